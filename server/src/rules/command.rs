@@ -1,0 +1,103 @@
+//! What can be asked of a table.
+
+use serde::{Deserialize, Serialize};
+
+use super::types::{Phase, PlayerId};
+
+/// Who issues a command. The server authenticates connections; the core only checks that the
+/// actor is allowed to do what he asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Actor {
+    /// A seated player.
+    Player(PlayerId),
+    /// The table's host (or the server acting with the host's authority, e.g. to seat players).
+    Host,
+}
+
+/// A request to the table. Every command is either accepted, producing events, or rejected with
+/// a [`Rejection`](super::Rejection) that changes nothing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Command {
+    /// Seat a new player (lobby only; issued by the host/server for a joining connection).
+    Join {
+        /// Display name, 1–32 characters, unique at the table.
+        name: String,
+    },
+    /// Give up a seat before the game has started.
+    Leave,
+    /// Shuffle the seating, draw or set the first player and deal the starting turns.
+    Start {
+        /// The first player, if the host chooses; otherwise drawn from the table's seed.
+        first_player: Option<PlayerId>,
+    },
+    /// Paris mulligan: redraw one card fewer.
+    Mulligan,
+    /// Keep the current hand; the decision passes to the next player.
+    Keep,
+    /// Move the running turn's phase indicator.
+    SetPhase {
+        /// The new phase.
+        phase: Phase,
+    },
+    /// End the player's running turn; it passes to the left.
+    EndTurn,
+    /// Attack an opponent in range during combat.
+    Attack {
+        /// The defending player.
+        target: PlayerId,
+        /// Combat damage dealt (0 if fully blocked).
+        damage: u32,
+        /// Poison counters dealt.
+        poison: u32,
+    },
+    /// Deal damage to a player in range (a spell or ability).
+    DealDamage {
+        /// The player who is dealt damage.
+        target: PlayerId,
+        /// How much (at least 1).
+        amount: u32,
+    },
+    /// Change one's own life total.
+    ChangeLife {
+        /// Amount gained (positive) or lost (negative), not 0.
+        delta: i32,
+    },
+    /// Change one's own poison counters (never below 0).
+    ChangePoison {
+        /// Counters added (positive) or removed (negative), not 0.
+        delta: i32,
+    },
+    /// Leave the game.
+    Concede,
+    /// A ruling by the host.
+    Ruling(Ruling),
+}
+
+/// What the host may rule during play.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Ruling {
+    /// Eliminate one or more players together.
+    Eliminate {
+        /// Who is out (at least one, no repeats).
+        players: Vec<PlayerId>,
+    },
+    /// Set a player's life total.
+    SetLife {
+        /// Whose.
+        player: PlayerId,
+        /// The new total.
+        life: i32,
+    },
+    /// Set a player's poison counters.
+    SetPoison {
+        /// Whose.
+        player: PlayerId,
+        /// The new count.
+        poison: u32,
+    },
+    /// End the running turn of a player (for instance one who has walked away).
+    EndTurn {
+        /// Whose turn.
+        player: PlayerId,
+    },
+}

@@ -1,0 +1,169 @@
+//! Table settings: everything that is chosen before a game and never changes during it.
+
+use serde::{Deserialize, Serialize};
+
+/// Fewest seats a table may have.
+pub const MIN_SEATS: u8 = 2;
+/// Most seats a table may have.
+pub const MAX_SEATS: u8 = 40;
+/// Cards in a starting hand before any mulligan.
+pub const DEFAULT_HAND_SIZE: u8 = 7;
+/// Starting life when the table does not choose another.
+pub const DEFAULT_STARTING_LIFE: i32 = 20;
+/// Largest starting life a table may choose.
+pub const MAX_STARTING_LIFE: i32 = 1_000;
+/// Poison counters that eliminate a player.
+pub const LETHAL_POISON: u32 = 10;
+
+/// How far a player's spells reach, in positions on either side (1–4, default 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "u8", into = "u8")]
+pub struct SpellRange(u8);
+
+impl SpellRange {
+    /// Smallest range a table may choose.
+    pub const MIN: u8 = 1;
+    /// Largest range a table may choose.
+    pub const MAX: u8 = 4;
+
+    /// A range, if it is within 1–4.
+    pub fn new(range: u8) -> Result<Self, ConfigError> {
+        if (Self::MIN..=Self::MAX).contains(&range) {
+            Ok(Self(range))
+        } else {
+            Err(ConfigError::SpellRange(range))
+        }
+    }
+
+    /// The range in positions.
+    pub fn get(self) -> usize {
+        usize::from(self.0)
+    }
+}
+
+impl Default for SpellRange {
+    fn default() -> Self {
+        Self(2)
+    }
+}
+
+impl TryFrom<u8> for SpellRange {
+    type Error = ConfigError;
+    fn try_from(range: u8) -> Result<Self, Self::Error> {
+        Self::new(range)
+    }
+}
+
+impl From<SpellRange> for u8 {
+    fn from(range: SpellRange) -> u8 {
+        range.0
+    }
+}
+
+/// When the table gives up a simultaneous turn as players are eliminated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReductionPolicy {
+    /// As soon as the starting formula applied to the living players gives fewer turns
+    /// (the seed's recommendation).
+    #[default]
+    Eager,
+    /// Only when turns × (2R + 1) exceeds the living players (the seed's "forced" point).
+    Forced,
+}
+
+/// Which body of rules schedules the turns. Only the seed's Grand Melee exists today; the
+/// Comprehensive Rules 807 variant is meant to become a second preset (see ARCHITECTURE.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleSet {
+    /// `shared/seeds/grand-melee.txt` with the interpretations in `docs/RULES.md`.
+    #[default]
+    GrandMelee,
+}
+
+impl RuleSet {
+    /// Simultaneous turns at the start for `players` players: max(1, ⌊N / (2R + 2)⌋).
+    pub fn starting_turns(self, players: usize, range: SpellRange) -> usize {
+        match self {
+            RuleSet::GrandMelee => (players / (2 * range.get() + 2)).max(1),
+        }
+    }
+
+    /// The most simultaneous turns the policy allows with `living` players left.
+    pub fn turn_limit(self, policy: ReductionPolicy, living: usize, range: SpellRange) -> usize {
+        match (self, policy) {
+            (RuleSet::GrandMelee, ReductionPolicy::Eager) => self.starting_turns(living, range),
+            (RuleSet::GrandMelee, ReductionPolicy::Forced) => {
+                (living / (2 * range.get() + 1)).max(1)
+            }
+        }
+    }
+}
+
+/// The settings of one table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableConfig {
+    /// Most players who may sit at the table (2–40).
+    pub seats: u8,
+    /// Spell range R.
+    pub spell_range: SpellRange,
+    /// When to reduce the number of simultaneous turns.
+    pub reduction: ReductionPolicy,
+    /// Life each player starts with (1–1000).
+    pub starting_life: i32,
+    /// Cards in each starting hand (1–20) before mulligans.
+    pub hand_size: u8,
+    /// Which rules schedule the turns.
+    pub rule_set: RuleSet,
+    /// Seed of every random choice the table makes (seating order, first player).
+    pub seed: u64,
+}
+
+impl Default for TableConfig {
+    fn default() -> Self {
+        Self {
+            seats: MAX_SEATS,
+            spell_range: SpellRange::default(),
+            reduction: ReductionPolicy::default(),
+            starting_life: DEFAULT_STARTING_LIFE,
+            hand_size: DEFAULT_HAND_SIZE,
+            rule_set: RuleSet::default(),
+            seed: 0,
+        }
+    }
+}
+
+impl TableConfig {
+    /// Checks every setting against its allowed range.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if !(MIN_SEATS..=MAX_SEATS).contains(&self.seats) {
+            return Err(ConfigError::Seats(self.seats));
+        }
+        SpellRange::new(self.spell_range.0)?;
+        if !(1..=MAX_STARTING_LIFE).contains(&self.starting_life) {
+            return Err(ConfigError::StartingLife(self.starting_life));
+        }
+        if !(1..=20).contains(&self.hand_size) {
+            return Err(ConfigError::HandSize(self.hand_size));
+        }
+        Ok(())
+    }
+}
+
+/// A table setting outside its allowed range.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// Seats must be 2–40.
+    #[error("a table has {MIN_SEATS}–{MAX_SEATS} seats, not {0}")]
+    Seats(u8),
+    /// Spell range must be 1–4.
+    #[error("spell range is 1–4, not {0}")]
+    SpellRange(u8),
+    /// Starting life must be 1–1000.
+    #[error("starting life is 1–{MAX_STARTING_LIFE}, not {0}")]
+    StartingLife(i32),
+    /// Hand size must be 1–20.
+    #[error("a starting hand has 1–20 cards, not {0}")]
+    HandSize(u8),
+}

@@ -1,0 +1,1193 @@
+//! The table: its state, how commands are decided, and how events are applied.
+//!
+//! Every change of state goes through [`Table::apply`]. Deciding a command first checks
+//! everything that could reject it without touching the state, then emits events one at a time;
+//! each emitted event is applied at once, so later decisions in the same command see it. Because
+//! the live state is built only by applying the events it returns, replaying those events on a
+//! new table gives the identical state.
+
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::command::{Actor, Command, Ruling};
+use super::config::{ConfigError, LETHAL_POISON, TableConfig};
+use super::event::Event;
+use super::rejection::Rejection;
+use super::types::{
+    EliminationCause, Phase, PlayerId, PlayerStatus, Standing, TurnEndReason, TurnId,
+    TurnRemovalReason, TurnState,
+};
+
+/// Longest display name, in characters.
+pub const MAX_NAME_CHARS: usize = 32;
+/// Largest amount of damage, poison or life change one command may carry.
+pub const MAX_AMOUNT: u32 = 1_000_000;
+
+/// Index of a player in seating order (`Table::players()[seat]`).
+pub type Seat = usize;
+
+/// One seated player.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Player {
+    /// His id.
+    pub id: PlayerId,
+    /// His display name.
+    pub name: String,
+    /// Life total.
+    pub life: i32,
+    /// Poison counters.
+    pub poison: u32,
+    /// In the game, eliminated, or eliminated with his position removed.
+    pub status: PlayerStatus,
+    /// Cards in hand after mulligans.
+    pub hand_size: u8,
+    /// Whether he has kept his hand.
+    pub kept: bool,
+    /// Index of his position in the ring (meaningless once his position is removed).
+    pub position: usize,
+}
+
+/// One of the simultaneous turns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Turn {
+    /// Its id.
+    pub id: TurnId,
+    /// The seat of the player holding it.
+    pub seat: Seat,
+    /// Waiting, running (with its phase) or just ended.
+    pub state: TurnState,
+    /// Set when a reduction has chosen this turn: it is removed when it ends. The number orders
+    /// marks so that the newest can be cancelled first.
+    pub removal_mark: Option<u32>,
+}
+
+/// Where the table is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// Players are joining.
+    Lobby,
+    /// Players decide on mulligans one at a time; `kept` of them have kept.
+    Mulligan {
+        /// How many players have kept so far.
+        kept: usize,
+    },
+    /// Turns are being played.
+    Playing,
+    /// One player or none is left.
+    Finished,
+}
+
+/// An event that does not fit the state it is applied to (a corrupt or foreign journal).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("event {index} does not apply: {reason}")]
+pub struct ReplayError {
+    /// Position of the event in the replayed sequence.
+    pub index: usize,
+    /// What did not fit.
+    pub reason: &'static str,
+}
+
+/// A Grand Melee table: lobby, mulligans, simultaneous turns, eliminations and the result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Table {
+    config: TableConfig,
+    stage: Stage,
+    lobby: Vec<(PlayerId, String)>,
+    next_player: u16,
+    players: Vec<Player>,
+    ring: Vec<Seat>,
+    turns: Vec<Turn>,
+    first: Seat,
+    living: usize,
+    eliminations: Vec<Vec<Seat>>,
+    next_mark: u32,
+    standings: Vec<Standing>,
+}
+
+impl Table {
+    /// A new, empty table.
+    pub fn new(config: TableConfig) -> Result<Self, ConfigError> {
+        config.validate()?;
+        Ok(Self {
+            config,
+            stage: Stage::Lobby,
+            lobby: Vec::new(),
+            next_player: 0,
+            players: Vec::new(),
+            ring: Vec::new(),
+            turns: Vec::new(),
+            first: 0,
+            living: 0,
+            eliminations: Vec::new(),
+            next_mark: 0,
+            standings: Vec::new(),
+        })
+    }
+
+    /// Rebuilds a table from its events.
+    pub fn replay<'a>(
+        config: TableConfig,
+        events: impl IntoIterator<Item = &'a Event>,
+    ) -> Result<Self, ReplayError> {
+        let mut table = Self::new(config).map_err(|_| ReplayError {
+            index: 0,
+            reason: "invalid table settings",
+        })?;
+        for (index, event) in events.into_iter().enumerate() {
+            table
+                .apply(event)
+                .map_err(|reason| ReplayError { index, reason })?;
+        }
+        Ok(table)
+    }
+
+    // ----- Queries ---------------------------------------------------------------------------
+
+    /// The table's settings.
+    pub fn config(&self) -> &TableConfig {
+        &self.config
+    }
+
+    /// Lobby, mulligans, play or finished.
+    pub fn stage(&self) -> Stage {
+        self.stage
+    }
+
+    /// Players who have joined, in join order (the lobby; kept after the start for reference).
+    pub fn lobby(&self) -> &[(PlayerId, String)] {
+        &self.lobby
+    }
+
+    /// Seated players in seating order (empty before the start).
+    pub fn players(&self) -> &[Player] {
+        &self.players
+    }
+
+    /// The positions of the ring, in seating order: living players and eliminated players whose
+    /// positions have not been removed yet.
+    pub fn ring(&self) -> impl ExactSizeIterator<Item = &Player> + '_ {
+        self.ring.iter().map(|&seat| &self.players[seat])
+    }
+
+    /// The simultaneous turns, by id.
+    pub fn turns(&self) -> &[Turn] {
+        &self.turns
+    }
+
+    /// Players still in the game.
+    pub fn living(&self) -> usize {
+        self.living
+    }
+
+    /// The first player (after the start).
+    pub fn first_player(&self) -> Option<PlayerId> {
+        self.players.get(self.first).map(|p| p.id)
+    }
+
+    /// The player who decides on a mulligan now.
+    pub fn mulligan_decider(&self) -> Option<PlayerId> {
+        match self.stage {
+            Stage::Mulligan { kept } => Some(self.players[self.decider_seat(kept)].id),
+            _ => None,
+        }
+    }
+
+    /// Groups of players in the order they were eliminated.
+    pub fn eliminations(&self) -> impl Iterator<Item = Vec<PlayerId>> + '_ {
+        self.eliminations
+            .iter()
+            .map(|group| group.iter().map(|&s| self.players[s].id).collect())
+    }
+
+    /// The final result, best place first (empty until the game is over).
+    pub fn standings(&self) -> &[Standing] {
+        &self.standings
+    }
+
+    /// The seat of a seated player.
+    pub fn seat_of(&self, player: PlayerId) -> Option<Seat> {
+        self.players.iter().position(|p| p.id == player)
+    }
+
+    /// A seated player.
+    pub fn player(&self, player: PlayerId) -> Option<&Player> {
+        self.seat_of(player).map(|seat| &self.players[seat])
+    }
+
+    /// The turn a player holds, if any.
+    pub fn turn_of(&self, player: PlayerId) -> Option<&Turn> {
+        let seat = self.seat_of(player)?;
+        self.turns.iter().find(|t| t.seat == seat)
+    }
+
+    /// Positions between two players the shorter way round the ring, if both still have one.
+    pub fn distance(&self, a: PlayerId, b: PlayerId) -> Option<usize> {
+        let (a, b) = (self.seat_of(a)?, self.seat_of(b)?);
+        let removed = |s: Seat| self.players[s].status == PlayerStatus::Removed;
+        (!removed(a) && !removed(b)).then(|| self.seat_distance(a, b))
+    }
+
+    /// Everyone in a player's sphere of influence: every position within spell range on either
+    /// side, himself included, in ring order starting R positions to his right.
+    pub fn sphere(&self, player: PlayerId) -> Vec<PlayerId> {
+        let Some(seat) = self.seat_of(player) else {
+            return Vec::new();
+        };
+        if self.players[seat].status == PlayerStatus::Removed {
+            return Vec::new();
+        }
+        let m = self.ring.len();
+        let r = self.range().min(m / 2);
+        let center = self.players[seat].position;
+        let mut out: Vec<PlayerId> = (0..=2 * r)
+            .map(|k| self.players[self.ring[(center + m - r + k) % m]].id)
+            .collect();
+        out.dedup();
+        if out.len() > 1 && out.first() == out.last() {
+            out.pop();
+        }
+        out
+    }
+
+    /// Whom a player may attack right now (taking his turn, in combat).
+    pub fn attack_targets(&self, player: PlayerId) -> Vec<PlayerId> {
+        self.players
+            .iter()
+            .filter(|t| self.check_attack(player, t.id).is_ok())
+            .map(|t| t.id)
+            .collect()
+    }
+
+    /// Whom a player may target with damage and other effects right now.
+    pub fn damage_targets(&self, player: PlayerId) -> Vec<PlayerId> {
+        self.players
+            .iter()
+            .filter(|t| self.check_target(player, t.id).is_ok())
+            .map(|t| t.id)
+            .collect()
+    }
+
+    // ----- Commands --------------------------------------------------------------------------
+
+    /// Decides a command. Either it is accepted and the returned events (already applied) say
+    /// what changed, or it is rejected and nothing changed.
+    pub fn handle(&mut self, actor: Actor, command: Command) -> Result<Vec<Event>, Rejection> {
+        let mut out = Vec::new();
+        match command {
+            Command::Join { name } => self.join(actor, name, &mut out)?,
+            Command::Leave => self.leave(actor, &mut out)?,
+            Command::Start { first_player } => self.start(actor, first_player, &mut out)?,
+            Command::Mulligan => self.mulligan(actor, &mut out)?,
+            Command::Keep => self.keep(actor, &mut out)?,
+            Command::SetPhase { phase } => {
+                let turn = self.own_running_turn(actor)?;
+                if self.turns[turn].state == TurnState::Running(phase) {
+                    return Err(Rejection::SamePhase);
+                }
+                let turn = self.turns[turn].id;
+                self.emit(&mut out, Event::PhaseChanged { turn, phase });
+            }
+            Command::EndTurn => {
+                let turn = self.own_running_turn(actor)?;
+                self.end_turn(turn, TurnEndReason::Finished, &mut out);
+            }
+            Command::Attack {
+                target,
+                damage,
+                poison,
+            } => {
+                let attacker = self.acting_player(actor)?;
+                self.check_attack(attacker, target)?;
+                if damage > MAX_AMOUNT || poison > MAX_AMOUNT {
+                    return Err(Rejection::BadAmount);
+                }
+                self.emit(
+                    &mut out,
+                    Event::Attacked {
+                        attacker,
+                        defender: target,
+                        damage,
+                        poison,
+                    },
+                );
+                self.eliminate_if_lethal(target, &mut out);
+            }
+            Command::DealDamage { target, amount } => {
+                let source = self.acting_player(actor)?;
+                self.check_target(source, target)?;
+                if amount == 0 || amount > MAX_AMOUNT {
+                    return Err(Rejection::BadAmount);
+                }
+                self.emit(
+                    &mut out,
+                    Event::DamageDealt {
+                        source,
+                        target,
+                        amount,
+                    },
+                );
+                self.eliminate_if_lethal(target, &mut out);
+            }
+            Command::ChangeLife { delta } => {
+                let player = self.acting_player(actor)?;
+                let life = self.changed_life(player, delta)?;
+                self.emit(&mut out, Event::LifeChanged { player, life });
+                self.eliminate_if_lethal(player, &mut out);
+            }
+            Command::ChangePoison { delta } => {
+                let player = self.acting_player(actor)?;
+                let poison = self.changed_poison(player, delta)?;
+                self.emit(&mut out, Event::PoisonChanged { player, poison });
+                self.eliminate_if_lethal(player, &mut out);
+            }
+            Command::Concede => {
+                let player = self.acting_player(actor)?;
+                let seat = self.seat(player)?;
+                self.eliminate(vec![seat], EliminationCause::Conceded, &mut out);
+            }
+            Command::Ruling(ruling) => self.rule(actor, ruling, &mut out)?,
+        }
+        if self.stage == Stage::Playing {
+            self.begin_turns(&mut out);
+        }
+        Ok(out)
+    }
+
+    fn join(&mut self, actor: Actor, name: String, out: &mut Vec<Event>) -> Result<(), Rejection> {
+        self.require_host(actor)?;
+        if self.stage != Stage::Lobby {
+            return Err(Rejection::GameStarted);
+        }
+        let name = name.trim();
+        let chars = name.chars().count();
+        if chars == 0 || chars > MAX_NAME_CHARS || name.chars().any(char::is_control) {
+            return Err(Rejection::BadName);
+        }
+        if self.lobby.len() >= usize::from(self.config.seats) {
+            return Err(Rejection::TableFull);
+        }
+        if self
+            .lobby
+            .iter()
+            .any(|(_, taken)| taken.to_lowercase() == name.to_lowercase())
+        {
+            return Err(Rejection::NameTaken);
+        }
+        if self.next_player == u16::MAX {
+            return Err(Rejection::TableFull);
+        }
+        let player = PlayerId(self.next_player);
+        let name = name.to_owned();
+        self.emit(out, Event::PlayerJoined { player, name });
+        Ok(())
+    }
+
+    fn leave(&mut self, actor: Actor, out: &mut Vec<Event>) -> Result<(), Rejection> {
+        let Actor::Player(player) = actor else {
+            return Err(Rejection::NotAPlayer);
+        };
+        if self.stage != Stage::Lobby {
+            return Err(Rejection::GameStarted);
+        }
+        if !self.lobby.iter().any(|(id, _)| *id == player) {
+            return Err(Rejection::UnknownPlayer(player));
+        }
+        self.emit(out, Event::PlayerLeft { player });
+        Ok(())
+    }
+
+    fn start(
+        &mut self,
+        actor: Actor,
+        first_player: Option<PlayerId>,
+        out: &mut Vec<Event>,
+    ) -> Result<(), Rejection> {
+        self.require_host(actor)?;
+        if self.stage != Stage::Lobby {
+            return Err(Rejection::GameStarted);
+        }
+        let n = self.lobby.len();
+        if n < 2 {
+            return Err(Rejection::NotEnoughPlayers);
+        }
+        if let Some(first) = first_player
+            && !self.lobby.iter().any(|(id, _)| *id == first)
+        {
+            return Err(Rejection::UnknownPlayer(first));
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(self.config.seed);
+        let mut seating: Vec<PlayerId> = self.lobby.iter().map(|(id, _)| *id).collect();
+        seating.shuffle(&mut rng);
+        let first = match first_player {
+            Some(id) => seating.iter().position(|&p| p == id).unwrap_or(0),
+            None => rng.random_range(0..n),
+        };
+        let turns = self
+            .config
+            .rule_set
+            .starting_turns(n, self.config.spell_range);
+        let turn_holders = (0..turns)
+            .map(|k| seating[(first + k * n / turns) % n])
+            .collect();
+        let first_player = seating[first];
+        self.emit(
+            out,
+            Event::GameStarted {
+                seating,
+                first_player,
+                turn_holders,
+            },
+        );
+        Ok(())
+    }
+
+    fn mulligan(&mut self, actor: Actor, out: &mut Vec<Event>) -> Result<(), Rejection> {
+        let seat = self.deciding_player(actor)?;
+        let player = &self.players[seat];
+        if player.hand_size == 0 {
+            return Err(Rejection::NoCardsLeft);
+        }
+        let (player, hand_size) = (player.id, player.hand_size - 1);
+        self.emit(out, Event::Mulliganed { player, hand_size });
+        Ok(())
+    }
+
+    fn keep(&mut self, actor: Actor, out: &mut Vec<Event>) -> Result<(), Rejection> {
+        let seat = self.deciding_player(actor)?;
+        let (player, hand_size) = (self.players[seat].id, self.players[seat].hand_size);
+        self.emit(out, Event::Kept { player, hand_size });
+        Ok(())
+    }
+
+    fn rule(&mut self, actor: Actor, ruling: Ruling, out: &mut Vec<Event>) -> Result<(), Rejection> {
+        self.require_host(actor)?;
+        if self.stage != Stage::Playing {
+            return Err(Rejection::NotPlaying);
+        }
+        match ruling {
+            Ruling::Eliminate { players } => {
+                if players.is_empty() {
+                    return Err(Rejection::NoPlayers);
+                }
+                let mut seats = Vec::with_capacity(players.len());
+                for &player in &players {
+                    let seat = self.living_target(player)?;
+                    if seats.contains(&seat) {
+                        return Err(Rejection::DuplicatePlayer);
+                    }
+                    seats.push(seat);
+                }
+                self.eliminate(seats, EliminationCause::Ruling, out);
+            }
+            Ruling::SetLife { player, life } => {
+                self.living_target(player)?;
+                if life.unsigned_abs() > MAX_AMOUNT {
+                    return Err(Rejection::BadAmount);
+                }
+                self.emit(out, Event::LifeChanged { player, life });
+                self.eliminate_if_lethal(player, out);
+            }
+            Ruling::SetPoison { player, poison } => {
+                self.living_target(player)?;
+                if poison > MAX_AMOUNT {
+                    return Err(Rejection::BadAmount);
+                }
+                self.emit(out, Event::PoisonChanged { player, poison });
+                self.eliminate_if_lethal(player, out);
+            }
+            Ruling::EndTurn { player } => {
+                let seat = self.living_target(player)?;
+                let turn = self
+                    .running_turn_at(seat)
+                    .ok_or(Rejection::NoRunningTurn)?;
+                self.end_turn(turn, TurnEndReason::Ruling, out);
+            }
+        }
+        Ok(())
+    }
+
+    // ----- Checks (never change anything) ----------------------------------------------------
+
+    fn require_host(&self, actor: Actor) -> Result<(), Rejection> {
+        match actor {
+            Actor::Host => Ok(()),
+            Actor::Player(_) => Err(Rejection::NotHost),
+        }
+    }
+
+    fn seat(&self, player: PlayerId) -> Result<Seat, Rejection> {
+        self.seat_of(player)
+            .ok_or(Rejection::UnknownPlayer(player))
+    }
+
+    /// The seat of a living player who acts during play.
+    fn acting_player(&self, actor: Actor) -> Result<PlayerId, Rejection> {
+        let Actor::Player(player) = actor else {
+            return Err(Rejection::NotAPlayer);
+        };
+        if self.stage != Stage::Playing {
+            return Err(Rejection::NotPlaying);
+        }
+        let seat = self.seat(player)?;
+        if !self.players[seat].status.is_alive() {
+            return Err(Rejection::Eliminated);
+        }
+        Ok(player)
+    }
+
+    fn living_target(&self, player: PlayerId) -> Result<Seat, Rejection> {
+        let seat = self.seat(player)?;
+        if !self.players[seat].status.is_alive() {
+            return Err(Rejection::TargetEliminated);
+        }
+        Ok(seat)
+    }
+
+    fn own_running_turn(&self, actor: Actor) -> Result<usize, Rejection> {
+        let seat = self.seat(self.acting_player(actor)?)?;
+        self.running_turn_at(seat).ok_or(Rejection::NotYourTurn)
+    }
+
+    fn deciding_player(&self, actor: Actor) -> Result<Seat, Rejection> {
+        let Actor::Player(player) = actor else {
+            return Err(Rejection::NotAPlayer);
+        };
+        let Stage::Mulligan { kept } = self.stage else {
+            return Err(Rejection::NotMulliganing);
+        };
+        let seat = self.seat(player)?;
+        if seat != self.decider_seat(kept) {
+            return Err(Rejection::NotYourDecision);
+        }
+        Ok(seat)
+    }
+
+    fn decider_seat(&self, kept: usize) -> Seat {
+        (self.first + kept) % self.players.len()
+    }
+
+    /// Whether `attacker` may attack `defender` now: taking his turn, in combat, a living
+    /// opponent within spell range.
+    fn check_attack(&self, attacker: PlayerId, defender: PlayerId) -> Result<(), Rejection> {
+        let seat = self.seat(self.acting_player(Actor::Player(attacker))?)?;
+        let turn = self.running_turn_at(seat).ok_or(Rejection::NotYourTurn)?;
+        if self.turns[turn].state != TurnState::Running(Phase::Combat) {
+            return Err(Rejection::NotCombatPhase);
+        }
+        if attacker == defender {
+            return Err(Rejection::SelfAttack);
+        }
+        self.check_in_range(seat, defender)
+    }
+
+    /// Whether `source` may target `target` now: a living player within spell range.
+    fn check_target(&self, source: PlayerId, target: PlayerId) -> Result<(), Rejection> {
+        let seat = self.seat(self.acting_player(Actor::Player(source))?)?;
+        self.check_in_range(seat, target)
+    }
+
+    fn check_in_range(&self, seat: Seat, target: PlayerId) -> Result<(), Rejection> {
+        let target = self.living_target(target)?;
+        if self.seat_distance(seat, target) > self.range() {
+            return Err(Rejection::OutOfRange);
+        }
+        Ok(())
+    }
+
+    fn changed_life(&self, player: PlayerId, delta: i32) -> Result<i32, Rejection> {
+        if delta == 0 || delta.unsigned_abs() > MAX_AMOUNT {
+            return Err(Rejection::BadAmount);
+        }
+        let seat = self.seat(player)?;
+        Ok(self.players[seat].life.saturating_add(delta))
+    }
+
+    fn changed_poison(&self, player: PlayerId, delta: i32) -> Result<u32, Rejection> {
+        if delta == 0 || delta.unsigned_abs() > MAX_AMOUNT {
+            return Err(Rejection::BadAmount);
+        }
+        let seat = self.seat(player)?;
+        self.players[seat]
+            .poison
+            .checked_add_signed(delta)
+            .ok_or(Rejection::BadAmount)
+    }
+
+    // ----- Turn scheduling (emits events) ----------------------------------------------------
+
+    fn range(&self) -> usize {
+        self.config.spell_range.get()
+    }
+
+    /// Positions between two seats the shorter way round the current ring.
+    fn seat_distance(&self, a: Seat, b: Seat) -> usize {
+        let m = self.ring.len();
+        let left = (self.players[b].position + m - self.players[a].position) % m;
+        left.min(m - left)
+    }
+
+    fn turn_index(&self, turn: TurnId) -> Option<usize> {
+        self.turns.iter().position(|t| t.id == turn)
+    }
+
+    fn turn_at(&self, seat: Seat) -> Option<usize> {
+        self.turns.iter().position(|t| t.seat == seat)
+    }
+
+    fn running_turn_at(&self, seat: Seat) -> Option<usize> {
+        self.turns
+            .iter()
+            .position(|t| t.seat == seat && matches!(t.state, TurnState::Running(_)))
+    }
+
+    /// The next living player to the left of a seat (which may itself be eliminated).
+    fn next_living_left(&self, seat: Seat) -> Seat {
+        let m = self.ring.len();
+        let start = self.players[seat].position;
+        (1..m)
+            .map(|k| self.ring[(start + k) % m])
+            .find(|&s| self.players[s].status.is_alive())
+            .unwrap_or(seat)
+    }
+
+    /// Rule 4: (a) no running sphere overlaps his, (b) no waiting turn among the next 2R living
+    /// players to his left.
+    fn may_begin(&self, seat: Seat) -> bool {
+        let reach = 2 * self.range();
+        let overlaps_running = self.turns.iter().any(|t| {
+            t.seat != seat
+                && matches!(t.state, TurnState::Running(_))
+                && self.seat_distance(seat, t.seat) <= reach
+        });
+        if overlaps_running {
+            return false;
+        }
+        let m = self.ring.len();
+        let start = self.players[seat].position;
+        let mut seen = 0;
+        for k in 1..m {
+            let other = self.ring[(start + k) % m];
+            if !self.players[other].status.is_alive() {
+                continue;
+            }
+            if self
+                .turns
+                .iter()
+                .any(|t| t.seat == other && t.state == TurnState::Waiting)
+            {
+                return false;
+            }
+            seen += 1;
+            if seen == reach {
+                break;
+            }
+        }
+        true
+    }
+
+    /// Begins every waiting turn that may begin, until none may.
+    fn begin_turns(&mut self, out: &mut Vec<Event>) {
+        loop {
+            let mut began = false;
+            for index in 0..self.turns.len() {
+                let turn = self.turns[index];
+                if turn.state == TurnState::Waiting && self.may_begin(turn.seat) {
+                    let player = self.players[turn.seat].id;
+                    self.emit(
+                        out,
+                        Event::TurnBegan {
+                            turn: turn.id,
+                            player,
+                        },
+                    );
+                    began = true;
+                }
+            }
+            if !began {
+                break;
+            }
+        }
+    }
+
+    fn end_turn(&mut self, turn: usize, reason: TurnEndReason, out: &mut Vec<Event>) {
+        let Turn { id, seat, .. } = self.turns[turn];
+        let player = self.players[seat].id;
+        self.emit(
+            out,
+            Event::TurnEnded {
+                turn: id,
+                player,
+                reason,
+            },
+        );
+        self.pass_on(id, seat, out);
+    }
+
+    /// Rule 5 and the position-removal half of rule 6: the turn leaves `from` for the next
+    /// living player to the left, or is removed; then eliminated positions around the pass go.
+    fn pass_on(&mut self, turn: TurnId, from: Seat, out: &mut Vec<Event>) {
+        let to = self.next_living_left(from);
+        let Some(index) = self.turn_index(turn) else {
+            return;
+        };
+        let player = self.players[from].id;
+        let removal = if self.turns[index].removal_mark.is_some() {
+            Some(TurnRemovalReason::Reduced)
+        } else if to == from || self.turn_at(to).is_some() {
+            Some(TurnRemovalReason::Merged)
+        } else {
+            None
+        };
+        match removal {
+            Some(reason) => {
+                self.emit(
+                    out,
+                    Event::TurnRemoved {
+                        turn,
+                        player,
+                        reason,
+                    },
+                );
+                if reason == TurnRemovalReason::Merged {
+                    self.cancel_unneeded_reductions(out);
+                }
+            }
+            None => {
+                let to = self.players[to].id;
+                self.emit(
+                    out,
+                    Event::TurnPassed {
+                        turn,
+                        from: player,
+                        to,
+                    },
+                );
+            }
+        }
+        let removable = self.removable_positions(from, to);
+        if !removable.is_empty() {
+            let players = removable.iter().map(|&s| self.players[s].id).collect();
+            self.emit(out, Event::PositionsRemoved { players });
+        }
+    }
+
+    /// Eliminated positions a pass from `from` to `to` removes: those it skips over and those
+    /// within R of either end, in ring order from R positions right of `from`, leaving out any
+    /// whose removal would bring two running spheres into overlap. A position whose player still
+    /// holds a turn (another member of a group eliminated together) stays until that turn has
+    /// passed on.
+    fn removable_positions(&self, from: Seat, to: Seat) -> Vec<Seat> {
+        if self.living == self.ring.len() {
+            return Vec::new();
+        }
+        let m = self.ring.len();
+        let r = self.range();
+        let (pf, pt) = (self.players[from].position, self.players[to].position);
+        let span = (pt + m - pf) % m;
+        let start = (pf + m - r.min(m)) % m;
+        let mut candidates: Vec<Seat> = (0..m)
+            .map(|k| self.ring[(start + k) % m])
+            .filter(|&s| {
+                let p = self.players[s].position;
+                if self.players[s].status != PlayerStatus::Eliminated || self.turn_at(s).is_some()
+                {
+                    return false;
+                }
+                let after_from = (p + m - pf) % m;
+                let skipped = after_from > 0 && after_from < span;
+                let near = |q: usize| {
+                    let d = (p + m - q) % m;
+                    d.min(m - d) <= r
+                };
+                skipped || near(pf) || near(pt)
+            })
+            .collect();
+        if candidates.is_empty() {
+            return candidates;
+        }
+        let running: Vec<Seat> = self
+            .turns
+            .iter()
+            .filter(|t| matches!(t.state, TurnState::Running(_)))
+            .map(|t| t.seat)
+            .collect();
+        let mut ring = self.ring.clone();
+        candidates.retain(|&candidate| {
+            if self.removal_brings_overlap(&ring, candidate, &running) {
+                return false;
+            }
+            ring.retain(|&s| s != candidate);
+            true
+        });
+        candidates
+    }
+
+    fn removal_brings_overlap(&self, ring: &[Seat], removed: Seat, running: &[Seat]) -> bool {
+        let reach = 2 * self.range();
+        let m = ring.len();
+        let pos = |seat: Seat| ring.iter().position(|&s| s == seat).unwrap_or(0);
+        let pr = pos(removed);
+        running.iter().enumerate().any(|(i, &a)| {
+            running[i + 1..].iter().any(|&b| {
+                let (pa, pb) = (pos(a), pos(b));
+                let left = (pb + m - pa) % m;
+                let before = left.min(m - left);
+                let x = (pr + m - pa) % m;
+                let left_after = if x > 0 && x < left { left - 1 } else { left };
+                let after = left_after.min(m - 1 - left_after);
+                before > reach && after <= reach
+            })
+        })
+    }
+
+    /// Rule 7: for every turn over the policy's limit, choose one near the player just
+    /// eliminated; running turns are marked, waiting ones removed at once.
+    fn reduce_turns(&mut self, reference: Seat, out: &mut Vec<Event>) {
+        let limit = self.config.rule_set.turn_limit(
+            self.config.reduction,
+            self.living,
+            self.config.spell_range,
+        );
+        loop {
+            let unmarked = self
+                .turns
+                .iter()
+                .filter(|t| t.removal_mark.is_none())
+                .count();
+            if unmarked <= limit {
+                break;
+            }
+            let Some(index) = self.choose_reduction(reference) else {
+                break;
+            };
+            let Turn {
+                id, seat, state, ..
+            } = self.turns[index];
+            if state == TurnState::Waiting {
+                let player = self.players[seat].id;
+                self.emit(
+                    out,
+                    Event::TurnRemoved {
+                        turn: id,
+                        player,
+                        reason: TurnRemovalReason::Reduced,
+                    },
+                );
+            } else {
+                self.emit(out, Event::TurnMarkedForRemoval { turn: id });
+            }
+        }
+    }
+
+    /// The running turn nearest the reference within R (to the right first on a tie); failing
+    /// that, the first turn going right from the reference (his own position last).
+    fn choose_reduction(&self, reference: Seat) -> Option<usize> {
+        let m = self.ring.len();
+        let pr = self.players[reference].position;
+        let nearby = self
+            .turns
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.removal_mark.is_none() && matches!(t.state, TurnState::Running(_)))
+            .filter_map(|(index, t)| {
+                let right = (pr + m - self.players[t.seat].position) % m;
+                let distance = right.min(m - right);
+                let on_left = right != distance;
+                (distance <= self.range()).then_some(((distance, on_left), index))
+            })
+            .min()
+            .map(|(_, index)| index);
+        nearby.or_else(|| {
+            (1..=m).find_map(|k| {
+                let seat = self.ring[(pr + m - k % m) % m];
+                self.turns
+                    .iter()
+                    .position(|t| t.seat == seat && t.removal_mark.is_none())
+            })
+        })
+    }
+
+    /// After a merge, unmark the newest marked turns that are no longer needed to reach the
+    /// policy's limit.
+    fn cancel_unneeded_reductions(&mut self, out: &mut Vec<Event>) {
+        let limit = self.config.rule_set.turn_limit(
+            self.config.reduction,
+            self.living,
+            self.config.spell_range,
+        );
+        loop {
+            let needed = self.turns.len().saturating_sub(limit);
+            let newest = self
+                .turns
+                .iter()
+                .filter_map(|t| t.removal_mark.map(|mark| (mark, t.id)))
+                .max();
+            let marked = self
+                .turns
+                .iter()
+                .filter(|t| t.removal_mark.is_some())
+                .count();
+            match newest {
+                Some((_, turn)) if marked > needed => {
+                    self.emit(out, Event::TurnRemovalCancelled { turn });
+                }
+                _ => break,
+            }
+        }
+    }
+
+    fn eliminate_if_lethal(&mut self, player: PlayerId, out: &mut Vec<Event>) {
+        let Some(seat) = self.seat_of(player) else {
+            return;
+        };
+        let p = &self.players[seat];
+        let cause = if p.life <= 0 {
+            EliminationCause::Life
+        } else if p.poison >= LETHAL_POISON {
+            EliminationCause::Poison
+        } else {
+            return;
+        };
+        self.eliminate(vec![seat], cause, out);
+    }
+
+    /// Rule 6: the players leave the game; the game may end; turns are reduced; turns they held
+    /// end or pass on.
+    fn eliminate(&mut self, seats: Vec<Seat>, cause: EliminationCause, out: &mut Vec<Event>) {
+        let players = seats.iter().map(|&s| self.players[s].id).collect();
+        self.emit(out, Event::Eliminated { players, cause });
+        if self.living <= 1 {
+            let standings = self.final_standings();
+            self.emit(out, Event::GameOver { standings });
+            return;
+        }
+        if let Some(&reference) = seats.last() {
+            self.reduce_turns(reference, out);
+        }
+        for seat in seats {
+            let Some(index) = self.turn_at(seat) else {
+                continue;
+            };
+            let turn = self.turns[index];
+            match turn.state {
+                TurnState::Running(_) => self.end_turn(index, TurnEndReason::Eliminated, out),
+                TurnState::Waiting | TurnState::Ended => self.pass_on(turn.id, seat, out),
+            }
+        }
+    }
+
+    /// Places and mana points: survivors first, then groups in reverse elimination order.
+    fn final_standings(&self) -> Vec<Standing> {
+        let n = self.players.len();
+        let mut standings = Vec::with_capacity(n);
+        let eliminated: usize = self.eliminations.iter().map(Vec::len).sum();
+        let place = |p: usize| u8::try_from(p).unwrap_or(u8::MAX);
+        for p in self.players.iter().filter(|p| p.status.is_alive()) {
+            standings.push(Standing {
+                player: p.id,
+                place: 1,
+                mana_points: place(eliminated),
+            });
+        }
+        let mut before = 0;
+        let mut groups = Vec::with_capacity(self.eliminations.len());
+        for group in &self.eliminations {
+            let mut rows: Vec<Standing> = group
+                .iter()
+                .map(|&s| Standing {
+                    player: self.players[s].id,
+                    place: place(n - before - group.len() + 1),
+                    mana_points: place(before),
+                })
+                .collect();
+            rows.sort_by_key(|s| s.player);
+            groups.push(rows);
+            before += group.len();
+        }
+        standings.extend(groups.into_iter().rev().flatten());
+        standings
+    }
+
+    // ----- Applying events -------------------------------------------------------------------
+
+    fn emit(&mut self, out: &mut Vec<Event>, event: Event) {
+        if let Err(reason) = self.apply(&event) {
+            // The core only emits events that fit its own state; this is a bug, not bad input.
+            unreachable!("the rules core emitted an event that does not apply: {reason}: {event:?}");
+        }
+        out.push(event);
+    }
+
+    /// Applies one event. This is the only place the state changes.
+    pub fn apply(&mut self, event: &Event) -> Result<(), &'static str> {
+        match event {
+            Event::PlayerJoined { player, name } => {
+                if self.stage != Stage::Lobby {
+                    return Err("join after the start");
+                }
+                self.lobby.push((*player, name.clone()));
+                self.next_player = player.0.saturating_add(1).max(self.next_player);
+            }
+            Event::PlayerLeft { player } => {
+                self.lobby.retain(|(id, _)| id != player);
+            }
+            Event::GameStarted {
+                seating,
+                first_player,
+                turn_holders,
+            } => {
+                if self.stage != Stage::Lobby || seating.len() != self.lobby.len() {
+                    return Err("start does not match the lobby");
+                }
+                let mut players = Vec::with_capacity(seating.len());
+                for (position, id) in seating.iter().enumerate() {
+                    let (_, name) = self
+                        .lobby
+                        .iter()
+                        .find(|(p, _)| p == id)
+                        .ok_or("seated player not in the lobby")?;
+                    players.push(Player {
+                        id: *id,
+                        name: name.clone(),
+                        life: self.config.starting_life,
+                        poison: 0,
+                        status: PlayerStatus::Alive,
+                        hand_size: self.config.hand_size,
+                        kept: false,
+                        position,
+                    });
+                }
+                self.players = players;
+                self.ring = (0..seating.len()).collect();
+                self.living = seating.len();
+                self.first = self.seat(*first_player).map_err(|_| "unknown first player")?;
+                let mut turns = Vec::with_capacity(turn_holders.len());
+                for (k, holder) in turn_holders.iter().enumerate() {
+                    turns.push(Turn {
+                        id: TurnId(u8::try_from(k).map_err(|_| "too many turns")?),
+                        seat: self.seat(*holder).map_err(|_| "unknown turn holder")?,
+                        state: TurnState::Waiting,
+                        removal_mark: None,
+                    });
+                }
+                self.turns = turns;
+                self.stage = Stage::Mulligan { kept: 0 };
+            }
+            Event::Mulliganed { player, hand_size } => {
+                let seat = self.event_seat(*player)?;
+                self.players[seat].hand_size = *hand_size;
+            }
+            Event::Kept { player, hand_size } => {
+                let seat = self.event_seat(*player)?;
+                let Stage::Mulligan { kept } = self.stage else {
+                    return Err("keep outside the mulligan stage");
+                };
+                self.players[seat].hand_size = *hand_size;
+                self.players[seat].kept = true;
+                self.stage = if kept + 1 >= self.players.len() {
+                    Stage::Playing
+                } else {
+                    Stage::Mulligan { kept: kept + 1 }
+                };
+            }
+            Event::TurnBegan { turn, .. } => {
+                let index = self.event_turn(*turn)?;
+                self.turns[index].state = TurnState::Running(Phase::Beginning);
+            }
+            Event::PhaseChanged { turn, phase } => {
+                let index = self.event_turn(*turn)?;
+                self.turns[index].state = TurnState::Running(*phase);
+            }
+            Event::Attacked {
+                defender,
+                damage,
+                poison,
+                ..
+            } => {
+                let seat = self.event_seat(*defender)?;
+                let p = &mut self.players[seat];
+                p.life = p.life.saturating_sub_unsigned(*damage);
+                p.poison = p.poison.saturating_add(*poison);
+            }
+            Event::DamageDealt { target, amount, .. } => {
+                let seat = self.event_seat(*target)?;
+                let p = &mut self.players[seat];
+                p.life = p.life.saturating_sub_unsigned(*amount);
+            }
+            Event::LifeChanged { player, life } => {
+                let seat = self.event_seat(*player)?;
+                self.players[seat].life = *life;
+            }
+            Event::PoisonChanged { player, poison } => {
+                let seat = self.event_seat(*player)?;
+                self.players[seat].poison = *poison;
+            }
+            Event::Eliminated { players, .. } => {
+                let mut group = Vec::with_capacity(players.len());
+                for &player in players {
+                    let seat = self.event_seat(player)?;
+                    if !self.players[seat].status.is_alive() {
+                        return Err("eliminated twice");
+                    }
+                    self.players[seat].status = PlayerStatus::Eliminated;
+                    group.push(seat);
+                }
+                self.living -= group.len();
+                self.eliminations.push(group);
+            }
+            Event::TurnMarkedForRemoval { turn } => {
+                let index = self.event_turn(*turn)?;
+                self.turns[index].removal_mark = Some(self.next_mark);
+                self.next_mark += 1;
+            }
+            Event::TurnRemovalCancelled { turn } => {
+                let index = self.event_turn(*turn)?;
+                self.turns[index].removal_mark = None;
+            }
+            Event::TurnEnded { turn, .. } => {
+                let index = self.event_turn(*turn)?;
+                self.turns[index].state = TurnState::Ended;
+            }
+            Event::TurnPassed { turn, to, .. } => {
+                let index = self.event_turn(*turn)?;
+                let seat = self.event_seat(*to)?;
+                self.turns[index].seat = seat;
+                self.turns[index].state = TurnState::Waiting;
+            }
+            Event::TurnRemoved { turn, .. } => {
+                let index = self.event_turn(*turn)?;
+                self.turns.remove(index);
+            }
+            Event::PositionsRemoved { players } => {
+                for &player in players {
+                    let seat = self.event_seat(player)?;
+                    if self.players[seat].status != PlayerStatus::Eliminated {
+                        return Err("removed position of a player not eliminated");
+                    }
+                    self.players[seat].status = PlayerStatus::Removed;
+                }
+                let players = &self.players;
+                self.ring
+                    .retain(|&s| players[s].status != PlayerStatus::Removed);
+                for (position, &seat) in self.ring.iter().enumerate() {
+                    self.players[seat].position = position;
+                }
+            }
+            Event::GameOver { standings } => {
+                self.stage = Stage::Finished;
+                self.standings = standings.clone();
+                self.turns.clear();
+            }
+        }
+        Ok(())
+    }
+
+    fn event_seat(&self, player: PlayerId) -> Result<Seat, &'static str> {
+        self.seat_of(player).ok_or("unknown player")
+    }
+
+    fn event_turn(&self, turn: TurnId) -> Result<usize, &'static str> {
+        self.turn_index(turn).ok_or("unknown turn")
+    }
+}
