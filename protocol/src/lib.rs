@@ -1,3 +1,37 @@
-//! Wire types and codec of the Grand Melee protocol, shared by every Rust client.
+//! Wire types and codec of the Grand Melee protocol, shared by the server and every Rust
+//! client.
 //!
-//! The message definitions arrive with the server issue; this crate is the place they live.
+//! Every message is one binary WebSocket frame holding one MessagePack map with named fields
+//! and a `type` tag ([`ClientMessage`], [`ServerMessage`]); nested enums carrying data are
+//! tagged by `kind` ([`Event`], [`Ruling`]). Field names and enum values are snake_case, ids are
+//! plain integers (players `u16`, turns `u8`) and UUIDs are strings, so any stock MessagePack
+//! library can read them. `PROTOCOL.md` at the top of the repository is the full description.
+//!
+//! A client keeps a [`TableView`] from the `snapshot` it receives and folds every `events` batch
+//! into it with [`TableView::apply_batch`]; a gap in the sequence numbers means events were
+//! missed, and the client asks for a fresh `snapshot`.
+//!
+//! These types are separate from the rules core's: the server maps core ↔ wire one for one.
+
+mod client;
+mod codec;
+mod error;
+mod event;
+pub mod examples;
+mod limits;
+mod server;
+mod types;
+mod view;
+
+pub use client::ClientMessage;
+pub use codec::{decode_client, decode_server, encode_client, encode_server};
+pub use error::{ApplyError, DecodeError, ErrorCode};
+pub use event::Event;
+pub use limits::*;
+pub use server::{ServerMessage, TableSummary};
+pub use types::{
+    EliminationCause, Phase, PlayerId, PlayerStatus, Reduction, Ruling, SeatToken, StageName,
+    Standing, TableId, TurnEndReason, TurnId, TurnRemovalReason, TurnStateName,
+};
+pub use uuid::Uuid;
+pub use view::{PlayerView, Settings, TableView, TurnView};

@@ -25,7 +25,9 @@ pub use command::{Actor, Command, Ruling};
 pub use config::{ConfigError, ReductionPolicy, RuleSet, SpellRange, TableConfig};
 pub use event::Event;
 pub use rejection::Rejection;
-pub use table::{MAX_AMOUNT, MAX_NAME_CHARS, Player, ReplayError, Seat, Stage, Table, Turn};
+pub use table::{
+    MAX_AMOUNT, MAX_NAME_CHARS, Player, QuickStartError, ReplayError, Seat, Stage, Table, Turn,
+};
 pub use types::{
     EliminationCause, Phase, PlayerId, PlayerStatus, Standing, TurnEndReason, TurnId,
     TurnRemovalReason, TurnState,

@@ -88,6 +88,17 @@ pub struct ReplayError {
     pub reason: &'static str,
 }
 
+/// Why [`Table::quick_start`] failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum QuickStartError {
+    /// The settings were invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A join or the start was refused.
+    #[error(transparent)]
+    Rejected(#[from] Rejection),
+}
+
 /// A Grand Melee table: lobby, mulligans, simultaneous turns, eliminations and the result.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Table {
@@ -140,6 +151,26 @@ impl Table {
                 .map_err(|reason| ReplayError { index, reason })?;
         }
         Ok(table)
+    }
+
+    /// A table with `names` seated, started (first player as given or drawn) and every hand
+    /// kept: the state right after the starting turns have begun. Returns every event so far.
+    /// Handy for tests, benchmarks and bots.
+    pub fn quick_start(
+        config: TableConfig,
+        names: impl IntoIterator<Item = String>,
+        first_player: Option<PlayerId>,
+    ) -> Result<(Self, Vec<Event>), QuickStartError> {
+        let mut table = Self::new(config)?;
+        let mut events = Vec::new();
+        for name in names {
+            events.extend(table.handle(Actor::Host, Command::Join { name })?);
+        }
+        events.extend(table.handle(Actor::Host, Command::Start { first_player })?);
+        while let Some(player) = table.mulligan_decider() {
+            events.extend(table.handle(Actor::Player(player), Command::Keep)?);
+        }
+        Ok((table, events))
     }
 
     // ----- Queries ---------------------------------------------------------------------------
@@ -460,7 +491,12 @@ impl Table {
         Ok(())
     }
 
-    fn rule(&mut self, actor: Actor, ruling: Ruling, out: &mut Vec<Event>) -> Result<(), Rejection> {
+    fn rule(
+        &mut self,
+        actor: Actor,
+        ruling: Ruling,
+        out: &mut Vec<Event>,
+    ) -> Result<(), Rejection> {
         self.require_host(actor)?;
         if self.stage != Stage::Playing {
             return Err(Rejection::NotPlaying);
@@ -498,9 +534,7 @@ impl Table {
             }
             Ruling::EndTurn { player } => {
                 let seat = self.living_target(player)?;
-                let turn = self
-                    .running_turn_at(seat)
-                    .ok_or(Rejection::NoRunningTurn)?;
+                let turn = self.running_turn_at(seat).ok_or(Rejection::NoRunningTurn)?;
                 self.end_turn(turn, TurnEndReason::Ruling, out);
             }
         }
@@ -517,8 +551,7 @@ impl Table {
     }
 
     fn seat(&self, player: PlayerId) -> Result<Seat, Rejection> {
-        self.seat_of(player)
-            .ok_or(Rejection::UnknownPlayer(player))
+        self.seat_of(player).ok_or(Rejection::UnknownPlayer(player))
     }
 
     /// The seat of a living player who acts during play.
@@ -790,8 +823,7 @@ impl Table {
             .map(|k| self.ring[(start + k) % m])
             .filter(|&s| {
                 let p = self.players[s].position;
-                if self.players[s].status != PlayerStatus::Eliminated || self.turn_at(s).is_some()
-                {
+                if self.players[s].status != PlayerStatus::Eliminated || self.turn_at(s).is_some() {
                     return false;
                 }
                 let after_from = (p + m - pf) % m;
@@ -1014,7 +1046,9 @@ impl Table {
     fn emit(&mut self, out: &mut Vec<Event>, event: Event) {
         if let Err(reason) = self.apply(&event) {
             // The core only emits events that fit its own state; this is a bug, not bad input.
-            unreachable!("the rules core emitted an event that does not apply: {reason}: {event:?}");
+            unreachable!(
+                "the rules core emitted an event that does not apply: {reason}: {event:?}"
+            );
         }
         out.push(event);
     }
@@ -1061,7 +1095,9 @@ impl Table {
                 self.players = players;
                 self.ring = (0..seating.len()).collect();
                 self.living = seating.len();
-                self.first = self.seat(*first_player).map_err(|_| "unknown first player")?;
+                self.first = self
+                    .seat(*first_player)
+                    .map_err(|_| "unknown first player")?;
                 let mut turns = Vec::with_capacity(turn_holders.len());
                 for (k, holder) in turn_holders.iter().enumerate() {
                     turns.push(Turn {

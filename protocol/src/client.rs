@@ -1,0 +1,268 @@
+//! Requests a client sends. Every request carries an `id` the client chooses; the server echoes
+//! it as `reply_to` in the answer (`ack`, `error`, …).
+
+use serde::{Deserialize, Serialize};
+
+use crate::limits::{DEFAULT_SPELL_RANGE, DEFAULT_STARTING_LIFE};
+use crate::types::{Phase, PlayerId, Reduction, Ruling, SeatToken, TableId, uuid_string};
+
+fn default_spell_range() -> u8 {
+    DEFAULT_SPELL_RANGE
+}
+
+fn default_starting_life() -> i32 {
+    DEFAULT_STARTING_LIFE
+}
+
+/// A message from a client to the server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ClientMessage {
+    /// Opens the session; must be the first message.
+    Hello {
+        /// Request id.
+        id: u32,
+        /// The protocol version the client speaks ([`PROTOCOL_VERSION`](crate::PROTOCOL_VERSION)).
+        protocol: u16,
+        /// The client's name and version, for the server's logs.
+        client: String,
+    },
+    /// Asks for the list of tables.
+    ListTables {
+        /// Request id.
+        id: u32,
+    },
+    /// Creates a table, answered by `table_created`; `join` it to sit down.
+    CreateTable {
+        /// Request id.
+        id: u32,
+        /// The table's display name.
+        name: String,
+        /// Most players who may sit (2–40).
+        seats: u8,
+        /// Spell range R (1–4, default 2).
+        #[serde(default = "default_spell_range")]
+        spell_range: u8,
+        /// Turn reduction policy (default eager).
+        #[serde(default)]
+        reduction: Reduction,
+        /// Starting life (1–1000, default 20).
+        #[serde(default = "default_starting_life")]
+        starting_life: i32,
+        /// A password to join or watch, if any.
+        #[serde(default)]
+        password: Option<String>,
+        /// Seed of the table's random choices (seating, first player); random if absent.
+        #[serde(default)]
+        seed: Option<u64>,
+    },
+    /// Takes a seat at a table in its lobby.
+    Join {
+        /// Request id.
+        id: u32,
+        /// The table.
+        #[serde(with = "uuid_string")]
+        table: TableId,
+        /// Display name at that table.
+        name: String,
+        /// The table's password, if it has one.
+        #[serde(default)]
+        password: Option<String>,
+    },
+    /// Watches a table as a spectator.
+    Watch {
+        /// Request id.
+        id: u32,
+        /// The table.
+        #[serde(with = "uuid_string")]
+        table: TableId,
+        /// The table's password, if it has one.
+        #[serde(default)]
+        password: Option<String>,
+    },
+    /// Takes back a seat after a disconnection, with the token from `seated`.
+    Resume {
+        /// Request id.
+        id: u32,
+        /// The table.
+        #[serde(with = "uuid_string")]
+        table: TableId,
+        /// The seat token.
+        #[serde(with = "uuid_string")]
+        token: SeatToken,
+    },
+    /// Leaves the table the connection sits at or watches. A player leaving in the lobby gives
+    /// up his seat (`player_left`).
+    Leave {
+        /// Request id.
+        id: u32,
+    },
+    /// Starts the game (host only).
+    Start {
+        /// Request id.
+        id: u32,
+        /// The first player, if the host chooses; otherwise drawn from the table's seed.
+        #[serde(default)]
+        first_player: Option<PlayerId>,
+    },
+    /// Asks for a fresh snapshot of the table (after a sequence gap, for instance).
+    Snapshot {
+        /// Request id.
+        id: u32,
+    },
+    /// Paris mulligan: redraw one card fewer.
+    Mulligan {
+        /// Request id.
+        id: u32,
+    },
+    /// Keeps the current hand; the decision passes to the next player.
+    Keep {
+        /// Request id.
+        id: u32,
+    },
+    /// Moves the phase indicator of one's running turn.
+    SetPhase {
+        /// Request id.
+        id: u32,
+        /// The new phase.
+        phase: Phase,
+    },
+    /// Ends one's running turn; it passes to the left.
+    EndTurn {
+        /// Request id.
+        id: u32,
+    },
+    /// Attacks an opponent in range during combat.
+    Attack {
+        /// Request id.
+        id: u32,
+        /// The defending player.
+        target: PlayerId,
+        /// Combat damage dealt (0 if fully blocked).
+        #[serde(default)]
+        damage: u32,
+        /// Poison counters dealt.
+        #[serde(default)]
+        poison: u32,
+    },
+    /// Deals damage to a player in range (a spell or ability).
+    DealDamage {
+        /// Request id.
+        id: u32,
+        /// The player who is dealt damage.
+        target: PlayerId,
+        /// How much (at least 1).
+        amount: u32,
+    },
+    /// Changes one's own life total.
+    ChangeLife {
+        /// Request id.
+        id: u32,
+        /// Gained (positive) or lost (negative), not 0.
+        delta: i32,
+    },
+    /// Changes one's own poison counters (never below 0).
+    ChangePoison {
+        /// Request id.
+        id: u32,
+        /// Added (positive) or removed (negative), not 0.
+        delta: i32,
+    },
+    /// Leaves the game.
+    Concede {
+        /// Request id.
+        id: u32,
+    },
+    /// A ruling by the host.
+    Ruling {
+        /// Request id.
+        id: u32,
+        /// What is ruled.
+        ruling: Ruling,
+    },
+    /// Says something to everyone at the table.
+    Chat {
+        /// Request id.
+        id: u32,
+        /// The line (1–500 characters).
+        text: String,
+    },
+}
+
+impl ClientMessage {
+    /// The request id, echoed by the server as `reply_to`.
+    pub fn id(&self) -> u32 {
+        match self {
+            ClientMessage::Hello { id, .. }
+            | ClientMessage::ListTables { id }
+            | ClientMessage::CreateTable { id, .. }
+            | ClientMessage::Join { id, .. }
+            | ClientMessage::Watch { id, .. }
+            | ClientMessage::Resume { id, .. }
+            | ClientMessage::Leave { id }
+            | ClientMessage::Start { id, .. }
+            | ClientMessage::Snapshot { id }
+            | ClientMessage::Mulligan { id }
+            | ClientMessage::Keep { id }
+            | ClientMessage::SetPhase { id, .. }
+            | ClientMessage::EndTurn { id }
+            | ClientMessage::Attack { id, .. }
+            | ClientMessage::DealDamage { id, .. }
+            | ClientMessage::ChangeLife { id, .. }
+            | ClientMessage::ChangePoison { id, .. }
+            | ClientMessage::Concede { id }
+            | ClientMessage::Ruling { id, .. }
+            | ClientMessage::Chat { id, .. } => *id,
+        }
+    }
+
+    /// The `type` tag (`"create_table"`, …).
+    pub fn name(&self) -> &'static str {
+        match self {
+            ClientMessage::Hello { .. } => "hello",
+            ClientMessage::ListTables { .. } => "list_tables",
+            ClientMessage::CreateTable { .. } => "create_table",
+            ClientMessage::Join { .. } => "join",
+            ClientMessage::Watch { .. } => "watch",
+            ClientMessage::Resume { .. } => "resume",
+            ClientMessage::Leave { .. } => "leave",
+            ClientMessage::Start { .. } => "start",
+            ClientMessage::Snapshot { .. } => "snapshot",
+            ClientMessage::Mulligan { .. } => "mulligan",
+            ClientMessage::Keep { .. } => "keep",
+            ClientMessage::SetPhase { .. } => "set_phase",
+            ClientMessage::EndTurn { .. } => "end_turn",
+            ClientMessage::Attack { .. } => "attack",
+            ClientMessage::DealDamage { .. } => "deal_damage",
+            ClientMessage::ChangeLife { .. } => "change_life",
+            ClientMessage::ChangePoison { .. } => "change_poison",
+            ClientMessage::Concede { .. } => "concede",
+            ClientMessage::Ruling { .. } => "ruling",
+            ClientMessage::Chat { .. } => "chat",
+        }
+    }
+
+    /// Every `type` tag a client may send.
+    pub const NAMES: [&'static str; 20] = [
+        "hello",
+        "list_tables",
+        "create_table",
+        "join",
+        "watch",
+        "resume",
+        "leave",
+        "start",
+        "snapshot",
+        "mulligan",
+        "keep",
+        "set_phase",
+        "end_turn",
+        "attack",
+        "deal_damage",
+        "change_life",
+        "change_poison",
+        "concede",
+        "ruling",
+        "chat",
+    ];
+}

@@ -1,0 +1,59 @@
+//! The MessagePack codec: one message is one MessagePack map with named fields.
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::client::ClientMessage;
+use crate::error::DecodeError;
+use crate::limits::{MAX_CLIENT_MESSAGE_BYTES, MAX_SERVER_MESSAGE_BYTES};
+use crate::server::ServerMessage;
+
+/// Deepest nesting of MessagePack containers a message may have. The deepest real message (a
+/// snapshot) nests four levels; anything far deeper is refused before it can exhaust the stack.
+const MAX_DEPTH: usize = 16;
+
+/// Encodes a client message: a MessagePack map with named fields and a `type` tag.
+pub fn encode_client(message: &ClientMessage) -> Vec<u8> {
+    encode(message)
+}
+
+/// Encodes a server message: a MessagePack map with named fields and a `type` tag.
+pub fn encode_server(message: &ServerMessage) -> Vec<u8> {
+    encode(message)
+}
+
+/// Decodes a client message. Frames over [`MAX_CLIENT_MESSAGE_BYTES`] are refused unparsed.
+/// Never panics, whatever the bytes.
+pub fn decode_client(bytes: &[u8]) -> Result<ClientMessage, DecodeError> {
+    decode(bytes, MAX_CLIENT_MESSAGE_BYTES)
+}
+
+/// Decodes a server message. Frames over [`MAX_SERVER_MESSAGE_BYTES`] are refused unparsed.
+/// Never panics, whatever the bytes.
+pub fn decode_server(bytes: &[u8]) -> Result<ServerMessage, DecodeError> {
+    decode(bytes, MAX_SERVER_MESSAGE_BYTES)
+}
+
+pub(crate) fn encode<T: Serialize>(message: &T) -> Vec<u8> {
+    // Every message type is a map of known length made of integers, strings, booleans, nils
+    // and arrays, which MessagePack always encodes: this cannot fail.
+    rmp_serde::to_vec_named(message).unwrap_or_default()
+}
+
+fn decode<T: DeserializeOwned>(bytes: &[u8], max: usize) -> Result<T, DecodeError> {
+    if bytes.len() > max {
+        return Err(DecodeError::TooLarge {
+            size: bytes.len(),
+            max,
+        });
+    }
+    let mut deserializer = rmp_serde::Deserializer::new(std::io::Cursor::new(bytes));
+    deserializer.set_max_depth(MAX_DEPTH);
+    let message =
+        T::deserialize(&mut deserializer).map_err(|e| DecodeError::Malformed(e.to_string()))?;
+    let read = usize::try_from(deserializer.position()).unwrap_or(usize::MAX);
+    if read < bytes.len() {
+        return Err(DecodeError::TrailingBytes(bytes.len() - read));
+    }
+    Ok(message)
+}

@@ -1,0 +1,265 @@
+//! Error codes carried by the `error` message, and the codec's and mirror's own errors.
+
+use serde::{Deserialize, Serialize};
+
+use crate::types::{PlayerId, TurnId};
+
+/// Why a request was refused (or, without `reply_to`, what went wrong with the connection).
+/// One code per rejection of the rules core, plus the session's and the transport's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The frame was not a MessagePack map of a known request with the right fields.
+    BadMessage,
+    /// The protocol version in `hello` is not supported.
+    UnsupportedVersion,
+    /// The first request must be `hello`.
+    HelloRequired,
+    /// The connection already sits at or watches a table; `leave` first.
+    AlreadyInTable,
+    /// The request needs a table: `join`, `watch` or `resume` first.
+    NotInTable,
+    /// No table has that id.
+    UnknownTable,
+    /// The table's password is missing or wrong.
+    WrongPassword,
+    /// The seat token does not match a seat at that table.
+    BadToken,
+    /// A table setting is out of range (seats, spell range, starting life, name).
+    BadSettings,
+    /// Every seat is taken.
+    TableFull,
+    /// A name must be 1–32 printable characters.
+    BadName,
+    /// Someone at the table already has that name.
+    NameTaken,
+    /// A game needs at least two players.
+    NotEnoughPlayers,
+    /// The request needs the lobby, but the game has started.
+    GameStarted,
+    /// The request is only possible while players decide on mulligans.
+    NotMulliganing,
+    /// The game is not in play.
+    NotPlaying,
+    /// Only the host may do this.
+    NotHost,
+    /// The request needs a seated player (a spectator or the host's authority cannot do it).
+    NotAPlayer,
+    /// No such player at this table.
+    UnknownPlayer,
+    /// You have been eliminated and may no longer act.
+    Eliminated,
+    /// The target has been eliminated.
+    TargetEliminated,
+    /// It is another player's turn to decide on a mulligan.
+    NotYourDecision,
+    /// No cards left to mulligan.
+    NoCardsLeft,
+    /// You are not taking a turn.
+    NotYourTurn,
+    /// The named player is not taking a turn.
+    NoRunningTurn,
+    /// Attacks are only possible in the combat phase.
+    NotCombatPhase,
+    /// The turn is already in that phase.
+    SamePhase,
+    /// A player cannot attack himself.
+    SelfAttack,
+    /// The target is beyond spell range.
+    OutOfRange,
+    /// The amount is zero, too large, or would push a counter below zero.
+    BadAmount,
+    /// A player is named twice in one ruling.
+    DuplicatePlayer,
+    /// A ruling must name at least one player.
+    NoPlayers,
+    /// The chat line is longer than 500 characters (or empty).
+    ChatTooLong,
+    /// Too many requests; slow down and retry later.
+    RateLimited,
+    /// The server cannot take this request now (too many tables or connections).
+    ServerBusy,
+}
+
+impl ErrorCode {
+    /// Every code, in declaration order.
+    pub const ALL: [ErrorCode; 35] = [
+        ErrorCode::BadMessage,
+        ErrorCode::UnsupportedVersion,
+        ErrorCode::HelloRequired,
+        ErrorCode::AlreadyInTable,
+        ErrorCode::NotInTable,
+        ErrorCode::UnknownTable,
+        ErrorCode::WrongPassword,
+        ErrorCode::BadToken,
+        ErrorCode::BadSettings,
+        ErrorCode::TableFull,
+        ErrorCode::BadName,
+        ErrorCode::NameTaken,
+        ErrorCode::NotEnoughPlayers,
+        ErrorCode::GameStarted,
+        ErrorCode::NotMulliganing,
+        ErrorCode::NotPlaying,
+        ErrorCode::NotHost,
+        ErrorCode::NotAPlayer,
+        ErrorCode::UnknownPlayer,
+        ErrorCode::Eliminated,
+        ErrorCode::TargetEliminated,
+        ErrorCode::NotYourDecision,
+        ErrorCode::NoCardsLeft,
+        ErrorCode::NotYourTurn,
+        ErrorCode::NoRunningTurn,
+        ErrorCode::NotCombatPhase,
+        ErrorCode::SamePhase,
+        ErrorCode::SelfAttack,
+        ErrorCode::OutOfRange,
+        ErrorCode::BadAmount,
+        ErrorCode::DuplicatePlayer,
+        ErrorCode::NoPlayers,
+        ErrorCode::ChatTooLong,
+        ErrorCode::RateLimited,
+        ErrorCode::ServerBusy,
+    ];
+
+    /// The wire name (`"out_of_range"`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorCode::BadMessage => "bad_message",
+            ErrorCode::UnsupportedVersion => "unsupported_version",
+            ErrorCode::HelloRequired => "hello_required",
+            ErrorCode::AlreadyInTable => "already_in_table",
+            ErrorCode::NotInTable => "not_in_table",
+            ErrorCode::UnknownTable => "unknown_table",
+            ErrorCode::WrongPassword => "wrong_password",
+            ErrorCode::BadToken => "bad_token",
+            ErrorCode::BadSettings => "bad_settings",
+            ErrorCode::TableFull => "table_full",
+            ErrorCode::BadName => "bad_name",
+            ErrorCode::NameTaken => "name_taken",
+            ErrorCode::NotEnoughPlayers => "not_enough_players",
+            ErrorCode::GameStarted => "game_started",
+            ErrorCode::NotMulliganing => "not_mulliganing",
+            ErrorCode::NotPlaying => "not_playing",
+            ErrorCode::NotHost => "not_host",
+            ErrorCode::NotAPlayer => "not_a_player",
+            ErrorCode::UnknownPlayer => "unknown_player",
+            ErrorCode::Eliminated => "eliminated",
+            ErrorCode::TargetEliminated => "target_eliminated",
+            ErrorCode::NotYourDecision => "not_your_decision",
+            ErrorCode::NoCardsLeft => "no_cards_left",
+            ErrorCode::NotYourTurn => "not_your_turn",
+            ErrorCode::NoRunningTurn => "no_running_turn",
+            ErrorCode::NotCombatPhase => "not_combat_phase",
+            ErrorCode::SamePhase => "same_phase",
+            ErrorCode::SelfAttack => "self_attack",
+            ErrorCode::OutOfRange => "out_of_range",
+            ErrorCode::BadAmount => "bad_amount",
+            ErrorCode::DuplicatePlayer => "duplicate_player",
+            ErrorCode::NoPlayers => "no_players",
+            ErrorCode::ChatTooLong => "chat_too_long",
+            ErrorCode::RateLimited => "rate_limited",
+            ErrorCode::ServerBusy => "server_busy",
+        }
+    }
+
+    /// A one-line meaning, fit for a log line or a player's screen.
+    pub fn description(self) -> &'static str {
+        match self {
+            ErrorCode::BadMessage => {
+                "the message is not a MessagePack map of a known request with valid fields"
+            }
+            ErrorCode::UnsupportedVersion => "the protocol version is not supported",
+            ErrorCode::HelloRequired => "the first message must be hello",
+            ErrorCode::AlreadyInTable => "you already sit at or watch a table; leave it first",
+            ErrorCode::NotInTable => "join, watch or resume a table first",
+            ErrorCode::UnknownTable => "there is no table with that id",
+            ErrorCode::WrongPassword => "the table's password is missing or wrong",
+            ErrorCode::BadToken => "the seat token does not match a seat at that table",
+            ErrorCode::BadSettings => "a table setting is out of its allowed range",
+            ErrorCode::TableFull => "the table is full",
+            ErrorCode::BadName => "a name is 1–32 printable characters",
+            ErrorCode::NameTaken => "that name is taken at this table",
+            ErrorCode::NotEnoughPlayers => "at least two players are needed to start",
+            ErrorCode::GameStarted => "the game has already started",
+            ErrorCode::NotMulliganing => {
+                "this is only possible while players decide on mulligans"
+            }
+            ErrorCode::NotPlaying => "the game is not in play",
+            ErrorCode::NotHost => "only the host may do this",
+            ErrorCode::NotAPlayer => "this needs a seated player",
+            ErrorCode::UnknownPlayer => "there is no such player at this table",
+            ErrorCode::Eliminated => "you have been eliminated",
+            ErrorCode::TargetEliminated => "that player has been eliminated",
+            ErrorCode::NotYourDecision => "it is another player's turn to decide on a mulligan",
+            ErrorCode::NoCardsLeft => "you have no cards left to mulligan",
+            ErrorCode::NotYourTurn => "you are not taking a turn",
+            ErrorCode::NoRunningTurn => "that player is not taking a turn",
+            ErrorCode::NotCombatPhase => "attacks are only possible in the combat phase",
+            ErrorCode::SamePhase => "the turn is already in that phase",
+            ErrorCode::SelfAttack => "you cannot attack yourself",
+            ErrorCode::OutOfRange => "that player is out of your spell range",
+            ErrorCode::BadAmount => "that amount is not allowed",
+            ErrorCode::DuplicatePlayer => "a player is named twice",
+            ErrorCode::NoPlayers => "name at least one player",
+            ErrorCode::ChatTooLong => "a chat line is 1–500 characters",
+            ErrorCode::RateLimited => "too many requests; slow down",
+            ErrorCode::ServerBusy => "the server is busy; try again later",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.description())
+    }
+}
+
+/// A frame that is not a valid message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    /// The frame is larger than the limit; it was not parsed.
+    #[error("message of {size} bytes exceeds the limit of {max} bytes")]
+    TooLarge {
+        /// The frame's size.
+        size: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// The frame holds one message followed by more bytes.
+    #[error("{0} bytes after the end of the message")]
+    TrailingBytes(usize),
+    /// The bytes are not MessagePack, or not a known message, or a field is missing or of the
+    /// wrong type.
+    #[error("malformed message: {0}")]
+    Malformed(String),
+}
+
+impl DecodeError {
+    /// The error code the server answers a bad frame with.
+    pub fn code(&self) -> ErrorCode {
+        ErrorCode::BadMessage
+    }
+}
+
+/// An event that cannot be applied to a [`TableView`](crate::TableView).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ApplyError {
+    /// The event is not the next one: events were missed (or arrived out of order). Ask for a
+    /// fresh `snapshot`.
+    #[error("sequence gap: expected event {expected}, got {got}")]
+    Gap {
+        /// `view.seq + 1`.
+        expected: u64,
+        /// The sequence number of the event.
+        got: u64,
+    },
+    /// The event names a player the view does not know.
+    #[error("unknown player {0}")]
+    UnknownPlayer(PlayerId),
+    /// The event names a turn the view does not know.
+    #[error("unknown turn {0}")]
+    UnknownTurn(TurnId),
+    /// The event does not fit the view's state (wrong stage, bad seating, …).
+    #[error("event does not fit the table: {0}")]
+    Invalid(&'static str),
+}

@@ -1,0 +1,220 @@
+//! What happened at a table: the rules core's events one for one, plus table-level events
+//! (connections, host, chat). Events are numbered consecutively per table from 1.
+
+use serde::{Deserialize, Serialize};
+
+use crate::types::{
+    EliminationCause, Phase, PlayerId, Standing, TurnEndReason, TurnId, TurnRemovalReason,
+};
+
+/// One fact about a table, in the order it happened.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Event {
+    /// A player took a seat in the lobby.
+    PlayerJoined {
+        /// His id (join order).
+        player: PlayerId,
+        /// His display name.
+        name: String,
+    },
+    /// A player gave up his seat before the start.
+    PlayerLeft {
+        /// Who.
+        player: PlayerId,
+    },
+    /// The game started: seating, first player and starting turns are fixed.
+    GameStarted {
+        /// Players in seating order (seat 0 first; the next seat is to the left).
+        seating: Vec<PlayerId>,
+        /// Who plays (and decides on mulligans) first.
+        first_player: PlayerId,
+        /// Holders of the starting turns, turn 0 first.
+        turn_holders: Vec<PlayerId>,
+    },
+    /// The deciding player mulliganed.
+    Mulliganed {
+        /// Who.
+        player: PlayerId,
+        /// His new hand size.
+        hand_size: u8,
+    },
+    /// The deciding player kept; after the last keep, play begins.
+    Kept {
+        /// Who.
+        player: PlayerId,
+        /// The hand size he kept.
+        hand_size: u8,
+    },
+    /// A player began the turn he holds.
+    TurnBegan {
+        /// Which turn.
+        turn: TurnId,
+        /// Whose.
+        player: PlayerId,
+    },
+    /// The phase indicator of a running turn moved.
+    PhaseChanged {
+        /// Which turn.
+        turn: TurnId,
+        /// The new phase.
+        phase: Phase,
+    },
+    /// A player attacked an opponent in range.
+    Attacked {
+        /// The player taking his turn.
+        attacker: PlayerId,
+        /// The defending player.
+        defender: PlayerId,
+        /// Combat damage dealt; the defender's life goes down by it.
+        damage: u32,
+        /// Poison counters dealt.
+        poison: u32,
+    },
+    /// A spell or ability dealt damage.
+    DamageDealt {
+        /// Who dealt it.
+        source: PlayerId,
+        /// Who took it.
+        target: PlayerId,
+        /// How much.
+        amount: u32,
+    },
+    /// A life total was set (a player's own change, or a ruling).
+    LifeChanged {
+        /// Whose.
+        player: PlayerId,
+        /// The new total.
+        life: i32,
+    },
+    /// Poison counters were set.
+    PoisonChanged {
+        /// Whose.
+        player: PlayerId,
+        /// The new count.
+        poison: u32,
+    },
+    /// Players left the game together.
+    Eliminated {
+        /// Who (their positions still count for range until removed).
+        players: Vec<PlayerId>,
+        /// Why.
+        cause: EliminationCause,
+    },
+    /// A turn is marked to be removed when it ends (a pending reduction).
+    TurnMarkedForRemoval {
+        /// Which turn.
+        turn: TurnId,
+    },
+    /// A pending reduction was made unnecessary by a merge; the turn will pass again.
+    TurnRemovalCancelled {
+        /// Which turn.
+        turn: TurnId,
+    },
+    /// A running turn ended; the next event passes it on or removes it.
+    TurnEnded {
+        /// Which turn.
+        turn: TurnId,
+        /// Whose it was.
+        player: PlayerId,
+        /// Why.
+        reason: TurnEndReason,
+    },
+    /// A turn passed to the left; its new holder waits until he may begin it.
+    TurnPassed {
+        /// Which turn.
+        turn: TurnId,
+        /// Previous holder.
+        from: PlayerId,
+        /// New holder.
+        to: PlayerId,
+    },
+    /// A turn left the table: one fewer simultaneous turn.
+    TurnRemoved {
+        /// Which turn.
+        turn: TurnId,
+        /// Its last holder.
+        player: PlayerId,
+        /// Why.
+        reason: TurnRemovalReason,
+    },
+    /// Eliminated players' positions were taken out of the ring.
+    PositionsRemoved {
+        /// Whose positions, in ring order.
+        players: Vec<PlayerId>,
+    },
+    /// One player or none is left.
+    GameOver {
+        /// Everyone's place and mana points, best place first.
+        standings: Vec<Standing>,
+    },
+    /// A seated player's connection dropped or came back.
+    ConnectionChanged {
+        /// Who.
+        player: PlayerId,
+        /// Whether a connection holds his seat now.
+        connected: bool,
+    },
+    /// Host rights moved to another player (or to nobody).
+    HostChanged {
+        /// The new host; `None` if no seated player holds host rights.
+        player: Option<PlayerId>,
+    },
+    /// The number of spectators changed.
+    SpectatorsChanged {
+        /// How many connections watch the table now.
+        spectators: u32,
+    },
+    /// A chat line.
+    Chat {
+        /// The player who said it; `None` for a spectator or the server.
+        from: Option<PlayerId>,
+        /// The speaker's display name (the server's lines use `"server"`).
+        name: String,
+        /// What was said.
+        text: String,
+    },
+}
+
+impl Event {
+    /// The `kind` tag (`"turn_began"`, …).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Event::PlayerJoined { .. } => "player_joined",
+            Event::PlayerLeft { .. } => "player_left",
+            Event::GameStarted { .. } => "game_started",
+            Event::Mulliganed { .. } => "mulliganed",
+            Event::Kept { .. } => "kept",
+            Event::TurnBegan { .. } => "turn_began",
+            Event::PhaseChanged { .. } => "phase_changed",
+            Event::Attacked { .. } => "attacked",
+            Event::DamageDealt { .. } => "damage_dealt",
+            Event::LifeChanged { .. } => "life_changed",
+            Event::PoisonChanged { .. } => "poison_changed",
+            Event::Eliminated { .. } => "eliminated",
+            Event::TurnMarkedForRemoval { .. } => "turn_marked_for_removal",
+            Event::TurnRemovalCancelled { .. } => "turn_removal_cancelled",
+            Event::TurnEnded { .. } => "turn_ended",
+            Event::TurnPassed { .. } => "turn_passed",
+            Event::TurnRemoved { .. } => "turn_removed",
+            Event::PositionsRemoved { .. } => "positions_removed",
+            Event::GameOver { .. } => "game_over",
+            Event::ConnectionChanged { .. } => "connection_changed",
+            Event::HostChanged { .. } => "host_changed",
+            Event::SpectatorsChanged { .. } => "spectators_changed",
+            Event::Chat { .. } => "chat",
+        }
+    }
+
+    /// Whether the event comes from the rules core (as opposed to the table-level events:
+    /// connections, host, spectators and chat).
+    pub fn is_game_event(&self) -> bool {
+        !matches!(
+            self,
+            Event::ConnectionChanged { .. }
+                | Event::HostChanged { .. }
+                | Event::SpectatorsChanged { .. }
+                | Event::Chat { .. }
+        )
+    }
+}

@@ -1,0 +1,424 @@
+//! One example of every message, request, ruling and event, as shown in `PROTOCOL.md`.
+//!
+//! `cargo run -p grand-melee-protocol --example dump` prints them as markdown; a test checks
+//! that every hex dump in `PROTOCOL.md` is the current encoding of its example, so the document
+//! cannot drift from the code. They double as fixtures for tests.
+
+use serde::Serialize;
+
+use crate::client::ClientMessage;
+use crate::codec::encode;
+use crate::error::ErrorCode;
+use crate::event::Event;
+use crate::server::{ServerMessage, TableSummary};
+use crate::types::{
+    EliminationCause, Phase, Reduction, Ruling, SeatToken, StageName, Standing, TableId,
+    TurnEndReason, TurnRemovalReason,
+};
+use crate::view::{Settings, TableView};
+
+/// The table every example is about.
+pub const TABLE: TableId = TableId::from_u128(0x5f3c_1a2e_8d4b_4c6e_9a7f_0b1c_2d3e_4f50);
+
+/// The seat token in the examples.
+pub const TOKEN: SeatToken = SeatToken::from_u128(0xc0ff_ee00_1234_4abc_8def_0123_4567_89ab);
+
+/// One example: a whole client or server message, or one event on its own (as it appears
+/// inside an `events` message's `events` array).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum Example {
+    /// A client → server message.
+    Client(ClientMessage),
+    /// A server → client message.
+    Server(ServerMessage),
+    /// One event.
+    Event(Event),
+}
+
+impl Example {
+    /// The MessagePack encoding, exactly as sent on the wire (an event: as it appears inside
+    /// an `events` array).
+    pub fn encode(&self) -> Vec<u8> {
+        match self {
+            Example::Client(m) => encode(m),
+            Example::Server(m) => encode(m),
+            Example::Event(e) => encode(e),
+        }
+    }
+}
+
+/// The example table's view after four players have joined, started, mulliganed and kept,
+/// and Alice's turn has reached combat (spell range 1, so she reaches her two neighbours).
+pub fn view() -> TableView {
+    let settings = Settings {
+        seats: 8,
+        spell_range: 1,
+        reduction: Reduction::Eager,
+        starting_life: 20,
+        hand_size: 7,
+        password: false,
+    };
+    let mut view = TableView::new(TABLE, "Friday melee", settings);
+    // The events are consistent by construction; should one not apply, the view simply stops
+    // short (the doc test would show it).
+    let _ = view.apply_batch(1, &view_events());
+    view
+}
+
+/// The events that build [`view`], numbered from 1.
+pub fn view_events() -> Vec<Event> {
+    let joined = |player: u16, name: &str| Event::PlayerJoined {
+        player,
+        name: name.to_owned(),
+    };
+    vec![
+        joined(0, "Alice"),
+        Event::HostChanged { player: Some(0) },
+        joined(1, "Bob"),
+        joined(2, "Carol"),
+        joined(3, "Dave"),
+        Event::SpectatorsChanged { spectators: 1 },
+        Event::GameStarted {
+            seating: vec![2, 0, 3, 1],
+            first_player: 0,
+            turn_holders: vec![0],
+        },
+        Event::Kept {
+            player: 0,
+            hand_size: 7,
+        },
+        Event::Kept {
+            player: 3,
+            hand_size: 7,
+        },
+        Event::Mulliganed {
+            player: 1,
+            hand_size: 6,
+        },
+        Event::Kept {
+            player: 1,
+            hand_size: 6,
+        },
+        Event::Kept {
+            player: 2,
+            hand_size: 7,
+        },
+        Event::TurnBegan { turn: 0, player: 0 },
+        Event::PhaseChanged {
+            turn: 0,
+            phase: Phase::Combat,
+        },
+        Event::ConnectionChanged {
+            player: 3,
+            connected: false,
+        },
+    ]
+}
+
+/// Every example with its name (`client/hello`, `server/events`, `event/turn_began`, …), in the
+/// order `PROTOCOL.md` shows them.
+pub fn all() -> Vec<(String, Example)> {
+    let mut out = Vec::new();
+    for message in client() {
+        let name = match &message {
+            ClientMessage::Ruling { ruling, .. } => format!("client/ruling/{}", ruling.name()),
+            other => format!("client/{}", other.name()),
+        };
+        out.push((name, Example::Client(message)));
+    }
+    for message in server() {
+        out.push((format!("server/{}", message.name()), Example::Server(message)));
+    }
+    for event in events() {
+        out.push((format!("event/{}", event.name()), Example::Event(event)));
+    }
+    out
+}
+
+/// The example named `name`, if any.
+pub fn get(name: &str) -> Option<Example> {
+    all().into_iter().find(|(n, _)| n == name).map(|(_, e)| e)
+}
+
+/// One example of every client message (and of every ruling).
+pub fn client() -> Vec<ClientMessage> {
+    vec![
+        ClientMessage::Hello {
+            id: 1,
+            protocol: crate::PROTOCOL_VERSION,
+            client: "melee-bot/0.1".to_owned(),
+        },
+        ClientMessage::ListTables { id: 2 },
+        ClientMessage::CreateTable {
+            id: 3,
+            name: "Friday melee".to_owned(),
+            seats: 8,
+            spell_range: 1,
+            reduction: Reduction::Eager,
+            starting_life: 20,
+            password: None,
+            seed: Some(42),
+        },
+        ClientMessage::Join {
+            id: 4,
+            table: TABLE,
+            name: "Alice".to_owned(),
+            password: None,
+        },
+        ClientMessage::Watch {
+            id: 5,
+            table: TABLE,
+            password: Some("hunter2".to_owned()),
+        },
+        ClientMessage::Resume {
+            id: 6,
+            table: TABLE,
+            token: TOKEN,
+        },
+        ClientMessage::Leave { id: 7 },
+        ClientMessage::Start {
+            id: 8,
+            first_player: None,
+        },
+        ClientMessage::Snapshot { id: 9 },
+        ClientMessage::Mulligan { id: 10 },
+        ClientMessage::Keep { id: 11 },
+        ClientMessage::SetPhase {
+            id: 12,
+            phase: Phase::Combat,
+        },
+        ClientMessage::EndTurn { id: 13 },
+        ClientMessage::Attack {
+            id: 14,
+            target: 3,
+            damage: 5,
+            poison: 0,
+        },
+        ClientMessage::DealDamage {
+            id: 15,
+            target: 2,
+            amount: 3,
+        },
+        ClientMessage::ChangeLife { id: 16, delta: -4 },
+        ClientMessage::ChangePoison { id: 17, delta: 1 },
+        ClientMessage::Concede { id: 18 },
+        ClientMessage::Ruling {
+            id: 19,
+            ruling: Ruling::Eliminate {
+                players: vec![1, 3],
+            },
+        },
+        ClientMessage::Ruling {
+            id: 20,
+            ruling: Ruling::SetLife {
+                player: 2,
+                life: 12,
+            },
+        },
+        ClientMessage::Ruling {
+            id: 21,
+            ruling: Ruling::SetPoison {
+                player: 2,
+                poison: 4,
+            },
+        },
+        ClientMessage::Ruling {
+            id: 22,
+            ruling: Ruling::EndTurn { player: 0 },
+        },
+        ClientMessage::Chat {
+            id: 23,
+            text: "gl hf".to_owned(),
+        },
+    ]
+}
+
+/// One example of every server message.
+pub fn server() -> Vec<ServerMessage> {
+    vec![
+        ServerMessage::Welcome {
+            reply_to: 1,
+            protocol: crate::PROTOCOL_VERSION,
+            server: "grand-melee/0.1.0".to_owned(),
+        },
+        ServerMessage::Tables {
+            reply_to: 2,
+            tables: vec![TableSummary {
+                table: TABLE,
+                name: "Friday melee".to_owned(),
+                seats: 8,
+                seated: 4,
+                spectators: 1,
+                stage: StageName::Lobby,
+                password: false,
+                spell_range: 1,
+                reduction: Reduction::Eager,
+            }],
+        },
+        ServerMessage::TableCreated {
+            reply_to: 3,
+            table: TABLE,
+        },
+        ServerMessage::Seated {
+            reply_to: 4,
+            table: TABLE,
+            player: 0,
+            token: TOKEN,
+        },
+        ServerMessage::Watching {
+            reply_to: 5,
+            table: TABLE,
+        },
+        ServerMessage::Left { reply_to: 7 },
+        ServerMessage::Ack {
+            reply_to: 14,
+            seq: 16,
+        },
+        ServerMessage::Snapshot {
+            reply_to: Some(9),
+            view: view(),
+        },
+        ServerMessage::Events {
+            table: TABLE,
+            seq: 16,
+            events: vec![
+                Event::Attacked {
+                    attacker: 0,
+                    defender: 3,
+                    damage: 5,
+                    poison: 0,
+                },
+                Event::PhaseChanged {
+                    turn: 0,
+                    phase: Phase::PostcombatMain,
+                },
+            ],
+        },
+        ServerMessage::Error {
+            reply_to: Some(24),
+            request: Some("attack".to_owned()),
+            code: ErrorCode::OutOfRange,
+            message: ErrorCode::OutOfRange.description().to_owned(),
+        },
+    ]
+}
+
+/// One example of every event.
+pub fn events() -> Vec<Event> {
+    vec![
+        Event::PlayerJoined {
+            player: 0,
+            name: "Alice".to_owned(),
+        },
+        Event::PlayerLeft { player: 4 },
+        Event::GameStarted {
+            seating: vec![2, 0, 3, 1],
+            first_player: 0,
+            turn_holders: vec![0],
+        },
+        Event::Mulliganed {
+            player: 1,
+            hand_size: 6,
+        },
+        Event::Kept {
+            player: 1,
+            hand_size: 6,
+        },
+        Event::TurnBegan { turn: 0, player: 0 },
+        Event::PhaseChanged {
+            turn: 0,
+            phase: Phase::Combat,
+        },
+        Event::Attacked {
+            attacker: 0,
+            defender: 3,
+            damage: 5,
+            poison: 1,
+        },
+        Event::DamageDealt {
+            source: 0,
+            target: 2,
+            amount: 3,
+        },
+        Event::LifeChanged {
+            player: 2,
+            life: 12,
+        },
+        Event::PoisonChanged {
+            player: 2,
+            poison: 4,
+        },
+        Event::Eliminated {
+            players: vec![3],
+            cause: EliminationCause::Life,
+        },
+        Event::TurnMarkedForRemoval { turn: 1 },
+        Event::TurnRemovalCancelled { turn: 1 },
+        Event::TurnEnded {
+            turn: 0,
+            player: 0,
+            reason: TurnEndReason::Finished,
+        },
+        Event::TurnPassed {
+            turn: 0,
+            from: 0,
+            to: 1,
+        },
+        Event::TurnRemoved {
+            turn: 1,
+            player: 2,
+            reason: TurnRemovalReason::Merged,
+        },
+        Event::PositionsRemoved { players: vec![3] },
+        Event::GameOver {
+            standings: vec![
+                Standing {
+                    player: 0,
+                    place: 1,
+                    mana_points: 3,
+                },
+                Standing {
+                    player: 2,
+                    place: 2,
+                    mana_points: 2,
+                },
+                Standing {
+                    player: 1,
+                    place: 3,
+                    mana_points: 1,
+                },
+                Standing {
+                    player: 3,
+                    place: 4,
+                    mana_points: 0,
+                },
+            ],
+        },
+        Event::ConnectionChanged {
+            player: 3,
+            connected: false,
+        },
+        Event::HostChanged { player: Some(1) },
+        Event::SpectatorsChanged { spectators: 2 },
+        Event::Chat {
+            from: Some(0),
+            name: "Alice".to_owned(),
+            text: "gl hf".to_owned(),
+        },
+    ]
+}
+
+/// The bytes as lower-case hex pairs, sixteen to a line.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes
+        .chunks(16)
+        .map(|line| {
+            line.iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}

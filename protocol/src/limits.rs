@@ -1,0 +1,69 @@
+//! Limits and defaults every client should know. The server enforces them; a client that
+//! checks them first saves itself a round trip.
+
+/// The protocol version a client announces in `hello`.
+pub const PROTOCOL_VERSION: u16 = 1;
+
+/// Largest client message, in bytes. A larger frame is refused before it is parsed (the
+/// connection is closed with [`close::MESSAGE_TOO_BIG`]).
+pub const MAX_CLIENT_MESSAGE_BYTES: usize = 16 * 1024;
+
+/// Largest server message [`decode_server`](crate::decode_server) accepts, in bytes. Snapshots of
+/// a full table are far smaller.
+pub const MAX_SERVER_MESSAGE_BYTES: usize = 1024 * 1024;
+
+/// Shortest display name (player or table), in characters after trimming.
+pub const MIN_NAME_CHARS: usize = 1;
+/// Longest display name (player or table), in characters after trimming.
+pub const MAX_NAME_CHARS: usize = 32;
+/// Longest chat line, in characters.
+pub const MAX_CHAT_CHARS: usize = 500;
+/// Longest table password, in characters.
+pub const MAX_PASSWORD_CHARS: usize = 64;
+/// Longest client name announced in `hello`, in characters.
+pub const MAX_CLIENT_NAME_CHARS: usize = 64;
+
+/// Fewest seats a table may have.
+pub const MIN_SEATS: u8 = 2;
+/// Most seats a table may have.
+pub const MAX_SEATS: u8 = 40;
+/// Smallest spell range.
+pub const MIN_SPELL_RANGE: u8 = 1;
+/// Largest spell range.
+pub const MAX_SPELL_RANGE: u8 = 4;
+/// Spell range when `create_table` does not give one.
+pub const DEFAULT_SPELL_RANGE: u8 = 2;
+/// Starting life when `create_table` does not give one.
+pub const DEFAULT_STARTING_LIFE: i32 = 20;
+/// Largest starting life a table may choose (the smallest is 1).
+pub const MAX_STARTING_LIFE: i32 = 1_000;
+/// Cards in a starting hand before any mulligan.
+pub const DEFAULT_HAND_SIZE: u8 = 7;
+/// Poison counters that eliminate a player.
+pub const LETHAL_POISON: u32 = 10;
+/// Largest amount of damage, poison or life change one request may carry.
+pub const MAX_AMOUNT: u32 = 1_000_000;
+
+/// Whether a display name is acceptable: after trimming surrounding white space, 1–32
+/// characters and no control characters (the server applies the same test to the trimmed name;
+/// names are unique at a table regardless of case).
+pub fn is_valid_name(name: &str) -> bool {
+    let name = name.trim();
+    let chars = name.chars().count();
+    (MIN_NAME_CHARS..=MAX_NAME_CHARS).contains(&chars) && !name.chars().any(char::is_control)
+}
+
+/// WebSocket close codes the server uses.
+pub mod close {
+    /// Normal closure: the client or the server ended the session.
+    pub const NORMAL: u16 = 1000;
+    /// The server is going away (shutting down or restarting).
+    pub const GOING_AWAY: u16 = 1001;
+    /// Protocol error: the first message was not a valid `hello`, or its version is not
+    /// supported.
+    pub const PROTOCOL_ERROR: u16 = 1002;
+    /// Policy violation: for instance the client read too slowly and its queue overflowed.
+    pub const POLICY_VIOLATION: u16 = 1008;
+    /// A client frame was larger than [`MAX_CLIENT_MESSAGE_BYTES`](super::MAX_CLIENT_MESSAGE_BYTES).
+    pub const MESSAGE_TOO_BIG: u16 = 1009;
+}

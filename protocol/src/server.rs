@@ -1,0 +1,188 @@
+//! Messages the server sends: answers to requests (with `reply_to`), snapshots and event
+//! batches.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ErrorCode;
+use crate::event::Event;
+use crate::types::{PlayerId, Reduction, SeatToken, StageName, TableId, uuid_string};
+use crate::view::TableView;
+
+/// One line of the table list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableSummary {
+    /// The table's id.
+    #[serde(with = "uuid_string")]
+    pub table: TableId,
+    /// Its display name.
+    pub name: String,
+    /// Most players who may sit.
+    pub seats: u8,
+    /// Players seated now.
+    pub seated: u8,
+    /// Connections watching.
+    pub spectators: u32,
+    /// Lobby, mulligan, playing or finished.
+    pub stage: StageName,
+    /// Whether joining or watching needs a password.
+    pub password: bool,
+    /// Spell range R.
+    pub spell_range: u8,
+    /// Turn reduction policy.
+    pub reduction: Reduction,
+}
+
+/// A message from the server to a client.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ServerMessage {
+    /// Answer to `hello`.
+    Welcome {
+        /// The `hello`'s id.
+        reply_to: u32,
+        /// The protocol version the server speaks.
+        protocol: u16,
+        /// The server's name and version.
+        server: String,
+    },
+    /// Answer to `list_tables`.
+    Tables {
+        /// The request's id.
+        reply_to: u32,
+        /// Every table the server holds.
+        tables: Vec<TableSummary>,
+    },
+    /// Answer to `create_table`.
+    TableCreated {
+        /// The request's id.
+        reply_to: u32,
+        /// The new table's id.
+        #[serde(with = "uuid_string")]
+        table: TableId,
+    },
+    /// Answer to `join` or `resume`: the connection holds a seat. A `snapshot` follows.
+    Seated {
+        /// The request's id.
+        reply_to: u32,
+        /// The table.
+        #[serde(with = "uuid_string")]
+        table: TableId,
+        /// The player's id at that table.
+        player: PlayerId,
+        /// The token to `resume` the seat with after a disconnection. Keep it secret.
+        #[serde(with = "uuid_string")]
+        token: SeatToken,
+    },
+    /// Answer to `watch`: the connection watches a table. A `snapshot` follows.
+    Watching {
+        /// The request's id.
+        reply_to: u32,
+        /// The table.
+        #[serde(with = "uuid_string")]
+        table: TableId,
+    },
+    /// Answer to `leave`.
+    Left {
+        /// The request's id.
+        reply_to: u32,
+    },
+    /// A request was accepted (game commands, `chat`).
+    Ack {
+        /// The request's id.
+        reply_to: u32,
+        /// Sequence number of the last event the request caused (or the table's current
+        /// sequence number if it caused none).
+        seq: u64,
+    },
+    /// The whole state of the table.
+    Snapshot {
+        /// The `snapshot` request's id, or `None` when the server sends one of its own accord
+        /// (after `seated` / `watching`).
+        #[serde(default)]
+        reply_to: Option<u32>,
+        /// The table; `view.seq` is the number of the last event it includes.
+        view: TableView,
+    },
+    /// Events that happened at the table, numbered consecutively from `seq`.
+    Events {
+        /// The table.
+        #[serde(with = "uuid_string")]
+        table: TableId,
+        /// Sequence number of the first event in the batch.
+        seq: u64,
+        /// The events, in order.
+        events: Vec<Event>,
+    },
+    /// A request was refused, or the connection is about to close.
+    Error {
+        /// The refused request's id, if known.
+        #[serde(default)]
+        reply_to: Option<u32>,
+        /// The refused request's `type` tag, if known.
+        #[serde(default)]
+        request: Option<String>,
+        /// Why.
+        code: ErrorCode,
+        /// A human-readable explanation.
+        message: String,
+    },
+}
+
+impl ServerMessage {
+    /// The `type` tag (`"welcome"`, …).
+    pub fn name(&self) -> &'static str {
+        match self {
+            ServerMessage::Welcome { .. } => "welcome",
+            ServerMessage::Tables { .. } => "tables",
+            ServerMessage::TableCreated { .. } => "table_created",
+            ServerMessage::Seated { .. } => "seated",
+            ServerMessage::Watching { .. } => "watching",
+            ServerMessage::Left { .. } => "left",
+            ServerMessage::Ack { .. } => "ack",
+            ServerMessage::Snapshot { .. } => "snapshot",
+            ServerMessage::Events { .. } => "events",
+            ServerMessage::Error { .. } => "error",
+        }
+    }
+
+    /// The id of the request this answers, if any.
+    pub fn reply_to(&self) -> Option<u32> {
+        match self {
+            ServerMessage::Welcome { reply_to, .. }
+            | ServerMessage::Tables { reply_to, .. }
+            | ServerMessage::TableCreated { reply_to, .. }
+            | ServerMessage::Seated { reply_to, .. }
+            | ServerMessage::Watching { reply_to, .. }
+            | ServerMessage::Left { reply_to }
+            | ServerMessage::Ack { reply_to, .. } => Some(*reply_to),
+            ServerMessage::Snapshot { reply_to, .. } | ServerMessage::Error { reply_to, .. } => {
+                *reply_to
+            }
+            ServerMessage::Events { .. } => None,
+        }
+    }
+
+    /// An `error` answering `request` with `code` and its standard description.
+    pub fn error(request: Option<&crate::ClientMessage>, code: ErrorCode) -> Self {
+        ServerMessage::Error {
+            reply_to: request.map(crate::ClientMessage::id),
+            request: request.map(|r| r.name().to_owned()),
+            code,
+            message: code.description().to_owned(),
+        }
+    }
+
+    /// Every `type` tag the server may send.
+    pub const NAMES: [&'static str; 10] = [
+        "welcome",
+        "tables",
+        "table_created",
+        "seated",
+        "watching",
+        "left",
+        "ack",
+        "snapshot",
+        "events",
+        "error",
+    ];
+}

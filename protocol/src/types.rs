@@ -1,0 +1,224 @@
+//! Small value types shared by requests, events and views. They mirror the rules core's
+//! vocabulary one for one, so the server maps core ↔ wire without judgement.
+
+use serde::{Deserialize, Serialize};
+
+/// A player on the wire: the table numbers players in join order, from 0. Stable for the whole
+/// life of the table.
+pub type PlayerId = u16;
+
+/// One of a table's simultaneous turns on the wire, numbered 0.. at the start of the game.
+pub type TurnId = u8;
+
+/// A table: a UUID, written on the wire as its hyphenated string (`"67e55044-…"`).
+pub type TableId = uuid::Uuid;
+
+/// A seat token: a UUID string handed out by `seated`, presented again by `resume`.
+pub type SeatToken = uuid::Uuid;
+
+/// The phase indicator of a running turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Untap, upkeep and draw. Every turn begins here.
+    Beginning,
+    /// The main phase before combat.
+    PrecombatMain,
+    /// Combat: the only phase in which the player may attack.
+    Combat,
+    /// The main phase after combat.
+    PostcombatMain,
+    /// End step and cleanup.
+    Ending,
+}
+
+impl Phase {
+    /// Every phase in turn order.
+    pub const ALL: [Phase; 5] = [
+        Phase::Beginning,
+        Phase::PrecombatMain,
+        Phase::Combat,
+        Phase::PostcombatMain,
+        Phase::Ending,
+    ];
+
+    /// The wire name (`"precombat_main"`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Beginning => "beginning",
+            Phase::PrecombatMain => "precombat_main",
+            Phase::Combat => "combat",
+            Phase::PostcombatMain => "postcombat_main",
+            Phase::Ending => "ending",
+        }
+    }
+
+    /// The phase after this one, if any.
+    pub fn next(self) -> Option<Phase> {
+        match self {
+            Phase::Beginning => Some(Phase::PrecombatMain),
+            Phase::PrecombatMain => Some(Phase::Combat),
+            Phase::Combat => Some(Phase::PostcombatMain),
+            Phase::PostcombatMain => Some(Phase::Ending),
+            Phase::Ending => None,
+        }
+    }
+}
+
+/// When a table gives up a simultaneous turn as players are eliminated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reduction {
+    /// As soon as the starting formula applied to the living players gives fewer turns.
+    #[default]
+    Eager,
+    /// Only when turns × (2R + 1) exceeds the living players.
+    Forced,
+}
+
+/// Where a table is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StageName {
+    /// Players are joining.
+    #[default]
+    Lobby,
+    /// Players decide on mulligans one at a time.
+    Mulligan,
+    /// Turns are being played.
+    Playing,
+    /// One player or none is left; standings are final.
+    Finished,
+}
+
+/// Where a player stands in the game.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlayerStatus {
+    /// In the game.
+    #[default]
+    Alive,
+    /// Out of the game, but his position still counts for spell range.
+    Eliminated,
+    /// Out of the game and his position has been taken out of the ring.
+    Removed,
+}
+
+/// What a turn is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnStateName {
+    /// Held by a player who may not begin it yet (or before play has begun).
+    #[default]
+    Waiting,
+    /// Being taken; the turn's `phase` says where.
+    Running,
+    /// Just finished; the next event passes it on or removes it.
+    Ended,
+}
+
+/// Why players left the game.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EliminationCause {
+    /// Life fell to 0 or below.
+    Life,
+    /// Ten or more poison counters.
+    Poison,
+    /// The player conceded.
+    Conceded,
+    /// The host ruled the player out.
+    Ruling,
+}
+
+/// Why a running turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnEndReason {
+    /// Its player ended it.
+    Finished,
+    /// Its player was eliminated during it.
+    Eliminated,
+    /// The host ended it.
+    Ruling,
+}
+
+/// Why a turn left the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnRemovalReason {
+    /// It would have been passed to a player who already holds a turn.
+    Merged,
+    /// It was chosen to reduce the number of simultaneous turns.
+    Reduced,
+}
+
+/// One line of the final result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Standing {
+    /// The player.
+    pub player: PlayerId,
+    /// 1 for the winner; players eliminated together share a place.
+    pub place: u8,
+    /// Ascension mana points: one per opponent eliminated before him.
+    pub mana_points: u8,
+}
+
+/// A host's ruling during play.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Ruling {
+    /// Eliminate one or more players together.
+    Eliminate {
+        /// Who is out (at least one, no repeats).
+        players: Vec<PlayerId>,
+    },
+    /// Set a player's life total.
+    SetLife {
+        /// Whose.
+        player: PlayerId,
+        /// The new total.
+        life: i32,
+    },
+    /// Set a player's poison counters.
+    SetPoison {
+        /// Whose.
+        player: PlayerId,
+        /// The new count.
+        poison: u32,
+    },
+    /// End the running turn of a player (for instance one who has walked away).
+    EndTurn {
+        /// Whose turn.
+        player: PlayerId,
+    },
+}
+
+impl Ruling {
+    /// The `kind` tag.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Ruling::Eliminate { .. } => "eliminate",
+            Ruling::SetLife { .. } => "set_life",
+            Ruling::SetPoison { .. } => "set_poison",
+            Ruling::EndTurn { .. } => "end_turn",
+        }
+    }
+}
+
+/// Serde helpers writing a UUID as its hyphenated string whatever the format, so MessagePack
+/// carries `"67e55044-10b1-426f-9247-bb680e5fe0c8"` rather than 16 raw bytes.
+pub(crate) mod uuid_string {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use uuid::Uuid;
+
+    pub(crate) fn serialize<S: Serializer>(id: &Uuid, s: S) -> Result<S::Ok, S::Error> {
+        let mut buf = Uuid::encode_buffer();
+        s.serialize_str(id.hyphenated().encode_lower(&mut buf))
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Uuid, D::Error> {
+        let text = String::deserialize(d)?;
+        Uuid::parse_str(&text).map_err(serde::de::Error::custom)
+    }
+}
