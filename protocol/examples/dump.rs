@@ -108,10 +108,7 @@ fn main() -> ExitCode {
             }
         }
         _ => {
-            let _ = writeln!(
-                std::io::stderr(),
-                "usage: dump [--update PROTOCOL.md]"
-            );
+            let _ = writeln!(std::io::stderr(), "usage: dump [--update PROTOCOL.md]");
             ExitCode::FAILURE
         }
     }

@@ -181,9 +181,7 @@ impl ErrorCode {
             ErrorCode::NameTaken => "that name is taken at this table",
             ErrorCode::NotEnoughPlayers => "at least two players are needed to start",
             ErrorCode::GameStarted => "the game has already started",
-            ErrorCode::NotMulliganing => {
-                "this is only possible while players decide on mulligans"
-            }
+            ErrorCode::NotMulliganing => "this is only possible while players decide on mulligans",
             ErrorCode::NotPlaying => "the game is not in play",
             ErrorCode::NotHost => "only the host may do this",
             ErrorCode::NotAPlayer => "this needs a seated player",

@@ -128,7 +128,10 @@ pub fn all() -> Vec<(String, Example)> {
         out.push((name, Example::Client(message)));
     }
     for message in server() {
-        out.push((format!("server/{}", message.name()), Example::Server(message)));
+        out.push((
+            format!("server/{}", message.name()),
+            Example::Server(message),
+        ));
     }
     for event in events() {
         out.push((format!("event/{}", event.name()), Example::Event(event)));

@@ -10,8 +10,8 @@ use crate::error::ApplyError;
 use crate::event::Event;
 use crate::limits::{DEFAULT_HAND_SIZE, DEFAULT_SPELL_RANGE, DEFAULT_STARTING_LIFE, MAX_SEATS};
 use crate::types::{
-    Phase, PlayerId, PlayerStatus, Reduction, StageName, Standing, TableId, TurnId,
-    TurnStateName, uuid_string,
+    Phase, PlayerId, PlayerStatus, Reduction, StageName, Standing, TableId, TurnId, TurnStateName,
+    uuid_string,
 };
 
 /// A table's settings, fixed when it is created.

@@ -24,7 +24,9 @@ fn play(table: &mut Table) -> Vec<Event> {
                 .find(|&s| table.players()[s].status.is_alive())
                 .unwrap();
             let player = table.players()[seat].id;
-            table.handle(Actor::Player(player), Command::Concede).unwrap()
+            table
+                .handle(Actor::Player(player), Command::Concede)
+                .unwrap()
         } else {
             let turn = table
                 .turns()
@@ -32,7 +34,9 @@ fn play(table: &mut Table) -> Vec<Event> {
                 .find(|t| matches!(t.state, TurnState::Running(_)))
                 .unwrap();
             let player = table.players()[turn.seat].id;
-            table.handle(Actor::Player(player), Command::EndTurn).unwrap()
+            table
+                .handle(Actor::Player(player), Command::EndTurn)
+                .unwrap()
         };
         all.extend(events);
     }

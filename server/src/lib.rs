@@ -1,7 +1,27 @@
-//! The Grand Melee server.
+//! The Grand Melee server: hosts many tables of simultaneous-turn Magic: The Gathering over
+//! WebSockets, with thin clients mirroring each table's state from numbered events.
 //!
-//! - [`rules`]: the pure rules core (no I/O, no clock); every table runs on it.
-//!
-//! The network server (lobby, table actors, WebSocket protocol) is built on top of this core.
+//! Reading order:
+//! - [`rules`]: the pure rules core (no I/O, no clock): ring, spheres, simultaneous turns,
+//!   eliminations, results. Every table runs on it.
+//! - `wire` (private): the one place core types are mapped to and from the protocol crate's wire
+//!   types, including full snapshots.
+//! - `room` (private): a table's actor — owns one core table, its members, seat tokens, host and
+//!   event sequence; publishes each event batch encoded once to every member.
+//! - `connection` (private): one client — HTTP routing (`/ws`, `/healthz`, `/metrics`), the
+//!   WebSocket reader that answers session requests and forwards table requests, and the writer
+//!   task with its bounded queue.
+//! - [`server`]: the accept loop, the lobby registry of tables, and graceful shutdown.
+//! - [`config`], [`metrics`].
 
+pub mod config;
+mod connection;
+mod http;
+pub mod metrics;
+mod room;
 pub mod rules;
+pub mod server;
+mod wire;
+
+pub use config::ServerConfig;
+pub use server::Server;

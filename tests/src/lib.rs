@@ -1,1 +1,344 @@
-//! Shared helpers for the end-to-end tests in `tests/tests/`.
+//! Helpers for the end-to-end tests in `tests/tests/`: a real server on a loopback port and
+//! WebSocket clients that speak the real protocol and mirror their table's state.
+#![allow(clippy::unwrap_used)]
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::{SinkExt, StreamExt};
+use grand_melee_protocol::{
+    self as wire, ClientMessage, ErrorCode, PROTOCOL_VERSION, Reduction, ServerMessage, TableId,
+    TableView,
+};
+use grand_melee_server::{Server, ServerConfig};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+
+/// How long a test waits for something the server must send before failing. A bound on a
+/// failure, not a synchronisation: every wait ends as soon as the message arrives.
+pub const PATIENCE: Duration = Duration::from_secs(20);
+
+/// A server running in this test's runtime on a free loopback port.
+#[derive(Debug)]
+pub struct TestServer {
+    pub addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl TestServer {
+    /// Starts a server with default settings.
+    pub async fn start() -> Self {
+        Self::start_with(ServerConfig::default()).await
+    }
+
+    /// Starts a server with the given settings (the listen address is replaced by port 0).
+    pub async fn start_with(mut config: ServerConfig) -> Self {
+        config.listen = "127.0.0.1:0".parse().unwrap();
+        let server = Server::bind(config).await.unwrap();
+        let addr = server.local_addr().unwrap();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(server.run(async {
+            let _ = stopped.await;
+        }));
+        Self {
+            addr,
+            stop: Some(stop),
+            task: Some(task),
+        }
+    }
+
+    /// Shuts the server down gracefully and waits until it has finished.
+    pub async fn shutdown(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            tokio::time::timeout(PATIENCE, task).await.unwrap().unwrap();
+        }
+    }
+
+    /// A client that has completed `hello`.
+    pub async fn client(&self) -> Client {
+        let mut client = Client::connect(self.addr).await;
+        client.hello().await;
+        client
+    }
+}
+
+/// What a client received: a decoded message with its exact bytes, or the close.
+#[derive(Debug, Clone)]
+pub enum Received {
+    Message(ServerMessage, Bytes),
+    Closed(Option<u16>),
+}
+
+/// A protocol client over a real WebSocket. A background task reads every frame as it arrives
+/// (so the client never counts as a slow reader) and hands it over in order.
+#[derive(Debug)]
+pub struct Client {
+    out: mpsc::UnboundedSender<Message>,
+    inbox: mpsc::UnboundedReceiver<Received>,
+    next_id: u32,
+    /// The table this client mirrors, kept up to date from snapshots and event batches.
+    pub view: Option<TableView>,
+    /// Every events frame received, with its exact bytes.
+    pub event_frames: Vec<(u64, Bytes)>,
+    /// This client's player and seat token once seated.
+    pub seat: Option<(u16, uuid::Uuid)>,
+    pub closed: Option<Option<u16>>,
+    /// While set, a requested snapshot does not replace the mirrored view.
+    keep_mirror: bool,
+}
+
+impl Client {
+    /// Opens a WebSocket to `/ws`.
+    pub async fn connect(addr: SocketAddr) -> Self {
+        let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
+            .await
+            .unwrap();
+        let (mut sink, mut stream) = ws.split();
+        let (out, mut outgoing) = mpsc::unbounded_channel::<Message>();
+        let (deliver, inbox) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            while let Some(message) = outgoing.recv().await {
+                if sink.send(message).await.is_err() {
+                    break;
+                }
+            }
+            let _ = sink.close().await;
+        });
+        tokio::spawn(async move {
+            while let Some(frame) = stream.next().await {
+                match frame {
+                    Ok(Message::Binary(bytes)) => {
+                        let message = wire::decode_server(&bytes).unwrap();
+                        let _ = deliver.send(Received::Message(message, bytes));
+                    }
+                    Ok(Message::Close(frame)) => {
+                        let code = frame.map(|f: CloseFrame| u16::from(f.code));
+                        let _ = deliver.send(Received::Closed(code));
+                        return;
+                    }
+                    Ok(_) => {}
+                    Err(_) => break,
+                }
+            }
+            let _ = deliver.send(Received::Closed(None));
+        });
+        Self {
+            out,
+            inbox,
+            next_id: 1,
+            view: None,
+            event_frames: Vec::new(),
+            seat: None,
+            closed: None,
+            keep_mirror: false,
+        }
+    }
+
+    /// The next request id.
+    pub fn id(&mut self) -> u32 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    /// Sends raw bytes as one binary frame.
+    pub fn send_raw(&self, bytes: Vec<u8>) {
+        let _ = self.out.send(Message::Binary(bytes.into()));
+    }
+
+    /// Sends a text frame.
+    pub fn send_text(&self, text: &str) {
+        let _ = self.out.send(Message::text(text));
+    }
+
+    /// Closes the socket from the client side (a dropped connection).
+    pub fn drop_connection(&self) {
+        let _ = self.out.send(Message::Close(None));
+    }
+
+    /// Sends a request built from a fresh id and returns the id.
+    pub fn send(&mut self, build: impl FnOnce(u32) -> ClientMessage) -> u32 {
+        let id = self.id();
+        self.send_raw(wire::encode_client(&build(id)));
+        id
+    }
+
+    /// The next message (mirroring it), or the close. Fails the test after [`PATIENCE`].
+    pub async fn recv(&mut self) -> Received {
+        let received = tokio::time::timeout(PATIENCE, self.inbox.recv())
+            .await
+            .expect("the server answered in time")
+            .unwrap_or(Received::Closed(None));
+        match &received {
+            Received::Message(message, bytes) => self.mirror(message, bytes),
+            Received::Closed(code) => self.closed = Some(*code),
+        }
+        received
+    }
+
+    fn mirror(&mut self, message: &ServerMessage, bytes: &Bytes) {
+        match message {
+            ServerMessage::Snapshot { view, reply_to } => {
+                if !(self.keep_mirror && reply_to.is_some()) {
+                    self.view = Some(view.clone());
+                }
+            }
+            ServerMessage::Events { seq, events, .. } => {
+                self.event_frames.push((*seq, bytes.clone()));
+                let view = self.view.as_mut().expect("a snapshot before events");
+                view.apply_batch(*seq, events).unwrap();
+            }
+            ServerMessage::Seated { player, token, .. } => self.seat = Some((*player, *token)),
+            _ => {}
+        }
+    }
+
+    /// Receives until `pick` returns something; everything before it is mirrored.
+    pub async fn until<T>(&mut self, mut pick: impl FnMut(&Received) -> Option<T>) -> T {
+        loop {
+            let received = self.recv().await;
+            if let Some(found) = pick(&received) {
+                return found;
+            }
+            if let Received::Closed(code) = received {
+                panic!("connection closed ({code:?}) while waiting");
+            }
+        }
+    }
+
+    /// Receives until the answer to request `id`: `Ok(message)` or `Err(error code)`.
+    pub async fn reply(&mut self, id: u32) -> Result<ServerMessage, ErrorCode> {
+        self.until(|r| match r {
+            Received::Message(ServerMessage::Error { reply_to, code, .. }, _)
+                if *reply_to == Some(id) =>
+            {
+                Some(Err(*code))
+            }
+            Received::Message(message, _) if message.reply_to() == Some(id) => {
+                Some(Ok(message.clone()))
+            }
+            _ => None,
+        })
+        .await
+    }
+
+    /// Sends a request and waits for its answer.
+    pub async fn call(
+        &mut self,
+        build: impl FnOnce(u32) -> ClientMessage,
+    ) -> Result<ServerMessage, ErrorCode> {
+        let id = self.send(build);
+        self.reply(id).await
+    }
+
+    /// Completes `hello`.
+    pub async fn hello(&mut self) {
+        let welcome = self
+            .call(|id| ClientMessage::Hello {
+                id,
+                protocol: PROTOCOL_VERSION,
+                client: "e2e".into(),
+            })
+            .await
+            .unwrap();
+        assert!(matches!(welcome, ServerMessage::Welcome { .. }));
+    }
+
+    /// Creates a table and returns its id.
+    pub async fn create_table(&mut self, name: &str, seats: u8, seed: u64) -> TableId {
+        let created = self
+            .call(|id| ClientMessage::CreateTable {
+                id,
+                name: name.into(),
+                seats,
+                spell_range: 2,
+                reduction: Reduction::Eager,
+                starting_life: 20,
+                password: None,
+                seed: Some(seed),
+            })
+            .await
+            .unwrap();
+        let ServerMessage::TableCreated { table, .. } = created else {
+            panic!("expected table_created, got {created:?}");
+        };
+        table
+    }
+
+    /// Joins a table and waits for the snapshot.
+    pub async fn join(&mut self, table: TableId, name: &str) -> Result<u16, ErrorCode> {
+        let answer = self
+            .call(|id| ClientMessage::Join {
+                id,
+                table,
+                name: name.into(),
+                password: None,
+            })
+            .await?;
+        let ServerMessage::Seated { player, .. } = answer else {
+            panic!("expected seated, got {answer:?}");
+        };
+        self.until(|r| {
+            matches!(r, Received::Message(ServerMessage::Snapshot { .. }, _)).then_some(())
+        })
+        .await;
+        Ok(player)
+    }
+
+    /// Watches a table and waits for the snapshot.
+    pub async fn watch(&mut self, table: TableId) {
+        let answer = self
+            .call(|id| ClientMessage::Watch {
+                id,
+                table,
+                password: None,
+            })
+            .await
+            .unwrap();
+        assert!(matches!(answer, ServerMessage::Watching { .. }));
+        self.until(|r| {
+            matches!(r, Received::Message(ServerMessage::Snapshot { .. }, _)).then_some(())
+        })
+        .await;
+    }
+
+    /// Receives until the mirrored view has reached event `seq`.
+    pub async fn catch_up(&mut self, seq: u64) {
+        while self.view.as_ref().map_or(0, |v| v.seq) < seq {
+            if let Received::Closed(code) = self.recv().await {
+                panic!("closed ({code:?}) before reaching event {seq}");
+            }
+        }
+    }
+
+    /// Asks for a fresh snapshot and returns it (without replacing the mirrored view).
+    pub async fn fresh_snapshot(&mut self) -> TableView {
+        let id = self.send(|id| ClientMessage::Snapshot { id });
+        self.keep_mirror = true;
+        let answer = self.reply(id).await;
+        self.keep_mirror = false;
+        let ServerMessage::Snapshot { view, .. } = answer.unwrap() else {
+            panic!("expected a snapshot");
+        };
+        view
+    }
+
+    /// Receives until the connection closes and returns its close code.
+    pub async fn closed_with(&mut self) -> Option<u16> {
+        if let Some(code) = self.closed {
+            return code;
+        }
+        loop {
+            if let Received::Closed(code) = self.recv().await {
+                return code;
+            }
+        }
+    }
+}

@@ -1,0 +1,413 @@
+//! Every message round-trips through the MessagePack codec, and the encoding is what a stock
+//! MessagePack library expects: a map with named fields, a `type` tag, UUIDs as strings.
+#![allow(clippy::unwrap_used)]
+
+use grand_melee_protocol::examples::{self, Example};
+use grand_melee_protocol::{
+    ClientMessage, DecodeError, ErrorCode, Event, MAX_CLIENT_MESSAGE_BYTES, Phase, Reduction,
+    ServerMessage, decode_client, decode_server, encode_client, encode_server,
+};
+use serde::{Deserialize, Serialize};
+
+#[derive(Deserialize)]
+struct Tagged {
+    #[serde(rename = "type")]
+    tag: String,
+}
+
+#[derive(Deserialize)]
+struct Kinded {
+    kind: String,
+}
+
+#[test]
+fn every_client_message_round_trips() {
+    let all = examples::client();
+    assert_eq!(all.len(), 23);
+    for message in all {
+        let bytes = encode_client(&message);
+        assert!(!bytes.is_empty());
+        assert_eq!(
+            decode_client(&bytes).unwrap(),
+            message,
+            "{}",
+            message.name()
+        );
+        let tagged: Tagged = rmp_serde::from_slice(&bytes).unwrap();
+        assert_eq!(tagged.tag, message.name());
+    }
+}
+
+#[test]
+fn every_client_type_has_an_example() {
+    let names: Vec<&str> = examples::client().iter().map(ClientMessage::name).collect();
+    for name in ClientMessage::NAMES {
+        assert!(names.contains(&name), "{name}");
+    }
+    let names: Vec<&str> = examples::server().iter().map(ServerMessage::name).collect();
+    assert_eq!(names, ServerMessage::NAMES);
+}
+
+#[test]
+fn every_server_message_round_trips() {
+    for message in examples::server() {
+        let bytes = encode_server(&message);
+        assert_eq!(
+            decode_server(&bytes).unwrap(),
+            message,
+            "{}",
+            message.name()
+        );
+        let tagged: Tagged = rmp_serde::from_slice(&bytes).unwrap();
+        assert_eq!(tagged.tag, message.name());
+    }
+}
+
+#[test]
+fn every_event_round_trips_inside_an_events_message() {
+    let events = examples::events();
+    assert_eq!(events.len(), 23);
+    for event in events {
+        let message = ServerMessage::Events {
+            table: examples::TABLE,
+            seq: 1,
+            events: vec![event.clone()],
+        };
+        let bytes = encode_server(&message);
+        assert_eq!(decode_server(&bytes).unwrap(), message, "{}", event.name());
+        let kinded: Kinded =
+            rmp_serde::from_slice(&Example::Event(event.clone()).encode()).unwrap();
+        assert_eq!(kinded.kind, event.name());
+    }
+    let all = ServerMessage::Events {
+        table: examples::TABLE,
+        seq: 100,
+        events: examples::events(),
+    };
+    assert_eq!(decode_server(&encode_server(&all)).unwrap(), all);
+}
+
+#[test]
+fn every_ruling_carries_its_kind() {
+    for message in examples::client() {
+        if let ClientMessage::Ruling { ruling, .. } = &message {
+            #[derive(Deserialize)]
+            struct Outer {
+                ruling: Kinded,
+            }
+            let outer: Outer = rmp_serde::from_slice(&encode_client(&message)).unwrap();
+            assert_eq!(outer.ruling.kind, ruling.name());
+        }
+    }
+}
+
+#[test]
+fn example_names_are_unique() {
+    let mut names: Vec<String> = examples::all().into_iter().map(|(n, _)| n).collect();
+    let count = names.len();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), count);
+    assert!(examples::get("client/hello").is_some());
+    assert!(examples::get("client/nothing").is_none());
+}
+
+#[test]
+fn uuids_are_strings_on_the_wire() {
+    let message = ClientMessage::Join {
+        id: 1,
+        table: examples::TABLE,
+        name: "Alice".to_owned(),
+        password: None,
+    };
+    let bytes = encode_client(&message);
+    let text = examples::TABLE.hyphenated().to_string();
+    // str8 marker, length 36, then the text.
+    let mut needle = vec![0xd9, 36];
+    needle.extend_from_slice(text.as_bytes());
+    assert!(bytes.windows(needle.len()).any(|w| w == needle));
+}
+
+#[test]
+fn enum_values_are_snake_case_strings() {
+    let bytes = encode_client(&ClientMessage::SetPhase {
+        id: 1,
+        phase: Phase::PostcombatMain,
+    });
+    assert!(bytes.windows(15).any(|w| w == b"postcombat_main"));
+    let bytes = encode_server(&ServerMessage::error(None, ErrorCode::NotAPlayer));
+    assert!(bytes.windows(12).any(|w| w == b"not_a_player"));
+}
+
+#[test]
+fn error_code_names_match_the_wire() {
+    #[derive(Serialize, Deserialize)]
+    struct Holder {
+        code: ErrorCode,
+    }
+    for code in ErrorCode::ALL {
+        let bytes = rmp_serde::to_vec_named(&Holder { code }).unwrap();
+        let name = code.name().as_bytes();
+        assert!(bytes.windows(name.len()).any(|w| w == name), "{code:?}");
+        assert_eq!(rmp_serde::from_slice::<Holder>(&bytes).unwrap().code, code);
+        assert!(!code.description().is_empty());
+    }
+}
+
+/// The shape a Python client would send: only the required fields, tag last, integers in
+/// whatever width the library picks.
+#[test]
+fn create_table_defaults_and_tag_anywhere() {
+    #[derive(Serialize)]
+    struct Minimal {
+        id: u64,
+        name: &'static str,
+        seats: u64,
+        #[serde(rename = "type")]
+        tag: &'static str,
+    }
+    let bytes = rmp_serde::to_vec_named(&Minimal {
+        id: 7,
+        name: "T",
+        seats: 12,
+        tag: "create_table",
+    })
+    .unwrap();
+    assert_eq!(
+        decode_client(&bytes).unwrap(),
+        ClientMessage::CreateTable {
+            id: 7,
+            name: "T".to_owned(),
+            seats: 12,
+            spell_range: 2,
+            reduction: Reduction::Eager,
+            starting_life: 20,
+            password: None,
+            seed: None,
+        }
+    );
+}
+
+#[test]
+fn attack_damage_and_poison_default_to_zero() {
+    #[derive(Serialize)]
+    struct Attack {
+        #[serde(rename = "type")]
+        tag: &'static str,
+        id: u32,
+        target: u16,
+    }
+    let bytes = rmp_serde::to_vec_named(&Attack {
+        tag: "attack",
+        id: 1,
+        target: 3,
+    })
+    .unwrap();
+    assert_eq!(
+        decode_client(&bytes).unwrap(),
+        ClientMessage::Attack {
+            id: 1,
+            target: 3,
+            damage: 0,
+            poison: 0
+        }
+    );
+}
+
+#[test]
+fn optional_fields_may_be_nil_or_absent() {
+    #[derive(Serialize)]
+    struct Start {
+        #[serde(rename = "type")]
+        tag: &'static str,
+        id: u32,
+        first_player: Option<u16>,
+    }
+    for first_player in [None, Some(2)] {
+        let bytes = rmp_serde::to_vec_named(&Start {
+            tag: "start",
+            id: 1,
+            first_player,
+        })
+        .unwrap();
+        assert_eq!(
+            decode_client(&bytes).unwrap(),
+            ClientMessage::Start {
+                id: 1,
+                first_player
+            }
+        );
+    }
+}
+
+#[test]
+fn oversized_input_is_refused_before_parsing() {
+    let bytes = vec![0u8; MAX_CLIENT_MESSAGE_BYTES + 1];
+    assert_eq!(
+        decode_client(&bytes),
+        Err(DecodeError::TooLarge {
+            size: MAX_CLIENT_MESSAGE_BYTES + 1,
+            max: MAX_CLIENT_MESSAGE_BYTES
+        })
+    );
+    // A chat line just under the limit still decodes.
+    let message = ClientMessage::Chat {
+        id: 1,
+        text: "x".repeat(MAX_CLIENT_MESSAGE_BYTES - 100),
+    };
+    let bytes = encode_client(&message);
+    assert!(bytes.len() <= MAX_CLIENT_MESSAGE_BYTES);
+    assert_eq!(decode_client(&bytes).unwrap(), message);
+}
+
+#[test]
+fn malformed_input_is_an_error() {
+    let cases: Vec<Vec<u8>> = vec![
+        vec![],
+        vec![0xc1],
+        vec![0x90],
+        vec![0x80],
+        rmp_serde::to_vec_named(&("hello", 1)).unwrap(),
+        // Unknown type.
+        encode_client(&ClientMessage::Leave { id: 1 })
+            .iter()
+            .map(|&b| if b == b'l' { b'x' } else { b })
+            .collect(),
+        // Deep nesting.
+        [vec![0x91; 10_000], vec![0xc0]].concat(),
+    ];
+    for bytes in cases {
+        assert!(matches!(
+            decode_client(&bytes),
+            Err(DecodeError::Malformed(_))
+        ));
+        assert!(decode_server(&bytes).is_err());
+    }
+    let mut bytes = encode_client(&ClientMessage::Leave { id: 1 });
+    bytes.push(0xc0);
+    assert_eq!(decode_client(&bytes), Err(DecodeError::TrailingBytes(1)));
+}
+
+#[test]
+fn bad_uuid_is_an_error() {
+    #[derive(Serialize)]
+    struct Watch {
+        #[serde(rename = "type")]
+        tag: &'static str,
+        id: u32,
+        table: &'static str,
+    }
+    let bytes = rmp_serde::to_vec_named(&Watch {
+        tag: "watch",
+        id: 1,
+        table: "not-a-uuid",
+    })
+    .unwrap();
+    assert!(decode_client(&bytes).is_err());
+}
+
+#[test]
+fn request_ids_and_reply_ids() {
+    for message in examples::client() {
+        let id = message.id();
+        assert!(id > 0);
+    }
+    let request = ClientMessage::Keep { id: 42 };
+    let error = ServerMessage::error(Some(&request), ErrorCode::NotYourDecision);
+    assert_eq!(error.reply_to(), Some(42));
+    assert_eq!(error.name(), "error");
+    let ServerMessage::Error { request, .. } = error else {
+        unreachable!()
+    };
+    assert_eq!(request.as_deref(), Some("keep"));
+    let events = ServerMessage::Events {
+        table: examples::TABLE,
+        seq: 1,
+        events: vec![Event::SpectatorsChanged { spectators: 0 }],
+    };
+    assert_eq!(events.reply_to(), None);
+}
+
+fn unhex(text: &str) -> Vec<u8> {
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+/// Frames packed by Python's `msgpack.packb(dict)` (msgpack 1.1): key order as written, integers
+/// in the smallest width (`uint32`, `uint64`, `int16`), optional fields left out.
+#[test]
+fn frames_packed_by_python_msgpack_decode() {
+    let cases = [
+        (
+            "84a474797065a568656c6c6fa2696401a870726f746f636f6c01a6636c69656e74a27079",
+            ClientMessage::Hello {
+                id: 1,
+                protocol: 1,
+                client: "py".to_owned(),
+            },
+        ),
+        (
+            "85a26964ce00011170a474797065ac6372656174655f7461626c65a46e616d65a154a5736561747328a473656564cf8000000000000000",
+            ClientMessage::CreateTable {
+                id: 70_000,
+                name: "T".to_owned(),
+                seats: 40,
+                spell_range: 2,
+                reduction: Reduction::Eager,
+                starting_life: 20,
+                password: None,
+                seed: Some(1 << 63),
+            },
+        ),
+        (
+            "84a474797065a46a6f696ea2696403a57461626c65d92435663363316132652d386434622d346336652d396137662d306231633264336534663530a46e616d65a45a6fc3ab",
+            ClientMessage::Join {
+                id: 3,
+                table: examples::TABLE,
+                name: "Zoë".to_owned(),
+                password: None,
+            },
+        ),
+        (
+            "83a474797065ab6368616e67655f6c696665a2696404a564656c7461d1fed4",
+            ClientMessage::ChangeLife { id: 4, delta: -300 },
+        ),
+        (
+            "83a474797065a672756c696e67a2696405a672756c696e6782a7706c61796572739201cd012ca46b696e64a9656c696d696e617465",
+            ClientMessage::Ruling {
+                id: 5,
+                ruling: grand_melee_protocol::Ruling::Eliminate {
+                    players: vec![1, 300],
+                },
+            },
+        ),
+        (
+            "84a474797065a661747461636ba2696406a674617267657402a664616d61676503",
+            ClientMessage::Attack {
+                id: 6,
+                target: 2,
+                damage: 3,
+                poison: 0,
+            },
+        ),
+    ];
+    for (hex, expected) in cases {
+        assert_eq!(decode_client(&unhex(hex)).unwrap(), expected);
+    }
+}
+
+#[test]
+fn out_of_range_integers_are_errors() {
+    #[derive(Serialize)]
+    struct Keep {
+        #[serde(rename = "type")]
+        tag: &'static str,
+        id: i64,
+    }
+    for id in [-1, i64::from(u32::MAX) + 1] {
+        let bytes = rmp_serde::to_vec_named(&Keep { tag: "keep", id }).unwrap();
+        assert!(decode_client(&bytes).is_err(), "{id}");
+    }
+}

@@ -1,0 +1,161 @@
+//! PROTOCOL.md cannot drift from the code: every example block in it is the current encoding of
+//! its example, every example is shown, and every message, event and error code is documented.
+#![allow(clippy::unwrap_used)]
+
+use grand_melee_protocol::examples::{self, Example};
+use grand_melee_protocol::{ClientMessage, ErrorCode, ServerMessage};
+
+const FIX: &str = "run `cargo run -p grand-melee-protocol --example dump -- --update PROTOCOL.md`";
+
+fn doc() -> String {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../PROTOCOL.md");
+    std::fs::read_to_string(path).unwrap()
+}
+
+/// One `<!-- example: NAME -->` marker and the blocks after it.
+#[derive(Debug, Default)]
+struct Block {
+    name: String,
+    json: Option<String>,
+    byte_count: Option<usize>,
+    hex: Option<String>,
+}
+
+fn blocks(doc: &str) -> Vec<Block> {
+    let mut out = Vec::new();
+    let mut lines = doc.lines().peekable();
+    while let Some(line) = lines.next() {
+        let Some(name) = line
+            .trim()
+            .strip_prefix("<!-- example:")
+            .and_then(|rest| rest.strip_suffix("-->"))
+        else {
+            continue;
+        };
+        let mut block = Block {
+            name: name.trim().to_owned(),
+            ..Block::default()
+        };
+        while let Some(next) = lines.peek().map(|l| l.trim().to_owned()) {
+            if let Some(lang) = next.strip_prefix("```") {
+                lines.next();
+                let mut body = Vec::new();
+                for inner in lines.by_ref() {
+                    if inner.trim() == "```" {
+                        break;
+                    }
+                    body.push(inner);
+                }
+                let body = body.join("\n");
+                match lang {
+                    "json" => block.json = Some(body),
+                    "hex" => block.hex = Some(body),
+                    _ => break,
+                }
+            } else if let Some(count) = next.strip_suffix(" bytes:") {
+                lines.next();
+                block.byte_count = count.parse().ok();
+            } else if next.is_empty() {
+                lines.next();
+            } else {
+                break;
+            }
+        }
+        out.push(block);
+    }
+    out
+}
+
+fn parse_hex(text: &str) -> Vec<u8> {
+    text.split_whitespace()
+        .map(|pair| u8::from_str_radix(pair, 16).unwrap())
+        .collect()
+}
+
+#[test]
+fn every_hex_dump_is_the_current_encoding() {
+    let doc = doc();
+    let blocks = blocks(&doc);
+    assert!(!blocks.is_empty());
+    for block in &blocks {
+        let example = examples::get(&block.name)
+            .unwrap_or_else(|| panic!("PROTOCOL.md shows unknown example {}", block.name));
+        let bytes = example.encode();
+        let hex = block
+            .hex
+            .as_deref()
+            .unwrap_or_else(|| panic!("{}: no hex block; {FIX}", block.name));
+        assert_eq!(
+            parse_hex(hex),
+            bytes,
+            "{}: the hex dump is stale; {FIX}",
+            block.name
+        );
+        assert_eq!(
+            block.byte_count,
+            Some(bytes.len()),
+            "{}: byte count; {FIX}",
+            block.name
+        );
+        let json = block
+            .json
+            .as_deref()
+            .unwrap_or_else(|| panic!("{}: no json block; {FIX}", block.name));
+        let shown: serde_json::Value = serde_json::from_str(json).unwrap();
+        assert_eq!(
+            shown,
+            serde_json::to_value(&example).unwrap(),
+            "{}: the JSON is stale; {FIX}",
+            block.name
+        );
+    }
+}
+
+#[test]
+fn every_example_is_shown_once() {
+    let doc = doc();
+    let shown: Vec<String> = blocks(&doc).into_iter().map(|b| b.name).collect();
+    for (name, _) in examples::all() {
+        let count = shown.iter().filter(|n| **n == name).count();
+        assert_eq!(count, 1, "PROTOCOL.md shows example {name} {count} times");
+    }
+}
+
+#[test]
+fn every_message_event_and_error_code_is_documented() {
+    let doc = doc();
+    for name in ClientMessage::NAMES
+        .iter()
+        .chain(ServerMessage::NAMES.iter())
+    {
+        assert!(
+            doc.contains(&format!("\n### {name}\n")),
+            "no section for {name}"
+        );
+    }
+    for event in examples::events() {
+        let name = event.name();
+        assert!(
+            doc.contains(&format!("\n### {name}\n")),
+            "no section for {name}"
+        );
+    }
+    for code in ErrorCode::ALL {
+        let name = code.name();
+        assert!(
+            doc.contains(&format!("\n| `{name}` | ")),
+            "error code {name} is not in the table"
+        );
+    }
+}
+
+#[test]
+fn snapshot_example_decodes_to_the_example_view() {
+    let Some(Example::Server(ServerMessage::Snapshot { view, .. })) =
+        examples::get("server/snapshot")
+    else {
+        panic!("no snapshot example");
+    };
+    assert_eq!(view, examples::view());
+    assert_eq!(view.seq, examples::view_events().len() as u64);
+}

@@ -1,0 +1,562 @@
+//! `TableView::apply` mirrors the table from its events, derived fields included.
+#![allow(clippy::unwrap_used)]
+
+use grand_melee_protocol::examples;
+use grand_melee_protocol::{
+    ApplyError, EliminationCause, Event, Phase, PlayerId, PlayerStatus, Reduction, Settings,
+    StageName, Standing, TableView, TurnEndReason, TurnRemovalReason, TurnStateName,
+};
+
+fn settings(spell_range: u8) -> Settings {
+    Settings {
+        seats: 40,
+        spell_range,
+        reduction: Reduction::Eager,
+        starting_life: 20,
+        hand_size: 7,
+        password: false,
+    }
+}
+
+/// Applies events one after another, numbered on from the view's seq.
+fn feed(view: &mut TableView, events: &[Event]) {
+    for event in events {
+        let seq = view.seq + 1;
+        view.apply(seq, event).unwrap();
+    }
+}
+
+/// A table of `n` players (ids 0..n, seated in id order), started with the given turn holders,
+/// everyone kept: play has begun but no turn has.
+fn playing(n: u16, spell_range: u8, turn_holders: Vec<PlayerId>) -> TableView {
+    let mut view = TableView::new(examples::TABLE, "test", settings(spell_range));
+    let mut events: Vec<Event> = (0..n)
+        .map(|player| Event::PlayerJoined {
+            player,
+            name: format!("P{player}"),
+        })
+        .collect();
+    events.push(Event::GameStarted {
+        seating: (0..n).collect(),
+        first_player: 0,
+        turn_holders,
+    });
+    events.extend((0..n).map(|player| Event::Kept {
+        player,
+        hand_size: 7,
+    }));
+    feed(&mut view, &events);
+    view
+}
+
+#[test]
+fn a_gap_is_reported_and_changes_nothing() {
+    let mut view = TableView::new(examples::TABLE, "t", settings(2));
+    let event = Event::PlayerJoined {
+        player: 0,
+        name: "A".to_owned(),
+    };
+    let before = view.clone();
+    assert_eq!(
+        view.apply(2, &event),
+        Err(ApplyError::Gap {
+            expected: 1,
+            got: 2
+        })
+    );
+    assert_eq!(view, before);
+    view.apply(1, &event).unwrap();
+    assert_eq!(view.seq, 1);
+    // Replaying the same number is a gap too (apply is strict).
+    assert_eq!(
+        view.apply(1, &event),
+        Err(ApplyError::Gap {
+            expected: 2,
+            got: 1
+        })
+    );
+}
+
+#[test]
+fn unknown_players_and_turns_are_errors_and_change_nothing() {
+    let mut view = playing(4, 1, vec![0]);
+    let before = view.clone();
+    let seq = view.seq + 1;
+    assert_eq!(
+        view.apply(seq, &Event::LifeChanged { player: 9, life: 3 }),
+        Err(ApplyError::UnknownPlayer(9))
+    );
+    assert_eq!(
+        view.apply(seq, &Event::TurnBegan { turn: 5, player: 0 }),
+        Err(ApplyError::UnknownTurn(5))
+    );
+    // One unknown player among known ones: nobody is eliminated.
+    assert_eq!(
+        view.apply(
+            seq,
+            &Event::Eliminated {
+                players: vec![1, 9],
+                cause: EliminationCause::Ruling
+            }
+        ),
+        Err(ApplyError::UnknownPlayer(9))
+    );
+    assert!(matches!(
+        view.apply(seq, &Event::PositionsRemoved { players: vec![1] }),
+        Err(ApplyError::Invalid(_))
+    ));
+    assert!(matches!(
+        view.apply(
+            seq,
+            &Event::PlayerJoined {
+                player: 7,
+                name: "Late".to_owned()
+            }
+        ),
+        Err(ApplyError::Invalid(_))
+    ));
+    assert_eq!(view, before);
+}
+
+#[test]
+fn lobby_joins_and_leaves() {
+    let mut view = TableView::new(examples::TABLE, "t", settings(2));
+    feed(
+        &mut view,
+        &[
+            Event::PlayerJoined {
+                player: 0,
+                name: "A".to_owned(),
+            },
+            Event::PlayerJoined {
+                player: 1,
+                name: "B".to_owned(),
+            },
+            Event::HostChanged { player: Some(0) },
+            Event::PlayerJoined {
+                player: 2,
+                name: "C".to_owned(),
+            },
+            Event::PlayerLeft { player: 1 },
+            Event::ConnectionChanged {
+                player: 2,
+                connected: false,
+            },
+            Event::SpectatorsChanged { spectators: 3 },
+            Event::Chat {
+                from: None,
+                name: "server".to_owned(),
+                text: "hi".to_owned(),
+            },
+        ],
+    );
+    assert_eq!(view.stage, StageName::Lobby);
+    assert_eq!(view.host, Some(0));
+    assert_eq!(view.spectators, 3);
+    let ids: Vec<PlayerId> = view.players.iter().map(|p| p.player).collect();
+    assert_eq!(ids, [0, 2]);
+    let c = view.player(2).unwrap();
+    assert_eq!(
+        (c.life, c.hand_size, c.seat, c.connected),
+        (20, 7, None, false)
+    );
+    assert!(view.ring.is_empty() && view.turns.is_empty());
+    assert!(view.players.iter().all(|p| p.may_target.is_empty()));
+    assert_eq!(view.seq, 8);
+}
+
+#[test]
+fn game_start_seats_players_and_mulligans_go_round_from_the_first_player() {
+    let mut view = TableView::new(examples::TABLE, "t", settings(1));
+    feed(
+        &mut view,
+        &(0..4)
+            .map(|player| Event::PlayerJoined {
+                player,
+                name: format!("P{player}"),
+            })
+            .collect::<Vec<_>>(),
+    );
+    feed(
+        &mut view,
+        &[Event::GameStarted {
+            seating: vec![2, 0, 3, 1],
+            first_player: 3,
+            turn_holders: vec![3],
+        }],
+    );
+    assert_eq!(view.stage, StageName::Mulligan);
+    let order: Vec<PlayerId> = view.players.iter().map(|p| p.player).collect();
+    assert_eq!(order, [2, 0, 3, 1]);
+    let seats: Vec<Option<u8>> = view.players.iter().map(|p| p.seat).collect();
+    assert_eq!(seats, [Some(0), Some(1), Some(2), Some(3)]);
+    assert_eq!(view.ring, [2, 0, 3, 1]);
+    assert_eq!(view.first_player, Some(3));
+    assert_eq!(view.mulligan_decider, Some(3));
+    assert_eq!(view.turns.len(), 1);
+    assert_eq!(view.turns[0].state, TurnStateName::Waiting);
+    assert_eq!(view.turns[0].sphere, [0, 3, 1]);
+    feed(
+        &mut view,
+        &[
+            Event::Mulliganed {
+                player: 3,
+                hand_size: 6,
+            },
+            Event::Kept {
+                player: 3,
+                hand_size: 6,
+            },
+        ],
+    );
+    // Next seat to the left of seat 2 is seat 3, then wrapping round to seat 0.
+    assert_eq!(view.mulligan_decider, Some(1));
+    feed(
+        &mut view,
+        &[Event::Kept {
+            player: 1,
+            hand_size: 7,
+        }],
+    );
+    assert_eq!(view.mulligan_decider, Some(2));
+    feed(
+        &mut view,
+        &[Event::Kept {
+            player: 2,
+            hand_size: 7,
+        }],
+    );
+    assert_eq!(view.mulligan_decider, Some(0));
+    assert!(view.players.iter().all(|p| p.may_target.is_empty()));
+    feed(
+        &mut view,
+        &[Event::Kept {
+            player: 0,
+            hand_size: 7,
+        }],
+    );
+    assert_eq!(view.stage, StageName::Playing);
+    assert_eq!(view.mulligan_decider, None);
+    assert_eq!(view.player(3).unwrap().hand_size, 6);
+    assert!(view.players.iter().all(|p| p.kept));
+    // Range 1 on a ring of 4: each player reaches himself and his two neighbours.
+    assert_eq!(view.player(0).unwrap().may_target, [2, 0, 3]);
+    assert!(view.player(0).unwrap().may_attack.is_empty());
+}
+
+#[test]
+fn spheres_on_small_rings_have_no_duplicates() {
+    // Ring of m players, range 2: sphere of player 0 starting R positions to his right.
+    let expected: [(u16, &[PlayerId]); 6] = [
+        (2, &[1, 0]),
+        (3, &[2, 0, 1]),
+        (4, &[2, 3, 0, 1]),
+        (5, &[3, 4, 0, 1, 2]),
+        (6, &[4, 5, 0, 1, 2]),
+        (8, &[6, 7, 0, 1, 2]),
+    ];
+    for (m, sphere) in expected {
+        let view = playing(m, 2, vec![0]);
+        assert_eq!(view.turns[0].sphere, sphere, "ring of {m}");
+        assert_eq!(view.sphere(0), sphere);
+    }
+    let single = {
+        let mut view = playing(3, 1, vec![0]);
+        view.ring = vec![0];
+        view
+    };
+    assert_eq!(single.sphere(0), [0]);
+    assert_eq!(single.sphere(1), Vec::<PlayerId>::new());
+}
+
+#[test]
+fn targets_and_attacks_follow_range_turns_and_phases() {
+    let mut view = playing(6, 1, vec![0, 3]);
+    assert_eq!(view.distance(0, 3), Some(3));
+    assert_eq!(view.distance(0, 5), Some(1));
+    assert_eq!(view.player(0).unwrap().may_target, [0, 1, 5]);
+    feed(&mut view, &[Event::TurnBegan { turn: 0, player: 0 }]);
+    assert_eq!(view.turns[0].state, TurnStateName::Running);
+    assert_eq!(view.turns[0].phase, Some(Phase::Beginning));
+    assert!(view.player(0).unwrap().may_attack.is_empty());
+    feed(
+        &mut view,
+        &[Event::PhaseChanged {
+            turn: 0,
+            phase: Phase::Combat,
+        }],
+    );
+    assert_eq!(view.player(0).unwrap().may_attack, [1, 5]);
+    // Player 3 holds a waiting turn: no attacks for him.
+    assert!(view.player(3).unwrap().may_attack.is_empty());
+    feed(
+        &mut view,
+        &[
+            Event::Attacked {
+                attacker: 0,
+                defender: 1,
+                damage: 25,
+                poison: 2,
+            },
+            Event::Eliminated {
+                players: vec![1],
+                cause: EliminationCause::Life,
+            },
+        ],
+    );
+    let p1 = view.player(1).unwrap();
+    assert_eq!(
+        (p1.life, p1.poison, p1.status),
+        (-5, 2, PlayerStatus::Eliminated)
+    );
+    assert!(p1.may_target.is_empty());
+    // Player 1's position still counts: player 2 is still 2 positions from player 0.
+    assert_eq!(view.player(0).unwrap().may_attack, [5]);
+    assert_eq!(view.player(2).unwrap().may_target, [2, 3]);
+    feed(
+        &mut view,
+        &[Event::PhaseChanged {
+            turn: 0,
+            phase: Phase::Ending,
+        }],
+    );
+    assert!(view.player(0).unwrap().may_attack.is_empty());
+    feed(
+        &mut view,
+        &[
+            Event::TurnEnded {
+                turn: 0,
+                player: 0,
+                reason: TurnEndReason::Finished,
+            },
+            Event::TurnPassed {
+                turn: 0,
+                from: 0,
+                to: 2,
+            },
+            Event::PositionsRemoved { players: vec![1] },
+        ],
+    );
+    let p1 = view.player(1).unwrap();
+    assert_eq!(p1.status, PlayerStatus::Removed);
+    assert_eq!(view.ring, [0, 2, 3, 4, 5]);
+    assert_eq!(view.distance(0, 2), Some(1));
+    assert_eq!(view.distance(0, 1), None);
+    assert_eq!(view.player(0).unwrap().may_target, [0, 2, 5]);
+    let turn = view.turn(0).unwrap();
+    assert_eq!(turn.player, 2);
+    assert_eq!(turn.state, TurnStateName::Waiting);
+    assert_eq!(turn.phase, None);
+    assert_eq!(turn.sphere, [0, 2, 3]);
+    assert_eq!(view.turn_of(2).unwrap().turn, 0);
+}
+
+#[test]
+fn an_ended_turn_has_no_sphere_until_it_passes() {
+    let mut view = playing(4, 1, vec![0]);
+    feed(
+        &mut view,
+        &[
+            Event::TurnBegan { turn: 0, player: 0 },
+            Event::TurnEnded {
+                turn: 0,
+                player: 0,
+                reason: TurnEndReason::Ruling,
+            },
+        ],
+    );
+    assert_eq!(view.turns[0].state, TurnStateName::Ended);
+    assert!(view.turns[0].sphere.is_empty());
+}
+
+#[test]
+fn turn_marks_removals_and_game_over() {
+    let mut view = playing(8, 1, vec![0, 4]);
+    feed(
+        &mut view,
+        &[
+            Event::TurnBegan { turn: 0, player: 0 },
+            Event::TurnMarkedForRemoval { turn: 1 },
+        ],
+    );
+    assert!(view.turn(1).unwrap().marked_for_removal);
+    feed(&mut view, &[Event::TurnRemovalCancelled { turn: 1 }]);
+    assert!(!view.turn(1).unwrap().marked_for_removal);
+    feed(
+        &mut view,
+        &[
+            Event::TurnRemoved {
+                turn: 1,
+                player: 4,
+                reason: TurnRemovalReason::Reduced,
+            },
+            Event::DamageDealt {
+                source: 0,
+                target: 1,
+                amount: 3,
+            },
+            Event::LifeChanged {
+                player: 2,
+                life: 30,
+            },
+            Event::PoisonChanged {
+                player: 2,
+                poison: 4,
+            },
+        ],
+    );
+    assert_eq!(view.turns.len(), 1);
+    assert_eq!(view.turn(1), None);
+    assert_eq!(view.player(1).unwrap().life, 17);
+    assert_eq!(view.player(2).unwrap().life, 30);
+    assert_eq!(view.player(2).unwrap().poison, 4);
+    let standings: Vec<Standing> = (0..8)
+        .map(|player| Standing {
+            player,
+            place: if player == 0 { 1 } else { 2 },
+            mana_points: if player == 0 { 7 } else { 0 },
+        })
+        .collect();
+    feed(
+        &mut view,
+        &[
+            Event::Eliminated {
+                players: (1..8).collect(),
+                cause: EliminationCause::Ruling,
+            },
+            Event::GameOver {
+                standings: standings.clone(),
+            },
+        ],
+    );
+    assert_eq!(view.stage, StageName::Finished);
+    assert_eq!(view.standings, standings);
+    assert!(view.turns.is_empty());
+    assert!(view.players.iter().all(|p| p.may_target.is_empty()));
+    assert_eq!(view.living(), 1);
+}
+
+#[test]
+fn batches_skip_events_already_included_and_stop_at_gaps() {
+    let events = examples::view_events();
+    let mut full = TableView::new(examples::TABLE, "Friday melee", examples::view().settings);
+    full.apply_batch(1, &events).unwrap();
+    assert_eq!(full, examples::view());
+    assert_eq!(full.seq, events.len() as u64);
+
+    // A client that got a snapshot at seq 5, then a batch from 3: events 3..5 are skipped.
+    let mut mirror = TableView::new(examples::TABLE, "Friday melee", examples::view().settings);
+    mirror.apply_batch(1, &events[..5]).unwrap();
+    mirror.apply_batch(3, &events[2..]).unwrap();
+    assert_eq!(mirror, full);
+
+    // A batch that starts past the next number is a gap.
+    let mut mirror = TableView::new(examples::TABLE, "Friday melee", examples::view().settings);
+    mirror.apply_batch(1, &events[..5]).unwrap();
+    assert_eq!(
+        mirror.apply_batch(7, &events[6..]),
+        Err(ApplyError::Gap {
+            expected: 6,
+            got: 7
+        })
+    );
+    assert_eq!(mirror.seq, 5);
+}
+
+#[test]
+fn the_example_snapshot_has_its_derived_fields() {
+    let view = examples::view();
+    assert_eq!(view.stage, StageName::Playing);
+    assert_eq!(view.host, Some(0));
+    assert_eq!(view.spectators, 1);
+    assert_eq!(view.ring, [2, 0, 3, 1]);
+    let alice = view.player(0).unwrap();
+    assert_eq!(alice.seat, Some(1));
+    assert_eq!(alice.may_attack, [2, 3]);
+    assert_eq!(alice.may_target, [2, 0, 3]);
+    assert_eq!(view.player(1).unwrap().may_target, [2, 3, 1]);
+    assert_eq!(view.player(1).unwrap().hand_size, 6);
+    assert!(!view.player(3).unwrap().connected);
+    assert_eq!(view.turns[0].sphere, [2, 0, 3]);
+    assert_eq!(view.turns[0].phase, Some(Phase::Combat));
+
+    // A fresh computation of the derived fields changes nothing.
+    let mut again = view.clone();
+    for p in &mut again.players {
+        p.may_attack.clear();
+        p.may_target.clear();
+    }
+    for t in &mut again.turns {
+        t.sphere.clear();
+    }
+    again.refresh_derived();
+    assert_eq!(again, view);
+}
+
+#[test]
+fn player_left_after_the_start_changes_nothing() {
+    let mut view = playing(3, 1, vec![0]);
+    let before = view.clone();
+    feed(&mut view, &[Event::PlayerLeft { player: 1 }]);
+    assert_eq!(view.players, before.players);
+    assert!(matches!(
+        view.apply(view.seq + 1, &Event::PlayerLeft { player: 9 }),
+        Err(ApplyError::UnknownPlayer(9))
+    ));
+}
+
+#[test]
+fn a_second_start_or_a_bad_seating_is_refused() {
+    let mut view = TableView::new(examples::TABLE, "t", settings(1));
+    feed(
+        &mut view,
+        &[
+            Event::PlayerJoined {
+                player: 0,
+                name: "A".to_owned(),
+            },
+            Event::PlayerJoined {
+                player: 1,
+                name: "B".to_owned(),
+            },
+        ],
+    );
+    let bad = [
+        Event::GameStarted {
+            seating: vec![0, 0],
+            first_player: 0,
+            turn_holders: vec![0],
+        },
+        Event::GameStarted {
+            seating: vec![0],
+            first_player: 0,
+            turn_holders: vec![0],
+        },
+        Event::GameStarted {
+            seating: vec![0, 1],
+            first_player: 5,
+            turn_holders: vec![0],
+        },
+        Event::GameStarted {
+            seating: vec![0, 1],
+            first_player: 0,
+            turn_holders: vec![6],
+        },
+        Event::Kept {
+            player: 0,
+            hand_size: 7,
+        },
+    ];
+    let before = view.clone();
+    for event in &bad {
+        assert!(view.apply(3, event).is_err(), "{event:?}");
+        assert_eq!(view, before);
+    }
+    let start = Event::GameStarted {
+        seating: vec![1, 0],
+        first_player: 0,
+        turn_holders: vec![0],
+    };
+    view.apply(3, &start).unwrap();
+    assert!(view.apply(4, &start).is_err());
+}

@@ -1,0 +1,80 @@
+//! Server settings: command-line flags, each with a matching environment variable.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use clap::Parser;
+
+/// The Grand Melee server: hosts many tables of simultaneous-turn Magic: The Gathering over
+/// WebSockets (MessagePack frames at `/ws`), with `GET /healthz` and `GET /metrics` on the same
+/// port.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "grand-melee-server", version, about, long_about = None)]
+pub struct ServerConfig {
+    /// Address and port to listen on. Use 0.0.0.0:PORT to accept other machines.
+    #[arg(long, env = "GM_LISTEN", default_value = "127.0.0.1:7878")]
+    pub listen: SocketAddr,
+
+    /// Log filter, e.g. `info`, `debug`, or `grand_melee_server=debug,info`.
+    #[arg(long, env = "GM_LOG", default_value = "info")]
+    pub log: String,
+
+    /// Most simultaneous connections (WebSocket and HTTP); further ones are refused. Keep it below
+    /// the process's open-file limit.
+    #[arg(long, env = "GM_MAX_CONNECTIONS", default_value_t = 18_000)]
+    pub max_connections: usize,
+
+    /// Most tables at once (lobby, playing or finished but still watched).
+    #[arg(long, env = "GM_MAX_TABLES", default_value_t = 2_000)]
+    pub max_tables: usize,
+
+    /// Seconds a client has to complete the HTTP/WebSocket handshake.
+    #[arg(long, env = "GM_HANDSHAKE_TIMEOUT", default_value_t = 10)]
+    pub handshake_timeout_secs: u64,
+
+    /// Seconds between the server's WebSocket pings.
+    #[arg(long, env = "GM_PING_INTERVAL", default_value_t = 15)]
+    pub ping_interval_secs: u64,
+
+    /// Seconds without any frame (a pong counts) after which a client is disconnected.
+    #[arg(long, env = "GM_IDLE_TIMEOUT", default_value_t = 45)]
+    pub idle_timeout_secs: u64,
+
+    /// Seconds a dropped player's seat is held in the lobby before it is given up. During a game
+    /// the seat is never given up; the player resumes with his seat token.
+    #[arg(long, env = "GM_GRACE_PERIOD", default_value_t = 120)]
+    pub grace_period_secs: u64,
+
+    /// Frames queued for one connection before it counts as a slow reader and is dropped.
+    #[arg(long, env = "GM_OUTGOING_QUEUE", default_value_t = 256)]
+    pub outgoing_queue: usize,
+
+    /// Requests queued for one table before senders wait.
+    #[arg(long, env = "GM_TABLE_QUEUE", default_value_t = 1024)]
+    pub table_queue: usize,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        // The defaults of the flags above, for tests and embedders.
+        Self::parse_from(["grand-melee-server"])
+    }
+}
+
+impl ServerConfig {
+    pub(crate) fn handshake_timeout(&self) -> Duration {
+        Duration::from_secs(self.handshake_timeout_secs)
+    }
+
+    pub(crate) fn ping_interval(&self) -> Duration {
+        Duration::from_secs(self.ping_interval_secs.max(1))
+    }
+
+    pub(crate) fn idle_timeout(&self) -> Duration {
+        Duration::from_secs(self.idle_timeout_secs.max(1))
+    }
+
+    pub(crate) fn grace_period(&self) -> Duration {
+        Duration::from_secs(self.grace_period_secs)
+    }
+}

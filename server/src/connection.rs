@@ -1,0 +1,419 @@
+//! One client connection: the HTTP routing, then a WebSocket session split into a reader (this
+//! task: decodes requests, answers session requests, forwards table requests to the table's
+//! actor) and a writer task (drains a bounded queue of encoded frames, batching writes).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
+use std::time::Instant;
+
+use bytes::Bytes;
+use futures_util::stream::SplitSink;
+use futures_util::{SinkExt, StreamExt};
+use grand_melee_protocol::{
+    self as wire, ClientMessage, ErrorCode, MAX_CLIENT_MESSAGE_BYTES, PROTOCOL_VERSION,
+    ServerMessage, close,
+};
+use tokio::net::TcpStream;
+use tokio::sync::{mpsc, oneshot};
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, info};
+
+use crate::http::{self, Route};
+use crate::metrics::Metrics;
+use crate::room::{self, Entry, RoomMsg};
+use crate::server::Shared;
+
+/// The way a table actor (or the reader) talks to one connection: a bounded queue of encoded
+/// frames and a way to close it with a code.
+#[derive(Debug, Clone)]
+pub(crate) struct Conn {
+    pub id: u64,
+    out: mpsc::Sender<Bytes>,
+    kick: CancellationToken,
+    close_code: Arc<AtomicU16>,
+    metrics: Arc<Metrics>,
+}
+
+impl Conn {
+    /// Queues one encoded frame. A full queue means the client cannot keep up: it is closed
+    /// (1008) rather than allowed to stall whoever is sending. Returns whether it was queued.
+    pub fn send(&self, frame: Bytes) -> bool {
+        let len = frame.len() as u64;
+        match self.out.try_send(frame) {
+            Ok(()) => {
+                Metrics::add(&self.metrics.messages_out, 1);
+                Metrics::add(&self.metrics.bytes_out, len);
+                true
+            }
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                if !self.kick.is_cancelled() {
+                    Metrics::add(&self.metrics.slow_readers_dropped, 1);
+                    info!(
+                        connection = self.id,
+                        "outgoing queue full: dropping a slow reader"
+                    );
+                    self.close(close::POLICY_VIOLATION);
+                }
+                false
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
+        }
+    }
+
+    /// Encodes and queues one message.
+    pub fn send_message(&self, message: &ServerMessage) -> bool {
+        self.send(Bytes::from(wire::encode_server(message)))
+    }
+
+    /// Answers a request with a typed error.
+    pub fn reject(&self, request: Option<&ClientMessage>, code: ErrorCode) {
+        Metrics::add(&self.metrics.rejected, 1);
+        self.send_message(&ServerMessage::error(request, code));
+    }
+
+    /// Closes the connection with a WebSocket close code (the first code set wins).
+    pub fn close(&self, code: u16) {
+        if !self.kick.is_cancelled() {
+            self.close_code.store(code, Relaxed);
+            self.kick.cancel();
+        }
+    }
+}
+
+/// The human-readable reason sent with a close code.
+fn close_reason(code: u16) -> &'static str {
+    match code {
+        close::NORMAL => "bye",
+        close::GOING_AWAY => "server going away",
+        close::PROTOCOL_ERROR => "protocol error",
+        close::POLICY_VIOLATION => "outgoing queue overflow or idle",
+        close::MESSAGE_TOO_BIG => "message too big",
+        _ => "",
+    }
+}
+
+fn websocket_config() -> WebSocketConfig {
+    WebSocketConfig::default()
+        .read_buffer_size(4 * 1024)
+        .write_buffer_size(16 * 1024)
+        .max_write_buffer_size(1 << 20)
+        .max_message_size(Some(MAX_CLIENT_MESSAGE_BYTES))
+        .max_frame_size(Some(MAX_CLIENT_MESSAGE_BYTES))
+}
+
+/// Serves one TCP connection to the end.
+pub(crate) async fn serve(mut stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
+    let metrics = Arc::clone(&shared.metrics);
+    metrics.connections_open.fetch_add(1, Relaxed);
+    let _ = stream.set_nodelay(true);
+    let routed = tokio::time::timeout(
+        shared.config.handshake_timeout(),
+        http::route(&mut stream, || metrics.render()),
+    )
+    .await;
+    if let Ok(Ok(Route::WebSocket { rest })) = routed {
+        let ws = WebSocketStream::from_partially_read(
+            stream,
+            rest,
+            Role::Server,
+            Some(websocket_config()),
+        )
+        .await;
+        metrics.websockets_open.fetch_add(1, Relaxed);
+        session(ws, peer, &shared).await;
+        metrics.websockets_open.fetch_sub(1, Relaxed);
+    } else if routed.is_err() {
+        debug!(%peer, "handshake timed out");
+    }
+    metrics.connections_open.fetch_sub(1, Relaxed);
+}
+
+/// Where the session stands: before `hello`, in the lobby, or in a table.
+#[derive(Debug)]
+enum State {
+    New,
+    Lobby,
+    InTable(room::Membership),
+}
+
+async fn session(ws: WebSocketStream<TcpStream>, peer: SocketAddr, shared: &Arc<Shared>) {
+    let (sink, mut stream) = ws.split();
+    let (out, rx) = mpsc::channel(shared.config.outgoing_queue.max(1));
+    let kick = shared.shutdown.child_token();
+    let conn = Conn {
+        id: shared.next_connection_id(),
+        out,
+        kick: kick.clone(),
+        close_code: Arc::new(AtomicU16::new(close::GOING_AWAY)),
+        metrics: Arc::clone(&shared.metrics),
+    };
+    debug!(%peer, connection = conn.id, "websocket open");
+    let writer = tokio::spawn(write_frames(
+        sink,
+        rx,
+        kick.clone(),
+        Arc::clone(&conn.close_code),
+        shared.config.ping_interval(),
+    ));
+    let mut state = State::New;
+    let idle = shared.config.idle_timeout();
+    loop {
+        let next = tokio::select! {
+            () = kick.cancelled() => break,
+            next = tokio::time::timeout(idle, stream.next()) => next,
+        };
+        let message = match next {
+            Err(_) => {
+                debug!(connection = conn.id, "idle: no frame or pong in time");
+                conn.close(close::POLICY_VIOLATION);
+                break;
+            }
+            Ok(None) => break,
+            Ok(Some(Err(WsError::Capacity(_)))) => {
+                conn.reject(None, ErrorCode::BadMessage);
+                conn.close(close::MESSAGE_TOO_BIG);
+                break;
+            }
+            Ok(Some(Err(WsError::Protocol(_)))) => {
+                conn.close(close::PROTOCOL_ERROR);
+                break;
+            }
+            Ok(Some(Err(_))) => break,
+            Ok(Some(Ok(message))) => message,
+        };
+        let received = Instant::now();
+        match message {
+            Message::Binary(bytes) => {
+                Metrics::add(&shared.metrics.messages_in, 1);
+                Metrics::add(&shared.metrics.bytes_in, bytes.len() as u64);
+                match wire::decode_client(&bytes) {
+                    Ok(request) => handle(request, &mut state, &conn, shared, received).await,
+                    Err(error) => {
+                        debug!(connection = conn.id, %error, "undecodable message");
+                        conn.reject(None, error.code());
+                    }
+                }
+            }
+            Message::Text(_) => conn.reject(None, ErrorCode::BadMessage),
+            Message::Close(_) => {
+                conn.close(close::NORMAL);
+                break;
+            }
+            Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => {}
+        }
+    }
+    if let State::InTable(membership) = state {
+        let _ = membership
+            .tx
+            .send(RoomMsg::Gone {
+                connection: conn.id,
+            })
+            .await;
+    }
+    conn.close(close::NORMAL);
+    let _ = writer.await;
+    debug!(connection = conn.id, "websocket closed");
+}
+
+/// Answers one decoded request.
+async fn handle(
+    request: ClientMessage,
+    state: &mut State,
+    conn: &Conn,
+    shared: &Arc<Shared>,
+    received: Instant,
+) {
+    match (&*state, request) {
+        (State::New, ClientMessage::Hello { id, protocol, .. }) => {
+            if protocol != PROTOCOL_VERSION {
+                let request = ClientMessage::Hello {
+                    id,
+                    protocol,
+                    client: String::new(),
+                };
+                conn.reject(Some(&request), ErrorCode::UnsupportedVersion);
+                conn.close(close::PROTOCOL_ERROR);
+                return;
+            }
+            *state = State::Lobby;
+            conn.send_message(&ServerMessage::Welcome {
+                reply_to: id,
+                protocol: PROTOCOL_VERSION,
+                server: format!("grand-melee-server {}", env!("CARGO_PKG_VERSION")),
+            });
+        }
+        (State::New, request) => conn.reject(Some(&request), ErrorCode::HelloRequired),
+        (_, request @ ClientMessage::Hello { .. }) => {
+            conn.reject(Some(&request), ErrorCode::BadMessage)
+        }
+        (_, ClientMessage::ListTables { id }) => {
+            let mut tables: Vec<_> = shared
+                .tables
+                .iter()
+                .map(|entry| entry.summary.borrow().clone())
+                .collect();
+            tables.sort_by(|a, b| a.name.cmp(&b.name).then(a.table.cmp(&b.table)));
+            conn.send_message(&ServerMessage::Tables {
+                reply_to: id,
+                tables,
+            });
+        }
+        (_, request @ ClientMessage::CreateTable { .. }) => match room::create(&request, shared) {
+            Ok(table) => {
+                conn.send_message(&ServerMessage::TableCreated {
+                    reply_to: request.id(),
+                    table,
+                });
+            }
+            Err(code) => conn.reject(Some(&request), code),
+        },
+        (
+            State::InTable(_),
+            request @ (ClientMessage::Join { .. }
+            | ClientMessage::Watch { .. }
+            | ClientMessage::Resume { .. }),
+        ) => {
+            conn.reject(Some(&request), ErrorCode::AlreadyInTable);
+        }
+        (
+            State::Lobby,
+            request @ (ClientMessage::Join { .. }
+            | ClientMessage::Watch { .. }
+            | ClientMessage::Resume { .. }),
+        ) => {
+            let (table, entry) = match &request {
+                ClientMessage::Join {
+                    table,
+                    name,
+                    password,
+                    ..
+                } => (
+                    *table,
+                    Entry::Join {
+                        name: name.clone(),
+                        password: password.clone(),
+                    },
+                ),
+                ClientMessage::Watch {
+                    table, password, ..
+                } => (
+                    *table,
+                    Entry::Watch {
+                        password: password.clone(),
+                    },
+                ),
+                ClientMessage::Resume { table, token, .. } => {
+                    (*table, Entry::Resume { token: *token })
+                }
+                _ => return,
+            };
+            let Some(tx) = shared.tables.get(&table).map(|e| e.tx.clone()) else {
+                conn.reject(Some(&request), ErrorCode::UnknownTable);
+                return;
+            };
+            let (reply, answer) = oneshot::channel();
+            let enter = RoomMsg::Enter {
+                conn: conn.clone(),
+                request_id: request.id(),
+                entry,
+                reply,
+            };
+            if tx.send(enter).await.is_err() {
+                conn.reject(Some(&request), ErrorCode::UnknownTable);
+                return;
+            }
+            match answer.await {
+                Ok(Ok(_role)) => *state = State::InTable(room::Membership { tx }),
+                Ok(Err(code)) => conn.reject(Some(&request), code),
+                Err(_) => conn.reject(Some(&request), ErrorCode::UnknownTable),
+            }
+        }
+        (State::InTable(membership), ClientMessage::Leave { id }) => {
+            let (reply, answer) = oneshot::channel();
+            let leave = RoomMsg::Leave {
+                connection: conn.id,
+                request_id: id,
+                reply,
+            };
+            if membership.tx.send(leave).await.is_ok() {
+                let _ = answer.await;
+            } else {
+                conn.send_message(&ServerMessage::Left { reply_to: id });
+            }
+            *state = State::Lobby;
+        }
+        (State::InTable(membership), request) => {
+            let tx = membership.tx.clone();
+            let forward = RoomMsg::Request {
+                connection: conn.id,
+                request,
+                received,
+            };
+            if let Err(mpsc::error::SendError(RoomMsg::Request { request, .. })) =
+                tx.send(forward).await
+            {
+                conn.reject(Some(&request), ErrorCode::NotInTable);
+                *state = State::Lobby;
+            }
+        }
+        (State::Lobby, request) => conn.reject(Some(&request), ErrorCode::NotInTable),
+    }
+}
+
+/// The writer task: drains the queue, feeding every frame that is ready and flushing once, sends
+/// pings, and closes with the connection's close code when told to.
+async fn write_frames(
+    mut sink: SplitSink<WebSocketStream<TcpStream>, Message>,
+    mut rx: mpsc::Receiver<Bytes>,
+    kick: CancellationToken,
+    close_code: Arc<AtomicU16>,
+    ping_interval: std::time::Duration,
+) {
+    let mut ping = tokio::time::interval(ping_interval);
+    ping.reset();
+    loop {
+        let written = tokio::select! {
+            biased;
+            () = kick.cancelled() => break,
+            frame = rx.recv() => {
+                let Some(frame) = frame else { break };
+                let write = async {
+                    sink.feed(Message::Binary(frame)).await?;
+                    while let Ok(frame) = rx.try_recv() {
+                        sink.feed(Message::Binary(frame)).await?;
+                    }
+                    sink.flush().await
+                };
+                tokio::select! {
+                    () = kick.cancelled() => break,
+                    written = write => written,
+                }
+            }
+            _ = ping.tick() => sink.send(Message::Ping(Bytes::new())).await,
+        };
+        if written.is_err() {
+            kick.cancel();
+            return;
+        }
+    }
+    let code = close_code.load(Relaxed);
+    let goodbye = async {
+        if code != close::POLICY_VIOLATION {
+            // Deliver what was already queued (e.g. the last events before a shutdown).
+            while let Ok(frame) = rx.try_recv() {
+                sink.feed(Message::Binary(frame)).await?;
+            }
+        }
+        sink.send(Message::Close(Some(CloseFrame {
+            code: CloseCode::from(code),
+            reason: close_reason(code).into(),
+        })))
+        .await
+    };
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), goodbye).await;
+}

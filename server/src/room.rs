@@ -1,0 +1,640 @@
+//! A table's actor: one task owns the table's rules state and everything around it (members,
+//! seat tokens, the host, the event sequence) and is fed by a bounded channel. No locks around
+//! game state: nobody else can reach it.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use grand_melee_protocol::{
+    self as wire, ClientMessage, ErrorCode, MAX_CHAT_CHARS, MAX_NAME_CHARS, MAX_PASSWORD_CHARS,
+    SeatToken, ServerMessage, TableId, TableSummary, close,
+};
+use tokio::sync::{mpsc, oneshot, watch};
+use tracing::{debug, info};
+use uuid::Uuid;
+
+use crate::connection::Conn;
+use crate::metrics::Metrics;
+use crate::rules::{self, Actor, Command, Stage, Table, TableConfig};
+use crate::server::{Shared, TableEntry};
+use crate::wire::{self as edge, Authority};
+
+/// How a connection takes part in a table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// Seated as this player.
+    Player(rules::PlayerId),
+    /// Watching.
+    Spectator,
+}
+
+/// A connection's link to its table, kept by the connection's reader.
+#[derive(Debug)]
+pub(crate) struct Membership {
+    pub tx: mpsc::Sender<RoomMsg>,
+}
+
+/// How a connection asks to enter a table.
+#[derive(Debug)]
+pub(crate) enum Entry {
+    Join {
+        name: String,
+        password: Option<String>,
+    },
+    Watch {
+        password: Option<String>,
+    },
+    Resume {
+        token: SeatToken,
+    },
+}
+
+/// What a table's actor receives.
+#[derive(Debug)]
+pub(crate) enum RoomMsg {
+    /// Join, watch or resume. On success the actor has already queued the answer and a snapshot
+    /// on the connection.
+    Enter {
+        conn: Conn,
+        request_id: u32,
+        entry: Entry,
+        reply: oneshot::Sender<Result<Role, ErrorCode>>,
+    },
+    /// A request from a member.
+    Request {
+        connection: u64,
+        request: ClientMessage,
+        received: Instant,
+    },
+    /// A member leaves on purpose (a seated player in a game keeps his seat).
+    Leave {
+        connection: u64,
+        request_id: u32,
+        reply: oneshot::Sender<()>,
+    },
+    /// A member's connection is gone.
+    Gone { connection: u64 },
+}
+
+/// Creates a table from a `create_table` request and starts its actor.
+pub(crate) fn create(request: &ClientMessage, shared: &Arc<Shared>) -> Result<TableId, ErrorCode> {
+    let ClientMessage::CreateTable {
+        name,
+        seats,
+        spell_range,
+        reduction,
+        starting_life,
+        password,
+        seed,
+        ..
+    } = request
+    else {
+        return Err(ErrorCode::BadMessage);
+    };
+    let name = name.trim();
+    if name.is_empty()
+        || name.chars().count() > MAX_NAME_CHARS
+        || name.chars().any(char::is_control)
+    {
+        return Err(ErrorCode::BadName);
+    }
+    if password
+        .as_ref()
+        .is_some_and(|p| p.is_empty() || p.chars().count() > MAX_PASSWORD_CHARS)
+    {
+        return Err(ErrorCode::BadSettings);
+    }
+    let spell_range = rules::SpellRange::new(*spell_range).map_err(|_| ErrorCode::BadSettings)?;
+    let config = TableConfig {
+        seats: *seats,
+        spell_range,
+        reduction: edge::core_reduction(*reduction),
+        starting_life: *starting_life,
+        seed: seed.unwrap_or_else(rand::random),
+        ..TableConfig::default()
+    };
+    let core = Table::new(config).map_err(|_| ErrorCode::BadSettings)?;
+    if shared.tables.len() >= shared.config.max_tables {
+        return Err(ErrorCode::ServerBusy);
+    }
+    let id = Uuid::new_v4();
+    let (tx, rx) = mpsc::channel(shared.config.table_queue.max(1));
+    let room = Room {
+        id,
+        name: name.to_owned(),
+        password: password.clone(),
+        core,
+        seq: 0,
+        members: Vec::new(),
+        seats: Vec::new(),
+        host: None,
+        empty_since: Some(Instant::now()),
+        shared: Arc::clone(shared),
+        summary: watch::channel(TableSummary {
+            table: id,
+            name: String::new(),
+            seats: 0,
+            seated: 0,
+            spectators: 0,
+            stage: wire::StageName::Lobby,
+            password: false,
+            spell_range: 0,
+            reduction: wire::Reduction::Eager,
+        })
+        .0,
+    };
+    room.publish_summary();
+    shared.tables.insert(
+        id,
+        TableEntry {
+            tx,
+            summary: room.summary.subscribe(),
+        },
+    );
+    shared
+        .metrics
+        .tables
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    info!(table = %id, name, "table created");
+    shared.tasks.spawn(room.run(rx));
+    Ok(id)
+}
+
+#[derive(Debug)]
+struct Member {
+    conn: Conn,
+    role: Role,
+}
+
+#[derive(Debug)]
+struct Seat {
+    player: rules::PlayerId,
+    token: SeatToken,
+    connection: Option<u64>,
+    dropped_at: Option<Instant>,
+}
+
+#[derive(Debug)]
+struct Room {
+    id: TableId,
+    name: String,
+    password: Option<String>,
+    core: Table,
+    /// Number of the last event published.
+    seq: u64,
+    members: Vec<Member>,
+    seats: Vec<Seat>,
+    host: Option<rules::PlayerId>,
+    /// Since when nobody is connected (the table closes after the grace period if it cannot be
+    /// resumed: an empty lobby or a finished game).
+    empty_since: Option<Instant>,
+    shared: Arc<Shared>,
+    summary: watch::Sender<TableSummary>,
+}
+
+impl Room {
+    async fn run(mut self, mut rx: mpsc::Receiver<RoomMsg>) {
+        let shutdown = self.shared.shutdown.clone();
+        loop {
+            let deadline = self.next_deadline();
+            let message = tokio::select! {
+                () = shutdown.cancelled() => break,
+                message = rx.recv() => match message {
+                    Some(message) => message,
+                    None => break,
+                },
+                () = sleep_until(deadline) => {
+                    if self.expire() {
+                        break;
+                    }
+                    continue;
+                }
+            };
+            match message {
+                RoomMsg::Enter {
+                    conn,
+                    request_id,
+                    entry,
+                    reply,
+                } => {
+                    let result = self.enter(conn, request_id, entry);
+                    let _ = reply.send(result);
+                }
+                RoomMsg::Request {
+                    connection,
+                    request,
+                    received,
+                } => self.request(connection, request, received),
+                RoomMsg::Leave {
+                    connection,
+                    request_id,
+                    reply,
+                } => {
+                    self.leave(connection, request_id);
+                    let _ = reply.send(());
+                }
+                RoomMsg::Gone { connection } => self.gone(connection),
+            }
+            self.publish_summary();
+        }
+        self.shared.tables.remove(&self.id);
+        self.shared
+            .metrics
+            .tables
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        info!(table = %self.id, "table closed");
+    }
+
+    // ----- Membership ------------------------------------------------------------------------
+
+    fn enter(&mut self, conn: Conn, request_id: u32, entry: Entry) -> Result<Role, ErrorCode> {
+        let password_ok = |given: &Option<String>| match &self.password {
+            None => true,
+            Some(expected) => given.as_deref() == Some(expected.as_str()),
+        };
+        match entry {
+            Entry::Join { name, password } => {
+                if !password_ok(&password) {
+                    return Err(ErrorCode::WrongPassword);
+                }
+                let events = self
+                    .core
+                    .handle(Actor::Host, Command::Join { name })
+                    .map_err(|r| edge::rejection_code(&r))?;
+                let Some(rules::Event::PlayerJoined { player, .. }) = events.first() else {
+                    return Err(ErrorCode::BadMessage);
+                };
+                let player = *player;
+                let token = Uuid::new_v4();
+                self.seats.push(Seat {
+                    player,
+                    token,
+                    connection: Some(conn.id),
+                    dropped_at: None,
+                });
+                let mut wire_events: Vec<wire::Event> = events.iter().map(edge::event).collect();
+                if self.host.is_none() {
+                    self.host = Some(player);
+                    wire_events.push(wire::Event::HostChanged {
+                        player: Some(player.0),
+                    });
+                }
+                // Everyone already here hears of the newcomer; the newcomer gets a snapshot that
+                // includes himself.
+                self.publish(wire_events, Instant::now());
+                self.admit(conn, Role::Player(player), request_id, Some(token));
+                info!(table = %self.id, player = player.0, "player joined");
+                Ok(Role::Player(player))
+            }
+            Entry::Watch { password } => {
+                if !password_ok(&password) {
+                    return Err(ErrorCode::WrongPassword);
+                }
+                self.admit(conn, Role::Spectator, request_id, None);
+                let spectators = self.spectators();
+                self.publish(
+                    vec![wire::Event::SpectatorsChanged { spectators }],
+                    Instant::now(),
+                );
+                Ok(Role::Spectator)
+            }
+            Entry::Resume { token } => {
+                let seat = self
+                    .seats
+                    .iter_mut()
+                    .find(|s| s.token == token)
+                    .ok_or(ErrorCode::BadToken)?;
+                let player = seat.player;
+                let previous = seat.connection.replace(conn.id);
+                seat.dropped_at = None;
+                if let Some(previous) = previous {
+                    // The same seat from a new connection: the old one is closed.
+                    if let Some(i) = self.members.iter().position(|m| m.conn.id == previous) {
+                        let old = self.members.swap_remove(i);
+                        old.conn.close(close::NORMAL);
+                    }
+                } else {
+                    self.publish(
+                        vec![wire::Event::ConnectionChanged {
+                            player: player.0,
+                            connected: true,
+                        }],
+                        Instant::now(),
+                    );
+                }
+                self.admit(conn, Role::Player(player), request_id, Some(token));
+                info!(table = %self.id, player = player.0, "player resumed");
+                Ok(Role::Player(player))
+            }
+        }
+    }
+
+    /// Adds a member and queues its answer and a snapshot (in that order, on its own queue).
+    fn admit(&mut self, conn: Conn, role: Role, request_id: u32, token: Option<SeatToken>) {
+        let answer = match (role, token) {
+            (Role::Player(player), Some(token)) => ServerMessage::Seated {
+                reply_to: request_id,
+                table: self.id,
+                player: player.0,
+                token,
+            },
+            _ => ServerMessage::Watching {
+                reply_to: request_id,
+                table: self.id,
+            },
+        };
+        conn.send_message(&answer);
+        self.members.push(Member { conn, role });
+        self.empty_since = None;
+        let snapshot = ServerMessage::Snapshot {
+            reply_to: None,
+            view: self.view(),
+        };
+        if let Some(member) = self.members.last() {
+            member.conn.send_message(&snapshot);
+        }
+    }
+
+    fn leave(&mut self, connection: u64, request_id: u32) {
+        let Some(i) = self.members.iter().position(|m| m.conn.id == connection) else {
+            return;
+        };
+        let member = self.members.swap_remove(i);
+        member.conn.send_message(&ServerMessage::Left {
+            reply_to: request_id,
+        });
+        match member.role {
+            Role::Spectator => self.spectator_left(),
+            Role::Player(player) if self.core.stage() == Stage::Lobby => {
+                self.give_up_seat(player);
+            }
+            Role::Player(player) => self.player_dropped(player),
+        }
+        self.note_if_empty();
+    }
+
+    fn gone(&mut self, connection: u64) {
+        let Some(i) = self.members.iter().position(|m| m.conn.id == connection) else {
+            return;
+        };
+        let member = self.members.swap_remove(i);
+        match member.role {
+            Role::Spectator => self.spectator_left(),
+            Role::Player(player) => self.player_dropped(player),
+        }
+        self.note_if_empty();
+    }
+
+    fn spectator_left(&mut self) {
+        let spectators = self.spectators();
+        self.publish(
+            vec![wire::Event::SpectatorsChanged { spectators }],
+            Instant::now(),
+        );
+    }
+
+    /// A seated player's connection went away: the seat stays reserved for him.
+    fn player_dropped(&mut self, player: rules::PlayerId) {
+        let Some(seat) = self.seats.iter_mut().find(|s| s.player == player) else {
+            return;
+        };
+        seat.connection = None;
+        seat.dropped_at = Some(Instant::now());
+        self.publish(
+            vec![wire::Event::ConnectionChanged {
+                player: player.0,
+                connected: false,
+            }],
+            Instant::now(),
+        );
+    }
+
+    /// A player gives up his seat in the lobby (by leaving, or by staying away past the grace
+    /// period). If he was the host, the next player in join order becomes host.
+    fn give_up_seat(&mut self, player: rules::PlayerId) {
+        let Ok(events) = self.core.handle(Actor::Player(player), Command::Leave) else {
+            return;
+        };
+        self.seats.retain(|s| s.player != player);
+        let mut wire_events: Vec<wire::Event> = events.iter().map(edge::event).collect();
+        if self.host == Some(player) {
+            self.host = self.seats.first().map(|s| s.player);
+            wire_events.push(wire::Event::HostChanged {
+                player: self.host.map(|p| p.0),
+            });
+        }
+        self.publish(wire_events, Instant::now());
+    }
+
+    fn note_if_empty(&mut self) {
+        if self.members.is_empty() && self.empty_since.is_none() {
+            self.empty_since = Some(Instant::now());
+        }
+    }
+
+    fn spectators(&self) -> u32 {
+        let count = self
+            .members
+            .iter()
+            .filter(|m| m.role == Role::Spectator)
+            .count();
+        u32::try_from(count).unwrap_or(u32::MAX)
+    }
+
+    // ----- Timers ----------------------------------------------------------------------------
+
+    /// The next moment something expires: a lobby seat whose player stayed away too long, or an
+    /// empty table that nobody can come back to.
+    fn next_deadline(&self) -> Option<Instant> {
+        let grace = self.shared.config.grace_period();
+        let lobby_seat = if self.core.stage() == Stage::Lobby {
+            self.seats.iter().filter_map(|s| s.dropped_at).min()
+        } else {
+            None
+        };
+        let closable = self.core.stage() == Stage::Finished
+            || (self.core.stage() == Stage::Lobby && self.seats.is_empty());
+        let empty = self.empty_since.filter(|_| closable);
+        [lobby_seat, empty]
+            .into_iter()
+            .flatten()
+            .min()
+            .map(|t| t + grace)
+    }
+
+    /// Acts on what has expired; returns whether the table should close.
+    fn expire(&mut self) -> bool {
+        let grace = self.shared.config.grace_period();
+        let now = Instant::now();
+        if self.core.stage() == Stage::Lobby {
+            let expired: Vec<rules::PlayerId> = self
+                .seats
+                .iter()
+                .filter(|s| s.dropped_at.is_some_and(|t| t + grace <= now))
+                .map(|s| s.player)
+                .collect();
+            for player in expired {
+                info!(table = %self.id, player = player.0, "seat given up after the grace period");
+                self.give_up_seat(player);
+            }
+        }
+        let closable = self.core.stage() == Stage::Finished
+            || (self.core.stage() == Stage::Lobby && self.seats.is_empty());
+        closable && self.empty_since.is_some_and(|t| t + grace <= now)
+    }
+
+    // ----- Requests --------------------------------------------------------------------------
+
+    fn request(&mut self, connection: u64, request: ClientMessage, received: Instant) {
+        let Some(member) = self.members.iter().find(|m| m.conn.id == connection) else {
+            return;
+        };
+        let (conn, role) = (member.conn.clone(), member.role);
+        if let Err(code) = self.decide(&conn, role, &request, received) {
+            conn.reject(Some(&request), code);
+        }
+    }
+
+    fn decide(
+        &mut self,
+        conn: &Conn,
+        role: Role,
+        request: &ClientMessage,
+        received: Instant,
+    ) -> Result<(), ErrorCode> {
+        match request {
+            ClientMessage::Snapshot { id } => {
+                conn.send_message(&ServerMessage::Snapshot {
+                    reply_to: Some(*id),
+                    view: self.view(),
+                });
+                return Ok(());
+            }
+            ClientMessage::Chat { id, text } => {
+                let text = text.trim();
+                if text.is_empty() || text.chars().count() > MAX_CHAT_CHARS {
+                    return Err(ErrorCode::ChatTooLong);
+                }
+                let (from, name) = match role {
+                    Role::Player(player) => (
+                        Some(player.0),
+                        self.core
+                            .lobby()
+                            .iter()
+                            .find(|(p, _)| *p == player)
+                            .map(|(_, name)| name.clone())
+                            .unwrap_or_default(),
+                    ),
+                    Role::Spectator => (None, "spectator".to_owned()),
+                };
+                let event = wire::Event::Chat {
+                    from,
+                    name,
+                    text: text.to_owned(),
+                };
+                let seq = self.publish(vec![event], received);
+                conn.send_message(&ServerMessage::Ack { reply_to: *id, seq });
+                return Ok(());
+            }
+            _ => {}
+        }
+        let (authority, command) = edge::command(request).ok_or(ErrorCode::BadMessage)?;
+        let actor = match (authority, role) {
+            (_, Role::Spectator) => return Err(ErrorCode::NotAPlayer),
+            (Authority::Player, Role::Player(player)) => Actor::Player(player),
+            (Authority::Host, Role::Player(player)) if self.host == Some(player) => Actor::Host,
+            (Authority::Host, Role::Player(_)) => return Err(ErrorCode::NotHost),
+        };
+        let events = self
+            .core
+            .handle(actor, command)
+            .map_err(|r| edge::rejection_code(&r))?;
+        let seq = self.publish(events.iter().map(edge::event).collect(), received);
+        conn.send_message(&ServerMessage::Ack {
+            reply_to: request.id(),
+            seq,
+        });
+        if self.core.stage() == Stage::Finished {
+            info!(table = %self.id, "game over");
+            self.note_if_empty();
+        }
+        Ok(())
+    }
+
+    // ----- Output ----------------------------------------------------------------------------
+
+    /// Numbers the events, encodes them once, and hands the same bytes to every member. Returns
+    /// the number of the last event.
+    fn publish(&mut self, events: Vec<wire::Event>, received: Instant) -> u64 {
+        if events.is_empty() {
+            return self.seq;
+        }
+        let first = self.seq + 1;
+        self.seq += events.len() as u64;
+        Metrics::add(&self.shared.metrics.events, events.len() as u64);
+        let frame = Bytes::from(wire::encode_server(&ServerMessage::Events {
+            table: self.id,
+            seq: first,
+            events,
+        }));
+        for member in &self.members {
+            // A member whose queue is full is closed by `send`; its reader then reports `Gone`.
+            member.conn.send(frame.clone());
+        }
+        self.shared.metrics.observe_broadcast(received.elapsed());
+        debug!(table = %self.id, first, last = self.seq, "published");
+        self.seq
+    }
+
+    fn view(&self) -> wire::TableView {
+        let connected: Vec<rules::PlayerId> = self
+            .seats
+            .iter()
+            .filter(|s| s.connection.is_some())
+            .map(|s| s.player)
+            .collect();
+        edge::view(
+            &self.core,
+            &edge::RoomFacts {
+                table: self.id,
+                name: &self.name,
+                password: self.password.is_some(),
+                seq: self.seq,
+                host: self.host.map(|p| p.0),
+                spectators: self.spectators(),
+                connected: &connected,
+            },
+        )
+    }
+
+    fn publish_summary(&self) {
+        let config = self.core.config();
+        let summary = TableSummary {
+            table: self.id,
+            name: self.name.clone(),
+            seats: config.seats,
+            seated: u8::try_from(self.seats.len()).unwrap_or(u8::MAX),
+            spectators: self.spectators(),
+            stage: edge::stage(self.core.stage()),
+            password: self.password.is_some(),
+            spell_range: u8::from(config.spell_range),
+            reduction: edge::reduction(config.reduction),
+        };
+        self.summary.send_if_modified(|current| {
+            let changed = *current != summary;
+            if changed {
+                *current = summary;
+            }
+            changed
+        });
+    }
+}
+
+/// Sleeps until the deadline, or forever if there is none.
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,128 @@
+//! The accept loop and what every task shares.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use dashmap::DashMap;
+use grand_melee_protocol::{TableId, TableSummary};
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Semaphore, mpsc, watch};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tracing::{debug, info, warn};
+
+use crate::config::ServerConfig;
+use crate::connection;
+use crate::metrics::Metrics;
+use crate::room::RoomMsg;
+
+/// A table in the lobby registry: the way into its actor, and its latest summary.
+#[derive(Debug)]
+pub(crate) struct TableEntry {
+    pub tx: mpsc::Sender<RoomMsg>,
+    pub summary: watch::Receiver<TableSummary>,
+}
+
+/// What every connection and table task shares. Game state is not here: each table's state
+/// belongs to its own task.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub config: ServerConfig,
+    pub metrics: Arc<Metrics>,
+    pub tables: DashMap<TableId, TableEntry>,
+    pub shutdown: CancellationToken,
+    pub tasks: TaskTracker,
+    next_connection: AtomicU64,
+}
+
+impl Shared {
+    pub fn next_connection_id(&self) -> u64 {
+        self.next_connection.fetch_add(1, Relaxed)
+    }
+}
+
+/// A bound server, ready to run.
+#[derive(Debug)]
+pub struct Server {
+    listener: TcpListener,
+    shared: Arc<Shared>,
+}
+
+impl Server {
+    /// Binds the listening socket (port 0 picks a free port).
+    pub async fn bind(config: ServerConfig) -> std::io::Result<Self> {
+        let listener = TcpListener::bind(config.listen).await?;
+        let shared = Arc::new(Shared {
+            config,
+            metrics: Arc::new(Metrics::default()),
+            tables: DashMap::new(),
+            shutdown: CancellationToken::new(),
+            tasks: TaskTracker::new(),
+            next_connection: AtomicU64::new(1),
+        });
+        Ok(Self { listener, shared })
+    }
+
+    /// The address the server listens on.
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// The server's counters (the same ones `GET /metrics` shows).
+    pub fn metrics(&self) -> Arc<Metrics> {
+        Arc::clone(&self.shared.metrics)
+    }
+
+    /// Serves until `shutdown` completes, then stops accepting, closes every WebSocket with
+    /// 1001 (going away), and returns once every connection and table task has finished.
+    pub async fn run(self, shutdown: impl Future<Output = ()>) {
+        let Self { listener, shared } = self;
+        let permits = Arc::new(Semaphore::new(shared.config.max_connections));
+        info!(addr = ?listener.local_addr().ok(), "listening");
+        tokio::pin!(shutdown);
+        loop {
+            let accepted = tokio::select! {
+                () = &mut shutdown => break,
+                accepted = listener.accept() => accepted,
+            };
+            let (stream, peer) = match accepted {
+                Ok(pair) => pair,
+                Err(error) => {
+                    // Out of file descriptors and the like: back off briefly instead of spinning.
+                    warn!(%error, "accept failed");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            };
+            Metrics::add(&shared.metrics.connections_total, 1);
+            let Ok(permit) = Arc::clone(&permits).try_acquire_owned() else {
+                Metrics::add(&shared.metrics.connections_refused, 1);
+                shared.tasks.spawn(refuse(stream));
+                continue;
+            };
+            let shared2 = Arc::clone(&shared);
+            shared.tasks.spawn(async move {
+                connection::serve(stream, peer, shared2).await;
+                drop(permit);
+            });
+        }
+        info!("shutting down");
+        drop(listener);
+        shared.shutdown.cancel();
+        shared.tasks.close();
+        shared.tasks.wait().await;
+        info!("stopped");
+    }
+}
+
+/// Answers a connection over the cap with 503 and closes it.
+async fn refuse(mut stream: TcpStream) {
+    let answer = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 12\r\nConnection: close\r\n\r\nserver full\n";
+    if let Err(error) = stream.write_all(answer).await {
+        debug!(%error, "refusing a connection");
+    }
+    let _ = stream.shutdown().await;
+}
