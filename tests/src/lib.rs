@@ -72,7 +72,7 @@ impl TestServer {
 /// What a client received: a decoded message with its exact bytes, or the close.
 #[derive(Debug, Clone)]
 pub enum Received {
-    Message(ServerMessage, Bytes),
+    Message(Box<ServerMessage>, Bytes),
     Closed(Option<u16>),
 }
 
@@ -116,7 +116,7 @@ impl Client {
                 match frame {
                     Ok(Message::Binary(bytes)) => {
                         let message = wire::decode_server(&bytes).unwrap();
-                        let _ = deliver.send(Received::Message(message, bytes));
+                        let _ = deliver.send(Received::Message(Box::new(message), bytes));
                     }
                     Ok(Message::Close(frame)) => {
                         let code = frame.map(|f: CloseFrame| u16::from(f.code));
@@ -185,10 +185,10 @@ impl Client {
 
     fn mirror(&mut self, message: &ServerMessage, bytes: &Bytes) {
         match message {
-            ServerMessage::Snapshot { view, reply_to } => {
-                if !(self.keep_mirror && reply_to.is_some()) {
-                    self.view = Some(view.clone());
-                }
+            ServerMessage::Snapshot { view, reply_to }
+                if !(self.keep_mirror && reply_to.is_some()) =>
+            {
+                self.view = Some(view.clone());
             }
             ServerMessage::Events { seq, events, .. } => {
                 self.event_frames.push((*seq, bytes.clone()));
@@ -216,14 +216,13 @@ impl Client {
     /// Receives until the answer to request `id`: `Ok(message)` or `Err(error code)`.
     pub async fn reply(&mut self, id: u32) -> Result<ServerMessage, ErrorCode> {
         self.until(|r| match r {
-            Received::Message(ServerMessage::Error { reply_to, code, .. }, _)
-                if *reply_to == Some(id) =>
-            {
-                Some(Err(*code))
-            }
-            Received::Message(message, _) if message.reply_to() == Some(id) => {
-                Some(Ok(message.clone()))
-            }
+            Received::Message(message, _) => match &**message {
+                ServerMessage::Error { reply_to, code, .. } if *reply_to == Some(id) => {
+                    Some(Err(*code))
+                }
+                message if message.reply_to() == Some(id) => Some(Ok(message.clone())),
+                _ => None,
+            },
             _ => None,
         })
         .await
@@ -286,7 +285,8 @@ impl Client {
             panic!("expected seated, got {answer:?}");
         };
         self.until(|r| {
-            matches!(r, Received::Message(ServerMessage::Snapshot { .. }, _)).then_some(())
+            matches!(r, Received::Message(m, _) if matches!(**m, ServerMessage::Snapshot { .. }))
+                .then_some(())
         })
         .await;
         Ok(player)
@@ -304,7 +304,8 @@ impl Client {
             .unwrap();
         assert!(matches!(answer, ServerMessage::Watching { .. }));
         self.until(|r| {
-            matches!(r, Received::Message(ServerMessage::Snapshot { .. }, _)).then_some(())
+            matches!(r, Received::Message(m, _) if matches!(**m, ServerMessage::Snapshot { .. }))
+                .then_some(())
         })
         .await;
     }
@@ -341,4 +342,56 @@ impl Client {
             }
         }
     }
+}
+
+/// A table of `seats` players, started and with every hand kept: the clients in join order
+/// (client `i` is player `i`; client 0 is the host).
+pub async fn started_game(server: &TestServer, seats: u8, seed: u64) -> (TableId, Vec<Client>) {
+    let mut clients = Vec::new();
+    let mut host = server.client().await;
+    let table = host.create_table("test table", seats, seed).await;
+    clients.push(host);
+    for _ in 1..seats {
+        clients.push(server.client().await);
+    }
+    for (i, client) in clients.iter_mut().enumerate() {
+        client.join(table, &format!("player {i}")).await.unwrap();
+    }
+    let start = clients[0]
+        .call(|id| ClientMessage::Start {
+            id,
+            first_player: None,
+        })
+        .await;
+    assert!(matches!(start, Ok(ServerMessage::Ack { .. })), "{start:?}");
+    let mut decider = clients[0].view.as_ref().and_then(|v| v.mulligan_decider);
+    while let Some(player) = decider {
+        let client = &mut clients[usize::from(player)];
+        let kept = client.call(|id| ClientMessage::Keep { id }).await;
+        assert!(matches!(kept, Ok(ServerMessage::Ack { .. })), "{kept:?}");
+        decider = client.view.as_ref().and_then(|v| v.mulligan_decider);
+    }
+    let last = clients
+        .iter()
+        .filter_map(|c| c.view.as_ref().map(|v| v.seq))
+        .max()
+        .unwrap_or(0);
+    for client in &mut clients {
+        client.catch_up(last).await;
+    }
+    (table, clients)
+}
+
+/// Sends a plain HTTP GET and returns the whole response.
+pub async fn http_get(addr: SocketAddr, path: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    tokio::time::timeout(PATIENCE, stream.read_to_string(&mut response))
+        .await
+        .unwrap()
+        .unwrap();
+    response
 }
