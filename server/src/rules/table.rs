@@ -11,7 +11,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::command::{Actor, Command, Ruling};
-use super::config::{ConfigError, LETHAL_POISON, TableConfig};
+use super::config::{ConfigError, LETHAL_POISON, RuleSet, TableConfig};
 use super::event::Event;
 use super::rejection::Rejection;
 use super::types::{
@@ -684,9 +684,17 @@ impl Table {
             .unwrap_or(seat)
     }
 
+    /// Whether the holder of a waiting turn may begin it now. The one place the rule set decides
+    /// how turns block each other.
+    fn may_begin(&self, seat: Seat) -> bool {
+        match self.config.rule_set {
+            RuleSet::GrandMelee => self.may_begin_grand_melee(seat),
+        }
+    }
+
     /// Rule 4: (a) no running sphere overlaps his, (b) no waiting turn among the next 2R living
     /// players to his left.
-    fn may_begin(&self, seat: Seat) -> bool {
+    fn may_begin_grand_melee(&self, seat: Seat) -> bool {
         let reach = 2 * self.range();
         let overlaps_running = self.turns.iter().any(|t| {
             t.seat != seat
