@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::limits::{DEFAULT_SPELL_RANGE, DEFAULT_STARTING_LIFE};
+use crate::limits::{DEFAULT_ABSENCE_LIMIT_SECS, DEFAULT_SPELL_RANGE, DEFAULT_STARTING_LIFE};
 use crate::types::{Phase, PlayerId, Reduction, Ruling, SeatToken, TableId, uuid_string};
 
 fn default_spell_range() -> u8 {
@@ -12,6 +12,10 @@ fn default_spell_range() -> u8 {
 
 fn default_starting_life() -> i32 {
     DEFAULT_STARTING_LIFE
+}
+
+fn default_absence_limit() -> u32 {
+    DEFAULT_ABSENCE_LIMIT_SECS
 }
 
 /// A message from a client to the server.
@@ -55,6 +59,14 @@ pub enum ClientMessage {
         /// Seed of the table's random choices (seating, first player); random if absent.
         #[serde(default)]
         seed: Option<u64>,
+        /// Turn clock in seconds: a running turn that lasts longer ends by itself. 0 (the
+        /// default) means no clock.
+        #[serde(default)]
+        turn_clock_secs: u32,
+        /// Seconds a player may be disconnected before everyone is told he is absent (and the
+        /// host may rule him out). Default 600.
+        #[serde(default = "default_absence_limit")]
+        absence_limit_secs: u32,
     },
     /// Takes a seat at a table in its lobby.
     Join {
@@ -187,6 +199,29 @@ pub enum ClientMessage {
         /// The line (1–500 characters).
         text: String,
     },
+    /// Host only: pauses (`paused: true`) or resumes the whole table. While paused, game
+    /// requests are refused with `table_paused` and turn clocks stand still.
+    Pause {
+        /// Request id.
+        id: u32,
+        /// Pause or resume.
+        paused: bool,
+    },
+    /// Host only: removes a player. In the lobby he loses his seat; during a game he is
+    /// eliminated by ruling. Either way his connection is closed and his seat token revoked.
+    Kick {
+        /// Request id.
+        id: u32,
+        /// Who.
+        player: PlayerId,
+    },
+    /// Host only: hands the host role to another seated player.
+    TransferHost {
+        /// Request id.
+        id: u32,
+        /// The new host.
+        player: PlayerId,
+    },
 }
 
 impl ClientMessage {
@@ -212,7 +247,10 @@ impl ClientMessage {
             | ClientMessage::ChangePoison { id, .. }
             | ClientMessage::Concede { id }
             | ClientMessage::Ruling { id, .. }
-            | ClientMessage::Chat { id, .. } => *id,
+            | ClientMessage::Chat { id, .. }
+            | ClientMessage::Pause { id, .. }
+            | ClientMessage::Kick { id, .. }
+            | ClientMessage::TransferHost { id, .. } => *id,
         }
     }
 
@@ -239,11 +277,14 @@ impl ClientMessage {
             ClientMessage::Concede { .. } => "concede",
             ClientMessage::Ruling { .. } => "ruling",
             ClientMessage::Chat { .. } => "chat",
+            ClientMessage::Pause { .. } => "pause",
+            ClientMessage::Kick { .. } => "kick",
+            ClientMessage::TransferHost { .. } => "transfer_host",
         }
     }
 
     /// Every `type` tag a client may send.
-    pub const NAMES: [&'static str; 20] = [
+    pub const NAMES: [&'static str; 23] = [
         "hello",
         "list_tables",
         "create_table",
@@ -264,5 +305,8 @@ impl ClientMessage {
         "concede",
         "ruling",
         "chat",
+        "pause",
+        "kick",
+        "transfer_host",
     ];
 }

@@ -79,11 +79,13 @@ pub enum ErrorCode {
     RateLimited,
     /// The server cannot take this request now (too many tables or connections).
     ServerBusy,
+    /// The host has paused the table; game requests wait until he resumes it.
+    TablePaused,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 35] = [
+    pub const ALL: [ErrorCode; 36] = [
         ErrorCode::BadMessage,
         ErrorCode::UnsupportedVersion,
         ErrorCode::HelloRequired,
@@ -119,6 +121,7 @@ impl ErrorCode {
         ErrorCode::ChatTooLong,
         ErrorCode::RateLimited,
         ErrorCode::ServerBusy,
+        ErrorCode::TablePaused,
     ];
 
     /// The wire name (`"out_of_range"`, …).
@@ -159,6 +162,7 @@ impl ErrorCode {
             ErrorCode::ChatTooLong => "chat_too_long",
             ErrorCode::RateLimited => "rate_limited",
             ErrorCode::ServerBusy => "server_busy",
+            ErrorCode::TablePaused => "table_paused",
         }
     }
 
@@ -202,6 +206,7 @@ impl ErrorCode {
             ErrorCode::ChatTooLong => "a chat line is 1–500 characters",
             ErrorCode::RateLimited => "too many requests; slow down",
             ErrorCode::ServerBusy => "the server is busy; try again later",
+            ErrorCode::TablePaused => "the host has paused the table",
         }
     }
 }

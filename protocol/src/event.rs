@@ -174,6 +174,22 @@ pub enum Event {
         /// What was said.
         text: String,
     },
+    /// The host paused or resumed the table.
+    TablePaused {
+        /// Whether the table is paused now.
+        paused: bool,
+    },
+    /// A player has been disconnected for longer than the table's absence limit; the host may
+    /// rule him out. Cleared when he reconnects (`connection_changed`).
+    PlayerAbsent {
+        /// Who.
+        player: PlayerId,
+    },
+    /// The host removed a player (`player_left` or `eliminated` follows).
+    PlayerKicked {
+        /// Who.
+        player: PlayerId,
+    },
 }
 
 impl Event {
@@ -203,6 +219,9 @@ impl Event {
             Event::HostChanged { .. } => "host_changed",
             Event::SpectatorsChanged { .. } => "spectators_changed",
             Event::Chat { .. } => "chat",
+            Event::TablePaused { .. } => "table_paused",
+            Event::PlayerAbsent { .. } => "player_absent",
+            Event::PlayerKicked { .. } => "player_kicked",
         }
     }
 
@@ -215,6 +234,9 @@ impl Event {
                 | Event::HostChanged { .. }
                 | Event::SpectatorsChanged { .. }
                 | Event::Chat { .. }
+                | Event::TablePaused { .. }
+                | Event::PlayerAbsent { .. }
+                | Event::PlayerKicked { .. }
         )
     }
 }

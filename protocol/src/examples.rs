@@ -58,6 +58,8 @@ pub fn view() -> TableView {
         starting_life: 20,
         hand_size: 7,
         password: false,
+        turn_clock_secs: 0,
+        absence_limit_secs: 600,
     };
     let mut view = TableView::new(TABLE, "Friday melee", settings);
     // The events are consistent by construction; should one not apply, the view simply stops
@@ -162,6 +164,8 @@ pub fn client() -> Vec<ClientMessage> {
             starting_life: 20,
             password: None,
             seed: Some(42),
+            turn_clock_secs: 0,
+            absence_limit_secs: 600,
         },
         ClientMessage::Join {
             id: 4,
@@ -234,6 +238,12 @@ pub fn client() -> Vec<ClientMessage> {
             id: 23,
             text: "gl hf".to_owned(),
         },
+        ClientMessage::Pause {
+            id: 24,
+            paused: true,
+        },
+        ClientMessage::Kick { id: 25, player: 3 },
+        ClientMessage::TransferHost { id: 26, player: 1 },
     ]
 }
 
@@ -409,6 +419,9 @@ pub fn events() -> Vec<Event> {
             name: "Alice".to_owned(),
             text: "gl hf".to_owned(),
         },
+        Event::TablePaused { paused: true },
+        Event::PlayerAbsent { player: 3 },
+        Event::PlayerKicked { player: 3 },
     ]
 }
 

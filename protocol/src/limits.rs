@@ -39,6 +39,9 @@ pub const DEFAULT_STARTING_LIFE: i32 = 20;
 pub const MAX_STARTING_LIFE: i32 = 1_000;
 /// Cards in a starting hand before any mulligan.
 pub const DEFAULT_HAND_SIZE: u8 = 7;
+/// Seconds of disconnection after which a player is announced absent, unless the table says
+/// otherwise.
+pub const DEFAULT_ABSENCE_LIMIT_SECS: u32 = 600;
 /// Poison counters that eliminate a player.
 pub const LETHAL_POISON: u32 = 10;
 /// Largest amount of damage, poison or life change one request may carry.

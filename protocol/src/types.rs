@@ -141,6 +141,10 @@ pub enum TurnEndReason {
     Eliminated,
     /// The host ended it.
     Ruling,
+    /// It ran past the table's turn clock.
+    Clock,
+    /// Its player was disconnected for longer than the grace period.
+    Absent,
 }
 
 /// Why a turn left the table.

@@ -8,7 +8,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ApplyError;
 use crate::event::Event;
-use crate::limits::{DEFAULT_HAND_SIZE, DEFAULT_SPELL_RANGE, DEFAULT_STARTING_LIFE, MAX_SEATS};
+use crate::limits::{
+    DEFAULT_ABSENCE_LIMIT_SECS, DEFAULT_HAND_SIZE, DEFAULT_SPELL_RANGE, DEFAULT_STARTING_LIFE,
+    MAX_SEATS,
+};
 use crate::types::{
     Phase, PlayerId, PlayerStatus, Reduction, StageName, Standing, TableId, TurnId, TurnStateName,
     uuid_string,
@@ -29,6 +32,10 @@ pub struct Settings {
     pub hand_size: u8,
     /// Whether joining or watching needs a password.
     pub password: bool,
+    /// Turn clock in seconds (0: none).
+    pub turn_clock_secs: u32,
+    /// Seconds of disconnection before a player is announced absent.
+    pub absence_limit_secs: u32,
 }
 
 impl Default for Settings {
@@ -40,6 +47,8 @@ impl Default for Settings {
             starting_life: DEFAULT_STARTING_LIFE,
             hand_size: DEFAULT_HAND_SIZE,
             password: false,
+            turn_clock_secs: 0,
+            absence_limit_secs: DEFAULT_ABSENCE_LIMIT_SECS,
         }
     }
 }
@@ -65,6 +74,8 @@ pub struct PlayerView {
     pub kept: bool,
     /// Whether a connection holds his seat.
     pub connected: bool,
+    /// Whether he has been away longer than the table's absence limit (see `player_absent`).
+    pub absent: bool,
     /// Whom he may attack right now (derived).
     pub may_attack: Vec<PlayerId>,
     /// Whom he may target with damage and other effects right now (derived).
@@ -121,6 +132,8 @@ pub struct TableView {
     pub standings: Vec<Standing>,
     /// Connections watching.
     pub spectators: u32,
+    /// Whether the host has paused the table.
+    pub paused: bool,
 }
 
 impl TableView {
@@ -140,6 +153,7 @@ impl TableView {
             turns: Vec::new(),
             standings: Vec::new(),
             spectators: 0,
+            paused: false,
         }
     }
 
@@ -344,6 +358,7 @@ impl TableView {
                     hand_size: self.settings.hand_size,
                     kept: false,
                     connected: true,
+                    absent: false,
                     may_attack: Vec::new(),
                     may_target: Vec::new(),
                 });
@@ -472,6 +487,17 @@ impl TableView {
             Event::ConnectionChanged { player, connected } => {
                 let index = self.index_of(*player)?;
                 self.players[index].connected = *connected;
+                if *connected {
+                    self.players[index].absent = false;
+                }
+            }
+            Event::TablePaused { paused } => self.paused = *paused,
+            Event::PlayerAbsent { player } => {
+                let index = self.index_of(*player)?;
+                self.players[index].absent = true;
+            }
+            Event::PlayerKicked { player } => {
+                self.index_of(*player)?;
             }
             Event::HostChanged { player } => {
                 if let Some(player) = player {
@@ -539,6 +565,7 @@ impl TableView {
                 hand_size: self.settings.hand_size,
                 kept: false,
                 connected: lobby.connected,
+                absent: lobby.absent,
                 may_attack: Vec::new(),
                 may_target: Vec::new(),
             });

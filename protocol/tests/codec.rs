@@ -23,7 +23,7 @@ struct Kinded {
 #[test]
 fn every_client_message_round_trips() {
     let all = examples::client();
-    assert_eq!(all.len(), 23);
+    assert_eq!(all.len(), 26);
     for message in all {
         let bytes = encode_client(&message);
         assert!(!bytes.is_empty());
@@ -66,7 +66,7 @@ fn every_server_message_round_trips() {
 #[test]
 fn every_event_round_trips_inside_an_events_message() {
     let events = examples::events();
-    assert_eq!(events.len(), 23);
+    assert_eq!(events.len(), 26);
     for event in events {
         let message = ServerMessage::Events {
             table: examples::TABLE,
@@ -184,6 +184,8 @@ fn create_table_defaults_and_tag_anywhere() {
             starting_life: 20,
             password: None,
             seed: None,
+            turn_clock_secs: 0,
+            absence_limit_secs: 600,
         }
     );
 }
@@ -359,6 +361,8 @@ fn frames_packed_by_python_msgpack_decode() {
                 starting_life: 20,
                 password: None,
                 seed: Some(1 << 63),
+                turn_clock_secs: 0,
+                absence_limit_secs: 600,
             },
         ),
         (

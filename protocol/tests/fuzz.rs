@@ -47,6 +47,8 @@ fn client_message() -> impl Strategy<Value = ClientMessage> {
                         starting_life,
                         password,
                         seed,
+                        turn_clock_secs: seats.into(),
+                        absence_limit_secs: spell_range.into(),
                     }
                 }
             ),

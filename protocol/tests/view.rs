@@ -15,6 +15,7 @@ fn settings(spell_range: u8) -> Settings {
         starting_life: 20,
         hand_size: 7,
         password: false,
+        ..Settings::default()
     }
 }
 

@@ -52,6 +52,45 @@ pub struct ServerConfig {
     /// Requests queued for one table before senders wait.
     #[arg(long, env = "GM_TABLE_QUEUE", default_value_t = 1024)]
     pub table_queue: usize,
+
+    /// Bytes queued for one connection before it counts as a slow reader and is dropped.
+    #[arg(long, env = "GM_OUTGOING_QUEUE_BYTES", default_value_t = 1 << 20)]
+    pub outgoing_queue_bytes: usize,
+
+    /// Most simultaneous connections from one IP address (0: no limit).
+    #[arg(long, env = "GM_MAX_CONNECTIONS_PER_IP", default_value_t = 256)]
+    pub max_connections_per_ip: usize,
+
+    /// Browser origins allowed to open a WebSocket, comma-separated (e.g.
+    /// `https://melee.example`). Empty: any origin. Requests without an `Origin` header (bots,
+    /// terminal clients) are always allowed.
+    #[arg(long, env = "GM_ALLOWED_ORIGINS", value_delimiter = ',')]
+    pub allowed_origins: Vec<String>,
+
+    /// Largest WebSocket message (and frame) a client may send, in bytes (at most 16384).
+    #[arg(long, env = "GM_MAX_MESSAGE_BYTES", default_value_t = 16 * 1024)]
+    pub max_message_bytes: usize,
+
+    /// Read buffer per WebSocket connection, in bytes.
+    #[arg(long, env = "GM_READ_BUFFER_BYTES", default_value_t = 4 * 1024)]
+    pub read_buffer_bytes: usize,
+
+    /// Requests per second one connection may send on average.
+    #[arg(long, env = "GM_RATE_LIMIT", default_value_t = 20.0)]
+    pub rate_limit: f64,
+
+    /// Requests one connection may send in a burst above the average.
+    #[arg(long, env = "GM_RATE_BURST", default_value_t = 40.0)]
+    pub rate_burst: f64,
+
+    /// Chat lines per minute one connection may send on average (burst: 5).
+    #[arg(long, env = "GM_CHAT_PER_MINUTE", default_value_t = 30.0)]
+    pub chat_per_minute: f64,
+
+    /// Rate-limited requests (refilled at 5 per second) after which a flooding connection is
+    /// closed with 1008.
+    #[arg(long, env = "GM_FLOOD_STRIKES", default_value_t = 50.0)]
+    pub flood_strikes: f64,
 }
 
 impl Default for ServerConfig {
@@ -76,5 +115,10 @@ impl ServerConfig {
 
     pub(crate) fn grace_period(&self) -> Duration {
         Duration::from_secs(self.grace_period_secs)
+    }
+
+    pub(crate) fn max_message_bytes(&self) -> usize {
+        self.max_message_bytes
+            .clamp(1, grand_melee_protocol::MAX_CLIENT_MESSAGE_BYTES)
     }
 }

@@ -4,15 +4,14 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU16, AtomicUsize, Ordering::Relaxed};
 use std::time::Instant;
 
 use bytes::Bytes;
 use futures_util::stream::SplitSink;
 use futures_util::{SinkExt, StreamExt};
 use grand_melee_protocol::{
-    self as wire, ClientMessage, ErrorCode, MAX_CLIENT_MESSAGE_BYTES, PROTOCOL_VERSION,
-    ServerMessage, close,
+    self as wire, ClientMessage, ErrorCode, PROTOCOL_VERSION, ServerMessage, close,
 };
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot};
@@ -36,6 +35,9 @@ pub(crate) struct Conn {
     out: mpsc::Sender<Bytes>,
     kick: CancellationToken,
     close_code: Arc<AtomicU16>,
+    /// Bytes queued and not yet handed to the socket.
+    queued_bytes: Arc<AtomicUsize>,
+    max_queued_bytes: usize,
     metrics: Arc<Metrics>,
 }
 
@@ -43,14 +45,21 @@ impl Conn {
     /// Queues one encoded frame. A full queue means the client cannot keep up: it is closed
     /// (1008) rather than allowed to stall whoever is sending. Returns whether it was queued.
     pub fn send(&self, frame: Bytes) -> bool {
-        let len = frame.len() as u64;
-        match self.out.try_send(frame) {
+        let len = frame.len();
+        let queued = self.queued_bytes.fetch_add(len, Relaxed) + len;
+        let result = if queued > self.max_queued_bytes {
+            Err(mpsc::error::TrySendError::Full(frame))
+        } else {
+            self.out.try_send(frame)
+        };
+        match result {
             Ok(()) => {
                 Metrics::add(&self.metrics.messages_out, 1);
-                Metrics::add(&self.metrics.bytes_out, len);
+                Metrics::add(&self.metrics.bytes_out, len as u64);
                 true
             }
             Err(mpsc::error::TrySendError::Full(_)) => {
+                self.queued_bytes.fetch_sub(len, Relaxed);
                 if !self.kick.is_cancelled() {
                     Metrics::add(&self.metrics.slow_readers_dropped, 1);
                     info!(
@@ -61,7 +70,10 @@ impl Conn {
                 }
                 false
             }
-            Err(mpsc::error::TrySendError::Closed(_)) => false,
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                self.queued_bytes.fetch_sub(len, Relaxed);
+                false
+            }
         }
     }
 
@@ -97,13 +109,71 @@ fn close_reason(code: u16) -> &'static str {
     }
 }
 
-fn websocket_config() -> WebSocketConfig {
+fn websocket_config(config: &crate::ServerConfig) -> WebSocketConfig {
     WebSocketConfig::default()
-        .read_buffer_size(4 * 1024)
+        .read_buffer_size(config.read_buffer_bytes.max(256))
         .write_buffer_size(16 * 1024)
         .max_write_buffer_size(1 << 20)
-        .max_message_size(Some(MAX_CLIENT_MESSAGE_BYTES))
-        .max_frame_size(Some(MAX_CLIENT_MESSAGE_BYTES))
+        .max_message_size(Some(config.max_message_bytes()))
+        .max_frame_size(Some(config.max_message_bytes()))
+}
+
+/// A token bucket: `capacity` tokens, refilled at `per_second`.
+#[derive(Debug)]
+struct TokenBucket {
+    capacity: f64,
+    per_second: f64,
+    tokens: f64,
+    last: Instant,
+}
+
+impl TokenBucket {
+    fn new(capacity: f64, per_second: f64, now: Instant) -> Self {
+        let capacity = capacity.max(1.0);
+        Self {
+            capacity,
+            per_second: per_second.max(0.0),
+            tokens: capacity,
+            last: now,
+        }
+    }
+
+    /// Takes one token if there is one.
+    fn take(&mut self, now: Instant) -> bool {
+        let elapsed = now.saturating_duration_since(self.last).as_secs_f64();
+        self.tokens = (self.tokens + elapsed * self.per_second).min(self.capacity);
+        self.last = now;
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// Per-connection rate limits: requests, chat lines, and strikes for requests over the limit.
+#[derive(Debug)]
+struct RateLimits {
+    requests: TokenBucket,
+    chat: TokenBucket,
+    strikes: TokenBucket,
+}
+
+impl RateLimits {
+    fn new(config: &crate::ServerConfig, now: Instant) -> Self {
+        Self {
+            requests: TokenBucket::new(config.rate_burst, config.rate_limit, now),
+            chat: TokenBucket::new(5.0, config.chat_per_minute / 60.0, now),
+            strikes: TokenBucket::new(config.flood_strikes, 5.0, now),
+        }
+    }
+
+    /// Whether a request may go through now.
+    fn admit(&mut self, request: &ClientMessage, now: Instant) -> bool {
+        let chat_ok = !matches!(request, ClientMessage::Chat { .. }) || self.chat.take(now);
+        chat_ok && self.requests.take(now)
+    }
 }
 
 /// Serves one TCP connection to the end.
@@ -113,7 +183,9 @@ pub(crate) async fn serve(mut stream: TcpStream, peer: SocketAddr, shared: Arc<S
     let _ = stream.set_nodelay(true);
     let routed = tokio::time::timeout(
         shared.config.handshake_timeout(),
-        http::route(&mut stream, || metrics.render()),
+        http::route(&mut stream, &shared.config.allowed_origins, || {
+            metrics.render()
+        }),
     )
     .await;
     if let Ok(Ok(Route::WebSocket { rest })) = routed {
@@ -121,7 +193,7 @@ pub(crate) async fn serve(mut stream: TcpStream, peer: SocketAddr, shared: Arc<S
             stream,
             rest,
             Role::Server,
-            Some(websocket_config()),
+            Some(websocket_config(&shared.config)),
         )
         .await;
         metrics.websockets_open.fetch_add(1, Relaxed);
@@ -150,6 +222,8 @@ async fn session(ws: WebSocketStream<TcpStream>, peer: SocketAddr, shared: &Arc<
         out,
         kick: kick.clone(),
         close_code: Arc::new(AtomicU16::new(close::GOING_AWAY)),
+        queued_bytes: Arc::new(AtomicUsize::new(0)),
+        max_queued_bytes: shared.config.outgoing_queue_bytes.max(1024),
         metrics: Arc::clone(&shared.metrics),
     };
     debug!(%peer, connection = conn.id, "websocket open");
@@ -158,9 +232,11 @@ async fn session(ws: WebSocketStream<TcpStream>, peer: SocketAddr, shared: &Arc<
         rx,
         kick.clone(),
         Arc::clone(&conn.close_code),
+        Arc::clone(&conn.queued_bytes),
         shared.config.ping_interval(),
     ));
     let mut state = State::New;
+    let mut limits = RateLimits::new(&shared.config, Instant::now());
     let idle = shared.config.idle_timeout();
     loop {
         let next = tokio::select! {
@@ -192,6 +268,14 @@ async fn session(ws: WebSocketStream<TcpStream>, peer: SocketAddr, shared: &Arc<
                 Metrics::add(&shared.metrics.messages_in, 1);
                 Metrics::add(&shared.metrics.bytes_in, bytes.len() as u64);
                 match wire::decode_client(&bytes) {
+                    Ok(request) if !limits.admit(&request, received) => {
+                        conn.reject(Some(&request), ErrorCode::RateLimited);
+                        if !limits.strikes.take(received) {
+                            info!(connection = conn.id, %peer, "flooding: disconnected");
+                            conn.close(close::POLICY_VIOLATION);
+                            break;
+                        }
+                    }
                     Ok(request) => handle(request, &mut state, &conn, shared, received).await,
                     Err(error) => {
                         debug!(connection = conn.id, %error, "undecodable message");
@@ -372,8 +456,13 @@ async fn write_frames(
     mut rx: mpsc::Receiver<Bytes>,
     kick: CancellationToken,
     close_code: Arc<AtomicU16>,
+    queued_bytes: Arc<AtomicUsize>,
     ping_interval: std::time::Duration,
 ) {
+    let take = |frame: Bytes| {
+        queued_bytes.fetch_sub(frame.len(), Relaxed);
+        Message::Binary(frame)
+    };
     let mut ping = tokio::time::interval(ping_interval);
     ping.reset();
     loop {
@@ -383,9 +472,9 @@ async fn write_frames(
             frame = rx.recv() => {
                 let Some(frame) = frame else { break };
                 let write = async {
-                    sink.feed(Message::Binary(frame)).await?;
+                    sink.feed(take(frame)).await?;
                     while let Ok(frame) = rx.try_recv() {
-                        sink.feed(Message::Binary(frame)).await?;
+                        sink.feed(take(frame)).await?;
                     }
                     sink.flush().await
                 };
@@ -406,7 +495,7 @@ async fn write_frames(
         if code != close::POLICY_VIOLATION {
             // Deliver what was already queued (e.g. the last events before a shutdown).
             while let Ok(frame) = rx.try_recv() {
-                sink.feed(Message::Binary(frame)).await?;
+                sink.feed(take(frame)).await?;
             }
         }
         sink.send(Message::Close(Some(CloseFrame {

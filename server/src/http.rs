@@ -22,6 +22,7 @@ pub(crate) enum Route {
 /// Reads the request head and either completes the WebSocket handshake or answers plain HTTP.
 pub(crate) async fn route(
     stream: &mut TcpStream,
+    allowed_origins: &[String],
     metrics: impl FnOnce() -> String,
 ) -> std::io::Result<Route> {
     let mut buf = Vec::with_capacity(1024);
@@ -103,6 +104,21 @@ pub(crate) async fn route(
                 .await?;
                 return Ok(Route::Answered);
             };
+            if let Some(origin) = header("origin")
+                && !allowed_origins.is_empty()
+                && !allowed_origins
+                    .iter()
+                    .any(|o| o.eq_ignore_ascii_case(origin.trim()))
+            {
+                respond(
+                    stream,
+                    "403 Forbidden",
+                    "text/plain",
+                    "origin not allowed\n",
+                )
+                .await?;
+                return Ok(Route::Answered);
+            }
             let accept = derive_accept_key(key.trim().as_bytes());
             let answer = format!(
                 "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n\r\n"

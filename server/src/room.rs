@@ -3,7 +3,7 @@
 //! game state: nobody else can reach it.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use grand_melee_protocol::{
@@ -16,7 +16,7 @@ use uuid::Uuid;
 
 use crate::connection::Conn;
 use crate::metrics::Metrics;
-use crate::rules::{self, Actor, Command, Stage, Table, TableConfig};
+use crate::rules::{self, Actor, Command, Expiry, Stage, Table, TableConfig, TurnState};
 use crate::server::{Shared, TableEntry};
 use crate::wire::{self as edge, Authority};
 
@@ -87,6 +87,8 @@ pub(crate) fn create(request: &ClientMessage, shared: &Arc<Shared>) -> Result<Ta
         starting_life,
         password,
         seed,
+        turn_clock_secs,
+        absence_limit_secs,
         ..
     } = request
     else {
@@ -130,6 +132,11 @@ pub(crate) fn create(request: &ClientMessage, shared: &Arc<Shared>) -> Result<Ta
         seats: Vec::new(),
         host: None,
         empty_since: Some(Instant::now()),
+        turn_clock: (*turn_clock_secs > 0).then(|| Duration::from_secs((*turn_clock_secs).into())),
+        turn_clock_secs: *turn_clock_secs,
+        absence_limit_secs: *absence_limit_secs,
+        paused_since: None,
+        running_since: Vec::new(),
         shared: Arc::clone(shared),
         summary: watch::channel(TableSummary {
             table: id,
@@ -173,6 +180,8 @@ struct Seat {
     token: SeatToken,
     connection: Option<u64>,
     dropped_at: Option<Instant>,
+    /// Whether everyone has been told he is absent (since he dropped).
+    absent: bool,
 }
 
 #[derive(Debug)]
@@ -189,6 +198,13 @@ struct Room {
     /// Since when nobody is connected (the table closes after the grace period if it cannot be
     /// resumed: an empty lobby or a finished game).
     empty_since: Option<Instant>,
+    turn_clock: Option<Duration>,
+    turn_clock_secs: u32,
+    absence_limit_secs: u32,
+    /// Since when the host has paused the table.
+    paused_since: Option<Instant>,
+    /// When each running turn began, by turn and holder. Time lives here, not in the core.
+    running_since: Vec<(rules::TurnId, rules::PlayerId, Instant)>,
     shared: Arc<Shared>,
     summary: watch::Sender<TableSummary>,
 }
@@ -272,6 +288,7 @@ impl Room {
                     token,
                     connection: Some(conn.id),
                     dropped_at: None,
+                    absent: false,
                 });
                 let mut wire_events: Vec<wire::Event> = events.iter().map(edge::event).collect();
                 if self.host.is_none() {
@@ -308,6 +325,7 @@ impl Room {
                 let player = seat.player;
                 let previous = seat.connection.replace(conn.id);
                 seat.dropped_at = None;
+                seat.absent = false;
                 if let Some(previous) = previous {
                     // The same seat from a new connection: the old one is closed.
                     if let Some(i) = self.members.iter().position(|m| m.conn.id == previous) {
@@ -444,28 +462,90 @@ impl Room {
 
     // ----- Timers ----------------------------------------------------------------------------
 
-    /// The next moment something expires: a lobby seat whose player stayed away too long, or an
-    /// empty table that nobody can come back to.
+    fn grace(&self) -> Duration {
+        self.shared.config.grace_period()
+    }
+
+    fn closable(&self) -> bool {
+        self.core.stage() == Stage::Finished
+            || (self.core.stage() == Stage::Lobby && self.seats.is_empty())
+    }
+
+    fn seat(&self, player: rules::PlayerId) -> Option<&Seat> {
+        self.seats.iter().find(|s| s.player == player)
+    }
+
+    fn alive(&self, player: rules::PlayerId) -> bool {
+        self.core
+            .player(player)
+            .is_some_and(|p| p.status.is_alive())
+    }
+
+    /// When each running turn expires: by the turn clock, or because its player has been away
+    /// for the grace period while it runs (his turn waits that long, then is skipped).
+    fn turn_deadlines(&self) -> impl Iterator<Item = (rules::PlayerId, Expiry, Instant)> + '_ {
+        let playing = self.core.stage() == Stage::Playing && self.paused_since.is_none();
+        self.running_since
+            .iter()
+            .filter(move |_| playing)
+            .flat_map(move |&(_, player, since)| {
+                let clock = self.turn_clock.map(|c| (player, Expiry::Clock, since + c));
+                let absent = self
+                    .seat(player)
+                    .and_then(|s| s.dropped_at)
+                    .map(|dropped| (player, Expiry::Absent, since.max(dropped) + self.grace()));
+                clock.into_iter().chain(absent)
+            })
+    }
+
+    /// Players due to be announced absent, with the moment.
+    fn absence_deadlines(&self) -> impl Iterator<Item = (rules::PlayerId, Instant)> + '_ {
+        let limit = Duration::from_secs(self.absence_limit_secs.into());
+        let counting = self.core.stage() == Stage::Playing && self.paused_since.is_none();
+        self.seats
+            .iter()
+            .filter(move |s| counting && !s.absent && self.alive(s.player))
+            .filter_map(move |s| s.dropped_at.map(|t| (s.player, t + limit)))
+    }
+
+    /// When the host role passes to someone else: the host has been away for the grace period
+    /// and another seated player is connected.
+    fn host_deadline(&self) -> Option<Instant> {
+        let host = self.seat(self.host?)?;
+        let dropped = host.dropped_at?;
+        self.seats
+            .iter()
+            .any(|s| s.connection.is_some())
+            .then(|| dropped + self.grace())
+    }
+
+    /// The next moment something expires.
     fn next_deadline(&self) -> Option<Instant> {
-        let grace = self.shared.config.grace_period();
+        let grace = self.grace();
         let lobby_seat = if self.core.stage() == Stage::Lobby {
-            self.seats.iter().filter_map(|s| s.dropped_at).min()
+            self.seats
+                .iter()
+                .filter_map(|s| s.dropped_at)
+                .min()
+                .map(|t| t + grace)
         } else {
             None
         };
-        let closable = self.core.stage() == Stage::Finished
-            || (self.core.stage() == Stage::Lobby && self.seats.is_empty());
-        let empty = self.empty_since.filter(|_| closable);
-        [lobby_seat, empty]
+        let empty = self
+            .empty_since
+            .filter(|_| self.closable())
+            .map(|t| t + grace);
+        [lobby_seat, empty, self.host_deadline()]
             .into_iter()
             .flatten()
+            .chain(self.turn_deadlines().map(|(_, _, t)| t))
+            .chain(self.absence_deadlines().map(|(_, t)| t))
             .min()
-            .map(|t| t + grace)
     }
 
-    /// Acts on what has expired; returns whether the table should close.
+    /// Acts on everything that has expired; returns whether the table should close.
     fn expire(&mut self) -> bool {
-        let grace = self.shared.config.grace_period();
+        let grace = self.grace();
         let now = Instant::now();
         if self.core.stage() == Stage::Lobby {
             let expired: Vec<rules::PlayerId> = self
@@ -479,9 +559,52 @@ impl Room {
                 self.give_up_seat(player);
             }
         }
-        let closable = self.core.stage() == Stage::Finished
-            || (self.core.stage() == Stage::Lobby && self.seats.is_empty());
-        closable && self.empty_since.is_some_and(|t| t + grace <= now)
+        let due: Vec<(rules::PlayerId, Expiry)> = self
+            .turn_deadlines()
+            .filter(|&(_, _, t)| t <= now)
+            .map(|(player, expiry, _)| (player, expiry))
+            .collect();
+        for (player, reason) in due {
+            info!(table = %self.id, player = player.0, ?reason, "turn expired");
+            let command = Command::ExpireTurn { player, reason };
+            if self.run_core(Actor::Host, command, now).is_err() {
+                // Already ended by an earlier expiry in this round: forget it either way.
+                self.running_since.retain(|&(_, p, _)| p != player);
+            }
+        }
+        let absent: Vec<rules::PlayerId> = self
+            .absence_deadlines()
+            .filter(|&(_, t)| t <= now)
+            .map(|(player, _)| player)
+            .collect();
+        for player in absent {
+            if let Some(seat) = self.seats.iter_mut().find(|s| s.player == player) {
+                seat.absent = true;
+            }
+            self.publish(vec![wire::Event::PlayerAbsent { player: player.0 }], now);
+        }
+        if self.host_deadline().is_some_and(|t| t <= now) {
+            let next = self
+                .seats
+                .iter()
+                .find(|s| s.connection.is_some())
+                .map(|s| s.player);
+            info!(table = %self.id, "host away: the role passes on");
+            self.set_host(next);
+        }
+        self.closable() && self.empty_since.is_some_and(|t| t + grace <= now)
+    }
+
+    fn set_host(&mut self, host: Option<rules::PlayerId>) {
+        if self.host != host {
+            self.host = host;
+            self.publish(
+                vec![wire::Event::HostChanged {
+                    player: host.map(|p| p.0),
+                }],
+                Instant::now(),
+            );
+        }
     }
 
     // ----- Requests --------------------------------------------------------------------------
@@ -539,27 +662,173 @@ impl Room {
             }
             _ => {}
         }
-        let (authority, command) = edge::command(request).ok_or(ErrorCode::BadMessage)?;
-        let actor = match (authority, role) {
-            (_, Role::Spectator) => return Err(ErrorCode::NotAPlayer),
-            (Authority::Player, Role::Player(player)) => Actor::Player(player),
-            (Authority::Host, Role::Player(player)) if self.host == Some(player) => Actor::Host,
-            (Authority::Host, Role::Player(_)) => return Err(ErrorCode::NotHost),
+        let Role::Player(me) = role else {
+            return Err(ErrorCode::NotAPlayer);
         };
+        let host = self.host == Some(me);
+        let ack = |seq| {
+            conn.send_message(&ServerMessage::Ack {
+                reply_to: request.id(),
+                seq,
+            });
+        };
+        match request {
+            ClientMessage::Pause { paused, .. } => {
+                if !host {
+                    return Err(ErrorCode::NotHost);
+                }
+                ack(self.pause(*paused, received));
+                return Ok(());
+            }
+            ClientMessage::TransferHost { player, .. } => {
+                if !host {
+                    return Err(ErrorCode::NotHost);
+                }
+                let player = rules::PlayerId(*player);
+                if self.seat(player).is_none() {
+                    return Err(ErrorCode::UnknownPlayer);
+                }
+                self.set_host(Some(player));
+                ack(self.seq);
+                return Ok(());
+            }
+            ClientMessage::Kick { player, .. } => {
+                if !host {
+                    return Err(ErrorCode::NotHost);
+                }
+                ack(self.kick(rules::PlayerId(*player), received)?);
+                return Ok(());
+            }
+            _ => {}
+        }
+        let (authority, command) = edge::command(request).ok_or(ErrorCode::BadMessage)?;
+        let actor = match authority {
+            Authority::Player => Actor::Player(me),
+            Authority::Host if host => Actor::Host,
+            Authority::Host => return Err(ErrorCode::NotHost),
+        };
+        if self.paused_since.is_some() {
+            return Err(ErrorCode::TablePaused);
+        }
+        ack(self.run_core(actor, command, received)?);
+        Ok(())
+    }
+
+    /// Runs a command through the rules core and publishes its events; returns the number of the
+    /// last event.
+    fn run_core(
+        &mut self,
+        actor: Actor,
+        command: Command,
+        received: Instant,
+    ) -> Result<u64, ErrorCode> {
         let events = self
             .core
             .handle(actor, command)
             .map_err(|r| edge::rejection_code(&r))?;
         let seq = self.publish(events.iter().map(edge::event).collect(), received);
-        conn.send_message(&ServerMessage::Ack {
-            reply_to: request.id(),
-            seq,
-        });
+        self.track_running_turns(received);
         if self.core.stage() == Stage::Finished {
             info!(table = %self.id, "game over");
             self.note_if_empty();
         }
-        Ok(())
+        Ok(seq)
+    }
+
+    /// Keeps `running_since` in step with the core: new running periods start now, ended ones
+    /// are forgotten.
+    fn track_running_turns(&mut self, now: Instant) {
+        let core = &self.core;
+        let running: Vec<(rules::TurnId, rules::PlayerId)> = core
+            .turns()
+            .iter()
+            .filter(|t| matches!(t.state, TurnState::Running(_)))
+            .map(|t| (t.id, core.players()[t.seat].id))
+            .collect();
+        self.running_since
+            .retain(|(turn, player, _)| running.contains(&(*turn, *player)));
+        for (turn, player) in running {
+            if !self
+                .running_since
+                .iter()
+                .any(|&(t, p, _)| t == turn && p == player)
+            {
+                self.running_since.push((turn, player, now));
+            }
+        }
+    }
+
+    /// Pauses or resumes the table. Time spent paused does not count against turn clocks or
+    /// absences. Returns the number of the last event.
+    fn pause(&mut self, paused: bool, now: Instant) -> u64 {
+        match (paused, self.paused_since) {
+            (true, None) => self.paused_since = Some(now),
+            (false, Some(since)) => {
+                let pause = now.saturating_duration_since(since);
+                for (_, _, started) in &mut self.running_since {
+                    *started += pause;
+                }
+                for seat in &mut self.seats {
+                    if let Some(dropped) = &mut seat.dropped_at {
+                        *dropped += pause;
+                    }
+                }
+                self.paused_since = None;
+            }
+            _ => return self.seq,
+        }
+        info!(table = %self.id, paused, "pause");
+        self.publish(vec![wire::Event::TablePaused { paused }], now)
+    }
+
+    /// Removes a player on the host's word: his seat token stops working and his connection is
+    /// closed; in the lobby he loses his seat, during a game he is eliminated.
+    fn kick(&mut self, player: rules::PlayerId, now: Instant) -> Result<u64, ErrorCode> {
+        let Some(index) = self.seats.iter().position(|s| s.player == player) else {
+            return Err(ErrorCode::UnknownPlayer);
+        };
+        let mut events = vec![wire::Event::PlayerKicked { player: player.0 }];
+        match self.core.stage() {
+            Stage::Lobby => {
+                let left = self
+                    .core
+                    .handle(Actor::Player(player), Command::Leave)
+                    .map_err(|r| edge::rejection_code(&r))?;
+                events.extend(left.iter().map(edge::event));
+            }
+            Stage::Playing if self.alive(player) => {
+                let ruling = rules::Ruling::Eliminate {
+                    players: vec![player],
+                };
+                let out = self
+                    .core
+                    .handle(Actor::Host, Command::Ruling(ruling))
+                    .map_err(|r| edge::rejection_code(&r))?;
+                events.extend(out.iter().map(edge::event));
+            }
+            // During mulligans nobody can be eliminated; after the game there is nothing to do.
+            Stage::Mulligan { .. } if self.alive(player) => return Err(ErrorCode::NotPlaying),
+            _ => {}
+        }
+        let seat = self.seats.remove(index);
+        info!(table = %self.id, player = player.0, "kicked");
+        let seq = self.publish(events, now);
+        self.track_running_turns(now);
+        if let Some(connection) = seat.connection
+            && let Some(i) = self.members.iter().position(|m| m.conn.id == connection)
+        {
+            let member = self.members.swap_remove(i);
+            member.conn.close(close::POLICY_VIOLATION);
+        }
+        if self.host == Some(player) {
+            let next = self
+                .seats
+                .iter()
+                .find(|s| s.connection.is_some())
+                .map(|s| s.player);
+            self.set_host(next);
+        }
+        Ok(self.seq.max(seq))
     }
 
     // ----- Output ----------------------------------------------------------------------------
@@ -594,6 +863,12 @@ impl Room {
             .filter(|s| s.connection.is_some())
             .map(|s| s.player)
             .collect();
+        let absent: Vec<rules::PlayerId> = self
+            .seats
+            .iter()
+            .filter(|s| s.absent)
+            .map(|s| s.player)
+            .collect();
         edge::view(
             &self.core,
             &edge::RoomFacts {
@@ -604,6 +879,10 @@ impl Room {
                 host: self.host.map(|p| p.0),
                 spectators: self.spectators(),
                 connected: &connected,
+                absent: &absent,
+                paused: self.paused_since.is_some(),
+                turn_clock_secs: self.turn_clock_secs,
+                absence_limit_secs: self.absence_limit_secs,
             },
         )
     }

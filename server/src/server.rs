@@ -1,7 +1,7 @@
 //! The accept loop and what every task shares.
 
 use std::future::Future;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -36,11 +36,43 @@ pub(crate) struct Shared {
     pub shutdown: CancellationToken,
     pub tasks: TaskTracker,
     next_connection: AtomicU64,
+    /// Open connections per peer address, for the per-IP cap.
+    per_ip: DashMap<IpAddr, usize>,
 }
 
 impl Shared {
     pub fn next_connection_id(&self) -> u64 {
         self.next_connection.fetch_add(1, Relaxed)
+    }
+
+    /// Counts a connection from `ip` against the per-IP cap; `None` if the cap is reached.
+    fn admit_ip(self: &Arc<Self>, ip: IpAddr) -> Option<IpSlot> {
+        let cap = self.config.max_connections_per_ip;
+        let mut count = self.per_ip.entry(ip).or_insert(0);
+        if cap != 0 && *count >= cap {
+            return None;
+        }
+        *count += 1;
+        Some(IpSlot {
+            shared: Arc::clone(self),
+            ip,
+        })
+    }
+}
+
+/// One connection's place under the per-IP cap, given back when dropped.
+#[derive(Debug)]
+struct IpSlot {
+    shared: Arc<Shared>,
+    ip: IpAddr,
+}
+
+impl Drop for IpSlot {
+    fn drop(&mut self) {
+        self.shared.per_ip.remove_if_mut(&self.ip, |_, count| {
+            *count -= 1;
+            *count == 0
+        });
     }
 }
 
@@ -62,6 +94,7 @@ impl Server {
             shutdown: CancellationToken::new(),
             tasks: TaskTracker::new(),
             next_connection: AtomicU64::new(1),
+            per_ip: DashMap::new(),
         });
         Ok(Self { listener, shared })
     }
@@ -98,7 +131,11 @@ impl Server {
                 }
             };
             Metrics::add(&shared.metrics.connections_total, 1);
-            let Ok(permit) = Arc::clone(&permits).try_acquire_owned() else {
+            let admitted = Arc::clone(&permits)
+                .try_acquire_owned()
+                .ok()
+                .and_then(|permit| Some((permit, shared.admit_ip(peer.ip())?)));
+            let Some((permit, slot)) = admitted else {
                 Metrics::add(&shared.metrics.connections_refused, 1);
                 shared.tasks.spawn(refuse(stream));
                 continue;
@@ -106,6 +143,7 @@ impl Server {
             let shared2 = Arc::clone(&shared);
             shared.tasks.spawn(async move {
                 connection::serve(stream, peer, shared2).await;
+                drop(slot);
                 drop(permit);
             });
         }

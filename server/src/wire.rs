@@ -267,6 +267,8 @@ pub(crate) fn event(event: &rules::Event) -> wire::Event {
                 rules::TurnEndReason::Finished => wire::TurnEndReason::Finished,
                 rules::TurnEndReason::Eliminated => wire::TurnEndReason::Eliminated,
                 rules::TurnEndReason::Ruling => wire::TurnEndReason::Ruling,
+                rules::TurnEndReason::Clock => wire::TurnEndReason::Clock,
+                rules::TurnEndReason::Absent => wire::TurnEndReason::Absent,
             },
         },
         E::TurnPassed { turn, from, to } => W::TurnPassed {
@@ -306,6 +308,11 @@ pub(crate) struct RoomFacts<'a> {
     pub spectators: u32,
     /// Seated players with a live connection.
     pub connected: &'a [rules::PlayerId],
+    /// Players announced absent (`player_absent`) and not back yet.
+    pub absent: &'a [rules::PlayerId],
+    pub paused: bool,
+    pub turn_clock_secs: u32,
+    pub absence_limit_secs: u32,
 }
 
 /// A full snapshot of a table. The derived fields (spheres, whom each player may attack or
@@ -320,12 +327,15 @@ pub(crate) fn view(core: &Table, facts: &RoomFacts<'_>) -> wire::TableView {
         starting_life: config.starting_life,
         hand_size: config.hand_size,
         password: facts.password,
+        turn_clock_secs: facts.turn_clock_secs,
+        absence_limit_secs: facts.absence_limit_secs,
     };
     let mut view = wire::TableView::new(facts.table, facts.name, settings);
     view.seq = facts.seq;
     view.stage = stage(core.stage());
     view.host = facts.host;
     view.spectators = facts.spectators;
+    view.paused = facts.paused;
     if core.stage() == Stage::Lobby {
         view.players = core
             .lobby()
@@ -340,6 +350,7 @@ pub(crate) fn view(core: &Table, facts: &RoomFacts<'_>) -> wire::TableView {
                 hand_size: config.hand_size,
                 kept: false,
                 connected: facts.connected.contains(id),
+                absent: facts.absent.contains(id),
                 may_attack: Vec::new(),
                 may_target: Vec::new(),
             })
@@ -366,6 +377,7 @@ pub(crate) fn view(core: &Table, facts: &RoomFacts<'_>) -> wire::TableView {
             hand_size: p.hand_size,
             kept: p.kept,
             connected: facts.connected.contains(&p.id),
+            absent: facts.absent.contains(&p.id),
             may_attack: players(&core.attack_targets(p.id)),
             may_target: players(&core.damage_targets(p.id)),
         })

@@ -262,6 +262,8 @@ impl Client {
                 starting_life: 20,
                 password: None,
                 seed: Some(seed),
+                turn_clock_secs: 0,
+                absence_limit_secs: 600,
             })
             .await
             .unwrap();

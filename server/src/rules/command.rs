@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::types::{Phase, PlayerId};
+use super::types::{Expiry, Phase, PlayerId};
 
 /// Who issues a command. The server authenticates connections; the core only checks that the
 /// actor is allowed to do what he asks.
@@ -71,6 +71,14 @@ pub enum Command {
     Concede,
     /// A ruling by the host.
     Ruling(Ruling),
+    /// The table ends a running turn by itself (turn clock, absent player). The caller decides
+    /// when: the core has no clock. Needs the host's authority.
+    ExpireTurn {
+        /// Whose turn.
+        player: PlayerId,
+        /// Why.
+        reason: Expiry,
+    },
 }
 
 /// What the host may rule during play.

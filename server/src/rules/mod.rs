@@ -29,6 +29,6 @@ pub use table::{
     MAX_AMOUNT, MAX_NAME_CHARS, Player, QuickStartError, ReplayError, Seat, Stage, Table, Turn,
 };
 pub use types::{
-    EliminationCause, Phase, PlayerId, PlayerStatus, Standing, TurnEndReason, TurnId,
+    EliminationCause, Expiry, Phase, PlayerId, PlayerStatus, Standing, TurnEndReason, TurnId,
     TurnRemovalReason, TurnState,
 };

@@ -378,6 +378,15 @@ impl Table {
                 self.eliminate(vec![seat], EliminationCause::Conceded, &mut out);
             }
             Command::Ruling(ruling) => self.rule(actor, ruling, &mut out)?,
+            Command::ExpireTurn { player, reason } => {
+                self.require_host(actor)?;
+                if self.stage != Stage::Playing {
+                    return Err(Rejection::NotPlaying);
+                }
+                let seat = self.living_target(player)?;
+                let turn = self.running_turn_at(seat).ok_or(Rejection::NoRunningTurn)?;
+                self.end_turn(turn, reason.into(), &mut out);
+            }
         }
         if self.stage == Stage::Playing {
             self.begin_turns(&mut out);

@@ -94,6 +94,29 @@ pub enum TurnEndReason {
     Eliminated,
     /// The host ended it.
     Ruling,
+    /// It ran past the table's turn clock.
+    Clock,
+    /// Its player was away for longer than the grace period, so it was skipped.
+    Absent,
+}
+
+/// Why the server ends a running turn by itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Expiry {
+    /// The turn ran past the table's turn clock.
+    Clock,
+    /// Its player has been disconnected for longer than the grace period.
+    Absent,
+}
+
+impl From<Expiry> for TurnEndReason {
+    fn from(expiry: Expiry) -> Self {
+        match expiry {
+            Expiry::Clock => TurnEndReason::Clock,
+            Expiry::Absent => TurnEndReason::Absent,
+        }
+    }
 }
 
 /// Why a turn left the table.
