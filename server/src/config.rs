@@ -71,6 +71,11 @@ pub struct ServerConfig {
     #[arg(long, env = "GM_MAX_MESSAGE_BYTES", default_value_t = 16 * 1024)]
     pub max_message_bytes: usize,
 
+    /// Kernel send buffer per connection (SO_SNDBUF), in bytes; 0 keeps the system's default.
+    /// Smaller buffers find slow readers sooner and cost less kernel memory per connection.
+    #[arg(long, env = "GM_SEND_BUFFER_BYTES", default_value_t = 0)]
+    pub send_buffer_bytes: usize,
+
     /// Read buffer per WebSocket connection, in bytes.
     #[arg(long, env = "GM_READ_BUFFER_BYTES", default_value_t = 4 * 1024)]
     pub read_buffer_bytes: usize,

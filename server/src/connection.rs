@@ -181,6 +181,12 @@ pub(crate) async fn serve(mut stream: TcpStream, peer: SocketAddr, shared: Arc<S
     let metrics = Arc::clone(&shared.metrics);
     metrics.connections_open.fetch_add(1, Relaxed);
     let _ = stream.set_nodelay(true);
+    if shared.config.send_buffer_bytes > 0 {
+        let socket = socket2::SockRef::from(&stream);
+        if let Err(error) = socket.set_send_buffer_size(shared.config.send_buffer_bytes) {
+            debug!(%error, "cannot set the send buffer size");
+        }
+    }
     let routed = tokio::time::timeout(
         shared.config.handshake_timeout(),
         http::route(&mut stream, &shared.config.allowed_origins, || {
@@ -492,11 +498,10 @@ async fn write_frames(
     }
     let code = close_code.load(Relaxed);
     let goodbye = async {
-        if code != close::POLICY_VIOLATION {
-            // Deliver what was already queued (e.g. the last events before a shutdown).
-            while let Ok(frame) = rx.try_recv() {
-                sink.feed(take(frame)).await?;
-            }
+        // Deliver what was already queued (the last events before a shutdown, the errors that
+        // explain a close). A reader too slow to take them runs into the timeout below.
+        while let Ok(frame) = rx.try_recv() {
+            sink.feed(take(frame)).await?;
         }
         sink.send(Message::Close(Some(CloseFrame {
             code: CloseCode::from(code),

@@ -148,6 +148,11 @@ impl Client {
         id
     }
 
+    /// Makes request ids continue from `next` (to keep them apart from ids in raw frames).
+    pub fn set_next_id(&mut self, next: u32) {
+        self.next_id = next;
+    }
+
     /// Sends raw bytes as one binary frame.
     pub fn send_raw(&self, bytes: Vec<u8>) {
         let _ = self.out.send(Message::Binary(bytes.into()));

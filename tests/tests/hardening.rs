@@ -1,0 +1,578 @@
+//! Bad input, floods, slow readers and absent players: the table keeps going.
+#![allow(clippy::unwrap_used)]
+
+use futures_util::SinkExt;
+use grand_melee_e2e::{Client, PATIENCE, Received, TestServer, http_get, started_game};
+use grand_melee_protocol::{
+    self as wire, ClientMessage, ErrorCode, Event, PROTOCOL_VERSION, Reduction, ServerMessage,
+    TurnEndReason, TurnStateName, close,
+};
+use grand_melee_server::ServerConfig;
+use tokio::io::AsyncWriteExt;
+use tokio_tungstenite::tungstenite::Message;
+
+fn running_players(client: &Client) -> Vec<u16> {
+    let view = client.view.as_ref().unwrap();
+    view.turns
+        .iter()
+        .filter(|t| t.state == TurnStateName::Running)
+        .map(|t| t.player)
+        .collect()
+}
+
+/// Settings that let one test client send as fast as it likes.
+fn unthrottled() -> ServerConfig {
+    ServerConfig {
+        rate_limit: 1e6,
+        rate_burst: 1e6,
+        chat_per_minute: 1e8,
+        ..ServerConfig::default()
+    }
+}
+
+/// Receives until an events batch holds an event matching `pick`, and returns the batch.
+async fn until_batch(client: &mut Client, pick: impl Fn(&Event) -> bool) -> Vec<Event> {
+    client
+        .until(|r| match r {
+            Received::Message(m, _) => match &**m {
+                ServerMessage::Events { events, .. } if events.iter().any(&pick) => {
+                    Some(events.clone())
+                }
+                _ => None,
+            },
+            Received::Closed(_) => None,
+        })
+        .await
+}
+
+/// Receives until an event matching `pick` arrives in an events batch.
+async fn until_event<T>(client: &mut Client, mut pick: impl FnMut(&Event) -> Option<T>) -> T {
+    client
+        .until(|r| match r {
+            Received::Message(m, _) => match &**m {
+                ServerMessage::Events { events, .. } => events.iter().find_map(&mut pick),
+                _ => None,
+            },
+            Received::Closed(_) => None,
+        })
+        .await
+}
+
+async fn first_error(client: &mut Client) -> ErrorCode {
+    client
+        .until(|r| match r {
+            Received::Message(m, _) => match **m {
+                ServerMessage::Error { code, .. } => Some(code),
+                _ => None,
+            },
+            Received::Closed(_) => None,
+        })
+        .await
+}
+
+/// Whether another client can still do a full round trip.
+async fn server_still_serves(server: &TestServer) {
+    let mut other = server.client().await;
+    let tables = other.call(|id| ClientMessage::ListTables { id }).await;
+    assert!(
+        matches!(tables, Ok(ServerMessage::Tables { .. })),
+        "{tables:?}"
+    );
+}
+
+#[tokio::test]
+async fn hostile_bytes_get_typed_errors_or_a_close_and_the_server_keeps_serving() {
+    let server = TestServer::start().await;
+    let (_, mut clients) = started_game(&server, 4, 21).await;
+    let before = clients[0].fresh_snapshot().await;
+    let mut nested_within_limit = vec![0x91; 15_000];
+    nested_within_limit.push(0xc0);
+    let typed_error_inputs: Vec<Vec<u8>> = vec![
+        b"\x00\x01\x02 not msgpack at all".to_vec(),
+        wire::encode_client(&ClientMessage::Attack {
+            id: 1,
+            target: 1,
+            damage: 1,
+            poison: 0,
+        })[..9]
+            .to_vec(),
+        // bin 32 claiming 4 GiB of payload.
+        vec![0xc6, 0xff, 0xff, 0xff, 0xff, 0x00],
+        // A map claiming 4 billion entries.
+        vec![0xdf, 0xff, 0xff, 0xff, 0xff],
+        nested_within_limit,
+        // Wrong types: `id` is a string, `target` a negative number.
+        rmp_like_attack_with_wrong_types(),
+    ];
+    let client = &mut clients[1];
+    for input in typed_error_inputs {
+        client.send_raw(input);
+        assert_eq!(first_error(client).await, ErrorCode::BadMessage);
+    }
+    // 100,000 nested arrays do not even fit the frame limit: closed with 1009.
+    let mut deep = vec![0x91; 100_000];
+    deep.push(0xc0);
+    clients[3].send_raw(deep);
+    assert_eq!(clients[3].closed_with().await, Some(close::MESSAGE_TOO_BIG));
+    server_still_serves(&server).await;
+    let after = clients[0].fresh_snapshot().await;
+    assert_eq!(after.players.len(), before.players.len());
+    assert_eq!(after.turns, before.turns, "the game itself did not move");
+}
+
+/// `{"type": "attack", "id": "seven", "target": -1}` packed by hand.
+fn rmp_like_attack_with_wrong_types() -> Vec<u8> {
+    let mut out = vec![0x83];
+    for (key, value) in [
+        ("type", vec![0xa6, b'a', b't', b't', b'a', b'c', b'k']),
+        ("id", vec![0xa5, b's', b'e', b'v', b'e', b'n']),
+        ("target", vec![0xff]),
+    ] {
+        out.push(0xa0 | key.len() as u8);
+        out.extend_from_slice(key.as_bytes());
+        out.extend(value);
+    }
+    out
+}
+
+/// A small deterministic generator for the fuzz-like test.
+struct Dice(u64);
+
+impl Dice {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+#[tokio::test]
+async fn thousands_of_random_and_mutated_messages_never_break_the_server() {
+    let server = TestServer::start_with(unthrottled()).await;
+    let (_, mut clients) = started_game(&server, 6, 22).await;
+    let valid: Vec<Vec<u8>> = wire::examples::client()
+        .iter()
+        .filter(|m| !matches!(m, ClientMessage::Hello { .. } | ClientMessage::Leave { .. }))
+        .map(wire::encode_client)
+        .collect();
+    let mut dice = Dice(0x5eed);
+    let fuzzer = &mut clients[2];
+    // The fuzzer's own requests use ids far from the examples' (which the mutations keep).
+    fuzzer.set_next_id(3_000_000_000);
+    let sent = 3_000;
+    for i in 0..sent {
+        let frame = match dice.next() % 3 {
+            0 => {
+                let len = (dice.next() % 64) as usize;
+                (0..len).map(|_| dice.next() as u8).collect()
+            }
+            1 => {
+                let mut frame = valid[(dice.next() as usize) % valid.len()].clone();
+                for _ in 0..1 + dice.next() % 4 {
+                    let at = (dice.next() as usize) % frame.len();
+                    frame[at] = dice.next() as u8;
+                }
+                frame
+            }
+            _ => {
+                let frame = &valid[(dice.next() as usize) % valid.len()];
+                frame[..(dice.next() as usize) % frame.len()].to_vec()
+            }
+        };
+        fuzzer.send_raw(frame);
+        if i % 500 == 0 {
+            // Keep the request stream and the answers roughly in step.
+            fuzzer.fresh_snapshot().await;
+        }
+    }
+    let last = fuzzer.fresh_snapshot().await;
+    assert!(last.players.len() == 6);
+    assert!(
+        fuzzer.closed.is_none(),
+        "the fuzzing client is still connected"
+    );
+    // Everyone else still gets a consistent table.
+    for client in clients.iter_mut().filter(|c| c.closed.is_none()) {
+        client.catch_up(last.seq).await;
+        let snapshot = client.fresh_snapshot().await;
+        assert_eq!(
+            client.view.as_ref().map(|v| &v.turns),
+            Some(&snapshot.turns)
+        );
+    }
+    server_still_serves(&server).await;
+}
+
+#[tokio::test]
+async fn two_hundred_slow_handshakes_do_not_keep_a_real_client_waiting() {
+    let config = ServerConfig {
+        // Far longer than the test's patience: a real client stuck behind the slow sockets
+        // would make the test fail.
+        handshake_timeout_secs: 600,
+        ..ServerConfig::default()
+    };
+    let server = TestServer::start_with(config).await;
+    let mut stalled = Vec::new();
+    for _ in 0..200 {
+        let mut socket = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+        socket
+            .write_all(b"GET /ws HTTP/1.1\r\nHost: x\r\n")
+            .await
+            .unwrap();
+        stalled.push(socket);
+    }
+    let mut client = server.client().await;
+    let table = client.create_table("busy night", 4, 23).await;
+    client.join(table, "on time").await.unwrap();
+    drop(stalled);
+}
+
+#[tokio::test]
+async fn a_seat_that_stops_reading_is_dropped_and_the_others_get_every_event_in_order() {
+    let config = ServerConfig {
+        outgoing_queue: 64,
+        outgoing_queue_bytes: 64 * 1024,
+        send_buffer_bytes: 8 * 1024,
+        ..unthrottled()
+    };
+    let server = TestServer::start_with(config).await;
+    let (table, mut clients) = started_game(&server, 27, 24).await;
+    // The 28th seat: a raw socket with a tiny receive buffer that joins and never reads again.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(2048).unwrap();
+    let stream = socket.connect(server.addr).await.unwrap();
+    let (mut stalled, _) =
+        tokio_tungstenite::client_async(format!("ws://{}/ws", server.addr), stream)
+            .await
+            .unwrap();
+    // The table has started, so the stalled client watches instead of sitting: it still gets
+    // every event, which is what matters here.
+    for message in [
+        ClientMessage::Hello {
+            id: 1,
+            protocol: PROTOCOL_VERSION,
+            client: "stalled".into(),
+        },
+        ClientMessage::Watch {
+            id: 2,
+            table,
+            password: None,
+        },
+    ] {
+        stalled
+            .send(Message::Binary(wire::encode_client(&message).into()))
+            .await
+            .unwrap();
+    }
+    let spectators = until_event(&mut clients[0], |e| match e {
+        Event::SpectatorsChanged { spectators } => Some(*spectators),
+        _ => None,
+    })
+    .await;
+    assert_eq!(spectators, 1);
+    // A chatty player sends large lines in rounds of 25 (he gets an event and an ack for each:
+    // less than the queue bound), and everyone who reads catches up after each round, so only
+    // the stalled reader falls behind.
+    let line = "x".repeat(450);
+    let mut lines = 0;
+    let mut dropped = false;
+    for _ in 0..800 {
+        for _ in 0..25 {
+            let text = line.clone();
+            clients[1].send(|id| ClientMessage::Chat { id, text });
+        }
+        lines += 25;
+        let last = clients[1].fresh_snapshot().await;
+        for client in &mut clients {
+            client.catch_up(last.seq).await;
+        }
+        if last.spectators == 0 {
+            dropped = true;
+            break;
+        }
+    }
+    // The bound: the queue's 64 KiB plus the two kernel buffers (8 KiB sent, 2 KiB received,
+    // each of which Linux doubles) and one round in flight.
+    assert!(
+        dropped,
+        "the stalled reader was not dropped after {lines} lines"
+    );
+    assert!(
+        lines * 500 <= 64 * 1024 + 2 * (8 + 2) * 1024 + 25 * 500,
+        "{lines} lines"
+    );
+    let last = clients[0].fresh_snapshot().await.seq;
+    for client in &mut clients {
+        client.catch_up(last).await;
+        // Every event arrived, in order, with no gap: apply_batch would have failed otherwise,
+        // and the frames are numbered consecutively.
+        let mut next = None;
+        let mut chats = 0;
+        for (seq, bytes) in &client.event_frames {
+            let ServerMessage::Events { events, .. } = wire::decode_server(bytes).unwrap() else {
+                panic!("events");
+            };
+            if let Some(expected) = next {
+                assert_eq!(*seq, expected);
+            }
+            next = Some(seq + events.len() as u64);
+            chats += events
+                .iter()
+                .filter(|e| matches!(e, Event::Chat { .. }))
+                .count();
+        }
+        assert_eq!(chats, lines);
+        assert!(client.closed.is_none());
+    }
+    drop(stalled);
+}
+
+#[tokio::test]
+async fn a_flooding_client_is_rate_limited_then_disconnected_and_the_others_play_on() {
+    let server = TestServer::start().await;
+    let (_, mut clients) = started_game(&server, 5, 25).await;
+    let runner = running_players(&clients[0])[0];
+    let flooder_index = if runner == 4 { 3 } else { 4 };
+    let flooder = &mut clients[flooder_index];
+    for _ in 0..400 {
+        flooder.send(|id| ClientMessage::Snapshot { id });
+    }
+    assert_eq!(first_error(flooder).await, ErrorCode::RateLimited);
+    assert_eq!(flooder.closed_with().await, Some(close::POLICY_VIOLATION));
+    // The others are unaffected.
+    let ended = clients[usize::from(runner)]
+        .call(|id| ClientMessage::EndTurn { id })
+        .await;
+    assert!(matches!(ended, Ok(ServerMessage::Ack { .. })), "{ended:?}");
+}
+
+#[tokio::test]
+async fn a_player_who_drops_as_his_turn_starts_is_skipped_after_the_grace_period_and_comes_back() {
+    let config = ServerConfig {
+        grace_period_secs: 1,
+        ..ServerConfig::default()
+    };
+    let server = TestServer::start_with(config).await;
+    let (table, mut clients) = started_game(&server, 6, 26).await;
+    let runner = running_players(&clients[0])[0];
+    let watcher = usize::from(if runner == 0 { 1u16 } else { 0 });
+    let (_, token) = clients[usize::from(runner)].seat.unwrap();
+    clients[usize::from(runner)].drop_connection();
+    // Everyone is told why the turn moved on.
+    let batch = until_batch(&mut clients[watcher], |e| {
+        matches!(e, Event::TurnEnded { .. })
+    })
+    .await;
+    assert!(batch.iter().any(|e| matches!(
+        e,
+        Event::TurnEnded { player, reason: TurnEndReason::Absent, .. } if *player == runner
+    )));
+    assert!(batch.iter().any(|e| matches!(
+        e,
+        Event::TurnPassed { from, to, .. } if *from == runner && *to != runner
+    )));
+    // Later he comes back with his token and is in his seat again.
+    let mut back = server.client().await;
+    let seated = back
+        .call(|id| ClientMessage::Resume { id, table, token })
+        .await
+        .unwrap();
+    assert!(matches!(seated, ServerMessage::Seated { player, .. } if player == runner));
+    back.until(|r| {
+        matches!(r, Received::Message(m, _) if matches!(**m, ServerMessage::Snapshot { .. }))
+            .then_some(())
+    })
+    .await;
+    assert!(
+        back.view
+            .as_ref()
+            .unwrap()
+            .player(runner)
+            .unwrap()
+            .connected
+    );
+    let life = back
+        .call(|id| ClientMessage::ChangeLife { id, delta: 1 })
+        .await;
+    assert!(matches!(life, Ok(ServerMessage::Ack { .. })), "{life:?}");
+}
+
+#[tokio::test]
+async fn a_turn_past_the_clock_ends_by_itself_and_everyone_is_told_why() {
+    let server = TestServer::start().await;
+    let mut host = server.client().await;
+    let created = host
+        .call(|id| ClientMessage::CreateTable {
+            id,
+            name: "blitz".into(),
+            seats: 3,
+            spell_range: 1,
+            reduction: Reduction::Eager,
+            starting_life: 20,
+            password: None,
+            seed: Some(27),
+            turn_clock_secs: 1,
+            absence_limit_secs: 600,
+        })
+        .await
+        .unwrap();
+    let ServerMessage::TableCreated { table, .. } = created else {
+        panic!("{created:?}");
+    };
+    let mut clients = [host, server.client().await, server.client().await];
+    for (i, client) in clients.iter_mut().enumerate() {
+        client.join(table, &format!("p{i}")).await.unwrap();
+    }
+    clients[0]
+        .call(|id| ClientMessage::Start {
+            id,
+            first_player: Some(1),
+        })
+        .await
+        .unwrap();
+    let mut decider = clients[0].view.as_ref().and_then(|v| v.mulligan_decider);
+    while let Some(player) = decider {
+        let client = &mut clients[usize::from(player)];
+        client.call(|id| ClientMessage::Keep { id }).await.unwrap();
+        decider = client.view.as_ref().and_then(|v| v.mulligan_decider);
+    }
+    let reason = until_event(&mut clients[0], |e| match e {
+        Event::TurnEnded {
+            player: 1, reason, ..
+        } => Some(*reason),
+        _ => None,
+    })
+    .await;
+    assert_eq!(reason, TurnEndReason::Clock);
+}
+
+#[tokio::test]
+async fn the_host_pauses_kicks_and_hands_over_the_table() {
+    let server = TestServer::start().await;
+    let (table, mut clients) = started_game(&server, 5, 28).await;
+    let runner = usize::from(running_players(&clients[0])[0]);
+    // Only the host may pause.
+    let other = if runner == 1 { 2 } else { 1 };
+    let refused = clients[other]
+        .call(|id| ClientMessage::Pause { id, paused: true })
+        .await;
+    assert_eq!(refused.unwrap_err(), ErrorCode::NotHost);
+    clients[0]
+        .call(|id| ClientMessage::Pause { id, paused: true })
+        .await
+        .unwrap();
+    assert!(clients[0].view.as_ref().unwrap().paused);
+    let paused = clients[runner]
+        .call(|id| ClientMessage::EndTurn { id })
+        .await;
+    assert_eq!(paused.unwrap_err(), ErrorCode::TablePaused);
+    let chat = clients[runner]
+        .call(|id| ClientMessage::Chat {
+            id,
+            text: "coffee?".into(),
+        })
+        .await;
+    assert!(
+        matches!(chat, Ok(ServerMessage::Ack { .. })),
+        "chat still works"
+    );
+    clients[0]
+        .call(|id| ClientMessage::Pause { id, paused: false })
+        .await
+        .unwrap();
+    let ended = clients[runner]
+        .call(|id| ClientMessage::EndTurn { id })
+        .await;
+    assert!(matches!(ended, Ok(ServerMessage::Ack { .. })), "{ended:?}");
+
+    // Kick: player 4 is eliminated by ruling, closed, and his token stops working.
+    let (_, token) = clients[4].seat.unwrap();
+    clients[0]
+        .call(|id| ClientMessage::Kick { id, player: 4 })
+        .await
+        .unwrap();
+    let view = clients[0].view.clone().unwrap();
+    assert_ne!(view.player(4).unwrap().status, wire::PlayerStatus::Alive);
+    assert_eq!(
+        clients[4].closed_with().await,
+        Some(close::POLICY_VIOLATION)
+    );
+    let mut back = server.client().await;
+    let refused = back
+        .call(|id| ClientMessage::Resume { id, table, token })
+        .await;
+    assert_eq!(refused.unwrap_err(), ErrorCode::BadToken);
+
+    // Hand the host role to player 3: the old host may no longer rule.
+    clients[0]
+        .call(|id| ClientMessage::TransferHost { id, player: 3 })
+        .await
+        .unwrap();
+    assert_eq!(clients[0].view.as_ref().unwrap().host, Some(3));
+    let ruling = clients[0]
+        .call(|id| ClientMessage::Pause { id, paused: true })
+        .await;
+    assert_eq!(ruling.unwrap_err(), ErrorCode::NotHost);
+}
+
+#[tokio::test]
+async fn an_absent_host_hands_over_after_the_grace_period() {
+    let config = ServerConfig {
+        grace_period_secs: 1,
+        ..ServerConfig::default()
+    };
+    let server = TestServer::start_with(config).await;
+    let (_, mut clients) = started_game(&server, 4, 29).await;
+    clients[0].drop_connection();
+    let host = until_event(&mut clients[2], |e| match e {
+        Event::HostChanged { player } => Some(*player),
+        _ => None,
+    })
+    .await;
+    assert_eq!(host, Some(1), "the first connected player in join order");
+}
+
+#[tokio::test]
+async fn connection_caps_and_the_origin_allow_list_refuse_cleanly() {
+    let config = ServerConfig {
+        max_connections_per_ip: 3,
+        allowed_origins: vec!["https://melee.example".into()],
+        ..ServerConfig::default()
+    };
+    let server = TestServer::start_with(config).await;
+    let _a = server.client().await;
+    let _b = server.client().await;
+    // The third connection is the HTTP request itself; the fourth is refused.
+    let ok = http_get(server.addr, "/healthz").await;
+    assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
+    let _c = server.client().await;
+    let refused = http_get(server.addr, "/healthz").await;
+    assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
+    drop((_a, _b, _c));
+
+    let server = TestServer::start_with(ServerConfig {
+        allowed_origins: vec!["https://melee.example".into()],
+        ..ServerConfig::default()
+    })
+    .await;
+    let request = |origin: &str| {
+        let mut request =
+            tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(
+                format!("ws://{}/ws", server.addr),
+            )
+            .unwrap();
+        request
+            .headers_mut()
+            .insert("Origin", origin.parse().unwrap());
+        request
+    };
+    let evil = tokio_tungstenite::connect_async(request("https://evil.example")).await;
+    assert!(
+        matches!(&evil, Err(tokio_tungstenite::tungstenite::Error::Http(r)) if r.status() == 403),
+        "{evil:?}"
+    );
+    let good = tokio_tungstenite::connect_async(request("https://melee.example")).await;
+    assert!(good.is_ok());
+    let _ = PATIENCE;
+}
