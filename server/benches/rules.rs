@@ -17,7 +17,7 @@ fn play(table: &mut Table) -> Vec<Event> {
     let mut step = 0usize;
     while table.stage() == Stage::Playing {
         step += 1;
-        let events = if step % 8 == 0 {
+        let events = if step.is_multiple_of(8) {
             let n = table.players().len();
             let seat = (0..n)
                 .map(|k| (step * 7 + k) % n)

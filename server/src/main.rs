@@ -1,5 +1,7 @@
 //! `grand-melee-server`: parses flags, sets up logging, binds and serves until SIGINT/SIGTERM.
 
+use std::io::IsTerminal;
+
 use clap::Parser;
 use grand_melee_server::{Server, ServerConfig};
 use tracing_subscriber::EnvFilter;
@@ -8,7 +10,10 @@ use tracing_subscriber::EnvFilter;
 async fn main() -> std::process::ExitCode {
     let config = ServerConfig::parse();
     let filter = EnvFilter::try_new(&config.log).unwrap_or_else(|_| EnvFilter::new("info"));
-    tracing_subscriber::fmt().with_env_filter(filter).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::stdout().is_terminal())
+        .init();
     let server = match Server::bind(config.clone()).await {
         Ok(server) => server,
         Err(error) => {

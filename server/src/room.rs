@@ -113,7 +113,7 @@ pub(crate) fn create(request: &ClientMessage, shared: &Arc<Shared>) -> Result<Ta
         spell_range,
         reduction: edge::core_reduction(*reduction),
         starting_life: *starting_life,
-        seed: seed.unwrap_or_else(rand::random),
+        seed: seed.unwrap_or_else(|| Uuid::new_v4().as_u64_pair().0),
         ..TableConfig::default()
     };
     let core = Table::new(config).map_err(|_| ErrorCode::BadSettings)?;

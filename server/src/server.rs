@@ -114,7 +114,10 @@ impl Server {
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
         let Self { listener, shared } = self;
         let permits = Arc::new(Semaphore::new(shared.config.max_connections));
-        info!(addr = ?listener.local_addr().ok(), "listening");
+        match listener.local_addr() {
+            Ok(addr) => info!(%addr, "listening"),
+            Err(error) => warn!(%error, "listening on an unknown address"),
+        }
         tokio::pin!(shutdown);
         loop {
             let accepted = tokio::select! {

@@ -10,7 +10,7 @@ use grand_melee_server::rules::{
 };
 use proptest::prelude::*;
 use rand::seq::IndexedRandom;
-use rand::{Rng, SeedableRng};
+use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 /// Upper bound on commands per game; every game must end well before it.
@@ -164,10 +164,7 @@ impl Game {
             }
             85..=87 => {
                 let count = self.rng.random_range(1..=3).min(living.len());
-                let players = living
-                    .choose_multiple(&mut self.rng, count)
-                    .copied()
-                    .collect();
+                let players = living.sample(&mut self.rng, count).copied().collect();
                 self.send(Actor::Host, Command::Ruling(Ruling::Eliminate { players }));
             }
             _ => {

@@ -576,3 +576,51 @@ async fn connection_caps_and_the_origin_allow_list_refuse_cleanly() {
     assert!(good.is_ok());
     let _ = PATIENCE;
 }
+
+#[tokio::test]
+async fn a_client_that_stops_answering_pings_is_disconnected() {
+    let config = ServerConfig {
+        ping_interval_secs: 1,
+        idle_timeout_secs: 2,
+        ..ServerConfig::default()
+    };
+    let server = TestServer::start_with(config).await;
+    let (table, mut clients) = started_game(&server, 3, 30).await;
+    // A spectator that says hello, starts watching, and then never reads or writes again (so
+    // it never answers a ping).
+    let (mut silent, _) = tokio_tungstenite::connect_async(format!("ws://{}/ws", server.addr))
+        .await
+        .unwrap();
+    for message in [
+        ClientMessage::Hello {
+            id: 1,
+            protocol: PROTOCOL_VERSION,
+            client: "silent".into(),
+        },
+        ClientMessage::Watch {
+            id: 2,
+            table,
+            password: None,
+        },
+    ] {
+        silent
+            .send(Message::Binary(wire::encode_client(&message).into()))
+            .await
+            .unwrap();
+    }
+    let joined = until_event(&mut clients[0], |e| match e {
+        Event::SpectatorsChanged { spectators: 1 } => Some(()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(joined, ());
+    // The players keep answering pings (their clients read all the time) and stay.
+    let gone = until_event(&mut clients[0], |e| match e {
+        Event::SpectatorsChanged { spectators: 0 } => Some(()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(gone, ());
+    assert!(clients.iter().all(|c| c.closed.is_none()));
+    drop(silent);
+}

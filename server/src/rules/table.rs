@@ -7,7 +7,7 @@
 //! new table gives the identical state.
 
 use rand::seq::SliceRandom;
-use rand::{Rng, SeedableRng};
+use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::command::{Actor, Command, Ruling};

@@ -1,0 +1,113 @@
+//! The `grand-melee-server` binary itself: flags, serving, and a graceful stop on SIGTERM.
+#![allow(clippy::unwrap_used)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use grand_melee_protocol::{self as wire, ClientMessage, PROTOCOL_VERSION, ServerMessage, close};
+use tokio_tungstenite::tungstenite::Message;
+
+const BINARY: &str = env!("CARGO_BIN_EXE_grand-melee-server");
+const PATIENCE: Duration = Duration::from_secs(20);
+
+#[test]
+fn help_explains_every_flag() {
+    let output = Command::new(BINARY).arg("--help").output().unwrap();
+    assert!(output.status.success());
+    let help = String::from_utf8(output.stdout).unwrap();
+    for flag in [
+        "--listen",
+        "--log",
+        "--max-connections",
+        "--max-connections-per-ip",
+        "--grace-period-secs",
+        "--rate-limit",
+        "--outgoing-queue",
+        "GM_LISTEN",
+    ] {
+        assert!(help.contains(flag), "--help mentions {flag}");
+    }
+}
+
+#[test]
+fn a_bad_flag_is_refused_with_a_message() {
+    let output = Command::new(BINARY)
+        .args(["--listen", "not-an-address"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--listen"));
+}
+
+#[tokio::test]
+async fn the_binary_serves_and_stops_gracefully_on_sigterm() {
+    let mut child = Command::new(BINARY)
+        .args(["--listen", "127.0.0.1:0", "--log", "info"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The log's first line names the address it listens on.
+    let stdout = child.stdout.take().unwrap();
+    let addr = tokio::task::spawn_blocking(move || {
+        let mut lines = BufReader::new(stdout).lines();
+        let addr = lines
+            .by_ref()
+            .map_while(Result::ok)
+            .find_map(|line| {
+                let (_, rest) = line.split_once("addr=")?;
+                line.contains("listening")
+                    .then(|| rest.split_whitespace().next().unwrap_or("").to_owned())
+            })
+            .unwrap();
+        // Keep draining the log so the server never blocks on a full pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        addr
+    })
+    .await
+    .unwrap();
+
+    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
+        .await
+        .unwrap();
+    let hello = ClientMessage::Hello {
+        id: 1,
+        protocol: PROTOCOL_VERSION,
+        client: "binary test".into(),
+    };
+    ws.send(Message::Binary(wire::encode_client(&hello).into()))
+        .await
+        .unwrap();
+    let Some(Ok(Message::Binary(bytes))) = ws.next().await else {
+        panic!("welcome expected");
+    };
+    assert!(matches!(
+        wire::decode_server(&bytes).unwrap(),
+        ServerMessage::Welcome { reply_to: 1, .. }
+    ));
+
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let closed = tokio::time::timeout(PATIENCE, async {
+        while let Some(frame) = ws.next().await {
+            if let Ok(Message::Close(frame)) = frame {
+                return frame.map(|f| u16::from(f.code));
+            }
+        }
+        None
+    })
+    .await
+    .unwrap();
+    assert_eq!(closed, Some(close::GOING_AWAY));
+    let exit = tokio::time::timeout(PATIENCE, tokio::task::spawn_blocking(move || child.wait()))
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(exit.success(), "exit status {exit:?}");
+}
