@@ -291,12 +291,66 @@ impl Client {
         let ServerMessage::Seated { player, .. } = answer else {
             panic!("expected seated, got {answer:?}");
         };
+        self.until_snapshot().await;
+        Ok(player)
+    }
+
+    /// Takes back a seat with its token and waits for the snapshot.
+    pub async fn resume(&mut self, table: TableId, token: uuid::Uuid) -> Result<u16, ErrorCode> {
+        let answer = self
+            .call(|id| ClientMessage::Resume { id, table, token })
+            .await?;
+        let ServerMessage::Seated { player, .. } = answer else {
+            panic!("expected seated, got {answer:?}");
+        };
+        self.until_snapshot().await;
+        Ok(player)
+    }
+
+    /// Receives until a snapshot arrives (mirroring it).
+    pub async fn until_snapshot(&mut self) {
         self.until(|r| {
             matches!(r, Received::Message(m, _) if matches!(**m, ServerMessage::Snapshot { .. }))
                 .then_some(())
         })
         .await;
-        Ok(player)
+    }
+
+    /// Receives until an events batch holds an event matching `pick`; returns the whole batch.
+    pub async fn until_batch(&mut self, pick: impl Fn(&wire::Event) -> bool) -> Vec<wire::Event> {
+        self.until(|r| match r {
+            Received::Message(m, _) => match &**m {
+                ServerMessage::Events { events, .. } if events.iter().any(&pick) => {
+                    Some(events.clone())
+                }
+                _ => None,
+            },
+            Received::Closed(_) => None,
+        })
+        .await
+    }
+
+    /// Receives until an event matching `pick` arrives, and returns what `pick` made of it.
+    pub async fn until_event<T>(&mut self, mut pick: impl FnMut(&wire::Event) -> Option<T>) -> T {
+        self.until(|r| match r {
+            Received::Message(m, _) => match &**m {
+                ServerMessage::Events { events, .. } => events.iter().find_map(&mut pick),
+                _ => None,
+            },
+            Received::Closed(_) => None,
+        })
+        .await
+    }
+
+    /// The players whose turns are running, in the mirrored view.
+    pub fn running_players(&self) -> Vec<u16> {
+        self.view.as_ref().map_or_else(Vec::new, |view| {
+            view.turns
+                .iter()
+                .filter(|t| t.state == wire::TurnStateName::Running)
+                .map(|t| t.player)
+                .collect()
+        })
     }
 
     /// Watches a table and waits for the snapshot.
@@ -310,11 +364,7 @@ impl Client {
             .await
             .unwrap();
         assert!(matches!(answer, ServerMessage::Watching { .. }));
-        self.until(|r| {
-            matches!(r, Received::Message(m, _) if matches!(**m, ServerMessage::Snapshot { .. }))
-                .then_some(())
-        })
-        .await;
+        self.until_snapshot().await;
     }
 
     /// Receives until the mirrored view has reached event `seq`.
@@ -387,6 +437,41 @@ pub async fn started_game(server: &TestServer, seats: u8, seed: u64) -> (TableId
         client.catch_up(last).await;
     }
     (table, clients)
+}
+
+/// A spectator that says `hello`, starts watching `table`, and never reads or writes again: it
+/// answers no ping and lets its receive buffer fill. `recv_buffer` shrinks its socket's receive
+/// buffer. Keep the returned stream alive for as long as it should stay connected.
+pub async fn silent_spectator(
+    addr: SocketAddr,
+    table: TableId,
+    recv_buffer: Option<u32>,
+) -> tokio_tungstenite::WebSocketStream<tokio::net::TcpStream> {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    if let Some(size) = recv_buffer {
+        socket.set_recv_buffer_size(size).unwrap();
+    }
+    let stream = socket.connect(addr).await.unwrap();
+    let (mut ws, _) = tokio_tungstenite::client_async(format!("ws://{addr}/ws"), stream)
+        .await
+        .unwrap();
+    for message in [
+        ClientMessage::Hello {
+            id: 1,
+            protocol: PROTOCOL_VERSION,
+            client: "silent".into(),
+        },
+        ClientMessage::Watch {
+            id: 2,
+            table,
+            password: None,
+        },
+    ] {
+        ws.send(Message::Binary(wire::encode_client(&message).into()))
+            .await
+            .unwrap();
+    }
+    ws
 }
 
 /// Sends a plain HTTP GET and returns the whole response.

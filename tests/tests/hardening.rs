@@ -1,24 +1,14 @@
 //! Bad input, floods, slow readers and absent players: the table keeps going.
 #![allow(clippy::unwrap_used)]
 
-use futures_util::SinkExt;
-use grand_melee_e2e::{Client, PATIENCE, Received, TestServer, http_get, started_game};
+use grand_melee_e2e::{
+    Client, PATIENCE, Received, TestServer, http_get, silent_spectator, started_game,
+};
 use grand_melee_protocol::{
-    self as wire, ClientMessage, ErrorCode, Event, PROTOCOL_VERSION, Reduction, ServerMessage,
-    TurnEndReason, TurnStateName, close,
+    self as wire, ClientMessage, ErrorCode, Event, Reduction, ServerMessage, TurnEndReason, close,
 };
 use grand_melee_server::ServerConfig;
 use tokio::io::AsyncWriteExt;
-use tokio_tungstenite::tungstenite::Message;
-
-fn running_players(client: &Client) -> Vec<u16> {
-    let view = client.view.as_ref().unwrap();
-    view.turns
-        .iter()
-        .filter(|t| t.state == TurnStateName::Running)
-        .map(|t| t.player)
-        .collect()
-}
 
 /// Settings that let one test client send as fast as it likes.
 fn unthrottled() -> ServerConfig {
@@ -28,34 +18,6 @@ fn unthrottled() -> ServerConfig {
         chat_per_minute: 1e8,
         ..ServerConfig::default()
     }
-}
-
-/// Receives until an events batch holds an event matching `pick`, and returns the batch.
-async fn until_batch(client: &mut Client, pick: impl Fn(&Event) -> bool) -> Vec<Event> {
-    client
-        .until(|r| match r {
-            Received::Message(m, _) => match &**m {
-                ServerMessage::Events { events, .. } if events.iter().any(&pick) => {
-                    Some(events.clone())
-                }
-                _ => None,
-            },
-            Received::Closed(_) => None,
-        })
-        .await
-}
-
-/// Receives until an event matching `pick` arrives in an events batch.
-async fn until_event<T>(client: &mut Client, mut pick: impl FnMut(&Event) -> Option<T>) -> T {
-    client
-        .until(|r| match r {
-            Received::Message(m, _) => match &**m {
-                ServerMessage::Events { events, .. } => events.iter().find_map(&mut pick),
-                _ => None,
-            },
-            Received::Closed(_) => None,
-        })
-        .await
 }
 
 async fn first_error(client: &mut Client) -> ErrorCode {
@@ -239,37 +201,15 @@ async fn a_seat_that_stops_reading_is_dropped_and_the_others_get_every_event_in_
     let server = TestServer::start_with(config).await;
     let (table, mut clients) = started_game(&server, 27, 24).await;
     // The 28th seat: a raw socket with a tiny receive buffer that joins and never reads again.
-    let socket = tokio::net::TcpSocket::new_v4().unwrap();
-    socket.set_recv_buffer_size(2048).unwrap();
-    let stream = socket.connect(server.addr).await.unwrap();
-    let (mut stalled, _) =
-        tokio_tungstenite::client_async(format!("ws://{}/ws", server.addr), stream)
-            .await
-            .unwrap();
     // The table has started, so the stalled client watches instead of sitting: it still gets
     // every event, which is what matters here.
-    for message in [
-        ClientMessage::Hello {
-            id: 1,
-            protocol: PROTOCOL_VERSION,
-            client: "stalled".into(),
-        },
-        ClientMessage::Watch {
-            id: 2,
-            table,
-            password: None,
-        },
-    ] {
-        stalled
-            .send(Message::Binary(wire::encode_client(&message).into()))
-            .await
-            .unwrap();
-    }
-    let spectators = until_event(&mut clients[0], |e| match e {
-        Event::SpectatorsChanged { spectators } => Some(*spectators),
-        _ => None,
-    })
-    .await;
+    let stalled = silent_spectator(server.addr, table, Some(2048)).await;
+    let spectators = clients[0]
+        .until_event(|e| match e {
+            Event::SpectatorsChanged { spectators } => Some(*spectators),
+            _ => None,
+        })
+        .await;
     assert_eq!(spectators, 1);
     // A chatty player sends large lines in rounds of 25 (he gets an event and an ack for each:
     // less than the queue bound), and everyone who reads catches up after each round, so only
@@ -332,7 +272,7 @@ async fn a_seat_that_stops_reading_is_dropped_and_the_others_get_every_event_in_
 async fn a_flooding_client_is_rate_limited_then_disconnected_and_the_others_play_on() {
     let server = TestServer::start().await;
     let (_, mut clients) = started_game(&server, 5, 25).await;
-    let runner = running_players(&clients[0])[0];
+    let runner = clients[0].running_players()[0];
     let flooder_index = if runner == 4 { 3 } else { 4 };
     let flooder = &mut clients[flooder_index];
     for _ in 0..400 {
@@ -355,15 +295,14 @@ async fn a_player_who_drops_as_his_turn_starts_is_skipped_after_the_grace_period
     };
     let server = TestServer::start_with(config).await;
     let (table, mut clients) = started_game(&server, 6, 26).await;
-    let runner = running_players(&clients[0])[0];
+    let runner = clients[0].running_players()[0];
     let watcher = usize::from(if runner == 0 { 1u16 } else { 0 });
     let (_, token) = clients[usize::from(runner)].seat.unwrap();
     clients[usize::from(runner)].drop_connection();
     // Everyone is told why the turn moved on.
-    let batch = until_batch(&mut clients[watcher], |e| {
-        matches!(e, Event::TurnEnded { .. })
-    })
-    .await;
+    let batch = clients[watcher]
+        .until_batch(|e| matches!(e, Event::TurnEnded { .. }))
+        .await;
     assert!(batch.iter().any(|e| matches!(
         e,
         Event::TurnEnded { player, reason: TurnEndReason::Absent, .. } if *player == runner
@@ -374,16 +313,7 @@ async fn a_player_who_drops_as_his_turn_starts_is_skipped_after_the_grace_period
     )));
     // Later he comes back with his token and is in his seat again.
     let mut back = server.client().await;
-    let seated = back
-        .call(|id| ClientMessage::Resume { id, table, token })
-        .await
-        .unwrap();
-    assert!(matches!(seated, ServerMessage::Seated { player, .. } if player == runner));
-    back.until(|r| {
-        matches!(r, Received::Message(m, _) if matches!(**m, ServerMessage::Snapshot { .. }))
-            .then_some(())
-    })
-    .await;
+    assert_eq!(back.resume(table, token).await, Ok(runner));
     assert!(
         back.view
             .as_ref()
@@ -437,13 +367,14 @@ async fn a_turn_past_the_clock_ends_by_itself_and_everyone_is_told_why() {
         client.call(|id| ClientMessage::Keep { id }).await.unwrap();
         decider = client.view.as_ref().and_then(|v| v.mulligan_decider);
     }
-    let reason = until_event(&mut clients[0], |e| match e {
-        Event::TurnEnded {
-            player: 1, reason, ..
-        } => Some(*reason),
-        _ => None,
-    })
-    .await;
+    let reason = clients[0]
+        .until_event(|e| match e {
+            Event::TurnEnded {
+                player: 1, reason, ..
+            } => Some(*reason),
+            _ => None,
+        })
+        .await;
     assert_eq!(reason, TurnEndReason::Clock);
 }
 
@@ -451,7 +382,7 @@ async fn a_turn_past_the_clock_ends_by_itself_and_everyone_is_told_why() {
 async fn the_host_pauses_kicks_and_hands_over_the_table() {
     let server = TestServer::start().await;
     let (table, mut clients) = started_game(&server, 5, 28).await;
-    let runner = usize::from(running_players(&clients[0])[0]);
+    let runner = usize::from(clients[0].running_players()[0]);
     // Only the host may pause.
     let other = if runner == 1 { 2 } else { 1 };
     let refused = clients[other]
@@ -525,11 +456,12 @@ async fn an_absent_host_hands_over_after_the_grace_period() {
     let server = TestServer::start_with(config).await;
     let (_, mut clients) = started_game(&server, 4, 29).await;
     clients[0].drop_connection();
-    let host = until_event(&mut clients[2], |e| match e {
-        Event::HostChanged { player } => Some(*player),
-        _ => None,
-    })
-    .await;
+    let host = clients[2]
+        .until_event(|e| match e {
+            Event::HostChanged { player } => Some(*player),
+            _ => None,
+        })
+        .await;
     assert_eq!(host, Some(1), "the first connected player in join order");
 }
 
@@ -588,38 +520,21 @@ async fn a_client_that_stops_answering_pings_is_disconnected() {
     let (table, mut clients) = started_game(&server, 3, 30).await;
     // A spectator that says hello, starts watching, and then never reads or writes again (so
     // it never answers a ping).
-    let (mut silent, _) = tokio_tungstenite::connect_async(format!("ws://{}/ws", server.addr))
-        .await
-        .unwrap();
-    for message in [
-        ClientMessage::Hello {
-            id: 1,
-            protocol: PROTOCOL_VERSION,
-            client: "silent".into(),
-        },
-        ClientMessage::Watch {
-            id: 2,
-            table,
-            password: None,
-        },
-    ] {
-        silent
-            .send(Message::Binary(wire::encode_client(&message).into()))
-            .await
-            .unwrap();
-    }
-    let joined = until_event(&mut clients[0], |e| match e {
-        Event::SpectatorsChanged { spectators: 1 } => Some(()),
-        _ => None,
-    })
-    .await;
+    let silent = silent_spectator(server.addr, table, None).await;
+    let joined = clients[0]
+        .until_event(|e| match e {
+            Event::SpectatorsChanged { spectators: 1 } => Some(()),
+            _ => None,
+        })
+        .await;
     assert_eq!(joined, ());
     // The players keep answering pings (their clients read all the time) and stay.
-    let gone = until_event(&mut clients[0], |e| match e {
-        Event::SpectatorsChanged { spectators: 0 } => Some(()),
-        _ => None,
-    })
-    .await;
+    let gone = clients[0]
+        .until_event(|e| match e {
+            Event::SpectatorsChanged { spectators: 0 } => Some(()),
+            _ => None,
+        })
+        .await;
     assert_eq!(gone, ());
     assert!(clients.iter().all(|c| c.closed.is_none()));
     drop(silent);

@@ -8,20 +8,11 @@ use grand_melee_protocol::{
     TurnStateName, close,
 };
 
-fn running_players(client: &Client) -> Vec<u16> {
-    let view = client.view.as_ref().unwrap();
-    view.turns
-        .iter()
-        .filter(|t| t.state == TurnStateName::Running)
-        .map(|t| t.player)
-        .collect()
-}
-
 #[tokio::test]
 async fn acting_out_of_turn_is_rejected_and_changes_nothing() {
     let server = TestServer::start().await;
     let (_, mut clients) = started_game(&server, 15, 1).await;
-    let running = running_players(&clients[0]);
+    let running = clients[0].running_players();
     let idle = (0..15u16).find(|p| !running.contains(p)).unwrap();
     let client = &mut clients[usize::from(idle)];
     let before = client.fresh_snapshot().await;
@@ -43,7 +34,7 @@ async fn acting_out_of_turn_is_rejected_and_changes_nothing() {
 async fn attacking_out_of_range_is_rejected_and_changes_nothing() {
     let server = TestServer::start().await;
     let (_, mut clients) = started_game(&server, 15, 2).await;
-    let attacker = running_players(&clients[0])[0];
+    let attacker = clients[0].running_players()[0];
     let client = &mut clients[usize::from(attacker)];
     let phase = client
         .call(|id| ClientMessage::SetPhase {
@@ -209,7 +200,7 @@ async fn a_wrong_protocol_version_gets_an_error_and_a_close() {
 async fn a_dropped_player_resumes_with_his_token_and_plays_on() {
     let server = TestServer::start().await;
     let (table, mut clients) = started_game(&server, 6, 7).await;
-    let runner = running_players(&clients[0])[0];
+    let runner = clients[0].running_players()[0];
     let watcher: u16 = if runner == 0 { 1 } else { 0 };
     let (player, token) = clients[usize::from(runner)].seat.unwrap();
     assert_eq!(player, runner);
@@ -237,16 +228,7 @@ async fn a_dropped_player_resumes_with_his_token_and_plays_on() {
     assert_eq!(wrong_table.unwrap_err(), ErrorCode::BadToken);
 
     // The right token puts him back in his seat with a fresh snapshot.
-    let seated = back
-        .call(|id| ClientMessage::Resume { id, table, token })
-        .await
-        .unwrap();
-    assert!(matches!(seated, ServerMessage::Seated { player, .. } if player == runner));
-    back.until(|r| {
-        matches!(r, Received::Message(m, _) if matches!(**m, ServerMessage::Snapshot { .. }))
-            .then_some(())
-    })
-    .await;
+    assert_eq!(back.resume(table, token).await, Ok(runner));
     let view = back.view.clone().unwrap();
     assert!(view.player(runner).unwrap().connected);
     assert_eq!(view.turn_of(runner).unwrap().state, TurnStateName::Running);
@@ -263,7 +245,7 @@ async fn two_tables_play_at_once_without_seeing_each_others_events() {
     let (table_b, mut b) = started_game(&server, 5, 10).await;
     for round in 0..6 {
         for (clients, _) in [(&mut a, table_a), (&mut b, table_b)] {
-            let runner = running_players(&clients[0])[0];
+            let runner = clients[0].running_players()[0];
             let ended = clients[usize::from(runner)]
                 .call(|id| ClientMessage::EndTurn { id })
                 .await;
@@ -303,7 +285,7 @@ async fn one_action_reaches_28_seats_and_a_spectator_with_identical_bytes() {
     let (table, mut clients) = started_game(&server, 28, 11).await;
     let mut spectator = server.client().await;
     spectator.watch(table).await;
-    let runner = running_players(&clients[0])[0];
+    let runner = clients[0].running_players()[0];
     let ended = clients[usize::from(runner)]
         .call(|id| ClientMessage::EndTurn { id })
         .await;
