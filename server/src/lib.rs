@@ -17,6 +17,7 @@
 pub mod config;
 mod connection;
 mod http;
+pub mod journal;
 pub mod metrics;
 mod room;
 pub mod rules;

@@ -137,6 +137,8 @@ pub(crate) fn create(request: &ClientMessage, shared: &Arc<Shared>) -> Result<Ta
         absence_limit_secs: *absence_limit_secs,
         paused_since: None,
         running_since: Vec::new(),
+        outbox: Vec::new(),
+        outbox_since: None,
         shared: Arc::clone(shared),
         summary: watch::channel(TableSummary {
             table: id,
@@ -172,6 +174,19 @@ pub(crate) fn create(request: &ClientMessage, shared: &Arc<Shared>) -> Result<Ta
 struct Member {
     conn: Conn,
     role: Role,
+    /// The number of the last event its snapshot included: it gets only later events.
+    since_seq: u64,
+}
+
+/// A frame waiting for the end of the current request, when the outbox is flushed.
+#[derive(Debug)]
+enum Outgoing {
+    /// An events batch for every member whose snapshot does not already include it.
+    Events { last_seq: u64, frame: Bytes },
+    /// A frame for one connection.
+    Direct { conn: Conn, frame: Bytes },
+    /// Close a connection, after what was queued for it before.
+    Close { conn: Conn, code: u16 },
 }
 
 #[derive(Debug)]
@@ -207,6 +222,10 @@ struct Room {
     running_since: Vec<(rules::TurnId, rules::PlayerId, Instant)>,
     shared: Arc<Shared>,
     summary: watch::Sender<TableSummary>,
+    /// What the current request produced, delivered together by `flush`.
+    outbox: Vec<Outgoing>,
+    /// When the oldest request with events in the outbox arrived (for the latency metric).
+    outbox_since: Option<Instant>,
 }
 
 impl Room {
@@ -221,7 +240,9 @@ impl Room {
                     None => break,
                 },
                 () = sleep_until(deadline) => {
-                    if self.expire() {
+                    let close = self.expire();
+                    self.flush().await;
+                    if close {
                         break;
                     }
                     continue;
@@ -252,6 +273,7 @@ impl Room {
                 }
                 RoomMsg::Gone { connection } => self.gone(connection),
             }
+            self.flush().await;
             self.publish_summary();
         }
         self.shared.tables.remove(&self.id);
@@ -330,7 +352,10 @@ impl Room {
                     // The same seat from a new connection: the old one is closed.
                     if let Some(i) = self.members.iter().position(|m| m.conn.id == previous) {
                         let old = self.members.swap_remove(i);
-                        old.conn.close(close::NORMAL);
+                        self.outbox.push(Outgoing::Close {
+                            conn: old.conn,
+                            code: close::NORMAL,
+                        });
                     }
                 } else {
                     self.publish(
@@ -362,16 +387,18 @@ impl Room {
                 table: self.id,
             },
         };
-        conn.send_message(&answer);
-        self.members.push(Member { conn, role });
-        self.empty_since = None;
+        self.send(&conn, &answer);
         let snapshot = ServerMessage::Snapshot {
             reply_to: None,
             view: self.view(),
         };
-        if let Some(member) = self.members.last() {
-            member.conn.send_message(&snapshot);
-        }
+        self.send(&conn, &snapshot);
+        self.members.push(Member {
+            conn,
+            role,
+            since_seq: self.seq,
+        });
+        self.empty_since = None;
     }
 
     fn leave(&mut self, connection: u64, request_id: u32) {
@@ -379,9 +406,12 @@ impl Room {
             return;
         };
         let member = self.members.swap_remove(i);
-        member.conn.send_message(&ServerMessage::Left {
-            reply_to: request_id,
-        });
+        self.send(
+            &member.conn,
+            &ServerMessage::Left {
+                reply_to: request_id,
+            },
+        );
         match member.role {
             Role::Spectator => self.spectator_left(),
             Role::Player(player) if self.core.stage() == Stage::Lobby => {
@@ -615,7 +645,8 @@ impl Room {
         };
         let (conn, role) = (member.conn.clone(), member.role);
         if let Err(code) = self.decide(&conn, role, &request, received) {
-            conn.reject(Some(&request), code);
+            Metrics::add(&self.shared.metrics.rejected, 1);
+            self.send(&conn, &ServerMessage::error(Some(&request), code));
         }
     }
 
@@ -628,10 +659,11 @@ impl Room {
     ) -> Result<(), ErrorCode> {
         match request {
             ClientMessage::Snapshot { id } => {
-                conn.send_message(&ServerMessage::Snapshot {
+                let snapshot = ServerMessage::Snapshot {
                     reply_to: Some(*id),
                     view: self.view(),
-                });
+                };
+                self.send(conn, &snapshot);
                 return Ok(());
             }
             ClientMessage::Chat { id, text } => {
@@ -657,7 +689,7 @@ impl Room {
                     text: text.to_owned(),
                 };
                 let seq = self.publish(vec![event], received);
-                conn.send_message(&ServerMessage::Ack { reply_to: *id, seq });
+                self.send(conn, &ServerMessage::Ack { reply_to: *id, seq });
                 return Ok(());
             }
             _ => {}
@@ -666,18 +698,22 @@ impl Room {
             return Err(ErrorCode::NotAPlayer);
         };
         let host = self.host == Some(me);
-        let ack = |seq| {
-            conn.send_message(&ServerMessage::Ack {
-                reply_to: request.id(),
-                seq,
-            });
+        let ack = |room: &mut Self, seq| {
+            room.send(
+                conn,
+                &ServerMessage::Ack {
+                    reply_to: request.id(),
+                    seq,
+                },
+            );
         };
         match request {
             ClientMessage::Pause { paused, .. } => {
                 if !host {
                     return Err(ErrorCode::NotHost);
                 }
-                ack(self.pause(*paused, received));
+                let seq = self.pause(*paused, received);
+                ack(self, seq);
                 return Ok(());
             }
             ClientMessage::TransferHost { player, .. } => {
@@ -689,14 +725,15 @@ impl Room {
                     return Err(ErrorCode::UnknownPlayer);
                 }
                 self.set_host(Some(player));
-                ack(self.seq);
+                ack(self, self.seq);
                 return Ok(());
             }
             ClientMessage::Kick { player, .. } => {
                 if !host {
                     return Err(ErrorCode::NotHost);
                 }
-                ack(self.kick(rules::PlayerId(*player), received)?);
+                let seq = self.kick(rules::PlayerId(*player), received)?;
+                ack(self, seq);
                 return Ok(());
             }
             _ => {}
@@ -710,7 +747,8 @@ impl Room {
         if self.paused_since.is_some() {
             return Err(ErrorCode::TablePaused);
         }
-        ack(self.run_core(actor, command, received)?);
+        let seq = self.run_core(actor, command, received)?;
+        ack(self, seq);
         Ok(())
     }
 
@@ -818,7 +856,10 @@ impl Room {
             && let Some(i) = self.members.iter().position(|m| m.conn.id == connection)
         {
             let member = self.members.swap_remove(i);
-            member.conn.close(close::POLICY_VIOLATION);
+            self.outbox.push(Outgoing::Close {
+                conn: member.conn,
+                code: close::POLICY_VIOLATION,
+            });
         }
         if self.host == Some(player) {
             let next = self
@@ -833,8 +874,8 @@ impl Room {
 
     // ----- Output ----------------------------------------------------------------------------
 
-    /// Numbers the events, encodes them once, and hands the same bytes to every member. Returns
-    /// the number of the last event.
+    /// Numbers the events and encodes their batch once; `flush` hands the same bytes to every
+    /// member. Returns the number of the last event.
     fn publish(&mut self, events: Vec<wire::Event>, received: Instant) -> u64 {
         if events.is_empty() {
             return self.seq;
@@ -847,13 +888,42 @@ impl Room {
             seq: first,
             events,
         }));
-        for member in &self.members {
-            // A member whose queue is full is closed by `send`; its reader then reports `Gone`.
-            member.conn.send(frame.clone());
-        }
-        self.shared.metrics.observe_broadcast(received.elapsed());
+        self.outbox.push(Outgoing::Events {
+            last_seq: self.seq,
+            frame,
+        });
+        self.outbox_since.get_or_insert(received);
         debug!(table = %self.id, first, last = self.seq, "published");
         self.seq
+    }
+
+    /// Queues one message for one connection (delivered by `flush`, in order with the rest).
+    fn send(&mut self, conn: &Conn, message: &ServerMessage) {
+        self.outbox.push(Outgoing::Direct {
+            conn: conn.clone(),
+            frame: Bytes::from(wire::encode_server(message)),
+        });
+    }
+
+    /// Delivers everything the last request produced, in order. A member whose queue is full is
+    /// closed by `Conn::send`; its reader then reports `Gone`.
+    async fn flush(&mut self) {
+        for outgoing in self.outbox.drain(..) {
+            match outgoing {
+                Outgoing::Events { last_seq, frame } => {
+                    for member in self.members.iter().filter(|m| m.since_seq < last_seq) {
+                        member.conn.send(frame.clone());
+                    }
+                }
+                Outgoing::Direct { conn, frame } => {
+                    conn.send(frame);
+                }
+                Outgoing::Close { conn, code } => conn.close(code),
+            }
+        }
+        if let Some(received) = self.outbox_since.take() {
+            self.shared.metrics.observe_broadcast(received.elapsed());
+        }
     }
 
     fn view(&self) -> wire::TableView {
