@@ -222,6 +222,19 @@ pub enum ClientMessage {
         /// The new host.
         player: PlayerId,
     },
+    /// Lists the finished games kept as replays. Needs no table.
+    ListReplays {
+        /// Request id.
+        id: u32,
+    },
+    /// Fetches one finished game's whole event sequence. Needs no table.
+    GetReplay {
+        /// Request id.
+        id: u32,
+        /// The finished table.
+        #[serde(with = "uuid_string")]
+        table: TableId,
+    },
 }
 
 impl ClientMessage {
@@ -250,7 +263,9 @@ impl ClientMessage {
             | ClientMessage::Chat { id, .. }
             | ClientMessage::Pause { id, .. }
             | ClientMessage::Kick { id, .. }
-            | ClientMessage::TransferHost { id, .. } => *id,
+            | ClientMessage::TransferHost { id, .. }
+            | ClientMessage::ListReplays { id }
+            | ClientMessage::GetReplay { id, .. } => *id,
         }
     }
 
@@ -280,11 +295,13 @@ impl ClientMessage {
             ClientMessage::Pause { .. } => "pause",
             ClientMessage::Kick { .. } => "kick",
             ClientMessage::TransferHost { .. } => "transfer_host",
+            ClientMessage::ListReplays { .. } => "list_replays",
+            ClientMessage::GetReplay { .. } => "get_replay",
         }
     }
 
     /// Every `type` tag a client may send.
-    pub const NAMES: [&'static str; 23] = [
+    pub const NAMES: [&'static str; 25] = [
         "hello",
         "list_tables",
         "create_table",
@@ -308,5 +325,7 @@ impl ClientMessage {
         "pause",
         "kick",
         "transfer_host",
+        "list_replays",
+        "get_replay",
     ];
 }

@@ -5,6 +5,7 @@ use serde::de::DeserializeOwned;
 
 use crate::client::ClientMessage;
 use crate::error::DecodeError;
+use crate::event::Event;
 use crate::limits::{MAX_CLIENT_MESSAGE_BYTES, MAX_SERVER_MESSAGE_BYTES};
 use crate::server::ServerMessage;
 
@@ -31,6 +32,17 @@ pub fn decode_client(bytes: &[u8]) -> Result<ClientMessage, DecodeError> {
 /// Decodes a server message. Frames over [`MAX_SERVER_MESSAGE_BYTES`] are refused unparsed.
 /// Never panics, whatever the bytes.
 pub fn decode_server(bytes: &[u8]) -> Result<ServerMessage, DecodeError> {
+    decode(bytes, MAX_SERVER_MESSAGE_BYTES)
+}
+
+/// Encodes one event on its own (as it appears inside an `events` message): the form journals
+/// and replay exports store.
+pub fn encode_event(event: &Event) -> Vec<u8> {
+    encode(event)
+}
+
+/// Decodes one event encoded by [`encode_event`]. Never panics, whatever the bytes.
+pub fn decode_event(bytes: &[u8]) -> Result<Event, DecodeError> {
     decode(bytes, MAX_SERVER_MESSAGE_BYTES)
 }
 

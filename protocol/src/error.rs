@@ -81,11 +81,15 @@ pub enum ErrorCode {
     ServerBusy,
     /// The host has paused the table; game requests wait until he resumes it.
     TablePaused,
+    /// No finished game with that id is kept.
+    UnknownReplay,
+    /// The server's journal could not be read or written; try again later.
+    StorageFailed,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 36] = [
+    pub const ALL: [ErrorCode; 38] = [
         ErrorCode::BadMessage,
         ErrorCode::UnsupportedVersion,
         ErrorCode::HelloRequired,
@@ -122,6 +126,8 @@ impl ErrorCode {
         ErrorCode::RateLimited,
         ErrorCode::ServerBusy,
         ErrorCode::TablePaused,
+        ErrorCode::UnknownReplay,
+        ErrorCode::StorageFailed,
     ];
 
     /// The wire name (`"out_of_range"`, …).
@@ -163,6 +169,8 @@ impl ErrorCode {
             ErrorCode::RateLimited => "rate_limited",
             ErrorCode::ServerBusy => "server_busy",
             ErrorCode::TablePaused => "table_paused",
+            ErrorCode::UnknownReplay => "unknown_replay",
+            ErrorCode::StorageFailed => "storage_failed",
         }
     }
 
@@ -207,6 +215,10 @@ impl ErrorCode {
             ErrorCode::RateLimited => "too many requests; slow down",
             ErrorCode::ServerBusy => "the server is busy; try again later",
             ErrorCode::TablePaused => "the host has paused the table",
+            ErrorCode::UnknownReplay => "no finished game with that id is kept",
+            ErrorCode::StorageFailed => {
+                "the server could not read or write its journal; try again later"
+            }
         }
     }
 }

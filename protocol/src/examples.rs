@@ -244,6 +244,11 @@ pub fn client() -> Vec<ClientMessage> {
         },
         ClientMessage::Kick { id: 25, player: 3 },
         ClientMessage::TransferHost { id: 26, player: 1 },
+        ClientMessage::ListReplays { id: 27 },
+        ClientMessage::GetReplay {
+            id: 28,
+            table: TABLE,
+        },
     ]
 }
 
@@ -313,6 +318,23 @@ pub fn server() -> Vec<ServerMessage> {
             request: Some("attack".to_owned()),
             code: ErrorCode::OutOfRange,
             message: ErrorCode::OutOfRange.description().to_owned(),
+        },
+        ServerMessage::Replays {
+            reply_to: 27,
+            replays: vec![crate::ReplaySummary {
+                table: TABLE,
+                name: "Friday melee".to_owned(),
+                created_at_ms: 1_795_000_000_000,
+                finished_at_ms: 1_795_010_800_000,
+                events: 15,
+            }],
+        },
+        ServerMessage::Replay {
+            reply_to: 28,
+            table: TABLE,
+            name: "Friday melee".to_owned(),
+            settings: view().settings,
+            events: view_events()[..3].to_vec(),
         },
     ]
 }

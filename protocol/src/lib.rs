@@ -24,11 +24,13 @@ mod types;
 mod view;
 
 pub use client::ClientMessage;
-pub use codec::{decode_client, decode_server, encode_client, encode_server};
+pub use codec::{
+    decode_client, decode_event, decode_server, encode_client, encode_event, encode_server,
+};
 pub use error::{ApplyError, DecodeError, ErrorCode};
 pub use event::Event;
 pub use limits::*;
-pub use server::{ServerMessage, TableSummary};
+pub use server::{ReplaySummary, ServerMessage, TableSummary};
 pub use types::{
     EliminationCause, Phase, PlayerId, PlayerStatus, Reduction, Ruling, SeatToken, StageName,
     Standing, TableId, TurnEndReason, TurnId, TurnRemovalReason, TurnStateName,

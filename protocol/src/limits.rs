@@ -69,4 +69,6 @@ pub mod close {
     pub const POLICY_VIOLATION: u16 = 1008;
     /// A client frame was larger than [`MAX_CLIENT_MESSAGE_BYTES`](super::MAX_CLIENT_MESSAGE_BYTES).
     pub const MESSAGE_TOO_BIG: u16 = 1009;
+    /// The server hit an internal failure (its journal refused a write); reconnect later.
+    pub const INTERNAL_ERROR: u16 = 1011;
 }

@@ -8,6 +8,22 @@ use crate::event::Event;
 use crate::types::{PlayerId, Reduction, SeatToken, StageName, TableId, uuid_string};
 use crate::view::TableView;
 
+/// One finished game kept as a replay.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplaySummary {
+    /// The table it was played at.
+    #[serde(with = "uuid_string")]
+    pub table: TableId,
+    /// The table's name.
+    pub name: String,
+    /// When the table was created, in milliseconds since the Unix epoch.
+    pub created_at_ms: u64,
+    /// When the game ended, in milliseconds since the Unix epoch.
+    pub finished_at_ms: u64,
+    /// How many events it has.
+    pub events: u64,
+}
+
 /// One line of the table list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TableSummary {
@@ -126,6 +142,28 @@ pub enum ServerMessage {
         /// A human-readable explanation.
         message: String,
     },
+    /// Answer to `list_replays`: newest first.
+    Replays {
+        /// The request's id.
+        reply_to: u32,
+        /// The finished games.
+        replays: Vec<ReplaySummary>,
+    },
+    /// Answer to `get_replay`: everything needed to rebuild the game from scratch with
+    /// `TableView::new(table, name, settings)` and `apply_batch(1, &events)`.
+    Replay {
+        /// The request's id.
+        reply_to: u32,
+        /// The table.
+        #[serde(with = "uuid_string")]
+        table: TableId,
+        /// Its name.
+        name: String,
+        /// Its settings.
+        settings: crate::Settings,
+        /// Every event, numbered from 1.
+        events: Vec<Event>,
+    },
 }
 
 impl ServerMessage {
@@ -142,6 +180,8 @@ impl ServerMessage {
             ServerMessage::Snapshot { .. } => "snapshot",
             ServerMessage::Events { .. } => "events",
             ServerMessage::Error { .. } => "error",
+            ServerMessage::Replays { .. } => "replays",
+            ServerMessage::Replay { .. } => "replay",
         }
     }
 
@@ -154,7 +194,9 @@ impl ServerMessage {
             | ServerMessage::Seated { reply_to, .. }
             | ServerMessage::Watching { reply_to, .. }
             | ServerMessage::Left { reply_to }
-            | ServerMessage::Ack { reply_to, .. } => Some(*reply_to),
+            | ServerMessage::Ack { reply_to, .. }
+            | ServerMessage::Replays { reply_to, .. }
+            | ServerMessage::Replay { reply_to, .. } => Some(*reply_to),
             ServerMessage::Snapshot { reply_to, .. } | ServerMessage::Error { reply_to, .. } => {
                 *reply_to
             }
@@ -173,7 +215,7 @@ impl ServerMessage {
     }
 
     /// Every `type` tag the server may send.
-    pub const NAMES: [&'static str; 10] = [
+    pub const NAMES: [&'static str; 12] = [
         "welcome",
         "tables",
         "table_created",
@@ -184,5 +226,7 @@ impl ServerMessage {
         "snapshot",
         "events",
         "error",
+        "replays",
+        "replay",
     ];
 }

@@ -1,9 +1,12 @@
 //! Server settings: command-line flags, each with a matching environment variable.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
+
+use crate::journal::Durability;
 
 /// The Grand Melee server: hosts many tables of simultaneous-turn Magic: The Gathering over
 /// WebSockets (MessagePack frames at `/ws`), with `GET /healthz` and `GET /metrics` on the same
@@ -14,6 +17,17 @@ pub struct ServerConfig {
     /// Address and port to listen on. Use 0.0.0.0:PORT to accept other machines.
     #[arg(long, env = "GM_LISTEN", default_value = "127.0.0.1:7878")]
     pub listen: SocketAddr,
+
+    /// Directory of the journal (`grand-melee.sqlite3`): every table, seat token and event, so
+    /// games survive a crash or restart and finished games stay as replays. Created if missing.
+    #[arg(long, env = "GM_DATA_DIR", default_value = "grand-melee-data")]
+    pub data_dir: PathBuf,
+
+    /// `full`: every event is synced to disk before anyone sees it (survives power loss).
+    /// `normal`: written to the OS before anyone sees it (survives a crash of the server, not
+    /// of the machine), much cheaper.
+    #[arg(long, env = "GM_DURABILITY", default_value = "full")]
+    pub durability: Durability,
 
     /// Log filter, e.g. `info`, `debug`, or `grand_melee_server=debug,info`.
     #[arg(long, env = "GM_LOG", default_value = "info")]

@@ -341,6 +341,42 @@ async fn handle(
         (_, request @ ClientMessage::Hello { .. }) => {
             conn.reject(Some(&request), ErrorCode::BadMessage)
         }
+        (_, ClientMessage::ListReplays { id }) => {
+            let journal = shared.journal.clone();
+            match tokio::task::spawn_blocking(move || journal.replays()).await {
+                Ok(Ok(replays)) => {
+                    let replays = replays
+                        .into_iter()
+                        .map(|r| wire::ReplaySummary {
+                            table: r.id,
+                            name: r.name,
+                            created_at_ms: r.created_at_ms,
+                            finished_at_ms: r.finished_at_ms,
+                            events: r.events,
+                        })
+                        .collect();
+                    conn.send_message(&ServerMessage::Replays {
+                        reply_to: id,
+                        replays,
+                    });
+                }
+                _ => conn.reject(
+                    Some(&ClientMessage::ListReplays { id }),
+                    ErrorCode::StorageFailed,
+                ),
+            }
+        }
+        (_, request @ ClientMessage::GetReplay { .. }) => {
+            let ClientMessage::GetReplay { id, table } = request else {
+                return;
+            };
+            match room::replay(shared, table).await {
+                Ok(replay) => {
+                    conn.send_message(&replay.answering(id));
+                }
+                Err(code) => conn.reject(Some(&request), code),
+            }
+        }
         (_, ClientMessage::ListTables { id }) => {
             let mut tables: Vec<_> = shared
                 .tables
@@ -353,15 +389,17 @@ async fn handle(
                 tables,
             });
         }
-        (_, request @ ClientMessage::CreateTable { .. }) => match room::create(&request, shared) {
-            Ok(table) => {
-                conn.send_message(&ServerMessage::TableCreated {
-                    reply_to: request.id(),
-                    table,
-                });
+        (_, request @ ClientMessage::CreateTable { .. }) => {
+            match room::create(&request, shared).await {
+                Ok(table) => {
+                    conn.send_message(&ServerMessage::TableCreated {
+                        reply_to: request.id(),
+                        table,
+                    });
+                }
+                Err(code) => conn.reject(Some(&request), code),
             }
-            Err(code) => conn.reject(Some(&request), code),
-        },
+        }
         (
             State::InTable(_),
             request @ (ClientMessage::Join { .. }

@@ -214,6 +214,9 @@ pub enum JournalError {
     /// The journal was closed (or its writer stopped) before the operation was done.
     #[error("the journal is closed")]
     Closed,
+    /// The writer thread could not be started.
+    #[error("cannot start the journal's writer thread: {0}")]
+    Thread(#[source] std::io::Error),
     /// The writer thread panicked.
     #[error("the journal's writer thread panicked")]
     WriterPanicked,
@@ -399,10 +402,7 @@ impl Journal {
         let thread = std::thread::Builder::new()
             .name("journal-writer".into())
             .spawn(move || run_writer(writer, receiver, counter))
-            .map_err(|source| JournalError::CreateDir {
-                path: dir.to_owned(),
-                source,
-            })?;
+            .map_err(JournalError::Thread)?;
 
         info!(
             path = %path.display(),
@@ -1023,6 +1023,13 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+
+    #[test]
+    fn handles_and_errors_can_cross_threads() {
+        fn send_sync<T: Send + Sync + 'static>() {}
+        send_sync::<Journal>();
+        send_sync::<JournalError>();
+    }
 
     #[test]
     fn durability_parses_and_displays() {

@@ -11,10 +11,11 @@ use grand_melee_protocol::{
     SeatToken, ServerMessage, TableId, TableSummary, close,
 };
 use tokio::sync::{mpsc, oneshot, watch};
-use tracing::{debug, info};
+use tracing::{debug, error, info, warn};
 use uuid::Uuid;
 
 use crate::connection::Conn;
+use crate::journal::{StoredTable, TableRecord};
 use crate::metrics::Metrics;
 use crate::rules::{self, Actor, Command, Expiry, Stage, Table, TableConfig, TurnState};
 use crate::server::{Shared, TableEntry};
@@ -77,8 +78,25 @@ pub(crate) enum RoomMsg {
     Gone { connection: u64 },
 }
 
-/// Creates a table from a `create_table` request and starts its actor.
-pub(crate) fn create(request: &ClientMessage, shared: &Arc<Shared>) -> Result<TableId, ErrorCode> {
+/// What the journal keeps of a table's settings (everything besides its name and password).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct StoredSettings {
+    config: TableConfig,
+    turn_clock_secs: u32,
+    absence_limit_secs: u32,
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Creates a table from a `create_table` request, journals it, and starts its actor.
+pub(crate) async fn create(
+    request: &ClientMessage,
+    shared: &Arc<Shared>,
+) -> Result<TableId, ErrorCode> {
     let ClientMessage::CreateTable {
         name,
         seats,
@@ -108,66 +126,83 @@ pub(crate) fn create(request: &ClientMessage, shared: &Arc<Shared>) -> Result<Ta
         return Err(ErrorCode::BadSettings);
     }
     let spell_range = rules::SpellRange::new(*spell_range).map_err(|_| ErrorCode::BadSettings)?;
-    let config = TableConfig {
-        seats: *seats,
-        spell_range,
-        reduction: edge::core_reduction(*reduction),
-        starting_life: *starting_life,
-        seed: seed.unwrap_or_else(|| Uuid::new_v4().as_u64_pair().0),
-        ..TableConfig::default()
+    let settings = StoredSettings {
+        config: TableConfig {
+            seats: *seats,
+            spell_range,
+            reduction: edge::core_reduction(*reduction),
+            starting_life: *starting_life,
+            seed: seed.unwrap_or_else(|| Uuid::new_v4().as_u64_pair().0),
+            ..TableConfig::default()
+        },
+        turn_clock_secs: *turn_clock_secs,
+        absence_limit_secs: *absence_limit_secs,
     };
-    let core = Table::new(config).map_err(|_| ErrorCode::BadSettings)?;
+    settings
+        .config
+        .validate()
+        .map_err(|_| ErrorCode::BadSettings)?;
     if shared.tables.len() >= shared.config.max_tables {
         return Err(ErrorCode::ServerBusy);
     }
     let id = Uuid::new_v4();
-    let (tx, rx) = mpsc::channel(shared.config.table_queue.max(1));
-    let room = Room {
+    let record = TableRecord {
         id,
         name: name.to_owned(),
         password: password.clone(),
-        core,
-        seq: 0,
-        members: Vec::new(),
-        seats: Vec::new(),
-        host: None,
-        empty_since: Some(Instant::now()),
-        turn_clock: (*turn_clock_secs > 0).then(|| Duration::from_secs((*turn_clock_secs).into())),
-        turn_clock_secs: *turn_clock_secs,
-        absence_limit_secs: *absence_limit_secs,
-        paused_since: None,
-        running_since: Vec::new(),
-        outbox: Vec::new(),
-        outbox_since: None,
-        shared: Arc::clone(shared),
-        summary: watch::channel(TableSummary {
-            table: id,
-            name: String::new(),
-            seats: 0,
-            seated: 0,
-            spectators: 0,
-            stage: wire::StageName::Lobby,
-            password: false,
-            spell_range: 0,
-            reduction: wire::Reduction::Eager,
-        })
-        .0,
+        settings: rmp_serde::to_vec_named(&settings).map_err(|_| ErrorCode::BadSettings)?,
+        created_at_ms: now_ms(),
     };
-    room.publish_summary();
-    shared.tables.insert(
-        id,
-        TableEntry {
-            tx,
-            summary: room.summary.subscribe(),
-        },
-    );
-    shared
-        .metrics
-        .tables
-        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    shared.journal.create_table(record).await.map_err(|error| {
+        error!(%error, "journaling a new table");
+        ErrorCode::StorageFailed
+    })?;
+    let room = Room::new(id, name.to_owned(), password.clone(), settings, shared)?;
     info!(table = %id, name, "table created");
-    shared.tasks.spawn(room.run(rx));
+    room.start();
     Ok(id)
+}
+
+/// Rebuilds every unfinished table from the journal and starts its actor. Players who were
+/// connected when the server stopped are marked disconnected (an event everyone will see); they
+/// come back with `resume`.
+pub(crate) async fn recover_all(shared: &Arc<Shared>) -> Result<(), String> {
+    let journal = shared.journal.clone();
+    let stored = tokio::task::spawn_blocking(move || journal.unfinished_tables())
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+    for table in stored {
+        let id = table.record.id;
+        match Room::recover(table, shared) {
+            Ok((mut room, dropped)) => {
+                let now = Instant::now();
+                let events = dropped
+                    .into_iter()
+                    .map(|player| wire::Event::ConnectionChanged {
+                        player: player.0,
+                        connected: false,
+                    })
+                    .collect();
+                room.publish(events, now);
+                room.flush().await;
+                info!(table = %id, seq = room.seq, "table recovered");
+                room.start();
+            }
+            Err(reason) => {
+                error!(table = %id, reason, "cannot recover a table; it is left as it is")
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What the journal has still to record for the current request, before any frame goes out.
+#[derive(Debug)]
+enum JournalOp {
+    SetSeat { player: u16, token: Uuid },
+    RemoveSeat { player: u16 },
+    Finish,
 }
 
 #[derive(Debug)]
@@ -226,12 +261,151 @@ struct Room {
     outbox: Vec<Outgoing>,
     /// When the oldest request with events in the outbox arrived (for the latency metric).
     outbox_since: Option<Instant>,
+    /// Events published by the current request, encoded one by one for the journal: the number
+    /// of the first, and the events.
+    unjournaled: Option<(u64, Vec<Vec<u8>>)>,
+    /// Seat and game-over records to journal with them.
+    journal_ops: Vec<JournalOp>,
+    /// The journal refused a write: the table stops (it recovers from the journal on restart).
+    broken: bool,
 }
 
 impl Room {
+    fn new(
+        id: TableId,
+        name: String,
+        password: Option<String>,
+        settings: StoredSettings,
+        shared: &Arc<Shared>,
+    ) -> Result<Self, ErrorCode> {
+        let core = Table::new(settings.config).map_err(|_| ErrorCode::BadSettings)?;
+        let summary = TableSummary {
+            table: id,
+            name: name.clone(),
+            seats: 0,
+            seated: 0,
+            spectators: 0,
+            stage: wire::StageName::Lobby,
+            password: password.is_some(),
+            spell_range: 0,
+            reduction: wire::Reduction::Eager,
+        };
+        Ok(Self {
+            id,
+            name,
+            password,
+            core,
+            seq: 0,
+            members: Vec::new(),
+            seats: Vec::new(),
+            host: None,
+            empty_since: Some(Instant::now()),
+            turn_clock: (settings.turn_clock_secs > 0)
+                .then(|| Duration::from_secs(settings.turn_clock_secs.into())),
+            turn_clock_secs: settings.turn_clock_secs,
+            absence_limit_secs: settings.absence_limit_secs,
+            paused_since: None,
+            running_since: Vec::new(),
+            shared: Arc::clone(shared),
+            summary: watch::channel(summary).0,
+            outbox: Vec::new(),
+            outbox_since: None,
+            unjournaled: None,
+            journal_ops: Vec::new(),
+            broken: false,
+        })
+    }
+
+    /// Rebuilds a table from its journal: the core from its game events, the rest (host, pause,
+    /// absences, who was connected) from the table-level events. Returns the room and the players
+    /// who were connected when the server stopped.
+    fn recover(
+        stored: StoredTable,
+        shared: &Arc<Shared>,
+    ) -> Result<(Self, Vec<rules::PlayerId>), String> {
+        let settings: StoredSettings =
+            rmp_serde::from_slice(&stored.record.settings).map_err(|e| format!("settings: {e}"))?;
+        let record = stored.record;
+        let mut room = Self::new(record.id, record.name, record.password, settings, shared)
+            .map_err(|code| format!("settings: {code}"))?;
+        let mut connected: Vec<rules::PlayerId> = Vec::new();
+        let mut absent: Vec<rules::PlayerId> = Vec::new();
+        let mut paused = false;
+        for (seq, bytes) in &stored.events {
+            if *seq != room.seq + 1 {
+                return Err(format!("event {seq} follows {}", room.seq));
+            }
+            let event = wire::decode_event(bytes).map_err(|e| format!("event {seq}: {e}"))?;
+            if let Some(core_event) = edge::core_event(&event) {
+                room.core
+                    .apply(&core_event)
+                    .map_err(|e| format!("event {seq}: {e}"))?;
+            }
+            match event {
+                wire::Event::PlayerJoined { player, .. } => connected.push(rules::PlayerId(player)),
+                wire::Event::PlayerLeft { player } => {
+                    connected.retain(|p| p.0 != player);
+                }
+                wire::Event::ConnectionChanged {
+                    player,
+                    connected: now,
+                } => {
+                    connected.retain(|p| p.0 != player);
+                    if now {
+                        connected.push(rules::PlayerId(player));
+                        absent.retain(|p| p.0 != player);
+                    }
+                }
+                wire::Event::PlayerAbsent { player } => absent.push(rules::PlayerId(player)),
+                wire::Event::HostChanged { player } => room.host = player.map(rules::PlayerId),
+                wire::Event::TablePaused { paused: now } => paused = now,
+                _ => {}
+            }
+            room.seq = *seq;
+        }
+        let now = Instant::now();
+        room.seats = stored
+            .seats
+            .iter()
+            .map(|&(player, token)| Seat {
+                player: rules::PlayerId(player),
+                token,
+                connection: None,
+                dropped_at: Some(now),
+                absent: absent.contains(&rules::PlayerId(player)),
+            })
+            .collect();
+        room.paused_since = paused.then_some(now);
+        room.track_running_turns(now);
+        connected.retain(|p| room.seats.iter().any(|s| s.player == *p));
+        Ok((room, connected))
+    }
+
+    /// Registers the table in the lobby and starts its actor.
+    fn start(self) {
+        let shared = Arc::clone(&self.shared);
+        let (tx, rx) = mpsc::channel(shared.config.table_queue.max(1));
+        self.publish_summary();
+        shared.tables.insert(
+            self.id,
+            TableEntry {
+                tx,
+                summary: self.summary.subscribe(),
+            },
+        );
+        shared
+            .metrics
+            .tables
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        shared.tasks.spawn(self.run(rx));
+    }
+
     async fn run(mut self, mut rx: mpsc::Receiver<RoomMsg>) {
         let shutdown = self.shared.shutdown.clone();
         loop {
+            if self.broken {
+                break;
+            }
             let deadline = self.next_deadline();
             let message = tokio::select! {
                 () = shutdown.cancelled() => break,
@@ -281,6 +455,12 @@ impl Room {
             .metrics
             .tables
             .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        if self.core.stage() == Stage::Lobby && self.seats.is_empty() && !self.broken {
+            // Never played and nobody to come back: nothing worth keeping.
+            if let Err(error) = self.shared.journal.delete_table(self.id).await {
+                warn!(table = %self.id, %error, "deleting an abandoned table from the journal");
+            }
+        }
         info!(table = %self.id, "table closed");
     }
 
@@ -305,6 +485,10 @@ impl Room {
                 };
                 let player = *player;
                 let token = Uuid::new_v4();
+                self.journal_ops.push(JournalOp::SetSeat {
+                    player: player.0,
+                    token,
+                });
                 self.seats.push(Seat {
                     player,
                     token,
@@ -465,6 +649,8 @@ impl Room {
             return;
         };
         self.seats.retain(|s| s.player != player);
+        self.journal_ops
+            .push(JournalOp::RemoveSeat { player: player.0 });
         let mut wire_events: Vec<wire::Event> = events.iter().map(edge::event).collect();
         if self.host == Some(player) {
             self.host = self.seats.first().map(|s| s.player);
@@ -768,6 +954,7 @@ impl Room {
         self.track_running_turns(received);
         if self.core.stage() == Stage::Finished {
             info!(table = %self.id, "game over");
+            self.journal_ops.push(JournalOp::Finish);
             self.note_if_empty();
         }
         Ok(seq)
@@ -849,6 +1036,8 @@ impl Room {
             _ => {}
         }
         let seat = self.seats.remove(index);
+        self.journal_ops
+            .push(JournalOp::RemoveSeat { player: player.0 });
         info!(table = %self.id, player = player.0, "kicked");
         let seq = self.publish(events, now);
         self.track_running_turns(now);
@@ -883,6 +1072,8 @@ impl Room {
         let first = self.seq + 1;
         self.seq += events.len() as u64;
         Metrics::add(&self.shared.metrics.events, events.len() as u64);
+        let (_, journal) = self.unjournaled.get_or_insert_with(|| (first, Vec::new()));
+        journal.extend(events.iter().map(wire::encode_event));
         let frame = Bytes::from(wire::encode_server(&ServerMessage::Events {
             table: self.id,
             seq: first,
@@ -897,6 +1088,26 @@ impl Room {
         self.seq
     }
 
+    /// Writes the current request's events, seats and game-over mark to the journal, as one
+    /// group of operations (the journal's writer commits them together when it can).
+    async fn journal_pending(&mut self) -> Result<(), crate::journal::JournalError> {
+        let journal = &self.shared.journal;
+        let table = self.id;
+        if let Some((first, events)) = self.unjournaled.take() {
+            journal.append(table, first, events).await?;
+        }
+        for op in std::mem::take(&mut self.journal_ops) {
+            match op {
+                JournalOp::SetSeat { player, token } => {
+                    journal.set_seat(table, player, token).await?;
+                }
+                JournalOp::RemoveSeat { player } => journal.remove_seat(table, player).await?,
+                JournalOp::Finish => journal.finish(table, now_ms()).await?,
+            }
+        }
+        Ok(())
+    }
+
     /// Queues one message for one connection (delivered by `flush`, in order with the rest).
     fn send(&mut self, conn: &Conn, message: &ServerMessage) {
         self.outbox.push(Outgoing::Direct {
@@ -905,9 +1116,21 @@ impl Room {
         });
     }
 
-    /// Delivers everything the last request produced, in order. A member whose queue is full is
-    /// closed by `Conn::send`; its reader then reports `Gone`.
+    /// Makes what the last request produced durable, then delivers it, in order: nothing a
+    /// client sees can be lost. A member whose queue is full is closed by `Conn::send`; its
+    /// reader then reports `Gone`.
     async fn flush(&mut self) {
+        if let Err(error) = self.journal_pending().await {
+            // The state has moved on but is not durable, and nobody has seen it: stop the table
+            // here; it recovers from its last durable event when the server restarts.
+            error!(table = %self.id, %error, "the journal refused a write: stopping the table");
+            for member in self.members.drain(..) {
+                member.conn.close(close::INTERNAL_ERROR);
+            }
+            self.outbox.clear();
+            self.broken = true;
+            return;
+        }
         for outgoing in self.outbox.drain(..) {
             match outgoing {
                 Outgoing::Events { last_seq, frame } => {
@@ -986,4 +1209,56 @@ async fn sleep_until(deadline: Option<Instant>) {
         Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
         None => std::future::pending().await,
     }
+}
+
+/// A finished game read back from the journal, ready to send.
+#[derive(Debug)]
+pub(crate) struct Replay {
+    table: TableId,
+    name: String,
+    settings: wire::Settings,
+    events: Vec<wire::Event>,
+}
+
+impl Replay {
+    /// The `replay` message answering request `id`.
+    pub(crate) fn answering(self, id: u32) -> ServerMessage {
+        ServerMessage::Replay {
+            reply_to: id,
+            table: self.table,
+            name: self.name,
+            settings: self.settings,
+            events: self.events,
+        }
+    }
+}
+
+/// Reads a finished game from the journal.
+pub(crate) async fn replay(shared: &Arc<Shared>, table: TableId) -> Result<Replay, ErrorCode> {
+    let journal = shared.journal.clone();
+    let stored = tokio::task::spawn_blocking(move || journal.table(table))
+        .await
+        .map_err(|_| ErrorCode::StorageFailed)?
+        .map_err(|_| ErrorCode::StorageFailed)?
+        .filter(|t| t.finished_at_ms.is_some())
+        .ok_or(ErrorCode::UnknownReplay)?;
+    let settings: StoredSettings =
+        rmp_serde::from_slice(&stored.record.settings).map_err(|_| ErrorCode::StorageFailed)?;
+    let events = stored
+        .events
+        .iter()
+        .map(|(_, bytes)| wire::decode_event(bytes))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| ErrorCode::StorageFailed)?;
+    Ok(Replay {
+        table,
+        name: stored.record.name,
+        settings: edge::settings(
+            &settings.config,
+            stored.record.password.is_some(),
+            settings.turn_clock_secs,
+            settings.absence_limit_secs,
+        ),
+        events,
+    })
 }

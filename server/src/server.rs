@@ -16,6 +16,7 @@ use tracing::{debug, info, warn};
 
 use crate::config::ServerConfig;
 use crate::connection;
+use crate::journal::Journal;
 use crate::metrics::Metrics;
 use crate::room::RoomMsg;
 
@@ -35,6 +36,8 @@ pub(crate) struct Shared {
     pub tables: DashMap<TableId, TableEntry>,
     pub shutdown: CancellationToken,
     pub tasks: TaskTracker,
+    /// Where every table's events are made durable before anyone sees them.
+    pub journal: Journal,
     next_connection: AtomicU64,
     /// Open connections per peer address, for the per-IP cap.
     per_ip: DashMap<IpAddr, usize>,
@@ -84,8 +87,16 @@ pub struct Server {
 }
 
 impl Server {
-    /// Binds the listening socket (port 0 picks a free port).
+    /// Opens the journal in `config.data_dir`, rebuilds every unfinished table from it, and binds
+    /// the listening socket (port 0 picks a free port).
     pub async fn bind(config: ServerConfig) -> std::io::Result<Self> {
+        let (dir, durability) = (config.data_dir.clone(), config.durability);
+        let journal = tokio::task::spawn_blocking(move || Journal::open(&dir, durability))
+            .await
+            .map_err(std::io::Error::other)?
+            .map_err(|error| {
+                std::io::Error::other(format!("journal in {}: {error}", config.data_dir.display()))
+            })?;
         let listener = TcpListener::bind(config.listen).await?;
         let shared = Arc::new(Shared {
             config,
@@ -95,7 +106,11 @@ impl Server {
             tasks: TaskTracker::new(),
             next_connection: AtomicU64::new(1),
             per_ip: DashMap::new(),
+            journal,
         });
+        crate::room::recover_all(&shared)
+            .await
+            .map_err(|error| std::io::Error::other(format!("recovering tables: {error}")))?;
         Ok(Self { listener, shared })
     }
 
@@ -155,6 +170,9 @@ impl Server {
         shared.shutdown.cancel();
         shared.tasks.close();
         shared.tasks.wait().await;
+        if let Err(error) = shared.journal.clone().close().await {
+            warn!(%error, "closing the journal");
+        }
         info!("stopped");
     }
 }

@@ -297,6 +297,25 @@ pub(crate) fn event(event: &rules::Event) -> wire::Event {
     }
 }
 
+/// A table's settings on the wire.
+pub(crate) fn settings(
+    config: &rules::TableConfig,
+    password: bool,
+    turn_clock_secs: u32,
+    absence_limit_secs: u32,
+) -> wire::Settings {
+    wire::Settings {
+        seats: config.seats,
+        spell_range: u8::from(config.spell_range),
+        reduction: reduction(config.reduction),
+        starting_life: config.starting_life,
+        hand_size: config.hand_size,
+        password,
+        turn_clock_secs,
+        absence_limit_secs,
+    }
+}
+
 /// What the room adds to the core's state in a snapshot.
 #[derive(Debug)]
 pub(crate) struct RoomFacts<'a> {
@@ -320,16 +339,12 @@ pub(crate) struct RoomFacts<'a> {
 /// checked against the core, not against a second copy of the derivation.
 pub(crate) fn view(core: &Table, facts: &RoomFacts<'_>) -> wire::TableView {
     let config = core.config();
-    let settings = wire::Settings {
-        seats: config.seats,
-        spell_range: u8::from(config.spell_range),
-        reduction: reduction(config.reduction),
-        starting_life: config.starting_life,
-        hand_size: config.hand_size,
-        password: facts.password,
-        turn_clock_secs: facts.turn_clock_secs,
-        absence_limit_secs: facts.absence_limit_secs,
-    };
+    let settings = settings(
+        config,
+        facts.password,
+        facts.turn_clock_secs,
+        facts.absence_limit_secs,
+    );
     let mut view = wire::TableView::new(facts.table, facts.name, settings);
     view.seq = facts.seq;
     view.stage = stage(core.stage());
@@ -405,4 +420,191 @@ pub(crate) fn view(core: &Table, facts: &RoomFacts<'_>) -> wire::TableView {
         .collect();
     view.standings = core.standings().iter().map(standing).collect();
     view
+}
+
+/// A wire event back as a core event, for rebuilding a table from its journal. Table-level
+/// events (connections, host, chat, …) are not the core's and give `None`.
+pub(crate) fn core_event(event: &wire::Event) -> Option<rules::Event> {
+    use rules::Event as E;
+    use wire::Event as W;
+    let ids = |players: &[wire::PlayerId]| players.iter().copied().map(core_player).collect();
+    Some(match event {
+        W::PlayerJoined { player, name } => E::PlayerJoined {
+            player: core_player(*player),
+            name: name.clone(),
+        },
+        W::PlayerLeft { player } => E::PlayerLeft {
+            player: core_player(*player),
+        },
+        W::GameStarted {
+            seating,
+            first_player,
+            turn_holders,
+        } => E::GameStarted {
+            seating: ids(seating),
+            first_player: core_player(*first_player),
+            turn_holders: ids(turn_holders),
+        },
+        W::Mulliganed { player, hand_size } => E::Mulliganed {
+            player: core_player(*player),
+            hand_size: *hand_size,
+        },
+        W::Kept { player, hand_size } => E::Kept {
+            player: core_player(*player),
+            hand_size: *hand_size,
+        },
+        W::TurnBegan { turn, player } => E::TurnBegan {
+            turn: rules::TurnId(*turn),
+            player: core_player(*player),
+        },
+        W::PhaseChanged { turn, phase } => E::PhaseChanged {
+            turn: rules::TurnId(*turn),
+            phase: core_phase(*phase),
+        },
+        W::Attacked {
+            attacker,
+            defender,
+            damage,
+            poison,
+        } => E::Attacked {
+            attacker: core_player(*attacker),
+            defender: core_player(*defender),
+            damage: *damage,
+            poison: *poison,
+        },
+        W::DamageDealt {
+            source,
+            target,
+            amount,
+        } => E::DamageDealt {
+            source: core_player(*source),
+            target: core_player(*target),
+            amount: *amount,
+        },
+        W::LifeChanged { player, life } => E::LifeChanged {
+            player: core_player(*player),
+            life: *life,
+        },
+        W::PoisonChanged { player, poison } => E::PoisonChanged {
+            player: core_player(*player),
+            poison: *poison,
+        },
+        W::Eliminated { players, cause } => E::Eliminated {
+            players: ids(players),
+            cause: match cause {
+                wire::EliminationCause::Life => rules::EliminationCause::Life,
+                wire::EliminationCause::Poison => rules::EliminationCause::Poison,
+                wire::EliminationCause::Conceded => rules::EliminationCause::Conceded,
+                wire::EliminationCause::Ruling => rules::EliminationCause::Ruling,
+            },
+        },
+        W::TurnMarkedForRemoval { turn } => E::TurnMarkedForRemoval {
+            turn: rules::TurnId(*turn),
+        },
+        W::TurnRemovalCancelled { turn } => E::TurnRemovalCancelled {
+            turn: rules::TurnId(*turn),
+        },
+        W::TurnEnded {
+            turn,
+            player,
+            reason,
+        } => E::TurnEnded {
+            turn: rules::TurnId(*turn),
+            player: core_player(*player),
+            reason: match reason {
+                wire::TurnEndReason::Finished => rules::TurnEndReason::Finished,
+                wire::TurnEndReason::Eliminated => rules::TurnEndReason::Eliminated,
+                wire::TurnEndReason::Ruling => rules::TurnEndReason::Ruling,
+                wire::TurnEndReason::Clock => rules::TurnEndReason::Clock,
+                wire::TurnEndReason::Absent => rules::TurnEndReason::Absent,
+            },
+        },
+        W::TurnPassed { turn, from, to } => E::TurnPassed {
+            turn: rules::TurnId(*turn),
+            from: core_player(*from),
+            to: core_player(*to),
+        },
+        W::TurnRemoved {
+            turn,
+            player,
+            reason,
+        } => E::TurnRemoved {
+            turn: rules::TurnId(*turn),
+            player: core_player(*player),
+            reason: match reason {
+                wire::TurnRemovalReason::Merged => rules::TurnRemovalReason::Merged,
+                wire::TurnRemovalReason::Reduced => rules::TurnRemovalReason::Reduced,
+            },
+        },
+        W::PositionsRemoved { players } => E::PositionsRemoved {
+            players: ids(players),
+        },
+        W::GameOver { standings } => E::GameOver {
+            standings: standings
+                .iter()
+                .map(|s| rules::Standing {
+                    player: core_player(s.player),
+                    place: s.place,
+                    mana_points: s.mana_points,
+                })
+                .collect(),
+        },
+        W::ConnectionChanged { .. }
+        | W::HostChanged { .. }
+        | W::SpectatorsChanged { .. }
+        | W::Chat { .. }
+        | W::TablePaused { .. }
+        | W::PlayerAbsent { .. }
+        | W::PlayerKicked { .. } => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::{Actor, Command, TableConfig};
+
+    /// Every core event of a whole game maps to the wire and back to itself.
+    #[test]
+    fn core_events_survive_the_round_trip_through_the_wire() {
+        let config = TableConfig {
+            seats: 20,
+            seed: 5,
+            ..TableConfig::default()
+        };
+        let names = (0..20).map(|i| format!("p{i}"));
+        let (mut table, mut events) = Table::quick_start(config, names, None).unwrap_or_else(|e| {
+            panic!("quick start: {e}");
+        });
+        let mut step = 0usize;
+        while table.stage() == Stage::Playing && step < 10_000 {
+            step += 1;
+            let living: Vec<_> = table
+                .players()
+                .iter()
+                .filter(|p| p.status.is_alive())
+                .map(|p| p.id)
+                .collect();
+            let command = if step.is_multiple_of(5) {
+                (Actor::Player(living[step % living.len()]), Command::Concede)
+            } else {
+                let turn = table
+                    .turns()
+                    .iter()
+                    .find(|t| matches!(t.state, TurnState::Running(_)));
+                let Some(turn) = turn else { break };
+                (
+                    Actor::Player(table.players()[turn.seat].id),
+                    Command::EndTurn,
+                )
+            };
+            if let Ok(out) = table.handle(command.0, command.1) {
+                events.extend(out);
+            }
+        }
+        assert_eq!(table.stage(), Stage::Finished);
+        for e in &events {
+            assert_eq!(core_event(&event(e)).as_ref(), Some(e));
+        }
+    }
 }

@@ -43,8 +43,10 @@ fn a_bad_flag_is_refused_with_a_message() {
 
 #[tokio::test]
 async fn the_binary_serves_and_stops_gracefully_on_sigterm() {
+    let data = tempfile::tempdir().unwrap();
     let mut child = Command::new(BINARY)
-        .args(["--listen", "127.0.0.1:0", "--log", "info"])
+        .args(["--listen", "127.0.0.1:0", "--log", "info", "--data-dir"])
+        .arg(data.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

@@ -27,6 +27,8 @@ pub struct TestServer {
     pub addr: SocketAddr,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
+    /// The journal's directory, removed when the server is dropped.
+    _data: tempfile::TempDir,
 }
 
 impl TestServer {
@@ -35,9 +37,14 @@ impl TestServer {
         Self::start_with(ServerConfig::default()).await
     }
 
-    /// Starts a server with the given settings (the listen address is replaced by port 0).
+    /// Starts a server with the given settings. The listen address is replaced by port 0 and
+    /// the journal goes to a fresh temporary directory, with `normal` durability (these tests
+    /// are not about power cuts, and fsyncs would only slow them down).
     pub async fn start_with(mut config: ServerConfig) -> Self {
         config.listen = "127.0.0.1:0".parse().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        config.data_dir = data.path().to_owned();
+        config.durability = grand_melee_server::journal::Durability::Normal;
         let server = Server::bind(config).await.unwrap();
         let addr = server.local_addr().unwrap();
         let (stop, stopped) = oneshot::channel::<()>();
@@ -48,6 +55,7 @@ impl TestServer {
             addr,
             stop: Some(stop),
             task: Some(task),
+            _data: data,
         }
     }
 
