@@ -17,7 +17,7 @@ async fn main() -> std::process::ExitCode {
     let server = match Server::bind(config.clone()).await {
         Ok(server) => server,
         Err(error) => {
-            tracing::error!(listen = %config.listen, %error, "cannot listen");
+            tracing::error!(listen = %config.listen, data_dir = %config.data_dir.display(), %error, "cannot start");
             return std::process::ExitCode::FAILURE;
         }
     };

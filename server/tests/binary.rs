@@ -1,16 +1,15 @@
 //! The `grand-melee-server` binary itself: flags, serving, and a graceful stop on SIGTERM.
 #![allow(clippy::unwrap_used)]
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::process::Command;
+
+use grand_melee_e2e::{PATIENCE, ServerProcess};
 
 use futures_util::{SinkExt, StreamExt};
 use grand_melee_protocol::{self as wire, ClientMessage, PROTOCOL_VERSION, ServerMessage, close};
 use tokio_tungstenite::tungstenite::Message;
 
 const BINARY: &str = env!("CARGO_BIN_EXE_grand-melee-server");
-const PATIENCE: Duration = Duration::from_secs(20);
 
 #[test]
 fn help_explains_every_flag() {
@@ -44,33 +43,9 @@ fn a_bad_flag_is_refused_with_a_message() {
 #[tokio::test]
 async fn the_binary_serves_and_stops_gracefully_on_sigterm() {
     let data = tempfile::tempdir().unwrap();
-    let mut child = Command::new(BINARY)
-        .args(["--listen", "127.0.0.1:0", "--log", "info", "--data-dir"])
-        .arg(data.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    // The log's first line names the address it listens on.
-    let stdout = child.stdout.take().unwrap();
-    let addr = tokio::task::spawn_blocking(move || {
-        let mut lines = BufReader::new(stdout).lines();
-        let addr = lines
-            .by_ref()
-            .map_while(Result::ok)
-            .find_map(|line| {
-                let (_, rest) = line.split_once("addr=")?;
-                line.contains("listening")
-                    .then(|| rest.split_whitespace().next().unwrap_or("").to_owned())
-            })
-            .unwrap();
-        // Keep draining the log so the server never blocks on a full pipe.
-        std::thread::spawn(move || lines.for_each(drop));
-        addr
-    })
-    .await
-    .unwrap();
-
+    let server =
+        ServerProcess::spawn(BINARY, &["--data-dir".as_ref(), data.path().as_os_str()]).await;
+    let addr = server.addr;
     let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
         .await
         .unwrap();
@@ -90,11 +65,7 @@ async fn the_binary_serves_and_stops_gracefully_on_sigterm() {
         ServerMessage::Welcome { reply_to: 1, .. }
     ));
 
-    let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    server.signal("TERM");
     let closed = tokio::time::timeout(PATIENCE, async {
         while let Some(frame) = ws.next().await {
             if let Ok(Message::Close(frame)) = frame {
@@ -106,10 +77,6 @@ async fn the_binary_serves_and_stops_gracefully_on_sigterm() {
     .await
     .unwrap();
     assert_eq!(closed, Some(close::GOING_AWAY));
-    let exit = tokio::time::timeout(PATIENCE, tokio::task::spawn_blocking(move || child.wait()))
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
+    let exit = server.wait().await;
     assert!(exit.success(), "exit status {exit:?}");
 }

@@ -71,9 +71,7 @@ impl TestServer {
 
     /// A client that has completed `hello`.
     pub async fn client(&self) -> Client {
-        let mut client = Client::connect(self.addr).await;
-        client.hello().await;
-        client
+        Client::connected(self.addr).await
     }
 }
 
@@ -147,6 +145,13 @@ impl Client {
             closed: None,
             keep_mirror: false,
         }
+    }
+
+    /// Opens a WebSocket and completes `hello`.
+    pub async fn connected(addr: SocketAddr) -> Self {
+        let mut client = Self::connect(addr).await;
+        client.hello().await;
+        client
     }
 
     /// The next request id.
@@ -412,12 +417,17 @@ impl Client {
 /// A table of `seats` players, started and with every hand kept: the clients in join order
 /// (client `i` is player `i`; client 0 is the host).
 pub async fn started_game(server: &TestServer, seats: u8, seed: u64) -> (TableId, Vec<Client>) {
+    started_game_at(server.addr, seats, seed).await
+}
+
+/// [`started_game`] against any server address (e.g. a server process).
+pub async fn started_game_at(addr: SocketAddr, seats: u8, seed: u64) -> (TableId, Vec<Client>) {
     let mut clients = Vec::new();
-    let mut host = server.client().await;
+    let mut host = Client::connected(addr).await;
     let table = host.create_table("test table", seats, seed).await;
     clients.push(host);
     for _ in 1..seats {
-        clients.push(server.client().await);
+        clients.push(Client::connected(addr).await);
     }
     for (i, client) in clients.iter_mut().enumerate() {
         client.join(table, &format!("player {i}")).await.unwrap();
@@ -480,6 +490,74 @@ pub async fn silent_spectator(
             .unwrap();
     }
     ws
+}
+
+/// The `grand-melee-server` binary running as a child process on a loopback port.
+#[derive(Debug)]
+pub struct ServerProcess {
+    child: std::process::Child,
+    pub addr: SocketAddr,
+}
+
+impl ServerProcess {
+    /// Starts `binary` with `args` plus `--listen 127.0.0.1:0`, and waits for the log line that
+    /// names the address it listens on.
+    pub async fn spawn(binary: &str, args: &[&std::ffi::OsStr]) -> Self {
+        use std::io::{BufRead, BufReader};
+        let mut child = std::process::Command::new(binary)
+            .args(["--listen", "127.0.0.1:0", "--log", "info"])
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let addr = tokio::task::spawn_blocking(move || {
+            let mut lines = BufReader::new(stdout).lines();
+            let addr = lines
+                .by_ref()
+                .map_while(Result::ok)
+                .find_map(|line| {
+                    let (_, rest) = line.split_once("addr=")?;
+                    line.contains("listening")
+                        .then(|| rest.split_whitespace().next().unwrap_or("").to_owned())
+                })
+                .expect("the server logs its address");
+            // Keep draining the log so the server never blocks on a full pipe.
+            std::thread::spawn(move || lines.for_each(drop));
+            addr
+        });
+        let addr = tokio::time::timeout(PATIENCE, addr).await.unwrap().unwrap();
+        Self {
+            child,
+            addr: addr.parse().unwrap(),
+        }
+    }
+
+    /// The process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends a signal (`KILL`, `TERM`, …) with the system's `kill`.
+    pub fn signal(&self, signal: &str) {
+        let status = std::process::Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(self.id().to_string())
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// Waits for the process to exit and returns its status.
+    pub async fn wait(mut self) -> std::process::ExitStatus {
+        let status = tokio::task::spawn_blocking(move || self.child.wait());
+        tokio::time::timeout(PATIENCE, status)
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap()
+    }
 }
 
 /// Sends a plain HTTP GET and returns the whole response.
