@@ -1,3 +1,327 @@
-//! The terminal client for one Grand Melee seat (and for watching a table).
+//! The terminal client for one Grand Melee seat (and for watching a table): the `grand-melee`
+//! binary.
 //!
-//! The client arrives with its own issue; this crate is the place it lives.
+//! - [`cli`]: flags and subcommands (`list`, `create`, `join`, `resume`, `watch`).
+//! - [`net`]: the WebSocket connection, `hello` and request/answer calls.
+//! - [`session`]: one seat at one table — sits down or resumes with the saved token, mirrors the
+//!   table with [`TableView::apply`](grand_melee_protocol::TableView::apply) (a gap asks for a
+//!   snapshot), sends commands, and reconnects by itself with backoff.
+//! - [`command`]: the short commands a player types, parsed into requests.
+//! - [`describe`]: words for events and for the player's situation.
+//! - [`script`]: script mode (one line per event and per error).
+//! - [`tui`]: the full-screen terminal UI (ratatui).
+//! - [`store`]: saved seat tokens.
+
+pub mod cli;
+pub mod command;
+pub mod describe;
+pub mod net;
+pub mod script;
+pub mod session;
+pub mod store;
+pub mod tui;
+
+use std::io::{self, IsTerminal, Write};
+
+use grand_melee_protocol::{ClientMessage, ErrorCode, Reduction, ServerMessage, TableId};
+use tokio::sync::mpsc;
+
+use crate::cli::{Cli, Cmd, CreateArgs, ReductionArg};
+use crate::net::Conn;
+use crate::session::{Input, Mode, Options};
+use crate::store::TokenStore;
+
+/// Why the client stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The server could not be reached.
+    #[error("cannot reach the server at {url}: {reason} (is grand-melee-server running there?)")]
+    Unreachable {
+        /// The WebSocket URL.
+        url: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The connection dropped.
+    #[error("the connection dropped: {0}")]
+    Dropped(String),
+    /// The server refused a request.
+    #[error("{request} refused: {} ({})", code.description(), code.name())]
+    Rejected {
+        /// Why.
+        code: ErrorCode,
+        /// The request's type.
+        request: String,
+    },
+    /// The seat could not be taken back.
+    #[error("your seat is lost: {0}")]
+    SeatLost(String),
+    /// `resume` without a saved seat.
+    #[error(
+        "no seat saved for table {table} on {server} (looked in {dir}); use `grand-melee join` to sit down"
+    )]
+    NoSavedSeat {
+        /// The server's URL.
+        server: String,
+        /// The table.
+        table: TableId,
+        /// The token directory.
+        dir: String,
+    },
+    /// A table name that matches no table, or several.
+    #[error("{0}")]
+    Table(String),
+    /// The server said something unexpected.
+    #[error("unexpected answer from the server: {0}")]
+    Protocol(String),
+    /// No directory for seat tokens.
+    #[error("no data directory for seat tokens: pass --data-dir or set GM_CLI_DATA_DIR")]
+    NoDataDir,
+    /// Reading or writing the terminal or a file failed.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+/// Runs the command line.
+pub async fn run(cli: Cli) -> Result<(), ClientError> {
+    let server = net::endpoint(&cli.server);
+    let plain = cli.plain || !io::stdin().is_terminal() || !io::stdout().is_terminal();
+    let store = || -> Result<TokenStore, ClientError> {
+        cli.data_dir
+            .clone()
+            .or_else(TokenStore::default_dir)
+            .map(TokenStore::new)
+            .ok_or(ClientError::NoDataDir)
+    };
+    let options = Options {
+        stay: cli.stay,
+        ..Options::default()
+    };
+    let mode = match cli.command.clone() {
+        Cmd::List => return list(&server, &mut io::stdout().lock()).await,
+        Cmd::Create(args) => {
+            let table = create(&server, &args, &mut io::stdout().lock()).await?;
+            let Some(name) = args.join else {
+                if !plain {
+                    let mut out = io::stdout().lock();
+                    writeln!(
+                        out,
+                        "Sit down with: grand-melee join {table} <your name>   (or watch {table})"
+                    )?;
+                }
+                return Ok(());
+            };
+            Mode::Join {
+                table,
+                name,
+                password: args.password,
+            }
+        }
+        Cmd::Join {
+            table,
+            name,
+            password,
+        } => Mode::Join {
+            table: resolve_table(&server, &table).await?,
+            name,
+            password,
+        },
+        Cmd::Resume { table } => Mode::Resume {
+            table: resolve_table(&server, &table).await?,
+        },
+        Cmd::Watch { table, password } => Mode::Watch {
+            table: resolve_table(&server, &table).await?,
+            password,
+        },
+    };
+    let store = store()?;
+    if plain {
+        run_script(server, mode, &store, &options).await
+    } else {
+        run_interactive(server, mode, &store, &options).await
+    }
+}
+
+/// Writes one line per table: `table <id> stage=… seated=3/8 … name=<name>`.
+pub async fn list(server: &str, out: &mut dyn Write) -> Result<(), ClientError> {
+    let mut conn = Conn::open(server).await?;
+    let answer = conn.call(ClientMessage::ListTables { id: 0 }).await?;
+    conn.close().await;
+    let ServerMessage::Tables { tables, .. } = answer else {
+        return Err(ClientError::Protocol(answer.name().to_owned()));
+    };
+    if tables.is_empty() {
+        writeln!(out, "no tables")?;
+    }
+    for t in tables {
+        let stage = match t.stage {
+            grand_melee_protocol::StageName::Lobby => "lobby",
+            grand_melee_protocol::StageName::Mulligan => "mulligan",
+            grand_melee_protocol::StageName::Playing => "playing",
+            grand_melee_protocol::StageName::Finished => "finished",
+        };
+        let reduction = match t.reduction {
+            Reduction::Eager => "eager",
+            Reduction::Forced => "forced",
+        };
+        writeln!(
+            out,
+            "table {} stage={stage} seated={}/{} spectators={} range={} reduction={reduction} password={} name={}",
+            t.table,
+            t.seated,
+            t.seats,
+            t.spectators,
+            t.spell_range,
+            if t.password { "yes" } else { "no" },
+            t.name
+        )?;
+    }
+    Ok(())
+}
+
+/// Creates a table and writes `table_created <id>`; returns the id.
+pub async fn create(
+    server: &str,
+    args: &CreateArgs,
+    out: &mut dyn Write,
+) -> Result<TableId, ClientError> {
+    let mut conn = Conn::open(server).await?;
+    let answer = conn
+        .call(ClientMessage::CreateTable {
+            id: 0,
+            name: args.name.clone(),
+            seats: args.seats,
+            spell_range: args.spell_range,
+            reduction: match args.reduction {
+                ReductionArg::Eager => Reduction::Eager,
+                ReductionArg::Forced => Reduction::Forced,
+            },
+            starting_life: args.starting_life,
+            password: args.password.clone(),
+            seed: args.seed,
+            turn_clock_secs: args.turn_clock,
+            absence_limit_secs: args.absence_limit,
+        })
+        .await?;
+    conn.close().await;
+    let ServerMessage::TableCreated { table, .. } = answer else {
+        return Err(ClientError::Protocol(answer.name().to_owned()));
+    };
+    writeln!(out, "table_created {table}")?;
+    out.flush()?;
+    Ok(table)
+}
+
+/// A table named by its id, the start of its id, or its name (case does not matter).
+pub async fn resolve_table(server: &str, text: &str) -> Result<TableId, ClientError> {
+    if let Ok(id) = TableId::parse_str(text.trim()) {
+        return Ok(id);
+    }
+    let mut conn = Conn::open(server).await?;
+    let answer = conn.call(ClientMessage::ListTables { id: 0 }).await?;
+    conn.close().await;
+    let ServerMessage::Tables { tables, .. } = answer else {
+        return Err(ClientError::Protocol(answer.name().to_owned()));
+    };
+    let text = text.trim();
+    let by_name: Vec<_> = tables
+        .iter()
+        .filter(|t| t.name.eq_ignore_ascii_case(text))
+        .collect();
+    let candidates = if by_name.is_empty() {
+        tables
+            .iter()
+            .filter(|t| {
+                t.table
+                    .hyphenated()
+                    .to_string()
+                    .starts_with(&text.to_lowercase())
+            })
+            .collect()
+    } else {
+        by_name
+    };
+    match candidates[..] {
+        [one] => Ok(one.table),
+        [] => Err(ClientError::Table(format!(
+            "no table called `{text}` (see `grand-melee list`)"
+        ))),
+        _ => Err(ClientError::Table(format!(
+            "several tables match `{text}`; use the id from `grand-melee list`"
+        ))),
+    }
+}
+
+/// Script mode: commands from standard input, lines on standard output.
+pub async fn run_script(
+    server: String,
+    mode: Mode,
+    store: &TokenStore,
+    options: &Options,
+) -> Result<(), ClientError> {
+    let (tx, mut rx) = mpsc::channel(64);
+    std::thread::spawn(move || {
+        for line in io::stdin().lines() {
+            let Ok(line) = line else { break };
+            if tx.blocking_send(Input::Line(line)).is_err() {
+                return;
+            }
+        }
+        let _ = tx.blocking_send(Input::Eof);
+    });
+    let mut frontend = script::Script::new(io::stdout());
+    session::play(server, mode, store, &mut rx, &mut frontend, options).await
+}
+
+/// Puts the terminal back as it was, however the UI ends.
+struct TerminalGuard;
+
+impl TerminalGuard {
+    fn enter() -> io::Result<Self> {
+        use ratatui::crossterm::{execute, terminal};
+        terminal::enable_raw_mode()?;
+        execute!(io::stdout(), terminal::EnterAlternateScreen)?;
+        Ok(Self)
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        use ratatui::crossterm::{cursor, execute, terminal};
+        let _ = terminal::disable_raw_mode();
+        let _ = execute!(io::stdout(), terminal::LeaveAlternateScreen, cursor::Show);
+    }
+}
+
+/// Interactive mode: the full-screen UI.
+pub async fn run_interactive(
+    server: String,
+    mode: Mode,
+    store: &TokenStore,
+    options: &Options,
+) -> Result<(), ClientError> {
+    use ratatui::crossterm::event::{self, Event as TermEvent};
+    let guard = TerminalGuard::enter()?;
+    let terminal = ratatui::Terminal::new(ratatui::backend::CrosstermBackend::new(io::stdout()))?;
+    let (tx, mut rx) = mpsc::channel(64);
+    std::thread::spawn(move || {
+        loop {
+            let input = match event::read() {
+                Ok(TermEvent::Key(key)) => Input::Key(key),
+                Ok(TermEvent::Resize(..)) => Input::Resize,
+                Ok(_) => continue,
+                Err(_) => Input::Eof,
+            };
+            let end = matches!(input, Input::Eof);
+            if tx.blocking_send(input).is_err() || end {
+                return;
+            }
+        }
+    });
+    let mut frontend = tui::Tui::new(terminal);
+    frontend.draw(&session::State::new(server.clone(), mode.table()))?;
+    let result = session::play(server, mode, store, &mut rx, &mut frontend, options).await;
+    drop(frontend);
+    drop(guard);
+    result
+}

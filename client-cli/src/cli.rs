@@ -1,0 +1,183 @@
+//! Command-line flags and subcommands.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use grand_melee_protocol::{
+    DEFAULT_ABSENCE_LIMIT_SECS, DEFAULT_SPELL_RANGE, DEFAULT_STARTING_LIFE,
+};
+
+/// Terminal client for Grand Melee: find a table, sit down and play your seat, or watch.
+///
+/// On a terminal, `join`, `resume` and `watch` open a full-screen UI; with `--plain` (or when
+/// standard input or output is not a terminal) they run in script mode: one command per line on
+/// standard input, one line per event and per error on standard output. Type `help` at the
+/// table for the commands.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "grand-melee", version, about, long_about)]
+pub struct Cli {
+    /// The server: HOST:PORT, HOST (port 7878) or a ws:// URL.
+    #[arg(
+        long,
+        short,
+        global = true,
+        env = "GM_SERVER",
+        default_value = "127.0.0.1:7878"
+    )]
+    pub server: String,
+
+    /// Directory where seat tokens are saved [default: the user's data directory, e.g.
+    /// ~/.local/share/grand-melee].
+    #[arg(long, global = true, env = "GM_CLI_DATA_DIR", value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+
+    /// Script mode even on a terminal: commands from standard input, one line per event.
+    #[arg(long, global = true)]
+    pub plain: bool,
+
+    /// In script mode, keep running after the end of standard input (to watch a table from a
+    /// script) instead of quitting once every command has been answered.
+    #[arg(long, global = true)]
+    pub stay: bool,
+
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Cmd,
+}
+
+/// The subcommands.
+#[derive(Debug, Clone, Subcommand)]
+pub enum Cmd {
+    /// List the server's tables.
+    List,
+    /// Create a table (and sit down at it with --join).
+    Create(CreateArgs),
+    /// Take a seat at a table. If a seat token is saved for this table, takes that seat back.
+    Join {
+        /// The table: its id, the start of its id, or its name.
+        table: String,
+        /// Your name at the table (1–32 characters, unique at the table).
+        name: String,
+        /// The table's password, if it has one.
+        #[arg(long, env = "GM_TABLE_PASSWORD")]
+        password: Option<String>,
+    },
+    /// Take back your saved seat after a crash or a dropped connection.
+    Resume {
+        /// The table: its id, the start of its id, or its name.
+        table: String,
+    },
+    /// Watch a table as a spectator.
+    Watch {
+        /// The table: its id, the start of its id, or its name.
+        table: String,
+        /// The table's password, if it has one.
+        #[arg(long, env = "GM_TABLE_PASSWORD")]
+        password: Option<String>,
+    },
+}
+
+/// Settings of a new table.
+#[derive(Debug, Clone, Args)]
+pub struct CreateArgs {
+    /// The table's display name (1–32 characters).
+    #[arg(long)]
+    pub name: String,
+    /// Most players who may sit (2–40).
+    #[arg(long)]
+    pub seats: u8,
+    /// Spell range R (1–4): how many seats on each side a player's spells reach.
+    #[arg(long, default_value_t = DEFAULT_SPELL_RANGE)]
+    pub spell_range: u8,
+    /// When to give up a simultaneous turn as players are eliminated.
+    #[arg(long, value_enum, default_value_t = ReductionArg::Eager)]
+    pub reduction: ReductionArg,
+    /// Life each player starts with (1–1000).
+    #[arg(long, default_value_t = DEFAULT_STARTING_LIFE, allow_negative_numbers = true)]
+    pub starting_life: i32,
+    /// A password to join or watch.
+    #[arg(long, env = "GM_TABLE_PASSWORD")]
+    pub password: Option<String>,
+    /// Seed of the table's random choices (seating, first player), for reproducible games.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// A running turn longer than this many seconds ends by itself (0: no clock).
+    #[arg(long, value_name = "SECS", default_value_t = 0)]
+    pub turn_clock: u32,
+    /// Seconds a player may be disconnected before he is announced absent.
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_ABSENCE_LIMIT_SECS)]
+    pub absence_limit: u32,
+    /// Sit down at the new table under this name right away.
+    #[arg(long, value_name = "NAME")]
+    pub join: Option<String>,
+}
+
+/// The turn reduction policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReductionArg {
+    /// As soon as ⌊living / (2R+2)⌋ gives fewer turns (recommended).
+    Eager,
+    /// Only when turns × (2R+1) exceeds the living players.
+    Forced,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_subcommand_has_help() {
+        let mut cli = Cli::command();
+        for sub in cli.get_subcommands_mut() {
+            let help = sub.render_help().to_string();
+            assert!(help.contains("Usage:"), "{}", sub.get_name());
+            assert!(
+                sub.get_about().is_some(),
+                "{} has a description",
+                sub.get_name()
+            );
+        }
+    }
+
+    #[test]
+    fn create_takes_every_setting_as_a_flag() {
+        let cli = Cli::try_parse_from([
+            "grand-melee",
+            "create",
+            "--name",
+            "Friday",
+            "--seats",
+            "28",
+            "--spell-range",
+            "1",
+            "--reduction",
+            "forced",
+            "--starting-life",
+            "30",
+            "--password",
+            "pw",
+            "--seed",
+            "7",
+            "--turn-clock",
+            "300",
+            "--absence-limit",
+            "60",
+            "--join",
+            "Ann",
+        ])
+        .expect("parses");
+        let Cmd::Create(args) = cli.command else {
+            panic!("create expected");
+        };
+        assert_eq!(args.seats, 28);
+        assert_eq!(args.reduction, ReductionArg::Forced);
+        assert_eq!(args.turn_clock, 300);
+        assert_eq!(args.join.as_deref(), Some("Ann"));
+    }
+}

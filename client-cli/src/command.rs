@@ -1,0 +1,647 @@
+//! The short commands a player types (`end`, `attack Ben 3`, `life -2`, …), parsed into
+//! protocol requests.
+//!
+//! A player is named by his name (case does not matter; a unique prefix is enough; names with
+//! spaces are matched word by word), by his seat number as the ring shows it (his player id
+//! in the lobby), by `#id` for his player id, or by `me`.
+
+use grand_melee_protocol::{ClientMessage, Phase, PlayerId, Ruling, StageName, TableView};
+
+/// What a typed line asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// Show the list of commands.
+    Help,
+    /// Show the table and the player's situation.
+    Status,
+    /// Leave the program (the seat is kept; `join` or `resume` takes it back).
+    Quit,
+    /// A request for the server; its `id` is 0 until [`with_id`] sets it.
+    Request(ClientMessage),
+}
+
+/// Every command with its usage and meaning, for `help` and completion.
+pub const HELP: &[(&str, &str)] = &[
+    ("end", "end your running turn (it passes to the left)"),
+    (
+        "phase <name>|next",
+        "move your turn to beginning, main1, combat, main2 or end",
+    ),
+    (
+        "attack <who> [damage] [poison]",
+        "attack a player in range (combat only)",
+    ),
+    (
+        "damage <who> <n>",
+        "deal n damage to a player in range (a spell or ability)",
+    ),
+    ("life ±n", "gain or lose life, e.g. `life -3`, `life +2`"),
+    ("poison ±n", "add or remove your poison counters"),
+    ("keep", "keep your hand (mulligan stage)"),
+    ("mulligan", "Paris mulligan: redraw one card fewer"),
+    ("concede", "leave the game"),
+    ("say <text>", "chat with the table"),
+    ("status", "show every seat and your situation"),
+    ("snapshot", "ask the server for a fresh copy of the table"),
+    (
+        "start [who]",
+        "host: start the game (optionally choosing the first player)",
+    ),
+    (
+        "rule eliminate <who>[, <who>…]",
+        "host: eliminate players together",
+    ),
+    ("rule life <who> <n>", "host: set a player's life total"),
+    (
+        "rule poison <who> <n>",
+        "host: set a player's poison counters",
+    ),
+    ("rule end <who>", "host: end a player's running turn"),
+    ("pause / unpause", "host: pause or resume the whole table"),
+    ("kick <who>", "host: remove a player"),
+    ("host <who>", "host: hand the host role to another player"),
+    ("leave", "give up your seat (in the lobby) and quit"),
+    ("quit", "quit; your seat is kept and `resume` takes it back"),
+    ("help", "this list"),
+];
+
+/// The first words of every command, for completion.
+pub const NAMES: &[&str] = &[
+    "attack", "concede", "damage", "end", "help", "host", "keep", "kick", "leave", "life",
+    "mulligan", "pause", "phase", "poison", "quit", "rule", "say", "snapshot", "start", "status",
+    "unpause",
+];
+
+/// Parses a typed line. `Ok(None)` for a blank line; `Err` holds a short explanation (usage).
+pub fn parse(
+    line: &str,
+    view: Option<&TableView>,
+    me: Option<PlayerId>,
+) -> Result<Option<Command>, String> {
+    let line = line.trim();
+    let Some((word, rest)) = split_word(line) else {
+        return Ok(None);
+    };
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    let resolve = Resolver { view, me };
+    let request = match word.to_ascii_lowercase().as_str() {
+        "help" | "?" => return Ok(Some(Command::Help)),
+        "status" | "who" => return Ok(Some(Command::Status)),
+        "quit" | "exit" => return Ok(Some(Command::Quit)),
+        "snapshot" | "refresh" => ClientMessage::Snapshot { id: 0 },
+        "leave" => ClientMessage::Leave { id: 0 },
+        "end" | "done" | "pass" => ClientMessage::EndTurn { id: 0 },
+        "keep" => ClientMessage::Keep { id: 0 },
+        "mulligan" | "mull" => ClientMessage::Mulligan { id: 0 },
+        "concede" => ClientMessage::Concede { id: 0 },
+        "pause" => ClientMessage::Pause {
+            id: 0,
+            paused: true,
+        },
+        "unpause" => ClientMessage::Pause {
+            id: 0,
+            paused: false,
+        },
+        "say" | "chat" => {
+            if rest.is_empty() {
+                return Err("usage: say <text>".into());
+            }
+            ClientMessage::Chat {
+                id: 0,
+                text: rest.to_owned(),
+            }
+        }
+        "start" => ClientMessage::Start {
+            id: 0,
+            first_player: if words.is_empty() {
+                None
+            } else {
+                Some(resolve.whole(&words)?)
+            },
+        },
+        "phase" => {
+            let [name] = words[..] else {
+                return Err("usage: phase <beginning|main1|combat|main2|end|next>".into());
+            };
+            ClientMessage::SetPhase {
+                id: 0,
+                phase: parse_phase(name, view, me)?,
+            }
+        }
+        "attack" | "a" => {
+            let (target, rest) = resolve.take(&words)?;
+            let (damage, poison) = match rest {
+                [] => (0, 0),
+                [d] => (amount(d)?, 0),
+                [d, p] => (amount(d)?, amount(p)?),
+                _ => return Err("usage: attack <who> [damage] [poison]".into()),
+            };
+            ClientMessage::Attack {
+                id: 0,
+                target,
+                damage,
+                poison,
+            }
+        }
+        "damage" | "dmg" => {
+            let (target, rest) = resolve.take(&words)?;
+            let [n] = rest else {
+                return Err("usage: damage <who> <n>".into());
+            };
+            ClientMessage::DealDamage {
+                id: 0,
+                target,
+                amount: amount(n)?,
+            }
+        }
+        "life" => {
+            let [n] = words[..] else {
+                return Err("usage: life ±n (for instance `life -3`)".into());
+            };
+            ClientMessage::ChangeLife {
+                id: 0,
+                delta: delta(n)?,
+            }
+        }
+        "poison" => {
+            let [n] = words[..] else {
+                return Err("usage: poison ±n (for instance `poison +1`)".into());
+            };
+            ClientMessage::ChangePoison {
+                id: 0,
+                delta: delta(n)?,
+            }
+        }
+        "kick" => ClientMessage::Kick {
+            id: 0,
+            player: resolve.whole(&words)?,
+        },
+        "host" => ClientMessage::TransferHost {
+            id: 0,
+            player: resolve.whole(&words)?,
+        },
+        "rule" | "ruling" => ClientMessage::Ruling {
+            id: 0,
+            ruling: parse_ruling(&words, rest, &resolve)?,
+        },
+        other => {
+            return Err(format!(
+                "unknown command `{other}`; type `help` for the list"
+            ));
+        }
+    };
+    Ok(Some(Command::Request(request)))
+}
+
+fn split_word(line: &str) -> Option<(&str, &str)> {
+    if line.is_empty() {
+        return None;
+    }
+    Some(match line.split_once(char::is_whitespace) {
+        Some((word, rest)) => (word, rest.trim()),
+        None => (line, ""),
+    })
+}
+
+fn parse_ruling(words: &[&str], rest: &str, resolve: &Resolver<'_>) -> Result<Ruling, String> {
+    const USAGE: &str = "usage: rule eliminate <who>[, <who>…] | rule life <who> <n> | rule poison <who> <n> | rule end <who>";
+    let Some((&kind, args)) = words.split_first() else {
+        return Err(USAGE.into());
+    };
+    match kind.to_ascii_lowercase().as_str() {
+        "eliminate" | "elim" | "out" => {
+            let after = rest
+                .split_once(char::is_whitespace)
+                .map_or("", |(_, a)| a.trim());
+            let mut players = Vec::new();
+            if after.contains(',') {
+                for part in after.split(',') {
+                    let part: Vec<&str> = part.split_whitespace().collect();
+                    players.push(resolve.whole(&part)?);
+                }
+            } else {
+                let mut left = args;
+                while !left.is_empty() {
+                    let (player, rest) = resolve.take(left)?;
+                    players.push(player);
+                    left = rest;
+                }
+            }
+            if players.is_empty() {
+                return Err(USAGE.into());
+            }
+            Ok(Ruling::Eliminate { players })
+        }
+        "life" => {
+            let (player, rest) = resolve.take(args)?;
+            let [n] = rest else {
+                return Err("usage: rule life <who> <n>".into());
+            };
+            let life = n
+                .parse::<i32>()
+                .map_err(|_| format!("`{n}` is not a life total"))?;
+            Ok(Ruling::SetLife { player, life })
+        }
+        "poison" => {
+            let (player, rest) = resolve.take(args)?;
+            let [n] = rest else {
+                return Err("usage: rule poison <who> <n>".into());
+            };
+            Ok(Ruling::SetPoison {
+                player,
+                poison: amount(n)?,
+            })
+        }
+        "end" => Ok(Ruling::EndTurn {
+            player: resolve.whole(args)?,
+        }),
+        _ => Err(USAGE.into()),
+    }
+}
+
+fn parse_phase(
+    name: &str,
+    view: Option<&TableView>,
+    me: Option<PlayerId>,
+) -> Result<Phase, String> {
+    Ok(match name.to_ascii_lowercase().as_str() {
+        "beginning" | "begin" | "upkeep" | "draw" => Phase::Beginning,
+        "main" | "main1" | "precombat" | "precombat_main" => Phase::PrecombatMain,
+        "combat" | "attack" => Phase::Combat,
+        "main2" | "postcombat" | "postcombat_main" => Phase::PostcombatMain,
+        "end" | "ending" | "cleanup" => Phase::Ending,
+        "next" => {
+            let current = view
+                .zip(me)
+                .and_then(|(v, me)| v.turn_of(me))
+                .and_then(|t| t.phase)
+                .ok_or("you have no running turn")?;
+            current
+                .next()
+                .ok_or("your turn is already in its last phase")?
+        }
+        other => {
+            return Err(format!(
+                "unknown phase `{other}`: beginning, main1, combat, main2, end or next"
+            ));
+        }
+    })
+}
+
+/// A non-negative amount.
+fn amount(text: &str) -> Result<u32, String> {
+    text.trim_start_matches('+')
+        .parse()
+        .map_err(|_| format!("`{text}` is not an amount"))
+}
+
+/// A signed change: `+3`, `-2` or `3`.
+fn delta(text: &str) -> Result<i32, String> {
+    text.trim_start_matches('+')
+        .parse()
+        .map_err(|_| format!("`{text}` is not a change like +3 or -2"))
+}
+
+/// Names players from what was typed.
+struct Resolver<'a> {
+    view: Option<&'a TableView>,
+    me: Option<PlayerId>,
+}
+
+impl Resolver<'_> {
+    /// The player named by all of `words`.
+    fn whole(&self, words: &[&str]) -> Result<PlayerId, String> {
+        match self.take(words)? {
+            (player, []) => Ok(player),
+            (_, rest) => Err(format!("unexpected `{}`", rest.join(" "))),
+        }
+    }
+
+    /// The player named by the first words, and the words after.
+    fn take<'w>(&self, words: &'w [&'w str]) -> Result<(PlayerId, &'w [&'w str]), String> {
+        let Some(first) = words.first() else {
+            return Err("name a player (name, seat number, #id or me)".into());
+        };
+        let view = self.view.ok_or("no table yet")?;
+        // The longest run of words that is exactly someone's name.
+        for k in (1..=words.len()).rev() {
+            let candidate = words[..k].join(" ");
+            if let Some(p) = view
+                .players
+                .iter()
+                .find(|p| p.name.eq_ignore_ascii_case(&candidate))
+            {
+                return Ok((p.player, &words[k..]));
+            }
+        }
+        let rest = &words[1..];
+        if first.eq_ignore_ascii_case("me") {
+            return self
+                .me
+                .map(|p| (p, rest))
+                .ok_or_else(|| "you have no seat".into());
+        }
+        if let Some(id) = first.strip_prefix('#') {
+            let id: PlayerId = id
+                .parse()
+                .map_err(|_| format!("`{first}` is not a player id"))?;
+            return view
+                .player(id)
+                .map(|p| (p.player, rest))
+                .ok_or_else(|| format!("no player #{id}"));
+        }
+        if let Ok(n) = first.parse::<u16>() {
+            let found = if view.stage == StageName::Lobby {
+                view.player(n)
+            } else {
+                view.players
+                    .iter()
+                    .find(|p| p.seat.map(u16::from) == Some(n))
+            };
+            return found
+                .map(|p| (p.player, rest))
+                .ok_or_else(|| format!("no seat {n}"));
+        }
+        let lower = first.to_lowercase();
+        let matches: Vec<_> = view
+            .players
+            .iter()
+            .filter(|p| p.name.to_lowercase().starts_with(&lower))
+            .collect();
+        match matches[..] {
+            [p] => Ok((p.player, rest)),
+            [] => Err(format!("no player called `{first}`")),
+            _ => Err(format!(
+                "`{first}` could be {}",
+                matches
+                    .iter()
+                    .map(|p| p.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
+    }
+}
+
+/// Completes the last word of `line`: a command name for the first word, a player's name after
+/// it. Returns the completed line, or `None` if nothing (or several things) fit.
+pub fn complete(line: &str, view: Option<&TableView>) -> Option<String> {
+    let (head, last) = match line.rfind(' ') {
+        Some(i) => (&line[..=i], &line[i + 1..]),
+        None => ("", line),
+    };
+    let lower = last.to_lowercase();
+    let candidates: Vec<String> = if head.trim().is_empty() {
+        NAMES
+            .iter()
+            .filter(|n| n.starts_with(&lower))
+            .map(|n| format!("{n} "))
+            .collect()
+    } else {
+        view?
+            .players
+            .iter()
+            .filter(|p| p.name.to_lowercase().starts_with(&lower))
+            .map(|p| format!("{} ", p.name))
+            .collect()
+    };
+    match &candidates[..] {
+        [one] => Some(format!("{head}{one}")),
+        _ => None,
+    }
+}
+
+/// The same request with its id set.
+pub fn with_id(mut message: ClientMessage, new_id: u32) -> ClientMessage {
+    match &mut message {
+        ClientMessage::Hello { id, .. }
+        | ClientMessage::ListTables { id }
+        | ClientMessage::CreateTable { id, .. }
+        | ClientMessage::Join { id, .. }
+        | ClientMessage::Watch { id, .. }
+        | ClientMessage::Resume { id, .. }
+        | ClientMessage::Leave { id }
+        | ClientMessage::Start { id, .. }
+        | ClientMessage::Snapshot { id }
+        | ClientMessage::Mulligan { id }
+        | ClientMessage::Keep { id }
+        | ClientMessage::SetPhase { id, .. }
+        | ClientMessage::EndTurn { id }
+        | ClientMessage::Attack { id, .. }
+        | ClientMessage::DealDamage { id, .. }
+        | ClientMessage::ChangeLife { id, .. }
+        | ClientMessage::ChangePoison { id, .. }
+        | ClientMessage::Concede { id }
+        | ClientMessage::Ruling { id, .. }
+        | ClientMessage::Chat { id, .. }
+        | ClientMessage::Pause { id, .. }
+        | ClientMessage::Kick { id, .. }
+        | ClientMessage::TransferHost { id, .. } => *id = new_id,
+        // Requests this client never builds (added to the protocol later) keep their id.
+        #[allow(unreachable_patterns)]
+        _ => {}
+    }
+    message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use grand_melee_protocol::{Event, Settings, TableId};
+
+    /// A started table of three: seating Cid (seat 0), Ann (1), "Big Ben" (2).
+    fn table() -> TableView {
+        let mut view = TableView::new(TableId::nil(), "t", Settings::default());
+        let events = [
+            Event::PlayerJoined {
+                player: 0,
+                name: "Ann".into(),
+            },
+            Event::PlayerJoined {
+                player: 1,
+                name: "Big Ben".into(),
+            },
+            Event::PlayerJoined {
+                player: 2,
+                name: "Cid".into(),
+            },
+            Event::GameStarted {
+                seating: vec![2, 0, 1],
+                first_player: 2,
+                turn_holders: vec![2],
+            },
+        ];
+        view.apply_batch(1, &events).expect("events apply");
+        view
+    }
+
+    fn request(line: &str) -> ClientMessage {
+        match parse(line, Some(&table()), Some(0)) {
+            Ok(Some(Command::Request(m))) => m,
+            other => panic!("{line}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn players_are_named_by_name_prefix_seat_id_or_me() {
+        assert_eq!(
+            request("attack cid 3"),
+            ClientMessage::Attack {
+                id: 0,
+                target: 2,
+                damage: 3,
+                poison: 0
+            }
+        );
+        assert_eq!(
+            request("attack big ben 2 1"),
+            ClientMessage::Attack {
+                id: 0,
+                target: 1,
+                damage: 2,
+                poison: 1
+            }
+        );
+        assert_eq!(
+            request("damage Bi 4"),
+            ClientMessage::DealDamage {
+                id: 0,
+                target: 1,
+                amount: 4
+            }
+        );
+        // Seat 0 is Cid; #0 is Ann's player id.
+        assert_eq!(
+            request("damage 0 1"),
+            ClientMessage::DealDamage {
+                id: 0,
+                target: 2,
+                amount: 1
+            }
+        );
+        assert_eq!(
+            request("damage #0 1"),
+            ClientMessage::DealDamage {
+                id: 0,
+                target: 0,
+                amount: 1
+            }
+        );
+        assert_eq!(
+            request("damage me 1"),
+            ClientMessage::DealDamage {
+                id: 0,
+                target: 0,
+                amount: 1
+            }
+        );
+    }
+
+    #[test]
+    fn life_and_poison_take_signed_changes() {
+        assert_eq!(
+            request("life -3"),
+            ClientMessage::ChangeLife { id: 0, delta: -3 }
+        );
+        assert_eq!(
+            request("life +2"),
+            ClientMessage::ChangeLife { id: 0, delta: 2 }
+        );
+        assert_eq!(
+            request("poison 1"),
+            ClientMessage::ChangePoison { id: 0, delta: 1 }
+        );
+        assert!(parse("life lots", Some(&table()), Some(0)).is_err());
+    }
+
+    #[test]
+    fn rulings_name_one_or_several_players() {
+        assert_eq!(
+            request("rule eliminate Ann, Big Ben"),
+            ClientMessage::Ruling {
+                id: 0,
+                ruling: Ruling::Eliminate {
+                    players: vec![0, 1]
+                }
+            }
+        );
+        assert_eq!(
+            request("rule eliminate ann cid"),
+            ClientMessage::Ruling {
+                id: 0,
+                ruling: Ruling::Eliminate {
+                    players: vec![0, 2]
+                }
+            }
+        );
+        assert_eq!(
+            request("rule life cid 12"),
+            ClientMessage::Ruling {
+                id: 0,
+                ruling: Ruling::SetLife {
+                    player: 2,
+                    life: 12
+                }
+            }
+        );
+        assert_eq!(
+            request("rule end Big Ben"),
+            ClientMessage::Ruling {
+                id: 0,
+                ruling: Ruling::EndTurn { player: 1 }
+            }
+        );
+    }
+
+    #[test]
+    fn mistakes_are_explained_not_sent() {
+        let view = table();
+        for line in [
+            "attack",
+            "attack Zed 3",
+            "fly",
+            "phase lunch",
+            "damage Cid",
+            "say",
+        ] {
+            let result = parse(line, Some(&view), Some(0));
+            assert!(result.is_err(), "{line}: {result:?}");
+        }
+        assert_eq!(parse("   ", Some(&view), Some(0)), Ok(None));
+        assert_eq!(parse("help", None, None), Ok(Some(Command::Help)));
+    }
+
+    #[test]
+    fn phases_have_short_names() {
+        assert_eq!(
+            request("phase combat"),
+            ClientMessage::SetPhase {
+                id: 0,
+                phase: Phase::Combat
+            }
+        );
+        assert_eq!(
+            request("phase main2"),
+            ClientMessage::SetPhase {
+                id: 0,
+                phase: Phase::PostcombatMain
+            }
+        );
+    }
+
+    #[test]
+    fn completion_finishes_commands_and_names() {
+        let view = table();
+        assert_eq!(complete("att", Some(&view)), Some("attack ".into()));
+        assert_eq!(
+            complete("attack bi", Some(&view)),
+            Some("attack Big Ben ".into())
+        );
+        assert_eq!(complete("p", Some(&view)), None, "pause, phase, poison");
+    }
+
+    #[test]
+    fn ids_are_set_on_any_request() {
+        assert_eq!(with_id(request("keep"), 9), ClientMessage::Keep { id: 9 });
+    }
+}

@@ -1,0 +1,458 @@
+//! Words for what happens at a table: one stable, greppable line per event for script mode, a
+//! sentence per event for the terminal UI, and the player's situation ("your turn", "waiting for
+//! Ben to finish", "in Cid's sphere").
+
+use std::fmt::Write as _;
+
+use grand_melee_protocol::{
+    Event, Phase, PlayerId, PlayerStatus, StageName, TableView, TurnStateName,
+};
+
+/// A player's display name, or `#id` if the view does not know him.
+pub fn name(view: &TableView, player: PlayerId) -> String {
+    view.player(player)
+        .map_or_else(|| format!("#{player}"), |p| p.name.clone())
+}
+
+/// `3 (Ann)`: a player's id and name, as script lines write a single player.
+pub fn who(view: &TableView, player: PlayerId) -> String {
+    format!("{player} ({})", name(view, player))
+}
+
+/// `3,5 (Ann, Ben)`: several players, as script lines write a list.
+pub fn list(view: &TableView, players: &[PlayerId]) -> String {
+    let ids: Vec<String> = players.iter().map(ToString::to_string).collect();
+    format!("{} ({})", ids.join(","), names(view, players))
+}
+
+/// `Ann, Ben`: names only.
+pub fn names(view: &TableView, players: &[PlayerId]) -> String {
+    let names: Vec<String> = players.iter().map(|&p| name(view, p)).collect();
+    names.join(", ")
+}
+
+/// A phase as players say it.
+pub fn phase_words(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Beginning => "beginning",
+        Phase::PrecombatMain => "main 1",
+        Phase::Combat => "combat",
+        Phase::PostcombatMain => "main 2",
+        Phase::Ending => "end",
+    }
+}
+
+/// The script-mode line for event `seq`, worded with `view` as it was *before* the event
+/// (so that a player who leaves still has his name), e.g.
+/// `event 17 turn_began turn=0 player=3 (Ann)`.
+pub fn script_line(seq: u64, event: &Event, view: &TableView) -> String {
+    let mut line = format!("event {seq} {}", event.name());
+    let w = |p: PlayerId| who(view, p);
+    // Writing to a String cannot fail.
+    let _ = match event {
+        Event::PlayerJoined { player, name } => write!(line, " player={player} ({name})"),
+        Event::PlayerLeft { player } | Event::PlayerAbsent { player } => {
+            write!(line, " player={}", w(*player))
+        }
+        Event::PlayerKicked { player } => write!(line, " player={}", w(*player)),
+        Event::GameStarted {
+            seating,
+            first_player,
+            turn_holders,
+        } => write!(
+            line,
+            " first={} seating={} turns={}",
+            w(*first_player),
+            list(view, seating),
+            list(view, turn_holders)
+        ),
+        Event::Mulliganed { player, hand_size } | Event::Kept { player, hand_size } => {
+            write!(line, " player={} hand={hand_size}", w(*player))
+        }
+        Event::TurnBegan { turn, player } => write!(line, " turn={turn} player={}", w(*player)),
+        Event::PhaseChanged { turn, phase } => {
+            let holder = view
+                .turn(*turn)
+                .map(|t| format!(" player={}", w(t.player)))
+                .unwrap_or_default();
+            write!(line, " turn={turn} phase={}{holder}", phase.name())
+        }
+        Event::Attacked {
+            attacker,
+            defender,
+            damage,
+            poison,
+        } => write!(
+            line,
+            " attacker={} defender={} damage={damage} poison={poison}",
+            w(*attacker),
+            w(*defender)
+        ),
+        Event::DamageDealt {
+            source,
+            target,
+            amount,
+        } => write!(
+            line,
+            " source={} target={} amount={amount}",
+            w(*source),
+            w(*target)
+        ),
+        Event::LifeChanged { player, life } => write!(line, " player={} life={life}", w(*player)),
+        Event::PoisonChanged { player, poison } => {
+            write!(line, " player={} poison={poison}", w(*player))
+        }
+        Event::Eliminated { players, cause } => write!(
+            line,
+            " players={} cause={}",
+            list(view, players),
+            cause_name(*cause)
+        ),
+        Event::TurnMarkedForRemoval { turn } | Event::TurnRemovalCancelled { turn } => {
+            write!(line, " turn={turn}")
+        }
+        Event::TurnEnded {
+            turn,
+            player,
+            reason,
+        } => write!(
+            line,
+            " turn={turn} player={} reason={}",
+            w(*player),
+            end_reason_name(*reason)
+        ),
+        Event::TurnPassed { turn, from, to } => {
+            write!(line, " turn={turn} from={} to={}", w(*from), w(*to))
+        }
+        Event::TurnRemoved {
+            turn,
+            player,
+            reason,
+        } => write!(
+            line,
+            " turn={turn} player={} reason={}",
+            w(*player),
+            match reason {
+                grand_melee_protocol::TurnRemovalReason::Merged => "merged",
+                grand_melee_protocol::TurnRemovalReason::Reduced => "reduced",
+            }
+        ),
+        Event::PositionsRemoved { players } => write!(line, " players={}", list(view, players)),
+        Event::GameOver { standings } => {
+            let parts: Vec<String> = standings
+                .iter()
+                .map(|s| format!("{}:{}:{}", s.place, s.player, s.mana_points))
+                .collect();
+            let winner = standings
+                .iter()
+                .find(|s| s.place == 1)
+                .map(|s| format!(" winner={}", w(s.player)))
+                .unwrap_or_default();
+            write!(line, "{winner} standings={}", parts.join(","))
+        }
+        Event::ConnectionChanged { player, connected } => {
+            write!(line, " player={} connected={connected}", w(*player))
+        }
+        Event::HostChanged { player } => match player {
+            Some(p) => write!(line, " player={}", w(*p)),
+            None => write!(line, " player=none"),
+        },
+        Event::SpectatorsChanged { spectators } => write!(line, " spectators={spectators}"),
+        Event::Chat { from, name, text } => {
+            let from = from.map_or_else(|| "none".to_owned(), |p| p.to_string());
+            let text = text.replace(['\n', '\r'], " ");
+            write!(line, " from={from} ({name}) text={text}")
+        }
+        Event::TablePaused { paused } => write!(line, " paused={paused}"),
+    };
+    line
+}
+
+fn cause_name(cause: grand_melee_protocol::EliminationCause) -> &'static str {
+    use grand_melee_protocol::EliminationCause as C;
+    match cause {
+        C::Life => "life",
+        C::Poison => "poison",
+        C::Conceded => "conceded",
+        C::Ruling => "ruling",
+    }
+}
+
+fn end_reason_name(reason: grand_melee_protocol::TurnEndReason) -> &'static str {
+    use grand_melee_protocol::TurnEndReason as R;
+    match reason {
+        R::Finished => "finished",
+        R::Eliminated => "eliminated",
+        R::Ruling => "ruling",
+        R::Clock => "clock",
+        R::Absent => "absent",
+    }
+}
+
+/// A sentence for the terminal UI's log, worded with the view as it was before the event.
+pub fn sentence(event: &Event, view: &TableView) -> String {
+    let n = |p: PlayerId| name(view, p);
+    match event {
+        Event::PlayerJoined { name, .. } => format!("{name} sat down"),
+        Event::PlayerLeft { player } => format!("{} left the table", n(*player)),
+        Event::GameStarted {
+            first_player,
+            turn_holders,
+            ..
+        } => format!(
+            "The game started: {} plays first, {} simultaneous turn(s)",
+            n(*first_player),
+            turn_holders.len()
+        ),
+        Event::Mulliganed { player, hand_size } => {
+            format!("{} mulliganed to {hand_size}", n(*player))
+        }
+        Event::Kept { player, hand_size } => format!("{} kept {hand_size}", n(*player)),
+        Event::TurnBegan { turn, player } => format!("{} began turn {turn}", n(*player)),
+        Event::PhaseChanged { turn, phase } => {
+            let holder = view.turn(*turn).map_or_else(String::new, |t| n(t.player));
+            format!("{holder} moved to {} (turn {turn})", phase_words(*phase))
+        }
+        Event::Attacked {
+            attacker,
+            defender,
+            damage,
+            poison,
+        } => {
+            let mut s = format!("{} attacked {} for {damage}", n(*attacker), n(*defender));
+            if *poison > 0 {
+                let _ = write!(s, " and {poison} poison");
+            }
+            s
+        }
+        Event::DamageDealt {
+            source,
+            target,
+            amount,
+        } => format!("{} dealt {amount} damage to {}", n(*source), n(*target)),
+        Event::LifeChanged { player, life } => format!("{} is at {life} life", n(*player)),
+        Event::PoisonChanged { player, poison } => {
+            format!("{} has {poison} poison", n(*player))
+        }
+        Event::Eliminated { players, cause } => format!(
+            "{} eliminated ({})",
+            names(view, players),
+            cause_name(*cause)
+        ),
+        Event::TurnMarkedForRemoval { turn } => {
+            format!("Turn {turn} will be removed when it ends")
+        }
+        Event::TurnRemovalCancelled { turn } => format!("Turn {turn} will pass again"),
+        Event::TurnEnded {
+            turn,
+            player,
+            reason,
+        } => format!(
+            "{} ended turn {turn} ({})",
+            n(*player),
+            end_reason_name(*reason)
+        ),
+        Event::TurnPassed { turn, to, .. } => format!("Turn {turn} passed to {}", n(*to)),
+        Event::TurnRemoved { turn, .. } => format!("Turn {turn} left the table"),
+        Event::PositionsRemoved { players } => {
+            format!("Positions of {} removed", names(view, players))
+        }
+        Event::GameOver { standings } => {
+            let winner = standings
+                .iter()
+                .find(|s| s.place == 1)
+                .map_or_else(|| "nobody".to_owned(), |s| n(s.player));
+            format!("Game over: {winner} wins")
+        }
+        Event::ConnectionChanged { player, connected } => {
+            if *connected {
+                format!("{} is back", n(*player))
+            } else {
+                format!("{} lost the connection", n(*player))
+            }
+        }
+        Event::HostChanged { player } => match player {
+            Some(p) => format!("{} is the host", n(*p)),
+            None => "Nobody is host".to_owned(),
+        },
+        Event::SpectatorsChanged { spectators } => format!("{spectators} spectator(s)"),
+        Event::Chat { name, text, .. } => format!("{name}: {text}"),
+        Event::TablePaused { paused } => {
+            if *paused {
+                "The host paused the table".to_owned()
+            } else {
+                "The table resumed".to_owned()
+            }
+        }
+        Event::PlayerAbsent { player } => format!("{} is absent", n(*player)),
+        Event::PlayerKicked { player } => format!("{} was removed by the host", n(*player)),
+    }
+}
+
+/// Where the player stands right now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Situation {
+    /// Watching as a spectator (or not seated).
+    Spectating,
+    /// In the lobby, waiting for the host to start.
+    Lobby {
+        /// Whether the player is the host (and may `start`).
+        host: bool,
+    },
+    /// The player decides on a mulligan now.
+    MulliganDecide {
+        /// Cards in hand.
+        hand: u8,
+    },
+    /// Another player decides on a mulligan.
+    MulliganWait {
+        /// Who decides.
+        decider: String,
+    },
+    /// The player's turn is running.
+    YourTurn {
+        /// Its phase.
+        phase: Option<Phase>,
+    },
+    /// The player holds a turn that may not begin yet because of these running turns.
+    WaitingFor {
+        /// Holders of the running turns whose spheres would overlap.
+        holders: Vec<String>,
+    },
+    /// The player is in a running turn's sphere of influence.
+    InSphere {
+        /// The turn's holder.
+        holder: String,
+    },
+    /// No turn concerns the player right now.
+    Idle,
+    /// The player is out of the game.
+    Eliminated,
+    /// The game is over.
+    GameOver {
+        /// The player's place, if he has one.
+        place: Option<u8>,
+    },
+}
+
+impl Situation {
+    /// Works out the situation of `me` (`None` for a spectator).
+    pub fn of(view: &TableView, me: Option<PlayerId>) -> Self {
+        let Some(me) = me else {
+            return Situation::Spectating;
+        };
+        match view.stage {
+            StageName::Lobby => Situation::Lobby {
+                host: view.host == Some(me),
+            },
+            StageName::Finished => Situation::GameOver {
+                place: view
+                    .standings
+                    .iter()
+                    .find(|s| s.player == me)
+                    .map(|s| s.place),
+            },
+            StageName::Mulligan => match view.mulligan_decider {
+                Some(d) if d == me => Situation::MulliganDecide {
+                    hand: view.player(me).map_or(0, |p| p.hand_size),
+                },
+                Some(d) => Situation::MulliganWait {
+                    decider: name(view, d),
+                },
+                None => Situation::Idle,
+            },
+            StageName::Playing => {
+                if view
+                    .player(me)
+                    .is_some_and(|p| p.status != PlayerStatus::Alive)
+                {
+                    return Situation::Eliminated;
+                }
+                if let Some(turn) = view.turn_of(me) {
+                    match turn.state {
+                        TurnStateName::Running => {
+                            return Situation::YourTurn { phase: turn.phase };
+                        }
+                        TurnStateName::Waiting => {
+                            let mine = view.sphere(me);
+                            let holders = view
+                                .turns
+                                .iter()
+                                .filter(|t| t.state == TurnStateName::Running && t.player != me)
+                                .filter(|t| t.sphere.iter().any(|p| mine.contains(p)))
+                                .map(|t| name(view, t.player))
+                                .collect();
+                            return Situation::WaitingFor { holders };
+                        }
+                        TurnStateName::Ended => {}
+                    }
+                }
+                view.turns
+                    .iter()
+                    .find(|t| t.state == TurnStateName::Running && t.sphere.contains(&me))
+                    .map_or(Situation::Idle, |t| Situation::InSphere {
+                        holder: name(view, t.player),
+                    })
+            }
+        }
+    }
+
+    /// The script-mode words, e.g. `your_turn phase=combat` or `waiting_for Ben`.
+    pub fn script(&self) -> String {
+        match self {
+            Situation::Spectating => "spectating".to_owned(),
+            Situation::Lobby { host: true } => "lobby host".to_owned(),
+            Situation::Lobby { host: false } => "lobby".to_owned(),
+            Situation::MulliganDecide { hand } => format!("mulligan_decide hand={hand}"),
+            Situation::MulliganWait { decider } => format!("mulligan_wait decider={decider}"),
+            Situation::YourTurn { phase } => {
+                format!("your_turn phase={}", phase.map_or("none", Phase::name))
+            }
+            Situation::WaitingFor { holders } => format!("waiting_for {}", holders.join(",")),
+            Situation::InSphere { holder } => format!("in_sphere {holder}"),
+            Situation::Idle => "idle".to_owned(),
+            Situation::Eliminated => "eliminated".to_owned(),
+            Situation::GameOver { place } => match place {
+                Some(place) => format!("game_over place={place}"),
+                None => "game_over".to_owned(),
+            },
+        }
+    }
+
+    /// The words for the terminal UI.
+    pub fn text(&self) -> String {
+        match self {
+            Situation::Spectating => "Watching as a spectator".to_owned(),
+            Situation::Lobby { host: true } => {
+                "In the lobby — you are the host: type `start` when everyone is here".to_owned()
+            }
+            Situation::Lobby { host: false } => {
+                "In the lobby — waiting for the host to start".to_owned()
+            }
+            Situation::MulliganDecide { hand } => {
+                format!("Your mulligan decision ({hand} cards): `keep` or `mulligan`")
+            }
+            Situation::MulliganWait { decider } => {
+                format!("Waiting for {decider} to decide on a mulligan")
+            }
+            Situation::YourTurn { phase } => match phase {
+                Some(phase) => format!("YOUR TURN — {}", phase_words(*phase)),
+                None => "YOUR TURN".to_owned(),
+            },
+            Situation::WaitingFor { holders } if holders.is_empty() => {
+                "Your turn is about to begin".to_owned()
+            }
+            Situation::WaitingFor { holders } => {
+                format!("Waiting for {} to finish", holders.join(" and "))
+            }
+            Situation::InSphere { holder } => format!("In {holder}'s sphere"),
+            Situation::Idle => "No turn near you".to_owned(),
+            Situation::Eliminated => "You have been eliminated".to_owned(),
+            Situation::GameOver { place } => match place {
+                Some(1) => "Game over — you won!".to_owned(),
+                Some(place) => format!("Game over — you finished #{place}"),
+                None => "Game over".to_owned(),
+            },
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! The WebSocket connection to the server: the endpoint URL, the `hello` handshake and
+//! request/answer calls.
+
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use grand_melee_protocol::{
+    self as wire, ClientMessage, ErrorCode, PROTOCOL_VERSION, ServerMessage,
+};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+use crate::ClientError;
+use crate::command::with_id;
+
+/// A WebSocket to the server.
+pub type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// How long the client waits for the answer to a request before it gives up on the connection.
+pub const REPLY_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The WebSocket URL for a server given as `HOST:PORT`, `HOST` (port 7878) or a `ws://` URL
+/// (a URL without a path gets `/ws`).
+pub fn endpoint(server: &str) -> String {
+    let server = server.trim().trim_end_matches('/');
+    if let Some((scheme, rest)) = server.split_once("://") {
+        if rest.contains('/') {
+            server.to_owned()
+        } else {
+            format!("{scheme}://{rest}/ws")
+        }
+    } else if server.contains(':') {
+        format!("ws://{server}/ws")
+    } else {
+        format!("ws://{server}:7878/ws")
+    }
+}
+
+/// A connection that has completed `hello`, used for one request at a time.
+#[derive(Debug)]
+pub struct Conn {
+    ws: Ws,
+    next_id: u32,
+}
+
+impl Conn {
+    /// Connects to `url` and completes `hello`.
+    pub async fn open(url: &str) -> Result<Self, ClientError> {
+        let connect = tokio_tungstenite::connect_async(url);
+        let (ws, _) = tokio::time::timeout(REPLY_TIMEOUT, connect)
+            .await
+            .map_err(|_| ClientError::Unreachable {
+                url: url.to_owned(),
+                reason: "no answer".into(),
+            })?
+            .map_err(|e| ClientError::Unreachable {
+                url: url.to_owned(),
+                reason: e.to_string(),
+            })?;
+        let mut conn = Self { ws, next_id: 1 };
+        let hello = ClientMessage::Hello {
+            id: 0,
+            protocol: PROTOCOL_VERSION,
+            client: concat!("grand-melee-cli/", env!("CARGO_PKG_VERSION")).to_owned(),
+        };
+        match conn.call(hello).await? {
+            ServerMessage::Welcome { .. } => Ok(conn),
+            other => Err(ClientError::Protocol(format!(
+                "expected welcome, got {}",
+                other.name()
+            ))),
+        }
+    }
+
+    /// Sends a request with the next id; returns the id.
+    pub async fn send(&mut self, message: ClientMessage) -> Result<u32, ClientError> {
+        let id = self.next_id;
+        self.next_id = self.next_id.wrapping_add(1);
+        let bytes = wire::encode_client(&with_id(message, id));
+        self.ws
+            .send(Message::Binary(bytes.into()))
+            .await
+            .map_err(|e| ClientError::Dropped(e.to_string()))?;
+        Ok(id)
+    }
+
+    /// Sends a request and waits for its answer; a refusal is [`ClientError::Rejected`].
+    /// Messages that are not the answer are skipped.
+    pub async fn call(&mut self, message: ClientMessage) -> Result<ServerMessage, ClientError> {
+        let request = message.name();
+        let id = self.send(message).await?;
+        loop {
+            let message = tokio::time::timeout(REPLY_TIMEOUT, self.recv())
+                .await
+                .map_err(|_| ClientError::Dropped(format!("no answer to {request}")))??;
+            match message {
+                ServerMessage::Error { reply_to, code, .. }
+                    if reply_to == Some(id) || reply_to.is_none() =>
+                {
+                    return Err(ClientError::Rejected {
+                        code,
+                        request: request.to_owned(),
+                    });
+                }
+                message if message.reply_to() == Some(id) => return Ok(message),
+                _ => {}
+            }
+        }
+    }
+
+    /// The next message from the server. Frames that do not decode are skipped.
+    pub async fn recv(&mut self) -> Result<ServerMessage, ClientError> {
+        loop {
+            match self.ws.next().await {
+                None => return Err(ClientError::Dropped("connection closed".into())),
+                Some(Err(e)) => return Err(ClientError::Dropped(e.to_string())),
+                Some(Ok(Message::Binary(bytes))) => {
+                    if let Ok(message) = wire::decode_server(&bytes) {
+                        return Ok(message);
+                    }
+                }
+                Some(Ok(Message::Close(frame))) => {
+                    return Err(ClientError::Dropped(close_reason(frame.as_ref())));
+                }
+                Some(Ok(_)) => {}
+            }
+        }
+    }
+
+    /// Closes the connection politely.
+    pub async fn close(mut self) {
+        let _ = self.ws.close(None).await;
+    }
+
+    /// The socket and the next request id, to go on with the session.
+    pub fn into_parts(self) -> (Ws, u32) {
+        (self.ws, self.next_id)
+    }
+}
+
+/// Words for a close frame.
+pub fn close_reason(
+    frame: Option<&tokio_tungstenite::tungstenite::protocol::CloseFrame>,
+) -> String {
+    match frame {
+        Some(frame) => {
+            let code = u16::from(frame.code);
+            let what = match code {
+                1000 => "closed by the server",
+                1001 => "the server is going away",
+                1002 => "protocol error",
+                1008 => "dropped by the server (too slow, idle or removed)",
+                1009 => "message too big",
+                _ => "closed",
+            };
+            format!("{what} (close code {code})")
+        }
+        None => "connection closed".into(),
+    }
+}
+
+/// Whether a refusal means the request can never succeed as it is (as opposed to a transient
+/// problem worth retrying).
+pub fn is_final(code: ErrorCode) -> bool {
+    !matches!(code, ErrorCode::RateLimited | ErrorCode::ServerBusy)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_addresses_become_websocket_urls() {
+        assert_eq!(endpoint("127.0.0.1:7878"), "ws://127.0.0.1:7878/ws");
+        assert_eq!(endpoint("melee.example"), "ws://melee.example:7878/ws");
+        assert_eq!(endpoint("ws://h:1"), "ws://h:1/ws");
+        assert_eq!(endpoint("ws://h:1/"), "ws://h:1/ws");
+        assert_eq!(endpoint("wss://h/melee/ws"), "wss://h/melee/ws");
+    }
+}

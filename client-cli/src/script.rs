@@ -1,0 +1,207 @@
+//! Script mode: one command per line on standard input, one line per event, answer and error
+//! on standard output, in a stable format made to be read by programs and `grep`:
+//!
+//! ```text
+//! connected ws://127.0.0.1:7878/ws
+//! seated table=5f3c1a2e-… player=0 (Ann) resumed=false
+//! snapshot seq=3 stage=lobby players=3
+//! event 17 turn_began turn=0 player=3 (Ann)
+//! you your_turn phase=beginning
+//! ok set_phase seq=18
+//! error not_your_turn: you are not taking a turn (end)
+//! error usage: usage: damage <who> <n>
+//! disconnected connection closed
+//! reconnecting in=0.2s
+//! ```
+//!
+//! A `you …` line follows whenever the player's situation changes (see
+//! [`Situation::script`](crate::describe::Situation::script)).
+
+use std::io::{self, Write};
+
+use grand_melee_protocol::{PlayerStatus, StageName, TableView, TurnStateName};
+
+use crate::command::HELP;
+use crate::describe::{self, list};
+use crate::session::{Action, Frontend, Input, Note, State};
+
+/// The script-mode front end, writing to `out`.
+#[derive(Debug)]
+pub struct Script<W: Write> {
+    out: W,
+    last_situation: Option<String>,
+}
+
+impl<W: Write> Script<W> {
+    /// A front end writing to `out`.
+    pub fn new(out: W) -> Self {
+        Self {
+            out,
+            last_situation: None,
+        }
+    }
+
+    /// The writer back (for tests).
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+
+    fn line(&mut self, line: &str) -> io::Result<()> {
+        writeln!(self.out, "{line}")
+    }
+
+    fn situation(&mut self, state: &State) -> io::Result<()> {
+        let Some(situation) = state.situation() else {
+            return Ok(());
+        };
+        let words = situation.script();
+        if self.last_situation.as_deref() != Some(words.as_str()) {
+            self.line(&format!("you {words}"))?;
+            self.last_situation = Some(words);
+        }
+        Ok(())
+    }
+}
+
+fn stage_name(stage: StageName) -> &'static str {
+    match stage {
+        StageName::Lobby => "lobby",
+        StageName::Mulligan => "mulligan",
+        StageName::Playing => "playing",
+        StageName::Finished => "finished",
+    }
+}
+
+/// The `status` lines: the table, one line per seat, and the player's situation.
+pub fn status_lines(state: &State) -> Vec<String> {
+    let Some(view) = &state.view else {
+        return vec![format!("status table={} no snapshot yet", state.table)];
+    };
+    let mut lines = vec![format!(
+        "status table={} stage={} seq={} players={} alive={} spectators={} host={} paused={} name={}",
+        view.table,
+        stage_name(view.stage),
+        view.seq,
+        view.players.len(),
+        view.living(),
+        view.spectators,
+        view.host
+            .map_or_else(|| "none".to_owned(), |h| describe::who(view, h)),
+        view.paused,
+        view.name,
+    )];
+    for p in &view.players {
+        let seat = p.seat.map_or_else(|| "-".to_owned(), |s| s.to_string());
+        let status = match p.status {
+            PlayerStatus::Alive => "alive",
+            PlayerStatus::Eliminated => "eliminated",
+            PlayerStatus::Removed => "removed",
+        };
+        let turn = view.turn_of(p.player).map_or_else(
+            || "none".to_owned(),
+            |t| {
+                let state = match t.state {
+                    TurnStateName::Waiting => "waiting",
+                    TurnStateName::Running => "running",
+                    TurnStateName::Ended => "ended",
+                };
+                let phase = t.phase.map_or("", |p| p.name());
+                format!("{}:{state}:{phase}", t.turn)
+            },
+        );
+        lines.push(format!(
+            "seat {seat} player={} life={} poison={} status={status} connected={} hand={} turn={turn}",
+            describe::who(view, p.player),
+            p.life,
+            p.poison,
+            p.connected,
+            p.hand_size,
+        ));
+    }
+    if let Some(me) = state.me.and_then(|me| view.player(me)) {
+        lines.push(format!(
+            "range may_attack={} may_target={}",
+            list_or_none(view, &me.may_attack),
+            list_or_none(view, &me.may_target)
+        ));
+    }
+    if let Some(situation) = state.situation() {
+        lines.push(format!("you {}", situation.script()));
+    }
+    lines
+}
+
+fn list_or_none(view: &TableView, players: &[u16]) -> String {
+    if players.is_empty() {
+        "none".to_owned()
+    } else {
+        list(view, players)
+    }
+}
+
+impl<W: Write + Send> Frontend for Script<W> {
+    fn note(&mut self, state: &State, note: Note) -> io::Result<()> {
+        match note {
+            Note::Connected => self.line(&format!("connected {}", state.server))?,
+            Note::Seated { resumed } => {
+                let me = state.me.map_or_else(String::new, |p| p.to_string());
+                self.line(&format!(
+                    "seated table={} player={me} resumed={resumed}",
+                    state.table
+                ))?;
+            }
+            Note::Watching => self.line(&format!("watching table={}", state.table))?,
+            Note::Snapshot => {
+                if let Some(view) = &state.view {
+                    self.line(&format!(
+                        "snapshot seq={} stage={} players={}",
+                        view.seq,
+                        stage_name(view.stage),
+                        view.players.len()
+                    ))?;
+                }
+                self.situation(state)?;
+            }
+            Note::Event { line, .. } => self.line(&line)?,
+            Note::Applied => self.situation(state)?,
+            Note::Ack { request, seq, .. } => self.line(&format!("ok {request} seq={seq}"))?,
+            Note::Rejected { code, command } => {
+                let context = if command.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({command})")
+                };
+                self.line(&format!(
+                    "error {}: {}{context}",
+                    code.name(),
+                    code.description()
+                ))?;
+            }
+            Note::Problem { kind, message } => self.line(&format!("error {kind}: {message}"))?,
+            Note::Disconnected { reason } => self.line(&format!("disconnected {reason}"))?,
+            Note::Reconnecting { delay } => {
+                self.line(&format!("reconnecting in={:.1}s", delay.as_secs_f64()))?;
+            }
+            Note::Help => {
+                for (usage, meaning) in HELP {
+                    self.line(&format!("help {usage} — {meaning}"))?;
+                }
+            }
+            Note::Status => {
+                for line in status_lines(state) {
+                    self.line(&line)?;
+                }
+            }
+            Note::Left => self.line("left")?,
+        }
+        self.out.flush()
+    }
+
+    fn input(&mut self, _state: &State, input: Input) -> io::Result<Option<Action>> {
+        Ok(match input {
+            Input::Line(line) => Some(Action::Line(line)),
+            Input::Eof => Some(Action::EndOfInput),
+            Input::Key(_) | Input::Resize => None,
+        })
+    }
+}
