@@ -75,6 +75,46 @@ pub enum Cmd {
         #[arg(long, env = "GM_TABLE_PASSWORD")]
         password: Option<String>,
     },
+    /// Finished games kept by the server: list them, export one, or step through one.
+    #[command(subcommand)]
+    Replay(ReplayCmd),
+}
+
+/// What to do with replays (finished games).
+#[derive(Debug, Clone, Subcommand)]
+pub enum ReplayCmd {
+    /// List the finished games the server keeps: id, times (UTC), event count and name.
+    List,
+    /// Export a finished game: a header, then every event, as JSON lines or MessagePack.
+    Export {
+        /// The finished game: its table id, the start of its id, or its name.
+        table: String,
+        /// jsonl: one JSON object per line; msgpack: a stream of MessagePack maps.
+        #[arg(long, value_enum, default_value_t = ExportFormat::Jsonl)]
+        format: ExportFormat,
+        /// Write to this file instead of standard output.
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Step through a finished game in the watch view (→/n next, ←/p back, Home/End, q).
+    ///
+    /// In script mode (--plain, or standard input or output not a terminal) it reads `next [K]`,
+    /// `back [K]`, `goto SEQ`, `start`, `end`, `status`, `help` and `quit` from standard input,
+    /// prints every event stepped over as the live script mode does, and `step seq=N` after
+    /// each move.
+    Watch {
+        /// The finished game: its table id, the start of its id, or its name.
+        table: String,
+    },
+}
+
+/// The format of `replay export`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// One JSON object per line: the header, then `{"seq": N, "event": {...}}` per event.
+    Jsonl,
+    /// The same records as a stream of MessagePack maps.
+    Msgpack,
 }
 
 /// Settings of a new table.
@@ -143,6 +183,61 @@ mod tests {
                 sub.get_name()
             );
         }
+    }
+
+    #[test]
+    fn every_replay_subcommand_has_help() {
+        let mut cli = Cli::command();
+        let replay = cli
+            .find_subcommand_mut("replay")
+            .expect("a replay subcommand");
+        let names: Vec<String> = replay
+            .get_subcommands()
+            .map(|s| s.get_name().to_owned())
+            .collect();
+        assert_eq!(names, ["list", "export", "watch"]);
+        for sub in replay.get_subcommands_mut() {
+            let help = sub.render_long_help().to_string();
+            assert!(help.contains("Usage:"), "{help}");
+            assert!(sub.get_about().is_some(), "{}", sub.get_name());
+        }
+    }
+
+    #[test]
+    fn replay_export_defaults_to_json_lines_on_standard_output() {
+        let cli =
+            Cli::try_parse_from(["grand-melee", "replay", "export", "Friday"]).expect("parses");
+        let Cmd::Replay(ReplayCmd::Export {
+            table,
+            format,
+            output,
+        }) = cli.command
+        else {
+            panic!("replay export expected");
+        };
+        assert_eq!(table, "Friday");
+        assert_eq!(format, ExportFormat::Jsonl);
+        assert_eq!(output, None);
+        let cli = Cli::try_parse_from([
+            "grand-melee",
+            "replay",
+            "export",
+            "5f3c",
+            "--format",
+            "msgpack",
+            "-o",
+            "out.msgpack",
+        ])
+        .expect("parses");
+        let Cmd::Replay(ReplayCmd::Export { format, output, .. }) = cli.command else {
+            panic!("replay export expected");
+        };
+        assert_eq!(format, ExportFormat::Msgpack);
+        assert_eq!(output, Some(PathBuf::from("out.msgpack")));
+        assert!(
+            Cli::try_parse_from(["grand-melee", "replay", "export", "x", "--format", "csv"])
+                .is_err()
+        );
     }
 
     #[test]

@@ -436,7 +436,9 @@ pub fn with_id(mut message: ClientMessage, new_id: u32) -> ClientMessage {
         | ClientMessage::Chat { id, .. }
         | ClientMessage::Pause { id, .. }
         | ClientMessage::Kick { id, .. }
-        | ClientMessage::TransferHost { id, .. } => *id = new_id,
+        | ClientMessage::TransferHost { id, .. }
+        | ClientMessage::ListReplays { id }
+        | ClientMessage::GetReplay { id, .. } => *id = new_id,
         // Requests this client never builds (added to the protocol later) keep their id.
         #[allow(unreachable_patterns)]
         _ => {}
@@ -643,5 +645,14 @@ mod tests {
     #[test]
     fn ids_are_set_on_any_request() {
         assert_eq!(with_id(request("keep"), 9), ClientMessage::Keep { id: 9 });
+        assert_eq!(
+            with_id(ClientMessage::ListReplays { id: 0 }, 9),
+            ClientMessage::ListReplays { id: 9 }
+        );
+        let table = TableId::nil();
+        assert_eq!(
+            with_id(ClientMessage::GetReplay { id: 0, table }, 9),
+            ClientMessage::GetReplay { id: 9, table }
+        );
     }
 }

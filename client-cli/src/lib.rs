@@ -1,7 +1,7 @@
 //! The terminal client for one Grand Melee seat (and for watching a table): the `grand-melee`
 //! binary.
 //!
-//! - [`cli`]: flags and subcommands (`list`, `create`, `join`, `resume`, `watch`).
+//! - [`cli`]: flags and subcommands (`list`, `create`, `join`, `resume`, `watch`, `replay`).
 //! - [`net`]: the WebSocket connection, `hello` and request/answer calls.
 //! - [`session`]: one seat at one table — sits down or resumes with the saved token, mirrors the
 //!   table with [`TableView::apply`](grand_melee_protocol::TableView::apply) (a gap asks for a
@@ -10,23 +10,26 @@
 //! - [`describe`]: words for events and for the player's situation.
 //! - [`script`]: script mode (one line per event and per error).
 //! - [`tui`]: the full-screen terminal UI (ratatui).
+//! - [`replay`]: finished games: listing, export, and stepping through one in the watch view.
 //! - [`store`]: saved seat tokens.
 
 pub mod cli;
 pub mod command;
 pub mod describe;
 pub mod net;
+pub mod replay;
 pub mod script;
 pub mod session;
 pub mod store;
 pub mod tui;
 
 use std::io::{self, IsTerminal, Write};
+use std::path::{Path, PathBuf};
 
 use grand_melee_protocol::{ClientMessage, ErrorCode, Reduction, ServerMessage, TableId};
 use tokio::sync::mpsc;
 
-use crate::cli::{Cli, Cmd, CreateArgs, ReductionArg};
+use crate::cli::{Cli, Cmd, CreateArgs, ExportFormat, ReductionArg, ReplayCmd};
 use crate::net::Conn;
 use crate::session::{Input, Mode, Options};
 use crate::store::TokenStore;
@@ -77,6 +80,19 @@ pub enum ClientError {
     /// No directory for seat tokens.
     #[error("no data directory for seat tokens: pass --data-dir or set GM_CLI_DATA_DIR")]
     NoDataDir,
+    /// Writing a file failed.
+    #[error("cannot write {}: {source}", path.display())]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        source: io::Error,
+    },
+    /// Refused to write MessagePack to a terminal.
+    #[error(
+        "MessagePack is binary: write it to a file with --output FILE or redirect standard output"
+    )]
+    BinaryToTerminal,
     /// Reading or writing the terminal or a file failed.
     #[error(transparent)]
     Io(#[from] io::Error),
@@ -99,6 +115,7 @@ pub async fn run(cli: Cli) -> Result<(), ClientError> {
     };
     let mode = match cli.command.clone() {
         Cmd::List => return list(&server, &mut io::stdout().lock()).await,
+        Cmd::Replay(command) => return run_replay(&server, command, plain).await,
         Cmd::Create(args) => {
             let table = create(&server, &args, &mut io::stdout().lock()).await?;
             let Some(name) = args.join else {
@@ -223,33 +240,158 @@ pub async fn resolve_table(server: &str, text: &str) -> Result<TableId, ClientEr
     let ServerMessage::Tables { tables, .. } = answer else {
         return Err(ClientError::Protocol(answer.name().to_owned()));
     };
+    let candidates = tables.iter().map(|t| Candidate {
+        table: t.table,
+        name: &t.name,
+    });
+    pick(text, candidates, &TABLE_WORDS)
+}
+
+/// A table (or finished game) that a name given on the command line may mean.
+#[derive(Debug, Clone, Copy)]
+pub struct Candidate<'a> {
+    /// Its id.
+    pub table: TableId,
+    /// Its name.
+    pub name: &'a str,
+}
+
+/// How [`pick`] words its errors.
+#[derive(Debug, Clone, Copy)]
+pub struct Words {
+    /// `no table called`.
+    pub none: &'static str,
+    /// `several tables match`.
+    pub several: &'static str,
+    /// The command that lists them.
+    pub listing: &'static str,
+}
+
+const TABLE_WORDS: Words = Words {
+    none: "no table called",
+    several: "several tables match",
+    listing: "grand-melee list",
+};
+
+/// The one candidate whose name is `text` (any case), or else whose id starts with `text`.
+pub fn pick<'a>(
+    text: &str,
+    candidates: impl Iterator<Item = Candidate<'a>> + Clone,
+    words: &Words,
+) -> Result<TableId, ClientError> {
     let text = text.trim();
-    let by_name: Vec<_> = tables
-        .iter()
-        .filter(|t| t.name.eq_ignore_ascii_case(text))
+    let by_name: Vec<TableId> = candidates
+        .clone()
+        .filter(|c| c.name.eq_ignore_ascii_case(text))
+        .map(|c| c.table)
         .collect();
-    let candidates = if by_name.is_empty() {
-        tables
-            .iter()
-            .filter(|t| {
-                t.table
-                    .hyphenated()
-                    .to_string()
-                    .starts_with(&text.to_lowercase())
-            })
+    let matching = if by_name.is_empty() {
+        let prefix = text.to_lowercase();
+        candidates
+            .filter(|c| c.table.hyphenated().to_string().starts_with(&prefix))
+            .map(|c| c.table)
             .collect()
     } else {
         by_name
     };
-    match candidates[..] {
-        [one] => Ok(one.table),
+    match matching[..] {
+        [one] => Ok(one),
         [] => Err(ClientError::Table(format!(
-            "no table called `{text}` (see `grand-melee list`)"
+            "{} `{text}` (see `{}`)",
+            words.none, words.listing
         ))),
         _ => Err(ClientError::Table(format!(
-            "several tables match `{text}`; use the id from `grand-melee list`"
+            "{} `{text}`; use the id from `{}`",
+            words.several, words.listing
         ))),
     }
+}
+
+/// `grand-melee replay …`.
+pub async fn run_replay(server: &str, command: ReplayCmd, plain: bool) -> Result<(), ClientError> {
+    match command {
+        ReplayCmd::List => replay::list(server, &mut io::stdout().lock()).await,
+        ReplayCmd::Export {
+            table,
+            format,
+            output,
+        } => {
+            if format == ExportFormat::Msgpack && output.is_none() && io::stdout().is_terminal() {
+                return Err(ClientError::BinaryToTerminal);
+            }
+            let replay = replay::fetch(server, &table).await?;
+            match output {
+                Some(path) => export_to_file(&replay, format, &path),
+                None => export(&replay, format, &mut io::stdout().lock()).map_err(ClientError::Io),
+            }
+        }
+        ReplayCmd::Watch { table } => {
+            let replay = replay::fetch(server, &table).await?;
+            let mut stepper = replay::Stepper::new(replay)?;
+            if plain {
+                replay::script(
+                    &mut stepper,
+                    server,
+                    &mut io::stdin().lock(),
+                    &mut io::stdout().lock(),
+                )
+            } else {
+                run_replay_tui(replay::Viewer::new(stepper, server))
+            }
+        }
+    }
+}
+
+fn export(replay: &replay::Replay, format: ExportFormat, out: &mut dyn Write) -> io::Result<()> {
+    match format {
+        ExportFormat::Jsonl => replay::write_jsonl(replay, out),
+        ExportFormat::Msgpack => replay::write_msgpack(replay, out),
+    }
+}
+
+fn export_to_file(
+    replay: &replay::Replay,
+    format: ExportFormat,
+    path: &Path,
+) -> Result<(), ClientError> {
+    let file_error = |source| ClientError::File {
+        path: path.to_owned(),
+        source,
+    };
+    let file = std::fs::File::create(path).map_err(file_error)?;
+    let mut out = io::BufWriter::new(file);
+    export(replay, format, &mut out).map_err(file_error)?;
+    out.into_inner()
+        .map_err(|e| file_error(e.into_error()))?
+        .sync_all()
+        .map_err(file_error)
+}
+
+/// The full-screen replay view, until the player quits.
+fn run_replay_tui(mut viewer: replay::Viewer) -> Result<(), ClientError> {
+    use ratatui::crossterm::event::{self, Event as TermEvent};
+    let guard = TerminalGuard::enter()?;
+    let mut terminal =
+        ratatui::Terminal::new(ratatui::backend::CrosstermBackend::new(io::stdout()))?;
+    loop {
+        viewer.draw(&mut terminal)?;
+        let quit = match event::read()? {
+            TermEvent::Key(key) => viewer.key(key),
+            TermEvent::Resize(..) => {
+                terminal
+                    .autoresize()
+                    .map_err(|e| io::Error::other(e.to_string()))?;
+                false
+            }
+            _ => false,
+        };
+        if quit {
+            break;
+        }
+    }
+    drop(terminal);
+    drop(guard);
+    Ok(())
 }
 
 /// Script mode: commands from standard input, lines on standard output.

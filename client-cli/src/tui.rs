@@ -61,6 +61,9 @@ pub struct Screen {
     history: Vec<String>,
     history_pos: Option<usize>,
     scroll: usize,
+    /// Replay mode: the line shown in place of the player's situation (the step and its
+    /// event); the command line then lists the stepping keys instead of taking commands.
+    pub replay: Option<String>,
 }
 
 impl Screen {
@@ -243,6 +246,9 @@ fn turn_color(turn: u8) -> Color {
     TURN_COLORS[usize::from(turn) % TURN_COLORS.len()]
 }
 
+/// The command line of the replay view.
+const REPLAY_KEYS: &str = "→/n next · ←/p back · PgDn/PgUp 10 events · Home/End start/end · q quit";
+
 /// Draws the whole UI.
 pub fn render(frame: &mut Frame<'_>, screen: &Screen, state: &State) {
     let [top, middle, message, input] = Layout::vertical([
@@ -252,7 +258,7 @@ pub fn render(frame: &mut Frame<'_>, screen: &Screen, state: &State) {
         Constraint::Length(3),
     ])
     .areas(frame.area());
-    render_header(frame, top, state);
+    render_header(frame, top, state, screen.replay.as_deref());
     // Wide terminals: the ring on the left, log and chat on the right. Narrow ones: the ring
     // across the screen, log and chat under it.
     let (ring, log, chat) = if middle.width >= NARROW {
@@ -271,10 +277,11 @@ pub fn render(frame: &mut Frame<'_>, screen: &Screen, state: &State) {
         (ring, log, chat)
     };
     render_ring(frame, ring, state);
+    let replay = screen.replay.is_some();
     render_lines(
         frame,
         log,
-        " Log (PgUp/PgDn) ",
+        if replay { " Log " } else { " Log (PgUp/PgDn) " },
         screen
             .log
             .iter()
@@ -284,7 +291,11 @@ pub fn render(frame: &mut Frame<'_>, screen: &Screen, state: &State) {
     render_lines(
         frame,
         chat,
-        " Chat (say <text>) ",
+        if replay {
+            " Chat "
+        } else {
+            " Chat (say <text>) "
+        },
         screen.chat.iter().map(|c| Line::raw(c.clone())),
         0,
     );
@@ -294,6 +305,13 @@ pub fn render(frame: &mut Frame<'_>, screen: &Screen, state: &State) {
             Paragraph::new(Line::styled(format!(" {text}"), Style::default().fg(color))),
             message,
         );
+    }
+    if replay {
+        frame.render_widget(
+            Paragraph::new(REPLAY_KEYS).block(Block::bordered().title(" replay ")),
+            input,
+        );
+        return;
     }
     let block = Block::bordered().title(" command — help lists them, Tab completes, Ctrl-C quits ");
     let inner = block.inner(input);
@@ -335,7 +353,7 @@ fn render_lines<'a>(
     );
 }
 
-fn render_header(frame: &mut Frame<'_>, area: Rect, state: &State) {
+fn render_header(frame: &mut Frame<'_>, area: Rect, state: &State, replay: Option<&str>) {
     let Some(view) = &state.view else {
         let text = if state.connected {
             "Waiting for the table…"
@@ -412,19 +430,35 @@ fn render_header(frame: &mut Frame<'_>, area: Rect, state: &State) {
             )
         }
         None => format!(
-            "Watching · host: {}",
+            "{} · host: {}",
+            if replay.is_some() {
+                "Replay"
+            } else {
+                "Watching"
+            },
             view.host
                 .map_or_else(|| "none".to_owned(), |h| describe::name(view, h))
         ),
     };
-    let lines = vec![
-        Line::from(first),
-        Line::styled(situation.text(), situation_style),
-        Line::raw(third),
-    ];
+    let (second, title) = match replay {
+        Some(text) => (
+            Line::styled(
+                text.to_owned(),
+                Style::default()
+                    .fg(Color::Cyan)
+                    .add_modifier(Modifier::BOLD),
+            ),
+            format!(" {} — replay ", view.name),
+        ),
+        None => (
+            Line::styled(situation.text(), situation_style),
+            format!(" {} ", view.name),
+        ),
+    };
+    let lines = vec![Line::from(first), second, Line::raw(third)];
     frame.render_widget(
         Paragraph::new(lines)
-            .block(Block::bordered().title(format!(" {} ", view.name)))
+            .block(Block::bordered().title(title))
             .wrap(Wrap { trim: true }),
         area,
     );

@@ -1,0 +1,487 @@
+//! Replays on a real server: a three-player game is played to the end (the host rules the two
+//! others out, one after the other), then `grand-melee replay list`, `replay export` (JSON lines
+//! and MessagePack, read back and re-applied) and `replay watch` (script mode and the
+//! full-screen view on ratatui's test backend) are checked against it.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::path::Path;
+
+use common::{Player, TestServer, run_once};
+use grand_melee_cli::net::Conn;
+use grand_melee_cli::replay::{self, Stepper, Viewer};
+use grand_melee_protocol::{
+    ClientMessage, Event, PlayerId, PlayerStatus, Reduction, Ruling, ServerMessage, Settings,
+    StageName, TableId, TableView,
+};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde::Deserialize;
+
+const NAME: &str = "Replay melee";
+
+async fn call(conn: &mut Conn, message: ClientMessage) -> ServerMessage {
+    let name = message.name();
+    match conn.call(message).await {
+        Ok(answer) => answer,
+        Err(error) => panic!("{name}: {error}"),
+    }
+}
+
+async fn snapshot(conn: &mut Conn) -> TableView {
+    match call(conn, ClientMessage::Snapshot { id: 0 }).await {
+        ServerMessage::Snapshot { view, .. } => view,
+        other => panic!("{other:?}"),
+    }
+}
+
+async fn create(conn: &mut Conn, name: &str) -> TableId {
+    let created = call(
+        conn,
+        ClientMessage::CreateTable {
+            id: 0,
+            name: name.into(),
+            seats: 3,
+            spell_range: 1,
+            reduction: Reduction::Eager,
+            starting_life: 20,
+            password: None,
+            seed: Some(7),
+            turn_clock_secs: 0,
+            absence_limit_secs: 600,
+        },
+    )
+    .await;
+    let ServerMessage::TableCreated { table, .. } = created else {
+        panic!("{created:?}");
+    };
+    table
+}
+
+/// A server holding one finished game (and one open table under the same name, which replay
+/// commands must not pick).
+struct Finished {
+    server: TestServer,
+    table: TableId,
+    open_table: TableId,
+    /// The game's last state, as the host's snapshot shows it.
+    end: TableView,
+    /// The player ruled out first (before the game ended).
+    first_out: PlayerId,
+    data: tempfile::TempDir,
+}
+
+impl Finished {
+    fn url(&self) -> String {
+        self.server.url()
+    }
+
+    fn dir(&self) -> &Path {
+        self.data.path()
+    }
+}
+
+async fn finished_game() -> Finished {
+    let server = TestServer::start().await;
+    let url = server.url();
+    let mut seats = Vec::new();
+    for _ in 0..3 {
+        seats.push(Conn::open(&url).await.unwrap());
+    }
+    let table = create(&mut seats[0], NAME).await;
+    for (conn, name) in seats.iter_mut().zip(["Ann", "Ben", "Cid"]) {
+        let seated = call(
+            conn,
+            ClientMessage::Join {
+                id: 0,
+                table,
+                name: name.into(),
+                password: None,
+            },
+        )
+        .await;
+        assert!(matches!(seated, ServerMessage::Seated { .. }), "{seated:?}");
+    }
+    call(
+        &mut seats[0],
+        ClientMessage::Start {
+            id: 0,
+            first_player: None,
+        },
+    )
+    .await;
+    let mut view = snapshot(&mut seats[0]).await;
+    while let Some(decider) = view.mulligan_decider {
+        call(
+            &mut seats[usize::from(decider)],
+            ClientMessage::Keep { id: 0 },
+        )
+        .await;
+        view = snapshot(&mut seats[0]).await;
+    }
+    assert_eq!(view.stage, StageName::Playing);
+    // The host (player 0) rules out Cid, then Ben: Ann wins.
+    for player in [2, 1] {
+        call(
+            &mut seats[0],
+            ClientMessage::Ruling {
+                id: 0,
+                ruling: Ruling::Eliminate {
+                    players: vec![player],
+                },
+            },
+        )
+        .await;
+    }
+    let end = snapshot(&mut seats[0]).await;
+    assert_eq!(end.stage, StageName::Finished, "{end:?}");
+    assert_eq!(end.standings.len(), 3);
+    // An open table with the same name: not a replay.
+    let open_table = create(&mut seats[0], NAME).await;
+    for conn in seats {
+        conn.close().await;
+    }
+    Finished {
+        server,
+        table,
+        open_table,
+        end,
+        first_out: 2,
+        data: tempfile::tempdir().unwrap(),
+    }
+}
+
+/// The table after applying `events` (numbered from 1) to an empty one.
+fn rebuild(table: TableId, name: &str, settings: Settings, events: &[Event]) -> TableView {
+    let mut view = TableView::new(table, name, settings);
+    view.apply_batch(1, events).unwrap();
+    view
+}
+
+/// The number of the event that eliminated `player`.
+fn elimination_seq(events: &[Event], player: PlayerId) -> u64 {
+    let index = events
+        .iter()
+        .position(|e| matches!(e, Event::Eliminated { players, .. } if players.contains(&player)))
+        .expect("an elimination event");
+    u64::try_from(index).unwrap() + 1
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replay_list_shows_each_finished_game_with_times_and_event_count() {
+    let game = finished_game().await;
+    let (status, out, err) = run_once(&game.url(), game.dir(), &["replay", "list"]).await;
+    assert!(status.success(), "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 1, "only the finished game: {out}");
+    let line = lines[0];
+    assert!(
+        line.starts_with(&format!("replay {} ", game.table)),
+        "{line}"
+    );
+    assert!(line.ends_with(&format!(" name={NAME}")), "{line}");
+    assert!(
+        line.contains(&format!(" events={} ", game.end.seq)),
+        "{line}"
+    );
+    for key in ["created", "finished"] {
+        let time = common::field(line, key).unwrap();
+        // 2026-11-20T18:00:00Z
+        assert_eq!(time.len(), 20, "{time}");
+        assert!(time.ends_with('Z') && time.as_bytes()[10] == b'T', "{time}");
+    }
+    assert!(!out.contains(&game.open_table.to_string()), "{out}");
+    game.server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_json_lines_export_rebuilds_the_game_to_its_final_standings() {
+    let game = finished_game().await;
+    // By name, in another case: the open table of the same name is not a replay.
+    let (status, out, err) = run_once(
+        &game.url(),
+        game.dir(),
+        &["replay", "export", "replay MELEE"],
+    )
+    .await;
+    assert!(status.success(), "{err}");
+    let mut lines = out.lines();
+    let header: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+    assert_eq!(header["table"], game.table.to_string());
+    assert_eq!(header["name"], NAME);
+    let settings: Settings = serde_json::from_value(header["settings"].clone()).unwrap();
+    assert_eq!(settings, game.end.settings);
+    let mut events = Vec::new();
+    for (expected, line) in (1..).zip(lines) {
+        let record: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(record["seq"], expected, "{line}");
+        let event: Event = serde_json::from_value(record["event"].clone()).unwrap();
+        events.push(event);
+    }
+    assert_eq!(events.len() as u64, game.end.seq);
+    let view = rebuild(game.table, NAME, settings, &events);
+    assert_eq!(view.stage, StageName::Finished);
+    assert_eq!(view.standings, game.end.standings);
+    assert_eq!(view.standings[0].player, 0, "the host won");
+    game.server.shutdown().await;
+}
+
+#[derive(Debug, Deserialize)]
+struct Header {
+    table: String,
+    name: String,
+    settings: Settings,
+}
+
+#[derive(Debug, Deserialize)]
+struct Record {
+    seq: u64,
+    event: Event,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_msgpack_export_to_a_file_rebuilds_the_game_to_its_final_standings() {
+    let game = finished_game().await;
+    let path = game.dir().join("game.msgpack");
+    let prefix = &game.table.to_string()[..8];
+    let (status, out, err) = run_once(
+        &game.url(),
+        game.dir(),
+        &[
+            "replay",
+            "export",
+            prefix,
+            "--format",
+            "msgpack",
+            "--output",
+            path.to_str().unwrap(),
+        ],
+    )
+    .await;
+    assert!(status.success(), "{err}");
+    assert!(out.is_empty(), "nothing on standard output: {out}");
+    let bytes = std::fs::read(&path).unwrap();
+    let mut reader = std::io::Cursor::new(&bytes[..]);
+    let header: Header = rmp_serde::from_read(&mut reader).unwrap();
+    assert_eq!(header.table, game.table.to_string());
+    assert_eq!(header.name, NAME);
+    let mut events = Vec::new();
+    while usize::try_from(reader.position()).unwrap() < bytes.len() {
+        let record: Record = rmp_serde::from_read(&mut reader).unwrap();
+        assert_eq!(record.seq, events.len() as u64 + 1);
+        events.push(record.event);
+    }
+    assert_eq!(events.len() as u64, game.end.seq);
+    let view = rebuild(game.table, &header.name, header.settings, &events);
+    assert_eq!(view.standings, game.end.standings);
+    assert_eq!(
+        view.player(game.first_out).unwrap().status,
+        game.end.player(game.first_out).unwrap().status
+    );
+    game.server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replay_errors_are_said_in_plain_words() {
+    let game = finished_game().await;
+    let url = game.url();
+    let unknown = "00000000-0000-4000-8000-000000000000";
+    let (status, out, err) = run_once(&url, game.dir(), &["replay", "export", unknown]).await;
+    assert!(!status.success());
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.contains("no finished game") && err.contains("unknown_replay"),
+        "{err}"
+    );
+    // The open table is not a finished game, by id or by name.
+    let open = game.open_table.to_string();
+    let (status, _, err) = run_once(&url, game.dir(), &["replay", "watch", &open]).await;
+    assert!(!status.success());
+    assert!(err.contains("unknown_replay"), "{err}");
+    let (status, _, err) = run_once(&url, game.dir(), &["replay", "export", "Nope"]).await;
+    assert!(!status.success());
+    assert!(
+        err.contains("no finished game called `Nope`") && err.contains("grand-melee replay list"),
+        "{err}"
+    );
+    // A file that cannot be written.
+    let path = game.dir().join("missing-dir").join("out.jsonl");
+    let (status, _, err) = run_once(
+        &url,
+        game.dir(),
+        &[
+            "replay",
+            "export",
+            &game.table.to_string(),
+            "-o",
+            path.to_str().unwrap(),
+        ],
+    )
+    .await;
+    assert!(!status.success());
+    assert!(
+        err.contains("cannot write") && err.contains("out.jsonl"),
+        "{err}"
+    );
+    game.server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replay_watch_in_script_mode_steps_forward_and_back() {
+    let game = finished_game().await;
+    let replay = replay::fetch(&game.url(), &game.table.to_string())
+        .await
+        .unwrap();
+    let out_seq = elimination_seq(&replay.events, game.first_out);
+    let last = game.end.seq;
+    let table = game.table.to_string();
+    let mut watch = Player::spawn(
+        "watch",
+        &game.url(),
+        game.dir(),
+        &["replay", "watch", &table],
+    );
+    watch
+        .expect_all(&[
+            "replay",
+            &format!("table={table}"),
+            &format!("events={last}"),
+        ])
+        .await;
+    watch.expect("step seq=0", |l| l == "step seq=0").await;
+    watch.send("next").await;
+    watch
+        .expect_prefix("event 1 player_joined player=0 (Ann)")
+        .await;
+    watch.expect("step seq=1", |l| l == "step seq=1").await;
+    watch.send("next 3").await;
+    watch.expect_prefix("event 4 ").await;
+    watch.expect("step seq=4", |l| l == "step seq=4").await;
+    watch.send("back 2").await;
+    watch.expect("step seq=2", |l| l == "step seq=2").await;
+    watch.send(&format!("goto {out_seq}")).await;
+    let line = watch
+        .expect_prefix(&format!("event {out_seq} eliminated"))
+        .await;
+    assert!(line.contains("players=2 (Cid)"), "{line}");
+    watch
+        .expect(&format!("step seq={out_seq}"), |l| {
+            l == format!("step seq={out_seq}")
+        })
+        .await;
+    watch.send("end").await;
+    let line = watch.expect_prefix(&format!("event {last} ")).await;
+    assert!(line.contains("game_over winner=0 (Ann)"), "{line}");
+    watch.send("next").await;
+    watch.send("back 1000").await;
+    watch.send("quit").await;
+    let (status, lines) = watch.finish().await;
+    assert!(status.success(), "{lines:#?}");
+    let steps: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("step "))
+        .map(String::as_str)
+        .collect();
+    let expected: Vec<String> = [0, 1, 4, 2, out_seq, last, last, 0]
+        .iter()
+        .map(|s| format!("step seq={s}"))
+        .collect();
+    assert_eq!(steps, expected);
+    // Stepping back prints no events: after `step seq=4` comes `step seq=2` directly.
+    let four = lines.iter().position(|l| l == "step seq=4").unwrap();
+    assert_eq!(lines[four + 1], "step seq=2");
+    // Every event of the game was printed once on the way forward, in order.
+    let printed: Vec<u64> = lines
+        .iter()
+        .filter_map(|l| l.strip_prefix("event "))
+        .filter_map(|l| l.split(' ').next()?.parse().ok())
+        .collect();
+    let mut expected_events: Vec<u64> = (1..=4).collect();
+    expected_events.extend(3..=last);
+    assert_eq!(printed, expected_events);
+    game.server.shutdown().await;
+}
+
+/// The ring row naming `name` on a 160×46 screen.
+fn ring_row(viewer: &Viewer, name: &str) -> (String, Vec<String>) {
+    let mut terminal = Terminal::new(TestBackend::new(160, 46)).unwrap();
+    viewer.draw(&mut terminal).unwrap();
+    let buffer = terminal.backend().buffer();
+    let rows: Vec<String> = (0..buffer.area.height)
+        .map(|y| {
+            (0..buffer.area.width)
+                .map(|x| buffer[(x, y)].symbol())
+                .collect()
+        })
+        .collect();
+    // The ring is under the 5-row header and takes the left 58% of the screen.
+    let found: Vec<String> = rows
+        .iter()
+        .skip(5)
+        .map(|r| r.chars().take(92).collect::<String>())
+        .filter(|r| {
+            r.split_whitespace()
+                .any(|w| w.trim_end_matches('★') == name)
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "one ring row for {name}: {rows:#?}");
+    (found[0].clone(), rows)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_replay_view_shows_a_seat_out_only_from_its_elimination_step() {
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let game = finished_game().await;
+    let replay = replay::fetch(&game.url(), NAME).await.unwrap();
+    assert_eq!(replay.table, game.table);
+    let out_seq = elimination_seq(&replay.events, game.first_out);
+    let last = replay.len();
+    let mut stepper = Stepper::new(replay).unwrap();
+    stepper.goto(out_seq - 1);
+    let mut viewer = Viewer::new(stepper, game.url());
+
+    let (cid, rows) = ring_row(&viewer, "Cid");
+    assert!(!cid.contains("OUT"), "{cid}");
+    let screen = rows.join("\n");
+    assert!(
+        screen.contains(&format!("step {} of {last}", out_seq - 1)),
+        "{screen}"
+    );
+    assert!(screen.contains(&format!("{NAME} — replay")), "{screen}");
+    assert!(screen.contains("q quit"), "{screen}");
+    assert_eq!(
+        viewer.stepper().view().player(2).unwrap().status,
+        PlayerStatus::Alive
+    );
+
+    // → steps onto the elimination.
+    assert!(!viewer.key(KeyEvent::new(KeyCode::Right, KeyModifiers::NONE)));
+    assert_eq!(viewer.stepper().step(), out_seq);
+    let (cid, rows) = ring_row(&viewer, "Cid");
+    assert!(cid.contains("OUT"), "{cid}");
+    let (ben, _) = ring_row(&viewer, "Ben");
+    assert!(!ben.contains("OUT"), "{ben}");
+    let screen = rows.join("\n");
+    assert!(
+        screen.contains(&format!("#{out_seq} Cid eliminated")),
+        "{screen}"
+    );
+
+    // ← goes back: Cid is in again.
+    assert!(!viewer.key(KeyEvent::new(KeyCode::Char('p'), KeyModifiers::NONE)));
+    let (cid, _) = ring_row(&viewer, "Cid");
+    assert!(!cid.contains("OUT"), "{cid}");
+
+    // End: the game is over and both others are out.
+    assert!(!viewer.key(KeyEvent::new(KeyCode::End, KeyModifiers::NONE)));
+    assert_eq!(viewer.stepper().step(), last);
+    assert_eq!(viewer.stepper().view().standings, game.end.standings);
+    let (ben, rows) = ring_row(&viewer, "Ben");
+    assert!(ben.contains("OUT"), "{ben}");
+    let screen = rows.join("\n");
+    assert!(screen.contains("finished"), "{screen}");
+    assert!(screen.contains("Game over: Ann wins"), "{screen}");
+    assert!(viewer.key(KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE)));
+    game.server.shutdown().await;
+}
