@@ -1,3 +1,36 @@
-//! Bots that play whole Grand Melee games, and the benchmark harness.
+//! Bots that play whole Grand Melee games over real WebSockets, and the benchmark harness that
+//! measures the server against a bare fan-out relay.
 //!
-//! The harness arrives with its own issue; this crate is the place it lives.
+//! Reading order:
+//! - [`model`]: a bot's light mirror of its table (what it needs to choose legal moves), checked
+//!   against the protocol crate's full `TableView`.
+//! - [`bot`]: one bot at the server: session, table, the move policy ([`bot::choose_move`]).
+//! - [`relay`] and [`relay_bot`]: the baseline relay and its bots (same traffic shape, no game).
+//! - [`tracker`]: action → last-seat delivery, in one process on one monotonic clock.
+//! - [`stats`]: counters and HDR histograms, taken per measurement window, mergeable across
+//!   processes.
+//! - [`fleet`]: every bot of one process, launched, steered (think time, windows) and stopped.
+//! - [`procfs`]: CPU time and resident memory of a process, from `/proc`.
+//! - [`bench`]: the benchmark: starts the server and the relay, spreads the bots over worker
+//!   processes, steps the load, and compares.
+//! - [`report`]: the human-readable tables and the JSON.
+//! - [`cli`]: the command line of `grand-melee-loadtest`.
+
+pub mod bench;
+pub mod bot;
+pub mod cli;
+pub mod fleet;
+pub mod model;
+pub mod procfs;
+pub mod relay;
+pub mod relay_bot;
+pub mod report;
+pub mod rng;
+pub mod stats;
+pub mod tracker;
+
+/// Raises this process's soft limit on open files as far as the hard limit allows and returns
+/// the new soft limit (thousands of connections need thousands of descriptors).
+pub fn raise_open_file_limit() -> std::io::Result<u64> {
+    rlimit::increase_nofile_limit(u64::MAX)
+}

@@ -91,7 +91,7 @@ pub struct ServerConfig {
     pub send_buffer_bytes: usize,
 
     /// Read buffer per WebSocket connection, in bytes.
-    #[arg(long, env = "GM_READ_BUFFER_BYTES", default_value_t = 4 * 1024)]
+    #[arg(long, env = "GM_READ_BUFFER_BYTES", default_value_t = 1024)]
     pub read_buffer_bytes: usize,
 
     /// Requests per second one connection may send on average.

@@ -44,6 +44,8 @@ pub(crate) struct Conn {
 impl Conn {
     /// Queues one encoded frame. A full queue means the client cannot keep up: it is closed
     /// (1008) rather than allowed to stall whoever is sending. Returns whether it was queued.
+    /// The caller counts what it sends (once per batch, not once per frame: the counters are
+    /// shared by every thread).
     pub fn send(&self, frame: Bytes) -> bool {
         let len = frame.len();
         let queued = self.queued_bytes.fetch_add(len, Relaxed) + len;
@@ -53,11 +55,7 @@ impl Conn {
             self.out.try_send(frame)
         };
         match result {
-            Ok(()) => {
-                Metrics::add(&self.metrics.messages_out, 1);
-                Metrics::add(&self.metrics.bytes_out, len as u64);
-                true
-            }
+            Ok(()) => true,
             Err(mpsc::error::TrySendError::Full(_)) => {
                 self.queued_bytes.fetch_sub(len, Relaxed);
                 if !self.kick.is_cancelled() {
@@ -77,9 +75,15 @@ impl Conn {
         }
     }
 
-    /// Encodes and queues one message.
+    /// Encodes and queues one message, counting it.
     pub fn send_message(&self, message: &ServerMessage) -> bool {
-        self.send(Bytes::from(wire::encode_server(message)))
+        let frame = Bytes::from(wire::encode_server(message));
+        let len = frame.len();
+        let sent = self.send(frame);
+        if sent {
+            self.metrics.count_out(1, len);
+        }
+        sent
     }
 
     /// Answers a request with a typed error.
@@ -112,7 +116,9 @@ fn close_reason(code: u16) -> &'static str {
 fn websocket_config(config: &crate::ServerConfig) -> WebSocketConfig {
     WebSocketConfig::default()
         .read_buffer_size(config.read_buffer_bytes.max(256))
-        .write_buffer_size(16 * 1024)
+        // tungstenite's write buffer keeps the capacity of the largest frame it ever held, for
+        // the life of the connection: a small target plus `fragments` keeps it near 1 KiB.
+        .write_buffer_size(FRAGMENT_BYTES)
         .max_write_buffer_size(1 << 20)
         .max_message_size(Some(config.max_message_bytes()))
         .max_frame_size(Some(config.max_message_bytes()))
@@ -189,9 +195,13 @@ pub(crate) async fn serve(mut stream: TcpStream, peer: SocketAddr, shared: Arc<S
     }
     let routed = tokio::time::timeout(
         shared.config.handshake_timeout(),
-        http::route(&mut stream, &shared.config.allowed_origins, || {
-            metrics.render()
-        }),
+        // Boxed: the routing state (request buffer, headers) is freed once routed instead of
+        // living in the connection's task for as long as the connection.
+        Box::pin(http::route(
+            &mut stream,
+            &shared.config.allowed_origins,
+            || metrics.render(),
+        )),
     )
     .await;
     if let Ok(Ok(Route::WebSocket { rest })) = routed {
@@ -244,31 +254,39 @@ async fn session(ws: WebSocketStream<TcpStream>, peer: SocketAddr, shared: &Arc<
     let mut state = State::New;
     let mut limits = RateLimits::new(&shared.config, Instant::now());
     let idle = shared.config.idle_timeout();
+    // Made once, not on every message: each costs a registration.
+    let cancelled = kick.cancelled();
+    tokio::pin!(cancelled);
+    let silence = tokio::time::sleep(idle);
+    tokio::pin!(silence);
     loop {
         let next = tokio::select! {
-            () = kick.cancelled() => break,
-            next = tokio::time::timeout(idle, stream.next()) => next,
-        };
-        let message = match next {
-            Err(_) => {
+            () = &mut cancelled => break,
+            () = &mut silence => {
                 debug!(connection = conn.id, "idle: no frame or pong in time");
                 conn.close(close::POLICY_VIOLATION);
                 break;
             }
-            Ok(None) => break,
-            Ok(Some(Err(WsError::Capacity(_)))) => {
+            next = stream.next() => next,
+        };
+        let message = match next {
+            None => break,
+            Some(Err(WsError::Capacity(_))) => {
                 conn.reject(None, ErrorCode::BadMessage);
                 conn.close(close::MESSAGE_TOO_BIG);
                 break;
             }
-            Ok(Some(Err(WsError::Protocol(_)))) => {
+            Some(Err(WsError::Protocol(_))) => {
                 conn.close(close::PROTOCOL_ERROR);
                 break;
             }
-            Ok(Some(Err(_))) => break,
-            Ok(Some(Ok(message))) => message,
+            Some(Err(_)) => break,
+            Some(Ok(message)) => message,
         };
         let received = Instant::now();
+        silence
+            .as_mut()
+            .reset(tokio::time::Instant::from_std(received) + idle);
         match message {
             Message::Binary(bytes) => {
                 Metrics::add(&shared.metrics.messages_in, 1);
@@ -505,25 +523,28 @@ async fn write_frames(
 ) {
     let take = |frame: Bytes| {
         queued_bytes.fetch_sub(frame.len(), Relaxed);
-        Message::Binary(frame)
+        frame
     };
     let mut ping = tokio::time::interval(ping_interval);
     ping.reset();
+    // Made once, not on every wake-up: each costs a registration.
+    let cancelled = kick.cancelled();
+    tokio::pin!(cancelled);
     loop {
         let written = tokio::select! {
             biased;
-            () = kick.cancelled() => break,
+            () = &mut cancelled => break,
             frame = rx.recv() => {
                 let Some(frame) = frame else { break };
                 let write = async {
-                    sink.feed(take(frame)).await?;
+                    feed_fragments(&mut sink, take(frame)).await?;
                     while let Ok(frame) = rx.try_recv() {
-                        sink.feed(take(frame)).await?;
+                        feed_fragments(&mut sink, take(frame)).await?;
                     }
                     sink.flush().await
                 };
                 tokio::select! {
-                    () = kick.cancelled() => break,
+                    () = &mut cancelled => break,
                     written = write => written,
                 }
             }
@@ -539,7 +560,7 @@ async fn write_frames(
         // Deliver what was already queued (the last events before a shutdown, the errors that
         // explain a close). A reader too slow to take them runs into the timeout below.
         while let Ok(frame) = rx.try_recv() {
-            sink.feed(take(frame)).await?;
+            feed_fragments(&mut sink, take(frame)).await?;
         }
         sink.send(Message::Close(Some(CloseFrame {
             code: CloseCode::from(code),
@@ -548,4 +569,35 @@ async fn write_frames(
         .await
     };
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), goodbye).await;
+}
+
+/// The largest WebSocket frame the server writes. Longer messages (snapshots of big tables) go
+/// out as a binary frame and continuation frames of at most this size, which every WebSocket
+/// library reassembles into one message; this keeps tungstenite's write buffer small for the
+/// life of each connection.
+const FRAGMENT_BYTES: usize = 1024;
+
+/// Feeds one binary message to the sink, in fragments of at most [`FRAGMENT_BYTES`].
+async fn feed_fragments(
+    sink: &mut SplitSink<WebSocketStream<TcpStream>, Message>,
+    message: Bytes,
+) -> Result<(), WsError> {
+    use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
+    if message.len() <= FRAGMENT_BYTES {
+        return sink.feed(Message::Binary(message)).await;
+    }
+    let mut start = 0;
+    while start < message.len() {
+        let end = (start + FRAGMENT_BYTES).min(message.len());
+        let opcode = if start == 0 {
+            OpCode::Data(Data::Binary)
+        } else {
+            OpCode::Data(Data::Continue)
+        };
+        let frame = Frame::message(message.slice(start..end), opcode, end == message.len());
+        sink.feed(Message::Frame(frame)).await?;
+        start = end;
+    }
+    Ok(())
 }

@@ -32,6 +32,12 @@ impl Metrics {
         counter.fetch_add(n, Relaxed);
     }
 
+    /// Counts messages queued for clients (one call per batch keeps the shared counters cool).
+    pub(crate) fn count_out(&self, messages: u64, bytes: usize) {
+        self.messages_out.fetch_add(messages, Relaxed);
+        self.bytes_out.fetch_add(bytes as u64, Relaxed);
+    }
+
     /// Records how long one broadcast took from receiving the request to queueing the last copy.
     pub(crate) fn observe_broadcast(&self, elapsed: Duration) {
         let us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);

@@ -268,6 +268,9 @@ struct Room {
     journal_ops: Vec<JournalOp>,
     /// The journal refused a write: the table stops (it recovers from the journal on restart).
     broken: bool,
+    /// The game-over mark is in the journal: the replay is complete, and what happens at the
+    /// table afterwards (chat, people leaving) is not journaled.
+    finish_journaled: bool,
 }
 
 impl Room {
@@ -313,6 +316,7 @@ impl Room {
             unjournaled: None,
             journal_ops: Vec::new(),
             broken: false,
+            finish_journaled: false,
         })
     }
 
@@ -397,11 +401,11 @@ impl Room {
             .metrics
             .tables
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        shared.tasks.spawn(self.run(rx));
+        shared.table_tasks.spawn(self.run(rx));
     }
 
     async fn run(mut self, mut rx: mpsc::Receiver<RoomMsg>) {
-        let shutdown = self.shared.shutdown.clone();
+        let shutdown = self.shared.stop_tables.clone();
         loop {
             if self.broken {
                 break;
@@ -1093,7 +1097,9 @@ impl Room {
     async fn journal_pending(&mut self) -> Result<(), crate::journal::JournalError> {
         let journal = &self.shared.journal;
         let table = self.id;
-        if let Some((first, events)) = self.unjournaled.take() {
+        if let Some((first, events)) = self.unjournaled.take()
+            && !self.finish_journaled
+        {
             journal.append(table, first, events).await?;
         }
         for op in std::mem::take(&mut self.journal_ops) {
@@ -1102,7 +1108,10 @@ impl Room {
                     journal.set_seat(table, player, token).await?;
                 }
                 JournalOp::RemoveSeat { player } => journal.remove_seat(table, player).await?,
-                JournalOp::Finish => journal.finish(table, now_ms()).await?,
+                JournalOp::Finish => {
+                    journal.finish(table, now_ms()).await?;
+                    self.finish_journaled = true;
+                }
             }
         }
         Ok(())
@@ -1131,19 +1140,28 @@ impl Room {
             self.broken = true;
             return;
         }
+        let (mut frames, mut bytes) = (0, 0);
         for outgoing in self.outbox.drain(..) {
             match outgoing {
                 Outgoing::Events { last_seq, frame } => {
                     for member in self.members.iter().filter(|m| m.since_seq < last_seq) {
-                        member.conn.send(frame.clone());
+                        if member.conn.send(frame.clone()) {
+                            frames += 1;
+                            bytes += frame.len();
+                        }
                     }
                 }
                 Outgoing::Direct { conn, frame } => {
-                    conn.send(frame);
+                    let len = frame.len();
+                    if conn.send(frame) {
+                        frames += 1;
+                        bytes += len;
+                    }
                 }
                 Outgoing::Close { conn, code } => conn.close(code),
             }
         }
+        self.shared.metrics.count_out(frames, bytes);
         if let Some(received) = self.outbox_since.take() {
             self.shared.metrics.observe_broadcast(received.elapsed());
         }

@@ -34,8 +34,15 @@ pub(crate) struct Shared {
     pub config: ServerConfig,
     pub metrics: Arc<Metrics>,
     pub tables: DashMap<TableId, TableEntry>,
+    /// Stops every connection (each has a child token).
     pub shutdown: CancellationToken,
+    /// Stops every table actor; cancelled first, so that no table publishes while connections
+    /// are closing.
+    pub stop_tables: CancellationToken,
+    /// Connection tasks.
     pub tasks: TaskTracker,
+    /// Table actors.
+    pub table_tasks: TaskTracker,
     /// Where every table's events are made durable before anyone sees them.
     pub journal: Journal,
     next_connection: AtomicU64,
@@ -103,6 +110,8 @@ impl Server {
             metrics: Arc::new(Metrics::default()),
             tables: DashMap::new(),
             shutdown: CancellationToken::new(),
+            stop_tables: CancellationToken::new(),
+            table_tasks: TaskTracker::new(),
             tasks: TaskTracker::new(),
             next_connection: AtomicU64::new(1),
             per_ip: DashMap::new(),
@@ -124,8 +133,9 @@ impl Server {
         Arc::clone(&self.shared.metrics)
     }
 
-    /// Serves until `shutdown` completes, then stops accepting, closes every WebSocket with
-    /// 1001 (going away), and returns once every connection and table task has finished.
+    /// Serves until `shutdown` completes, then stops accepting, stops every table, closes every
+    /// WebSocket with 1001 (going away) after what was queued for it, and returns once every
+    /// task has finished and the journal is closed.
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
         let Self { listener, shared } = self;
         let permits = Arc::new(Semaphore::new(shared.config.max_connections));
@@ -167,6 +177,11 @@ impl Server {
         }
         info!("shutting down");
         drop(listener);
+        // Tables first: each finishes the request in hand (its events made durable and queued),
+        // then stops. Then the connections: each delivers what is queued and closes with 1001.
+        shared.stop_tables.cancel();
+        shared.table_tasks.close();
+        shared.table_tasks.wait().await;
         shared.shutdown.cancel();
         shared.tasks.close();
         shared.tasks.wait().await;

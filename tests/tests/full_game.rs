@@ -248,5 +248,26 @@ async fn a_28_seat_game_from_lobby_to_winner_keeps_every_mirror_exact() {
         .collect();
     assert_eq!(got, expected);
     assert_eq!(got[0].2 as usize, SEATS - 1, "the winner beat everyone");
+
+    // The table lives on after the game: people chat and leave, and nobody is thrown out.
+    let chat = clients[0]
+        .call(|id| ClientMessage::Chat {
+            id,
+            text: "gg".into(),
+        })
+        .await;
+    assert!(matches!(chat, Ok(ServerMessage::Ack { .. })), "{chat:?}");
+    clients[5].drop_connection();
+    let gone = clients[0]
+        .until_event(|e| match e {
+            grand_melee_protocol::Event::ConnectionChanged {
+                player: 5,
+                connected: false,
+            } => Some(()),
+            _ => None,
+        })
+        .await;
+    assert_eq!(gone, ());
+    assert!(clients[0].closed.is_none());
     server.shutdown().await;
 }

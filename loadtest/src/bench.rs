@@ -1,0 +1,623 @@
+//! The benchmark: the same traffic shape against the server and against the relay, in one
+//! invocation, with the bots spread over worker processes.
+//!
+//! For each target the coordinator starts the target process (the `grand-melee-server`
+//! binary, or this binary's `relay`), starts the workers (this binary's hidden `worker`
+//! command, each a [`Fleet`] steered over its stdin/stdout with one JSON line per command and
+//! per reply), waits until every seat is taken, then runs the load steps: for each think time,
+//! a warm-up, then a measured window during which it reads the target's CPU time and memory
+//! from `/proc`. The relay runs after the server with frames the size of the server's mean
+//! broadcast, and the ratios are computed from the two runs.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tracing::{info, warn};
+
+use crate::fleet::{Fleet, FleetConfig, Target};
+use crate::procfs::{self, ProcSample};
+use crate::report::{Comparison, StepResult, TargetResult};
+use crate::stats::WindowData;
+
+/// What can stop a benchmark.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// Starting or talking to a process failed.
+    #[error("{what}: {error}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The error.
+        error: std::io::Error,
+    },
+    /// A process did not answer in time or said something unexpected.
+    #[error("{0}")]
+    Process(String),
+}
+
+fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> BenchError {
+    let what = what.into();
+    move |error| BenchError::Io { what, error }
+}
+
+/// A command from the coordinator to a worker (one JSON line on its stdin).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "cmd", rename_all = "snake_case")]
+pub enum WorkerCommand {
+    /// Set the mean think time.
+    Think {
+        /// Milliseconds.
+        ms: f64,
+    },
+    /// Reply with the window since the last take, and start a new one.
+    Take,
+    /// Stop every bot, wait for them, reply with the last window and exit.
+    Stop,
+}
+
+/// A reply from a worker (one JSON line on its stdout).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "reply", rename_all = "snake_case")]
+pub enum WorkerReply {
+    /// Every bot took its seat (or setup ran out of time: `complete` false).
+    Seated {
+        /// Bots seated.
+        seated: u64,
+        /// Bots in this worker.
+        bots: u64,
+        /// Whether all of them did.
+        complete: bool,
+    },
+    /// A window, with the worker's own CPU time so far.
+    Window {
+        /// What the bots measured.
+        window: WindowData,
+        /// The worker process's CPU seconds so far.
+        cpu_seconds: f64,
+    },
+    /// The last window, after every bot has finished.
+    Final {
+        /// What the bots measured.
+        window: WindowData,
+        /// The worker process's CPU seconds so far.
+        cpu_seconds: f64,
+    },
+}
+
+fn own_cpu_seconds() -> f64 {
+    procfs::sample(std::process::id()).map_or(0.0, |s| s.cpu_seconds)
+}
+
+async fn write_line<W: AsyncWrite + Unpin, T: Serialize>(
+    out: &mut W,
+    value: &T,
+) -> std::io::Result<()> {
+    let mut line = serde_json::to_vec(value).map_err(std::io::Error::other)?;
+    line.push(b'\n');
+    out.write_all(&line).await?;
+    out.flush().await
+}
+
+/// Runs one worker: launches `config`'s bots, reports when they are seated, then obeys
+/// commands from `input` and replies on `output` until `Stop` (or the end of `input`).
+pub async fn run_worker<R, W>(
+    config: FleetConfig,
+    setup_timeout: Duration,
+    input: R,
+    mut output: W,
+) -> std::io::Result<()>
+where
+    R: AsyncBufRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let fleet = Fleet::launch(config);
+    let complete = fleet.seated(setup_timeout).await;
+    let seated = fleet
+        .live()
+        .seated
+        .load(std::sync::atomic::Ordering::Relaxed);
+    let bots = fleet.bots() as u64;
+    write_line(
+        &mut output,
+        &WorkerReply::Seated {
+            seated,
+            bots,
+            complete,
+        },
+    )
+    .await?;
+    let mut lines = input.lines();
+    while let Some(line) = lines.next_line().await? {
+        match serde_json::from_str::<WorkerCommand>(&line) {
+            Ok(WorkerCommand::Think { ms }) => {
+                fleet.set_think(Duration::from_secs_f64(ms.max(0.0) / 1000.0));
+            }
+            Ok(WorkerCommand::Take) => {
+                let reply = WorkerReply::Window {
+                    window: fleet.take_window(),
+                    cpu_seconds: own_cpu_seconds(),
+                };
+                write_line(&mut output, &reply).await?;
+            }
+            Ok(WorkerCommand::Stop) => break,
+            Err(error) => warn!(%error, line, "unknown worker command"),
+        }
+    }
+    fleet.stop();
+    let window = fleet.join().await;
+    let reply = WorkerReply::Final {
+        window,
+        cpu_seconds: own_cpu_seconds(),
+    };
+    write_line(&mut output, &reply).await
+}
+
+/// The benchmark's settings.
+#[derive(Debug, Clone)]
+pub struct BenchConfig {
+    /// The `grand-melee-server` binary.
+    pub server_bin: PathBuf,
+    /// Extra flags for the server (after the harness's own).
+    pub server_args: Vec<String>,
+    /// This binary (for `relay` and `worker`).
+    pub self_exe: PathBuf,
+    /// The shape: tables, seats, seed, range, life, chat (the URL and think time are set per
+    /// target and step).
+    pub fleet: FleetConfig,
+    /// Think times of the load steps, ms, lightest load first.
+    pub think_ms: Vec<f64>,
+    /// Measured length of each step.
+    pub step: Duration,
+    /// Warm-up before each step's window.
+    pub warmup: Duration,
+    /// Worker processes for the bots.
+    pub processes: usize,
+    /// Runtime threads per worker.
+    pub worker_threads: usize,
+    /// Which targets, in order (the relay after the server takes the server's frame size).
+    pub targets: Vec<Target>,
+    /// Longest time to seat every bot.
+    pub setup_timeout: Duration,
+}
+
+/// The machine a benchmark ran on.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Machine {
+    /// Logical CPUs available.
+    pub cpus: usize,
+    /// `/proc/cpuinfo`'s model name.
+    pub cpu_model: String,
+    /// The kernel release.
+    pub kernel: String,
+    /// Total memory, KiB.
+    pub memory_kib: u64,
+}
+
+impl Machine {
+    /// Reads the machine's description.
+    pub fn describe() -> Self {
+        let read = |path: &str| std::fs::read_to_string(path).unwrap_or_default();
+        let cpuinfo = read("/proc/cpuinfo");
+        let meminfo = read("/proc/meminfo");
+        Self {
+            cpus: std::thread::available_parallelism().map_or(1, usize::from),
+            cpu_model: cpuinfo
+                .lines()
+                .find_map(|l| l.strip_prefix("model name"))
+                .map(|v| v.trim_start_matches([' ', '\t', ':']).trim().to_owned())
+                .unwrap_or_default(),
+            kernel: read("/proc/sys/kernel/osrelease").trim().to_owned(),
+            memory_kib: meminfo
+                .lines()
+                .find_map(|l| l.strip_prefix("MemTotal:"))
+                .and_then(|v| v.split_whitespace().next())
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0),
+        }
+    }
+}
+
+/// A benchmark's results.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BenchResult {
+    /// Where it ran.
+    pub machine: Machine,
+    /// Tables, seats and the other shape settings.
+    pub shape: FleetConfig,
+    /// Think times of the steps, ms.
+    pub think_ms: Vec<f64>,
+    /// Measured seconds per step.
+    pub step_secs: f64,
+    /// Worker processes.
+    pub processes: usize,
+    /// One result per target.
+    pub targets: Vec<TargetResult>,
+    /// Server against relay, when both ran.
+    pub comparison: Option<Comparison>,
+}
+
+/// Runs the benchmark.
+pub async fn run(config: &BenchConfig) -> Result<BenchResult, BenchError> {
+    let per_target = config.think_ms.len() as u64 * (config.step + config.warmup).as_secs().max(1);
+    let progress = ProgressBar::new(per_target * config.targets.len() as u64);
+    progress.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len}s {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let mut results: Vec<TargetResult> = Vec::new();
+    let mut frame_bytes = config.fleet.relay_frame_bytes;
+    for &target in &config.targets {
+        let result = run_target(config, target, frame_bytes, &progress).await?;
+        if target == Target::Server && result.mean_delivery_bytes > 0.0 {
+            frame_bytes = result.mean_delivery_bytes.round() as usize;
+        }
+        results.push(result);
+    }
+    progress.finish_and_clear();
+    let server = results.iter().find(|r| r.target == Target::Server);
+    let relay = results.iter().find(|r| r.target == Target::Relay);
+    let comparison = server.zip(relay).map(|(s, r)| Comparison::new(s, r));
+    let mut shape = config.fleet.clone();
+    shape.relay_frame_bytes = frame_bytes;
+    Ok(BenchResult {
+        machine: Machine::describe(),
+        shape,
+        think_ms: config.think_ms.clone(),
+        step_secs: config.step.as_secs_f64(),
+        processes: config.processes,
+        targets: results,
+        comparison,
+    })
+}
+
+/// A started server or relay process.
+#[derive(Debug)]
+struct TargetProcess {
+    child: Child,
+    pid: u32,
+    base_url: String,
+    /// The server's journal directory, removed afterwards.
+    data_dir: Option<PathBuf>,
+}
+
+impl TargetProcess {
+    fn sample(&self) -> Option<ProcSample> {
+        procfs::sample(self.pid).ok()
+    }
+}
+
+fn free_port() -> Result<u16, BenchError> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(io("finding a free port"))?;
+    listener
+        .local_addr()
+        .map(|a| a.port())
+        .map_err(io("finding a free port"))
+}
+
+/// Starts `command`, waits until a line of its stdout contains `ready` (returning that line),
+/// and keeps draining its stdout afterwards.
+async fn start_process(
+    mut command: Command,
+    what: &str,
+    ready: &str,
+) -> Result<(Child, String), BenchError> {
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .env("NO_COLOR", "1")
+        .kill_on_drop(true);
+    let mut child = command.spawn().map_err(io(format!("starting {what}")))?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| BenchError::Process(format!("{what}: no stdout")))?;
+    let mut lines = BufReader::new(stdout).lines();
+    let found = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = lines.next_line().await? {
+            if line.contains(ready) {
+                return Ok(Some(line));
+            }
+        }
+        Ok::<_, std::io::Error>(None)
+    })
+    .await
+    .map_err(|_| BenchError::Process(format!("{what} did not start in 30 s")))?
+    .map_err(io(format!("reading {what}'s output")))?
+    .ok_or_else(|| BenchError::Process(format!("{what} exited before it was ready")))?;
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    Ok((child, found))
+}
+
+async fn start_target(config: &BenchConfig, target: Target) -> Result<TargetProcess, BenchError> {
+    let seats = config.fleet.tables * usize::from(config.fleet.seats);
+    let mut data_dir = None;
+    let (child, base_url) = match target {
+        Target::Server => {
+            let port = free_port()?;
+            let dir = std::env::temp_dir().join(format!(
+                "grand-melee-loadtest-{}-{port}",
+                std::process::id()
+            ));
+            std::fs::create_dir_all(&dir).map_err(io("creating the server's data directory"))?;
+            let mut command = Command::new(&config.server_bin);
+            let tables = (config.fleet.tables * 8 + 64).to_string();
+            let connections = (seats + 1024).to_string();
+            command
+                .arg("--listen")
+                .arg(format!("127.0.0.1:{port}"))
+                .args(["--log", "warn,grand_melee_server::server=info"])
+                .args(["--max-connections", &connections])
+                .args(["--max-connections-per-ip", "0"])
+                .args(["--max-tables", &tables])
+                .args(["--rate-limit", "100000", "--rate-burst", "100000"])
+                .args(["--chat-per-minute", "1000000"])
+                .arg("--data-dir")
+                .arg(&dir)
+                .args(&config.server_args);
+            data_dir = Some(dir);
+            let (child, _) = start_process(command, "the server", "listening").await?;
+            (child, format!("ws://127.0.0.1:{port}"))
+        }
+        Target::Relay => {
+            let mut command = Command::new(&config.self_exe);
+            let bound = (config.setup_timeout
+                + (config.step + config.warmup) * (config.think_ms.len() as u32 + 2))
+                .as_secs()
+                .to_string();
+            command.args([
+                "relay",
+                "--listen",
+                "127.0.0.1:0",
+                "--duration-secs",
+                &bound,
+            ]);
+            let (child, line) = start_process(command, "the relay", "relay listening on").await?;
+            let addr = line
+                .rsplit(' ')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_owned();
+            (child, format!("ws://{addr}"))
+        }
+    };
+    let pid = child
+        .id()
+        .ok_or_else(|| BenchError::Process("the target exited at once".into()))?;
+    Ok(TargetProcess {
+        child,
+        pid,
+        base_url,
+        data_dir,
+    })
+}
+
+/// One worker process and its pipes.
+#[derive(Debug)]
+struct Worker {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+    cpu_seconds: f64,
+}
+
+impl Worker {
+    async fn send(&mut self, command: &WorkerCommand) -> Result<(), BenchError> {
+        write_line(&mut self.stdin, command)
+            .await
+            .map_err(io("writing to a worker"))
+    }
+
+    async fn reply(&mut self, patience: Duration) -> Result<WorkerReply, BenchError> {
+        let line = tokio::time::timeout(patience, self.lines.next_line())
+            .await
+            .map_err(|_| BenchError::Process("a worker did not answer in time".into()))?
+            .map_err(io("reading from a worker"))?
+            .ok_or_else(|| BenchError::Process("a worker exited".into()))?;
+        serde_json::from_str(&line)
+            .map_err(|e| BenchError::Process(format!("a worker said {line:?}: {e}")))
+    }
+}
+
+/// Tells every worker `command` and gathers their windows: the merged window and the CPU
+/// seconds the workers used since the previous gathering.
+async fn gather(
+    workers: &mut [Worker],
+    command: &WorkerCommand,
+) -> Result<(WindowData, f64), BenchError> {
+    for worker in workers.iter_mut() {
+        worker.send(command).await?;
+    }
+    let mut merged: Option<WindowData> = None;
+    let mut cpu = 0.0;
+    for worker in workers.iter_mut() {
+        let (window, cpu_seconds) = match worker.reply(Duration::from_secs(180)).await? {
+            WorkerReply::Window {
+                window,
+                cpu_seconds,
+            }
+            | WorkerReply::Final {
+                window,
+                cpu_seconds,
+            } => (window, cpu_seconds),
+            WorkerReply::Seated { .. } => {
+                return Err(BenchError::Process("a worker answered out of turn".into()));
+            }
+        };
+        cpu += cpu_seconds - worker.cpu_seconds;
+        worker.cpu_seconds = cpu_seconds;
+        match &mut merged {
+            Some(m) => m.merge(&window),
+            None => merged = Some(window),
+        }
+    }
+    Ok((merged.unwrap_or_default(), cpu))
+}
+
+async fn run_target(
+    config: &BenchConfig,
+    target: Target,
+    frame_bytes: usize,
+    progress: &ProgressBar,
+) -> Result<TargetResult, BenchError> {
+    let name = match target {
+        Target::Server => "server",
+        Target::Relay => "relay",
+    };
+    progress.set_message(format!("{name}: starting"));
+    let process = start_target(config, target).await?;
+    let idle = process.sample();
+    let processes = config.processes.clamp(1, config.fleet.tables.max(1));
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    let mut first_table = 0;
+    for i in 0..processes {
+        let tables =
+            config.fleet.tables / processes + usize::from(i < config.fleet.tables % processes);
+        let fleet = FleetConfig {
+            base_url: process.base_url.clone(),
+            target,
+            tables,
+            first_table,
+            think: Duration::from_secs_f64(
+                config.think_ms.first().copied().unwrap_or(1000.0) / 1000.0,
+            ),
+            relay_frame_bytes: frame_bytes,
+            ..config.fleet.clone()
+        };
+        first_table += tables;
+        let fleet_json = serde_json::to_string(&fleet)
+            .map_err(|e| BenchError::Process(format!("worker config: {e}")))?;
+        let mut child = Command::new(&config.self_exe)
+            .args(["worker", "--config", &fleet_json])
+            .arg("--threads")
+            .arg(config.worker_threads.to_string())
+            .arg("--setup-timeout-secs")
+            .arg(config.setup_timeout.as_secs().to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(io("starting a worker"))?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(BenchError::Process("a worker has no pipes".into()));
+        };
+        workers.push(Worker {
+            child,
+            stdin,
+            lines: BufReader::new(stdout).lines(),
+            cpu_seconds: 0.0,
+        });
+    }
+    progress.set_message(format!(
+        "{name}: seating {} bots",
+        config.fleet.tables * usize::from(config.fleet.seats)
+    ));
+    let mut seats = 0;
+    for worker in &mut workers {
+        match worker
+            .reply(config.setup_timeout + Duration::from_secs(30))
+            .await?
+        {
+            WorkerReply::Seated {
+                seated,
+                bots,
+                complete,
+            } => {
+                if !complete {
+                    warn!(
+                        seated,
+                        bots, "not every bot of a worker took its seat in time"
+                    );
+                }
+                seats += usize::try_from(seated).unwrap_or(0);
+            }
+            other => {
+                return Err(BenchError::Process(format!(
+                    "a worker answered {other:?} instead of seated"
+                )));
+            }
+        }
+    }
+    let setup_secs = started.elapsed().as_secs_f64();
+    info!(target = name, seats, setup_secs, "every bot seated");
+    let (mut totals, _) = gather(&mut workers, &WorkerCommand::Take).await?;
+    let mut steps = Vec::new();
+    let mut loaded_rss = None;
+    for &think_ms in &config.think_ms {
+        for worker in &mut workers {
+            worker.send(&WorkerCommand::Think { ms: think_ms }).await?;
+        }
+        progress.set_message(format!("{name}: think {think_ms} ms, warming up"));
+        tick(progress, config.warmup).await;
+        let (warmup, _) = gather(&mut workers, &WorkerCommand::Take).await?;
+        totals.append(&warmup);
+        let before = process.sample();
+        progress.set_message(format!("{name}: think {think_ms} ms, measuring"));
+        tick(progress, config.step).await;
+        let (window, bots_cpu) = gather(&mut workers, &WorkerCommand::Take).await?;
+        let after = process.sample();
+        totals.append(&window);
+        let step = StepResult::new(think_ms, &window, before.zip(after), Some(bots_cpu));
+        if loaded_rss.is_none() {
+            loaded_rss = after.map(|a| a.rss_kib);
+        }
+        progress.println(format!(
+            "{name}: think {think_ms:.0} ms: {:.0} deliveries/s, last-seat p99 {:.2} ms, target CPU {:.2} cores",
+            step.deliveries_per_s,
+            step.last_delivery.p99_ms,
+            step.target_cpu_cores.unwrap_or(0.0)
+        ));
+        steps.push(step);
+    }
+    progress.set_message(format!("{name}: stopping"));
+    let peak = process.sample().map(|s| s.peak_rss_kib);
+    let (last, _) = gather(&mut workers, &WorkerCommand::Stop).await?;
+    totals.append(&last);
+    for mut worker in workers {
+        let _ = tokio::time::timeout(Duration::from_secs(30), worker.child.wait()).await;
+    }
+    let mut process = process;
+    let _ = process.child.start_kill();
+    let _ = process.child.wait().await;
+    if let Some(dir) = &process.data_dir {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    let mean_delivery_bytes = if totals.counts.deliveries > 0 {
+        totals.counts.delivery_bytes as f64 / totals.counts.deliveries as f64
+    } else {
+        0.0
+    };
+    Ok(TargetResult {
+        target,
+        seats,
+        setup_secs,
+        idle_rss_kib: idle.map(|s| s.rss_kib),
+        loaded_rss_kib: loaded_rss,
+        peak_rss_kib: peak,
+        steps,
+        totals: totals.counts,
+        mean_delivery_bytes,
+    })
+}
+
+/// Waits `length`, moving the progress bar one tick per second. (A measurement window, not a
+/// synchronisation: the bots run on their own meanwhile.)
+async fn tick(progress: &ProgressBar, length: Duration) {
+    let end = tokio::time::Instant::now() + length;
+    let mut second = tokio::time::interval(Duration::from_secs(1));
+    second.tick().await;
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep_until(end) => return,
+            _ = second.tick() => progress.inc(1),
+        }
+    }
+}

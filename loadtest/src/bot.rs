@@ -1,0 +1,846 @@
+//! One bot playing the real protocol against the server: `hello`, then game after game at its
+//! table: the table's first bot creates the table and hosts it, the others join; everyone
+//! keeps or mulligans in turn; a player holding a running turn moves through the phases,
+//! attacks and deals damage in range, chats now and then, and ends the turn, each step after a
+//! think time; after `game_over` everyone leaves and, if more games are wanted, the next one
+//! starts at a new table.
+//!
+//! A bot sends one game request at a time and waits for its answer before choosing the next
+//! move on its mirrored table, so every move it makes is legal on the table as the server has
+//! it (running turns' spheres never overlap, and distances only shrink as positions are
+//! removed). Any `error` answer is counted: a healthy run has none.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+use futures_util::{SinkExt, StreamExt};
+use grand_melee_protocol::{
+    self as wire, ClientMessage, Event, PROTOCOL_VERSION, Phase, PlayerId, Reduction,
+    ServerMessage, StageName, TableId, TableView, close,
+};
+use tokio::net::TcpStream;
+use tokio::sync::watch;
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_util::sync::CancellationToken;
+use tracing::debug;
+
+use crate::fleet::SeatedSignal;
+use crate::model::BotModel;
+use crate::rng::Rng;
+use crate::stats::Window;
+use crate::tracker::Tracker;
+
+/// How long a bot waits for an answer the server owes it before it gives up on the
+/// connection. A bound on a failure, not a pace: answers come in milliseconds.
+pub const ANSWER_PATIENCE: Duration = Duration::from_secs(60);
+
+/// Chat lines the bots pick from.
+const CHAT_LINES: [&str; 6] = ["gl hf", "nice one", "ouch", "who's next?", "gg", "brb"];
+
+/// What can end a bot early.
+#[derive(Debug, thiserror::Error)]
+pub enum BotError {
+    /// The WebSocket failed.
+    #[error("websocket: {0}")]
+    WebSocket(#[from] tokio_tungstenite::tungstenite::Error),
+    /// The TCP connection failed.
+    #[error("connect: {0}")]
+    Io(#[from] std::io::Error),
+    /// The server closed the connection (with this close code, if it gave one).
+    #[error("connection closed by the server (close code {0:?})")]
+    Closed(Option<u16>),
+    /// A frame could not be decoded.
+    #[error("undecodable frame: {0}")]
+    Decode(#[from] wire::DecodeError),
+    /// An answer did not come in time.
+    #[error("no answer to {0} in time")]
+    Timeout(&'static str),
+    /// A session request was refused.
+    #[error("{request} refused: {code}")]
+    Refused {
+        /// The request.
+        request: &'static str,
+        /// The error code.
+        code: String,
+    },
+}
+
+/// The think time every bot of a process uses, changed while they run (benchmark steps).
+#[derive(Debug, Default)]
+pub struct ThinkTime(AtomicU64);
+
+impl ThinkTime {
+    /// A think time.
+    pub fn new(mean: Duration) -> Self {
+        let think = Self::default();
+        think.set(mean);
+        think
+    }
+
+    /// Sets the mean think time.
+    pub fn set(&self, think: Duration) {
+        self.0.store(
+            u64::try_from(think.as_micros()).unwrap_or(u64::MAX),
+            Relaxed,
+        );
+    }
+
+    /// The mean think time.
+    pub fn get(&self) -> Duration {
+        Duration::from_micros(self.0.load(Relaxed))
+    }
+
+    /// A think time drawn uniformly between half and one and a half times the mean, so that
+    /// bots do not move in lockstep.
+    pub fn draw(&self, rng: &mut Rng) -> Duration {
+        self.get().mul_f64(0.5 + rng.unit())
+    }
+}
+
+/// What every bot of a run shares.
+#[derive(Debug)]
+pub struct BotSettings {
+    /// Seats per table (every seat is a bot).
+    pub seats: u8,
+    /// Spell range of the tables the bots create.
+    pub spell_range: u8,
+    /// Starting life of the tables the bots create.
+    pub starting_life: i32,
+    /// Probability that a move is a chat line instead.
+    pub chat_chance: f64,
+    /// Games each table plays before its bots stop; `None`: until told to stop.
+    pub games: Option<u32>,
+    /// Whether every bot also keeps a full `TableView` and checks its light mirror against it.
+    pub mirror_check: bool,
+    /// The run's seed.
+    pub seed: u64,
+    /// The think time.
+    pub think: Arc<ThinkTime>,
+    /// Where to record.
+    pub window: Arc<Window>,
+}
+
+/// The bots of one table.
+#[derive(Debug)]
+pub struct Group {
+    /// The table's index in the run (names and seeds derive from it).
+    pub index: usize,
+    /// Broadcast tracking for the table's bots.
+    pub tracker: Tracker,
+    /// The current table and its generation, published by the host bot once it is seated.
+    pub table: watch::Sender<Option<(u32, TableId)>>,
+    /// Bots of the table connected (the relay bots start once all are).
+    pub connected: watch::Sender<usize>,
+    seats: usize,
+    finished: std::sync::atomic::AtomicUsize,
+}
+
+impl Group {
+    /// The group of table `index` with `seats` bots, recording into `window`.
+    pub fn new(index: usize, seats: usize, window: Arc<Window>) -> Self {
+        Self {
+            index,
+            tracker: Tracker::new(seats, window),
+            table: watch::Sender::new(None),
+            connected: watch::Sender::new(0),
+            seats,
+            finished: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
+    /// A bot of the group is done: once the last one is, broadcasts still in flight are
+    /// counted as undelivered and forgotten.
+    pub fn bot_done(&self) {
+        if self.finished.fetch_add(1, Relaxed) + 1 == self.seats {
+            self.tracker.finish();
+        }
+    }
+}
+
+/// The WebSocket settings of every bot: small buffers, so thousands fit in one process.
+pub fn client_websocket_config() -> WebSocketConfig {
+    WebSocketConfig::default()
+        .read_buffer_size(4 * 1024)
+        .write_buffer_size(0)
+        .max_message_size(Some(wire::MAX_SERVER_MESSAGE_BYTES))
+        .max_frame_size(Some(wire::MAX_SERVER_MESSAGE_BYTES))
+}
+
+/// Opens a WebSocket to `url` (`ws://host:port/path`) with Nagle off and small buffers.
+pub async fn connect(url: &str) -> Result<WebSocketStream<TcpStream>, BotError> {
+    let authority = url
+        .strip_prefix("ws://")
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or_default();
+    let stream = TcpStream::connect(authority).await?;
+    stream.set_nodelay(true)?;
+    let (ws, _) =
+        tokio_tungstenite::client_async_with_config(url, stream, Some(client_websocket_config()))
+            .await?;
+    Ok(ws)
+}
+
+/// The game request in flight: its id and when it was sent.
+#[derive(Debug, Clone, Copy)]
+struct InFlight {
+    id: u32,
+    sent: Instant,
+}
+
+/// One bot at the server.
+#[derive(Debug)]
+pub struct ServerBot {
+    ws: WebSocketStream<TcpStream>,
+    settings: Arc<BotSettings>,
+    group: Arc<Group>,
+    seat: usize,
+    rng: Rng,
+    next_id: u32,
+    stop: CancellationToken,
+    /// The current table, its generation and my player id there.
+    table: Option<(TableId, u32)>,
+    model: Option<BotModel>,
+    full: Option<TableView>,
+    resync: Option<u32>,
+    in_flight: Option<InFlight>,
+    start_sent: bool,
+    attacks_this_turn: u32,
+    dealt_this_turn: bool,
+    mismatch_logged: bool,
+    seated_signal: Option<SeatedSignal>,
+    done_signal: Option<SeatedSignal>,
+}
+
+impl ServerBot {
+    /// Tells the fleet through `signal` when the bot has played all its games.
+    pub fn with_done_signal(mut self, signal: SeatedSignal) -> Self {
+        self.done_signal = Some(signal);
+        self
+    }
+
+    /// Tells the fleet through `signal` when the bot first takes its seat.
+    pub fn with_seated_signal(mut self, signal: SeatedSignal) -> Self {
+        self.seated_signal = Some(signal);
+        self
+    }
+
+    /// A bot for `seat` of `group`, on an open WebSocket.
+    pub fn new(
+        ws: WebSocketStream<TcpStream>,
+        settings: Arc<BotSettings>,
+        group: Arc<Group>,
+        seat: usize,
+        stop: CancellationToken,
+    ) -> Self {
+        let stream = ((group.index as u64) << 8) | seat as u64;
+        let rng = Rng::new(settings.seed, stream);
+        Self {
+            ws,
+            settings,
+            group,
+            seat,
+            rng,
+            next_id: 1,
+            stop,
+            table: None,
+            model: None,
+            full: None,
+            resync: None,
+            in_flight: None,
+            start_sent: false,
+            attacks_this_turn: 0,
+            dealt_this_turn: false,
+            mismatch_logged: false,
+            seated_signal: None,
+            done_signal: None,
+        }
+    }
+
+    fn window(&self) -> &Window {
+        &self.settings.window
+    }
+
+    async fn send(&mut self, build: impl FnOnce(u32) -> ClientMessage) -> Result<u32, BotError> {
+        let id = self.next_id;
+        self.next_id = self.next_id.wrapping_add(1);
+        let bytes = wire::encode_client(&build(id));
+        let counters = &self.settings.window.counters;
+        Window::bump(&counters.frames_out);
+        Window::add(&counters.bytes_out, bytes.len() as u64);
+        self.ws.send(Message::Binary(bytes.into())).await?;
+        Ok(id)
+    }
+
+    /// The next server message, with the bookkeeping every message gets (counting, mirroring
+    /// events, gap recovery). `None` when the connection is gone.
+    async fn recv(&mut self) -> Result<ServerMessage, BotError> {
+        loop {
+            let frame = match self.ws.next().await {
+                None => return Err(BotError::Closed(None)),
+                Some(frame) => frame?,
+            };
+            let bytes = match frame {
+                Message::Binary(bytes) => bytes,
+                Message::Close(frame) => {
+                    return Err(BotError::Closed(frame.map(|f| u16::from(f.code))));
+                }
+                _ => continue,
+            };
+            let counters = &self.settings.window.counters;
+            Window::bump(&counters.frames_in);
+            Window::add(&counters.bytes_in, bytes.len() as u64);
+            let message = wire::decode_server(&bytes)?;
+            if matches!(message, ServerMessage::Events { .. }) {
+                Window::add(&counters.delivery_bytes, bytes.len() as u64);
+            }
+            self.absorb(&message).await?;
+            return Ok(message);
+        }
+    }
+
+    /// Folds what every message may change into the mirror.
+    async fn absorb(&mut self, message: &ServerMessage) -> Result<(), BotError> {
+        match message {
+            ServerMessage::Events { table, seq, events } => {
+                let now = Instant::now();
+                let counters = &self.settings.window.counters;
+                Window::bump(&counters.deliveries);
+                Window::add(&counters.events_in, events.len() as u64);
+                let Some((current, generation)) = self.table else {
+                    return Ok(());
+                };
+                if *table != current {
+                    return Ok(());
+                }
+                let last = seq.saturating_add(events.len().saturating_sub(1) as u64);
+                self.group
+                    .tracker
+                    .delivered(Tracker::server_key(generation, last), now);
+                self.mirror(*seq, events).await?;
+            }
+            ServerMessage::Snapshot {
+                reply_to: Some(id),
+                view,
+            } if self.resync == Some(*id) => {
+                self.resync = None;
+                if let Some(model) = &self.model {
+                    self.model = Some(BotModel::from_view(view, model.me()));
+                }
+                if self.full.is_some() {
+                    self.full = Some(view.clone());
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    async fn mirror(&mut self, seq: u64, events: &[Event]) -> Result<(), BotError> {
+        if self.resync.is_some() {
+            return Ok(());
+        }
+        let Some(model) = &mut self.model else {
+            return Ok(());
+        };
+        let me = model.me();
+        if let Err(error) = model.apply_batch(seq, events) {
+            debug!(table = self.group.index, seat = self.seat, %error, "mirror lost: resync");
+            Window::bump(&self.settings.window.counters.gaps);
+            self.resync = Some(self.send(|id| ClientMessage::Snapshot { id }).await?);
+            return Ok(());
+        }
+        if events
+            .iter()
+            .any(|e| matches!(e, Event::TurnBegan { player, .. } if *player == me))
+        {
+            self.attacks_this_turn = 0;
+            self.dealt_this_turn = false;
+        }
+        if let Some(full) = &mut self.full {
+            let full_ok = full.apply_batch(seq, events).is_ok();
+            let differs = if full_ok {
+                self.model.as_ref().and_then(|m| m.disagreement(full))
+            } else {
+                Some("the full view refused the batch".to_owned())
+            };
+            if let Some(what) = differs {
+                Window::bump(&self.settings.window.counters.mirror_mismatches);
+                if !self.mismatch_logged {
+                    self.mismatch_logged = true;
+                    tracing::warn!(table = self.group.index, seat = self.seat, %what, "mirror mismatch");
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends a session request and waits for its answer; an `error` answer is `Refused`.
+    async fn call(
+        &mut self,
+        request: &'static str,
+        build: impl FnOnce(u32) -> ClientMessage,
+    ) -> Result<ServerMessage, BotError> {
+        let id = self.send(build).await?;
+        let answer = async {
+            loop {
+                let message = self.recv().await?;
+                if message.reply_to() == Some(id) {
+                    return Ok::<_, BotError>(message);
+                }
+            }
+        };
+        let message = tokio::time::timeout(ANSWER_PATIENCE, answer)
+            .await
+            .map_err(|_| BotError::Timeout(request))??;
+        if let ServerMessage::Error { code, .. } = &message {
+            self.settings.window.record_error(code.name());
+            return Err(BotError::Refused {
+                request,
+                code: code.name().to_owned(),
+            });
+        }
+        Ok(message)
+    }
+
+    /// Plays until the games are done or the bot is told to stop, then closes its connection
+    /// (its seat stays reserved, as for any client that goes away).
+    pub async fn run(mut self) -> Result<(), BotError> {
+        let server_gone = self.play().await?;
+        if server_gone {
+            return Ok(());
+        }
+        self.ws.close(None).await?;
+        // Read until the server's close: everything it sent before is counted.
+        let drain = async {
+            while let Some(frame) = self.ws.next().await {
+                if let Ok(Message::Binary(bytes)) = frame {
+                    let counters = &self.settings.window.counters;
+                    Window::bump(&counters.frames_in);
+                    Window::add(&counters.bytes_in, bytes.len() as u64);
+                }
+            }
+        };
+        let _ = tokio::time::timeout(ANSWER_PATIENCE, drain).await;
+        Ok(())
+    }
+
+    /// Plays game after game. Returns whether the server went away (close 1001) while the
+    /// bot, its games done, was waiting to be stopped.
+    async fn play(&mut self) -> Result<bool, BotError> {
+        self.call("hello", |id| ClientMessage::Hello {
+            id,
+            protocol: PROTOCOL_VERSION,
+            client: "grand-melee-loadtest".into(),
+        })
+        .await?;
+        for generation in 0u32.. {
+            if self.stop.is_cancelled() {
+                return Ok(false);
+            }
+            let Some(table) = self.find_table(generation).await? else {
+                return Ok(false);
+            };
+            self.sit(table, generation).await?;
+            self.play_game().await?;
+            let finished = self
+                .model
+                .as_ref()
+                .is_some_and(|m| m.stage() == StageName::Finished);
+            if !finished {
+                // Told to stop in the middle of a game.
+                return Ok(false);
+            }
+            if self.seat == 0 {
+                let counters = &self.settings.window.counters;
+                Window::bump(&counters.games_finished);
+                let winners = self
+                    .model
+                    .as_ref()
+                    .map_or(0, |m| m.standings().iter().filter(|s| s.place == 1).count());
+                if winners == 1 {
+                    Window::bump(&counters.games_with_winner);
+                }
+            }
+            let more = self
+                .settings
+                .games
+                .is_none_or(|games| generation + 1 < games);
+            if !more || self.stop.is_cancelled() {
+                return self.idle().await;
+            }
+            self.table = None;
+            self.call("leave", |id| ClientMessage::Leave { id }).await?;
+            self.model = None;
+            self.full = None;
+        }
+        Ok(false)
+    }
+
+    /// Its games done, the bot stays at its table until it is told to stop; the server going
+    /// away meanwhile (close 1001) is a normal end. Returns whether it did.
+    async fn idle(&mut self) -> Result<bool, BotError> {
+        if let Some(done) = &self.done_signal {
+            done.fire();
+        }
+        let stop = self.stop.clone();
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return Ok(false),
+                message = self.recv() => match message {
+                    Ok(_) => {}
+                    Err(BotError::Closed(Some(close::GOING_AWAY))) => return Ok(true),
+                    Err(error) => return Err(error),
+                },
+            }
+        }
+    }
+
+    /// The table of this generation: created by the group's first bot, announced to the others.
+    /// `None` if the bot was told to stop while waiting.
+    async fn find_table(&mut self, generation: u32) -> Result<Option<TableId>, BotError> {
+        if self.seat == 0 {
+            let settings = Arc::clone(&self.settings);
+            let name = format!("bots {}.{generation}", self.group.index);
+            let seed = settings.seed ^ ((self.group.index as u64) << 20) ^ u64::from(generation);
+            let created = self
+                .call("create_table", |id| ClientMessage::CreateTable {
+                    id,
+                    name,
+                    seats: settings.seats,
+                    spell_range: settings.spell_range,
+                    reduction: Reduction::Eager,
+                    starting_life: settings.starting_life,
+                    password: None,
+                    seed: Some(seed),
+                    turn_clock_secs: 0,
+                    absence_limit_secs: 600,
+                })
+                .await?;
+            let ServerMessage::TableCreated { table, .. } = created else {
+                return Err(BotError::Refused {
+                    request: "create_table",
+                    code: format!("unexpected answer {}", created.name()),
+                });
+            };
+            return Ok(Some(table));
+        }
+        let mut announced = self.group.table.subscribe();
+        let wait = announced.wait_for(|t| t.is_some_and(|(g, _)| g >= generation));
+        let stop = self.stop.clone();
+        tokio::select! {
+            () = stop.cancelled() => Ok(None),
+            found = wait => Ok(found.ok().and_then(|t| *t).map(|(_, table)| table)),
+        }
+    }
+
+    async fn sit(&mut self, table: TableId, generation: u32) -> Result<(), BotError> {
+        let name = format!("bot {}", self.seat);
+        self.table = Some((table, generation));
+        let seated = self
+            .call("join", |id| ClientMessage::Join {
+                id,
+                table,
+                name,
+                password: None,
+            })
+            .await?;
+        let ServerMessage::Seated { player, .. } = seated else {
+            return Err(BotError::Refused {
+                request: "join",
+                code: format!("unexpected answer {}", seated.name()),
+            });
+        };
+        let snapshot = tokio::time::timeout(ANSWER_PATIENCE, async {
+            loop {
+                if let ServerMessage::Snapshot { view, .. } = self.recv().await? {
+                    return Ok::<_, BotError>(view);
+                }
+            }
+        })
+        .await
+        .map_err(|_| BotError::Timeout("snapshot"))??;
+        self.model = Some(BotModel::from_view(&snapshot, player));
+        self.full = self.settings.mirror_check.then_some(snapshot);
+        self.start_sent = false;
+        if self.seat == 0 {
+            self.group.table.send_replace(Some((generation, table)));
+        }
+        Ok(())
+    }
+
+    /// Whether the bot has something to do at its table now.
+    fn wants_to_act(&self) -> bool {
+        let Some(model) = &self.model else {
+            return false;
+        };
+        match model.stage() {
+            StageName::Lobby => {
+                !self.start_sent
+                    && model.host() == Some(model.me())
+                    && model.player_count() >= usize::from(self.settings.seats)
+            }
+            StageName::Mulligan => model.mulligan_decider() == Some(model.me()),
+            StageName::Playing => model.my_running_phase().is_some(),
+            StageName::Finished => false,
+        }
+    }
+
+    /// Plays the current game until `game_over` or until told to stop.
+    async fn play_game(&mut self) -> Result<(), BotError> {
+        let stop = self.stop.clone();
+        let mut stopping = false;
+        let mut next_move: Option<Instant> = None;
+        loop {
+            let finished = self
+                .model
+                .as_ref()
+                .is_none_or(|m| m.stage() == StageName::Finished);
+            if self.in_flight.is_none() && (finished || stopping) {
+                return Ok(());
+            }
+            let playing = self
+                .model
+                .as_ref()
+                .is_some_and(|m| m.stage() == StageName::Playing);
+            if playing && let Some(signal) = self.seated_signal.take() {
+                // Ready: seated, every hand kept, the game running.
+                Window::bump(&self.settings.window.counters.seated);
+                signal.fire();
+            }
+            if next_move.is_none() && self.in_flight.is_none() && self.wants_to_act() {
+                // Think before game moves; starting and mulligans are decided at once, so that
+                // the load steps measure tables in play.
+                let think = if playing {
+                    self.settings.think.draw(&mut self.rng)
+                } else {
+                    Duration::ZERO
+                };
+                next_move = Some(Instant::now() + think);
+            }
+            let in_flight = self.in_flight;
+            let patience = in_flight.map(|f| f.sent + ANSWER_PATIENCE);
+            tokio::select! {
+                biased;
+                () = stop.cancelled(), if !stopping => stopping = true,
+                message = self.recv() => {
+                    let message = message?;
+                    self.on_answer(&message);
+                }
+                () = sleep_until(next_move), if next_move.is_some() && in_flight.is_none() && !stopping => {
+                    next_move = None;
+                    self.act().await?;
+                }
+                () = sleep_until(patience), if patience.is_some() => {
+                    return Err(BotError::Timeout("game request"));
+                }
+            }
+        }
+    }
+
+    /// Handles the answer to the request in flight, if this is it.
+    fn on_answer(&mut self, message: &ServerMessage) {
+        let Some(in_flight) = self.in_flight else {
+            return;
+        };
+        if message.reply_to() != Some(in_flight.id) {
+            return;
+        }
+        let now = Instant::now();
+        self.in_flight = None;
+        match message {
+            ServerMessage::Ack { seq, .. } => {
+                let window = &self.settings.window;
+                Window::bump(&window.counters.acks);
+                window.record_ack(now.saturating_duration_since(in_flight.sent));
+                if let Some((_, generation)) = self.table {
+                    self.group.tracker.acted(
+                        Tracker::server_key(generation, *seq),
+                        in_flight.sent,
+                        now,
+                    );
+                }
+            }
+            ServerMessage::Error { code, message, .. } => {
+                debug!(
+                    table = self.group.index,
+                    seat = self.seat,
+                    code = code.name(),
+                    message,
+                    "refused"
+                );
+                self.settings.window.record_error(code.name());
+            }
+            _ => {}
+        }
+    }
+
+    /// Chooses and sends one legal move, if there is one now.
+    async fn act(&mut self) -> Result<(), BotError> {
+        let Some(model) = &self.model else {
+            return Ok(());
+        };
+        let Some(request) = choose_move(
+            model,
+            &mut self.rng,
+            usize::from(self.settings.seats),
+            self.settings.chat_chance,
+            TurnMemory {
+                attacks: self.attacks_this_turn,
+                dealt: self.dealt_this_turn,
+            },
+        ) else {
+            return Ok(());
+        };
+        match request {
+            Move::Start => self.start_sent = true,
+            Move::Attack { .. } => self.attacks_this_turn += 1,
+            Move::DealDamage { .. } => self.dealt_this_turn = true,
+            Move::Chat(_) => Window::bump(&self.window().counters.chats),
+            _ => {}
+        }
+        let sent = Instant::now();
+        let id = self.send(|id| request.message(id)).await?;
+        Window::bump(&self.window().counters.actions);
+        self.in_flight = Some(InFlight { id, sent });
+        Ok(())
+    }
+}
+
+/// What the bot remembers about its current turn.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TurnMemory {
+    /// Attacks made this turn.
+    pub attacks: u32,
+    /// Whether it dealt damage this turn.
+    pub dealt: bool,
+}
+
+/// A move a bot makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Move {
+    /// Start the game (host).
+    Start,
+    /// Redraw one card fewer.
+    Mulligan,
+    /// Keep the hand.
+    Keep,
+    /// Move the phase indicator.
+    SetPhase(Phase),
+    /// Attack a player in range.
+    Attack {
+        /// Whom.
+        target: PlayerId,
+        /// Combat damage.
+        damage: u32,
+    },
+    /// Deal damage to a player in range.
+    DealDamage {
+        /// Whom.
+        target: PlayerId,
+        /// How much.
+        amount: u32,
+    },
+    /// Say something.
+    Chat(&'static str),
+    /// End the running turn.
+    EndTurn,
+}
+
+impl Move {
+    /// The request for this move.
+    pub fn message(self, id: u32) -> ClientMessage {
+        match self {
+            Move::Start => ClientMessage::Start {
+                id,
+                first_player: None,
+            },
+            Move::Mulligan => ClientMessage::Mulligan { id },
+            Move::Keep => ClientMessage::Keep { id },
+            Move::SetPhase(phase) => ClientMessage::SetPhase { id, phase },
+            Move::Attack { target, damage } => ClientMessage::Attack {
+                id,
+                target,
+                damage,
+                poison: 0,
+            },
+            Move::DealDamage { target, amount } => ClientMessage::DealDamage { id, target, amount },
+            Move::Chat(text) => ClientMessage::Chat {
+                id,
+                text: text.to_owned(),
+            },
+            Move::EndTurn => ClientMessage::EndTurn { id },
+        }
+    }
+}
+
+/// The bots' policy: a legal move for `model`'s player now, if he has one.
+pub fn choose_move(
+    model: &BotModel,
+    rng: &mut Rng,
+    seats: usize,
+    chat_chance: f64,
+    turn: TurnMemory,
+) -> Option<Move> {
+    let me = model.me();
+    match model.stage() {
+        StageName::Lobby => {
+            (model.host() == Some(me) && model.player_count() >= seats).then_some(Move::Start)
+        }
+        StageName::Mulligan => {
+            if model.mulligan_decider() != Some(me) {
+                None
+            } else if model.my_hand() > 5 && rng.chance(0.2) {
+                Some(Move::Mulligan)
+            } else {
+                Some(Move::Keep)
+            }
+        }
+        StageName::Finished => None,
+        StageName::Playing => {
+            let phase = model.my_running_phase()?;
+            if rng.chance(chat_chance) {
+                return rng.pick(&CHAT_LINES).map(Move::Chat);
+            }
+            Some(match phase {
+                Phase::Beginning if rng.chance(0.3) => Move::SetPhase(Phase::PrecombatMain),
+                Phase::Beginning | Phase::PrecombatMain => Move::SetPhase(Phase::Combat),
+                Phase::Combat => {
+                    let targets = model.may_attack();
+                    let again = turn.attacks == 0 || (turn.attacks < 3 && rng.chance(0.5));
+                    match rng.pick(&targets) {
+                        Some(target) if again => Move::Attack {
+                            target,
+                            damage: 2 + rng.below(6) as u32,
+                        },
+                        _ if rng.chance(0.4) => Move::SetPhase(Phase::PostcombatMain),
+                        _ => Move::EndTurn,
+                    }
+                }
+                Phase::PostcombatMain => {
+                    let mut targets = model.may_target();
+                    targets.retain(|&q| q != me);
+                    match rng.pick(&targets) {
+                        Some(target) if !turn.dealt && rng.chance(0.3) => Move::DealDamage {
+                            target,
+                            amount: 1 + rng.below(3) as u32,
+                        },
+                        _ if rng.chance(0.3) => Move::SetPhase(Phase::Ending),
+                        _ => Move::EndTurn,
+                    }
+                }
+                Phase::Ending => Move::EndTurn,
+            })
+        }
+    }
+}
+
+/// Sleeps until the deadline, or forever if there is none.
+pub async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
+        None => std::future::pending().await,
+    }
+}
