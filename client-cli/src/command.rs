@@ -413,36 +413,7 @@ pub fn complete(line: &str, view: Option<&TableView>) -> Option<String> {
 
 /// The same request with its id set.
 pub fn with_id(mut message: ClientMessage, new_id: u32) -> ClientMessage {
-    match &mut message {
-        ClientMessage::Hello { id, .. }
-        | ClientMessage::ListTables { id }
-        | ClientMessage::CreateTable { id, .. }
-        | ClientMessage::Join { id, .. }
-        | ClientMessage::Watch { id, .. }
-        | ClientMessage::Resume { id, .. }
-        | ClientMessage::Leave { id }
-        | ClientMessage::Start { id, .. }
-        | ClientMessage::Snapshot { id }
-        | ClientMessage::Mulligan { id }
-        | ClientMessage::Keep { id }
-        | ClientMessage::SetPhase { id, .. }
-        | ClientMessage::EndTurn { id }
-        | ClientMessage::Attack { id, .. }
-        | ClientMessage::DealDamage { id, .. }
-        | ClientMessage::ChangeLife { id, .. }
-        | ClientMessage::ChangePoison { id, .. }
-        | ClientMessage::Concede { id }
-        | ClientMessage::Ruling { id, .. }
-        | ClientMessage::Chat { id, .. }
-        | ClientMessage::Pause { id, .. }
-        | ClientMessage::Kick { id, .. }
-        | ClientMessage::TransferHost { id, .. }
-        | ClientMessage::ListReplays { id }
-        | ClientMessage::GetReplay { id, .. } => *id = new_id,
-        // Requests this client never builds (added to the protocol later) keep their id.
-        #[allow(unreachable_patterns)]
-        _ => {}
-    }
+    *message.id_mut() = new_id;
     message
 }
 

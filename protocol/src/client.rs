@@ -237,36 +237,49 @@ pub enum ClientMessage {
     },
 }
 
+/// Matches every request, binding its `id` field: the one list of variants behind
+/// [`ClientMessage::id`] and [`ClientMessage::id_mut`].
+macro_rules! with_request_id {
+    ($message:expr, $id:ident => $body:expr) => {
+        match $message {
+            ClientMessage::Hello { $id, .. }
+            | ClientMessage::ListTables { $id, .. }
+            | ClientMessage::CreateTable { $id, .. }
+            | ClientMessage::Join { $id, .. }
+            | ClientMessage::Watch { $id, .. }
+            | ClientMessage::Resume { $id, .. }
+            | ClientMessage::Leave { $id, .. }
+            | ClientMessage::Start { $id, .. }
+            | ClientMessage::Snapshot { $id, .. }
+            | ClientMessage::Mulligan { $id, .. }
+            | ClientMessage::Keep { $id, .. }
+            | ClientMessage::SetPhase { $id, .. }
+            | ClientMessage::EndTurn { $id, .. }
+            | ClientMessage::Attack { $id, .. }
+            | ClientMessage::DealDamage { $id, .. }
+            | ClientMessage::ChangeLife { $id, .. }
+            | ClientMessage::ChangePoison { $id, .. }
+            | ClientMessage::Concede { $id, .. }
+            | ClientMessage::Ruling { $id, .. }
+            | ClientMessage::Chat { $id, .. }
+            | ClientMessage::Pause { $id, .. }
+            | ClientMessage::Kick { $id, .. }
+            | ClientMessage::TransferHost { $id, .. }
+            | ClientMessage::ListReplays { $id, .. }
+            | ClientMessage::GetReplay { $id, .. } => $body,
+        }
+    };
+}
+
 impl ClientMessage {
     /// The request id, echoed by the server as `reply_to`.
     pub fn id(&self) -> u32 {
-        match self {
-            ClientMessage::Hello { id, .. }
-            | ClientMessage::ListTables { id }
-            | ClientMessage::CreateTable { id, .. }
-            | ClientMessage::Join { id, .. }
-            | ClientMessage::Watch { id, .. }
-            | ClientMessage::Resume { id, .. }
-            | ClientMessage::Leave { id }
-            | ClientMessage::Start { id, .. }
-            | ClientMessage::Snapshot { id }
-            | ClientMessage::Mulligan { id }
-            | ClientMessage::Keep { id }
-            | ClientMessage::SetPhase { id, .. }
-            | ClientMessage::EndTurn { id }
-            | ClientMessage::Attack { id, .. }
-            | ClientMessage::DealDamage { id, .. }
-            | ClientMessage::ChangeLife { id, .. }
-            | ClientMessage::ChangePoison { id, .. }
-            | ClientMessage::Concede { id }
-            | ClientMessage::Ruling { id, .. }
-            | ClientMessage::Chat { id, .. }
-            | ClientMessage::Pause { id, .. }
-            | ClientMessage::Kick { id, .. }
-            | ClientMessage::TransferHost { id, .. }
-            | ClientMessage::ListReplays { id }
-            | ClientMessage::GetReplay { id, .. } => *id,
-        }
+        *with_request_id!(self, id => id)
+    }
+
+    /// The request id, to set it (a client builds a request, then numbers it).
+    pub fn id_mut(&mut self) -> &mut u32 {
+        with_request_id!(self, id => id)
     }
 
     /// The `type` tag (`"create_table"`, …).

@@ -285,13 +285,13 @@ impl Room {
         let summary = TableSummary {
             table: id,
             name: name.clone(),
-            seats: 0,
+            seats: core.config().seats,
             seated: 0,
             spectators: 0,
             stage: wire::StageName::Lobby,
             password: password.is_some(),
-            spell_range: 0,
-            reduction: wire::Reduction::Eager,
+            spell_range: u8::from(core.config().spell_range),
+            reduction: edge::reduction(core.config().reduction),
         };
         Ok(Self {
             id,
@@ -1198,24 +1198,16 @@ impl Room {
         )
     }
 
+    /// Updates the lobby's summary of this table. The fixed parts (name, settings) are set once
+    /// in `new`; this only touches what changes, and wakes nobody when nothing did.
     fn publish_summary(&self) {
-        let config = self.core.config();
-        let summary = TableSummary {
-            table: self.id,
-            name: self.name.clone(),
-            seats: config.seats,
-            seated: u8::try_from(self.seats.len()).unwrap_or(u8::MAX),
-            spectators: self.spectators(),
-            stage: edge::stage(self.core.stage()),
-            password: self.password.is_some(),
-            spell_range: u8::from(config.spell_range),
-            reduction: edge::reduction(config.reduction),
-        };
+        let seated = u8::try_from(self.seats.len()).unwrap_or(u8::MAX);
+        let spectators = self.spectators();
+        let stage = edge::stage(self.core.stage());
         self.summary.send_if_modified(|current| {
-            let changed = *current != summary;
-            if changed {
-                *current = summary;
-            }
+            let changed =
+                (current.seated, current.spectators, current.stage) != (seated, spectators, stage);
+            (current.seated, current.spectators, current.stage) = (seated, spectators, stage);
             changed
         });
     }

@@ -69,6 +69,11 @@ impl TestServer {
         }
     }
 
+    /// The server's WebSocket URL.
+    pub fn url(&self) -> String {
+        format!("ws://{}/ws", self.addr)
+    }
+
     /// A client that has completed `hello`.
     pub async fn client(&self) -> Client {
         Client::connected(self.addr).await

@@ -2,67 +2,20 @@
 //! processes in script mode whose output lines can be awaited.
 #![allow(dead_code, clippy::unwrap_used)]
 
-use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
-use grand_melee_server::{Server, ServerConfig};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
-use tokio::sync::{mpsc, oneshot};
-use tokio::task::JoinHandle;
+use tokio::sync::mpsc;
 
 /// How long a test waits for something that must happen before failing. A bound on a failure,
 /// not a synchronisation: every wait ends as soon as the line arrives.
 pub const PATIENCE: Duration = Duration::from_secs(30);
 
-/// A server on a free loopback port, stopped when dropped.
-#[derive(Debug)]
-pub struct TestServer {
-    pub addr: SocketAddr,
-    stop: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<()>>,
-    /// The server's journal directory, deleted with the server.
-    _data: tempfile::TempDir,
-}
-
-impl TestServer {
-    pub async fn start() -> Self {
-        let data = tempfile::tempdir().unwrap();
-        let config = ServerConfig {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            data_dir: data.path().to_owned(),
-            ..ServerConfig::default()
-        };
-        let server = Server::bind(config).await.unwrap();
-        let addr = server.local_addr().unwrap();
-        let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(server.run(async {
-            let _ = stopped.await;
-        }));
-        Self {
-            addr,
-            stop: Some(stop),
-            task: Some(task),
-            _data: data,
-        }
-    }
-
-    /// The server's WebSocket URL.
-    pub fn url(&self) -> String {
-        format!("ws://{}/ws", self.addr)
-    }
-
-    pub async fn shutdown(mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(task) = self.task.take() {
-            tokio::time::timeout(PATIENCE, task).await.unwrap().unwrap();
-        }
-    }
-}
+/// The real server in this process on a free loopback port (shared with the end-to-end tests).
+pub use grand_melee_e2e::TestServer;
 
 /// The `grand-melee` binary with a server address and a data directory.
 pub fn grand_melee(server: &str, data_dir: &Path) -> Command {
