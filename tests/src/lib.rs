@@ -462,39 +462,59 @@ pub async fn started_game_at(addr: SocketAddr, seats: u8, seed: u64) -> (TableId
     (table, clients)
 }
 
-/// A spectator that says `hello`, starts watching `table`, and never reads or writes again: it
-/// answers no ping and lets its receive buffer fill. `recv_buffer` shrinks its socket's receive
-/// buffer. Keep the returned stream alive for as long as it should stay connected.
+/// A raw WebSocket that says `hello` and then sends what the test tells it to, and never reads:
+/// it answers no ping and lets its receive buffer fill. `recv_buffer` shrinks its socket's
+/// receive buffer. Keep it alive for as long as it should stay connected.
+#[derive(Debug)]
+pub struct SilentClient {
+    ws: tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>,
+}
+
+impl SilentClient {
+    pub async fn connect(addr: SocketAddr, recv_buffer: Option<u32>) -> Self {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        if let Some(size) = recv_buffer {
+            socket.set_recv_buffer_size(size).unwrap();
+        }
+        let stream = socket.connect(addr).await.unwrap();
+        let (ws, _) = tokio_tungstenite::client_async(format!("ws://{addr}/ws"), stream)
+            .await
+            .unwrap();
+        let mut client = Self { ws };
+        client
+            .send(&ClientMessage::Hello {
+                id: 1,
+                protocol: PROTOCOL_VERSION,
+                client: "silent".into(),
+            })
+            .await;
+        client
+    }
+
+    /// Sends one request without reading anything.
+    pub async fn send(&mut self, message: &ClientMessage) {
+        self.ws
+            .send(Message::Binary(wire::encode_client(message).into()))
+            .await
+            .unwrap();
+    }
+}
+
+/// A [`SilentClient`] watching `table`.
 pub async fn silent_spectator(
     addr: SocketAddr,
     table: TableId,
     recv_buffer: Option<u32>,
-) -> tokio_tungstenite::WebSocketStream<tokio::net::TcpStream> {
-    let socket = tokio::net::TcpSocket::new_v4().unwrap();
-    if let Some(size) = recv_buffer {
-        socket.set_recv_buffer_size(size).unwrap();
-    }
-    let stream = socket.connect(addr).await.unwrap();
-    let (mut ws, _) = tokio_tungstenite::client_async(format!("ws://{addr}/ws"), stream)
-        .await
-        .unwrap();
-    for message in [
-        ClientMessage::Hello {
-            id: 1,
-            protocol: PROTOCOL_VERSION,
-            client: "silent".into(),
-        },
-        ClientMessage::Watch {
+) -> SilentClient {
+    let mut client = SilentClient::connect(addr, recv_buffer).await;
+    client
+        .send(&ClientMessage::Watch {
             id: 2,
             table,
             password: None,
-        },
-    ] {
-        ws.send(Message::Binary(wire::encode_client(&message).into()))
-            .await
-            .unwrap();
-    }
-    ws
+        })
+        .await;
+    client
 }
 
 /// The `grand-melee-server` binary running as a child process on a loopback port.
