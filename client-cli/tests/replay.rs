@@ -8,7 +8,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{Player, TestServer, run_once};
+use common::{Player, TestServer, call, run_once, snapshot};
 use grand_melee_cli::net::Conn;
 use grand_melee_cli::replay::{self, Stepper, Viewer};
 use grand_melee_protocol::{
@@ -20,21 +20,6 @@ use ratatui::backend::TestBackend;
 use serde::Deserialize;
 
 const NAME: &str = "Replay melee";
-
-async fn call(conn: &mut Conn, message: ClientMessage) -> ServerMessage {
-    let name = message.name();
-    match conn.call(message).await {
-        Ok(answer) => answer,
-        Err(error) => panic!("{name}: {error}"),
-    }
-}
-
-async fn snapshot(conn: &mut Conn) -> TableView {
-    match call(conn, ClientMessage::Snapshot { id: 0 }).await {
-        ServerMessage::Snapshot { view, .. } => view,
-        other => panic!("{other:?}"),
-    }
-}
 
 async fn create(conn: &mut Conn, name: &str) -> TableId {
     let created = call(

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::TestServer;
+use common::{TestServer, call, snapshot};
 use grand_melee_cli::describe::Situation;
 use grand_melee_cli::net::Conn;
 use grand_melee_cli::session::{Action, Note, State};
@@ -27,21 +27,6 @@ const NAMES: [&str; 28] = [
 
 const WIDTH: u16 = 160;
 const HEIGHT: u16 = 46;
-
-async fn call(conn: &mut Conn, message: ClientMessage) -> ServerMessage {
-    let name = message.name();
-    match conn.call(message).await {
-        Ok(answer) => answer,
-        Err(error) => panic!("{name}: {error}"),
-    }
-}
-
-async fn snapshot(conn: &mut Conn) -> TableView {
-    match call(conn, ClientMessage::Snapshot { id: 0 }).await {
-        ServerMessage::Snapshot { view, .. } => view,
-        other => panic!("{other:?}"),
-    }
-}
 
 /// Plays a 28-seat game on a real server up to a point where one turn waits for another, a
 /// player has been eliminated and a player has been attacked. Returns the table as a fresh

@@ -174,3 +174,29 @@ pub fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
     let start = line.find(&format!(" {key}="))? + key.len() + 2;
     line[start..].split(' ').next()
 }
+
+/// Sends a request over the client library's connection and returns its answer; fails the
+/// test with the request's name if it is refused.
+pub async fn call(
+    conn: &mut grand_melee_cli::net::Conn,
+    message: grand_melee_protocol::ClientMessage,
+) -> grand_melee_protocol::ServerMessage {
+    let name = message.name();
+    match conn.call(message).await {
+        Ok(answer) => answer,
+        Err(error) => panic!("{name}: {error}"),
+    }
+}
+
+/// A fresh snapshot over the client library's connection.
+pub async fn snapshot(conn: &mut grand_melee_cli::net::Conn) -> grand_melee_protocol::TableView {
+    match call(
+        conn,
+        grand_melee_protocol::ClientMessage::Snapshot { id: 0 },
+    )
+    .await
+    {
+        grand_melee_protocol::ServerMessage::Snapshot { view, .. } => view,
+        other => panic!("{other:?}"),
+    }
+}
