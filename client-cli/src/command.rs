@@ -175,6 +175,7 @@ pub fn parse(
         "kick" => ClientMessage::Kick {
             id: 0,
             player: resolve.whole(&words)?,
+            ban: false,
         },
         "host" => ClientMessage::TransferHost {
             id: 0,
@@ -616,14 +617,20 @@ mod tests {
     #[test]
     fn ids_are_set_on_any_request() {
         assert_eq!(with_id(request("keep"), 9), ClientMessage::Keep { id: 9 });
-        assert_eq!(
-            with_id(ClientMessage::ListReplays { id: 0 }, 9),
-            ClientMessage::ListReplays { id: 9 }
-        );
+        let list = |id| ClientMessage::ListReplays {
+            id,
+            from: 3,
+            limit: 7,
+        };
+        assert_eq!(with_id(list(0), 9), list(9));
         let table = TableId::nil();
-        assert_eq!(
-            with_id(ClientMessage::GetReplay { id: 0, table }, 9),
-            ClientMessage::GetReplay { id: 9, table }
-        );
+        let get = |id| ClientMessage::GetReplay {
+            id,
+            table,
+            from_seq: 5,
+            password: None,
+            token: None,
+        };
+        assert_eq!(with_id(get(0), 9), get(9));
     }
 }

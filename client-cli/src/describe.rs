@@ -54,7 +54,7 @@ pub fn script_line(seq: u64, event: &Event, view: &TableView) -> String {
         Event::PlayerLeft { player } | Event::PlayerAbsent { player } => {
             write!(line, " player={}", w(*player))
         }
-        Event::PlayerKicked { player } => write!(line, " player={}", w(*player)),
+        Event::PlayerKicked { player, .. } => write!(line, " player={}", w(*player)),
         Event::GameStarted {
             seating,
             first_player,
@@ -66,7 +66,10 @@ pub fn script_line(seq: u64, event: &Event, view: &TableView) -> String {
             list(view, seating),
             list(view, turn_holders)
         ),
-        Event::Mulliganed { player, hand_size } | Event::Kept { player, hand_size } => {
+        Event::Mulliganed { player, hand_size }
+        | Event::Kept {
+            player, hand_size, ..
+        } => {
             write!(line, " player={} hand={hand_size}", w(*player))
         }
         Event::TurnBegan { turn, player } => write!(line, " turn={turn} player={}", w(*player)),
@@ -164,6 +167,10 @@ pub fn script_line(seq: u64, event: &Event, view: &TableView) -> String {
             write!(line, " from={from} ({name}) text={text}")
         }
         Event::TablePaused { paused } => write!(line, " paused={paused}"),
+        Event::PlayerMuted { player, muted } => match player {
+            Some(p) => write!(line, " player={} muted={muted}", w(*p)),
+            None => write!(line, " player=spectators muted={muted}"),
+        },
     };
     line
 }
@@ -207,7 +214,9 @@ pub fn sentence(event: &Event, view: &TableView) -> String {
         Event::Mulliganed { player, hand_size } => {
             format!("{} mulliganed to {hand_size}", n(*player))
         }
-        Event::Kept { player, hand_size } => format!("{} kept {hand_size}", n(*player)),
+        Event::Kept {
+            player, hand_size, ..
+        } => format!("{} kept {hand_size}", n(*player)),
         Event::TurnBegan { turn, player } => format!("{} began turn {turn}", n(*player)),
         Event::PhaseChanged { turn, phase } => {
             let holder = view.turn(*turn).map_or_else(String::new, |t| n(t.player));
@@ -285,7 +294,15 @@ pub fn sentence(event: &Event, view: &TableView) -> String {
             }
         }
         Event::PlayerAbsent { player } => format!("{} is absent", n(*player)),
-        Event::PlayerKicked { player } => format!("{} was removed by the host", n(*player)),
+        Event::PlayerKicked { player, .. } => format!("{} was removed by the host", n(*player)),
+        Event::PlayerMuted { player, muted } => {
+            let who = player.map_or_else(|| "The spectators".to_owned(), n);
+            if *muted {
+                format!("{who}: muted by the host")
+            } else {
+                format!("{who}: no longer muted")
+            }
+        }
     }
 }
 

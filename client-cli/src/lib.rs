@@ -162,7 +162,13 @@ pub async fn run(cli: Cli) -> Result<(), ClientError> {
 /// Writes one line per table: `table <id> stage=… seated=3/8 … name=<name>`.
 pub async fn list(server: &str, out: &mut dyn Write) -> Result<(), ClientError> {
     let mut conn = Conn::open(server).await?;
-    let answer = conn.call(ClientMessage::ListTables { id: 0 }).await?;
+    let answer = conn
+        .call(ClientMessage::ListTables {
+            id: 0,
+            from: 0,
+            limit: grand_melee_protocol::MAX_PAGE_ITEMS,
+        })
+        .await?;
     conn.close().await;
     let ServerMessage::Tables { tables, .. } = answer else {
         return Err(ClientError::Protocol(answer.name().to_owned()));
@@ -218,6 +224,8 @@ pub async fn create(
             seed: args.seed,
             turn_clock_secs: args.turn_clock,
             absence_limit_secs: args.absence_limit,
+            mulligan_clock_secs: grand_melee_protocol::DEFAULT_MULLIGAN_CLOCK_SECS,
+            max_spectators: grand_melee_protocol::DEFAULT_MAX_SPECTATORS,
         })
         .await?;
     conn.close().await;
@@ -235,7 +243,13 @@ pub async fn resolve_table(server: &str, text: &str) -> Result<TableId, ClientEr
         return Ok(id);
     }
     let mut conn = Conn::open(server).await?;
-    let answer = conn.call(ClientMessage::ListTables { id: 0 }).await?;
+    let answer = conn
+        .call(ClientMessage::ListTables {
+            id: 0,
+            from: 0,
+            limit: grand_melee_protocol::MAX_PAGE_ITEMS,
+        })
+        .await?;
     conn.close().await;
     let ServerMessage::Tables { tables, .. } = answer else {
         return Err(ClientError::Protocol(answer.name().to_owned()));

@@ -70,7 +70,14 @@ impl Replay {
 
 /// The finished games the server keeps, newest first.
 pub async fn list_replays(conn: &mut Conn) -> Result<Vec<ReplaySummary>, ClientError> {
-    match conn.call(ClientMessage::ListReplays { id: 0 }).await? {
+    match conn
+        .call(ClientMessage::ListReplays {
+            id: 0,
+            from: 0,
+            limit: grand_melee_protocol::MAX_PAGE_ITEMS,
+        })
+        .await?
+    {
         ServerMessage::Replays { replays, .. } => Ok(replays),
         other => Err(ClientError::Protocol(other.name().to_owned())),
     }
@@ -97,7 +104,16 @@ async fn fetch_on(conn: &mut Conn, text: &str) -> Result<Replay, ClientError> {
             pick(text, candidates, &REPLAY_WORDS)?
         }
     };
-    match conn.call(ClientMessage::GetReplay { id: 0, table }).await {
+    match conn
+        .call(ClientMessage::GetReplay {
+            id: 0,
+            table,
+            from_seq: 1,
+            password: None,
+            token: None,
+        })
+        .await
+    {
         Ok(ServerMessage::Replay {
             table,
             name,
@@ -654,7 +670,13 @@ mod tests {
     #[test]
     fn a_replay_that_does_not_apply_is_refused() {
         let mut replay = replay();
-        replay.events.insert(1, Event::PlayerKicked { player: 9 });
+        replay.events.insert(
+            1,
+            Event::PlayerKicked {
+                player: 9,
+                banned: false,
+            },
+        );
         let error = Stepper::new(replay).unwrap_err().to_string();
         assert!(error.contains("event 2"), "{error}");
     }

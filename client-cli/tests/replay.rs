@@ -35,6 +35,8 @@ async fn create(conn: &mut Conn, name: &str) -> TableId {
             seed: Some(7),
             turn_clock_secs: 0,
             absence_limit_secs: 600,
+            mulligan_clock_secs: 60,
+            max_spectators: 100,
         },
     )
     .await;

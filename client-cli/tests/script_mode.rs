@@ -354,6 +354,8 @@ async fn a_dropped_connection_is_resumed_by_itself() {
             seed: Some(5),
             turn_clock_secs: 0,
             absence_limit_secs: 600,
+            mulligan_clock_secs: 60,
+            max_spectators: 100,
         })
         .await
         .unwrap();

@@ -51,6 +51,8 @@ async fn mid_game() -> (TableId, TableView) {
             seed: Some(2026),
             turn_clock_secs: 0,
             absence_limit_secs: 600,
+            mulligan_clock_secs: 60,
+            max_spectators: 100,
         },
     )
     .await;

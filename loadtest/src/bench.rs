@@ -357,6 +357,13 @@ async fn start_target(config: &BenchConfig, target: Target) -> Result<TargetProc
                 .args(["--max-tables", &tables])
                 .args(["--rate-limit", "100000", "--rate-burst", "100000"])
                 .args(["--chat-per-minute", "1000000"])
+                .args(["--table-chat-per-minute", "0"])
+                .args([
+                    "--max-tables-per-ip",
+                    "0",
+                    "--table-creations-per-minute",
+                    "0",
+                ])
                 .arg("--data-dir")
                 .arg(&dir)
                 .args(&config.server_args);

@@ -517,6 +517,8 @@ impl ServerBot {
                     seed: Some(seed),
                     turn_clock_secs: 0,
                     absence_limit_secs: 600,
+                    mulligan_clock_secs: 0,
+                    max_spectators: grand_melee_protocol::DEFAULT_MAX_SPECTATORS,
                 })
                 .await?;
             let ServerMessage::TableCreated { table, .. } = created else {

@@ -272,7 +272,9 @@ impl BotModel {
                     self.my_hand = *hand_size;
                 }
             }
-            Event::Kept { player, hand_size } => {
+            Event::Kept {
+                player, hand_size, ..
+            } => {
                 if *player == self.me {
                     self.my_hand = *hand_size;
                 }
@@ -337,7 +339,8 @@ impl BotModel {
             | Event::Chat { .. }
             | Event::TablePaused { .. }
             | Event::PlayerAbsent { .. }
-            | Event::PlayerKicked { .. } => {}
+            | Event::PlayerKicked { .. }
+            | Event::PlayerMuted { .. } => {}
         }
         Ok(())
     }
@@ -427,6 +430,7 @@ mod tests {
             events.push(Event::Kept {
                 player: p,
                 hand_size: 7,
+                reason: grand_melee_protocol::KeepReason::Decided,
             });
         }
         events.extend([

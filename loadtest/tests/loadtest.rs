@@ -37,6 +37,7 @@ async fn bots_play_whole_games_and_every_message_is_accounted_for() {
         rate_limit: 1e6,
         rate_burst: 1e6,
         chat_per_minute: 1e8,
+        table_chat_per_minute: 0.0,
         ..ServerConfig::default()
     };
     let server = Server::bind(config).await.unwrap();

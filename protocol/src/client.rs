@@ -3,8 +3,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::limits::{DEFAULT_ABSENCE_LIMIT_SECS, DEFAULT_SPELL_RANGE, DEFAULT_STARTING_LIFE};
-use crate::types::{Phase, PlayerId, Reduction, Ruling, SeatToken, TableId, uuid_string};
+use crate::limits::{
+    DEFAULT_ABSENCE_LIMIT_SECS, DEFAULT_MAX_SPECTATORS, DEFAULT_MULLIGAN_CLOCK_SECS,
+    DEFAULT_PAGE_ITEMS, DEFAULT_SPELL_RANGE, DEFAULT_STARTING_LIFE,
+};
+use crate::types::{
+    Phase, PlayerId, Reduction, Ruling, SeatToken, TableId, option_uuid_string, uuid_string,
+};
 
 fn default_spell_range() -> u8 {
     DEFAULT_SPELL_RANGE
@@ -18,6 +23,22 @@ fn default_absence_limit() -> u32 {
     DEFAULT_ABSENCE_LIMIT_SECS
 }
 
+fn default_mulligan_clock() -> u32 {
+    DEFAULT_MULLIGAN_CLOCK_SECS
+}
+
+fn default_max_spectators() -> u32 {
+    DEFAULT_MAX_SPECTATORS
+}
+
+fn default_page_items() -> u32 {
+    DEFAULT_PAGE_ITEMS
+}
+
+fn first_event() -> u64 {
+    1
+}
+
 /// A message from a client to the server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -28,21 +49,29 @@ pub enum ClientMessage {
         id: u32,
         /// The protocol version the client speaks ([`PROTOCOL_VERSION`](crate::PROTOCOL_VERSION)).
         protocol: u16,
-        /// The client's name and version, for the server's logs.
+        /// Required: the client's name and version, for the server's logs (at most 64
+        /// characters, no control characters; may be empty).
         client: String,
     },
-    /// Asks for the list of tables.
+    /// Asks for one page of the list of tables, sorted by name then id.
     ListTables {
         /// Request id.
         id: u32,
+        /// How many tables of the sorted list to skip (default 0).
+        #[serde(default)]
+        from: u32,
+        /// The most tables in the page (default 100, at most 500; a page also ends before it
+        /// would pass [`MAX_PAGE_BYTES`](crate::MAX_PAGE_BYTES)).
+        #[serde(default = "default_page_items")]
+        limit: u32,
     },
     /// Creates a table, answered by `table_created`; `join` it to sit down.
     CreateTable {
         /// Request id.
         id: u32,
-        /// The table's display name.
+        /// Required: the table's display name (1–32 characters).
         name: String,
-        /// Most players who may sit (2–40).
+        /// Required: most players who may sit (2–40).
         seats: u8,
         /// Spell range R (1–4, default 2).
         #[serde(default = "default_spell_range")]
@@ -67,6 +96,14 @@ pub enum ClientMessage {
         /// host may rule him out). Default 600.
         #[serde(default = "default_absence_limit")]
         absence_limit_secs: u32,
+        /// Seconds each player has for a mulligan decision before it is taken as `keep`
+        /// (default 60; 0: no clock). A decider who is disconnected past the server's grace
+        /// period keeps too, clock or not.
+        #[serde(default = "default_mulligan_clock")]
+        mulligan_clock_secs: u32,
+        /// Most spectators at once (0–1000, default 100).
+        #[serde(default = "default_max_spectators")]
+        max_spectators: u32,
     },
     /// Takes a seat at a table in its lobby.
     Join {
@@ -207,13 +244,30 @@ pub enum ClientMessage {
         /// Pause or resume.
         paused: bool,
     },
-    /// Host only: removes a player. In the lobby he loses his seat; during a game he is
-    /// eliminated by ruling. Either way his connection is closed and his seat token revoked.
+    /// Host only, in every stage: removes a player. In the lobby he loses his seat; during
+    /// mulligans his decision is taken as `keep` and he is eliminated when play begins; during
+    /// play he is eliminated by ruling. Either way his connection is closed and his seat token
+    /// revoked.
     Kick {
         /// Request id.
         id: u32,
         /// Who.
         player: PlayerId,
+        /// Also refuse his address at this table from now on (`join` and `watch` answer
+        /// `banned`), so he cannot come back under another name.
+        #[serde(default)]
+        ban: bool,
+    },
+    /// Host only: mutes (or unmutes) a player's chat, or every spectator's (`player` absent).
+    /// A muted member's `chat` is refused with `muted`.
+    Mute {
+        /// Request id.
+        id: u32,
+        /// Whose chat; absent (nil) for all spectators.
+        #[serde(default)]
+        player: Option<PlayerId>,
+        /// Mute (`true`) or unmute.
+        muted: bool,
     },
     /// Host only: hands the host role to another seated player.
     TransferHost {
@@ -222,18 +276,35 @@ pub enum ClientMessage {
         /// The new host.
         player: PlayerId,
     },
-    /// Lists the finished games kept as replays. Needs no table.
+    /// Lists one page of the finished games kept as replays, newest first. Needs no table.
     ListReplays {
         /// Request id.
         id: u32,
+        /// How many games of the list to skip (default 0).
+        #[serde(default)]
+        from: u32,
+        /// The most games in the page (default 100, at most 500; a page also ends before it
+        /// would pass [`MAX_PAGE_BYTES`](crate::MAX_PAGE_BYTES)).
+        #[serde(default = "default_page_items")]
+        limit: u32,
     },
-    /// Fetches one finished game's whole event sequence. Needs no table.
+    /// Fetches one page of a finished game's events, from event `from_seq` on. Needs no table;
+    /// a game played at a table with a password needs that password or a seat token of it.
     GetReplay {
         /// Request id.
         id: u32,
         /// The finished table.
         #[serde(with = "uuid_string")]
         table: TableId,
+        /// The first event wanted (default 1). The answer says where the next page starts.
+        #[serde(default = "first_event")]
+        from_seq: u64,
+        /// The table's password, if it had one.
+        #[serde(default)]
+        password: Option<String>,
+        /// Or a seat token of that table.
+        #[serde(default, with = "option_uuid_string")]
+        token: Option<SeatToken>,
     },
 }
 
@@ -265,6 +336,7 @@ macro_rules! with_request_id {
             | ClientMessage::Pause { $id, .. }
             | ClientMessage::Kick { $id, .. }
             | ClientMessage::TransferHost { $id, .. }
+            | ClientMessage::Mute { $id, .. }
             | ClientMessage::ListReplays { $id, .. }
             | ClientMessage::GetReplay { $id, .. } => $body,
         }
@@ -308,13 +380,14 @@ impl ClientMessage {
             ClientMessage::Pause { .. } => "pause",
             ClientMessage::Kick { .. } => "kick",
             ClientMessage::TransferHost { .. } => "transfer_host",
+            ClientMessage::Mute { .. } => "mute",
             ClientMessage::ListReplays { .. } => "list_replays",
             ClientMessage::GetReplay { .. } => "get_replay",
         }
     }
 
     /// Every `type` tag a client may send.
-    pub const NAMES: [&'static str; 25] = [
+    pub const NAMES: [&'static str; 26] = [
         "hello",
         "list_tables",
         "create_table",
@@ -338,6 +411,7 @@ impl ClientMessage {
         "pause",
         "kick",
         "transfer_host",
+        "mute",
         "list_replays",
         "get_replay",
     ];

@@ -46,6 +46,42 @@ pub fn decode_event(bytes: &[u8]) -> Result<Event, DecodeError> {
     decode(bytes, MAX_SERVER_MESSAGE_BYTES)
 }
 
+/// What can be read of a request that does not decode: its `id` (if it is a map with an
+/// integer `id` that fits a `u32`) and its `type` tag (if it names a known request). The server
+/// echoes them in its `bad_message` answer so a client waiting for that id is not left hanging.
+/// Never panics, whatever the bytes.
+pub fn peek_request(bytes: &[u8]) -> (Option<u32>, Option<&'static str>) {
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum Field {
+        Id(u64),
+        Text(String),
+        Other(serde::de::IgnoredAny),
+    }
+    if bytes.len() > MAX_CLIENT_MESSAGE_BYTES {
+        return (None, None);
+    }
+    let mut deserializer = rmp_serde::Deserializer::new(std::io::Cursor::new(bytes));
+    deserializer.set_max_depth(MAX_DEPTH);
+    let Ok(map) = <std::collections::BTreeMap<String, Field> as serde::Deserialize>::deserialize(
+        &mut deserializer,
+    ) else {
+        return (None, None);
+    };
+    let id = match map.get("id") {
+        Some(Field::Id(id)) => u32::try_from(*id).ok(),
+        _ => None,
+    };
+    let request = match map.get("type") {
+        Some(Field::Text(name)) => ClientMessage::NAMES
+            .iter()
+            .copied()
+            .find(|known| known == name),
+        _ => None,
+    };
+    (id, request)
+}
+
 pub(crate) fn encode<T: Serialize>(message: &T) -> Vec<u8> {
     // Every message type is a map of known length made of integers, strings, booleans, nils
     // and arrays, which MessagePack always encodes: this cannot fail.

@@ -29,7 +29,7 @@ pub enum ErrorCode {
     BadSettings,
     /// Every seat is taken.
     TableFull,
-    /// A name must be 1–32 printable characters.
+    /// A name must be 1–32 characters (see `bad_text` for which characters).
     BadName,
     /// Someone at the table already has that name.
     NameTaken,
@@ -85,11 +85,25 @@ pub enum ErrorCode {
     UnknownReplay,
     /// The server's journal could not be read or written; try again later.
     StorageFailed,
+    /// You were removed from this table by the host and may not come back.
+    Banned,
+    /// The host has muted you at this table: your chat lines are refused.
+    Muted,
+    /// The table, or your address, has as many spectators as allowed.
+    SpectatorsFull,
+    /// The name is a reserved word (spectator, host, server, judge) or looks like one.
+    ReservedName,
+    /// The name looks like another name at this table (same letters, or characters that look alike).
+    ConfusableName,
+    /// Your address has as many open tables, or has created as many tables this minute, as allowed.
+    TooManyTables,
+    /// The text contains a control, invisible or line-breaking character.
+    BadText,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 38] = [
+    pub const ALL: [ErrorCode; 45] = [
         ErrorCode::BadMessage,
         ErrorCode::UnsupportedVersion,
         ErrorCode::HelloRequired,
@@ -128,6 +142,13 @@ impl ErrorCode {
         ErrorCode::TablePaused,
         ErrorCode::UnknownReplay,
         ErrorCode::StorageFailed,
+        ErrorCode::Banned,
+        ErrorCode::Muted,
+        ErrorCode::SpectatorsFull,
+        ErrorCode::ReservedName,
+        ErrorCode::ConfusableName,
+        ErrorCode::TooManyTables,
+        ErrorCode::BadText,
     ];
 
     /// The wire name (`"out_of_range"`, …).
@@ -171,6 +192,13 @@ impl ErrorCode {
             ErrorCode::TablePaused => "table_paused",
             ErrorCode::UnknownReplay => "unknown_replay",
             ErrorCode::StorageFailed => "storage_failed",
+            ErrorCode::Banned => "banned",
+            ErrorCode::Muted => "muted",
+            ErrorCode::SpectatorsFull => "spectators_full",
+            ErrorCode::ReservedName => "reserved_name",
+            ErrorCode::ConfusableName => "confusable_name",
+            ErrorCode::TooManyTables => "too_many_tables",
+            ErrorCode::BadText => "bad_text",
         }
     }
 
@@ -189,7 +217,7 @@ impl ErrorCode {
             ErrorCode::BadToken => "the seat token does not match a seat at that table",
             ErrorCode::BadSettings => "a table setting is out of its allowed range",
             ErrorCode::TableFull => "the table is full",
-            ErrorCode::BadName => "a name is 1–32 printable characters",
+            ErrorCode::BadName => "a name is 1–32 characters",
             ErrorCode::NameTaken => "that name is taken at this table",
             ErrorCode::NotEnoughPlayers => "at least two players are needed to start",
             ErrorCode::GameStarted => "the game has already started",
@@ -218,6 +246,25 @@ impl ErrorCode {
             ErrorCode::UnknownReplay => "no finished game with that id is kept",
             ErrorCode::StorageFailed => {
                 "the server could not read or write its journal; try again later"
+            }
+            ErrorCode::Banned => {
+                "the host has removed you from this table and you may not come back"
+            }
+            ErrorCode::Muted => "the host has muted you at this table",
+            ErrorCode::SpectatorsFull => {
+                "this table (or your address) has as many spectators as allowed"
+            }
+            ErrorCode::ReservedName => {
+                "that name is reserved (spectator, host, server, judge) or looks like one"
+            }
+            ErrorCode::ConfusableName => {
+                "that name looks like the name of someone already at this table"
+            }
+            ErrorCode::TooManyTables => {
+                "your address has opened as many tables as allowed; join one or wait a minute"
+            }
+            ErrorCode::BadText => {
+                "names and chat may not contain control, invisible or line-breaking characters"
             }
         }
     }

@@ -4,7 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::types::{
-    EliminationCause, Phase, PlayerId, Standing, TurnEndReason, TurnId, TurnRemovalReason,
+    EliminationCause, KeepReason, Phase, PlayerId, Standing, TurnEndReason, TurnId,
+    TurnRemovalReason,
 };
 
 /// One fact about a table, in the order it happened.
@@ -45,6 +46,10 @@ pub enum Event {
         player: PlayerId,
         /// The hand size he kept.
         hand_size: u8,
+        /// Why: he decided (the default), his mulligan clock ran out, he was disconnected past
+        /// the grace period, or the host ruled it.
+        #[serde(default)]
+        reason: KeepReason,
     },
     /// A player began the turn he holds.
     TurnBegan {
@@ -185,10 +190,22 @@ pub enum Event {
         /// Who.
         player: PlayerId,
     },
-    /// The host removed a player (`player_left` or `eliminated` follows).
+    /// The host removed a player. In the lobby `player_left` follows; during play
+    /// `eliminated`; during mulligans `kept` follows if his decision was due, and `eliminated`
+    /// follows when play begins.
     PlayerKicked {
         /// Who.
         player: PlayerId,
+        /// Whether his address is also refused at this table from now on.
+        #[serde(default)]
+        banned: bool,
+    },
+    /// The host muted or unmuted a player's chat, or every spectator's.
+    PlayerMuted {
+        /// Whose chat; `None` for all spectators.
+        player: Option<PlayerId>,
+        /// Whether it is muted now.
+        muted: bool,
     },
 }
 
@@ -222,6 +239,7 @@ impl Event {
             Event::TablePaused { .. } => "table_paused",
             Event::PlayerAbsent { .. } => "player_absent",
             Event::PlayerKicked { .. } => "player_kicked",
+            Event::PlayerMuted { .. } => "player_muted",
         }
     }
 
@@ -237,6 +255,7 @@ impl Event {
                 | Event::TablePaused { .. }
                 | Event::PlayerAbsent { .. }
                 | Event::PlayerKicked { .. }
+                | Event::PlayerMuted { .. }
         )
     }
 }

@@ -12,8 +12,8 @@ use crate::error::ErrorCode;
 use crate::event::Event;
 use crate::server::{ServerMessage, TableSummary};
 use crate::types::{
-    EliminationCause, Phase, Reduction, Ruling, SeatToken, StageName, Standing, TableId,
-    TurnEndReason, TurnRemovalReason,
+    EliminationCause, KeepReason, Phase, Reduction, Ruling, SeatToken, StageName, Standing,
+    TableId, TurnEndReason, TurnRemovalReason,
 };
 use crate::view::{Settings, TableView};
 
@@ -60,6 +60,8 @@ pub fn view() -> TableView {
         password: false,
         turn_clock_secs: 0,
         absence_limit_secs: 600,
+        mulligan_clock_secs: 60,
+        max_spectators: 100,
     };
     let mut view = TableView::new(TABLE, "Friday melee", settings);
     // The events are consistent by construction; should one not apply, the view simply stops
@@ -89,10 +91,12 @@ pub fn view_events() -> Vec<Event> {
         Event::Kept {
             player: 0,
             hand_size: 7,
+            reason: KeepReason::Decided,
         },
         Event::Kept {
             player: 3,
             hand_size: 7,
+            reason: KeepReason::Decided,
         },
         Event::Mulliganed {
             player: 1,
@@ -101,10 +105,12 @@ pub fn view_events() -> Vec<Event> {
         Event::Kept {
             player: 1,
             hand_size: 6,
+            reason: KeepReason::Decided,
         },
         Event::Kept {
             player: 2,
             hand_size: 7,
+            reason: KeepReason::Decided,
         },
         Event::TurnBegan { turn: 0, player: 0 },
         Event::PhaseChanged {
@@ -154,7 +160,11 @@ pub fn client() -> Vec<ClientMessage> {
             protocol: crate::PROTOCOL_VERSION,
             client: "melee-bot/0.1".to_owned(),
         },
-        ClientMessage::ListTables { id: 2 },
+        ClientMessage::ListTables {
+            id: 2,
+            from: 0,
+            limit: 100,
+        },
         ClientMessage::CreateTable {
             id: 3,
             name: "Friday melee".to_owned(),
@@ -166,6 +176,8 @@ pub fn client() -> Vec<ClientMessage> {
             seed: Some(42),
             turn_clock_secs: 0,
             absence_limit_secs: 600,
+            mulligan_clock_secs: 60,
+            max_spectators: 100,
         },
         ClientMessage::Join {
             id: 4,
@@ -234,6 +246,10 @@ pub fn client() -> Vec<ClientMessage> {
             id: 22,
             ruling: Ruling::EndTurn { player: 0 },
         },
+        ClientMessage::Ruling {
+            id: 30,
+            ruling: Ruling::Keep { player: 2 },
+        },
         ClientMessage::Chat {
             id: 23,
             text: "gl hf".to_owned(),
@@ -242,12 +258,28 @@ pub fn client() -> Vec<ClientMessage> {
             id: 24,
             paused: true,
         },
-        ClientMessage::Kick { id: 25, player: 3 },
+        ClientMessage::Kick {
+            id: 25,
+            player: 3,
+            ban: false,
+        },
         ClientMessage::TransferHost { id: 26, player: 1 },
-        ClientMessage::ListReplays { id: 27 },
+        ClientMessage::ListReplays {
+            id: 27,
+            from: 0,
+            limit: 100,
+        },
         ClientMessage::GetReplay {
             id: 28,
             table: TABLE,
+            from_seq: 1,
+            password: None,
+            token: None,
+        },
+        ClientMessage::Mute {
+            id: 29,
+            player: Some(2),
+            muted: true,
         },
     ]
 }
@@ -258,7 +290,7 @@ pub fn server() -> Vec<ServerMessage> {
         ServerMessage::Welcome {
             reply_to: 1,
             protocol: crate::PROTOCOL_VERSION,
-            server: "grand-melee/0.1.0".to_owned(),
+            server: concat!("grand-melee-server ", env!("CARGO_PKG_VERSION")).to_owned(),
         },
         ServerMessage::Tables {
             reply_to: 2,
@@ -273,6 +305,8 @@ pub fn server() -> Vec<ServerMessage> {
                 spell_range: 1,
                 reduction: Reduction::Eager,
             }],
+            total: 1,
+            next: None,
         },
         ServerMessage::TableCreated {
             reply_to: 3,
@@ -327,14 +361,20 @@ pub fn server() -> Vec<ServerMessage> {
                 created_at_ms: 1_795_000_000_000,
                 finished_at_ms: 1_795_010_800_000,
                 events: 15,
+                password: false,
             }],
+            total: 1,
+            next: None,
         },
         ServerMessage::Replay {
             reply_to: 28,
             table: TABLE,
             name: "Friday melee".to_owned(),
             settings: view().settings,
+            first_seq: 1,
             events: view_events()[..3].to_vec(),
+            total_events: 15,
+            next_seq: Some(4),
         },
     ]
 }
@@ -359,6 +399,7 @@ pub fn events() -> Vec<Event> {
         Event::Kept {
             player: 1,
             hand_size: 6,
+            reason: KeepReason::Decided,
         },
         Event::TurnBegan { turn: 0, player: 0 },
         Event::PhaseChanged {
@@ -443,7 +484,14 @@ pub fn events() -> Vec<Event> {
         },
         Event::TablePaused { paused: true },
         Event::PlayerAbsent { player: 3 },
-        Event::PlayerKicked { player: 3 },
+        Event::PlayerKicked {
+            player: 3,
+            banned: true,
+        },
+        Event::PlayerMuted {
+            player: Some(2),
+            muted: true,
+        },
     ]
 }
 

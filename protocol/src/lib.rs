@@ -20,20 +20,22 @@ mod event;
 pub mod examples;
 mod limits;
 mod server;
+pub mod text;
 mod types;
 mod view;
 
 pub use client::ClientMessage;
 pub use codec::{
     decode_client, decode_event, decode_server, encode_client, encode_event, encode_server,
+    peek_request,
 };
 pub use error::{ApplyError, DecodeError, ErrorCode};
 pub use event::Event;
 pub use limits::*;
 pub use server::{ReplaySummary, ServerMessage, TableSummary};
 pub use types::{
-    EliminationCause, Phase, PlayerId, PlayerStatus, Reduction, Ruling, SeatToken, StageName,
-    Standing, TableId, TurnEndReason, TurnId, TurnRemovalReason, TurnStateName,
+    EliminationCause, KeepReason, Phase, PlayerId, PlayerStatus, Reduction, Ruling, SeatToken,
+    StageName, Standing, TableId, TurnEndReason, TurnId, TurnRemovalReason, TurnStateName,
 };
 pub use uuid::Uuid;
 pub use view::{PlayerView, Settings, TableView, TurnView};

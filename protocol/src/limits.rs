@@ -42,18 +42,33 @@ pub const DEFAULT_HAND_SIZE: u8 = 7;
 /// Seconds of disconnection after which a player is announced absent, unless the table says
 /// otherwise.
 pub const DEFAULT_ABSENCE_LIMIT_SECS: u32 = 600;
+/// Seconds a player has for each mulligan decision before it is taken as `keep`, unless the
+/// table says otherwise (0: no clock).
+pub const DEFAULT_MULLIGAN_CLOCK_SECS: u32 = 60;
+/// Spectators a table admits, unless it says otherwise.
+pub const DEFAULT_MAX_SPECTATORS: u32 = 100;
+/// The most spectators a table may admit.
+pub const MAX_SPECTATORS: u32 = 1_000;
+/// Items in a page of `list_tables` or `list_replays` when the request gives no `limit`.
+pub const DEFAULT_PAGE_ITEMS: u32 = 100;
+/// The most items in one page of `list_tables` or `list_replays` (a larger `limit` is lowered
+/// to this).
+pub const MAX_PAGE_ITEMS: u32 = 500;
+/// The most bytes of items (tables, replays, events) the server puts in one answer: a page ends
+/// early rather than grow past this, so every answer fits a client's outgoing queue.
+pub const MAX_PAGE_BYTES: usize = 128 * 1024;
+
 /// Poison counters that eliminate a player.
 pub const LETHAL_POISON: u32 = 10;
 /// Largest amount of damage, poison or life change one request may carry.
 pub const MAX_AMOUNT: u32 = 1_000_000;
 
-/// Whether a display name is acceptable: after trimming surrounding white space, 1–32
-/// characters and no control characters (the server applies the same test to the trimmed name;
-/// names are unique at a table regardless of case).
+/// Whether a display name is acceptable on its own: after NFC normalisation and trimming,
+/// 1–32 characters, none of them control, format or separator characters
+/// ([`text::normalize_name`](crate::text::normalize_name)). A player name must also not be
+/// reserved or confusable with another name at the table ([`crate::text`]).
 pub fn is_valid_name(name: &str) -> bool {
-    let name = name.trim();
-    let chars = name.chars().count();
-    (MIN_NAME_CHARS..=MAX_NAME_CHARS).contains(&chars) && !name.chars().any(char::is_control)
+    crate::text::normalize_name(name).is_ok()
 }
 
 /// WebSocket close codes the server uses.
@@ -65,7 +80,11 @@ pub mod close {
     /// Protocol error: the first message was not a valid `hello`, or its version is not
     /// supported.
     pub const PROTOCOL_ERROR: u16 = 1002;
-    /// Policy violation: for instance the client read too slowly and its queue overflowed.
+    /// A text frame that is not valid UTF-8 (the protocol itself only uses binary frames).
+    pub const INVALID_PAYLOAD: u16 = 1007;
+    /// Policy violation: the client read too slowly (its queue overflowed), flooded the server
+    /// with requests, stayed silent past the idle timeout, or was removed by the host. The close
+    /// frame's reason says which.
     pub const POLICY_VIOLATION: u16 = 1008;
     /// A client frame was larger than [`MAX_CLIENT_MESSAGE_BYTES`](super::MAX_CLIENT_MESSAGE_BYTES).
     pub const MESSAGE_TOO_BIG: u16 = 1009;

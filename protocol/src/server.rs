@@ -22,6 +22,9 @@ pub struct ReplaySummary {
     pub finished_at_ms: u64,
     /// How many events it has.
     pub events: u64,
+    /// Whether `get_replay` needs the table's password (or a seat token of it).
+    #[serde(default)]
+    pub password: bool,
 }
 
 /// One line of the table list.
@@ -61,12 +64,16 @@ pub enum ServerMessage {
         /// The server's name and version.
         server: String,
     },
-    /// Answer to `list_tables`.
+    /// Answer to `list_tables`: one page of the tables, sorted by name then id.
     Tables {
         /// The request's id.
         reply_to: u32,
-        /// Every table the server holds.
+        /// The tables of this page.
         tables: Vec<TableSummary>,
+        /// How many tables the server holds in all.
+        total: u32,
+        /// The `from` of the next page, or `None` if this page is the last.
+        next: Option<u32>,
     },
     /// Answer to `create_table`.
     TableCreated {
@@ -142,15 +149,21 @@ pub enum ServerMessage {
         /// A human-readable explanation.
         message: String,
     },
-    /// Answer to `list_replays`: newest first.
+    /// Answer to `list_replays`: one page of the finished games, newest first.
     Replays {
         /// The request's id.
         reply_to: u32,
-        /// The finished games.
+        /// The finished games of this page.
         replays: Vec<ReplaySummary>,
+        /// How many finished games are kept in all.
+        total: u32,
+        /// The `from` of the next page, or `None` if this page is the last.
+        next: Option<u32>,
     },
-    /// Answer to `get_replay`: everything needed to rebuild the game from scratch with
-    /// `TableView::new(table, name, settings)` and `apply_batch(1, &events)`.
+    /// Answer to `get_replay`: one page of a finished game's events. The pages together are
+    /// everything needed to rebuild the game from scratch with
+    /// `TableView::new(table, name, settings)` and `apply_batch(1, &events)` for each page in
+    /// order.
     Replay {
         /// The request's id.
         reply_to: u32,
@@ -161,8 +174,16 @@ pub enum ServerMessage {
         name: String,
         /// Its settings.
         settings: crate::Settings,
-        /// Every event, numbered from 1.
+        /// The number of the first event in `events` (the request's `from_seq`).
+        first_seq: u64,
+        /// Events `first_seq`, `first_seq + 1`, … (at least one unless the game has none from
+        /// `first_seq` on; the page ends before it would pass
+        /// [`MAX_PAGE_BYTES`](crate::MAX_PAGE_BYTES)).
         events: Vec<Event>,
+        /// How many events the game has in all.
+        total_events: u64,
+        /// The `from_seq` of the next page, or `None` if this page ends with the last event.
+        next_seq: Option<u64>,
     },
 }
 
@@ -206,9 +227,19 @@ impl ServerMessage {
 
     /// An `error` answering `request` with `code` and its standard description.
     pub fn error(request: Option<&crate::ClientMessage>, code: ErrorCode) -> Self {
+        Self::error_for(
+            request.map(crate::ClientMessage::id),
+            request.map(crate::ClientMessage::name),
+            code,
+        )
+    }
+
+    /// An `error` answering a request known only by its id and `type` tag (a malformed request
+    /// whose `id` and `type` could still be read: see [`peek_request`](crate::peek_request)).
+    pub fn error_for(reply_to: Option<u32>, request: Option<&str>, code: ErrorCode) -> Self {
         ServerMessage::Error {
-            reply_to: request.map(crate::ClientMessage::id),
-            request: request.map(|r| r.name().to_owned()),
+            reply_to,
+            request: request.map(str::to_owned),
             code,
             message: code.description().to_owned(),
         }

@@ -168,7 +168,7 @@ pub struct Standing {
     pub mana_points: u8,
 }
 
-/// A host's ruling during play.
+/// A host's ruling (during play; `keep` during mulligans).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Ruling {
@@ -196,6 +196,12 @@ pub enum Ruling {
         /// Whose turn.
         player: PlayerId,
     },
+    /// During mulligans: keep the hand of the player whose decision it is (for instance one
+    /// who has walked away).
+    Keep {
+        /// The deciding player.
+        player: PlayerId,
+    },
 }
 
 impl Ruling {
@@ -206,6 +212,44 @@ impl Ruling {
             Ruling::SetLife { .. } => "set_life",
             Ruling::SetPoison { .. } => "set_poison",
             Ruling::EndTurn { .. } => "end_turn",
+            Ruling::Keep { .. } => "keep",
+        }
+    }
+}
+
+/// Why a player kept his hand.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeepReason {
+    /// He chose to.
+    #[default]
+    Decided,
+    /// His mulligan clock ran out.
+    Clock,
+    /// He was disconnected past the grace period.
+    Absent,
+    /// The host ruled it (or kicked him).
+    Ruling,
+}
+
+/// Serde helpers writing an optional UUID as its hyphenated string (or nil).
+pub(crate) mod option_uuid_string {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use uuid::Uuid;
+
+    pub(crate) fn serialize<S: Serializer>(id: &Option<Uuid>, s: S) -> Result<S::Ok, S::Error> {
+        match id {
+            Some(id) => super::uuid_string::serialize(id, s),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Uuid>, D::Error> {
+        match Option::<String>::deserialize(d)? {
+            Some(text) => Uuid::parse_str(&text)
+                .map(Some)
+                .map_err(serde::de::Error::custom),
+            None => Ok(None),
         }
     }
 }

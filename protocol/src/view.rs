@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::ApplyError;
 use crate::event::Event;
 use crate::limits::{
-    DEFAULT_ABSENCE_LIMIT_SECS, DEFAULT_HAND_SIZE, DEFAULT_SPELL_RANGE, DEFAULT_STARTING_LIFE,
-    MAX_SEATS,
+    DEFAULT_ABSENCE_LIMIT_SECS, DEFAULT_HAND_SIZE, DEFAULT_MAX_SPECTATORS,
+    DEFAULT_MULLIGAN_CLOCK_SECS, DEFAULT_SPELL_RANGE, DEFAULT_STARTING_LIFE, MAX_SEATS,
 };
 use crate::types::{
     Phase, PlayerId, PlayerStatus, Reduction, StageName, Standing, TableId, TurnId, TurnStateName,
@@ -36,6 +36,20 @@ pub struct Settings {
     pub turn_clock_secs: u32,
     /// Seconds of disconnection before a player is announced absent.
     pub absence_limit_secs: u32,
+    /// Seconds each mulligan decision may take before it is taken as `keep` (0: no clock).
+    #[serde(default = "default_mulligan_clock")]
+    pub mulligan_clock_secs: u32,
+    /// Most spectators at once.
+    #[serde(default = "default_max_spectators")]
+    pub max_spectators: u32,
+}
+
+fn default_mulligan_clock() -> u32 {
+    DEFAULT_MULLIGAN_CLOCK_SECS
+}
+
+fn default_max_spectators() -> u32 {
+    DEFAULT_MAX_SPECTATORS
 }
 
 impl Default for Settings {
@@ -49,6 +63,8 @@ impl Default for Settings {
             password: false,
             turn_clock_secs: 0,
             absence_limit_secs: DEFAULT_ABSENCE_LIMIT_SECS,
+            mulligan_clock_secs: DEFAULT_MULLIGAN_CLOCK_SECS,
+            max_spectators: DEFAULT_MAX_SPECTATORS,
         }
     }
 }
@@ -76,6 +92,9 @@ pub struct PlayerView {
     pub connected: bool,
     /// Whether he has been away longer than the table's absence limit (see `player_absent`).
     pub absent: bool,
+    /// Whether the host has muted his chat.
+    #[serde(default)]
+    pub muted: bool,
     /// Whom he may attack right now (derived).
     pub may_attack: Vec<PlayerId>,
     /// Whom he may target with damage and other effects right now (derived).
@@ -134,6 +153,9 @@ pub struct TableView {
     pub spectators: u32,
     /// Whether the host has paused the table.
     pub paused: bool,
+    /// Whether the host has muted the spectators' chat.
+    #[serde(default)]
+    pub spectators_muted: bool,
 }
 
 impl TableView {
@@ -154,6 +176,7 @@ impl TableView {
             standings: Vec::new(),
             spectators: 0,
             paused: false,
+            spectators_muted: false,
         }
     }
 
@@ -359,6 +382,7 @@ impl TableView {
                     kept: false,
                     connected: true,
                     absent: false,
+                    muted: false,
                     may_attack: Vec::new(),
                     may_target: Vec::new(),
                 });
@@ -379,7 +403,9 @@ impl TableView {
                 let index = self.index_of(*player)?;
                 self.players[index].hand_size = *hand_size;
             }
-            Event::Kept { player, hand_size } => {
+            Event::Kept {
+                player, hand_size, ..
+            } => {
                 let index = self.index_of(*player)?;
                 if self.stage != StageName::Mulligan {
                     return Err(ApplyError::Invalid("a keep outside the mulligan stage"));
@@ -496,9 +522,16 @@ impl TableView {
                 let index = self.index_of(*player)?;
                 self.players[index].absent = true;
             }
-            Event::PlayerKicked { player } => {
+            Event::PlayerKicked { player, .. } => {
                 self.index_of(*player)?;
             }
+            Event::PlayerMuted { player, muted } => match player {
+                Some(player) => {
+                    let index = self.index_of(*player)?;
+                    self.players[index].muted = *muted;
+                }
+                None => self.spectators_muted = *muted,
+            },
             Event::HostChanged { player } => {
                 if let Some(player) = player {
                     self.index_of(*player)?;
@@ -566,6 +599,7 @@ impl TableView {
                 kept: false,
                 connected: lobby.connected,
                 absent: lobby.absent,
+                muted: lobby.muted,
                 may_attack: Vec::new(),
                 may_target: Vec::new(),
             });

@@ -23,7 +23,7 @@ struct Kinded {
 #[test]
 fn every_client_message_round_trips() {
     let all = examples::client();
-    assert_eq!(all.len(), 28);
+    assert_eq!(all.len(), 30);
     for message in all {
         let bytes = encode_client(&message);
         assert!(!bytes.is_empty());
@@ -66,7 +66,7 @@ fn every_server_message_round_trips() {
 #[test]
 fn every_event_round_trips_inside_an_events_message() {
     let events = examples::events();
-    assert_eq!(events.len(), 26);
+    assert_eq!(events.len(), 27);
     for event in events {
         let message = ServerMessage::Events {
             table: examples::TABLE,
@@ -186,6 +186,8 @@ fn create_table_defaults_and_tag_anywhere() {
             seed: None,
             turn_clock_secs: 0,
             absence_limit_secs: 600,
+            mulligan_clock_secs: 60,
+            max_spectators: 100,
         }
     );
 }
@@ -363,6 +365,8 @@ fn frames_packed_by_python_msgpack_decode() {
                 seed: Some(1 << 63),
                 turn_clock_secs: 0,
                 absence_limit_secs: 600,
+                mulligan_clock_secs: 60,
+                max_spectators: 100,
             },
         ),
         (
@@ -413,5 +417,33 @@ fn out_of_range_integers_are_errors() {
     for id in [-1, i64::from(u32::MAX) + 1] {
         let bytes = rmp_serde::to_vec_named(&Keep { tag: "keep", id }).unwrap();
         assert!(decode_client(&bytes).is_err(), "{id}");
+    }
+}
+
+#[test]
+fn a_malformed_request_still_yields_its_id_and_known_type() {
+    use grand_melee_protocol::peek_request;
+    // `{"type": "attack", "id": 7, "target": "x"}`: the target has the wrong type.
+    let mut bad = vec![0x83];
+    for (key, value) in [
+        ("type", vec![0xa6, b'a', b't', b't', b'a', b'c', b'k']),
+        ("id", vec![0x07]),
+        ("target", vec![0xa1, b'x']),
+    ] {
+        bad.push(0xa0 | key.len() as u8);
+        bad.extend_from_slice(key.as_bytes());
+        bad.extend(value);
+    }
+    assert!(decode_client(&bad).is_err());
+    assert_eq!(peek_request(&bad), (Some(7), Some("attack")));
+    // An unknown type is not echoed; an id too large for u32 is not either.
+    let unknown =
+        rmp_serde::to_vec_named(&serde_json::json!({"type": "\u{1b}[2J", "id": 9})).unwrap();
+    assert_eq!(peek_request(&unknown), (Some(9), None));
+    let huge =
+        rmp_serde::to_vec_named(&serde_json::json!({"type": "chat", "id": 1u64 << 40})).unwrap();
+    assert_eq!(peek_request(&huge), (None, Some("chat")));
+    for garbage in [&b""[..], b"\xc1", b"\x91\xc0", b"\xdf\xff\xff\xff\xff"] {
+        assert_eq!(peek_request(garbage), (None, None));
     }
 }

@@ -49,6 +49,8 @@ fn client_message() -> impl Strategy<Value = ClientMessage> {
                         seed,
                         turn_clock_secs: seats.into(),
                         absence_limit_secs: spell_range.into(),
+                        mulligan_clock_secs: starting_life.unsigned_abs(),
+                        max_spectators: seats.into(),
                     }
                 }
             ),

@@ -45,6 +45,7 @@ fn playing(n: u16, spell_range: u8, turn_holders: Vec<PlayerId>) -> TableView {
     events.extend((0..n).map(|player| Event::Kept {
         player,
         hand_size: 7,
+        reason: grand_melee_protocol::KeepReason::Decided,
     }));
     feed(&mut view, &events);
     view
@@ -207,6 +208,7 @@ fn game_start_seats_players_and_mulligans_go_round_from_the_first_player() {
             Event::Kept {
                 player: 3,
                 hand_size: 6,
+                reason: grand_melee_protocol::KeepReason::Decided,
             },
         ],
     );
@@ -217,6 +219,7 @@ fn game_start_seats_players_and_mulligans_go_round_from_the_first_player() {
         &[Event::Kept {
             player: 1,
             hand_size: 7,
+            reason: grand_melee_protocol::KeepReason::Decided,
         }],
     );
     assert_eq!(view.mulligan_decider, Some(2));
@@ -225,6 +228,7 @@ fn game_start_seats_players_and_mulligans_go_round_from_the_first_player() {
         &[Event::Kept {
             player: 2,
             hand_size: 7,
+            reason: grand_melee_protocol::KeepReason::Decided,
         }],
     );
     assert_eq!(view.mulligan_decider, Some(0));
@@ -234,6 +238,7 @@ fn game_start_seats_players_and_mulligans_go_round_from_the_first_player() {
         &[Event::Kept {
             player: 0,
             hand_size: 7,
+            reason: grand_melee_protocol::KeepReason::Decided,
         }],
     );
     assert_eq!(view.stage, StageName::Playing);
@@ -546,6 +551,7 @@ fn a_second_start_or_a_bad_seating_is_refused() {
         Event::Kept {
             player: 0,
             hand_size: 7,
+            reason: grand_melee_protocol::KeepReason::Decided,
         },
     ];
     let before = view.clone();

@@ -42,6 +42,47 @@ pub struct ServerConfig {
     #[arg(long, env = "GM_MAX_TABLES", default_value_t = 2_000)]
     pub max_tables: usize,
 
+    /// Most open tables created from one IP address (0: no limit); more get `too_many_tables`.
+    /// A table counts until it closes, except one nobody has sat at for `--unjoined-table-secs`.
+    #[arg(long, env = "GM_MAX_TABLES_PER_IP", default_value_t = 20)]
+    pub max_tables_per_ip: usize,
+
+    /// Most tables one IP address may create per minute (0: no limit); more get
+    /// `too_many_tables`.
+    #[arg(long, env = "GM_TABLE_CREATIONS_PER_MINUTE", default_value_t = 10)]
+    pub table_creations_per_minute: u32,
+
+    /// Seconds a new table may stay without anyone ever sitting at it before it is closed (and
+    /// stops counting against `--max-tables` and its creator's `--max-tables-per-ip`).
+    #[arg(long, env = "GM_UNJOINED_TABLE_SECS", default_value_t = 60)]
+    pub unjoined_table_secs: u64,
+
+    /// Most spectators from one IP address across all tables (0: no limit); more get
+    /// `spectators_full`. Each table also has its own cap (`max_spectators`, chosen at creation).
+    #[arg(long, env = "GM_MAX_SPECTATORS_PER_IP", default_value_t = 20)]
+    pub max_spectators_per_ip: usize,
+
+    /// Chat lines per minute one table accepts from all its members together (bursts of 20);
+    /// past it, `chat` answers `rate_limited`. 0: no table budget.
+    #[arg(long, env = "GM_TABLE_CHAT_PER_MINUTE", default_value_t = 120.0)]
+    pub table_chat_per_minute: f64,
+
+    /// Wrong passwords one IP address may try per minute at one table (bursts of 5); past it,
+    /// `join`, `watch` and `get_replay` answer `rate_limited` without checking.
+    #[arg(long, env = "GM_WRONG_PASSWORDS_PER_MINUTE", default_value_t = 10.0)]
+    pub wrong_passwords_per_minute: f64,
+
+    /// Days a finished game is kept as a replay before it is deleted (0: forever). Checked at
+    /// start and every hour.
+    #[arg(long, env = "GM_REPLAY_RETENTION_DAYS", default_value_t = 90)]
+    pub replay_retention_days: u32,
+
+    /// Start even if the journal's integrity check finds damage. Tables that cannot be rebuilt
+    /// are then left out (logged, counted in `/metrics`, their rows kept untouched) instead of
+    /// stopping the server; restore the journal from a backup as soon as you can.
+    #[arg(long, env = "GM_ALLOW_DAMAGED_JOURNAL")]
+    pub allow_damaged_journal: bool,
+
     /// Seconds a client has to complete the HTTP/WebSocket handshake.
     #[arg(long, env = "GM_HANDSHAKE_TIMEOUT", default_value_t = 10)]
     pub handshake_timeout_secs: u64,
@@ -134,6 +175,10 @@ impl ServerConfig {
 
     pub(crate) fn grace_period(&self) -> Duration {
         Duration::from_secs(self.grace_period_secs)
+    }
+
+    pub(crate) fn unjoined_table(&self) -> Duration {
+        Duration::from_secs(self.unjoined_table_secs)
     }
 
     pub(crate) fn max_message_bytes(&self) -> usize {

@@ -2,16 +2,17 @@
 //! task: decodes requests, answers session requests, forwards table requests to the table's
 //! actor) and a writer task (drains a bounded queue of encoded frames, batching writes).
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU16, AtomicUsize, Ordering::Relaxed};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::Instant;
 
 use bytes::Bytes;
 use futures_util::stream::SplitSink;
 use futures_util::{SinkExt, StreamExt};
 use grand_melee_protocol::{
-    self as wire, ClientMessage, ErrorCode, PROTOCOL_VERSION, ServerMessage, close,
+    self as wire, ClientMessage, ErrorCode, PROTOCOL_VERSION, ServerMessage, close, text,
 };
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot};
@@ -20,9 +21,10 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_util::sync::CancellationToken;
-use tracing::{debug, info};
+use tracing::{debug, info, warn};
 
 use crate::http::{self, Route};
+use crate::limit::TokenBucket;
 use crate::metrics::Metrics;
 use crate::room::{self, Entry, RoomMsg};
 use crate::server::Shared;
@@ -32,9 +34,12 @@ use crate::server::Shared;
 #[derive(Debug, Clone)]
 pub(crate) struct Conn {
     pub id: u64,
+    /// The client's address (for per-address caps and bans).
+    pub peer: IpAddr,
     out: mpsc::Sender<Bytes>,
     kick: CancellationToken,
-    close_code: Arc<AtomicU16>,
+    /// The close code and the reason sent with it; the first close wins.
+    close: Arc<OnceLock<(u16, &'static str)>>,
     /// Bytes queued and not yet handed to the socket.
     queued_bytes: Arc<AtomicUsize>,
     max_queued_bytes: usize,
@@ -64,7 +69,10 @@ impl Conn {
                         connection = self.id,
                         "outgoing queue full: dropping a slow reader"
                     );
-                    self.close(close::POLICY_VIOLATION);
+                    self.close_because(
+                        close::POLICY_VIOLATION,
+                        "outgoing queue overflow: reading too slowly",
+                    );
                 }
                 false
             }
@@ -92,23 +100,35 @@ impl Conn {
         self.send_message(&ServerMessage::error(request, code));
     }
 
-    /// Closes the connection with a WebSocket close code (the first code set wins).
+    /// Closes the connection with a WebSocket close code and its usual reason (the first close
+    /// wins).
     pub fn close(&self, code: u16) {
+        self.close_because(code, close_reason(code));
+    }
+
+    /// Closes the connection with a WebSocket close code and a reason saying what happened (the
+    /// first close wins).
+    pub fn close_because(&self, code: u16, reason: &'static str) {
+        // Cancelled already (by an earlier close, or by the server's shutdown, which means
+        // 1001): the first reason stands.
         if !self.kick.is_cancelled() {
-            self.close_code.store(code, Relaxed);
+            let _ = self.close.set((code, reason));
             self.kick.cancel();
         }
     }
 }
 
-/// The human-readable reason sent with a close code.
+/// The usual human-readable reason sent with a close code; closes for a policy violation give
+/// their own (`Conn::close_because`).
 fn close_reason(code: u16) -> &'static str {
     match code {
         close::NORMAL => "bye",
         close::GOING_AWAY => "server going away",
         close::PROTOCOL_ERROR => "protocol error",
-        close::POLICY_VIOLATION => "outgoing queue overflow or idle",
+        close::INVALID_PAYLOAD => "a text frame that is not valid UTF-8",
+        close::POLICY_VIOLATION => "policy violation",
         close::MESSAGE_TOO_BIG => "message too big",
+        close::INTERNAL_ERROR => "internal error: the server could not write its journal",
         _ => "",
     }
 }
@@ -122,40 +142,6 @@ fn websocket_config(config: &crate::ServerConfig) -> WebSocketConfig {
         .max_write_buffer_size(1 << 20)
         .max_message_size(Some(config.max_message_bytes()))
         .max_frame_size(Some(config.max_message_bytes()))
-}
-
-/// A token bucket: `capacity` tokens, refilled at `per_second`.
-#[derive(Debug)]
-struct TokenBucket {
-    capacity: f64,
-    per_second: f64,
-    tokens: f64,
-    last: Instant,
-}
-
-impl TokenBucket {
-    fn new(capacity: f64, per_second: f64, now: Instant) -> Self {
-        let capacity = capacity.max(1.0);
-        Self {
-            capacity,
-            per_second: per_second.max(0.0),
-            tokens: capacity,
-            last: now,
-        }
-    }
-
-    /// Takes one token if there is one.
-    fn take(&mut self, now: Instant) -> bool {
-        let elapsed = now.saturating_duration_since(self.last).as_secs_f64();
-        self.tokens = (self.tokens + elapsed * self.per_second).min(self.capacity);
-        self.last = now;
-        if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
-            true
-        } else {
-            false
-        }
-    }
 }
 
 /// Per-connection rate limits: requests, chat lines, and strikes for requests over the limit.
@@ -237,7 +223,8 @@ async fn session(ws: WebSocketStream<TcpStream>, peer: SocketAddr, shared: &Arc<
         id: shared.next_connection_id(),
         out,
         kick: kick.clone(),
-        close_code: Arc::new(AtomicU16::new(close::GOING_AWAY)),
+        peer: peer.ip(),
+        close: Arc::new(OnceLock::new()),
         queued_bytes: Arc::new(AtomicUsize::new(0)),
         max_queued_bytes: shared.config.outgoing_queue_bytes.max(1024),
         metrics: Arc::clone(&shared.metrics),
@@ -247,7 +234,7 @@ async fn session(ws: WebSocketStream<TcpStream>, peer: SocketAddr, shared: &Arc<
         sink,
         rx,
         kick.clone(),
-        Arc::clone(&conn.close_code),
+        Arc::clone(&conn.close),
         Arc::clone(&conn.queued_bytes),
         shared.config.ping_interval(),
     ));
@@ -264,7 +251,10 @@ async fn session(ws: WebSocketStream<TcpStream>, peer: SocketAddr, shared: &Arc<
             () = &mut cancelled => break,
             () = &mut silence => {
                 debug!(connection = conn.id, "idle: no frame or pong in time");
-                conn.close(close::POLICY_VIOLATION);
+                conn.close_because(
+                    close::POLICY_VIOLATION,
+                    "idle: no message or pong within the idle timeout",
+                );
                 break;
             }
             next = stream.next() => next,
@@ -280,6 +270,11 @@ async fn session(ws: WebSocketStream<TcpStream>, peer: SocketAddr, shared: &Arc<
                 conn.close(close::PROTOCOL_ERROR);
                 break;
             }
+            Some(Err(WsError::Utf8(_))) => {
+                // RFC 6455 §8.1: a text frame that is not UTF-8 fails the connection with 1007.
+                conn.close(close::INVALID_PAYLOAD);
+                break;
+            }
             Some(Err(_)) => break,
             Some(Ok(message)) => message,
         };
@@ -291,23 +286,51 @@ async fn session(ws: WebSocketStream<TcpStream>, peer: SocketAddr, shared: &Arc<
             Message::Binary(bytes) => {
                 Metrics::add(&shared.metrics.messages_in, 1);
                 Metrics::add(&shared.metrics.bytes_in, bytes.len() as u64);
-                match wire::decode_client(&bytes) {
-                    Ok(request) if !limits.admit(&request, received) => {
-                        conn.reject(Some(&request), ErrorCode::RateLimited);
-                        if !limits.strikes.take(received) {
-                            info!(connection = conn.id, %peer, "flooding: disconnected");
-                            conn.close(close::POLICY_VIOLATION);
-                            break;
-                        }
+                let decoded = wire::decode_client(&bytes);
+                // Every frame counts against the limits, decodable or not: garbage must not be
+                // a way round them.
+                let admitted = match &decoded {
+                    Ok(request) => limits.admit(request, received),
+                    Err(_) => limits.requests.take(received),
+                };
+                if !admitted {
+                    match &decoded {
+                        Ok(request) => conn.reject(Some(request), ErrorCode::RateLimited),
+                        Err(_) => reject_undecodable(&conn, &bytes, ErrorCode::RateLimited),
                     }
+                    if !limits.strikes.take(received) {
+                        info!(connection = conn.id, %peer, "flooding: disconnected");
+                        conn.close_because(
+                            close::POLICY_VIOLATION,
+                            "flooding: too many requests over the rate limit",
+                        );
+                        break;
+                    }
+                    continue;
+                }
+                match decoded {
                     Ok(request) => handle(request, &mut state, &conn, shared, received).await,
                     Err(error) => {
                         debug!(connection = conn.id, %error, "undecodable message");
-                        conn.reject(None, error.code());
+                        reject_undecodable(&conn, &bytes, error.code());
                     }
                 }
             }
-            Message::Text(_) => conn.reject(None, ErrorCode::BadMessage),
+            Message::Text(_) => {
+                // The protocol is binary only; a text frame counts against the limits too.
+                if limits.requests.take(received) {
+                    conn.reject(None, ErrorCode::BadMessage);
+                } else if !limits.strikes.take(received) {
+                    info!(connection = conn.id, %peer, "flooding: disconnected");
+                    conn.close_because(
+                        close::POLICY_VIOLATION,
+                        "flooding: too many requests over the rate limit",
+                    );
+                    break;
+                } else {
+                    conn.reject(None, ErrorCode::RateLimited);
+                }
+            }
             Message::Close(_) => {
                 conn.close(close::NORMAL);
                 break;
@@ -328,6 +351,14 @@ async fn session(ws: WebSocketStream<TcpStream>, peer: SocketAddr, shared: &Arc<
     debug!(connection = conn.id, "websocket closed");
 }
 
+/// Answers a frame that does not decode with `code`, echoing its `id` and `type` when they can
+/// be read, so a client waiting for that id gets its answer.
+fn reject_undecodable(conn: &Conn, bytes: &[u8], code: ErrorCode) {
+    let (id, request) = wire::peek_request(bytes);
+    Metrics::add(&conn.metrics.rejected, 1);
+    conn.send_message(&ServerMessage::error_for(id, request, code));
+}
+
 /// Answers one decoded request.
 async fn handle(
     request: ClientMessage,
@@ -337,78 +368,58 @@ async fn handle(
     received: Instant,
 ) {
     match (&*state, request) {
-        (State::New, ClientMessage::Hello { id, protocol, .. }) => {
-            if protocol != PROTOCOL_VERSION {
-                let request = ClientMessage::Hello {
-                    id,
-                    protocol,
-                    client: String::new(),
-                };
+        (State::New, request @ ClientMessage::Hello { .. }) => {
+            let ClientMessage::Hello {
+                id,
+                protocol,
+                client,
+            } = &request
+            else {
+                return;
+            };
+            if text::check_client_name(client).is_err() {
+                // Refused, and nothing changes: the client may send a better `hello`.
+                conn.reject(Some(&request), ErrorCode::BadMessage);
+                return;
+            }
+            if *protocol != PROTOCOL_VERSION {
                 conn.reject(Some(&request), ErrorCode::UnsupportedVersion);
                 conn.close(close::PROTOCOL_ERROR);
                 return;
             }
+            debug!(connection = conn.id, client, "hello");
             *state = State::Lobby;
             conn.send_message(&ServerMessage::Welcome {
-                reply_to: id,
+                reply_to: *id,
                 protocol: PROTOCOL_VERSION,
-                server: format!("grand-melee-server {}", env!("CARGO_PKG_VERSION")),
+                server: server_name(),
             });
         }
         (State::New, request) => conn.reject(Some(&request), ErrorCode::HelloRequired),
         (_, request @ ClientMessage::Hello { .. }) => {
             conn.reject(Some(&request), ErrorCode::BadMessage)
         }
-        (_, ClientMessage::ListReplays { id }) => {
-            let journal = shared.journal.clone();
-            match tokio::task::spawn_blocking(move || journal.replays()).await {
-                Ok(Ok(replays)) => {
-                    let replays = replays
-                        .into_iter()
-                        .map(|r| wire::ReplaySummary {
-                            table: r.id,
-                            name: r.name,
-                            created_at_ms: r.created_at_ms,
-                            finished_at_ms: r.finished_at_ms,
-                            events: r.events,
-                        })
-                        .collect();
-                    conn.send_message(&ServerMessage::Replays {
-                        reply_to: id,
-                        replays,
-                    });
-                }
-                _ => conn.reject(
-                    Some(&ClientMessage::ListReplays { id }),
-                    ErrorCode::StorageFailed,
-                ),
-            }
-        }
-        (_, request @ ClientMessage::GetReplay { .. }) => {
-            let ClientMessage::GetReplay { id, table } = request else {
-                return;
-            };
-            match room::replay(shared, table).await {
-                Ok(replay) => {
-                    conn.send_message(&replay.answering(id));
+        (_, request @ ClientMessage::ListReplays { .. }) => {
+            match list_replays(&request, shared).await {
+                Ok(answer) => {
+                    conn.send_message(&answer);
                 }
                 Err(code) => conn.reject(Some(&request), code),
             }
         }
-        (_, ClientMessage::ListTables { id }) => {
-            let mut tables: Vec<_> = shared
-                .tables
-                .iter()
-                .map(|entry| entry.summary.borrow().clone())
-                .collect();
-            tables.sort_by(|a, b| a.name.cmp(&b.name).then(a.table.cmp(&b.table)));
-            conn.send_message(&ServerMessage::Tables {
-                reply_to: id,
-                tables,
-            });
+        (_, request @ ClientMessage::GetReplay { .. }) => {
+            match get_replay(&request, conn.peer, shared).await {
+                Ok(answer) => {
+                    conn.send_message(&answer);
+                }
+                Err(code) => conn.reject(Some(&request), code),
+            }
+        }
+        (_, ClientMessage::ListTables { id, from, limit }) => {
+            conn.send_message(&list_tables(shared, id, from, limit));
         }
         (_, request @ ClientMessage::CreateTable { .. }) => {
-            match room::create(&request, shared).await {
+            match room::create(&request, shared, conn.peer).await {
                 Ok(table) => {
                     conn.send_message(&ServerMessage::TableCreated {
                         reply_to: request.id(),
@@ -431,54 +442,10 @@ async fn handle(
             request @ (ClientMessage::Join { .. }
             | ClientMessage::Watch { .. }
             | ClientMessage::Resume { .. }),
-        ) => {
-            let (table, entry) = match &request {
-                ClientMessage::Join {
-                    table,
-                    name,
-                    password,
-                    ..
-                } => (
-                    *table,
-                    Entry::Join {
-                        name: name.clone(),
-                        password: password.clone(),
-                    },
-                ),
-                ClientMessage::Watch {
-                    table, password, ..
-                } => (
-                    *table,
-                    Entry::Watch {
-                        password: password.clone(),
-                    },
-                ),
-                ClientMessage::Resume { table, token, .. } => {
-                    (*table, Entry::Resume { token: *token })
-                }
-                _ => return,
-            };
-            let Some(tx) = shared.tables.get(&table).map(|e| e.tx.clone()) else {
-                conn.reject(Some(&request), ErrorCode::UnknownTable);
-                return;
-            };
-            let (reply, answer) = oneshot::channel();
-            let enter = RoomMsg::Enter {
-                conn: conn.clone(),
-                request_id: request.id(),
-                entry,
-                reply,
-            };
-            if tx.send(enter).await.is_err() {
-                conn.reject(Some(&request), ErrorCode::UnknownTable);
-                return;
-            }
-            match answer.await {
-                Ok(Ok(_role)) => *state = State::InTable(room::Membership { tx }),
-                Ok(Err(code)) => conn.reject(Some(&request), code),
-                Err(_) => conn.reject(Some(&request), ErrorCode::UnknownTable),
-            }
-        }
+        ) => match enter(&request, conn, shared).await {
+            Ok(membership) => *state = State::InTable(membership),
+            Err(code) => conn.reject(Some(&request), code),
+        },
         (State::InTable(membership), ClientMessage::Leave { id }) => {
             let (reply, answer) = oneshot::channel();
             let leave = RoomMsg::Leave {
@@ -511,13 +478,243 @@ async fn handle(
     }
 }
 
+/// The server's name and version, as `welcome` gives it.
+pub(crate) fn server_name() -> String {
+    format!("grand-melee-server {}", env!("CARGO_PKG_VERSION"))
+}
+
+/// The number of items a page may hold: the request's `limit`, at least 1, at most
+/// [`wire::MAX_PAGE_ITEMS`].
+fn page_items(limit: u32) -> usize {
+    usize::try_from(limit.clamp(1, wire::MAX_PAGE_ITEMS)).unwrap_or(1)
+}
+
+/// Takes items from `items` until `max` of them or until the next one would push the page past
+/// [`wire::MAX_PAGE_BYTES`] (at least one item, whatever its size).
+fn fill_page<T: serde::Serialize>(items: impl Iterator<Item = T>, max: usize) -> Vec<T> {
+    let mut page = Vec::new();
+    let mut bytes = 0;
+    for item in items.take(max) {
+        let size = rmp_serde::to_vec_named(&item).map_or(0, |b| b.len());
+        if !page.is_empty() && bytes + size > wire::MAX_PAGE_BYTES {
+            break;
+        }
+        bytes += size;
+        page.push(item);
+    }
+    page
+}
+
+/// One page of the table list, sorted by name then id.
+fn list_tables(shared: &Shared, id: u32, from: u32, limit: u32) -> ServerMessage {
+    let mut tables: Vec<_> = shared
+        .tables
+        .iter()
+        .map(|entry| entry.summary.borrow().clone())
+        .collect();
+    tables.sort_by(|a, b| a.name.cmp(&b.name).then(a.table.cmp(&b.table)));
+    let total = u32::try_from(tables.len()).unwrap_or(u32::MAX);
+    let start = usize::try_from(from)
+        .unwrap_or(usize::MAX)
+        .min(tables.len());
+    let page = fill_page(tables.into_iter().skip(start), page_items(limit));
+    let end = start + page.len();
+    ServerMessage::Tables {
+        reply_to: id,
+        tables: page,
+        total,
+        next: (end < usize::try_from(total).unwrap_or(usize::MAX))
+            .then(|| u32::try_from(end).unwrap_or(u32::MAX)),
+    }
+}
+
+/// One page of the finished games, newest first.
+async fn list_replays(
+    request: &ClientMessage,
+    shared: &Arc<Shared>,
+) -> Result<ServerMessage, ErrorCode> {
+    let &ClientMessage::ListReplays { id, from, limit } = request else {
+        return Err(ErrorCode::BadMessage);
+    };
+    let journal = shared.journal.clone();
+    let max = page_items(limit);
+    let (rows, total) = tokio::task::spawn_blocking(move || {
+        journal.replays_page(from, u32::try_from(max).unwrap_or(wire::MAX_PAGE_ITEMS))
+    })
+    .await
+    .map_err(|_| ErrorCode::StorageFailed)?
+    .map_err(|error| {
+        warn!(%error, "listing replays");
+        ErrorCode::StorageFailed
+    })?;
+    let summaries = rows.into_iter().map(|r| wire::ReplaySummary {
+        table: r.id,
+        name: r.name,
+        created_at_ms: r.created_at_ms,
+        finished_at_ms: r.finished_at_ms,
+        events: r.events,
+        password: r.password,
+    });
+    let replays = fill_page(summaries, max);
+    let end = from.saturating_add(u32::try_from(replays.len()).unwrap_or(u32::MAX));
+    Ok(ServerMessage::Replays {
+        reply_to: id,
+        replays,
+        total,
+        next: (end < total).then_some(end),
+    })
+}
+
+/// One page of a finished game's events. A game played at a table with a password needs that
+/// password (wrong guesses are limited per address and table) or one of its seat tokens.
+async fn get_replay(
+    request: &ClientMessage,
+    peer: IpAddr,
+    shared: &Arc<Shared>,
+) -> Result<ServerMessage, ErrorCode> {
+    let ClientMessage::GetReplay {
+        id,
+        table,
+        from_seq,
+        password,
+        token,
+    } = request
+    else {
+        return Err(ErrorCode::BadMessage);
+    };
+    let (id, table, token) = (*id, *table, *token);
+    let from_seq = (*from_seq).max(1);
+    let journal = shared.journal.clone();
+    let page = tokio::task::spawn_blocking(move || {
+        journal.replay_page(table, from_seq, wire::MAX_PAGE_BYTES)
+    })
+    .await
+    .map_err(|_| ErrorCode::StorageFailed)?
+    .map_err(|error| {
+        warn!(%error, %table, "reading a replay");
+        ErrorCode::StorageFailed
+    })?
+    .ok_or(ErrorCode::UnknownReplay)?;
+    if let Some(hash) = &page.record.password {
+        let journal = shared.journal.clone();
+        let by_token = match token {
+            Some(token) => {
+                tokio::task::spawn_blocking(move || journal.has_seat_token(table, token))
+                    .await
+                    .map_err(|_| ErrorCode::StorageFailed)?
+                    .map_err(|_| ErrorCode::StorageFailed)?
+            }
+            None => false,
+        };
+        if !by_token {
+            check_password(
+                shared,
+                peer,
+                table,
+                Arc::from(hash.as_str()),
+                password.clone(),
+            )
+            .await?;
+        }
+    }
+    let replay = room::replay_page(table, page)?;
+    Ok(replay.answering(id, from_seq))
+}
+
+/// Checks a password against a table's hash, off the async threads, limiting wrong guesses per
+/// address and table.
+async fn check_password(
+    shared: &Arc<Shared>,
+    peer: IpAddr,
+    table: wire::TableId,
+    hash: Arc<str>,
+    given: Option<String>,
+) -> Result<(), ErrorCode> {
+    let now = Instant::now();
+    if !shared.may_guess(peer, table, now) {
+        return Err(ErrorCode::RateLimited);
+    }
+    let right = match given {
+        Some(given) => tokio::task::spawn_blocking(move || crate::password::verify(&hash, &given))
+            .await
+            .unwrap_or(false),
+        None => false,
+    };
+    if right {
+        Ok(())
+    } else {
+        shared.wrong_guess(peer, table, now);
+        Err(ErrorCode::WrongPassword)
+    }
+}
+
+/// Asks a table's actor to seat, admit or resume this connection. The password, if the table
+/// has one, is checked here first; a spectator takes a place under the per-address cap first.
+async fn enter(
+    request: &ClientMessage,
+    conn: &Conn,
+    shared: &Arc<Shared>,
+) -> Result<room::Membership, ErrorCode> {
+    let (table, password, entry) = match request {
+        ClientMessage::Join {
+            table,
+            name,
+            password,
+            ..
+        } => (*table, password.clone(), Entry::Join { name: name.clone() }),
+        ClientMessage::Watch {
+            table, password, ..
+        } => (*table, password.clone(), Entry::Watch),
+        ClientMessage::Resume { table, token, .. } => {
+            (*table, None, Entry::Resume { token: *token })
+        }
+        _ => return Err(ErrorCode::BadMessage),
+    };
+    let (tx, hash) = shared
+        .tables
+        .get(&table)
+        .map(|e| (e.tx.clone(), e.password.clone()))
+        .ok_or(ErrorCode::UnknownTable)?;
+    if let Some(hash) = hash
+        && !matches!(entry, Entry::Resume { .. })
+    {
+        check_password(shared, conn.peer, table, hash, password).await?;
+    }
+    let spectator = match entry {
+        Entry::Watch => Some(
+            shared
+                .admit_spectator(conn.peer)
+                .ok_or(ErrorCode::SpectatorsFull)?,
+        ),
+        _ => None,
+    };
+    let (reply, answer) = oneshot::channel();
+    let enter = RoomMsg::Enter {
+        conn: conn.clone(),
+        request_id: request.id(),
+        entry,
+        reply,
+    };
+    if tx.send(enter).await.is_err() {
+        return Err(ErrorCode::UnknownTable);
+    }
+    match answer.await {
+        Ok(Ok(_role)) => Ok(room::Membership {
+            tx,
+            _spectator: spectator,
+        }),
+        Ok(Err(code)) => Err(code),
+        Err(_) => Err(ErrorCode::UnknownTable),
+    }
+}
+
 /// The writer task: drains the queue, feeding every frame that is ready and flushing once, sends
 /// pings, and closes with the connection's close code when told to.
 async fn write_frames(
     mut sink: SplitSink<WebSocketStream<TcpStream>, Message>,
     mut rx: mpsc::Receiver<Bytes>,
     kick: CancellationToken,
-    close_code: Arc<AtomicU16>,
+    close: Arc<OnceLock<(u16, &'static str)>>,
     queued_bytes: Arc<AtomicUsize>,
     ping_interval: std::time::Duration,
 ) {
@@ -555,7 +752,10 @@ async fn write_frames(
             return;
         }
     }
-    let code = close_code.load(Relaxed);
+    let (code, reason) = close
+        .get()
+        .copied()
+        .unwrap_or((close::GOING_AWAY, close_reason(close::GOING_AWAY)));
     let goodbye = async {
         // Deliver what was already queued (the last events before a shutdown, the errors that
         // explain a close). A reader too slow to take them runs into the timeout below.
@@ -564,7 +764,7 @@ async fn write_frames(
         }
         sink.send(Message::Close(Some(CloseFrame {
             code: CloseCode::from(code),
-            reason: close_reason(code).into(),
+            reason: reason.into(),
         })))
         .await
     };

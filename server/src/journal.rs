@@ -256,6 +256,18 @@ pub struct ReplaySummary {
     pub finished_at_ms: u64,
     /// How many events it has.
     pub events: u64,
+    /// Whether the table had a password.
+    pub password: bool,
+}
+
+/// One page of a finished game's events, with what is needed to read them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplayPage {
+    pub record: TableRecord,
+    /// `(seq, encoded event)`, by seq, starting at the requested one.
+    pub events: Vec<(u64, Vec<u8>)>,
+    /// How many events the game has in all.
+    pub total_events: u64,
 }
 
 /// A handle on the journal. Cheap to clone; every clone talks to the same writer thread.
@@ -581,7 +593,8 @@ impl Journal {
         self.read(|conn| {
             let mut stmt = conn.prepare_cached(
                 "SELECT t.id, t.name, t.created_at_ms, t.finished_at_ms,
-                        (SELECT count(*) FROM events e WHERE e.table_id = t.id)
+                        (SELECT count(*) FROM events e WHERE e.table_id = t.id),
+                        t.password IS NOT NULL
                  FROM melee_tables t WHERE t.finished_at_ms IS NOT NULL
                  ORDER BY t.finished_at_ms DESC, t.created_at_ms DESC, t.id",
             )?;
@@ -594,9 +607,105 @@ impl Journal {
                     created_at_ms: u64_column(row, 2, "created_at_ms")?,
                     finished_at_ms: u64_column(row, 3, "finished_at_ms")?,
                     events: u64_column(row, 4, "event count")?,
+                    password: row.get(5)?,
                 });
             }
             Ok(replays)
+        })
+    }
+
+    /// One page of the finished games, newest first: at most `limit` of them after skipping
+    /// `from`, and how many there are in all.
+    pub fn replays_page(
+        &self,
+        from: u32,
+        limit: u32,
+    ) -> Result<(Vec<ReplaySummary>, u32), JournalError> {
+        self.read(|conn| {
+            let total: i64 = conn
+                .prepare_cached(
+                    "SELECT count(*) FROM melee_tables WHERE finished_at_ms IS NOT NULL",
+                )?
+                .query_row([], |row| row.get(0))?;
+            let mut stmt = conn.prepare_cached(
+                "SELECT t.id, t.name, t.created_at_ms, t.finished_at_ms,
+                        (SELECT count(*) FROM events e WHERE e.table_id = t.id),
+                        t.password IS NOT NULL
+                 FROM melee_tables t WHERE t.finished_at_ms IS NOT NULL
+                 ORDER BY t.finished_at_ms DESC, t.created_at_ms DESC, t.id
+                 LIMIT ?1 OFFSET ?2",
+            )?;
+            let mut rows = stmt.query(params![i64::from(limit), i64::from(from)])?;
+            let mut replays = Vec::new();
+            while let Some(row) = rows.next()? {
+                replays.push(ReplaySummary {
+                    id: uuid_column(row, 0, "table id")?,
+                    name: row.get(1)?,
+                    created_at_ms: u64_column(row, 2, "created_at_ms")?,
+                    finished_at_ms: u64_column(row, 3, "finished_at_ms")?,
+                    events: u64_column(row, 4, "event count")?,
+                    password: row.get(5)?,
+                });
+            }
+            Ok((replays, u32::try_from(total).unwrap_or(u32::MAX)))
+        })
+    }
+
+    /// Events `from_seq`, `from_seq + 1`, … of a finished game, as many as fit in `max_bytes`
+    /// of encoded events (at least one, if there is any); `None` if the journal has no finished
+    /// game with that id.
+    pub fn replay_page(
+        &self,
+        table: Uuid,
+        from_seq: u64,
+        max_bytes: usize,
+    ) -> Result<Option<ReplayPage>, JournalError> {
+        self.read(|conn| {
+            let head = {
+                let mut stmt = conn.prepare_cached(
+                    "SELECT id, name, password, settings, created_at_ms, finished_at_ms
+                     FROM melee_tables WHERE id = ?1 AND finished_at_ms IS NOT NULL",
+                )?;
+                let mut rows = stmt.query([table.as_bytes().as_slice()])?;
+                match rows.next()? {
+                    Some(row) => table_head(row)?,
+                    None => return Ok(None),
+                }
+            };
+            let total: i64 = conn
+                .prepare_cached("SELECT count(*) FROM events WHERE table_id = ?1")?
+                .query_row([table.as_bytes().as_slice()], |row| row.get(0))?;
+            let mut stmt = conn.prepare_cached(
+                "SELECT seq, data FROM events WHERE table_id = ?1 AND seq >= ?2 ORDER BY seq",
+            )?;
+            let from = i64::try_from(from_seq).unwrap_or(i64::MAX);
+            let mut rows = stmt.query(params![table.as_bytes().as_slice(), from])?;
+            let (mut events, mut bytes) = (Vec::new(), 0usize);
+            while let Some(row) = rows.next()? {
+                let data: Vec<u8> = row.get(1)?;
+                if !events.is_empty() && bytes + data.len() > max_bytes {
+                    break;
+                }
+                bytes += data.len();
+                events.push((u64_column(row, 0, "event seq")?, data));
+            }
+            Ok(Some(ReplayPage {
+                record: head.0,
+                events,
+                total_events: u64::try_from(total).unwrap_or(0),
+            }))
+        })
+    }
+
+    /// Whether `token` is a seat token of `table` (seats given up or kicked no longer count).
+    pub fn has_seat_token(&self, table: Uuid, token: Uuid) -> Result<bool, JournalError> {
+        self.read(|conn| {
+            Ok(conn
+                .prepare_cached("SELECT 1 FROM seats WHERE table_id = ?1 AND token = ?2")?
+                .exists(params![
+                    table.as_bytes().as_slice(),
+                    token.as_bytes().as_slice()
+                ])?)
         })
     }
 

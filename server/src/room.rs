@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use grand_melee_protocol::{
-    self as wire, ClientMessage, ErrorCode, MAX_CHAT_CHARS, MAX_NAME_CHARS, MAX_PASSWORD_CHARS,
-    SeatToken, ServerMessage, TableId, TableSummary, close,
+    self as wire, ClientMessage, ErrorCode, MAX_CHAT_CHARS, MAX_PASSWORD_CHARS, SeatToken,
+    ServerMessage, TableId, TableSummary, close, text,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 use tracing::{debug, error, info, warn};
@@ -18,7 +18,7 @@ use crate::connection::Conn;
 use crate::journal::{StoredTable, TableRecord};
 use crate::metrics::Metrics;
 use crate::rules::{self, Actor, Command, Expiry, Stage, Table, TableConfig, TurnState};
-use crate::server::{Shared, TableEntry};
+use crate::server::{Shared, TableEntry, TableRefusal, TableSlot};
 use crate::wire::{self as edge, Authority};
 
 /// How a connection takes part in a table.
@@ -34,18 +34,19 @@ pub(crate) enum Role {
 #[derive(Debug)]
 pub(crate) struct Membership {
     pub tx: mpsc::Sender<RoomMsg>,
+    /// A spectator's place under `--max-spectators-per-ip`, held while he watches.
+    pub _spectator: Option<crate::server::SpectatorSlot>,
 }
 
 /// How a connection asks to enter a table.
 #[derive(Debug)]
 pub(crate) enum Entry {
+    /// Take a seat (the password, if any, was checked by the connection).
     Join {
         name: String,
-        password: Option<String>,
     },
-    Watch {
-        password: Option<String>,
-    },
+    /// Watch (the password, if any, was checked by the connection).
+    Watch,
     Resume {
         token: SeatToken,
     },
@@ -84,6 +85,31 @@ struct StoredSettings {
     config: TableConfig,
     turn_clock_secs: u32,
     absence_limit_secs: u32,
+    /// Absent from journals written before mulligan clocks existed: those tables get the
+    /// default.
+    #[serde(default = "default_mulligan_clock")]
+    mulligan_clock_secs: u32,
+    #[serde(default = "default_max_spectators")]
+    max_spectators: u32,
+}
+
+fn default_mulligan_clock() -> u32 {
+    wire::DEFAULT_MULLIGAN_CLOCK_SECS
+}
+
+fn default_max_spectators() -> u32 {
+    wire::DEFAULT_MAX_SPECTATORS
+}
+
+impl StoredSettings {
+    fn room(&self) -> edge::RoomSettings {
+        edge::RoomSettings {
+            turn_clock_secs: self.turn_clock_secs,
+            absence_limit_secs: self.absence_limit_secs,
+            mulligan_clock_secs: self.mulligan_clock_secs,
+            max_spectators: self.max_spectators,
+        }
+    }
 }
 
 fn now_ms() -> u64 {
@@ -92,10 +118,12 @@ fn now_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// Creates a table from a `create_table` request, journals it, and starts its actor.
+/// Creates a table from a `create_table` request sent from `peer`, journals it, and starts its
+/// actor.
 pub(crate) async fn create(
     request: &ClientMessage,
     shared: &Arc<Shared>,
+    peer: std::net::IpAddr,
 ) -> Result<TableId, ErrorCode> {
     let ClientMessage::CreateTable {
         name,
@@ -107,18 +135,14 @@ pub(crate) async fn create(
         seed,
         turn_clock_secs,
         absence_limit_secs,
+        mulligan_clock_secs,
+        max_spectators,
         ..
     } = request
     else {
         return Err(ErrorCode::BadMessage);
     };
-    let name = name.trim();
-    if name.is_empty()
-        || name.chars().count() > MAX_NAME_CHARS
-        || name.chars().any(char::is_control)
-    {
-        return Err(ErrorCode::BadName);
-    }
+    let name = text::normalize_name(name).map_err(edge::text_error)?;
     if password
         .as_ref()
         .is_some_and(|p| p.is_empty() || p.chars().count() > MAX_PASSWORD_CHARS)
@@ -137,18 +161,41 @@ pub(crate) async fn create(
         },
         turn_clock_secs: *turn_clock_secs,
         absence_limit_secs: *absence_limit_secs,
+        mulligan_clock_secs: *mulligan_clock_secs,
+        max_spectators: *max_spectators,
     };
+    if settings.max_spectators > wire::MAX_SPECTATORS {
+        return Err(ErrorCode::BadSettings);
+    }
     settings
         .config
         .validate()
         .map_err(|_| ErrorCode::BadSettings)?;
-    if shared.tables.len() >= shared.config.max_tables {
-        return Err(ErrorCode::ServerBusy);
-    }
+    // Every check that could refuse the request comes first, so a refused request costs the
+    // sender no place under the caps.
+    let slot =
+        shared
+            .reserve_table(Some(peer), Instant::now())
+            .map_err(|refusal| match refusal {
+                TableRefusal::ServerFull => ErrorCode::ServerBusy,
+                TableRefusal::TooManyFromAddress => ErrorCode::TooManyTables,
+            })?;
+    let password = match password.clone() {
+        Some(password) => Some(
+            tokio::task::spawn_blocking(move || crate::password::hash(&password))
+                .await
+                .map_err(|_| ErrorCode::StorageFailed)?
+                .map_err(|error| {
+                    error!(%error, "hashing a table password");
+                    ErrorCode::StorageFailed
+                })?,
+        ),
+        None => None,
+    };
     let id = Uuid::new_v4();
     let record = TableRecord {
         id,
-        name: name.to_owned(),
+        name: name.clone(),
         password: password.clone(),
         settings: rmp_serde::to_vec_named(&settings).map_err(|_| ErrorCode::BadSettings)?,
         created_at_ms: now_ms(),
@@ -157,8 +204,8 @@ pub(crate) async fn create(
         error!(%error, "journaling a new table");
         ErrorCode::StorageFailed
     })?;
-    let room = Room::new(id, name.to_owned(), password.clone(), settings, shared)?;
     info!(table = %id, name, "table created");
+    let room = Room::new(id, name, password, settings, shared, slot)?;
     room.start();
     Ok(id)
 }
@@ -246,11 +293,16 @@ struct Room {
     seats: Vec<Seat>,
     host: Option<rules::PlayerId>,
     /// Since when nobody is connected (the table closes after the grace period if it cannot be
-    /// resumed: an empty lobby or a finished game).
+    /// resumed: an empty lobby or a finished game; after `--unjoined-table-secs` if nobody ever
+    /// sat at it).
     empty_since: Option<Instant>,
     turn_clock: Option<Duration>,
-    turn_clock_secs: u32,
-    absence_limit_secs: u32,
+    /// The table's clocks and limits, as chosen at its creation.
+    settings: edge::RoomSettings,
+    /// Players whose chat the host has muted.
+    muted: Vec<rules::PlayerId>,
+    /// Whether the host has muted the spectators' chat.
+    spectators_muted: bool,
     /// Since when the host has paused the table.
     paused_since: Option<Instant>,
     /// When each running turn began, by turn and holder. Time lives here, not in the core.
@@ -271,6 +323,12 @@ struct Room {
     /// The game-over mark is in the journal: the replay is complete, and what happens at the
     /// table afterwards (chat, people leaving) is not journaled.
     finish_journaled: bool,
+    /// Whether anyone ever sat at the table. One nobody sat at closes after
+    /// `--unjoined-table-secs` instead of the grace period.
+    ever_seated: bool,
+    /// The table's place under `--max-tables` and its creator's `--max-tables-per-ip`, given
+    /// back when the actor ends.
+    _slot: TableSlot,
 }
 
 impl Room {
@@ -280,7 +338,9 @@ impl Room {
         password: Option<String>,
         settings: StoredSettings,
         shared: &Arc<Shared>,
+        slot: TableSlot,
     ) -> Result<Self, ErrorCode> {
+        let room_settings = settings.room();
         let core = Table::new(settings.config).map_err(|_| ErrorCode::BadSettings)?;
         let summary = TableSummary {
             table: id,
@@ -305,8 +365,9 @@ impl Room {
             empty_since: Some(Instant::now()),
             turn_clock: (settings.turn_clock_secs > 0)
                 .then(|| Duration::from_secs(settings.turn_clock_secs.into())),
-            turn_clock_secs: settings.turn_clock_secs,
-            absence_limit_secs: settings.absence_limit_secs,
+            settings: room_settings,
+            muted: Vec::new(),
+            spectators_muted: false,
             paused_since: None,
             running_since: Vec::new(),
             shared: Arc::clone(shared),
@@ -317,6 +378,8 @@ impl Room {
             journal_ops: Vec::new(),
             broken: false,
             finish_journaled: false,
+            ever_seated: false,
+            _slot: slot,
         })
     }
 
@@ -330,8 +393,17 @@ impl Room {
         let settings: StoredSettings =
             rmp_serde::from_slice(&stored.record.settings).map_err(|e| format!("settings: {e}"))?;
         let record = stored.record;
-        let mut room = Self::new(record.id, record.name, record.password, settings, shared)
-            .map_err(|code| format!("settings: {code}"))?;
+        let slot = shared.recovered_table();
+        let mut room = Self::new(
+            record.id,
+            record.name,
+            record.password,
+            settings,
+            shared,
+            slot,
+        )
+        .map_err(|code| format!("settings: {code}"))?;
+        room.ever_seated = true;
         let mut connected: Vec<rules::PlayerId> = Vec::new();
         let mut absent: Vec<rules::PlayerId> = Vec::new();
         let mut paused = false;
@@ -395,6 +467,7 @@ impl Room {
             TableEntry {
                 tx,
                 summary: self.summary.subscribe(),
+                password: self.password.as_deref().map(Arc::from),
             },
         );
         shared
@@ -471,15 +544,8 @@ impl Room {
     // ----- Membership ------------------------------------------------------------------------
 
     fn enter(&mut self, conn: Conn, request_id: u32, entry: Entry) -> Result<Role, ErrorCode> {
-        let password_ok = |given: &Option<String>| match &self.password {
-            None => true,
-            Some(expected) => given.as_deref() == Some(expected.as_str()),
-        };
         match entry {
-            Entry::Join { name, password } => {
-                if !password_ok(&password) {
-                    return Err(ErrorCode::WrongPassword);
-                }
+            Entry::Join { name } => {
                 let events = self
                     .core
                     .handle(Actor::Host, Command::Join { name })
@@ -488,6 +554,7 @@ impl Room {
                     return Err(ErrorCode::BadMessage);
                 };
                 let player = *player;
+                self.ever_seated = true;
                 let token = Uuid::new_v4();
                 self.journal_ops.push(JournalOp::SetSeat {
                     player: player.0,
@@ -514,10 +581,7 @@ impl Room {
                 info!(table = %self.id, player = player.0, "player joined");
                 Ok(Role::Player(player))
             }
-            Entry::Watch { password } => {
-                if !password_ok(&password) {
-                    return Err(ErrorCode::WrongPassword);
-                }
+            Entry::Watch => {
                 self.admit(conn, Role::Spectator, request_id, None);
                 let spectators = self.spectators();
                 self.publish(
@@ -720,7 +784,7 @@ impl Room {
 
     /// Players due to be announced absent, with the moment.
     fn absence_deadlines(&self) -> impl Iterator<Item = (rules::PlayerId, Instant)> + '_ {
-        let limit = Duration::from_secs(self.absence_limit_secs.into());
+        let limit = Duration::from_secs(self.settings.absence_limit_secs.into());
         let counting = self.core.stage() == Stage::Playing && self.paused_since.is_none();
         self.seats
             .iter()
@@ -754,7 +818,7 @@ impl Room {
         let empty = self
             .empty_since
             .filter(|_| self.closable())
-            .map(|t| t + grace);
+            .map(|t| t + self.empty_delay());
         [lobby_seat, empty, self.host_deadline()]
             .into_iter()
             .flatten()
@@ -812,7 +876,19 @@ impl Room {
             info!(table = %self.id, "host away: the role passes on");
             self.set_host(next);
         }
-        self.closable() && self.empty_since.is_some_and(|t| t + grace <= now)
+        self.closable()
+            && self
+                .empty_since
+                .is_some_and(|t| t + self.empty_delay() <= now)
+    }
+
+    /// How long an empty, closable table stays open.
+    fn empty_delay(&self) -> Duration {
+        if self.ever_seated {
+            self.grace()
+        } else {
+            self.shared.config.unjoined_table()
+        }
     }
 
     fn set_host(&mut self, host: Option<rules::PlayerId>) {
@@ -1016,7 +1092,10 @@ impl Room {
         let Some(index) = self.seats.iter().position(|s| s.player == player) else {
             return Err(ErrorCode::UnknownPlayer);
         };
-        let mut events = vec![wire::Event::PlayerKicked { player: player.0 }];
+        let mut events = vec![wire::Event::PlayerKicked {
+            player: player.0,
+            banned: false,
+        }];
         match self.core.stage() {
             Stage::Lobby => {
                 let left = self
@@ -1192,8 +1271,9 @@ impl Room {
                 connected: &connected,
                 absent: &absent,
                 paused: self.paused_since.is_some(),
-                turn_clock_secs: self.turn_clock_secs,
-                absence_limit_secs: self.absence_limit_secs,
+                muted: &self.muted,
+                spectators_muted: self.spectators_muted,
+                settings: self.settings,
             },
         )
     }
@@ -1221,40 +1301,41 @@ async fn sleep_until(deadline: Option<Instant>) {
     }
 }
 
-/// A finished game read back from the journal, ready to send.
+/// One page of a finished game read back from the journal, ready to send.
 #[derive(Debug)]
 pub(crate) struct Replay {
     table: TableId,
     name: String,
     settings: wire::Settings,
     events: Vec<wire::Event>,
+    total_events: u64,
 }
 
 impl Replay {
-    /// The `replay` message answering request `id`.
-    pub(crate) fn answering(self, id: u32) -> ServerMessage {
+    /// The `replay` message answering request `id` for events from `first_seq` on.
+    pub(crate) fn answering(self, id: u32, first_seq: u64) -> ServerMessage {
+        let after = first_seq.saturating_add(self.events.len() as u64);
         ServerMessage::Replay {
             reply_to: id,
             table: self.table,
             name: self.name,
             settings: self.settings,
+            first_seq,
             events: self.events,
+            total_events: self.total_events,
+            next_seq: (after <= self.total_events).then_some(after),
         }
     }
 }
 
-/// Reads a finished game from the journal.
-pub(crate) async fn replay(shared: &Arc<Shared>, table: TableId) -> Result<Replay, ErrorCode> {
-    let journal = shared.journal.clone();
-    let stored = tokio::task::spawn_blocking(move || journal.table(table))
-        .await
-        .map_err(|_| ErrorCode::StorageFailed)?
-        .map_err(|_| ErrorCode::StorageFailed)?
-        .filter(|t| t.finished_at_ms.is_some())
-        .ok_or(ErrorCode::UnknownReplay)?;
+/// Decodes a page of a finished game read from the journal.
+pub(crate) fn replay_page(
+    table: TableId,
+    page: crate::journal::ReplayPage,
+) -> Result<Replay, ErrorCode> {
     let settings: StoredSettings =
-        rmp_serde::from_slice(&stored.record.settings).map_err(|_| ErrorCode::StorageFailed)?;
-    let events = stored
+        rmp_serde::from_slice(&page.record.settings).map_err(|_| ErrorCode::StorageFailed)?;
+    let events = page
         .events
         .iter()
         .map(|(_, bytes)| wire::decode_event(bytes))
@@ -1262,13 +1343,13 @@ pub(crate) async fn replay(shared: &Arc<Shared>, table: TableId) -> Result<Repla
         .map_err(|_| ErrorCode::StorageFailed)?;
     Ok(Replay {
         table,
-        name: stored.record.name,
+        name: page.record.name,
         settings: edge::settings(
             &settings.config,
-            stored.record.password.is_some(),
-            settings.turn_clock_secs,
-            settings.absence_limit_secs,
+            page.record.password.is_some(),
+            settings.room(),
         ),
         events,
+        total_events: page.total_events,
     })
 }

@@ -3,7 +3,7 @@
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 use dashmap::DashMap;
 use grand_melee_protocol::{TableId, TableSummary};
@@ -17,14 +17,17 @@ use tracing::{debug, info, warn};
 use crate::config::ServerConfig;
 use crate::connection;
 use crate::journal::Journal;
+use crate::limit::TokenBucket;
 use crate::metrics::Metrics;
 use crate::room::RoomMsg;
 
-/// A table in the lobby registry: the way into its actor, and its latest summary.
+/// A table in the lobby registry: the way into its actor, its latest summary, and the hash of
+/// its password (checked by the connection, off the actor, before it asks to enter).
 #[derive(Debug)]
 pub(crate) struct TableEntry {
     pub tx: mpsc::Sender<RoomMsg>,
     pub summary: watch::Receiver<TableSummary>,
+    pub password: Option<Arc<str>>,
 }
 
 /// What every connection and table task shares. Game state is not here: each table's state
@@ -48,6 +51,17 @@ pub(crate) struct Shared {
     next_connection: AtomicU64,
     /// Open connections per peer address, for the per-IP cap.
     per_ip: DashMap<IpAddr, usize>,
+    /// Tables open or reserved, for `--max-tables`: reserved before anything is written, so
+    /// concurrent creations can never pass the cap.
+    open_tables: AtomicUsize,
+    /// Open tables per creating address, for `--max-tables-per-ip`.
+    tables_per_ip: DashMap<IpAddr, usize>,
+    /// Table creations per address, for `--table-creations-per-minute`.
+    creations: DashMap<IpAddr, TokenBucket>,
+    /// Spectating connections per address, for `--max-spectators-per-ip`.
+    spectators_per_ip: DashMap<IpAddr, usize>,
+    /// Wrong-password guesses per address and table, for `--wrong-passwords-per-minute`.
+    guesses: DashMap<(IpAddr, TableId), TokenBucket>,
 }
 
 impl Shared {
@@ -67,6 +81,152 @@ impl Shared {
             shared: Arc::clone(self),
             ip,
         })
+    }
+}
+
+/// Why a table cannot be created now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TableRefusal {
+    /// `--max-tables` tables are open.
+    ServerFull,
+    /// The address has `--max-tables-per-ip` open tables, or has created
+    /// `--table-creations-per-minute` this minute.
+    TooManyFromAddress,
+}
+
+impl Shared {
+    /// Reserves a place for a new table created from `ip`, or says why not. The place is taken
+    /// atomically (concurrent creations can never pass the caps) and given back when the
+    /// returned slot is dropped: when creation fails, or when the table's actor ends.
+    pub(crate) fn reserve_table(
+        self: &Arc<Self>,
+        ip: Option<IpAddr>,
+        now: std::time::Instant,
+    ) -> Result<TableSlot, TableRefusal> {
+        let cap = self.config.max_tables;
+        if self
+            .open_tables
+            .fetch_update(Relaxed, Relaxed, |n| (n < cap).then_some(n + 1))
+            .is_err()
+        {
+            return Err(TableRefusal::ServerFull);
+        }
+        let mut slot = TableSlot {
+            shared: Arc::clone(self),
+            ip: None,
+        };
+        let Some(ip) = ip else { return Ok(slot) };
+        let per_ip = self.config.max_tables_per_ip;
+        {
+            let mut count = self.tables_per_ip.entry(ip).or_insert(0);
+            if per_ip != 0 && *count >= per_ip {
+                return Err(TableRefusal::TooManyFromAddress);
+            }
+            let per_minute = self.config.table_creations_per_minute;
+            if per_minute != 0 {
+                let per_minute = f64::from(per_minute);
+                let mut bucket = self
+                    .creations
+                    .entry(ip)
+                    .or_insert_with(|| TokenBucket::new(per_minute, per_minute / 60.0, now));
+                if !bucket.take(now) {
+                    return Err(TableRefusal::TooManyFromAddress);
+                }
+            }
+            *count += 1;
+        }
+        slot.ip = Some(ip);
+        Ok(slot)
+    }
+
+    /// Counts a spectator from `ip` against `--max-spectators-per-ip`; `None` if the cap is
+    /// reached. The place is given back when the slot is dropped.
+    pub(crate) fn admit_spectator(self: &Arc<Self>, ip: IpAddr) -> Option<SpectatorSlot> {
+        let cap = self.config.max_spectators_per_ip;
+        let mut count = self.spectators_per_ip.entry(ip).or_insert(0);
+        if cap != 0 && *count >= cap {
+            return None;
+        }
+        *count += 1;
+        Some(SpectatorSlot {
+            shared: Arc::clone(self),
+            ip,
+        })
+    }
+
+    /// Whether `ip` may try a password at `table` now (wrong guesses are limited per address
+    /// and table; a right one costs nothing).
+    pub(crate) fn may_guess(&self, ip: IpAddr, table: TableId, now: std::time::Instant) -> bool {
+        let per_minute = self.config.wrong_passwords_per_minute;
+        let bucket = self
+            .guesses
+            .entry((ip, table))
+            .or_insert_with(|| TokenBucket::new(5.0, per_minute / 60.0, now));
+        bucket.peek(now)
+    }
+
+    /// Records a wrong password from `ip` at `table`.
+    pub(crate) fn wrong_guess(&self, ip: IpAddr, table: TableId, now: std::time::Instant) {
+        let per_minute = self.config.wrong_passwords_per_minute;
+        self.guesses
+            .entry((ip, table))
+            .or_insert_with(|| TokenBucket::new(5.0, per_minute / 60.0, now))
+            .take(now);
+    }
+
+    /// Forgets rate-limit state that has refilled completely (so the maps do not grow with every
+    /// address ever seen).
+    pub(crate) fn prune_limits(&self, now: std::time::Instant) {
+        self.guesses.retain(|_, bucket| !bucket.is_full(now));
+        self.creations.retain(|_, bucket| !bucket.is_full(now));
+    }
+
+    /// A place for a table recovered from the journal: counted, but never refused (the tables
+    /// were open before the restart).
+    pub(crate) fn recovered_table(self: &Arc<Self>) -> TableSlot {
+        self.open_tables.fetch_add(1, Relaxed);
+        TableSlot {
+            shared: Arc::clone(self),
+            ip: None,
+        }
+    }
+}
+
+/// A table's place under `--max-tables` (and its creator's under `--max-tables-per-ip`), given
+/// back when dropped.
+#[derive(Debug)]
+pub(crate) struct TableSlot {
+    shared: Arc<Shared>,
+    ip: Option<IpAddr>,
+}
+
+impl Drop for TableSlot {
+    fn drop(&mut self) {
+        self.shared.open_tables.fetch_sub(1, Relaxed);
+        if let Some(ip) = self.ip {
+            self.shared.tables_per_ip.remove_if_mut(&ip, |_, count| {
+                *count -= 1;
+                *count == 0
+            });
+        }
+    }
+}
+
+/// A spectator's place under `--max-spectators-per-ip`, given back when dropped.
+#[derive(Debug)]
+pub(crate) struct SpectatorSlot {
+    shared: Arc<Shared>,
+    ip: IpAddr,
+}
+
+impl Drop for SpectatorSlot {
+    fn drop(&mut self) {
+        self.shared
+            .spectators_per_ip
+            .remove_if_mut(&self.ip, |_, count| {
+                *count -= 1;
+                *count == 0
+            });
     }
 }
 
@@ -115,6 +275,11 @@ impl Server {
             tasks: TaskTracker::new(),
             next_connection: AtomicU64::new(1),
             per_ip: DashMap::new(),
+            open_tables: AtomicUsize::new(0),
+            tables_per_ip: DashMap::new(),
+            creations: DashMap::new(),
+            spectators_per_ip: DashMap::new(),
+            guesses: DashMap::new(),
             journal,
         });
         crate::room::recover_all(&shared)
@@ -144,6 +309,9 @@ impl Server {
             Err(error) => warn!(%error, "listening on an unknown address"),
         }
         tokio::pin!(shutdown);
+        shared
+            .tasks
+            .spawn(maintenance(Arc::clone(&shared), shared.shutdown.clone()));
         loop {
             let accepted = tokio::select! {
                 () = &mut shutdown => break,
@@ -189,6 +357,22 @@ impl Server {
             warn!(%error, "closing the journal");
         }
         info!("stopped");
+    }
+}
+
+/// How often the server tidies up: forgets rate-limit state that has refilled and deletes
+/// replays past `--replay-retention-days`.
+const MAINTENANCE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Tidies up at start and then every [`MAINTENANCE_INTERVAL`] until the server stops.
+async fn maintenance(shared: Arc<Shared>, stop: CancellationToken) {
+    let mut interval = tokio::time::interval(MAINTENANCE_INTERVAL);
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            _ = interval.tick() => {}
+        }
+        shared.prune_limits(std::time::Instant::now());
     }
 }
 

@@ -173,6 +173,9 @@ fn core_ruling(ruling: &wire::Ruling) -> rules::Ruling {
         wire::Ruling::EndTurn { player } => rules::Ruling::EndTurn {
             player: core_player(*player),
         },
+        wire::Ruling::Keep { player } => rules::Ruling::Keep {
+            player: core_player(*player),
+        },
     }
 }
 
@@ -205,9 +208,11 @@ pub(crate) fn event(event: &rules::Event) -> wire::Event {
         E::Kept {
             player: p,
             hand_size,
+            reason,
         } => W::Kept {
             player: player(*p),
             hand_size: *hand_size,
+            reason: keep_reason(*reason),
         },
         E::TurnBegan { turn, player: p } => W::TurnBegan {
             turn: turn.0,
@@ -297,13 +302,45 @@ pub(crate) fn event(event: &rules::Event) -> wire::Event {
     }
 }
 
+fn keep_reason(reason: rules::KeepReason) -> wire::KeepReason {
+    match reason {
+        rules::KeepReason::Decided => wire::KeepReason::Decided,
+        rules::KeepReason::Clock => wire::KeepReason::Clock,
+        rules::KeepReason::Absent => wire::KeepReason::Absent,
+        rules::KeepReason::Ruling => wire::KeepReason::Ruling,
+    }
+}
+
+fn core_keep_reason(reason: wire::KeepReason) -> rules::KeepReason {
+    match reason {
+        wire::KeepReason::Decided => rules::KeepReason::Decided,
+        wire::KeepReason::Clock => rules::KeepReason::Clock,
+        wire::KeepReason::Absent => rules::KeepReason::Absent,
+        wire::KeepReason::Ruling => rules::KeepReason::Ruling,
+    }
+}
+
+/// The room's own table settings (the ones the rules core does not know): clocks and limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RoomSettings {
+    pub turn_clock_secs: u32,
+    pub absence_limit_secs: u32,
+    pub mulligan_clock_secs: u32,
+    pub max_spectators: u32,
+}
+
 /// A table's settings on the wire.
 pub(crate) fn settings(
     config: &rules::TableConfig,
     password: bool,
-    turn_clock_secs: u32,
-    absence_limit_secs: u32,
+    room: RoomSettings,
 ) -> wire::Settings {
+    let RoomSettings {
+        turn_clock_secs,
+        absence_limit_secs,
+        mulligan_clock_secs,
+        max_spectators,
+    } = room;
     wire::Settings {
         seats: config.seats,
         spell_range: u8::from(config.spell_range),
@@ -313,6 +350,8 @@ pub(crate) fn settings(
         password,
         turn_clock_secs,
         absence_limit_secs,
+        mulligan_clock_secs,
+        max_spectators,
     }
 }
 
@@ -329,9 +368,11 @@ pub(crate) struct RoomFacts<'a> {
     pub connected: &'a [rules::PlayerId],
     /// Players announced absent (`player_absent`) and not back yet.
     pub absent: &'a [rules::PlayerId],
+    /// Players whose chat the host has muted.
+    pub muted: &'a [rules::PlayerId],
+    pub spectators_muted: bool,
     pub paused: bool,
-    pub turn_clock_secs: u32,
-    pub absence_limit_secs: u32,
+    pub settings: RoomSettings,
 }
 
 /// A full snapshot of a table. The derived fields (spheres, whom each player may attack or
@@ -339,18 +380,14 @@ pub(crate) struct RoomFacts<'a> {
 /// checked against the core, not against a second copy of the derivation.
 pub(crate) fn view(core: &Table, facts: &RoomFacts<'_>) -> wire::TableView {
     let config = core.config();
-    let settings = settings(
-        config,
-        facts.password,
-        facts.turn_clock_secs,
-        facts.absence_limit_secs,
-    );
+    let settings = settings(config, facts.password, facts.settings);
     let mut view = wire::TableView::new(facts.table, facts.name, settings);
     view.seq = facts.seq;
     view.stage = stage(core.stage());
     view.host = facts.host;
     view.spectators = facts.spectators;
     view.paused = facts.paused;
+    view.spectators_muted = facts.spectators_muted;
     if core.stage() == Stage::Lobby {
         view.players = core
             .lobby()
@@ -366,6 +403,7 @@ pub(crate) fn view(core: &Table, facts: &RoomFacts<'_>) -> wire::TableView {
                 kept: false,
                 connected: facts.connected.contains(id),
                 absent: facts.absent.contains(id),
+                muted: facts.muted.contains(id),
                 may_attack: Vec::new(),
                 may_target: Vec::new(),
             })
@@ -393,6 +431,7 @@ pub(crate) fn view(core: &Table, facts: &RoomFacts<'_>) -> wire::TableView {
             kept: p.kept,
             connected: facts.connected.contains(&p.id),
             absent: facts.absent.contains(&p.id),
+            muted: facts.muted.contains(&p.id),
             may_attack: players(&core.attack_targets(p.id)),
             may_target: players(&core.damage_targets(p.id)),
         })
@@ -449,9 +488,14 @@ pub(crate) fn core_event(event: &wire::Event) -> Option<rules::Event> {
             player: core_player(*player),
             hand_size: *hand_size,
         },
-        W::Kept { player, hand_size } => E::Kept {
+        W::Kept {
+            player,
+            hand_size,
+            reason,
+        } => E::Kept {
             player: core_player(*player),
             hand_size: *hand_size,
+            reason: core_keep_reason(*reason),
         },
         W::TurnBegan { turn, player } => E::TurnBegan {
             turn: rules::TurnId(*turn),
@@ -555,8 +599,18 @@ pub(crate) fn core_event(event: &wire::Event) -> Option<rules::Event> {
         | W::Chat { .. }
         | W::TablePaused { .. }
         | W::PlayerAbsent { .. }
-        | W::PlayerKicked { .. } => return None,
+        | W::PlayerKicked { .. }
+        | W::PlayerMuted { .. } => return None,
     })
+}
+
+/// The error code for a name or chat line the server refuses.
+pub(crate) fn text_error(error: wire::text::TextError) -> wire::ErrorCode {
+    match error {
+        wire::text::TextError::Empty | wire::text::TextError::TooLong => wire::ErrorCode::BadName,
+        wire::text::TextError::Forbidden(_) => wire::ErrorCode::BadText,
+        wire::text::TextError::Reserved => wire::ErrorCode::ReservedName,
+    }
 }
 
 #[cfg(test)]

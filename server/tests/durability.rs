@@ -236,13 +236,25 @@ async fn a_28_bot_game_survives_kills_and_a_restart_and_every_seen_event_is_kept
     // The finished game is kept as a replay, and replaying it from scratch gives the same
     // standings.
     let client = &mut bots.clients[0];
-    let listed = client.call(|id| ClientMessage::ListReplays { id }).await;
+    let listed = client
+        .call(|id| ClientMessage::ListReplays {
+            id,
+            from: 0,
+            limit: 100,
+        })
+        .await;
     let Ok(ServerMessage::Replays { replays, .. }) = listed else {
         panic!("{listed:?}");
     };
     assert!(replays.iter().any(|r| r.table == table));
     let fetched = client
-        .call(|id| ClientMessage::GetReplay { id, table })
+        .call(|id| ClientMessage::GetReplay {
+            id,
+            table,
+            from_seq: 1,
+            password: None,
+            token: None,
+        })
         .await;
     let Ok(ServerMessage::Replay {
         name,

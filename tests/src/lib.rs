@@ -287,6 +287,8 @@ impl Client {
                 seed: Some(seed),
                 turn_clock_secs: 0,
                 absence_limit_secs: 600,
+                mulligan_clock_secs: 60,
+                max_spectators: 100,
             })
             .await
             .unwrap();

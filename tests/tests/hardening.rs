@@ -35,7 +35,13 @@ async fn first_error(client: &mut Client) -> ErrorCode {
 /// Whether another client can still do a full round trip.
 async fn server_still_serves(server: &TestServer) {
     let mut other = server.client().await;
-    let tables = other.call(|id| ClientMessage::ListTables { id }).await;
+    let tables = other
+        .call(|id| ClientMessage::ListTables {
+            id,
+            from: 0,
+            limit: 100,
+        })
+        .await;
     assert!(
         matches!(tables, Ok(ServerMessage::Tables { .. })),
         "{tables:?}"
@@ -396,6 +402,8 @@ async fn a_turn_past_the_clock_ends_by_itself_and_everyone_is_told_why() {
             seed: Some(27),
             turn_clock_secs: 1,
             absence_limit_secs: 600,
+            mulligan_clock_secs: 60,
+            max_spectators: 100,
         })
         .await
         .unwrap();
@@ -472,7 +480,11 @@ async fn the_host_pauses_kicks_and_hands_over_the_table() {
     // Kick: player 4 is eliminated by ruling, closed, and his token stops working.
     let (_, token) = clients[4].seat.unwrap();
     clients[0]
-        .call(|id| ClientMessage::Kick { id, player: 4 })
+        .call(|id| ClientMessage::Kick {
+            id,
+            player: 4,
+            ban: false,
+        })
         .await
         .unwrap();
     let view = clients[0].view.clone().unwrap();

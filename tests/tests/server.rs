@@ -179,7 +179,13 @@ async fn a_wrong_protocol_version_gets_an_error_and_a_close() {
     let server = TestServer::start().await;
     let mut client = Client::connect(server.addr).await;
     // Anything before hello is refused.
-    let early = client.call(|id| ClientMessage::ListTables { id }).await;
+    let early = client
+        .call(|id| ClientMessage::ListTables {
+            id,
+            from: 0,
+            limit: 100,
+        })
+        .await;
     assert_eq!(early.unwrap_err(), ErrorCode::HelloRequired);
     let answer = client
         .call(|id| ClientMessage::Hello {
@@ -192,7 +198,13 @@ async fn a_wrong_protocol_version_gets_an_error_and_a_close() {
     assert_eq!(client.closed_with().await, Some(close::PROTOCOL_ERROR));
     // The server goes on serving others.
     let mut other = server.client().await;
-    let tables = other.call(|id| ClientMessage::ListTables { id }).await;
+    let tables = other
+        .call(|id| ClientMessage::ListTables {
+            id,
+            from: 0,
+            limit: 100,
+        })
+        .await;
     assert!(matches!(tables, Ok(ServerMessage::Tables { .. })));
 }
 

@@ -79,9 +79,18 @@ pub enum Command {
         /// Why.
         reason: Expiry,
     },
+    /// The table takes the deciding player's mulligan decision as `keep` by itself (mulligan
+    /// clock, absent player). The caller decides when: the core has no clock. Needs the host's
+    /// authority.
+    ExpireMulligan {
+        /// The deciding player.
+        player: PlayerId,
+        /// Why.
+        reason: Expiry,
+    },
 }
 
-/// What the host may rule during play.
+/// What the host may rule (during play; `Keep` during mulligans).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Ruling {
     /// Eliminate one or more players together.
@@ -106,6 +115,11 @@ pub enum Ruling {
     /// End the running turn of a player (for instance one who has walked away).
     EndTurn {
         /// Whose turn.
+        player: PlayerId,
+    },
+    /// During mulligans: keep the hand of the player whose decision it is.
+    Keep {
+        /// The deciding player.
         player: PlayerId,
     },
 }

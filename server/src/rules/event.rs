@@ -4,7 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::types::{
-    EliminationCause, Phase, PlayerId, Standing, TurnEndReason, TurnId, TurnRemovalReason,
+    EliminationCause, KeepReason, Phase, PlayerId, Standing, TurnEndReason, TurnId,
+    TurnRemovalReason,
 };
 
 /// One fact about a table, in the order it happened.
@@ -44,6 +45,8 @@ pub enum Event {
         player: PlayerId,
         /// The hand size he kept.
         hand_size: u8,
+        /// Why: his own decision, his mulligan clock, his absence, or the host's ruling.
+        reason: KeepReason,
     },
     /// A player began the turn he holds.
     TurnBegan {

@@ -29,6 +29,6 @@ pub use table::{
     MAX_AMOUNT, MAX_NAME_CHARS, Player, QuickStartError, ReplayError, Seat, Stage, Table, Turn,
 };
 pub use types::{
-    EliminationCause, Expiry, Phase, PlayerId, PlayerStatus, Standing, TurnEndReason, TurnId,
-    TurnRemovalReason, TurnState,
+    EliminationCause, Expiry, KeepReason, Phase, PlayerId, PlayerStatus, Standing, TurnEndReason,
+    TurnId, TurnRemovalReason, TurnState,
 };

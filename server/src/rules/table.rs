@@ -15,7 +15,7 @@ use super::config::{ConfigError, LETHAL_POISON, RuleSet, TableConfig};
 use super::event::Event;
 use super::rejection::Rejection;
 use super::types::{
-    EliminationCause, Phase, PlayerId, PlayerStatus, Standing, TurnEndReason, TurnId,
+    EliminationCause, KeepReason, Phase, PlayerId, PlayerStatus, Standing, TurnEndReason, TurnId,
     TurnRemovalReason, TurnState,
 };
 
@@ -378,6 +378,9 @@ impl Table {
                 self.eliminate(vec![seat], EliminationCause::Conceded, &mut out);
             }
             Command::Ruling(ruling) => self.rule(actor, ruling, &mut out)?,
+            Command::ExpireMulligan { player, reason } => {
+                self.keep_for(actor, player, reason.into(), &mut out)?;
+            }
             Command::ExpireTurn { player, reason } => {
                 self.require_host(actor)?;
                 if self.stage != Stage::Playing {
@@ -495,9 +498,40 @@ impl Table {
 
     fn keep(&mut self, actor: Actor, out: &mut Vec<Event>) -> Result<(), Rejection> {
         let seat = self.deciding_player(actor)?;
-        let (player, hand_size) = (self.players[seat].id, self.players[seat].hand_size);
-        self.emit(out, Event::Kept { player, hand_size });
+        self.keep_at(seat, KeepReason::Decided, out);
         Ok(())
+    }
+
+    /// Keeps on behalf of `player` (host ruling, clock, absence): he must be the decider.
+    fn keep_for(
+        &mut self,
+        actor: Actor,
+        player: PlayerId,
+        reason: KeepReason,
+        out: &mut Vec<Event>,
+    ) -> Result<(), Rejection> {
+        self.require_host(actor)?;
+        let Stage::Mulligan { kept } = self.stage else {
+            return Err(Rejection::NotMulliganing);
+        };
+        let seat = self.seat(player)?;
+        if seat != self.decider_seat(kept) {
+            return Err(Rejection::NotYourDecision);
+        }
+        self.keep_at(seat, reason, out);
+        Ok(())
+    }
+
+    fn keep_at(&mut self, seat: Seat, reason: KeepReason, out: &mut Vec<Event>) {
+        let (player, hand_size) = (self.players[seat].id, self.players[seat].hand_size);
+        self.emit(
+            out,
+            Event::Kept {
+                player,
+                hand_size,
+                reason,
+            },
+        );
     }
 
     fn rule(
@@ -507,10 +541,16 @@ impl Table {
         out: &mut Vec<Event>,
     ) -> Result<(), Rejection> {
         self.require_host(actor)?;
-        if self.stage != Stage::Playing {
-            return Err(Rejection::NotPlaying);
-        }
+        let ruling = match ruling {
+            Ruling::Keep { player } => {
+                return self.keep_for(actor, player, KeepReason::Ruling, out);
+            }
+            _ if self.stage != Stage::Playing => return Err(Rejection::NotPlaying),
+            ruling => ruling,
+        };
         match ruling {
+            // Handled above: the only ruling of the mulligan stage.
+            Ruling::Keep { .. } => {}
             Ruling::Eliminate { players } => {
                 if players.is_empty() {
                     return Err(Rejection::NoPlayers);
@@ -1131,7 +1171,9 @@ impl Table {
                 let seat = self.event_seat(*player)?;
                 self.players[seat].hand_size = *hand_size;
             }
-            Event::Kept { player, hand_size } => {
+            Event::Kept {
+                player, hand_size, ..
+            } => {
                 let seat = self.event_seat(*player)?;
                 let Stage::Mulligan { kept } = self.stage else {
                     return Err("keep outside the mulligan stage");

@@ -110,6 +110,28 @@ pub enum Expiry {
     Absent,
 }
 
+/// Why a player kept his hand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum KeepReason {
+    /// He chose to.
+    Decided,
+    /// His mulligan clock ran out.
+    Clock,
+    /// He was disconnected past the grace period.
+    Absent,
+    /// The host ruled it.
+    Ruling,
+}
+
+impl From<Expiry> for KeepReason {
+    fn from(expiry: Expiry) -> Self {
+        match expiry {
+            Expiry::Clock => KeepReason::Clock,
+            Expiry::Absent => KeepReason::Absent,
+        }
+    }
+}
+
 impl From<Expiry> for TurnEndReason {
     fn from(expiry: Expiry) -> Self {
         match expiry {

@@ -1,0 +1,221 @@
+//! What text the server accepts from people: display names and chat lines.
+//!
+//! Text typed by one player is shown on every other player's screen, so it must not be able to
+//! act on a terminal (escape sequences, bells, backspaces), forge lines or fields for programs
+//! reading a client's output (line and paragraph separators), or hide what it says (bidi
+//! overrides, zero-width characters). The server refuses such text with a typed error rather
+//! than changing it silently; clients still escape whatever they print (defence in depth).
+//!
+//! Names are also normalised (Unicode NFC, surrounding white space trimmed) so that two ways of
+//! typing the same name are the same name, and a name may not look like another one at the same
+//! table ([`name_skeleton`], Unicode's confusables skeleton from UTS #39) or like a word the
+//! clients use for something else ([`RESERVED_NAMES`]).
+
+use unicode_normalization::UnicodeNormalization;
+use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
+
+use crate::limits::{MAX_CHAT_CHARS, MAX_CLIENT_NAME_CHARS, MAX_NAME_CHARS, MIN_NAME_CHARS};
+
+/// Words no player may take as a name (nor anything confusable with them, in any case): clients
+/// use them for spectators, the host and the server's own lines.
+pub const RESERVED_NAMES: [&str; 4] = ["spectator", "host", "server", "judge"];
+
+/// Why a piece of text was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum TextError {
+    /// Nothing left after trimming.
+    #[error("empty")]
+    Empty,
+    /// Longer than allowed (in characters, after normalising).
+    #[error("too long")]
+    TooLong,
+    /// A control, format, separator, private-use or unassigned character.
+    #[error("contains the invisible or control character U+{0:04X}")]
+    Forbidden(u32),
+    /// A reserved word, or confusable with one.
+    #[error("reserved")]
+    Reserved,
+}
+
+/// Whether a character may not appear in names or chat: Unicode categories Cc (control: C0,
+/// DEL, C1), Cf (format: bidi overrides, zero-width characters, soft hyphen, …), Zl and Zp (line
+/// and paragraph separators), Co (private use) and Cn (unassigned).
+pub fn is_forbidden_char(c: char) -> bool {
+    matches!(
+        c.general_category(),
+        GeneralCategory::Control
+            | GeneralCategory::Format
+            | GeneralCategory::LineSeparator
+            | GeneralCategory::ParagraphSeparator
+            | GeneralCategory::PrivateUse
+            | GeneralCategory::Unassigned
+            | GeneralCategory::Surrogate
+    )
+}
+
+fn check_chars(text: &str) -> Result<(), TextError> {
+    match text.chars().find(|&c| is_forbidden_char(c)) {
+        Some(c) => Err(TextError::Forbidden(u32::from(c))),
+        None => Ok(()),
+    }
+}
+
+/// A display name (player or table) as the server keeps it: NFC-normalised, trimmed, 1–32
+/// characters, none of them forbidden ([`is_forbidden_char`]) and no white space but plain
+/// spaces (a no-break space would make `Ann` and `Ann ` two names). Reserved words are checked
+/// separately ([`is_reserved_name`]) because table names may use them.
+pub fn normalize_name(raw: &str) -> Result<String, TextError> {
+    let name: String = raw.nfc().collect();
+    let name = name.trim();
+    check_chars(name)?;
+    if let Some(c) = name.chars().find(|&c| c.is_whitespace() && c != ' ') {
+        return Err(TextError::Forbidden(u32::from(c)));
+    }
+    let chars = name.chars().count();
+    if chars < MIN_NAME_CHARS {
+        return Err(TextError::Empty);
+    }
+    if chars > MAX_NAME_CHARS {
+        return Err(TextError::TooLong);
+    }
+    Ok(name.to_owned())
+}
+
+/// A chat line as the server keeps it: trimmed, 1–500 characters, none of them forbidden (so
+/// one line of chat is always one line on screen).
+pub fn normalize_chat(raw: &str) -> Result<String, TextError> {
+    let text = raw.trim();
+    check_chars(text)?;
+    let chars = text.chars().count();
+    if chars == 0 {
+        return Err(TextError::Empty);
+    }
+    if chars > MAX_CHAT_CHARS {
+        return Err(TextError::TooLong);
+    }
+    Ok(text.to_owned())
+}
+
+/// The client name announced in `hello`: at most 64 characters, none of them forbidden (it is
+/// written to the server's logs). May be empty.
+pub fn check_client_name(raw: &str) -> Result<(), TextError> {
+    check_chars(raw)?;
+    if raw.chars().count() > MAX_CLIENT_NAME_CHARS {
+        return Err(TextError::TooLong);
+    }
+    Ok(())
+}
+
+/// The confusables skeletons of a name (UTS #39), case-folded two ways: two names look alike
+/// when they share one (`Ann` and `Аnn` with a Cyrillic А; `Bill` and `BiII`; `rn` and `m`;
+/// any two spellings that differ only in case). The skeleton of the name as typed catches
+/// capitals that look like small letters (`I` and `l`); the skeleton of the lower-cased name
+/// catches names that differ in case and in look-alike letters at once.
+pub fn name_skeletons(name: &str) -> [String; 2] {
+    fn skeleton(text: &str) -> String {
+        unicode_security::skeleton(text).collect()
+    }
+    fn lower(text: &str) -> String {
+        text.chars().flat_map(char::to_lowercase).collect()
+    }
+    let name: String = name.nfc().collect();
+    [skeleton(&lower(&skeleton(&name))), skeleton(&lower(&name))]
+}
+
+/// Whether two names look alike ([`name_skeletons`]).
+pub fn names_confusable(a: &str, b: &str) -> bool {
+    let (a, b) = (name_skeletons(a), name_skeletons(b));
+    a.iter().any(|key| b.contains(key))
+}
+
+/// Whether a player name is a reserved word or looks like one ([`RESERVED_NAMES`]).
+pub fn is_reserved_name(name: &str) -> bool {
+    RESERVED_NAMES
+        .iter()
+        .any(|reserved| names_confusable(reserved, name))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn names_are_trimmed_and_normalised_to_nfc() {
+        // "e" + combining acute accent becomes the single character é.
+        assert_eq!(normalize_name("  Rene\u{301}  ").unwrap(), "René");
+        assert_eq!(normalize_name("René").unwrap(), "René");
+    }
+
+    #[test]
+    fn control_format_and_separator_characters_are_refused_in_names_and_chat() {
+        for bad in [
+            "\u{1b}]0;pwned\u{7}",
+            "a\u{8}b",
+            "a\u{0}b",
+            "a\u{b}b",
+            "a\u{c}b",
+            "a\u{85}b",
+            "a\u{9b}2Jb",
+            "a\u{2028}b",
+            "a\u{2029}b",
+            "a\u{202e}b",
+            "a\u{200b}b",
+            "a\u{200d}b",
+            "a\u{feff}b",
+            "a\tb",
+            "a\nb",
+            "a\u{e000}b",
+        ] {
+            assert!(
+                matches!(normalize_name(bad), Err(TextError::Forbidden(_))),
+                "{bad:?}"
+            );
+            assert!(
+                matches!(normalize_chat(bad), Err(TextError::Forbidden(_))),
+                "{bad:?}"
+            );
+        }
+        assert_eq!(
+            normalize_chat("hello, world: ünïcödé ✓ 🙂").unwrap(),
+            "hello, world: ünïcödé ✓ 🙂"
+        );
+    }
+
+    #[test]
+    fn lengths_are_counted_in_characters_after_trimming() {
+        assert_eq!(normalize_name("   "), Err(TextError::Empty));
+        assert_eq!(normalize_name(&"é".repeat(32)).unwrap().chars().count(), 32);
+        assert_eq!(normalize_name(&"é".repeat(33)), Err(TextError::TooLong));
+        assert_eq!(normalize_chat(&"x".repeat(501)), Err(TextError::TooLong));
+        assert!(check_client_name(&"c".repeat(64)).is_ok());
+        assert_eq!(check_client_name(&"c".repeat(65)), Err(TextError::TooLong));
+    }
+
+    #[test]
+    fn confusable_names_share_a_skeleton() {
+        assert!(names_confusable("Ann", "\u{410}nn"), "Cyrillic A");
+        assert!(
+            names_confusable("ann", "\u{410}NN"),
+            "Cyrillic A, other case"
+        );
+        assert!(names_confusable("ann", "ANN"));
+        assert!(names_confusable("Bill", "BiII"), "l and I");
+        assert!(names_confusable("modern", "rnodern"), "rn and m");
+        assert!(!names_confusable("Ann", "Ben"));
+        assert!(!names_confusable("Ann", "Anna"));
+        assert!(names_confusable("il", "Il"));
+        assert!(names_confusable("Eve", "EVE"));
+    }
+
+    #[test]
+    fn reserved_words_and_their_look_alikes_are_reserved() {
+        for name in ["host", "HOST", "Server", "judge", "spectator", "h\u{43e}st"] {
+            assert!(is_reserved_name(name), "{name}");
+        }
+        for name in ["hostess", "Ann", "servers"] {
+            assert!(!is_reserved_name(name), "{name}");
+        }
+    }
+}
