@@ -25,7 +25,8 @@ pub enum ErrorCode {
     WrongPassword,
     /// The seat token does not match a seat at that table.
     BadToken,
-    /// A table setting is out of range (seats, spell range, starting life, name).
+    /// A table setting is out of range (seats, spell range, starting life, password length,
+    /// clocks, spectators).
     BadSettings,
     /// Every seat is taken.
     TableFull,

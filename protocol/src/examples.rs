@@ -348,7 +348,7 @@ pub fn server() -> Vec<ServerMessage> {
             ],
         },
         ServerMessage::Error {
-            reply_to: Some(24),
+            reply_to: Some(14),
             request: Some("attack".to_owned()),
             code: ErrorCode::OutOfRange,
             message: ErrorCode::OutOfRange.description().to_owned(),

@@ -68,7 +68,7 @@ pub struct ServerConfig {
     pub table_chat_per_minute: f64,
 
     /// Wrong passwords one IP address may try per minute at one table (bursts of 5); past it,
-    /// `join`, `watch` and `get_replay` answer `rate_limited` without checking.
+    /// `join`, `watch` and `get_replay` answer `rate_limited` without checking. 0: no limit.
     #[arg(long, env = "GM_WRONG_PASSWORDS_PER_MINUTE", default_value_t = 10.0)]
     pub wrong_passwords_per_minute: f64,
 
@@ -80,7 +80,14 @@ pub struct ServerConfig {
     /// Start even if the journal's integrity check finds damage. Tables that cannot be rebuilt
     /// are then left out (logged, counted in `/metrics`, their rows kept untouched) instead of
     /// stopping the server; restore the journal from a backup as soon as you can.
-    #[arg(long, env = "GM_ALLOW_DAMAGED_JOURNAL")]
+    #[arg(
+        long,
+        env = "GM_ALLOW_DAMAGED_JOURNAL",
+        value_parser = clap::builder::BoolishValueParser::new(),
+        default_value_t = false,
+        num_args = 0..=1,
+        default_missing_value = "true"
+    )]
     pub allow_damaged_journal: bool,
 
     /// Seconds a client has to complete the HTTP/WebSocket handshake.
@@ -126,9 +133,11 @@ pub struct ServerConfig {
     #[arg(long, env = "GM_MAX_MESSAGE_BYTES", default_value_t = 16 * 1024)]
     pub max_message_bytes: usize,
 
-    /// Kernel send buffer per connection (SO_SNDBUF), in bytes; 0 keeps the system's default.
-    /// Smaller buffers find slow readers sooner and cost less kernel memory per connection.
-    #[arg(long, env = "GM_SEND_BUFFER_BYTES", default_value_t = 0)]
+    /// Kernel send buffer per connection (SO_SNDBUF), in bytes; 0 keeps the system's default
+    /// (on Linux it grows by itself up to `net.ipv4.tcp_wmem`'s maximum, 4 MiB: that much kernel
+    /// memory per slow reader). Linux doubles the value for its own bookkeeping. Smaller buffers
+    /// find slow readers sooner and cost less kernel memory per connection; see BENCHMARKS.md.
+    #[arg(long, env = "GM_SEND_BUFFER_BYTES", default_value_t = 64 * 1024)]
     pub send_buffer_bytes: usize,
 
     /// Read buffer per WebSocket connection, in bytes.

@@ -335,7 +335,19 @@ async fn session(ws: WebSocketStream<TcpStream>, peer: SocketAddr, shared: &Arc<
                 conn.close(close::NORMAL);
                 break;
             }
-            Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => {}
+            Message::Ping(_) => {
+                // tungstenite answers every ping with a pong: a flood of pings is a flood of
+                // writes, so pings count against the request limit like any frame.
+                if !limits.requests.take(received) && !limits.strikes.take(received) {
+                    info!(connection = conn.id, %peer, "flooding with pings: disconnected");
+                    conn.close_because(
+                        close::POLICY_VIOLATION,
+                        "flooding: too many pings over the rate limit",
+                    );
+                    break;
+                }
+            }
+            Message::Pong(_) | Message::Frame(_) => {}
         }
     }
     if let State::InTable(membership) = state {
@@ -347,7 +359,14 @@ async fn session(ws: WebSocketStream<TcpStream>, peer: SocketAddr, shared: &Arc<
             .await;
     }
     conn.close(close::NORMAL);
-    let _ = writer.await;
+    // Keep reading (and discarding) while the writer says goodbye: closing a socket with unread
+    // bytes in it makes the kernel reset the connection, and a reset can destroy the close frame
+    // (and the errors before it) on its way to a client that is still sending.
+    let drain = async { while let Some(Ok(_)) = stream.next().await {} };
+    let _ = tokio::time::timeout(CLOSE_DRAIN, async {
+        let (_, ()) = tokio::join!(writer, drain);
+    })
+    .await;
     debug!(connection = conn.id, "websocket closed");
 }
 
@@ -489,14 +508,27 @@ fn page_items(limit: u32) -> usize {
     usize::try_from(limit.clamp(1, wire::MAX_PAGE_ITEMS)).unwrap_or(1)
 }
 
+/// The most bytes of items one answer holds: [`wire::MAX_PAGE_BYTES`], or less if this server's
+/// outgoing queues are small, so that a page always fits a connection's queue with room to
+/// spare for the events that arrive meanwhile.
+fn page_bytes(shared: &Shared) -> usize {
+    wire::MAX_PAGE_BYTES
+        .min(shared.config.outgoing_queue_bytes / 4)
+        .max(1024)
+}
+
 /// Takes items from `items` until `max` of them or until the next one would push the page past
-/// [`wire::MAX_PAGE_BYTES`] (at least one item, whatever its size).
-fn fill_page<T: serde::Serialize>(items: impl Iterator<Item = T>, max: usize) -> Vec<T> {
+/// `budget` bytes (at least one item, whatever its size).
+fn fill_page<T: serde::Serialize>(
+    items: impl Iterator<Item = T>,
+    max: usize,
+    budget: usize,
+) -> Vec<T> {
     let mut page = Vec::new();
     let mut bytes = 0;
     for item in items.take(max) {
         let size = rmp_serde::to_vec_named(&item).map_or(0, |b| b.len());
-        if !page.is_empty() && bytes + size > wire::MAX_PAGE_BYTES {
+        if !page.is_empty() && bytes + size > budget {
             break;
         }
         bytes += size;
@@ -517,7 +549,11 @@ fn list_tables(shared: &Shared, id: u32, from: u32, limit: u32) -> ServerMessage
     let start = usize::try_from(from)
         .unwrap_or(usize::MAX)
         .min(tables.len());
-    let page = fill_page(tables.into_iter().skip(start), page_items(limit));
+    let page = fill_page(
+        tables.into_iter().skip(start),
+        page_items(limit),
+        page_bytes(shared),
+    );
     let end = start + page.len();
     ServerMessage::Tables {
         reply_to: id,
@@ -555,7 +591,7 @@ async fn list_replays(
         events: r.events,
         password: r.password,
     });
-    let replays = fill_page(summaries, max);
+    let replays = fill_page(summaries, max, page_bytes(shared));
     let end = from.saturating_add(u32::try_from(replays.len()).unwrap_or(u32::MAX));
     Ok(ServerMessage::Replays {
         reply_to: id,
@@ -585,16 +621,15 @@ async fn get_replay(
     let (id, table, token) = (*id, *table, *token);
     let from_seq = (*from_seq).max(1);
     let journal = shared.journal.clone();
-    let page = tokio::task::spawn_blocking(move || {
-        journal.replay_page(table, from_seq, wire::MAX_PAGE_BYTES)
-    })
-    .await
-    .map_err(|_| ErrorCode::StorageFailed)?
-    .map_err(|error| {
-        warn!(%error, %table, "reading a replay");
-        ErrorCode::StorageFailed
-    })?
-    .ok_or(ErrorCode::UnknownReplay)?;
+    let budget = page_bytes(shared);
+    let page = tokio::task::spawn_blocking(move || journal.replay_page(table, from_seq, budget))
+        .await
+        .map_err(|_| ErrorCode::StorageFailed)?
+        .map_err(|error| {
+            warn!(%error, %table, "reading a replay");
+            ErrorCode::StorageFailed
+        })?
+        .ok_or(ErrorCode::UnknownReplay)?;
     if let Some(hash) = &page.record.password {
         let journal = shared.journal.clone();
         let by_token = match token {
@@ -635,6 +670,8 @@ async fn check_password(
         return Err(ErrorCode::RateLimited);
     }
     let right = match given {
+        // Longer than any password a table can have: wrong, without spending a hash on it.
+        Some(given) if given.chars().count() > wire::MAX_PASSWORD_CHARS => false,
         Some(given) => tokio::task::spawn_blocking(move || crate::password::verify(&hash, &given))
             .await
             .unwrap_or(false),
@@ -770,6 +807,10 @@ async fn write_frames(
     };
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), goodbye).await;
 }
+
+/// How long a closing connection keeps reading what the client still sends, while its close
+/// frame goes out.
+const CLOSE_DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The largest WebSocket frame the server writes. Longer messages (snapshots of big tables) go
 /// out as a binary frame and continuation frames of at most this size, which every WebSocket

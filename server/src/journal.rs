@@ -9,14 +9,36 @@
 //! [`SCHEMA_VERSION`] and refuses one written by a newer server
 //! ([`JournalError::NewerSchema`]) without touching it.
 //!
-//! Schema version 1 (all tables `STRICT`, `WITHOUT ROWID`; uuids are 16-byte blobs, times are
+//! Schema version 2 (all tables `STRICT`, `WITHOUT ROWID`; uuids are 16-byte blobs, times are
 //! milliseconds since the Unix epoch):
 //! - `melee_tables(id PK, name, password NULL, settings BLOB, created_at_ms, finished_at_ms NULL)`
-//!   — `finished_at_ms` is set once a game is over; such a table is a replay.
+//!   — `finished_at_ms` is set once a game is over; such a table is a replay. `password` is a
+//!   salted Argon2id hash (a PHC string, see `crate::password`), never the password itself.
 //! - `events(table_id, seq, data BLOB)`, primary key `(table_id, seq)`: a sequence number can be
 //!   written once and never rewritten.
 //! - `seats(table_id, player, token)`, primary key `(table_id, player)`.
 //! - `meta(table_id, key, value BLOB)`, primary key `(table_id, key)`.
+//!
+//! `events`, `seats` and `meta` reference `melee_tables` with `ON DELETE CASCADE` (the write
+//! connection has `PRAGMA foreign_keys = ON`), so deleting a table's row deletes everything it
+//! has. Version 1 had the same tables but kept passwords in plain text; the step to version 2
+//! hashes them (and scrubs the old values from the file).
+//!
+//! # Checks at open
+//! Before anything is written, [`Journal::open`] checks that the data directory accepts new files
+//! (SQLite creates the `-wal` file there) and runs `PRAGMA quick_check` (plus the full
+//! `integrity_check` of the small `melee_tables`, whose index the quick check does not compare
+//! with its table). A journal that fails the
+//! check is opened **without writing anything** ([`Journal::damage`] says what the check found);
+//! it only becomes writable once the caller accepts the damage ([`Journal::accept_damage`], the
+//! server's `--allow-damaged-journal`). A sound journal must then take a real write transaction,
+//! or it is refused with [`JournalError::NotWritable`] naming the directory.
+//!
+//! [`Journal::unfinished_tables`] reads each table on its own: a table that cannot be read is
+//! reported with the reason ([`UnreadableTable`]) without hiding the others, and it does not rely
+//! on the index of finished times (an index that no longer matches its table must not hide a
+//! table). Tables the caller could not recover are then kept untouched
+//! ([`Journal::keep_untouched`]): every write to them fails, and they are never pruned.
 //!
 //! # Writes: one writer, group commit
 //! A dedicated thread owns the only write connection. Operations reach it over a channel; it
@@ -36,24 +58,26 @@
 //! does the same (blocking the dropping thread for the last batch). A process that dies instead
 //! loses nothing that was acknowledged (for [`Durability::Normal`], unless the OS dies too).
 
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, mpsc};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, ffi, params};
 use tokio::sync::oneshot;
-use tracing::{debug, info, warn};
+use tracing::{debug, error, info, warn};
 use uuid::Uuid;
 
 /// The journal's file name inside the data directory.
 pub const DB_FILE: &str = "grand-melee.sqlite3";
 
 /// The schema version this server writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// How long a connection waits for a lock held by another connection before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -61,17 +85,24 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// The most operations the writer puts in one transaction.
 const MAX_BATCH: usize = 4096;
 
+/// The most lines of `PRAGMA quick_check` output kept (and shown) when the journal is damaged.
+const QUICK_CHECK_LINES: usize = 10;
+
+/// The most finished games one pruning operation deletes, so that other tables' writes are not
+/// held up behind a long deletion.
+const PRUNE_CHUNK: usize = 100;
+
 /// One migration step: `MIGRATIONS[n]` takes a journal from schema version `n` to `n + 1`. It
 /// runs inside the migration's transaction; the caller then sets `user_version`.
-type Migration = fn(&rusqlite::Transaction<'_>) -> rusqlite::Result<()>;
+type Migration = fn(&rusqlite::Transaction<'_>) -> Result<(), JournalError>;
 
-/// Every migration step in order. To add version 2: append a step and bump [`SCHEMA_VERSION`].
-const MIGRATIONS: &[Migration] = &[migrate_0_to_1];
+/// Every migration step in order. To add a version: append a step and bump [`SCHEMA_VERSION`].
+const MIGRATIONS: &[Migration] = &[migrate_0_to_1, migrate_1_to_2];
 
 const _: () = assert!(MIGRATIONS.len() == SCHEMA_VERSION as usize);
 
-fn migrate_0_to_1(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
-    tx.execute_batch(
+fn migrate_0_to_1(tx: &rusqlite::Transaction<'_>) -> Result<(), JournalError> {
+    Ok(tx.execute_batch(
         "CREATE TABLE melee_tables (
              id             BLOB    NOT NULL PRIMARY KEY CHECK (length(id) = 16),
              name           TEXT    NOT NULL,
@@ -99,7 +130,43 @@ fn migrate_0_to_1(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
              value    BLOB NOT NULL,
              PRIMARY KEY (table_id, key)
          ) STRICT, WITHOUT ROWID;",
-    )
+    )?)
+}
+
+/// Version 2: passwords at rest are Argon2id hashes. Replaces every plain-text password a
+/// version-1 server left in `melee_tables.password` by its hash (values that already are hashes
+/// are kept). `secure_delete` is on while it runs, so the old values are overwritten with zeros
+/// in the pages it rewrites; the caller then checkpoints the WAL into the database file.
+fn migrate_1_to_2(tx: &rusqlite::Transaction<'_>) -> Result<(), JournalError> {
+    tx.pragma_update(None, "secure_delete", "ON")?;
+    let plain: Vec<(Vec<u8>, String)> = {
+        let mut stmt =
+            tx.prepare("SELECT id, password FROM melee_tables WHERE password IS NOT NULL")?;
+        let rows = stmt.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
+        let mut plain = Vec::new();
+        for row in rows {
+            let (id, password): (Vec<u8>, String) = row?;
+            if !crate::password::is_hash(&password) {
+                plain.push((id, password));
+            }
+        }
+        plain
+    };
+    if !plain.is_empty() {
+        info!(
+            tables = plain.len(),
+            "hashing the plain-text table passwords of a version-1 journal"
+        );
+    }
+    let mut update = tx.prepare("UPDATE melee_tables SET password = ?2 WHERE id = ?1")?;
+    for (id, password) in &plain {
+        let hashed = crate::password::hash(password).map_err(|error| {
+            JournalError::Corrupt(format!("cannot hash a table password: {error}"))
+        })?;
+        update.execute(params![id, hashed])?;
+    }
+    tx.pragma_update(None, "secure_delete", "OFF")?;
+    Ok(())
 }
 
 /// How hard each commit is pushed to disk before the writes in it are acknowledged.
@@ -180,6 +247,25 @@ pub enum JournalError {
         #[source]
         source: rusqlite::Error,
     },
+    /// The data directory or the journal in it cannot be written (a read-only directory or
+    /// file, a read-only file system, …). Checked at open, so the server never starts unable to
+    /// record its tables.
+    #[error(
+        "the data directory {dir} cannot be written ({reason}). The server writes its journal \
+         {DB_FILE} there and creates {DB_FILE}-wal and {DB_FILE}-shm beside it: make the \
+         directory and the files in it writable by the user running the server, or choose \
+         another directory with --data-dir (GM_DATA_DIR)"
+    )]
+    NotWritable { dir: PathBuf, reason: String },
+    /// A write to a journal found damaged at open, before [`Journal::accept_damage`].
+    #[error(
+        "the journal {path} is damaged (SQLite's integrity check found problems at open); \
+         nothing is written to it until the damage is accepted"
+    )]
+    Damaged { path: PathBuf },
+    /// A write to a table that could not be recovered at start: its rows are kept as they are.
+    #[error("table {0} could not be recovered from the journal; its rows are kept untouched")]
+    KeptUntouched(Uuid),
     /// The journal was written by a newer server; it is left untouched.
     #[error(
         "the journal has schema version {found} but this server supports up to {supported}; \
@@ -270,6 +356,66 @@ pub struct ReplayPage {
     pub total_events: u64,
 }
 
+/// What `PRAGMA quick_check` (and `PRAGMA integrity_check(melee_tables)`) found wrong with a
+/// journal at open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damage {
+    /// The database file.
+    pub path: PathBuf,
+    /// The first lines the check reported (at most ten).
+    pub findings: Vec<String>,
+}
+
+impl fmt::Display for Damage {
+    /// The whole message for the person running the server: which file, what the check found,
+    /// and what to do (restore the backup, or start anyway).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "the journal {} is damaged: SQLite's integrity checks (PRAGMA quick_check, and \
+             PRAGMA integrity_check of melee_tables) found:",
+            self.path.display()
+        )?;
+        for line in self.findings.iter().flat_map(|finding| finding.lines()) {
+            writeln!(f, "  {line}")?;
+        }
+        f.write_str("The server did not start, and did not change the file. ")?;
+        f.write_str(&damaged_journal_advice(&self.path))
+    }
+}
+
+/// What to do about a damaged journal at `path`: restore the backup, or start anyway.
+pub fn damaged_journal_advice(path: &Path) -> String {
+    let path = path.display();
+    format!(
+        "To restore the journal from a backup: stop the server, copy the backup of {DB_FILE} to \
+         {path}, and delete {path}-wal and {path}-shm if they are there (they belong to the \
+         damaged file). To start anyway \
+         with what can still be read, add --allow-damaged-journal (or set \
+         GM_ALLOW_DAMAGED_JOURNAL=true): every table that cannot be read or rebuilt is then left \
+         out, logged as an error and counted in /metrics (gm_tables_unrecoverable), and its rows \
+         are kept untouched in the journal."
+    )
+}
+
+/// A table [`Journal::unfinished_tables`] could not read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnreadableTable {
+    /// The table, when the damage leaves its id readable.
+    pub id: Option<Uuid>,
+    /// What went wrong.
+    pub reason: String,
+}
+
+/// Every unfinished table that could be read, and every table that could not.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct UnfinishedTables {
+    /// Oldest first, each with its record, seats, metadata and all its events.
+    pub tables: Vec<StoredTable>,
+    /// Tables that may be unfinished but could not be read (their rows are left as they are).
+    pub unreadable: Vec<UnreadableTable>,
+}
+
 /// A handle on the journal. Cheap to clone; every clone talks to the same writer thread.
 #[derive(Clone)]
 pub struct Journal {
@@ -277,13 +423,19 @@ pub struct Journal {
 }
 
 struct Inner {
-    /// `None` only while the last handle is being dropped.
-    sender: Option<mpsc::Sender<Msg>>,
+    /// Set once the writer thread runs: at open, or for a damaged journal at
+    /// [`Journal::accept_damage`]. Taken while the last handle is being dropped.
+    sender: OnceLock<mpsc::Sender<Msg>>,
     writer: Mutex<Option<JoinHandle<()>>>,
+    /// The write connection of a damaged journal, not yet set up (nothing was written).
+    pending: Mutex<Option<Connection>>,
     reader: Mutex<Connection>,
     transactions: Arc<AtomicU64>,
+    /// Tables whose rows no operation may change (see [`Journal::keep_untouched`]).
+    untouchable: Arc<RwLock<HashSet<Uuid>>>,
     path: PathBuf,
     durability: Durability,
+    damage: Option<Damage>,
 }
 
 impl fmt::Debug for Journal {
@@ -291,6 +443,7 @@ impl fmt::Debug for Journal {
         f.debug_struct("Journal")
             .field("path", &self.inner.path)
             .field("durability", &self.inner.durability)
+            .field("damaged", &self.inner.damage.is_some())
             .field("transactions", &self.transactions())
             .finish_non_exhaustive()
     }
@@ -318,7 +471,8 @@ enum Msg {
 
 struct Request {
     op: Op,
-    reply: oneshot::Sender<Result<(), JournalError>>,
+    /// How many rows the operation counts (tables pruned), or why it failed.
+    reply: oneshot::Sender<Result<u64, JournalError>>,
 }
 
 enum Op {
@@ -347,6 +501,10 @@ enum Op {
         finished_at_ms: u64,
     },
     DeleteTable(Uuid),
+    PruneReplays {
+        finished_before_ms: u64,
+        limit: usize,
+    },
 }
 
 impl Op {
@@ -356,17 +514,40 @@ impl Op {
             _ => 0,
         }
     }
+
+    /// The table the operation writes to, if it writes to one that exists.
+    fn existing_table(&self) -> Option<Uuid> {
+        match self {
+            Op::Append { table, .. }
+            | Op::SetSeat { table, .. }
+            | Op::RemoveSeat { table, .. }
+            | Op::SetMeta { table, .. }
+            | Op::Finish { table, .. }
+            | Op::DeleteTable(table) => Some(*table),
+            Op::CreateTable(_) | Op::PruneReplays { .. } => None,
+        }
+    }
 }
 
 impl Journal {
     /// Opens (creating if needed) the journal in `dir`: creates the directory and
-    /// `dir/grand-melee.sqlite3`, switches it to WAL mode, migrates it to [`SCHEMA_VERSION`] and
-    /// starts the writer thread. A journal from a newer server is refused untouched.
+    /// `dir/grand-melee.sqlite3`, checks that the directory accepts new files, checks the
+    /// database (`PRAGMA quick_check`), switches it to WAL mode, checks that it takes a write
+    /// transaction, migrates it to [`SCHEMA_VERSION`] and starts the writer thread.
+    ///
+    /// A journal from a newer server is refused untouched ([`JournalError::NewerSchema`]); one
+    /// that cannot be written is refused ([`JournalError::NotWritable`]). A journal that fails
+    /// the check is opened without writing anything: [`Journal::damage`] says what was found,
+    /// reads work, and writes fail with [`JournalError::Damaged`] until
+    /// [`Journal::accept_damage`].
     pub fn open(dir: &Path, durability: Durability) -> Result<Journal, JournalError> {
+        // Messages name the files in full, wherever the server was started from.
+        let dir = &std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned());
         std::fs::create_dir_all(dir).map_err(|source| JournalError::CreateDir {
             path: dir.to_owned(),
             source,
         })?;
+        check_directory_writable(dir)?;
         let path = dir.join(DB_FILE);
         let open_err = |source| JournalError::Open {
             path: path.clone(),
@@ -379,60 +560,157 @@ impl Journal {
                 | OpenFlags::SQLITE_OPEN_CREATE
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
-        .map_err(open_err)?;
+        .map_err(|error| setup_error(dir, &path, error))?;
         writer.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
-        // Check the version before anything writes to the file.
-        let found = user_version(&writer).map_err(open_err)?;
+        // Check the version and the pages before anything writes to the file.
+        let found = user_version(&writer).map_err(|error| setup_error(dir, &path, error))?;
         check_version(found)?;
-        let mode: String = writer
-            .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
-            .map_err(open_err)?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            return Err(JournalError::Corrupt(format!(
-                "{} could not be switched to WAL mode (journal_mode is {mode})",
-                path.display()
-            )));
+        let started = Instant::now();
+        let findings = quick_check(&writer).map_err(open_err)?;
+        let check_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let damage = (!findings.is_empty()).then(|| Damage {
+            path: path.clone(),
+            findings,
+        });
+        let mut migrated_from = None;
+        if damage.is_none() {
+            migrated_from = prepare_writer(&mut writer, dir, &path, durability)?;
         }
-        writer
-            .pragma_update(None, "synchronous", durability.synchronous_pragma())
-            .map_err(open_err)?;
-        writer
-            .pragma_update(None, "foreign_keys", "ON")
-            .map_err(open_err)?;
-        let migrated_from = migrate(&mut writer)?;
 
         let reader = Connection::open_with_flags(
             &path,
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
-        .map_err(open_err)?;
+        .map_err(|error| setup_error(dir, &path, error))?;
         reader.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
 
-        let transactions = Arc::new(AtomicU64::new(0));
-        let (sender, receiver) = mpsc::channel();
-        let counter = Arc::clone(&transactions);
-        let thread = std::thread::Builder::new()
-            .name("journal-writer".into())
-            .spawn(move || run_writer(writer, receiver, counter))
-            .map_err(JournalError::Thread)?;
+        let journal = Journal {
+            inner: Arc::new(Inner {
+                sender: OnceLock::new(),
+                writer: Mutex::new(None),
+                pending: Mutex::new(None),
+                reader: Mutex::new(reader),
+                transactions: Arc::new(AtomicU64::new(0)),
+                untouchable: Arc::new(RwLock::new(HashSet::new())),
+                path: path.clone(),
+                durability,
+                damage,
+            }),
+        };
+        if let Some(damage) = &journal.inner.damage {
+            error!(
+                path = %path.display(),
+                findings = ?damage.findings,
+                check_ms,
+                "the journal is damaged: opened without writing anything"
+            );
+            *journal
+                .inner
+                .pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(writer);
+        } else {
+            journal.start_writer(writer)?;
+            info!(
+                path = %path.display(),
+                %durability,
+                schema = SCHEMA_VERSION,
+                migrated_from = ?migrated_from,
+                check_ms,
+                "journal open"
+            );
+        }
+        Ok(journal)
+    }
 
-        info!(
+    /// What the checks at open found wrong; `None` if the journal is sound.
+    pub fn damage(&self) -> Option<&Damage> {
+        self.inner.damage.as_ref()
+    }
+
+    /// Makes a journal found damaged at open writable: switches it to WAL mode, checks that it
+    /// takes a write, migrates it, rebuilds the index of finished times (derived data) and
+    /// starts the writer. Nothing else is repaired: tables the damage makes unreadable stay as
+    /// they are (see [`Journal::unfinished_tables`] and [`Journal::keep_untouched`]). Does
+    /// nothing for a sound journal or a second time. Blocking (it may migrate).
+    pub fn accept_damage(&self) -> Result<(), JournalError> {
+        let pending = self
+            .inner
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        let Some(mut writer) = pending else {
+            return Ok(());
+        };
+        let path = &self.inner.path;
+        let dir = path.parent().unwrap_or_else(|| Path::new("."));
+        let migrated_from = prepare_writer(&mut writer, dir, path, self.inner.durability)?;
+        // The index of finished times is derived from the table: rebuild it, so that a stale
+        // entry does not make writes to its table fail. Best effort: if the table itself cannot
+        // be read, the index stays as it is.
+        match writer.execute_batch("REINDEX melee_tables_finished") {
+            Ok(()) => info!("the index of finished times was rebuilt"),
+            Err(error) => warn!(%error, "cannot rebuild the index of finished times"),
+        }
+        self.start_writer(writer)?;
+        warn!(
             path = %path.display(),
-            %durability,
+            durability = %self.inner.durability,
             schema = SCHEMA_VERSION,
             migrated_from = ?migrated_from,
-            "journal open"
+            "damaged journal open for writing"
         );
-        Ok(Journal {
-            inner: Arc::new(Inner {
-                sender: Some(sender),
-                writer: Mutex::new(Some(thread)),
-                reader: Mutex::new(reader),
-                transactions,
-                path,
-                durability,
-            }),
-        })
+        Ok(())
+    }
+
+    /// From now on, no operation changes these tables' rows (each fails with
+    /// [`JournalError::KeptUntouched`]) and [`Journal::prune_replays`] never deletes them: for
+    /// tables that could not be recovered, so that what is left of them stays for a repair.
+    pub fn keep_untouched(&self, tables: impl IntoIterator<Item = Uuid>) {
+        self.inner
+            .untouchable
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .extend(tables);
+    }
+
+    /// Deletes every finished game that finished before `finished_before_ms` (milliseconds
+    /// since the Unix epoch), with its events, seats and metadata; returns how many games were
+    /// deleted. Unfinished tables and tables kept untouched are never deleted. Works through the
+    /// writer in chunks, so other tables' writes go on meanwhile.
+    pub async fn prune_replays(&self, finished_before_ms: u64) -> Result<u64, JournalError> {
+        let mut total = 0;
+        loop {
+            let deleted = self
+                .submit(Op::PruneReplays {
+                    finished_before_ms,
+                    limit: PRUNE_CHUNK,
+                })
+                .await?;
+            total += deleted;
+            if deleted < PRUNE_CHUNK as u64 {
+                return Ok(total);
+            }
+        }
+    }
+
+    fn start_writer(&self, writer: Connection) -> Result<(), JournalError> {
+        let (sender, receiver) = mpsc::channel();
+        let counter = Arc::clone(&self.inner.transactions);
+        let untouchable = Arc::clone(&self.inner.untouchable);
+        let thread = std::thread::Builder::new()
+            .name("journal-writer".into())
+            .spawn(move || run_writer(writer, receiver, counter, untouchable))
+            .map_err(JournalError::Thread)?;
+        *self
+            .inner
+            .writer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(thread);
+        // Only `open` and `accept_damage` (which took the pending connection) get here, once.
+        let _ = self.inner.sender.set(sender);
+        Ok(())
     }
 
     /// The database file.
@@ -453,7 +731,7 @@ impl Journal {
 
     /// Records a new table. Fails with [`JournalError::TableExists`] if its id is taken.
     pub async fn create_table(&self, record: TableRecord) -> Result<(), JournalError> {
-        self.submit(Op::CreateTable(record)).await
+        self.submit(Op::CreateTable(record)).await.map(drop)
     }
 
     /// Appends `events` (encoded by the caller) numbered `first_seq`, `first_seq + 1`, …; returns
@@ -475,6 +753,7 @@ impl Journal {
             events,
         })
         .await
+        .map(drop)
     }
 
     /// Sets (or replaces) `player`'s seat token.
@@ -490,12 +769,15 @@ impl Journal {
             token,
         })
         .await
+        .map(drop)
     }
 
     /// Removes `player`'s seat token (a kicked or departed player). Removing a seat that is not
     /// there is not an error.
     pub async fn remove_seat(&self, table: Uuid, player: u16) -> Result<(), JournalError> {
-        self.submit(Op::RemoveSeat { table, player }).await
+        self.submit(Op::RemoveSeat { table, player })
+            .await
+            .map(drop)
     }
 
     /// Sets (or replaces) a small per-table value, e.g. the host or whether it is paused.
@@ -511,6 +793,7 @@ impl Journal {
             value,
         })
         .await
+        .map(drop)
     }
 
     /// Marks the game finished at `finished_at_ms`; it is kept as a replay and no longer
@@ -521,12 +804,13 @@ impl Journal {
             finished_at_ms,
         })
         .await
+        .map(drop)
     }
 
     /// Deletes a table with everything it has (for tables abandoned before they started).
     /// Deleting a table that is not there is not an error.
     pub async fn delete_table(&self, table: Uuid) -> Result<(), JournalError> {
-        self.submit(Op::DeleteTable(table)).await
+        self.submit(Op::DeleteTable(table)).await.map(drop)
     }
 
     /// Lets the writer finish every operation sent before this call, checkpoints the WAL into
@@ -537,7 +821,7 @@ impl Journal {
         let sent = self
             .inner
             .sender
-            .as_ref()
+            .get()
             .is_some_and(|sender| sender.send(Msg::Close(reply)).is_ok());
         // If the writer is already gone, someone else closed it.
         let result = if sent {
@@ -558,9 +842,16 @@ impl Journal {
         result
     }
 
-    async fn submit(&self, op: Op) -> Result<(), JournalError> {
+    async fn submit(&self, op: Op) -> Result<u64, JournalError> {
         let (reply, done) = oneshot::channel();
-        let sender = self.inner.sender.as_ref().ok_or(JournalError::Closed)?;
+        let Some(sender) = self.inner.sender.get() else {
+            return Err(match &self.inner.damage {
+                Some(damage) => JournalError::Damaged {
+                    path: damage.path.clone(),
+                },
+                None => JournalError::Closed,
+            });
+        };
         sender
             .send(Msg::Op(Request { op, reply }))
             .map_err(|_| JournalError::Closed)?;
@@ -568,23 +859,118 @@ impl Journal {
     }
 
     /// Every table that is not finished, with its record, seats, metadata and all its events,
-    /// oldest table first.
-    pub fn unfinished_tables(&self) -> Result<Vec<StoredTable>, JournalError> {
+    /// oldest table first; and every table that could not be read, with the reason.
+    ///
+    /// Each table is read on its own, so damage to one does not hide the others. The list of
+    /// tables is read from the table itself (not from the index of finished times, which may no
+    /// longer match it), and a table whose events, seats or metadata are in the journal but
+    /// whose own row cannot be found is reported too. Fails as a whole only if the journal
+    /// cannot be read at all.
+    pub fn unfinished_tables(&self) -> Result<UnfinishedTables, JournalError> {
         self.read(|conn| {
-            let mut stmt = conn.prepare_cached(
-                "SELECT id, name, password, settings, created_at_ms, finished_at_ms
-                 FROM melee_tables WHERE finished_at_ms IS NULL
-                 ORDER BY created_at_ms, id",
-            )?;
-            let mut rows = stmt.query([])?;
-            let mut heads = Vec::new();
-            while let Some(row) = rows.next()? {
-                heads.push(table_head(row)?);
+            let mut unreadable = Vec::new();
+            // Every table whose row was read, finished or not.
+            let mut known: HashSet<Uuid> = HashSet::new();
+            let mut heads: Vec<TableRecord> = Vec::new();
+            let mut note = |head: Result<(TableRecord, Option<u64>), JournalError>,
+                            id: Option<Uuid>,
+                            known: &mut HashSet<Uuid>,
+                            unreadable: &mut Vec<UnreadableTable>| {
+                match head {
+                    Ok((record, finished_at_ms)) => {
+                        known.insert(record.id);
+                        if finished_at_ms.is_none() {
+                            heads.push(record);
+                        }
+                    }
+                    Err(error) => {
+                        known.extend(id);
+                        unreadable.push(UnreadableTable {
+                            id,
+                            reason: format!("its row in melee_tables cannot be read: {error}"),
+                        });
+                    }
+                }
+            };
+
+            let scan = (|| -> Result<(), JournalError> {
+                let mut stmt = conn.prepare(
+                    "SELECT id, name, password, settings, created_at_ms, finished_at_ms
+                     FROM melee_tables NOT INDEXED",
+                )?;
+                let mut rows = stmt.query([])?;
+                while let Some(row) = rows.next()? {
+                    let id = uuid_column(row, 0, "table id").ok();
+                    note(table_head(row), id, &mut known, &mut unreadable);
+                }
+                Ok(())
+            })();
+            if let Err(error) = scan {
+                unreadable.push(UnreadableTable {
+                    id: None,
+                    reason: format!(
+                        "the list of tables cannot be read to its end ({error}); the tables \
+                         after the damage are found only through their events, seats, metadata \
+                         and index entries"
+                    ),
+                });
             }
-            heads
-                .into_iter()
-                .map(|(record, finished_at_ms)| complete_table(conn, record, finished_at_ms))
-                .collect()
+
+            // Tables known elsewhere whose row the scan did not see: look each up by its id.
+            let mut elsewhere: BTreeMap<Uuid, Vec<&str>> = BTreeMap::new();
+            for (source, ids) in [
+                ("index", index_table_ids(conn)),
+                ("events", referenced_table_ids(conn, "events")),
+                ("seats", referenced_table_ids(conn, "seats")),
+                ("metadata", referenced_table_ids(conn, "meta")),
+            ] {
+                match ids {
+                    Ok(ids) => {
+                        for id in ids.into_iter().filter(|id| !known.contains(id)) {
+                            elsewhere.entry(id).or_default().push(source);
+                        }
+                    }
+                    Err(error) => warn!(source, %error, "cannot list the tables in the journal"),
+                }
+            }
+            for (id, sources) in elsewhere {
+                match table_by_id(conn, id) {
+                    Ok(Some(head)) => note(Ok(head), Some(id), &mut known, &mut unreadable),
+                    // Only a stale index entry: there is nothing of the table to recover.
+                    Ok(None) if sources == ["index"] => warn!(
+                        table = %id,
+                        "the index of finished times lists a table that is not in the journal \
+                         (the index is damaged)"
+                    ),
+                    Ok(None) => unreadable.push(UnreadableTable {
+                        id: Some(id),
+                        reason: format!(
+                            "its {} are in the journal but its row in melee_tables is lost",
+                            sources
+                                .iter()
+                                .filter(|source| **source != "index")
+                                .copied()
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    }),
+                    Err(error) => note(Err(error), Some(id), &mut known, &mut unreadable),
+                }
+            }
+
+            heads.sort_by_key(|record| (record.created_at_ms, record.id));
+            let mut tables = Vec::with_capacity(heads.len());
+            for record in heads {
+                let id = record.id;
+                match complete_table(conn, record, None) {
+                    Ok(table) => tables.push(table),
+                    Err(error) => unreadable.push(UnreadableTable {
+                        id: Some(id),
+                        reason: format!("its seats, metadata or events cannot be read: {error}"),
+                    }),
+                }
+            }
+            Ok(UnfinishedTables { tables, unreadable })
         })
     }
 
@@ -727,18 +1113,9 @@ impl Journal {
     /// it.
     pub fn table(&self, table: Uuid) -> Result<Option<StoredTable>, JournalError> {
         self.read(|conn| {
-            let head = {
-                let mut stmt = conn.prepare_cached(
-                    "SELECT id, name, password, settings, created_at_ms, finished_at_ms
-                     FROM melee_tables WHERE id = ?1",
-                )?;
-                let mut rows = stmt.query([table.as_bytes().as_slice()])?;
-                match rows.next()? {
-                    Some(row) => table_head(row)?,
-                    None => return Ok(None),
-                }
+            let Some((record, finished_at_ms)) = table_by_id(conn, table)? else {
+                return Ok(None);
             };
-            let (record, finished_at_ms) = head;
             complete_table(conn, record, finished_at_ms).map(Some)
         })
     }
@@ -761,6 +1138,150 @@ impl Journal {
 
 // ---------------------------------------------------------------------------------------------
 // Opening and migrating
+
+/// Fails with [`JournalError::NotWritable`] unless a new file can be created and written in
+/// `dir` (SQLite creates the `-wal` and `-shm` files there).
+fn check_directory_writable(dir: &Path) -> Result<(), JournalError> {
+    let probe = dir.join(format!("{DB_FILE}-write-check"));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&probe)
+        .and_then(|mut file| file.write_all(b"grand-melee write check\n"));
+    let removed = std::fs::remove_file(&probe);
+    match (written, removed) {
+        (Err(error), _) => Err(JournalError::NotWritable {
+            dir: dir.to_owned(),
+            reason: format!("cannot create a file in it: {error}"),
+        }),
+        (Ok(()), Err(error)) => Err(JournalError::NotWritable {
+            dir: dir.to_owned(),
+            reason: format!("cannot remove a file from it: {error}"),
+        }),
+        (Ok(()), Ok(())) => Ok(()),
+    }
+}
+
+/// An error while opening or setting up the write connection: [`JournalError::NotWritable`] if
+/// SQLite says the file or directory cannot be written, [`JournalError::Open`] otherwise.
+fn setup_error(dir: &Path, path: &Path, error: rusqlite::Error) -> JournalError {
+    match error.sqlite_error_code() {
+        Some(
+            rusqlite::ErrorCode::ReadOnly
+            | rusqlite::ErrorCode::CannotOpen
+            | rusqlite::ErrorCode::PermissionDenied,
+        ) => JournalError::NotWritable {
+            dir: dir.to_owned(),
+            reason: format!("{}: {error}", path.display()),
+        },
+        _ => JournalError::Open {
+            path: path.to_owned(),
+            source: error,
+        },
+    }
+}
+
+/// `PRAGMA quick_check`, and `PRAGMA integrity_check(melee_tables)` for what the quick check
+/// leaves out there: whether the index of finished times matches its table (a stale entry there
+/// could hide a live table, and makes the table's end fail to write). Cheap: that table has one
+/// small row per table. Empty if the database is sound, else the first lines they reported. A
+/// database too damaged for the check to run reports the error as its finding; a file that is
+/// not a database at all is an error.
+fn quick_check(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let lines = |sql: &str| -> rusqlite::Result<Vec<String>> {
+        let mut stmt = conn.prepare(sql)?;
+        let rows = stmt.query_map([], |row| row.get::<_, String>(0))?;
+        let lines = rows.collect::<rusqlite::Result<Vec<String>>>()?;
+        Ok(if lines.len() == 1 && lines[0] == "ok" {
+            Vec::new()
+        } else if lines.is_empty() {
+            vec!["the check reported nothing".to_owned()]
+        } else {
+            lines
+        })
+    };
+    let checked = (|| -> rusqlite::Result<Vec<String>> {
+        let mut findings = lines(&format!("PRAGMA quick_check({QUICK_CHECK_LINES})"))?;
+        let has_tables = conn
+            .prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'melee_tables'")?
+            .exists([])?;
+        if has_tables {
+            for line in lines("PRAGMA integrity_check(melee_tables)")? {
+                if !findings.contains(&line) {
+                    findings.push(line);
+                }
+            }
+        }
+        findings.truncate(QUICK_CHECK_LINES);
+        Ok(findings)
+    })();
+    match checked {
+        Err(error) if error.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseCorrupt) => {
+            Ok(vec![error.to_string()])
+        }
+        checked => checked,
+    }
+}
+
+/// Sets up the write connection of a journal that passed (or whose damage was accepted): WAL
+/// mode, durability, foreign keys, a real write transaction (so that a journal that cannot be
+/// written is refused now, not at the first move of a game), then the migrations. Returns the
+/// version it migrated from, if it did.
+fn prepare_writer(
+    conn: &mut Connection,
+    dir: &Path,
+    path: &Path,
+    durability: Durability,
+) -> Result<Option<u32>, JournalError> {
+    let mode: String = conn
+        .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
+        .map_err(|error| setup_error(dir, path, error))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(JournalError::Corrupt(format!(
+            "{} could not be switched to WAL mode (journal_mode is {mode})",
+            path.display()
+        )));
+    }
+    conn.pragma_update(None, "synchronous", durability.synchronous_pragma())
+        .map_err(|error| setup_error(dir, path, error))?;
+    conn.pragma_update(None, "foreign_keys", "ON")
+        .map_err(|error| setup_error(dir, path, error))?;
+    check_writable(conn, dir, path)?;
+    let migrated_from = migrate(conn)?;
+    if migrated_from.is_some_and(|from| from >= 1) {
+        // Whatever the migration replaced (plain-text passwords) leaves the WAL and the old
+        // pages of the database file now.
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .map_err(|error| setup_error(dir, path, error))?;
+    }
+    Ok(migrated_from)
+}
+
+/// Fails with [`JournalError::NotWritable`] unless the database takes a write transaction that
+/// changes a page (it rewrites `user_version` with its own value) and commits it.
+fn check_writable(conn: &mut Connection, dir: &Path, path: &Path) -> Result<(), JournalError> {
+    let not_writable = |error: rusqlite::Error| JournalError::NotWritable {
+        dir: dir.to_owned(),
+        reason: format!("{} does not take a write: {error}", path.display()),
+    };
+    if conn
+        .is_readonly(rusqlite::MAIN_DB)
+        .map_err(|error| setup_error(dir, path, error))?
+    {
+        return Err(JournalError::NotWritable {
+            dir: dir.to_owned(),
+            reason: format!("SQLite opened {} read-only", path.display()),
+        });
+    }
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(not_writable)?;
+    let version = user_version(&tx).map_err(not_writable)?;
+    tx.pragma_update(None, "user_version", version)
+        .map_err(not_writable)?;
+    tx.commit().map_err(not_writable)
+}
 
 fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
     conn.pragma_query_value(None, "user_version", |row| row.get(0))
@@ -802,7 +1323,12 @@ fn migrate(conn: &mut Connection) -> Result<Option<u32>, JournalError> {
 // ---------------------------------------------------------------------------------------------
 // The writer
 
-fn run_writer(mut conn: Connection, receiver: mpsc::Receiver<Msg>, transactions: Arc<AtomicU64>) {
+fn run_writer(
+    mut conn: Connection,
+    receiver: mpsc::Receiver<Msg>,
+    transactions: Arc<AtomicU64>,
+    untouchable: Arc<RwLock<HashSet<Uuid>>>,
+) {
     let mut close_reply = None;
     let mut batch = Vec::new();
     while let Ok(first) = receiver.recv() {
@@ -823,7 +1349,12 @@ fn run_writer(mut conn: Connection, receiver: mpsc::Receiver<Msg>, transactions:
                 Err(_) => break,
             }
         }
-        write_batch(&mut conn, std::mem::take(&mut batch), &transactions);
+        write_batch(
+            &mut conn,
+            std::mem::take(&mut batch),
+            &transactions,
+            &untouchable,
+        );
         if close_reply.is_some() {
             break;
         }
@@ -846,20 +1377,34 @@ fn run_writer(mut conn: Connection, receiver: mpsc::Receiver<Msg>, transactions:
 
 /// Runs every request of `batch` in one transaction, each in a savepoint of its own, commits,
 /// then answers every request.
-fn write_batch(conn: &mut Connection, batch: Vec<Request>, transactions: &AtomicU64) {
+fn write_batch(
+    conn: &mut Connection,
+    batch: Vec<Request>,
+    transactions: &AtomicU64,
+    untouchable: &RwLock<HashSet<Uuid>>,
+) {
     let started = Instant::now();
     let ops = batch.len();
     let events: usize = batch.iter().map(|request| request.op.events()).sum();
-    let mut results: Vec<Result<(), JournalError>> = Vec::with_capacity(ops);
+    let mut results: Vec<Result<u64, JournalError>> = Vec::with_capacity(ops);
+    let untouchable = untouchable.read().unwrap_or_else(PoisonError::into_inner);
 
     let outcome = (|| -> rusqlite::Result<()> {
         let mut tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         for request in &batch {
+            if let Some(table) = request
+                .op
+                .existing_table()
+                .filter(|table| untouchable.contains(table))
+            {
+                results.push(Err(JournalError::KeptUntouched(table)));
+                continue;
+            }
             let savepoint = tx.savepoint()?;
-            match apply(&savepoint, &request.op) {
-                Ok(()) => {
+            match apply(&savepoint, &request.op, &untouchable) {
+                Ok(count) => {
                     savepoint.commit()?;
-                    results.push(Ok(()));
+                    results.push(Ok(count));
                 }
                 Err(error) => {
                     let mut savepoint = savepoint;
@@ -871,6 +1416,7 @@ fn write_batch(conn: &mut Connection, batch: Vec<Request>, transactions: &Atomic
         }
         tx.commit()
     })();
+    drop(untouchable);
 
     match outcome {
         Ok(()) => {
@@ -898,7 +1444,8 @@ fn write_batch(conn: &mut Connection, batch: Vec<Request>, transactions: &Atomic
     }
 }
 
-fn apply(conn: &Connection, op: &Op) -> Result<(), JournalError> {
+/// Runs one operation; returns how many tables it deleted (for pruning; 0 otherwise).
+fn apply(conn: &Connection, op: &Op, untouchable: &HashSet<Uuid>) -> Result<u64, JournalError> {
     match op {
         Op::CreateTable(record) => {
             let created = to_i64(record.created_at_ms, "created_at_ms")?;
@@ -1009,8 +1556,40 @@ fn apply(conn: &Connection, op: &Op) -> Result<(), JournalError> {
             conn.prepare_cached("DELETE FROM melee_tables WHERE id = ?1")?
                 .execute([id])?;
         }
+        Op::PruneReplays {
+            finished_before_ms,
+            limit,
+        } => {
+            // Oldest first; tables kept untouched are skipped (and do not use up the chunk).
+            let before = i64::try_from(*finished_before_ms).unwrap_or(i64::MAX);
+            let wanted = limit.saturating_add(untouchable.len());
+            let ids: Vec<Vec<u8>> = conn
+                .prepare_cached(
+                    "SELECT id FROM melee_tables
+                     WHERE finished_at_ms IS NOT NULL AND finished_at_ms < ?1
+                     ORDER BY finished_at_ms, id LIMIT ?2",
+                )?
+                .query_map(
+                    params![before, i64::try_from(wanted).unwrap_or(i64::MAX)],
+                    |row| row.get(0),
+                )?
+                .collect::<rusqlite::Result<_>>()?;
+            let mut delete = conn.prepare_cached("DELETE FROM melee_tables WHERE id = ?1")?;
+            let mut deleted = 0;
+            for id in ids {
+                if Uuid::from_slice(&id).is_ok_and(|id| untouchable.contains(&id)) {
+                    continue;
+                }
+                if deleted == *limit as u64 {
+                    break;
+                }
+                // Its events, seats and metadata go with it (ON DELETE CASCADE).
+                deleted += delete.execute([&id])? as u64;
+            }
+            return Ok(deleted);
+        }
     }
-    Ok(())
+    Ok(0)
 }
 
 /// The extended result code of a constraint violation.
@@ -1076,6 +1655,56 @@ fn table_head(row: &rusqlite::Row<'_>) -> Result<(TableRecord, Option<u64>), Jou
         created_at_ms: u64_column(row, 4, "created_at_ms")?,
     };
     Ok((record, optional_u64_column(row, 5, "finished_at_ms")?))
+}
+
+/// One table's row by its id (a lookup by key, not a scan).
+fn table_by_id(
+    conn: &Connection,
+    id: Uuid,
+) -> Result<Option<(TableRecord, Option<u64>)>, JournalError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, name, password, settings, created_at_ms, finished_at_ms
+         FROM melee_tables WHERE id = ?1",
+    )?;
+    let mut rows = stmt.query([id.as_bytes().as_slice()])?;
+    match rows.next()? {
+        Some(row) => table_head(row).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The table ids in the index of finished times.
+fn index_table_ids(conn: &Connection) -> Result<Vec<Uuid>, JournalError> {
+    let mut stmt = conn.prepare("SELECT id FROM melee_tables INDEXED BY melee_tables_finished")?;
+    let mut rows = stmt.query([])?;
+    let mut ids = Vec::new();
+    while let Some(row) = rows.next()? {
+        if let Ok(id) = uuid_column(row, 0, "table id") {
+            ids.push(id);
+        }
+    }
+    Ok(ids)
+}
+
+/// The distinct table ids of `events`, `seats` or `meta`: one lookup per table (each jumps past
+/// the rows of the table before), not a scan of every row.
+fn referenced_table_ids(conn: &Connection, source: &str) -> Result<Vec<Uuid>, JournalError> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT table_id FROM {source} WHERE table_id > ?1 ORDER BY table_id LIMIT 1"
+    ))?;
+    let mut ids = Vec::new();
+    // The empty blob sorts before every other blob.
+    let mut after: Vec<u8> = Vec::new();
+    while let Some(id) = stmt
+        .query_row([&after], |row| row.get::<_, Vec<u8>>(0))
+        .optional()?
+    {
+        if let Ok(uuid) = Uuid::from_slice(&id) {
+            ids.push(uuid);
+        }
+        after = id;
+    }
+    Ok(ids)
 }
 
 fn complete_table(
@@ -1159,14 +1788,84 @@ mod tests {
     }
 
     #[test]
+    fn version_1_passwords_are_replaced_by_hashes_that_verify() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        {
+            let tx = conn.transaction().unwrap();
+            MIGRATIONS[0](&tx).unwrap();
+            for (id, password) in [(1u8, Some("hunter2")), (2, None)] {
+                tx.execute(
+                    "INSERT INTO melee_tables (id, name, password, settings, created_at_ms)
+                     VALUES (?1, 'table', ?2, x'00', 0)",
+                    params![[id; 16].as_slice(), password],
+                )
+                .unwrap();
+            }
+            tx.pragma_update(None, "user_version", 1).unwrap();
+            tx.commit().unwrap();
+        }
+        assert_eq!(migrate(&mut conn).unwrap(), Some(1));
+        let stored: Vec<Option<String>> = conn
+            .prepare("SELECT password FROM melee_tables ORDER BY id")
+            .unwrap()
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        let [Some(hashed), None] = stored.as_slice() else {
+            panic!("{stored:?}");
+        };
+        assert!(crate::password::is_hash(hashed));
+        assert!(!hashed.contains("hunter2"));
+        assert!(crate::password::verify(hashed, "hunter2"));
+        assert!(!crate::password::verify(hashed, "hunter3"));
+    }
+
+    #[test]
+    fn a_journal_sqlite_opens_read_only_is_not_writable() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(DB_FILE);
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch("CREATE TABLE t (x); PRAGMA user_version = 2;")
+            .unwrap();
+        // What SQLite does with a file it may not write: it opens it read-only.
+        let mut read_only =
+            Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+        let error = check_writable(&mut read_only, dir.path(), &path).unwrap_err();
+        assert!(
+            matches!(&error, JournalError::NotWritable { dir: named, .. } if named == dir.path()),
+            "{error:?}"
+        );
+        assert!(error.to_string().contains("cannot be written"), "{error}");
+        // Even when SQLite does not say so up front (an immutable file): the write fails.
+        let uri = format!("file:{}?immutable=1", path.display());
+        let mut immutable = Connection::open_with_flags(
+            uri,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_URI,
+        )
+        .unwrap();
+        let error = check_writable(&mut immutable, dir.path(), &path).unwrap_err();
+        assert!(
+            matches!(error, JournalError::NotWritable { .. }),
+            "{error:?}"
+        );
+        // A writable one passes, and keeps its version.
+        let mut writable = Connection::open(&path).unwrap();
+        check_writable(&mut writable, dir.path(), &path).unwrap();
+        assert_eq!(user_version(&writable).unwrap(), 2);
+    }
+
+    #[test]
     fn schema_versions_are_checked() {
         assert!(matches!(check_version(0), Ok(0)));
         assert!(matches!(check_version(1), Ok(1)));
+        assert!(matches!(check_version(2), Ok(2)));
         assert!(matches!(
-            check_version(2),
+            check_version(3),
             Err(JournalError::NewerSchema {
-                found: 2,
-                supported: 1
+                found: 3,
+                supported: 2
             })
         ));
         assert!(matches!(check_version(-1), Err(JournalError::Corrupt(_))));

@@ -18,11 +18,19 @@ async fn main() -> std::process::ExitCode {
         Ok(server) => server,
         Err(error) => {
             tracing::error!(listen = %config.listen, data_dir = %config.data_dir.display(), %error, "cannot start");
+            tell_why_not(&error);
             return std::process::ExitCode::FAILURE;
         }
     };
     server.run(shutdown_signal()).await;
     std::process::ExitCode::SUCCESS
+}
+
+/// The log goes to standard output; why the server cannot start (and what to do about it) also
+/// goes to standard error, whole and readable, for whoever started it.
+#[allow(clippy::print_stderr)]
+fn tell_why_not(error: &std::io::Error) {
+    eprintln!("grand-melee-server: cannot start: {error}");
 }
 
 /// Completes on SIGINT (Ctrl-C) or SIGTERM.

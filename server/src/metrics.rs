@@ -22,6 +22,10 @@ pub struct Metrics {
     pub(crate) rejected: AtomicU64,
     pub(crate) slow_readers_dropped: AtomicU64,
     pub(crate) events: AtomicU64,
+    /// Tables found in the journal at start that could not be read or rebuilt.
+    pub(crate) tables_unrecoverable: AtomicI64,
+    /// Finished games deleted by replay retention.
+    pub(crate) replays_pruned: AtomicU64,
     latency_buckets: [AtomicU64; LATENCY_BUCKETS_US.len()],
     latency_count: AtomicU64,
     latency_sum_us: AtomicU64,
@@ -51,7 +55,7 @@ impl Metrics {
     /// The Prometheus text exposition of every counter.
     pub fn render(&self) -> String {
         let mut out = String::with_capacity(2048);
-        let gauges: [(&str, &str, i64); 3] = [
+        let gauges: [(&str, &str, i64); 4] = [
             (
                 "gm_connections_open",
                 "Open TCP connections (WebSocket and HTTP).",
@@ -63,6 +67,11 @@ impl Metrics {
                 self.websockets_open.load(Relaxed),
             ),
             ("gm_tables", "Tables hosted.", self.tables.load(Relaxed)),
+            (
+                "gm_tables_unrecoverable",
+                "Tables found in the journal at start that could not be read or rebuilt (left out, their rows kept untouched).",
+                self.tables_unrecoverable.load(Relaxed),
+            ),
         ];
         for (name, help, value) in gauges {
             let _ = writeln!(
@@ -70,7 +79,7 @@ impl Metrics {
                 "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"
             );
         }
-        let counters: [(&str, &str, &AtomicU64); 9] = [
+        let counters: [(&str, &str, &AtomicU64); 10] = [
             (
                 "gm_connections_total",
                 "Connections accepted.",
@@ -112,6 +121,11 @@ impl Metrics {
                 &self.slow_readers_dropped,
             ),
             ("gm_events_total", "Table events published.", &self.events),
+            (
+                "gm_replays_pruned_total",
+                "Finished games deleted after --replay-retention-days.",
+                &self.replays_pruned,
+            ),
         ];
         for (name, help, value) in counters {
             let value = value.load(Relaxed);

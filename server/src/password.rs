@@ -10,7 +10,6 @@ use argon2::password_hash::phc::PasswordHash;
 use argon2::password_hash::{PasswordHasher, PasswordVerifier};
 
 /// Whether a stored password is an Argon2 PHC string (rather than a journal's old plain text).
-#[allow(dead_code)] // Used by the journal's migration of plain-text passwords (to come).
 pub(crate) fn is_hash(stored: &str) -> bool {
     stored.starts_with("$argon2")
 }

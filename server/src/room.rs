@@ -213,33 +213,114 @@ pub(crate) async fn create(
 /// Rebuilds every unfinished table from the journal and starts its actor. Players who were
 /// connected when the server stopped are marked disconnected (an event everyone will see); they
 /// come back with `resume`.
+///
+/// A journal found damaged at open (`PRAGMA quick_check`) is refused with a message saying what
+/// to do, and so is one with a table that cannot be read or rebuilt, unless
+/// `--allow-damaged-journal`. With it, every such table is logged as an error, counted in
+/// `gm_tables_unrecoverable` and kept untouched in the journal (never written, never pruned);
+/// the other tables start. No table is ever dropped silently.
 pub(crate) async fn recover_all(shared: &Arc<Shared>) -> Result<(), String> {
+    use std::fmt::Write as _;
+
     let journal = shared.journal.clone();
-    let stored = tokio::task::spawn_blocking(move || journal.unfinished_tables())
+    let path = journal.path().display().to_string();
+    let allow_damage = shared.config.allow_damaged_journal;
+    if let Some(damage) = journal.damage() {
+        if !allow_damage {
+            return Err(damage.to_string());
+        }
+        error!(
+            path,
+            findings = ?damage.findings,
+            "the journal is damaged; starting anyway (--allow-damaged-journal): restore it from a \
+             backup as soon as you can"
+        );
+        let accepting = journal.clone();
+        tokio::task::spawn_blocking(move || accepting.accept_damage())
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| format!("the damaged journal {path} cannot be opened for writing: {e}"))?;
+    }
+    let reading = journal.clone();
+    let read = tokio::task::spawn_blocking(move || reading.unfinished_tables())
         .await
         .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())?;
-    for table in stored {
+        .map_err(|e| format!("the journal {path} cannot be read: {e}"))?;
+
+    let mut lost: Vec<(Option<Uuid>, String)> = read
+        .unreadable
+        .into_iter()
+        .map(|table| (table.id, table.reason))
+        .collect();
+    let mut rooms = Vec::new();
+    for table in read.tables {
         let id = table.record.id;
         match Room::recover(table, shared) {
-            Ok((mut room, dropped)) => {
-                let now = Instant::now();
-                let events = dropped
-                    .into_iter()
-                    .map(|player| wire::Event::ConnectionChanged {
-                        player: player.0,
-                        connected: false,
-                    })
-                    .collect();
-                room.publish(events, now);
-                room.flush().await;
-                info!(table = %id, seq = room.seq, "table recovered");
-                room.start();
-            }
-            Err(reason) => {
-                error!(table = %id, reason, "cannot recover a table; it is left as it is")
-            }
+            Ok(recovered) => rooms.push(recovered),
+            Err(reason) => lost.push((Some(id), format!("it cannot be rebuilt: {reason}"))),
         }
+    }
+    let name =
+        |id: &Option<Uuid>| id.map_or_else(|| "(id unreadable)".to_owned(), |id| id.to_string());
+    if !lost.is_empty() && !allow_damage {
+        let mut message = format!(
+            "{} table(s) in the journal {path} cannot be recovered:\n",
+            lost.len()
+        );
+        for (id, reason) in &lost {
+            let _ = writeln!(message, "  table {}: {reason}", name(id));
+        }
+        message.push_str("The server did not start. ");
+        message.push_str(&crate::journal::damaged_journal_advice(journal.path()));
+        return Err(message);
+    }
+    journal.keep_untouched(lost.iter().filter_map(|(id, _)| *id));
+    for (id, reason) in &lost {
+        error!(
+            table = name(id),
+            reason,
+            "a table in the journal cannot be recovered: it is left out, its rows kept untouched"
+        );
+    }
+
+    for (mut room, dropped) in rooms {
+        let id = room.id;
+        let now = Instant::now();
+        let events = dropped
+            .into_iter()
+            .map(|player| wire::Event::ConnectionChanged {
+                player: player.0,
+                connected: false,
+            })
+            .collect();
+        room.publish(events, now);
+        room.flush().await;
+        if room.broken {
+            let reason = "the journal refused to record its recovery".to_owned();
+            error!(
+                table = %id,
+                reason,
+                "a table in the journal cannot be recovered: it is left out, its rows kept untouched"
+            );
+            journal.keep_untouched([id]);
+            lost.push((Some(id), reason));
+            continue;
+        }
+        info!(table = %id, seq = room.seq, "table recovered");
+        room.start();
+    }
+
+    shared.metrics.tables_unrecoverable.store(
+        i64::try_from(lost.len()).unwrap_or(i64::MAX),
+        std::sync::atomic::Ordering::Relaxed,
+    );
+    if !lost.is_empty() {
+        error!(
+            count = lost.len(),
+            path,
+            "tables left out of this start (see the errors above; gm_tables_unrecoverable in \
+             /metrics): restore the journal from a backup as soon as you can"
+        );
     }
     Ok(())
 }

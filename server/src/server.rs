@@ -158,6 +158,9 @@ impl Shared {
     /// and table; a right one costs nothing).
     pub(crate) fn may_guess(&self, ip: IpAddr, table: TableId, now: std::time::Instant) -> bool {
         let per_minute = self.config.wrong_passwords_per_minute;
+        if per_minute <= 0.0 {
+            return true;
+        }
         let bucket = self
             .guesses
             .entry((ip, table))
@@ -284,7 +287,7 @@ impl Server {
         });
         crate::room::recover_all(&shared)
             .await
-            .map_err(|error| std::io::Error::other(format!("recovering tables: {error}")))?;
+            .map_err(std::io::Error::other)?;
         Ok(Self { listener, shared })
     }
 
@@ -364,15 +367,46 @@ impl Server {
 /// replays past `--replay-retention-days`.
 const MAINTENANCE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(3600);
 
-/// Tidies up at start and then every [`MAINTENANCE_INTERVAL`] until the server stops.
+/// Tidies up at start and then every [`MAINTENANCE_INTERVAL`] until the server stops: forgets
+/// refilled rate-limit state, and deletes the finished games older than
+/// `--replay-retention-days` (0: kept forever). The first round always runs to its end, even if
+/// the server is stopping already.
 async fn maintenance(shared: Arc<Shared>, stop: CancellationToken) {
     let mut interval = tokio::time::interval(MAINTENANCE_INTERVAL);
+    // The first tick completes at once.
+    interval.tick().await;
     loop {
+        shared.prune_limits(std::time::Instant::now());
+        let days = shared.config.replay_retention_days;
+        if days > 0 {
+            if shared.journal.damage().is_some() {
+                warn!(
+                    retention_days = days,
+                    "replay retention is suspended while the journal is damaged"
+                );
+            } else {
+                let now_ms = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |now| u64::try_from(now.as_millis()).unwrap_or(u64::MAX));
+                let cutoff = now_ms.saturating_sub(u64::from(days) * 86_400_000);
+                match shared.journal.prune_replays(cutoff).await {
+                    Ok(0) => debug!(retention_days = days, "no replay past its retention"),
+                    Ok(count) => {
+                        Metrics::add(&shared.metrics.replays_pruned, count);
+                        info!(
+                            count,
+                            retention_days = days,
+                            "deleted replays past their retention"
+                        );
+                    }
+                    Err(error) => warn!(%error, retention_days = days, "pruning old replays"),
+                }
+            }
+        }
         tokio::select! {
             () = stop.cancelled() => return,
             _ = interval.tick() => {}
         }
-        shared.prune_limits(std::time::Instant::now());
     }
 }
 

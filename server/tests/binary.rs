@@ -80,3 +80,276 @@ async fn the_binary_serves_and_stops_gracefully_on_sigterm() {
     let exit = server.wait().await;
     assert!(exit.success(), "exit status {exit:?}");
 }
+
+// ----- Refusing to start: a damaged journal, a data directory that cannot be written ----------
+
+/// How a run of the binary went: it exited, or it started listening.
+enum Run {
+    Exited {
+        status: std::process::ExitStatus,
+        stderr: String,
+    },
+    Listening {
+        child: std::process::Child,
+        addr: std::net::SocketAddr,
+        /// The log lines before `listening`.
+        log: Vec<String>,
+    },
+}
+
+impl Run {
+    /// Runs `command` (with `--listen 127.0.0.1:0 --log info` added) until it exits or logs that
+    /// it listens, whichever comes first; fails the test after [`PATIENCE`].
+    fn of(mut command: Command) -> Run {
+        use std::io::{BufRead, BufReader, Read};
+        let mut child = command
+            .args(["--listen", "127.0.0.1:0", "--log", "info"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (lines, arriving) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if lines.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut log = Vec::new();
+        loop {
+            match arriving.recv_timeout(PATIENCE) {
+                Ok(line) => {
+                    if line.contains("listening") {
+                        let addr = line
+                            .split_once("addr=")
+                            .and_then(|(_, rest)| rest.split_whitespace().next())
+                            .unwrap()
+                            .parse()
+                            .unwrap();
+                        // Keep draining the log so the server never blocks on a full pipe.
+                        std::thread::spawn(move || arriving.into_iter().for_each(drop));
+                        return Run::Listening { child, addr, log };
+                    }
+                    log.push(line);
+                }
+                // Standard output closed: the process is exiting.
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    let mut stderr = String::new();
+                    child
+                        .stderr
+                        .take()
+                        .unwrap()
+                        .read_to_string(&mut stderr)
+                        .unwrap();
+                    let status = child.wait().unwrap();
+                    return Run::Exited { status, stderr };
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    let _ = child.kill();
+                    panic!("the server neither exited nor listened: {log:?}");
+                }
+            }
+        }
+    }
+
+    /// The exit status and standard error of a run that must have refused to start.
+    fn refused(self) -> (std::process::ExitStatus, String) {
+        match self {
+            Run::Exited { status, stderr } => (status, stderr),
+            Run::Listening { mut child, log, .. } => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the server started where it must refuse to: {log:#?}");
+            }
+        }
+    }
+
+    /// Stops a run that is listening with SIGTERM; returns the log before `listening`.
+    fn stop(self) -> Vec<String> {
+        let Run::Listening { mut child, log, .. } = self else {
+            panic!("the server did not start");
+        };
+        let status = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        assert!(child.wait().unwrap().success());
+        log
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|window| window == needle)
+}
+
+/// Flips one bit of the page-type byte of a b-tree leaf page of the database file that holds
+/// `wanted` and not `unwanted`.
+fn flip_a_leaf_page_holding(path: &std::path::Path, wanted: &[u8], unwanted: &[u8]) {
+    let mut bytes = std::fs::read(path).unwrap();
+    let size = usize::from(u16::from_be_bytes([bytes[16], bytes[17]]));
+    let pages: Vec<usize> = (1..bytes.len() / size)
+        .filter(|&index| {
+            let page = &bytes[index * size..(index + 1) * size];
+            // 0x0a: a leaf page of an index b-tree (every table here is WITHOUT ROWID).
+            page[0] == 0x0a && contains(page, wanted) && !contains(page, unwanted)
+        })
+        .collect();
+    assert!(
+        pages.len() >= 2,
+        "pages with only the damaged table: {pages:?}"
+    );
+    bytes[pages[pages.len() / 2] * size] ^= 0x01;
+    std::fs::write(path, &bytes).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_damaged_journal_stops_the_binary_with_the_reason_on_stderr_unless_allowed() {
+    use grand_melee_server::journal::{DB_FILE, Durability, Journal, TableRecord};
+    let data = tempfile::tempdir().unwrap();
+    let path = data.path().join(DB_FILE);
+    // A sound lobby table with a player, written by the real server…
+    let server =
+        ServerProcess::spawn(BINARY, &["--data-dir".as_ref(), data.path().as_os_str()]).await;
+    let mut host = grand_melee_e2e::Client::connected(server.addr).await;
+    let sound = host.create_table("sound", 4, 1).await;
+    host.join(sound, "Ann").await.unwrap();
+    server.signal("TERM");
+    assert!(server.wait().await.success());
+    drop(host);
+    // …and a table whose events fill several pages, one of which gets a flipped bit.
+    let damaged = uuid::Uuid::new_v4();
+    {
+        let journal = Journal::open(data.path(), Durability::Normal).unwrap();
+        journal
+            .create_table(TableRecord {
+                id: damaged,
+                name: "damaged".into(),
+                password: None,
+                settings: vec![0],
+                created_at_ms: 1,
+            })
+            .await
+            .unwrap();
+        let events = (0..100)
+            .map(|i| format!("damaged-table-event-{i:03} {}", "z".repeat(100)).into_bytes())
+            .collect();
+        journal.append(damaged, 1, events).await.unwrap();
+        journal.close().await.unwrap();
+    }
+    flip_a_leaf_page_holding(&path, b"damaged-table-event-", sound.as_bytes());
+
+    let mut command = Command::new(BINARY);
+    command.arg("--data-dir").arg(data.path());
+    let (status, stderr) = Run::of(command).refused();
+    assert!(!status.success(), "{status:?}");
+    for needle in [
+        "cannot start",
+        path.display().to_string().as_str(),
+        "damaged",
+        "quick_check",
+        "backup",
+        "-wal",
+        "--allow-damaged-journal",
+        "GM_ALLOW_DAMAGED_JOURNAL=true",
+    ] {
+        assert!(
+            stderr.contains(needle),
+            "{needle:?} on standard error: {stderr}"
+        );
+    }
+
+    // With the flag, or its environment variable: it starts, logs the table it leaves out as
+    // an error and counts it.
+    for allow in ["flag", "environment"] {
+        let mut command = Command::new(BINARY);
+        command.arg("--data-dir").arg(data.path());
+        match allow {
+            "flag" => command.arg("--allow-damaged-journal"),
+            _ => command.env("GM_ALLOW_DAMAGED_JOURNAL", "true"),
+        };
+        let run = Run::of(command);
+        let Run::Listening { addr, .. } = &run else {
+            panic!("{allow}: the server did not start");
+        };
+        let metrics = grand_melee_e2e::http_get(*addr, "/metrics").await;
+        assert!(
+            metrics.contains("\ngm_tables_unrecoverable 1\n"),
+            "{metrics}"
+        );
+        let log = run.stop();
+        assert!(
+            log.iter()
+                .any(|line| line.contains("ERROR") && line.contains(&damaged.to_string())),
+            "{allow}: the left-out table is logged as an error: {log:#?}"
+        );
+    }
+}
+
+/// Whether this process runs as root (for whom permission bits do not stop writes).
+fn running_as_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").unwrap().uid() == 0
+}
+
+#[tokio::test]
+async fn a_data_directory_that_cannot_be_written_is_refused_at_start() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let root = tempfile::tempdir().unwrap();
+    let data = root.path().join("data");
+    // A journal left by a killed server: the database, its -wal and its -shm.
+    let server = ServerProcess::spawn(BINARY, &["--data-dir".as_ref(), data.as_os_str()]).await;
+    let mut client = grand_melee_e2e::Client::connected(server.addr).await;
+    client.create_table("t", 4, 1).await;
+    server.signal("KILL");
+    let _ = server.wait().await;
+    drop(client);
+    let mode = |path: &std::path::Path, mode: u32| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    mode(root.path(), 0o755);
+    for entry in std::fs::read_dir(&data).unwrap() {
+        mode(&entry.unwrap().path(), 0o444);
+    }
+    mode(&data, 0o555);
+
+    // Root ignores permission bits: then the server runs as `nobody`, for whom they hold.
+    let as_server_user = |command: &mut Command| {
+        if running_as_root() {
+            command.uid(65_534).gid(65_534);
+        }
+    };
+    let mut probe = Command::new("sh");
+    probe.args(["-c", "echo x > \"$0/probe\""]).arg(&data);
+    as_server_user(&mut probe);
+    let probed = probe.stderr(std::process::Stdio::null()).status().unwrap();
+    assert!(
+        !probed.success(),
+        "precondition: the test could not make {} unwritable for the server's user",
+        data.display()
+    );
+
+    let mut command = Command::new(BINARY);
+    command.arg("--data-dir").arg(&data);
+    as_server_user(&mut command);
+    let (status, stderr) = Run::of(command).refused();
+    mode(&data, 0o755);
+    assert!(!status.success(), "{status:?}");
+    for needle in [
+        "cannot start",
+        "cannot be written",
+        data.display().to_string().as_str(),
+        "--data-dir",
+    ] {
+        assert!(
+            stderr.contains(needle),
+            "{needle:?} on standard error: {stderr}"
+        );
+    }
+}

@@ -6,12 +6,13 @@ use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::Path;
 
-use grand_melee_e2e::{Client, Received, ServerProcess, started_game_at};
+use grand_melee_e2e::{Client, PATIENCE, Received, ServerProcess, started_game_at};
 use grand_melee_protocol::{
-    self as wire, ClientMessage, PlayerStatus, ServerMessage, StageName, TableId, TableView,
-    TurnStateName, close,
+    self as wire, ClientMessage, ErrorCode, PlayerStatus, ServerMessage, StageName, TableId,
+    TableView, TurnStateName, close,
 };
 use grand_melee_server::journal::{Durability, Journal};
+use grand_melee_server::{Server, ServerConfig};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_grand-melee-server");
 const SEATS: u8 = 28;
@@ -367,4 +368,347 @@ async fn a_journal_from_a_newer_server_is_refused_with_a_clear_message() {
         before,
         "the journal is untouched"
     );
+}
+
+// ----- A damaged journal, and replay retention (in-process servers on a chosen directory) -----
+
+/// A server on `data`, on a free loopback port, with the request and chat limits out of the way.
+fn config_at(data: &Path) -> ServerConfig {
+    ServerConfig {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        data_dir: data.to_owned(),
+        durability: Durability::Normal,
+        rate_limit: 1e6,
+        rate_burst: 1e6,
+        chat_per_minute: 1e6,
+        table_chat_per_minute: 0.0,
+        ..ServerConfig::default()
+    }
+}
+
+/// A server running in this test's runtime, stopped by [`Running::stop`].
+struct Running {
+    addr: std::net::SocketAddr,
+    metrics: std::sync::Arc<grand_melee_server::metrics::Metrics>,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Running {
+    async fn start(config: ServerConfig) -> std::io::Result<Self> {
+        let server = Server::bind(config).await?;
+        let addr = server.local_addr().unwrap();
+        let metrics = server.metrics();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(server.run(async {
+            let _ = stopped.await;
+        }));
+        Ok(Self {
+            addr,
+            metrics,
+            stop,
+            task,
+        })
+    }
+
+    /// Stops gracefully; the journal is closed when this returns.
+    async fn stop(self) {
+        let _ = self.stop.send(());
+        tokio::time::timeout(PATIENCE, self.task)
+            .await
+            .unwrap()
+            .unwrap();
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|window| window == needle)
+}
+
+/// Flips one bit of the page-type byte of a b-tree leaf page of the database file that holds
+/// `wanted` and not `unwanted` (the middle one of those pages); returns the page's byte range.
+fn flip_a_leaf_page_holding(path: &Path, wanted: &[u8], unwanted: &[u8]) -> std::ops::Range<usize> {
+    let mut bytes = std::fs::read(path).unwrap();
+    let size = match u16::from_be_bytes([bytes[16], bytes[17]]) {
+        1 => 65_536,
+        size => usize::from(size),
+    };
+    let pages: Vec<usize> = (1..bytes.len() / size)
+        .filter(|&index| {
+            let page = &bytes[index * size..(index + 1) * size];
+            // 0x0a: a leaf page of an index b-tree (every table here is WITHOUT ROWID).
+            page[0] == 0x0a && contains(page, wanted) && !contains(page, unwanted)
+        })
+        .collect();
+    assert!(
+        pages.len() >= 2,
+        "the test needs pages with only the damaged table: {pages:?}"
+    );
+    let index = pages[pages.len() / 2];
+    bytes[index * size] ^= 0x01;
+    std::fs::write(path, &bytes).unwrap();
+    index * size..(index + 1) * size
+}
+
+fn rows_of(path: &Path, table: uuid::Uuid) -> [i64; 3] {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    [
+        "melee_tables WHERE id",
+        "seats WHERE table_id",
+        "meta WHERE table_id",
+    ]
+    .map(|rows| {
+        conn.query_row(
+            &format!("SELECT count(*) FROM {rows} = ?1"),
+            [table.as_bytes().as_slice()],
+            |row| row.get(0),
+        )
+        .unwrap()
+    })
+}
+
+async fn table_names(addr: std::net::SocketAddr) -> Vec<TableId> {
+    let mut client = Client::connected(addr).await;
+    let answer = client
+        .call(|id| ClientMessage::ListTables {
+            id,
+            from: 0,
+            limit: 100,
+        })
+        .await
+        .unwrap();
+    let ServerMessage::Tables { tables, .. } = answer else {
+        panic!("tables expected: {answer:?}");
+    };
+    tables.into_iter().map(|t| t.table).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flipped_byte_refuses_the_start_and_with_the_flag_only_the_damaged_table_is_left_out() {
+    let data = tempfile::tempdir().unwrap();
+    let path = data.path().join(grand_melee_server::journal::DB_FILE);
+    let server = Running::start(config_at(data.path())).await.unwrap();
+    // Table `damaged` fills several pages of events with chat; `sound` is a game in play.
+    let (damaged, mut damaged_clients) = started_game_at(server.addr, 4, 11).await;
+    for i in 0..40 {
+        let text = format!("damaged-table-chat-{i:03} {}", "y".repeat(400));
+        let said = damaged_clients[0]
+            .call(|id| ClientMessage::Chat { id, text })
+            .await;
+        assert!(matches!(said, Ok(ServerMessage::Ack { .. })), "{said:?}");
+    }
+    let (sound, sound_clients) = started_game_at(server.addr, 4, 12).await;
+    let damaged_token = damaged_clients[1].seat.unwrap().1;
+    let sound_token = sound_clients[1].seat.unwrap().1;
+    drop((damaged_clients, sound_clients));
+    server.stop().await;
+
+    let rows_before = rows_of(&path, damaged);
+    assert_eq!(rows_before[..2], [1, 4]);
+    let page = flip_a_leaf_page_holding(&path, b"damaged-table-chat-", sound.as_bytes());
+    let flipped = std::fs::read(&path).unwrap();
+
+    // Refused, with a message that says what and what to do; the file is left as it was.
+    let error = Running::start(config_at(data.path()))
+        .await
+        .err()
+        .expect("a damaged journal must not start silently")
+        .to_string();
+    for needle in [
+        path.display().to_string().as_str(),
+        "damaged",
+        "quick_check",
+        "backup",
+        "-wal",
+        "--allow-damaged-journal",
+        "GM_ALLOW_DAMAGED_JOURNAL=true",
+    ] {
+        assert!(error.contains(needle), "{needle:?} in {error}");
+    }
+    assert!(
+        std::fs::read(&path).unwrap() == flipped,
+        "the refused start changed the file"
+    );
+
+    // With the flag: the sound table is back, the damaged one is counted, never dropped.
+    let mut config = config_at(data.path());
+    config.allow_damaged_journal = true;
+    let server = Running::start(config).await.unwrap();
+    let metrics = server.metrics.render();
+    assert!(
+        metrics.contains("\ngm_tables_unrecoverable 1\n"),
+        "{metrics}"
+    );
+    assert_eq!(table_names(server.addr).await, vec![sound]);
+    let mut back = Client::connected(server.addr).await;
+    assert_eq!(back.resume(sound, sound_token).await, Ok(1));
+    let mut lost = Client::connected(server.addr).await;
+    assert_eq!(
+        lost.resume(damaged, damaged_token).await,
+        Err(ErrorCode::UnknownTable)
+    );
+    drop((back, lost));
+    server.stop().await;
+
+    // Its rows are all still there, and its damaged page was not written.
+    assert_eq!(rows_of(&path, damaged), rows_before);
+    assert!(std::fs::read(&path).unwrap()[page.clone()] == flipped[page]);
+}
+
+#[tokio::test]
+async fn replays_past_their_retention_are_deleted_by_the_maintenance_at_start() {
+    let data = tempfile::tempdir().unwrap();
+    let path = data.path().join(grand_melee_server::journal::DB_FILE);
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    const DAY_MS: u64 = 86_400_000;
+    let (old, recent) = (uuid::Uuid::new_v4(), uuid::Uuid::new_v4());
+    {
+        let journal = Journal::open(data.path(), Durability::Normal).unwrap();
+        for (id, finished) in [(old, now_ms - 10 * DAY_MS), (recent, now_ms - DAY_MS)] {
+            journal
+                .create_table(grand_melee_server::journal::TableRecord {
+                    id,
+                    name: "finished".into(),
+                    password: None,
+                    settings: vec![0],
+                    created_at_ms: finished - 1,
+                })
+                .await
+                .unwrap();
+            journal.append(id, 1, vec![vec![1], vec![2]]).await.unwrap();
+            journal.set_seat(id, 0, uuid::Uuid::new_v4()).await.unwrap();
+            journal.finish(id, finished).await.unwrap();
+        }
+        journal.close().await.unwrap();
+    }
+    let replays = || {
+        let journal = Journal::open(data.path(), Durability::Normal).unwrap();
+        journal
+            .replays()
+            .unwrap()
+            .into_iter()
+            .map(|r| r.id)
+            .collect::<Vec<_>>()
+    };
+
+    // Kept forever with 0; the first round of maintenance runs even on an immediate stop.
+    let mut config = config_at(data.path());
+    config.replay_retention_days = 0;
+    Server::bind(config).await.unwrap().run(async {}).await;
+    assert_eq!(replays(), vec![recent, old]);
+
+    let mut config = config_at(data.path());
+    config.replay_retention_days = 7;
+    let server = Server::bind(config).await.unwrap();
+    let metrics = server.metrics();
+    server.run(async {}).await;
+    assert_eq!(replays(), vec![recent]);
+    assert_eq!(rows_of(&path, old), [0, 0, 0]);
+    assert_eq!(rows_of(&path, recent), [1, 1, 0]);
+    assert!(metrics.render().contains("\ngm_replays_pruned_total 1\n"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flipped_byte_in_the_index_no_longer_hides_a_live_table() {
+    let data = tempfile::tempdir().unwrap();
+    let path = data.path().join(grand_melee_server::journal::DB_FILE);
+    let server = Running::start(config_at(data.path())).await.unwrap();
+    let (table, clients) = started_game_at(server.addr, 4, 13).await;
+    let token = clients[2].seat.unwrap().1;
+    drop(clients);
+    server.stop().await;
+
+    // One bit of the table's id flipped in the index of finished times: the index no longer
+    // leads to the table (the server used to start without it, without a word).
+    let root: i64 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row(
+            "SELECT rootpage FROM sqlite_schema WHERE name = 'melee_tables_finished'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    let page = (usize::try_from(root).unwrap() - 1) * 4096..usize::try_from(root).unwrap() * 4096;
+    let at = page.start
+        + bytes[page]
+            .windows(16)
+            .position(|window| window == table.as_bytes())
+            .unwrap();
+    bytes[at + 15] ^= 0x01;
+    std::fs::write(&path, &bytes).unwrap();
+
+    // PRAGMA integrity_check finds it (and the check at start with it)…
+    let error = Running::start(config_at(data.path()))
+        .await
+        .err()
+        .expect("a stale index must not start silently")
+        .to_string();
+    assert!(error.contains("melee_tables_finished"), "{error}");
+    // …and with the flag, the table is still listed and its players get their seats back.
+    let mut config = config_at(data.path());
+    config.allow_damaged_journal = true;
+    let server = Running::start(config).await.unwrap();
+    assert_eq!(table_names(server.addr).await, vec![table]);
+    let mut back = Client::connected(server.addr).await;
+    assert_eq!(back.resume(table, token).await, Ok(2));
+    assert!(
+        server
+            .metrics
+            .render()
+            .contains("\ngm_tables_unrecoverable 0\n")
+    );
+    drop(back);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_table_that_cannot_be_rebuilt_is_refused_then_counted_and_kept() {
+    let data = tempfile::tempdir().unwrap();
+    let path = data.path().join(grand_melee_server::journal::DB_FILE);
+    // A sound database whose one table cannot be rebuilt (settings this server cannot read).
+    let broken = uuid::Uuid::new_v4();
+    {
+        let journal = Journal::open(data.path(), Durability::Normal).unwrap();
+        journal
+            .create_table(grand_melee_server::journal::TableRecord {
+                id: broken,
+                name: "broken".into(),
+                password: None,
+                settings: vec![0xc1],
+                created_at_ms: 1,
+            })
+            .await
+            .unwrap();
+        journal
+            .set_seat(broken, 0, uuid::Uuid::new_v4())
+            .await
+            .unwrap();
+        journal.close().await.unwrap();
+    }
+    let error = Running::start(config_at(data.path()))
+        .await
+        .err()
+        .expect("a table that cannot be rebuilt must not be dropped silently")
+        .to_string();
+    for needle in [&broken.to_string(), "settings", "--allow-damaged-journal"] {
+        assert!(error.contains(needle), "{needle:?} in {error}");
+    }
+    let mut config = config_at(data.path());
+    config.allow_damaged_journal = true;
+    let server = Running::start(config).await.unwrap();
+    assert!(
+        server
+            .metrics
+            .render()
+            .contains("\ngm_tables_unrecoverable 1\n")
+    );
+    assert_eq!(table_names(server.addr).await, Vec::<TableId>::new());
+    server.stop().await;
+    assert_eq!(rows_of(&path, broken), [1, 1, 0]);
 }

@@ -11,7 +11,7 @@ mod journal {
     use std::time::{Duration, Instant};
 
     use grand_melee_server::journal::{
-        DB_FILE, Durability, Journal, JournalError, SCHEMA_VERSION, TableRecord,
+        DB_FILE, Durability, Journal, JournalError, SCHEMA_VERSION, TableRecord, UnfinishedTables,
     };
     use uuid::Uuid;
 
@@ -85,8 +85,9 @@ mod journal {
         journal.finish(older_done.id, 3_000).await.unwrap();
 
         let unfinished = journal.unfinished_tables().unwrap();
-        assert_eq!(unfinished.len(), 1);
-        let stored = &unfinished[0];
+        assert_eq!(unfinished.unreadable, vec![]);
+        assert_eq!(unfinished.tables.len(), 1);
+        let stored = &unfinished.tables[0];
         assert_eq!(stored.record, running);
         assert_eq!(stored.seats, vec![(0, alice), (2, bob_again)]);
         assert_eq!(
@@ -237,8 +238,9 @@ mod journal {
         journal.delete_table(abandoned.id).await.unwrap();
         assert_eq!(journal.table(abandoned.id).unwrap(), None);
         let unfinished = journal.unfinished_tables().unwrap();
-        assert_eq!(unfinished.len(), 1);
-        assert_eq!(unfinished[0].record, kept);
+        assert_eq!(unfinished.unreadable, vec![]);
+        assert_eq!(unfinished.tables.len(), 1);
+        assert_eq!(unfinished.tables[0].record, kept);
         // The id can be used again, from scratch.
         journal.create_table(abandoned.clone()).await.unwrap();
         let fresh = journal.table(abandoned.id).unwrap().unwrap();
@@ -341,6 +343,8 @@ mod journal {
 
         let journal = Journal::open(dir.path(), Durability::Full).unwrap();
         let stored = journal.unfinished_tables().unwrap();
+        assert_eq!(stored.unreadable, vec![]);
+        let stored = stored.tables;
         assert_eq!(stored.len(), 1);
         assert_eq!(stored[0].record, table);
         assert_eq!(stored[0].events, numbered(0, 100));
@@ -470,7 +474,10 @@ mod journal {
                 .unwrap();
         }
         let journal = Journal::open(&data, Durability::Normal).unwrap();
-        assert!(journal.unfinished_tables().unwrap().is_empty());
+        assert_eq!(
+            journal.unfinished_tables().unwrap(),
+            UnfinishedTables::default()
+        );
         journal.close().await.unwrap();
 
         let fresh = dir.path().join("does").join("not").join("exist");
@@ -507,10 +514,25 @@ mod journal {
                 .unwrap();
         }
         let journal = Journal::open(dir.path(), Durability::Full).unwrap();
-        assert!(matches!(
-            journal.unfinished_tables(),
-            Err(JournalError::Corrupt(_))
-        ));
+        // PRAGMA quick_check sees the broken CHECK constraint: the journal is damaged.
+        let damage = journal.damage().unwrap();
+        assert!(
+            damage.findings.iter().any(|f| f.contains("seats")),
+            "{damage:?}"
+        );
+        let unfinished = journal.unfinished_tables().unwrap();
+        assert_eq!(unfinished.tables, vec![]);
+        assert_eq!(
+            unfinished.unreadable.len(),
+            1,
+            "{:?}",
+            unfinished.unreadable
+        );
+        assert_eq!(unfinished.unreadable[0].id, Some(table.id));
+        assert!(
+            unfinished.unreadable[0].reason.contains("seat token"),
+            "{unfinished:?}"
+        );
         assert!(matches!(
             journal.table(table.id),
             Err(JournalError::Corrupt(_))
@@ -518,6 +540,449 @@ mod journal {
         // What does not touch the corrupt row still works.
         assert!(journal.events(table.id).unwrap().is_empty());
         journal.close().await.unwrap();
+    }
+
+    // ----- Damage: the journal checked at open, each table read on its own ------------------
+
+    /// A table's `count` events, each with a marker naming the table and a body long enough
+    /// that a table's events fill several pages.
+    fn marked_events(marker: &str, count: u64) -> Vec<Vec<u8>> {
+        (0..count)
+            .map(|seq| format!("{marker}-event-{seq:04} {}", "x".repeat(100)).into_bytes())
+            .collect()
+    }
+
+    fn numbered_from(events: Vec<Vec<u8>>) -> Vec<(u64, Vec<u8>)> {
+        (0..).zip(events).collect()
+    }
+
+    /// Two unfinished tables, `A` and `B`, each with 200 events (several pages each), two seats
+    /// and a host; the journal is closed.
+    async fn two_tables(dir: &Path) -> (TableRecord, TableRecord) {
+        let journal = Journal::open(dir, Durability::Normal).unwrap();
+        let (a, b) = (record("A", 1), record("B", 2));
+        for (table, marker) in [(&a, "A"), (&b, "B")] {
+            journal.create_table(table.clone()).await.unwrap();
+            journal
+                .append(table.id, 0, marked_events(marker, 200))
+                .await
+                .unwrap();
+            journal.set_seat(table.id, 0, Uuid::new_v4()).await.unwrap();
+            journal.set_seat(table.id, 1, Uuid::new_v4()).await.unwrap();
+            journal.set_meta(table.id, "host", vec![0]).await.unwrap();
+        }
+        journal.close().await.unwrap();
+        (a, b)
+    }
+
+    fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+        haystack
+            .windows(needle.len())
+            .any(|window| window == needle)
+    }
+
+    /// Flips one bit of the page-type byte of a b-tree leaf page of the database file that holds
+    /// `wanted` and not `unwanted` (the middle one of those pages); returns the page's number.
+    fn flip_a_leaf_page_holding(path: &Path, wanted: &[u8], unwanted: &[u8]) -> usize {
+        let mut bytes = std::fs::read(path).unwrap();
+        let size = match u16::from_be_bytes([bytes[16], bytes[17]]) {
+            1 => 65_536,
+            size => usize::from(size),
+        };
+        let pages: Vec<usize> = (1..bytes.len() / size)
+            .filter(|&index| {
+                let page = &bytes[index * size..(index + 1) * size];
+                // 0x0a: a leaf page of an index b-tree (every table here is WITHOUT ROWID).
+                page[0] == 0x0a && contains(page, wanted) && !contains(page, unwanted)
+            })
+            .collect();
+        assert!(
+            pages.len() >= 2,
+            "the test needs leaf pages with only {wanted:?}: {pages:?}"
+        );
+        let index = pages[pages.len() / 2];
+        bytes[index * size] ^= 0x01;
+        std::fs::write(path, &bytes).unwrap();
+        index + 1
+    }
+
+    #[tokio::test]
+    async fn a_damaged_journal_is_reported_and_not_written_until_the_damage_is_accepted() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = two_tables(dir.path()).await;
+        let path = dir.path().join(DB_FILE);
+        flip_a_leaf_page_holding(&path, b"A-event-", b"B-event-");
+        let damaged = std::fs::read(&path).unwrap();
+
+        let journal = Journal::open(dir.path(), Durability::Full).unwrap();
+        let damage = journal
+            .damage()
+            .expect("quick_check finds the flipped byte")
+            .clone();
+        assert_eq!(damage.path, path);
+        assert!(!damage.findings.is_empty());
+        let message = damage.to_string();
+        for needle in [
+            path.display().to_string().as_str(),
+            "quick_check",
+            damage.findings[0].lines().next().unwrap(),
+            "backup",
+            &format!("{}-wal", path.display()),
+            &format!("{}-shm", path.display()),
+            "--allow-damaged-journal",
+            "GM_ALLOW_DAMAGED_JOURNAL=true",
+        ] {
+            assert!(message.contains(needle), "{needle:?} in {message}");
+        }
+        // Nothing is written before the damage is accepted, not even to the sound table.
+        assert!(matches!(
+            journal.append(b.id, 200, events(200, 1)).await,
+            Err(JournalError::Damaged { .. })
+        ));
+        journal.close().await.unwrap();
+        assert!(
+            std::fs::read(&path).unwrap() == damaged,
+            "the damaged file was not changed"
+        );
+
+        let journal = Journal::open(dir.path(), Durability::Full).unwrap();
+        assert!(journal.damage().is_some());
+        journal.accept_damage().unwrap();
+        let unfinished = journal.unfinished_tables().unwrap();
+        // The damaged table does not hide the sound one.
+        assert_eq!(unfinished.tables.len(), 1);
+        assert_eq!(unfinished.tables[0].record, b);
+        assert_eq!(
+            unfinished.tables[0].events,
+            numbered_from(marked_events("B", 200))
+        );
+        assert_eq!(unfinished.tables[0].seats.len(), 2);
+        assert_eq!(
+            unfinished.unreadable.len(),
+            1,
+            "{:?}",
+            unfinished.unreadable
+        );
+        assert_eq!(unfinished.unreadable[0].id, Some(a.id));
+        assert!(
+            unfinished.unreadable[0].reason.contains("malformed"),
+            "{:?}",
+            unfinished.unreadable
+        );
+
+        // Once kept untouched, nothing writes to the damaged table; the sound one goes on.
+        journal.keep_untouched([a.id]);
+        for result in [
+            journal.set_meta(a.id, "host", vec![1]).await,
+            journal.remove_seat(a.id, 0).await,
+            journal.delete_table(a.id).await,
+            journal.finish(a.id, 5).await,
+        ] {
+            assert!(
+                matches!(result, Err(JournalError::KeptUntouched(id)) if id == a.id),
+                "{result:?}"
+            );
+        }
+        journal.append(b.id, 200, events(200, 1)).await.unwrap();
+        journal.close().await.unwrap();
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        for (table, rows) in [("seats", 2), ("meta", 1), ("melee_tables", 1)] {
+            let column = if table == "melee_tables" {
+                "id"
+            } else {
+                "table_id"
+            };
+            let count: i64 = conn
+                .query_row(
+                    &format!("SELECT count(*) FROM {table} WHERE {column} = ?1"),
+                    [a.id.as_bytes().as_slice()],
+                    |row| row.get(0),
+                )
+                .unwrap();
+            assert_eq!(count, rows, "{table} rows of the damaged table are kept");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_table_whose_row_is_lost_is_reported_not_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = two_tables(dir.path()).await;
+        {
+            // The row of table A goes; its events, seats and metadata stay (as after damage).
+            let conn = rusqlite::Connection::open(dir.path().join(DB_FILE)).unwrap();
+            conn.pragma_update(None, "foreign_keys", "OFF").unwrap();
+            conn.execute(
+                "DELETE FROM melee_tables WHERE id = ?1",
+                [a.id.as_bytes().as_slice()],
+            )
+            .unwrap();
+        }
+        let journal = Journal::open(dir.path(), Durability::Full).unwrap();
+        let unfinished = journal.unfinished_tables().unwrap();
+        assert_eq!(unfinished.tables.len(), 1);
+        assert_eq!(unfinished.tables[0].record, b);
+        assert_eq!(
+            unfinished.unreadable.len(),
+            1,
+            "{:?}",
+            unfinished.unreadable
+        );
+        assert_eq!(unfinished.unreadable[0].id, Some(a.id));
+        let reason = &unfinished.unreadable[0].reason;
+        assert!(
+            reason.contains("events, seats, metadata") && reason.contains("lost"),
+            "{reason}"
+        );
+        journal.close().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_stale_index_does_not_hide_a_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::open(dir.path(), Durability::Normal).unwrap();
+        let (live, done) = (record("live", 1), record("done", 2));
+        for table in [&live, &done] {
+            journal.create_table(table.clone()).await.unwrap();
+            journal.append(table.id, 0, events(0, 3)).await.unwrap();
+        }
+        journal.finish(done.id, 10).await.unwrap();
+        journal.close().await.unwrap();
+        let path = dir.path().join(DB_FILE);
+        let root: i64 = {
+            let conn = rusqlite::Connection::open(&path).unwrap();
+            conn.query_row(
+                "SELECT rootpage FROM sqlite_schema WHERE name = 'melee_tables_finished'",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap()
+        };
+        // One flipped bit in the live table's id inside the index of finished times.
+        let mut bytes = std::fs::read(&path).unwrap();
+        let root = usize::try_from(root).unwrap();
+        let page = (root - 1) * 4096..root * 4096;
+        let at = bytes[page.clone()]
+            .windows(16)
+            .position(|window| window == live.id.as_bytes())
+            .unwrap()
+            + page.start;
+        bytes[at + 15] ^= 0x01;
+        std::fs::write(&path, &bytes).unwrap();
+
+        // The check at open compares the index with its table.
+        let journal = Journal::open(dir.path(), Durability::Full).unwrap();
+        let damage = journal.damage().expect("the stale index is found").clone();
+        assert!(
+            damage
+                .findings
+                .iter()
+                .any(|f| f.contains("melee_tables_finished")),
+            "{damage:?}"
+        );
+        // The table is read from the table itself, not through the index.
+        let unfinished = journal.unfinished_tables().unwrap();
+        assert_eq!(unfinished.unreadable, vec![]);
+        assert_eq!(unfinished.tables.len(), 1, "{:?}", unfinished.unreadable);
+        assert_eq!(unfinished.tables[0].record, live);
+        assert_eq!(unfinished.tables[0].events, numbered(0, 3));
+        // Accepting the damage rebuilds the index, so the table's end can be written.
+        journal.accept_damage().unwrap();
+        journal.finish(live.id, 20).await.unwrap();
+        journal.close().await.unwrap();
+        let check: String = rusqlite::Connection::open(&path)
+            .unwrap()
+            .query_row("PRAGMA integrity_check", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(check, "ok");
+    }
+
+    // ----- Passwords at rest -------------------------------------------------------------------
+
+    /// The schema of version 1, as servers of that version created it.
+    const SCHEMA_V1: &str = "
+        CREATE TABLE melee_tables (
+            id             BLOB    NOT NULL PRIMARY KEY CHECK (length(id) = 16),
+            name           TEXT    NOT NULL,
+            password       TEXT,
+            settings       BLOB    NOT NULL,
+            created_at_ms  INTEGER NOT NULL CHECK (created_at_ms >= 0),
+            finished_at_ms INTEGER CHECK (finished_at_ms >= 0)
+        ) STRICT, WITHOUT ROWID;
+        CREATE INDEX melee_tables_finished ON melee_tables (finished_at_ms);
+        CREATE TABLE events (
+            table_id BLOB    NOT NULL REFERENCES melee_tables (id) ON DELETE CASCADE,
+            seq      INTEGER NOT NULL CHECK (seq >= 0),
+            data     BLOB    NOT NULL,
+            PRIMARY KEY (table_id, seq)
+        ) STRICT, WITHOUT ROWID;
+        CREATE TABLE seats (
+            table_id BLOB    NOT NULL REFERENCES melee_tables (id) ON DELETE CASCADE,
+            player   INTEGER NOT NULL CHECK (player BETWEEN 0 AND 65535),
+            token    BLOB    NOT NULL CHECK (length(token) = 16),
+            PRIMARY KEY (table_id, player)
+        ) STRICT, WITHOUT ROWID;
+        CREATE TABLE meta (
+            table_id BLOB NOT NULL REFERENCES melee_tables (id) ON DELETE CASCADE,
+            key      TEXT NOT NULL,
+            value    BLOB NOT NULL,
+            PRIMARY KEY (table_id, key)
+        ) STRICT, WITHOUT ROWID;
+        PRAGMA user_version = 1;";
+
+    fn argon2_verifies(stored: &str, password: &str) -> bool {
+        use argon2::password_hash::PasswordVerifier;
+        use argon2::password_hash::phc::PasswordHash;
+        PasswordHash::new(stored).is_ok_and(|hash| {
+            argon2::Argon2::default()
+                .verify_password(password.as_bytes(), &hash)
+                .is_ok()
+        })
+    }
+
+    #[tokio::test]
+    async fn a_version_1_journal_has_its_plain_text_passwords_hashed() {
+        const SECRET: &str = "correct horse battery staple";
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(DB_FILE);
+        let (locked, open, finished) = (
+            record("locked", 1),
+            record("open", 2),
+            record("finished", 3),
+        );
+        let hashed_already = {
+            use argon2::password_hash::PasswordHasher;
+            argon2::Argon2::default()
+                .hash_password(b"other secret")
+                .unwrap()
+                .to_string()
+        };
+        {
+            let conn = rusqlite::Connection::open(&path).unwrap();
+            conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+            conn.execute_batch(SCHEMA_V1).unwrap();
+            for (table, password) in [
+                (&locked, Some(SECRET)),
+                (&open, None),
+                (&finished, Some(hashed_already.as_str())),
+            ] {
+                conn.execute(
+                    "INSERT INTO melee_tables (id, name, password, settings, created_at_ms)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                    rusqlite::params![
+                        table.id.as_bytes().as_slice(),
+                        table.name,
+                        password,
+                        table.settings,
+                        table.created_at_ms as i64
+                    ],
+                )
+                .unwrap();
+            }
+            assert!(contains(
+                &[
+                    std::fs::read(&path).unwrap(),
+                    std::fs::read(dir.path().join(format!("{DB_FILE}-wal"))).unwrap_or_default()
+                ]
+                .concat(),
+                SECRET.as_bytes()
+            ));
+        }
+
+        let journal = Journal::open(dir.path(), Durability::Full).unwrap();
+        let stored = journal.table(locked.id).unwrap().unwrap().record.password;
+        let stored = stored.expect("the password is kept, hashed");
+        assert!(stored.starts_with("$argon2id$"), "{stored}");
+        assert!(!stored.contains(SECRET));
+        assert!(argon2_verifies(&stored, SECRET));
+        assert!(!argon2_verifies(&stored, "wrong"));
+        assert_eq!(
+            journal.table(open.id).unwrap().unwrap().record.password,
+            None
+        );
+        assert_eq!(
+            journal.table(finished.id).unwrap().unwrap().record.password,
+            Some(hashed_already),
+            "a hash is not hashed again"
+        );
+        journal.close().await.unwrap();
+
+        // Not left anywhere in the files either.
+        let mut files = Vec::new();
+        for entry in std::fs::read_dir(dir.path()).unwrap() {
+            files.extend(std::fs::read(entry.unwrap().path()).unwrap());
+        }
+        assert!(
+            !contains(&files, SECRET.as_bytes()),
+            "plain text left in the files"
+        );
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let version: i64 = conn
+            .pragma_query_value(None, "user_version", |row| row.get(0))
+            .unwrap();
+        assert_eq!(version, i64::from(SCHEMA_VERSION));
+    }
+
+    // ----- Replay retention --------------------------------------------------------------------
+
+    fn rows_of(path: &Path, table: Uuid) -> i64 {
+        let conn = rusqlite::Connection::open(path).unwrap();
+        ["events", "seats", "meta"]
+            .iter()
+            .map(|name| {
+                conn.query_row(
+                    &format!("SELECT count(*) FROM {name} WHERE table_id = ?1"),
+                    [table.as_bytes().as_slice()],
+                    |row| row.get::<_, i64>(0),
+                )
+                .unwrap()
+            })
+            .sum()
+    }
+
+    #[tokio::test]
+    async fn prune_replays_deletes_only_finished_games_older_than_the_cutoff() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::open(dir.path(), Durability::Normal).unwrap();
+        let mut old = Vec::new();
+        // More than one pruning chunk of old games.
+        for i in 0..130 {
+            let table = record(&format!("old {i}"), i);
+            journal.create_table(table.clone()).await.unwrap();
+            journal.append(table.id, 0, events(0, 2)).await.unwrap();
+            journal.set_seat(table.id, 0, Uuid::new_v4()).await.unwrap();
+            journal.set_meta(table.id, "host", vec![0]).await.unwrap();
+            journal.finish(table.id, 1_000 + i).await.unwrap();
+            old.push(table);
+        }
+        let recent = record("recent", 1);
+        let running = record("running", 0);
+        let untouchable = record("kept untouched", 0);
+        for table in [&recent, &running, &untouchable] {
+            journal.create_table(table.clone()).await.unwrap();
+            journal.append(table.id, 0, events(0, 2)).await.unwrap();
+        }
+        journal.finish(recent.id, 5_000).await.unwrap();
+        journal.finish(untouchable.id, 10).await.unwrap();
+        journal.keep_untouched([untouchable.id]);
+
+        assert_eq!(journal.prune_replays(5_000).await.unwrap(), 130);
+        let left: Vec<Uuid> = journal.replays().unwrap().iter().map(|r| r.id).collect();
+        assert_eq!(left, vec![recent.id, untouchable.id]);
+        let unfinished = journal.unfinished_tables().unwrap();
+        assert_eq!(unfinished.tables.len(), 1);
+        assert_eq!(unfinished.tables[0].record, running);
+        assert_eq!(unfinished.tables[0].events, numbered(0, 2));
+        assert_eq!(journal.prune_replays(5_000).await.unwrap(), 0);
+        assert_eq!(journal.prune_replays(5_001).await.unwrap(), 1);
+        journal.close().await.unwrap();
+
+        // Their events, seats and metadata went with them (foreign keys are on).
+        let path = dir.path().join(DB_FILE);
+        for table in &old {
+            assert_eq!(rows_of(&path, table.id), 0, "rows of {}", table.name);
+        }
+        assert_eq!(rows_of(&path, untouchable.id), 2);
+        assert_eq!(rows_of(&path, running.id), 2);
     }
 
     /// Set in the child process of [`a_killed_process_keeps_every_acknowledged_event`]: the data

@@ -69,6 +69,11 @@ impl TestServer {
         }
     }
 
+    /// The journal's directory.
+    pub fn data_dir(&self) -> &std::path::Path {
+        self._data.path()
+    }
+
     /// The server's WebSocket URL.
     pub fn url(&self) -> String {
         format!("ws://{}/ws", self.addr)
@@ -101,6 +106,8 @@ pub struct Client {
     /// This client's player and seat token once seated.
     pub seat: Option<(u16, uuid::Uuid)>,
     pub closed: Option<Option<u16>>,
+    /// The reason the server gave in its close frame, once closed.
+    pub close_reason: std::sync::Arc<std::sync::Mutex<Option<String>>>,
     /// While set, a requested snapshot does not replace the mirrored view.
     keep_mirror: bool,
 }
@@ -108,9 +115,20 @@ pub struct Client {
 impl Client {
     /// Opens a WebSocket to `/ws`.
     pub async fn connect(addr: SocketAddr) -> Self {
-        let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
+        Self::connect_from(addr, std::net::Ipv4Addr::LOCALHOST.into()).await
+    }
+
+    /// Opens a WebSocket to `/ws` from another loopback address (`127.0.0.2`, …), so that a
+    /// test can be several clients' addresses at once.
+    pub async fn connect_from(addr: SocketAddr, local: std::net::IpAddr) -> Self {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind(SocketAddr::new(local, 0)).unwrap();
+        let stream = socket.connect(addr).await.unwrap();
+        let (ws, _) = tokio_tungstenite::client_async(format!("ws://{addr}/ws"), stream)
             .await
             .unwrap();
+        let close_reason = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let reason_slot = std::sync::Arc::clone(&close_reason);
         let (mut sink, mut stream) = ws.split();
         let (out, mut outgoing) = mpsc::unbounded_channel::<Message>();
         let (deliver, inbox) = mpsc::unbounded_channel();
@@ -130,6 +148,8 @@ impl Client {
                         let _ = deliver.send(Received::Message(Box::new(message), bytes));
                     }
                     Ok(Message::Close(frame)) => {
+                        *reason_slot.lock().unwrap() =
+                            frame.as_ref().map(|f| f.reason.as_str().to_owned());
                         let code = frame.map(|f: CloseFrame| u16::from(f.code));
                         let _ = deliver.send(Received::Closed(code));
                         return;
@@ -148,8 +168,26 @@ impl Client {
             event_frames: Vec::new(),
             seat: None,
             closed: None,
+            close_reason,
             keep_mirror: false,
         }
+    }
+
+    /// Opens a WebSocket from another loopback address and completes `hello`.
+    pub async fn connected_from(addr: SocketAddr, local: std::net::IpAddr) -> Self {
+        let mut client = Self::connect_from(addr, local).await;
+        client.hello().await;
+        client
+    }
+
+    /// The reason in the server's close frame, if it has closed with one.
+    pub fn close_reason(&self) -> Option<String> {
+        self.close_reason.lock().unwrap().clone()
+    }
+
+    /// Sends one raw WebSocket frame (any opcode, any payload).
+    pub fn send_frame(&self, frame: tokio_tungstenite::tungstenite::protocol::frame::Frame) {
+        let _ = self.out.send(Message::Frame(frame));
     }
 
     /// Opens a WebSocket and completes `hello`.
@@ -231,7 +269,8 @@ impl Client {
                 return found;
             }
             if let Received::Closed(code) = received {
-                panic!("connection closed ({code:?}) while waiting");
+                let reason = self.close_reason();
+                panic!("connection closed ({code:?}, reason {reason:?}) while waiting");
             }
         }
     }
