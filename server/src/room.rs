@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use grand_melee_protocol::{
-    self as wire, ClientMessage, ErrorCode, MAX_CHAT_CHARS, MAX_PASSWORD_CHARS, SeatToken,
-    ServerMessage, TableId, TableSummary, close, text,
+    self as wire, ClientMessage, ErrorCode, MAX_PASSWORD_CHARS, SeatToken, ServerMessage, TableId,
+    TableSummary, close, text,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 use tracing::{debug, error, info, warn};
@@ -16,6 +16,7 @@ use uuid::Uuid;
 
 use crate::connection::Conn;
 use crate::journal::{StoredTable, TableRecord};
+use crate::limit::TokenBucket;
 use crate::metrics::Metrics;
 use crate::rules::{self, Actor, Command, Expiry, Stage, Table, TableConfig, TurnState};
 use crate::server::{Shared, TableEntry, TableRefusal, TableSlot};
@@ -325,13 +326,21 @@ pub(crate) async fn recover_all(shared: &Arc<Shared>) -> Result<(), String> {
     Ok(())
 }
 
+/// Chat lines a table takes at once above its per-minute budget.
+const TABLE_CHAT_BURST: f64 = 20.0;
+
 /// What the journal has still to record for the current request, before any frame goes out.
 #[derive(Debug)]
 enum JournalOp {
     SetSeat { player: u16, token: Uuid },
     RemoveSeat { player: u16 },
+    SetMeta { key: &'static str, value: Vec<u8> },
     Finish,
 }
+
+/// The journal's per-table metadata key of the addresses banned from the table (a MessagePack
+/// list of strings). Addresses are never put in events: everyone at the table receives those.
+const BANNED_META: &str = "banned_addresses";
 
 #[derive(Debug)]
 struct Member {
@@ -348,8 +357,12 @@ enum Outgoing {
     Events { last_seq: u64, frame: Bytes },
     /// A frame for one connection.
     Direct { conn: Conn, frame: Bytes },
-    /// Close a connection, after what was queued for it before.
-    Close { conn: Conn, code: u16 },
+    /// Close a connection, after what was queued for it before, saying why.
+    Close {
+        conn: Conn,
+        code: u16,
+        reason: &'static str,
+    },
 }
 
 #[derive(Debug)]
@@ -360,6 +373,8 @@ struct Seat {
     dropped_at: Option<Instant>,
     /// Whether everyone has been told he is absent (since he dropped).
     absent: bool,
+    /// The addresses he has connected from at this table (banned with him if the host says so).
+    peers: Vec<std::net::IpAddr>,
 }
 
 #[derive(Debug)]
@@ -404,6 +419,18 @@ struct Room {
     /// The game-over mark is in the journal: the replay is complete, and what happens at the
     /// table afterwards (chat, people leaving) is not journaled.
     finish_journaled: bool,
+    /// The player whose mulligan decision is due, and since when (time lives here, not in the
+    /// core: the mulligan clock and the absent decider's grace period count from it).
+    deciding_since: Option<(rules::PlayerId, Instant)>,
+    /// Players the host kicked during mulligans: their decision is taken as `keep` when it comes
+    /// up, and they are eliminated as play begins.
+    kicked_in_mulligan: Vec<rules::PlayerId>,
+    /// Addresses the host has banned from this table (`kick` with `ban`).
+    banned: Vec<std::net::IpAddr>,
+    /// The table's chat budget, shared by all its members (`--table-chat-per-minute`).
+    chat_budget: Option<TokenBucket>,
+    /// Whether the end of the game has been noted (journaled as finished).
+    game_over_noted: bool,
     /// Whether anyone ever sat at the table. One nobody sat at closes after
     /// `--unjoined-table-secs` instead of the grace period.
     ever_seated: bool,
@@ -460,6 +487,17 @@ impl Room {
             broken: false,
             finish_journaled: false,
             ever_seated: false,
+            game_over_noted: false,
+            deciding_since: None,
+            kicked_in_mulligan: Vec::new(),
+            banned: Vec::new(),
+            chat_budget: (shared.config.table_chat_per_minute > 0.0).then(|| {
+                TokenBucket::new(
+                    TABLE_CHAT_BURST,
+                    shared.config.table_chat_per_minute / 60.0,
+                    Instant::now(),
+                )
+            }),
             _slot: slot,
         })
     }
@@ -516,6 +554,19 @@ impl Room {
                 wire::Event::PlayerAbsent { player } => absent.push(rules::PlayerId(player)),
                 wire::Event::HostChanged { player } => room.host = player.map(rules::PlayerId),
                 wire::Event::TablePaused { paused: now } => paused = now,
+                wire::Event::PlayerMuted {
+                    player: Some(player),
+                    muted,
+                } => room.set_muted(rules::PlayerId(player), muted),
+                wire::Event::PlayerMuted {
+                    player: None,
+                    muted,
+                } => room.spectators_muted = muted,
+                wire::Event::PlayerKicked { player, .. }
+                    if matches!(room.core.stage(), Stage::Mulligan { .. }) =>
+                {
+                    room.kicked_in_mulligan.push(rules::PlayerId(player));
+                }
                 _ => {}
             }
             room.seq = *seq;
@@ -530,10 +581,17 @@ impl Room {
                 connection: None,
                 dropped_at: Some(now),
                 absent: absent.contains(&rules::PlayerId(player)),
+                peers: Vec::new(),
             })
             .collect();
+        if let Some((_, value)) = stored.meta.iter().find(|(key, _)| key == BANNED_META) {
+            let banned: Vec<String> =
+                rmp_serde::from_slice(value).map_err(|e| format!("banned addresses: {e}"))?;
+            room.banned = banned.iter().filter_map(|a| a.parse().ok()).collect();
+        }
         room.paused_since = paused.then_some(now);
         room.track_running_turns(now);
+        room.track_decider(now);
         connected.retain(|p| room.seats.iter().any(|s| s.player == *p));
         Ok((room, connected))
     }
@@ -625,6 +683,9 @@ impl Room {
     // ----- Membership ------------------------------------------------------------------------
 
     fn enter(&mut self, conn: Conn, request_id: u32, entry: Entry) -> Result<Role, ErrorCode> {
+        if !matches!(entry, Entry::Resume { .. }) && self.banned.contains(&conn.peer) {
+            return Err(ErrorCode::Banned);
+        }
         match entry {
             Entry::Join { name } => {
                 let events = self
@@ -647,6 +708,7 @@ impl Room {
                     connection: Some(conn.id),
                     dropped_at: None,
                     absent: false,
+                    peers: vec![conn.peer],
                 });
                 let mut wire_events: Vec<wire::Event> = events.iter().map(edge::event).collect();
                 if self.host.is_none() {
@@ -663,6 +725,9 @@ impl Room {
                 Ok(Role::Player(player))
             }
             Entry::Watch => {
+                if self.spectators() >= self.settings.max_spectators {
+                    return Err(ErrorCode::SpectatorsFull);
+                }
                 self.admit(conn, Role::Spectator, request_id, None);
                 let spectators = self.spectators();
                 self.publish(
@@ -681,6 +746,9 @@ impl Room {
                 let previous = seat.connection.replace(conn.id);
                 seat.dropped_at = None;
                 seat.absent = false;
+                if !seat.peers.contains(&conn.peer) {
+                    seat.peers.push(conn.peer);
+                }
                 if let Some(previous) = previous {
                     // The same seat from a new connection: the old one is closed.
                     if let Some(i) = self.members.iter().position(|m| m.conn.id == previous) {
@@ -688,6 +756,7 @@ impl Room {
                         self.outbox.push(Outgoing::Close {
                             conn: old.conn,
                             code: close::NORMAL,
+                            reason: "your seat was taken over by a newer connection",
                         });
                     }
                 } else {
@@ -863,6 +932,25 @@ impl Room {
             })
     }
 
+    /// When the due mulligan decision is taken as `keep`: by the mulligan clock, or because the
+    /// decider has been away for the grace period while it is due (counted from when it came up
+    /// or when he dropped, whichever is later). Paused time does not count.
+    fn mulligan_deadline(&self) -> Option<(rules::PlayerId, Expiry, Instant)> {
+        if self.paused_since.is_some() {
+            return None;
+        }
+        let (player, since) = self.deciding_since?;
+        let clock = (self.settings.mulligan_clock_secs > 0).then(|| {
+            let clock = Duration::from_secs(self.settings.mulligan_clock_secs.into());
+            (player, Expiry::Clock, since + clock)
+        });
+        let absent = self
+            .seat(player)
+            .and_then(|s| s.dropped_at)
+            .map(|dropped| (player, Expiry::Absent, since.max(dropped) + self.grace()));
+        clock.into_iter().chain(absent).min_by_key(|&(_, _, at)| at)
+    }
+
     /// Players due to be announced absent, with the moment.
     fn absence_deadlines(&self) -> impl Iterator<Item = (rules::PlayerId, Instant)> + '_ {
         let limit = Duration::from_secs(self.settings.absence_limit_secs.into());
@@ -900,7 +988,8 @@ impl Room {
             .empty_since
             .filter(|_| self.closable())
             .map(|t| t + self.empty_delay());
-        [lobby_seat, empty, self.host_deadline()]
+        let mulligan = self.mulligan_deadline().map(|(_, _, at)| at);
+        [lobby_seat, empty, self.host_deadline(), mulligan]
             .into_iter()
             .flatten()
             .chain(self.turn_deadlines().map(|(_, _, t)| t))
@@ -922,6 +1011,16 @@ impl Room {
             for player in expired {
                 info!(table = %self.id, player = player.0, "seat given up after the grace period");
                 self.give_up_seat(player);
+            }
+        }
+        if let Some((player, reason, at)) = self.mulligan_deadline()
+            && at <= now
+        {
+            info!(table = %self.id, player = player.0, ?reason, "mulligan decision taken as keep");
+            let command = Command::ExpireMulligan { player, reason };
+            if let Err(code) = self.run_core(Actor::Host, command, now) {
+                warn!(table = %self.id, %code, "an expired mulligan decision was refused");
+                self.deciding_since = None;
             }
         }
         let due: Vec<(rules::PlayerId, Expiry)> = self
@@ -972,6 +1071,14 @@ impl Room {
         }
     }
 
+    /// Mutes or unmutes a player's chat.
+    fn set_muted(&mut self, player: rules::PlayerId, muted: bool) {
+        self.muted.retain(|&p| p != player);
+        if muted {
+            self.muted.push(player);
+        }
+    }
+
     fn set_host(&mut self, host: Option<rules::PlayerId>) {
         if self.host != host {
             self.host = host;
@@ -1014,9 +1121,22 @@ impl Room {
                 return Ok(());
             }
             ClientMessage::Chat { id, text } => {
-                let text = text.trim();
-                if text.is_empty() || text.chars().count() > MAX_CHAT_CHARS {
-                    return Err(ErrorCode::ChatTooLong);
+                // Shown on every screen at the table: see `grand_melee_protocol::text`.
+                let text = text::normalize_chat(text).map_err(|error| match error {
+                    text::TextError::Forbidden(_) => ErrorCode::BadText,
+                    _ => ErrorCode::ChatTooLong,
+                })?;
+                let muted = match role {
+                    Role::Player(player) => self.muted.contains(&player),
+                    Role::Spectator => self.spectators_muted,
+                };
+                if muted {
+                    return Err(ErrorCode::Muted);
+                }
+                if let Some(budget) = &mut self.chat_budget
+                    && !budget.take(received)
+                {
+                    return Err(ErrorCode::RateLimited);
                 }
                 let (from, name) = match role {
                     Role::Player(player) => (
@@ -1030,11 +1150,7 @@ impl Room {
                     ),
                     Role::Spectator => (None, "spectator".to_owned()),
                 };
-                let event = wire::Event::Chat {
-                    from,
-                    name,
-                    text: text.to_owned(),
-                };
+                let event = wire::Event::Chat { from, name, text };
                 let seq = self.publish(vec![event], received);
                 self.send(conn, &ServerMessage::Ack { reply_to: *id, seq });
                 return Ok(());
@@ -1063,6 +1179,30 @@ impl Room {
                 ack(self, seq);
                 return Ok(());
             }
+            ClientMessage::Mute { player, muted, .. } => {
+                if !host {
+                    return Err(ErrorCode::NotHost);
+                }
+                match player {
+                    Some(player) => {
+                        let player = rules::PlayerId(*player);
+                        if self.core.player(player).is_none()
+                            && !self.core.lobby().iter().any(|(p, _)| *p == player)
+                        {
+                            return Err(ErrorCode::UnknownPlayer);
+                        }
+                        self.set_muted(player, *muted);
+                    }
+                    None => self.spectators_muted = *muted,
+                }
+                let event = wire::Event::PlayerMuted {
+                    player: player.as_ref().copied(),
+                    muted: *muted,
+                };
+                let seq = self.publish(vec![event], received);
+                ack(self, seq);
+                return Ok(());
+            }
             ClientMessage::TransferHost { player, .. } => {
                 if !host {
                     return Err(ErrorCode::NotHost);
@@ -1075,11 +1215,11 @@ impl Room {
                 ack(self, self.seq);
                 return Ok(());
             }
-            ClientMessage::Kick { player, .. } => {
+            ClientMessage::Kick { player, ban, .. } => {
                 if !host {
                     return Err(ErrorCode::NotHost);
                 }
-                let seq = self.kick(rules::PlayerId(*player), received)?;
+                let seq = self.kick(rules::PlayerId(*player), *ban, received)?;
                 ack(self, seq);
                 return Ok(());
             }
@@ -1112,13 +1252,78 @@ impl Room {
             .handle(actor, command)
             .map_err(|r| edge::rejection_code(&r))?;
         let seq = self.publish(events.iter().map(edge::event).collect(), received);
-        self.track_running_turns(received);
-        if self.core.stage() == Stage::Finished {
+        let seq = seq.max(self.settle_kicks(received));
+        self.after_core(received);
+        Ok(seq)
+    }
+
+    /// Brings the room's bookkeeping in step with the core after it changed: running turns, the
+    /// mulligan decider, and the end of the game.
+    fn after_core(&mut self, now: Instant) {
+        self.track_running_turns(now);
+        self.track_decider(now);
+        if self.core.stage() == Stage::Finished && !self.game_over_noted {
+            self.game_over_noted = true;
             info!(table = %self.id, "game over");
             self.journal_ops.push(JournalOp::Finish);
             self.note_if_empty();
         }
-        Ok(seq)
+    }
+
+    /// Notes when each mulligan decision comes up: the mulligan clock and an absent decider's
+    /// grace period count from then.
+    fn track_decider(&mut self, now: Instant) {
+        let decider = match self.core.stage() {
+            Stage::Mulligan { .. } => self.core.mulligan_decider(),
+            _ => None,
+        };
+        match (decider, self.deciding_since) {
+            (Some(player), Some((noted, _))) if player == noted => {}
+            (Some(player), _) => self.deciding_since = Some((player, now)),
+            (None, _) => self.deciding_since = None,
+        }
+    }
+
+    /// Players kicked during mulligans: a kicked player's decision is taken as `keep` as soon as
+    /// it is due (the host's ruling), and as play begins every kicked player still alive is
+    /// eliminated by ruling. Returns the number of the last event published.
+    fn settle_kicks(&mut self, now: Instant) -> u64 {
+        let mut seq = self.seq;
+        loop {
+            let command = match self.core.stage() {
+                Stage::Mulligan { .. } => match self.core.mulligan_decider() {
+                    Some(decider) if self.kicked_in_mulligan.contains(&decider) => {
+                        rules::Ruling::Keep { player: decider }
+                    }
+                    _ => break,
+                },
+                Stage::Playing => {
+                    let kicked = std::mem::take(&mut self.kicked_in_mulligan);
+                    let players: Vec<rules::PlayerId> =
+                        kicked.into_iter().filter(|&p| self.alive(p)).collect();
+                    if players.is_empty() {
+                        break;
+                    }
+                    rules::Ruling::Eliminate { players }
+                }
+                _ => {
+                    self.kicked_in_mulligan.clear();
+                    break;
+                }
+            };
+            let playing = self.core.stage() == Stage::Playing;
+            match self.core.handle(Actor::Host, Command::Ruling(command)) {
+                Ok(events) => seq = self.publish(events.iter().map(edge::event).collect(), now),
+                Err(rejection) => {
+                    warn!(table = %self.id, %rejection, "settling a kicked player");
+                    break;
+                }
+            }
+            if playing {
+                break;
+            }
+        }
+        seq
     }
 
     /// Keeps `running_since` in step with the core: new running periods start now, ended ones
@@ -1154,6 +1359,9 @@ impl Room {
                 for (_, _, started) in &mut self.running_since {
                     *started += pause;
                 }
+                if let Some((_, since)) = &mut self.deciding_since {
+                    *since += pause;
+                }
                 for seat in &mut self.seats {
                     if let Some(dropped) = &mut seat.dropped_at {
                         *dropped += pause;
@@ -1169,13 +1377,13 @@ impl Room {
 
     /// Removes a player on the host's word: his seat token stops working and his connection is
     /// closed; in the lobby he loses his seat, during a game he is eliminated.
-    fn kick(&mut self, player: rules::PlayerId, now: Instant) -> Result<u64, ErrorCode> {
+    fn kick(&mut self, player: rules::PlayerId, ban: bool, now: Instant) -> Result<u64, ErrorCode> {
         let Some(index) = self.seats.iter().position(|s| s.player == player) else {
             return Err(ErrorCode::UnknownPlayer);
         };
         let mut events = vec![wire::Event::PlayerKicked {
             player: player.0,
-            banned: false,
+            banned: ban,
         }];
         match self.core.stage() {
             Stage::Lobby => {
@@ -1195,16 +1403,33 @@ impl Room {
                     .map_err(|r| edge::rejection_code(&r))?;
                 events.extend(out.iter().map(edge::event));
             }
-            // During mulligans nobody can be eliminated; after the game there is nothing to do.
-            Stage::Mulligan { .. } if self.alive(player) => return Err(ErrorCode::NotPlaying),
+            // Nobody is eliminated during mulligans: his decision is taken as `keep` when it is
+            // due, and he is eliminated as play begins (`settle_kicks`).
+            Stage::Mulligan { .. } if self.alive(player) => self.kicked_in_mulligan.push(player),
+            // An eliminated player, or a finished game: only the seat goes.
             _ => {}
         }
         let seat = self.seats.remove(index);
         self.journal_ops
             .push(JournalOp::RemoveSeat { player: player.0 });
-        info!(table = %self.id, player = player.0, "kicked");
+        if ban {
+            for peer in &seat.peers {
+                if !self.banned.contains(peer) {
+                    self.banned.push(*peer);
+                }
+            }
+            let addresses: Vec<String> = self.banned.iter().map(ToString::to_string).collect();
+            if let Ok(value) = rmp_serde::to_vec(&addresses) {
+                self.journal_ops.push(JournalOp::SetMeta {
+                    key: BANNED_META,
+                    value,
+                });
+            }
+        }
+        info!(table = %self.id, player = player.0, ban, "kicked");
         let seq = self.publish(events, now);
-        self.track_running_turns(now);
+        let seq = seq.max(self.settle_kicks(now));
+        self.after_core(now);
         if let Some(connection) = seat.connection
             && let Some(i) = self.members.iter().position(|m| m.conn.id == connection)
         {
@@ -1212,6 +1437,11 @@ impl Room {
             self.outbox.push(Outgoing::Close {
                 conn: member.conn,
                 code: close::POLICY_VIOLATION,
+                reason: if ban {
+                    "removed and banned from the table by the host"
+                } else {
+                    "removed from the table by the host"
+                },
             });
         }
         if self.host == Some(player) {
@@ -1268,6 +1498,7 @@ impl Room {
                     journal.set_seat(table, player, token).await?;
                 }
                 JournalOp::RemoveSeat { player } => journal.remove_seat(table, player).await?,
+                JournalOp::SetMeta { key, value } => journal.set_meta(table, key, value).await?,
                 JournalOp::Finish => {
                     journal.finish(table, now_ms()).await?;
                     self.finish_journaled = true;
@@ -1318,7 +1549,7 @@ impl Room {
                         bytes += len;
                     }
                 }
-                Outgoing::Close { conn, code } => conn.close(code),
+                Outgoing::Close { conn, code, reason } => conn.close_because(code, reason),
             }
         }
         self.shared.metrics.count_out(frames, bytes);

@@ -25,12 +25,21 @@ pub enum Rejection {
     /// Every seat is taken.
     #[error("the table is full")]
     TableFull,
-    /// Display names must be 1–32 printable characters.
-    #[error("a name is 1–32 printable characters")]
+    /// Display names must be 1–32 characters.
+    #[error("a name is 1–32 characters")]
     BadName,
-    /// Someone at the table already has this name.
+    /// A name with a control, format, separator, private-use or unassigned character.
+    #[error("a name may not contain control or invisible characters")]
+    BadText,
+    /// A reserved word (`spectator`, `host`, `server`, `judge`) or a look-alike.
+    #[error("that name is reserved")]
+    ReservedName,
+    /// Someone at the table already has this name (ignoring case).
     #[error("that name is taken at this table")]
     NameTaken,
+    /// The name looks like the name of someone at the table (UTS #39 confusables).
+    #[error("that name looks like the name of someone at this table")]
+    ConfusableName,
     /// A game needs at least two players.
     #[error("at least two players are needed to start")]
     NotEnoughPlayers,

@@ -6,6 +6,7 @@
 //! the live state is built only by applying the events it returns, replaying those events on a
 //! new table gives the identical state.
 
+use grand_melee_protocol::text::{self, TextError};
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -402,10 +403,14 @@ impl Table {
         if self.stage != Stage::Lobby {
             return Err(Rejection::GameStarted);
         }
-        let name = name.trim();
-        let chars = name.chars().count();
-        if chars == 0 || chars > MAX_NAME_CHARS || name.chars().any(char::is_control) {
-            return Err(Rejection::BadName);
+        // Names are shown on every other player's screen: see `grand_melee_protocol::text`.
+        let name = text::normalize_name(&name).map_err(|error| match error {
+            TextError::Forbidden(_) => Rejection::BadText,
+            TextError::Empty | TextError::TooLong | TextError::Reserved => Rejection::BadName,
+        })?;
+        debug_assert!(name.chars().count() <= MAX_NAME_CHARS);
+        if text::is_reserved_name(&name) {
+            return Err(Rejection::ReservedName);
         }
         if self.lobby.len() >= usize::from(self.config.seats) {
             return Err(Rejection::TableFull);
@@ -417,11 +422,17 @@ impl Table {
         {
             return Err(Rejection::NameTaken);
         }
+        if self
+            .lobby
+            .iter()
+            .any(|(_, taken)| text::names_confusable(taken, &name))
+        {
+            return Err(Rejection::ConfusableName);
+        }
         if self.next_player == u16::MAX {
             return Err(Rejection::TableFull);
         }
         let player = PlayerId(self.next_player);
-        let name = name.to_owned();
         self.emit(out, Event::PlayerJoined { player, name });
         Ok(())
     }
