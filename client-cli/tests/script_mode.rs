@@ -366,7 +366,7 @@ async fn a_dropped_connection_is_resumed_by_itself() {
         .call(ClientMessage::Join {
             id: 0,
             table,
-            name: "Host".into(),
+            name: "Hana".into(),
             password: None,
         })
         .await
