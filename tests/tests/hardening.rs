@@ -16,6 +16,7 @@ fn unthrottled() -> ServerConfig {
         rate_limit: 1e6,
         rate_burst: 1e6,
         chat_per_minute: 1e8,
+        table_chat_per_minute: 0.0,
         ..ServerConfig::default()
     }
 }
