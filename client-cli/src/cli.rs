@@ -95,6 +95,10 @@ pub enum ReplayCmd {
         /// Write to this file instead of standard output.
         #[arg(long, short, value_name = "FILE")]
         output: Option<PathBuf>,
+        /// The table's password, if the game was played at a table with one (not needed by a
+        /// player who sat at it: his saved seat token opens it).
+        #[arg(long, env = "GM_TABLE_PASSWORD")]
+        password: Option<String>,
     },
     /// Step through a finished game in the watch view (→/n next, ←/p back, Home/End, q).
     ///
@@ -105,6 +109,10 @@ pub enum ReplayCmd {
     Watch {
         /// The finished game: its table id, the start of its id, or its name.
         table: String,
+        /// The table's password, if the game was played at a table with one (not needed by a
+        /// player who sat at it: his saved seat token opens it).
+        #[arg(long, env = "GM_TABLE_PASSWORD")]
+        password: Option<String>,
     },
 }
 
@@ -147,6 +155,13 @@ pub struct CreateArgs {
     /// Seconds a player may be disconnected before he is announced absent.
     #[arg(long, value_name = "SECS", default_value_t = DEFAULT_ABSENCE_LIMIT_SECS)]
     pub absence_limit: u32,
+    /// Seconds each player has for a mulligan decision before it is taken as `keep` (0: no
+    /// clock; a decider who is disconnected keeps after the server's grace period anyway).
+    #[arg(long, value_name = "SECS", default_value_t = grand_melee_protocol::DEFAULT_MULLIGAN_CLOCK_SECS)]
+    pub mulligan_clock: u32,
+    /// Most spectators at once (0–1000).
+    #[arg(long, value_name = "N", default_value_t = grand_melee_protocol::DEFAULT_MAX_SPECTATORS)]
+    pub max_spectators: u32,
     /// Sit down at the new table under this name right away.
     #[arg(long, value_name = "NAME")]
     pub join: Option<String>,
@@ -211,6 +226,7 @@ mod tests {
             table,
             format,
             output,
+            ..
         }) = cli.command
         else {
             panic!("replay export expected");

@@ -57,8 +57,20 @@ pub const HELP: &[(&str, &str)] = &[
         "host: set a player's poison counters",
     ),
     ("rule end <who>", "host: end a player's running turn"),
+    (
+        "rule keep <who>",
+        "host: keep the hand of the player whose mulligan decision it is",
+    ),
     ("pause / unpause", "host: pause or resume the whole table"),
-    ("kick <who>", "host: remove a player"),
+    (
+        "kick <who> [ban]",
+        "host: remove a player (`ban`: and refuse his address at this table)",
+    ),
+    (
+        "mute <who>|spectators",
+        "host: refuse a player's (or every spectator's) chat",
+    ),
+    ("unmute <who>|spectators", "host: let them chat again"),
     ("host <who>", "host: hand the host role to another player"),
     ("leave", "give up your seat (in the lobby) and quit"),
     ("quit", "quit; your seat is kept and `resume` takes it back"),
@@ -68,8 +80,8 @@ pub const HELP: &[(&str, &str)] = &[
 /// The first words of every command, for completion.
 pub const NAMES: &[&str] = &[
     "attack", "concede", "damage", "end", "help", "host", "keep", "kick", "leave", "life",
-    "mulligan", "pause", "phase", "poison", "quit", "rule", "say", "snapshot", "start", "status",
-    "unpause",
+    "mulligan", "mute", "pause", "phase", "poison", "quit", "rule", "say", "snapshot", "start",
+    "status", "unmute", "unpause",
 ];
 
 /// Parses a typed line. `Ok(None)` for a blank line; `Err` holds a short explanation (usage).
@@ -172,11 +184,32 @@ pub fn parse(
                 delta: delta(n)?,
             }
         }
-        "kick" => ClientMessage::Kick {
-            id: 0,
-            player: resolve.whole(&words)?,
-            ban: false,
-        },
+        "kick" => {
+            let (who, ban) = match words.split_last() {
+                Some((last, who)) if last.eq_ignore_ascii_case("ban") && !who.is_empty() => {
+                    (who, true)
+                }
+                _ => (&words[..], false),
+            };
+            ClientMessage::Kick {
+                id: 0,
+                player: resolve.whole(who)?,
+                ban,
+            }
+        }
+        "mute" | "unmute" => {
+            let muted = word.eq_ignore_ascii_case("mute");
+            let player = match words[..] {
+                [] => return Err(format!("usage: {word} <who>|spectators")),
+                [one] if one.eq_ignore_ascii_case("spectators") => None,
+                _ => Some(resolve.whole(&words)?),
+            };
+            ClientMessage::Mute {
+                id: 0,
+                player,
+                muted,
+            }
+        }
         "host" => ClientMessage::TransferHost {
             id: 0,
             player: resolve.whole(&words)?,
@@ -205,7 +238,7 @@ fn split_word(line: &str) -> Option<(&str, &str)> {
 }
 
 fn parse_ruling(words: &[&str], rest: &str, resolve: &Resolver<'_>) -> Result<Ruling, String> {
-    const USAGE: &str = "usage: rule eliminate <who>[, <who>…] | rule life <who> <n> | rule poison <who> <n> | rule end <who>";
+    const USAGE: &str = "usage: rule eliminate <who>[, <who>…] | rule life <who> <n> | rule poison <who> <n> | rule end <who> | rule keep <who>";
     let Some((&kind, args)) = words.split_first() else {
         return Err(USAGE.into());
     };
@@ -254,6 +287,9 @@ fn parse_ruling(words: &[&str], rest: &str, resolve: &Resolver<'_>) -> Result<Ru
             })
         }
         "end" => Ok(Ruling::EndTurn {
+            player: resolve.whole(args)?,
+        }),
+        "keep" => Ok(Ruling::Keep {
             player: resolve.whole(args)?,
         }),
         _ => Err(USAGE.into()),
@@ -565,6 +601,52 @@ mod tests {
                 ruling: Ruling::EndTurn { player: 1 }
             }
         );
+    }
+
+    #[test]
+    fn host_commands_kick_with_ban_mute_and_rule_keep() {
+        assert_eq!(
+            request("kick big ben"),
+            ClientMessage::Kick {
+                id: 0,
+                player: 1,
+                ban: false
+            }
+        );
+        assert_eq!(
+            request("kick Big Ben ban"),
+            ClientMessage::Kick {
+                id: 0,
+                player: 1,
+                ban: true
+            }
+        );
+        assert_eq!(
+            request("mute cid"),
+            ClientMessage::Mute {
+                id: 0,
+                player: Some(2),
+                muted: true
+            }
+        );
+        assert_eq!(
+            request("unmute spectators"),
+            ClientMessage::Mute {
+                id: 0,
+                player: None,
+                muted: false
+            }
+        );
+        assert_eq!(
+            request("rule keep ann"),
+            ClientMessage::Ruling {
+                id: 0,
+                ruling: Ruling::Keep { player: 0 }
+            }
+        );
+        for line in ["mute", "kick ban", "rule keep", "mute Zed"] {
+            assert!(parse(line, Some(&table()), Some(0)).is_err(), "{line}");
+        }
     }
 
     #[test]

@@ -4,25 +4,38 @@
 
 use std::fmt::Write as _;
 
+use crate::safe;
+
 use grand_melee_protocol::{
-    Event, Phase, PlayerId, PlayerStatus, StageName, TableView, TurnStateName,
+    Event, KeepReason, Phase, PlayerId, PlayerStatus, StageName, TableView, TurnStateName,
 };
 
-/// A player's display name, or `#id` if the view does not know him.
-pub fn name(view: &TableView, player: PlayerId) -> String {
+/// A player's display name as the view has it (unescaped), or `#id` if it does not know him.
+fn raw_name(view: &TableView, player: PlayerId) -> String {
     view.player(player)
         .map_or_else(|| format!("#{player}"), |p| p.name.clone())
 }
 
-/// `3 (Ann)`: a player's id and name, as script lines write a single player.
-pub fn who(view: &TableView, player: PlayerId) -> String {
-    format!("{player} ({})", name(view, player))
+/// A player's display name, safe to print ([`safe::printable`]), or `#id` if the view does not
+/// know him.
+pub fn name(view: &TableView, player: PlayerId) -> String {
+    safe::printable(&raw_name(view, player))
 }
 
-/// `3,5 (Ann, Ben)`: several players, as script lines write a list.
+/// `3 "Ann"`: a player's id and quoted name ([`safe::quoted`]), as script lines write a single
+/// player.
+pub fn who(view: &TableView, player: PlayerId) -> String {
+    format!("{player} {}", safe::quoted(&raw_name(view, player)))
+}
+
+/// `3,5 "Ann","Ben"`: several players, as script lines write a list.
 pub fn list(view: &TableView, players: &[PlayerId]) -> String {
     let ids: Vec<String> = players.iter().map(ToString::to_string).collect();
-    format!("{} ({})", ids.join(","), names(view, players))
+    let names: Vec<String> = players
+        .iter()
+        .map(|&p| safe::quoted(&raw_name(view, p)))
+        .collect();
+    format!("{} {}", ids.join(","), names.join(","))
 }
 
 /// `Ann, Ben`: names only.
@@ -44,17 +57,21 @@ pub fn phase_words(phase: Phase) -> &'static str {
 
 /// The script-mode line for event `seq`, worded with `view` as it was *before* the event
 /// (so that a player who leaves still has his name), e.g.
-/// `event 17 turn_began turn=0 player=3 (Ann)`.
+/// `event 17 turn_began turn=0 player=3 "Ann"`.
 pub fn script_line(seq: u64, event: &Event, view: &TableView) -> String {
     let mut line = format!("event {seq} {}", event.name());
     let w = |p: PlayerId| who(view, p);
     // Writing to a String cannot fail.
     let _ = match event {
-        Event::PlayerJoined { player, name } => write!(line, " player={player} ({name})"),
+        Event::PlayerJoined { player, name } => {
+            write!(line, " player={player} {}", safe::quoted(name))
+        }
         Event::PlayerLeft { player } | Event::PlayerAbsent { player } => {
             write!(line, " player={}", w(*player))
         }
-        Event::PlayerKicked { player, .. } => write!(line, " player={}", w(*player)),
+        Event::PlayerKicked { player, banned } => {
+            write!(line, " player={} banned={banned}", w(*player))
+        }
         Event::GameStarted {
             seating,
             first_player,
@@ -66,12 +83,19 @@ pub fn script_line(seq: u64, event: &Event, view: &TableView) -> String {
             list(view, seating),
             list(view, turn_holders)
         ),
-        Event::Mulliganed { player, hand_size }
-        | Event::Kept {
-            player, hand_size, ..
-        } => {
+        Event::Mulliganed { player, hand_size } => {
             write!(line, " player={} hand={hand_size}", w(*player))
         }
+        Event::Kept {
+            player,
+            hand_size,
+            reason,
+        } => write!(
+            line,
+            " player={} hand={hand_size} reason={}",
+            w(*player),
+            keep_reason_name(*reason)
+        ),
         Event::TurnBegan { turn, player } => write!(line, " turn={turn} player={}", w(*player)),
         Event::PhaseChanged { turn, phase } => {
             let holder = view
@@ -163,8 +187,12 @@ pub fn script_line(seq: u64, event: &Event, view: &TableView) -> String {
         Event::SpectatorsChanged { spectators } => write!(line, " spectators={spectators}"),
         Event::Chat { from, name, text } => {
             let from = from.map_or_else(|| "none".to_owned(), |p| p.to_string());
-            let text = text.replace(['\n', '\r'], " ");
-            write!(line, " from={from} ({name}) text={text}")
+            write!(
+                line,
+                " from={from} {} text={}",
+                safe::quoted(name),
+                safe::quoted(text)
+            )
         }
         Event::TablePaused { paused } => write!(line, " paused={paused}"),
         Event::PlayerMuted { player, muted } => match player {
@@ -173,6 +201,15 @@ pub fn script_line(seq: u64, event: &Event, view: &TableView) -> String {
         },
     };
     line
+}
+
+fn keep_reason_name(reason: KeepReason) -> &'static str {
+    match reason {
+        KeepReason::Decided => "decided",
+        KeepReason::Clock => "clock",
+        KeepReason::Absent => "absent",
+        KeepReason::Ruling => "ruling",
+    }
 }
 
 fn cause_name(cause: grand_melee_protocol::EliminationCause) -> &'static str {
@@ -200,7 +237,7 @@ fn end_reason_name(reason: grand_melee_protocol::TurnEndReason) -> &'static str 
 pub fn sentence(event: &Event, view: &TableView) -> String {
     let n = |p: PlayerId| name(view, p);
     match event {
-        Event::PlayerJoined { name, .. } => format!("{name} sat down"),
+        Event::PlayerJoined { name, .. } => format!("{} sat down", safe::printable(name)),
         Event::PlayerLeft { player } => format!("{} left the table", n(*player)),
         Event::GameStarted {
             first_player,
@@ -215,8 +252,17 @@ pub fn sentence(event: &Event, view: &TableView) -> String {
             format!("{} mulliganed to {hand_size}", n(*player))
         }
         Event::Kept {
-            player, hand_size, ..
-        } => format!("{} kept {hand_size}", n(*player)),
+            player,
+            hand_size,
+            reason,
+        } => match reason {
+            KeepReason::Decided => format!("{} kept {hand_size}", n(*player)),
+            KeepReason::Clock => {
+                format!("{} kept {hand_size} (mulligan clock ran out)", n(*player))
+            }
+            KeepReason::Absent => format!("{} kept {hand_size} (away too long)", n(*player)),
+            KeepReason::Ruling => format!("{} kept {hand_size} (host's ruling)", n(*player)),
+        },
         Event::TurnBegan { turn, player } => format!("{} began turn {turn}", n(*player)),
         Event::PhaseChanged { turn, phase } => {
             let holder = view.turn(*turn).map_or_else(String::new, |t| n(t.player));
@@ -285,7 +331,9 @@ pub fn sentence(event: &Event, view: &TableView) -> String {
             None => "Nobody is host".to_owned(),
         },
         Event::SpectatorsChanged { spectators } => format!("{spectators} spectator(s)"),
-        Event::Chat { name, text, .. } => format!("{name}: {text}"),
+        Event::Chat { name, text, .. } => {
+            format!("{}: {}", safe::printable(name), safe::printable(text))
+        }
         Event::TablePaused { paused } => {
             if *paused {
                 "The host paused the table".to_owned()
@@ -294,7 +342,13 @@ pub fn sentence(event: &Event, view: &TableView) -> String {
             }
         }
         Event::PlayerAbsent { player } => format!("{} is absent", n(*player)),
-        Event::PlayerKicked { player, .. } => format!("{} was removed by the host", n(*player)),
+        Event::PlayerKicked { player, banned } => {
+            if *banned {
+                format!("{} was removed and banned by the host", n(*player))
+            } else {
+                format!("{} was removed by the host", n(*player))
+            }
+        }
         Event::PlayerMuted { player, muted } => {
             let who = player.map_or_else(|| "The spectators".to_owned(), n);
             if *muted {
@@ -374,7 +428,7 @@ impl Situation {
                     hand: view.player(me).map_or(0, |p| p.hand_size),
                 },
                 Some(d) => Situation::MulliganWait {
-                    decider: name(view, d),
+                    decider: raw_name(view, d),
                 },
                 None => Situation::Idle,
             },
@@ -397,7 +451,7 @@ impl Situation {
                                 .iter()
                                 .filter(|t| t.state == TurnStateName::Running && t.player != me)
                                 .filter(|t| t.sphere.iter().any(|p| mine.contains(p)))
-                                .map(|t| name(view, t.player))
+                                .map(|t| raw_name(view, t.player))
                                 .collect();
                             return Situation::WaitingFor { holders };
                         }
@@ -408,25 +462,30 @@ impl Situation {
                     .iter()
                     .find(|t| t.state == TurnStateName::Running && t.sphere.contains(&me))
                     .map_or(Situation::Idle, |t| Situation::InSphere {
-                        holder: name(view, t.player),
+                        holder: raw_name(view, t.player),
                     })
             }
         }
     }
 
-    /// The script-mode words, e.g. `your_turn phase=combat` or `waiting_for Ben`.
+    /// The script-mode words, e.g. `your_turn phase=combat` or `waiting_for "Ben"`.
     pub fn script(&self) -> String {
         match self {
             Situation::Spectating => "spectating".to_owned(),
             Situation::Lobby { host: true } => "lobby host".to_owned(),
             Situation::Lobby { host: false } => "lobby".to_owned(),
             Situation::MulliganDecide { hand } => format!("mulligan_decide hand={hand}"),
-            Situation::MulliganWait { decider } => format!("mulligan_wait decider={decider}"),
+            Situation::MulliganWait { decider } => {
+                format!("mulligan_wait decider={}", safe::quoted(decider))
+            }
             Situation::YourTurn { phase } => {
                 format!("your_turn phase={}", phase.map_or("none", Phase::name))
             }
-            Situation::WaitingFor { holders } => format!("waiting_for {}", holders.join(",")),
-            Situation::InSphere { holder } => format!("in_sphere {holder}"),
+            Situation::WaitingFor { holders } => {
+                let holders: Vec<String> = holders.iter().map(|h| safe::quoted(h)).collect();
+                format!("waiting_for {}", holders.join(","))
+            }
+            Situation::InSphere { holder } => format!("in_sphere {}", safe::quoted(holder)),
             Situation::Idle => "idle".to_owned(),
             Situation::Eliminated => "eliminated".to_owned(),
             Situation::GameOver { place } => match place {
@@ -450,7 +509,10 @@ impl Situation {
                 format!("Your mulligan decision ({hand} cards): `keep` or `mulligan`")
             }
             Situation::MulliganWait { decider } => {
-                format!("Waiting for {decider} to decide on a mulligan")
+                format!(
+                    "Waiting for {} to decide on a mulligan",
+                    safe::printable(decider)
+                )
             }
             Situation::YourTurn { phase } => match phase {
                 Some(phase) => format!("YOUR TURN — {}", phase_words(*phase)),
@@ -460,9 +522,10 @@ impl Situation {
                 "Your turn is about to begin".to_owned()
             }
             Situation::WaitingFor { holders } => {
+                let holders: Vec<String> = holders.iter().map(|h| safe::printable(h)).collect();
                 format!("Waiting for {} to finish", holders.join(" and "))
             }
-            Situation::InSphere { holder } => format!("In {holder}'s sphere"),
+            Situation::InSphere { holder } => format!("In {}'s sphere", safe::printable(holder)),
             Situation::Idle => "No turn near you".to_owned(),
             Situation::Eliminated => "You have been eliminated".to_owned(),
             Situation::GameOver { place } => match place {
@@ -470,6 +533,64 @@ impl Situation {
                 Some(place) => format!("Game over — you finished #{place}"),
                 None => "Game over".to_owned(),
             },
+        }
+    }
+}
+
+#[cfg(test)]
+mod hostile_text_tests {
+    #![allow(clippy::unwrap_used)]
+
+    use grand_melee_protocol::{Event, Settings, TableView, Uuid};
+
+    use super::{script_line, sentence};
+    use crate::safe;
+
+    /// Names and chat that attack terminals and parsers, as a hostile or buggy server could
+    /// still send them (ours refuses them).
+    const HOSTILE: [&str; 6] = [
+        "Eve) player=0 (Ann",
+        "Eve\" player=0 \"Ann",
+        "\u{1b}]0;owned\u{7}",
+        "\u{1b}]52;c;ZXZpbA==\u{7}",
+        "x\u{b}\u{c}\u{85}event 99 game_over winner=0",
+        "y\u{2028}event 99 forged\u{202e}",
+    ];
+
+    #[test]
+    fn script_lines_and_sentences_escape_every_hostile_name_and_chat_line() {
+        for (i, hostile) in HOSTILE.iter().enumerate() {
+            let mut view = TableView::new(Uuid::nil(), "t", Settings::default());
+            let joined = Event::PlayerJoined {
+                player: 7,
+                name: (*hostile).to_owned(),
+            };
+            let chat = Event::Chat {
+                from: Some(7),
+                name: (*hostile).to_owned(),
+                text: (*hostile).to_owned(),
+            };
+            let joined_line = script_line(1, &joined, &view);
+            view.apply(1, &joined).unwrap();
+            let chat_line = script_line(2, &chat, &view);
+            for line in [&joined_line, &chat_line, &sentence(&chat, &view)] {
+                assert!(
+                    line.chars()
+                        .all(|c| !c.is_control()
+                            && !grand_melee_protocol::text::is_forbidden_char(c)),
+                    "case {i}: {line:?}"
+                );
+            }
+            // The fields read back exactly, and nothing follows that the name did not put there.
+            let value = joined_line
+                .strip_prefix("event 1 player_joined player=7 ")
+                .unwrap();
+            assert_eq!(safe::unquote(value).unwrap(), ((*hostile).to_owned(), ""));
+            let value = chat_line.strip_prefix("event 2 chat from=7 ").unwrap();
+            let (name, rest) = safe::unquote(value).unwrap();
+            assert_eq!(name, *hostile);
+            let (text, rest) = safe::unquote(rest.strip_prefix(" text=").unwrap()).unwrap();
+            assert_eq!((text.as_str(), rest), (*hostile, ""));
         }
     }
 }

@@ -18,6 +18,7 @@ pub mod command;
 pub mod describe;
 pub mod net;
 pub mod replay;
+pub mod safe;
 pub mod script;
 pub mod session;
 pub mod store;
@@ -26,7 +27,9 @@ pub mod tui;
 use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
-use grand_melee_protocol::{ClientMessage, ErrorCode, Reduction, ServerMessage, TableId};
+use grand_melee_protocol::{
+    ClientMessage, ErrorCode, Reduction, ServerMessage, TableId, TableSummary,
+};
 use tokio::sync::mpsc;
 
 use crate::cli::{Cli, Cmd, CreateArgs, ExportFormat, ReductionArg, ReplayCmd};
@@ -115,7 +118,10 @@ pub async fn run(cli: Cli) -> Result<(), ClientError> {
     };
     let mode = match cli.command.clone() {
         Cmd::List => return list(&server, &mut io::stdout().lock()).await,
-        Cmd::Replay(command) => return run_replay(&server, command, plain).await,
+        Cmd::Replay(command) => {
+            let store = store().ok();
+            return run_replay(&server, command, plain, store).await;
+        }
         Cmd::Create(args) => {
             let table = create(&server, &args, &mut io::stdout().lock()).await?;
             let Some(name) = args.join else {
@@ -159,20 +165,36 @@ pub async fn run(cli: Cli) -> Result<(), ClientError> {
     }
 }
 
-/// Writes one line per table: `table <id> stage=… seated=3/8 … name=<name>`.
+/// Every table on the server: every page of `list_tables`.
+async fn all_tables(conn: &mut Conn) -> Result<Vec<TableSummary>, ClientError> {
+    let mut all = Vec::new();
+    let mut from = 0;
+    loop {
+        let answer = conn
+            .call(ClientMessage::ListTables {
+                id: 0,
+                from,
+                limit: grand_melee_protocol::MAX_PAGE_ITEMS,
+            })
+            .await?;
+        let ServerMessage::Tables { tables, next, .. } = answer else {
+            return Err(ClientError::Protocol(answer.name().to_owned()));
+        };
+        all.extend(tables);
+        match next {
+            Some(next) if next > from => from = next,
+            Some(_) => return Err(ClientError::Protocol("a page that does not advance".into())),
+            None => return Ok(all),
+        }
+    }
+}
+
+/// Writes one line per table: `table <id> stage=… seated=3/8 … name="<name>"`.
 pub async fn list(server: &str, out: &mut dyn Write) -> Result<(), ClientError> {
     let mut conn = Conn::open(server).await?;
-    let answer = conn
-        .call(ClientMessage::ListTables {
-            id: 0,
-            from: 0,
-            limit: grand_melee_protocol::MAX_PAGE_ITEMS,
-        })
-        .await?;
+    let tables = all_tables(&mut conn).await;
     conn.close().await;
-    let ServerMessage::Tables { tables, .. } = answer else {
-        return Err(ClientError::Protocol(answer.name().to_owned()));
-    };
+    let tables = tables?;
     if tables.is_empty() {
         writeln!(out, "no tables")?;
     }
@@ -196,7 +218,7 @@ pub async fn list(server: &str, out: &mut dyn Write) -> Result<(), ClientError> 
             t.spectators,
             t.spell_range,
             if t.password { "yes" } else { "no" },
-            t.name
+            safe::quoted(&t.name)
         )?;
     }
     Ok(())
@@ -224,8 +246,8 @@ pub async fn create(
             seed: args.seed,
             turn_clock_secs: args.turn_clock,
             absence_limit_secs: args.absence_limit,
-            mulligan_clock_secs: grand_melee_protocol::DEFAULT_MULLIGAN_CLOCK_SECS,
-            max_spectators: grand_melee_protocol::DEFAULT_MAX_SPECTATORS,
+            mulligan_clock_secs: args.mulligan_clock,
+            max_spectators: args.max_spectators,
         })
         .await?;
     conn.close().await;
@@ -243,17 +265,9 @@ pub async fn resolve_table(server: &str, text: &str) -> Result<TableId, ClientEr
         return Ok(id);
     }
     let mut conn = Conn::open(server).await?;
-    let answer = conn
-        .call(ClientMessage::ListTables {
-            id: 0,
-            from: 0,
-            limit: grand_melee_protocol::MAX_PAGE_ITEMS,
-        })
-        .await?;
+    let tables = all_tables(&mut conn).await;
     conn.close().await;
-    let ServerMessage::Tables { tables, .. } = answer else {
-        return Err(ClientError::Protocol(answer.name().to_owned()));
-    };
+    let tables = tables?;
     let candidates = tables.iter().map(|t| Candidate {
         table: t.table,
         name: &t.name,
@@ -322,25 +336,33 @@ pub fn pick<'a>(
 }
 
 /// `grand-melee replay …`.
-pub async fn run_replay(server: &str, command: ReplayCmd, plain: bool) -> Result<(), ClientError> {
+pub async fn run_replay(
+    server: &str,
+    command: ReplayCmd,
+    plain: bool,
+    store: Option<TokenStore>,
+) -> Result<(), ClientError> {
     match command {
         ReplayCmd::List => replay::list(server, &mut io::stdout().lock()).await,
         ReplayCmd::Export {
             table,
             format,
             output,
+            password,
         } => {
             if format == ExportFormat::Msgpack && output.is_none() && io::stdout().is_terminal() {
                 return Err(ClientError::BinaryToTerminal);
             }
-            let replay = replay::fetch(server, &table).await?;
+            let access = replay::Access { password, store };
+            let replay = replay::fetch(server, &table, &access).await?;
             match output {
                 Some(path) => export_to_file(&replay, format, &path),
                 None => export(&replay, format, &mut io::stdout().lock()).map_err(ClientError::Io),
             }
         }
-        ReplayCmd::Watch { table } => {
-            let replay = replay::fetch(server, &table).await?;
+        ReplayCmd::Watch { table, password } => {
+            let access = replay::Access { password, store };
+            let replay = replay::fetch(server, &table, &access).await?;
             let mut stepper = replay::Stepper::new(replay)?;
             if plain {
                 replay::script(

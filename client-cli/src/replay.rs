@@ -68,31 +68,53 @@ impl Replay {
     }
 }
 
-/// The finished games the server keeps, newest first.
+/// The finished games the server keeps, newest first: every page of `list_replays`.
 pub async fn list_replays(conn: &mut Conn) -> Result<Vec<ReplaySummary>, ClientError> {
-    match conn
-        .call(ClientMessage::ListReplays {
-            id: 0,
-            from: 0,
-            limit: grand_melee_protocol::MAX_PAGE_ITEMS,
-        })
-        .await?
-    {
-        ServerMessage::Replays { replays, .. } => Ok(replays),
-        other => Err(ClientError::Protocol(other.name().to_owned())),
+    let mut all = Vec::new();
+    let mut from = 0;
+    loop {
+        let answer = conn
+            .call(ClientMessage::ListReplays {
+                id: 0,
+                from,
+                limit: grand_melee_protocol::MAX_PAGE_ITEMS,
+            })
+            .await?;
+        let ServerMessage::Replays { replays, next, .. } = answer else {
+            return Err(ClientError::Protocol(answer.name().to_owned()));
+        };
+        all.extend(replays);
+        match next {
+            Some(next) if next > from => from = next,
+            Some(_) => return Err(ClientError::Protocol("a page that does not advance".into())),
+            None => return Ok(all),
+        }
     }
+}
+
+/// What opens a replay of a game played at a table with a password: the password, or the seat
+/// token saved when this client sat at that table.
+#[derive(Debug, Default)]
+pub struct Access {
+    pub password: Option<String>,
+    pub store: Option<crate::store::TokenStore>,
 }
 
 /// Fetches the replay named by `text`: a table id, the start of one, or a name (looked up among
 /// the finished games, not the open tables).
-pub async fn fetch(server: &str, text: &str) -> Result<Replay, ClientError> {
+pub async fn fetch(server: &str, text: &str, access: &Access) -> Result<Replay, ClientError> {
     let mut conn = Conn::open(server).await?;
-    let result = fetch_on(&mut conn, text).await;
+    let result = fetch_on(&mut conn, server, text, access).await;
     conn.close().await;
     result
 }
 
-async fn fetch_on(conn: &mut Conn, text: &str) -> Result<Replay, ClientError> {
+async fn fetch_on(
+    conn: &mut Conn,
+    server: &str,
+    text: &str,
+    access: &Access,
+) -> Result<Replay, ClientError> {
     let table = match TableId::parse_str(text.trim()) {
         Ok(id) => id,
         Err(_) => {
@@ -104,37 +126,80 @@ async fn fetch_on(conn: &mut Conn, text: &str) -> Result<Replay, ClientError> {
             pick(text, candidates, &REPLAY_WORDS)?
         }
     };
-    match conn
-        .call(ClientMessage::GetReplay {
-            id: 0,
-            table,
-            from_seq: 1,
-            password: None,
-            token: None,
-        })
-        .await
-    {
-        Ok(ServerMessage::Replay {
-            table,
-            name,
-            settings,
-            events,
-            ..
-        }) => Ok(Replay {
-            table,
-            name,
-            settings,
-            events,
-        }),
-        Ok(other) => Err(ClientError::Protocol(other.name().to_owned())),
-        Err(ClientError::Rejected {
-            code: ErrorCode::UnknownReplay,
-            ..
-        }) => Err(ClientError::Table(format!(
-            "no finished game {table} is kept on this server (unknown_replay); see `grand-melee replay list`"
-        ))),
-        Err(error) => Err(error),
+    let token = access
+        .store
+        .as_ref()
+        .and_then(|store| store.load(server, table))
+        .map(|seat| seat.token);
+    // Every page, from the first event, until the server says there is no next one.
+    let mut from_seq = 1;
+    let mut replay: Option<Replay> = None;
+    loop {
+        let answer = conn
+            .call(ClientMessage::GetReplay {
+                id: 0,
+                table,
+                from_seq,
+                password: access.password.clone(),
+                token,
+            })
+            .await;
+        match answer {
+            Ok(ServerMessage::Replay {
+                table,
+                name,
+                settings,
+                first_seq,
+                events,
+                next_seq,
+                ..
+            }) => {
+                if first_seq != from_seq {
+                    return Err(ClientError::Protocol(format!(
+                        "a replay page from event {first_seq} when {from_seq} was asked for"
+                    )));
+                }
+                replay
+                    .get_or_insert_with(|| Replay {
+                        table,
+                        name,
+                        settings,
+                        events: Vec::new(),
+                    })
+                    .events
+                    .extend(events);
+                match next_seq {
+                    Some(next) if next > from_seq => from_seq = next,
+                    Some(_) => {
+                        return Err(ClientError::Protocol(
+                            "a replay page that does not advance".into(),
+                        ));
+                    }
+                    None => break,
+                }
+            }
+            Ok(other) => return Err(ClientError::Protocol(other.name().to_owned())),
+            Err(ClientError::Rejected {
+                code: ErrorCode::UnknownReplay,
+                ..
+            }) => {
+                return Err(ClientError::Table(format!(
+                    "no finished game {table} is kept on this server (unknown_replay); see `grand-melee replay list`"
+                )));
+            }
+            Err(ClientError::Rejected {
+                code: ErrorCode::WrongPassword,
+                ..
+            }) => {
+                return Err(ClientError::Table(format!(
+                    "game {table} was played at a table with a password: give it with --password \
+                     (or GM_TABLE_PASSWORD); a player who sat at it needs none (wrong_password)"
+                )));
+            }
+            Err(error) => return Err(error),
+        }
     }
+    replay.ok_or_else(|| ClientError::Protocol("no replay page".into()))
 }
 
 /// How [`pick`] names replays in its errors.
@@ -157,12 +222,13 @@ pub async fn list(server: &str, out: &mut dyn Write) -> Result<(), ClientError> 
     for r in replays {
         writeln!(
             out,
-            "replay {} created={} finished={} events={} name={}",
+            "replay {} created={} finished={} events={} password={} name={}",
             r.table,
             utc(r.created_at_ms),
             utc(r.finished_at_ms),
             r.events,
-            r.name
+            if r.password { "yes" } else { "no" },
+            crate::safe::quoted(&r.name)
         )?;
     }
     out.flush()?;
@@ -439,7 +505,7 @@ pub fn script(
         "replay table={} events={} name={}",
         replay.table,
         replay.len(),
-        replay.name
+        crate::safe::quoted(&replay.name)
     )?;
     writeln!(out, "step seq={}", stepper.step())?;
     out.flush()?;
@@ -751,18 +817,18 @@ mod tests {
         assert_eq!(
             lines,
             [
-                "replay table=5f3c1a2e-8d4b-4c6e-9a7f-0b1c2d3e4f50 events=4 name=Friday melee",
+                "replay table=5f3c1a2e-8d4b-4c6e-9a7f-0b1c2d3e4f50 events=4 name=\"Friday melee\"",
                 "step seq=0",
-                "event 1 player_joined player=0 (Ann)",
+                "event 1 player_joined player=0 \"Ann\"",
                 "step seq=1",
-                "event 2 host_changed player=0 (Ann)",
-                "event 3 player_joined player=1 (Ben)",
+                "event 2 host_changed player=0 \"Ann\"",
+                "event 3 player_joined player=1 \"Ben\"",
                 "step seq=3",
                 "error usage: unknown command `bogus` (try help)",
                 "step seq=2",
                 "error usage: goto: the replay has 4 events",
-                "event 3 player_joined player=1 (Ben)",
-                "event 4 chat from=1 (Ben) text=hi there",
+                "event 3 player_joined player=1 \"Ben\"",
+                r#"event 4 chat from=1 "Ben" text="hi\u{000a}there""#,
                 "step seq=4",
                 "step seq=4",
                 "step seq=0",

@@ -3,9 +3,9 @@
 //!
 //! ```text
 //! connected ws://127.0.0.1:7878/ws
-//! seated table=5f3c1a2e-… player=0 (Ann) resumed=false
+//! seated table=5f3c1a2e-… player=0 resumed=false
 //! snapshot seq=3 stage=lobby players=3
-//! event 17 turn_began turn=0 player=3 (Ann)
+//! event 17 turn_began turn=0 player=3 "Ann"
 //! you your_turn phase=beginning
 //! ok set_phase seq=18
 //! error not_your_turn: you are not taking a turn (end)
@@ -46,8 +46,11 @@ impl<W: Write> Script<W> {
         self.out
     }
 
+    /// Writes one line. Every value from other people is already quoted or escaped where the
+    /// line was made; escaping the whole line once more guards the lines that carry text from
+    /// the server (error messages, close reasons).
     fn line(&mut self, line: &str) -> io::Result<()> {
-        writeln!(self.out, "{line}")
+        writeln!(self.out, "{}", crate::safe::printable(line))
     }
 
     fn situation(&mut self, state: &State) -> io::Result<()> {
@@ -88,7 +91,7 @@ pub fn status_lines(state: &State) -> Vec<String> {
         view.host
             .map_or_else(|| "none".to_owned(), |h| describe::who(view, h)),
         view.paused,
-        view.name,
+        crate::safe::quoted(&view.name),
     )];
     for p in &view.players {
         let seat = p.seat.map_or_else(|| "-".to_owned(), |s| s.to_string());
@@ -110,11 +113,12 @@ pub fn status_lines(state: &State) -> Vec<String> {
             },
         );
         lines.push(format!(
-            "seat {seat} player={} life={} poison={} status={status} connected={} hand={} turn={turn}",
+            "seat {seat} player={} life={} poison={} status={status} connected={} muted={} hand={} turn={turn}",
             describe::who(view, p.player),
             p.life,
             p.poison,
             p.connected,
+            p.muted,
             p.hand_size,
         ));
     }

@@ -112,7 +112,11 @@ impl Screen {
                 ..
             } => {
                 if let Event::Chat { name, text, .. } = &event {
-                    self.chat(format!("{name}: {text}"));
+                    self.chat(format!(
+                        "{}: {}",
+                        crate::safe::printable(name),
+                        crate::safe::printable(text)
+                    ));
                 } else {
                     let style = match event {
                         Event::Eliminated { .. } | Event::GameOver { .. } => {
@@ -426,7 +430,9 @@ fn render_header(frame: &mut Frame<'_>, area: Rect, state: &State, replay: Optio
             };
             format!(
                 "You: {}{seat}{host} · {} life · {} poison · may attack: {attack} · may target: {target}",
-                me.name, me.life, me.poison
+                crate::safe::printable(&me.name),
+                me.life,
+                me.poison
             )
         }
         None => format!(
@@ -448,11 +454,11 @@ fn render_header(frame: &mut Frame<'_>, area: Rect, state: &State, replay: Optio
                     .fg(Color::Cyan)
                     .add_modifier(Modifier::BOLD),
             ),
-            format!(" {} — replay ", view.name),
+            format!(" {} — replay ", crate::safe::printable(&view.name)),
         ),
         None => (
             Line::styled(situation.text(), situation_style),
-            format!(" {} ", view.name),
+            format!(" {} ", crate::safe::printable(&view.name)),
         ),
     };
     let lines = vec![Line::from(first), second, Line::raw(third)];
@@ -503,7 +509,10 @@ fn compact_ring_lines(state: &State, name_width: usize) -> Vec<Line<'static>> {
                 " "
             };
             spans.push(Span::styled(mark, Style::default().fg(Color::LightGreen)));
-            let name: String = p.name.chars().take(name_width).collect();
+            let name: String = crate::safe::printable(&p.name)
+                .chars()
+                .take(name_width)
+                .collect();
             let mut style = Style::default();
             if is_me {
                 style = style.add_modifier(Modifier::BOLD | Modifier::REVERSED);
@@ -580,7 +589,7 @@ fn ring_lines(state: &State) -> Vec<Line<'static>> {
                     .fg(Color::LightGreen)
                     .add_modifier(Modifier::BOLD),
             ));
-            let mut name: String = p.name.chars().take(14).collect();
+            let mut name: String = crate::safe::printable(&p.name).chars().take(14).collect();
             if view.host == Some(p.player) {
                 name.push('★');
             }

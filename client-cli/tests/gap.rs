@@ -194,7 +194,7 @@ async fn a_gap_in_the_events_is_repaired_with_a_snapshot() {
     let text = out.text();
     let lines: Vec<&str> = text.lines().collect();
     assert!(
-        lines.contains(&"event 2 player_joined player=1 (Ben)"),
+        lines.contains(&r#"event 2 player_joined player=1 "Ben""#),
         "{text}"
     );
     assert!(
@@ -208,7 +208,7 @@ async fn a_gap_in_the_events_is_repaired_with_a_snapshot() {
         "{text}"
     );
     assert!(
-        lines.contains(&"event 5 chat from=2 (Cid) text=all here"),
+        lines.contains(&r#"event 5 chat from=2 "Cid" text="all here""#),
         "{text}"
     );
 }

@@ -70,7 +70,13 @@ impl Finished {
 }
 
 async fn finished_game() -> Finished {
-    let server = TestServer::start().await;
+    // Small outgoing queues make the server page replays at 2 KiB: this short game takes several
+    // pages, so every replay test here also checks that the client follows them all.
+    let server = TestServer::start_with(grand_melee_server::ServerConfig {
+        outgoing_queue_bytes: 8 * 1024,
+        ..grand_melee_server::ServerConfig::default()
+    })
+    .await;
     let url = server.url();
     let mut seats = Vec::new();
     for _ in 0..3 {
@@ -89,6 +95,20 @@ async fn finished_game() -> Finished {
         )
         .await;
         assert!(matches!(seated, ServerMessage::Seated { .. }), "{seated:?}");
+    }
+    // Some table talk (within each player's chat burst), so the replay needs several pages.
+    for conn in &mut seats {
+        for _ in 0..5 {
+            let said = call(
+                conn,
+                ClientMessage::Chat {
+                    id: 0,
+                    text: "gl hf ".repeat(30),
+                },
+            )
+            .await;
+            assert!(matches!(said, ServerMessage::Ack { .. }), "{said:?}");
+        }
     }
     call(
         &mut seats[0],
@@ -167,7 +187,7 @@ async fn replay_list_shows_each_finished_game_with_times_and_event_count() {
         line.starts_with(&format!("replay {} ", game.table)),
         "{line}"
     );
-    assert!(line.ends_with(&format!(" name={NAME}")), "{line}");
+    assert!(line.ends_with(&format!(" name=\"{NAME}\"")), "{line}");
     assert!(
         line.contains(&format!(" events={} ", game.end.seq)),
         "{line}"
@@ -317,7 +337,7 @@ async fn replay_errors_are_said_in_plain_words() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replay_watch_in_script_mode_steps_forward_and_back() {
     let game = finished_game().await;
-    let replay = replay::fetch(&game.url(), &game.table.to_string())
+    let replay = replay::fetch(&game.url(), &game.table.to_string(), &Default::default())
         .await
         .unwrap();
     let out_seq = elimination_seq(&replay.events, game.first_out);
@@ -339,7 +359,7 @@ async fn replay_watch_in_script_mode_steps_forward_and_back() {
     watch.expect("step seq=0", |l| l == "step seq=0").await;
     watch.send("next").await;
     watch
-        .expect_prefix("event 1 player_joined player=0 (Ann)")
+        .expect_prefix(r#"event 1 player_joined player=0 "Ann""#)
         .await;
     watch.expect("step seq=1", |l| l == "step seq=1").await;
     watch.send("next 3").await;
@@ -351,7 +371,7 @@ async fn replay_watch_in_script_mode_steps_forward_and_back() {
     let line = watch
         .expect_prefix(&format!("event {out_seq} eliminated"))
         .await;
-    assert!(line.contains("players=2 (Cid)"), "{line}");
+    assert!(line.contains(r#"players=2 "Cid""#), "{line}");
     watch
         .expect(&format!("step seq={out_seq}"), |l| {
             l == format!("step seq={out_seq}")
@@ -359,7 +379,7 @@ async fn replay_watch_in_script_mode_steps_forward_and_back() {
         .await;
     watch.send("end").await;
     let line = watch.expect_prefix(&format!("event {last} ")).await;
-    assert!(line.contains("game_over winner=0 (Ann)"), "{line}");
+    assert!(line.contains(r#"game_over winner=0 "Ann""#), "{line}");
     watch.send("next").await;
     watch.send("back 1000").await;
     watch.send("quit").await;
@@ -420,8 +440,34 @@ fn ring_row(viewer: &Viewer, name: &str) -> (String, Vec<String>) {
 async fn the_replay_view_shows_a_seat_out_only_from_its_elimination_step() {
     use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     let game = finished_game().await;
-    let replay = replay::fetch(&game.url(), NAME).await.unwrap();
+    let replay = replay::fetch(&game.url(), NAME, &Default::default())
+        .await
+        .unwrap();
     assert_eq!(replay.table, game.table);
+    // The game did not fit one page, and the client put the pages back together.
+    let mut conn = Conn::open(&game.url()).await.unwrap();
+    let first = call(
+        &mut conn,
+        ClientMessage::GetReplay {
+            id: 0,
+            table: game.table,
+            from_seq: 1,
+            password: None,
+            token: None,
+        },
+    )
+    .await;
+    let ServerMessage::Replay {
+        events,
+        total_events,
+        next_seq,
+        ..
+    } = first
+    else {
+        panic!("{first:?}");
+    };
+    assert!(next_seq.is_some() && (events.len() as u64) < total_events);
+    assert_eq!(replay.len(), total_events);
     let out_seq = elimination_seq(&replay.events, game.first_out);
     let last = replay.len();
     let mut stepper = Stepper::new(replay).unwrap();

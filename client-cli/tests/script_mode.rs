@@ -59,7 +59,7 @@ async fn a_table_of_script_mode_clients_plays_a_game_to_the_end() {
     assert!(
         out.lines().any(
             |l| l.starts_with(&format!("table {table} stage=lobby seated=0/3"))
-                && l.ends_with("name=Script night")
+                && l.ends_with(r#"name="Script night""#)
         ),
         "{out}"
     );
@@ -82,7 +82,7 @@ async fn a_table_of_script_mode_clients_plays_a_game_to_the_end() {
     }
     players[0].expect_prefix("you lobby host").await;
     players[0]
-        .expect_all(&["player_joined", "player=2 (Cid)"])
+        .expect_all(&["player_joined", r#"player=2 "Cid""#])
         .await;
     for (i, dir) in dirs.iter().take(3).enumerate() {
         assert!(
@@ -143,7 +143,7 @@ async fn a_table_of_script_mode_clients_plays_a_game_to_the_end() {
         .expect_prefix("you your_turn phase=beginning")
         .await;
     players[others[0]]
-        .expect_prefix(&format!("you in_sphere {}", NAMES[holder]))
+        .expect_prefix(&format!("you in_sphere \"{}\"", NAMES[holder]))
         .await;
 
     // Refusals come back in plain words.
@@ -191,7 +191,7 @@ async fn a_table_of_script_mode_clients_plays_a_game_to_the_end() {
     players[victim].send("status").await;
     players[victim]
         .expect_all(&[
-            &format!("player={victim} ({})", NAMES[victim]),
+            &format!("player={victim} \"{}\"", NAMES[victim]),
             "life=16",
             "status=alive",
         ])
@@ -200,8 +200,8 @@ async fn a_table_of_script_mode_clients_plays_a_game_to_the_end() {
     for p in &mut players {
         p.expect_all(&[
             "chat",
-            &format!("from={victim} ({})", NAMES[victim]),
-            "text=good game",
+            &format!("from={victim} \"{}\"", NAMES[victim]),
+            "text=\"good game\"",
         ])
         .await;
     }
@@ -393,7 +393,7 @@ async fn a_dropped_connection_is_resumed_by_itself() {
         .await;
     ann.expect_prefix("snapshot ").await;
     ann.send("say still here").await;
-    ann.expect_all(&["event", "chat", "from=1 (Ann)", "text=still here"])
+    ann.expect_all(&["event", "chat", r#"from=1 "Ann""#, r#"text="still here""#])
         .await;
 
     // `leave` gives the seat up and forgets the token.

@@ -590,8 +590,14 @@ impl Room {
             room.banned = banned.iter().filter_map(|a| a.parse().ok()).collect();
         }
         room.paused_since = paused.then_some(now);
-        room.track_running_turns(now);
-        room.track_decider(now);
+        if !matches!(room.core.stage(), Stage::Mulligan { .. }) {
+            // Play has begun: those kicked during mulligans were eliminated as it began.
+            room.kicked_in_mulligan.clear();
+        }
+        // A kicked player's decision is settled in the flush that makes it due, so there is
+        // normally nothing to do here; if there is, it is done now rather than never.
+        room.settle_kicks(now);
+        room.after_core(now);
         connected.retain(|p| room.seats.iter().any(|s| s.player == *p));
         Ok((room, connected))
     }
@@ -972,6 +978,14 @@ impl Room {
             .then(|| dropped + self.grace())
     }
 
+    /// When a pause ends by itself: one person may not hold the whole table still for longer
+    /// than the table lets an absent player hold it up (its absence limit, and never less than
+    /// the grace period). The host may pause again.
+    fn pause_deadline(&self) -> Option<Instant> {
+        let limit = Duration::from_secs(self.settings.absence_limit_secs.into()).max(self.grace());
+        self.paused_since.map(|since| since + limit)
+    }
+
     /// The next moment something expires.
     fn next_deadline(&self) -> Option<Instant> {
         let grace = self.grace();
@@ -989,7 +1003,13 @@ impl Room {
             .filter(|_| self.closable())
             .map(|t| t + self.empty_delay());
         let mulligan = self.mulligan_deadline().map(|(_, _, at)| at);
-        [lobby_seat, empty, self.host_deadline(), mulligan]
+        [
+            lobby_seat,
+            empty,
+            self.host_deadline(),
+            mulligan,
+            self.pause_deadline(),
+        ]
             .into_iter()
             .flatten()
             .chain(self.turn_deadlines().map(|(_, _, t)| t))
@@ -1001,6 +1021,10 @@ impl Room {
     fn expire(&mut self) -> bool {
         let grace = self.grace();
         let now = Instant::now();
+        if self.pause_deadline().is_some_and(|t| t <= now) {
+            info!(table = %self.id, "the pause has lasted the table's absence limit: resuming");
+            self.pause(false, now);
+        }
         if self.core.stage() == Stage::Lobby {
             let expired: Vec<rules::PlayerId> = self
                 .seats
@@ -1019,8 +1043,11 @@ impl Room {
             info!(table = %self.id, player = player.0, ?reason, "mulligan decision taken as keep");
             let command = Command::ExpireMulligan { player, reason };
             if let Err(code) = self.run_core(Actor::Host, command, now) {
+                // Cannot happen (the decider is tracked after every change); if it does, the
+                // clock starts again rather than the table waiting forever.
                 warn!(table = %self.id, %code, "an expired mulligan decision was refused");
                 self.deciding_since = None;
+                self.track_decider(now);
             }
         }
         let due: Vec<(rules::PlayerId, Expiry)> = self
@@ -1186,9 +1213,7 @@ impl Room {
                 match player {
                     Some(player) => {
                         let player = rules::PlayerId(*player);
-                        if self.core.player(player).is_none()
-                            && !self.core.lobby().iter().any(|(p, _)| *p == player)
-                        {
+                        if self.seat(player).is_none() {
                             return Err(ErrorCode::UnknownPlayer);
                         }
                         self.set_muted(player, *muted);
@@ -1355,16 +1380,15 @@ impl Room {
         match (paused, self.paused_since) {
             (true, None) => self.paused_since = Some(now),
             (false, Some(since)) => {
-                let pause = now.saturating_duration_since(since);
                 for (_, _, started) in &mut self.running_since {
-                    *started += pause;
+                    *started = unpaused(*started, since, now);
                 }
-                if let Some((_, since)) = &mut self.deciding_since {
-                    *since += pause;
+                if let Some((_, decided)) = &mut self.deciding_since {
+                    *decided = unpaused(*decided, since, now);
                 }
                 for seat in &mut self.seats {
                     if let Some(dropped) = &mut seat.dropped_at {
-                        *dropped += pause;
+                        *dropped = unpaused(*dropped, since, now);
                     }
                 }
                 self.paused_since = None;
@@ -1602,6 +1626,17 @@ impl Room {
             (current.seated, current.spectators, current.stage) = (seated, spectators, stage);
             changed
         });
+    }
+}
+
+/// An instant from which a timer counts, moved on so that the pause from `since` to `now` does
+/// not count: one noted before the pause moves on by the pause's length, one noted during it
+/// (a turn begun or a decision come up after a kick, a player dropped) counts from `now`.
+fn unpaused(instant: Instant, since: Instant, now: Instant) -> Instant {
+    if instant < since {
+        instant + now.saturating_duration_since(since)
+    } else {
+        instant.max(now)
     }
 }
 
