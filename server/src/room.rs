@@ -1010,11 +1010,11 @@ impl Room {
             mulligan,
             self.pause_deadline(),
         ]
-            .into_iter()
-            .flatten()
-            .chain(self.turn_deadlines().map(|(_, _, t)| t))
-            .chain(self.absence_deadlines().map(|(_, t)| t))
-            .min()
+        .into_iter()
+        .flatten()
+        .chain(self.turn_deadlines().map(|(_, _, t)| t))
+        .chain(self.absence_deadlines().map(|(_, t)| t))
+        .min()
     }
 
     /// Acts on everything that has expired; returns whether the table should close.
@@ -1699,4 +1699,24 @@ pub(crate) fn replay_page(
         events,
         total_events: page.total_events,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paused_time_does_not_count_for_timers_noted_before_or_during_a_pause() {
+        let start = Instant::now();
+        let at = |secs| start + Duration::from_secs(secs);
+        // Paused from 10 s to 30 s.
+        let (since, now) = (at(10), at(30));
+        // Noted before the pause: moved on by the pause's length.
+        assert_eq!(unpaused(at(4), since, now), at(24));
+        // Noted during the pause (a player dropped, a turn begun after a kick): counts from the
+        // end of the pause, not from later still.
+        assert_eq!(unpaused(at(10), since, now), at(30));
+        assert_eq!(unpaused(at(25), since, now), at(30));
+        assert_eq!(unpaused(at(30), since, now), at(30));
+    }
 }

@@ -712,3 +712,117 @@ async fn a_table_that_cannot_be_rebuilt_is_refused_then_counted_and_kept() {
     server.stop().await;
     assert_eq!(rows_of(&path, broken), [1, 1, 0]);
 }
+
+/// The host's decisions outlive a restart: they are rebuilt from the journal like everything
+/// else (mutes from `player_muted` events, kicks during mulligans from `player_kicked`, bans
+/// from the table's metadata, never from events, which everyone receives).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mutes_bans_and_kicks_during_mulligans_survive_a_restart() {
+    use std::net::{IpAddr, Ipv4Addr};
+    let other: IpAddr = Ipv4Addr::new(127, 0, 0, 2).into();
+    let data = tempfile::tempdir().unwrap();
+    let server = Running::start(config_at(data.path())).await.unwrap();
+    let mut host = Client::connected(server.addr).await;
+    let table = host.create_table("kept decisions", 5, 31).await;
+    host.join(table, "Ann").await.unwrap();
+    let mut players = vec![];
+    for name in ["Ben", "Cid", "Dee"] {
+        let mut player = Client::connected(server.addr).await;
+        player.join(table, name).await.unwrap();
+        players.push(player);
+    }
+    let mut pest = Client::connected_from(server.addr, other).await;
+    pest.join(table, "Pest").await.unwrap();
+    let ok = |answer: Result<ServerMessage, ErrorCode>| {
+        assert!(
+            matches!(answer, Ok(ServerMessage::Ack { .. })),
+            "{answer:?}"
+        );
+    };
+    ok(host
+        .call(|id| ClientMessage::Kick {
+            id,
+            player: 4,
+            ban: true,
+        })
+        .await);
+    ok(host
+        .call(|id| ClientMessage::Mute {
+            id,
+            player: Some(1),
+            muted: true,
+        })
+        .await);
+    ok(host
+        .call(|id| ClientMessage::Start {
+            id,
+            first_player: Some(0),
+        })
+        .await);
+    // Player 3 is kicked while the decisions are under way; his is not due yet (unless it is,
+    // in which case it is taken at once: either way he must be out as play begins).
+    ok(host
+        .call(|id| ClientMessage::Kick {
+            id,
+            player: 3,
+            ban: false,
+        })
+        .await);
+    let tokens: Vec<_> = players.iter().map(|p| p.seat.unwrap().1).collect();
+    let host_token = host.seat.unwrap().1;
+    drop((host, players, pest));
+    server.stop().await;
+
+    let server = Running::start(config_at(data.path())).await.unwrap();
+    let mut host = Client::connected(server.addr).await;
+    assert_eq!(host.resume(table, host_token).await, Ok(0));
+    let mut ben = Client::connected(server.addr).await;
+    assert_eq!(ben.resume(table, tokens[0]).await, Ok(1));
+    let mut cid = Client::connected(server.addr).await;
+    assert_eq!(cid.resume(table, tokens[1]).await, Ok(2));
+    // Still muted; still banned; still kicked.
+    let said = ben
+        .call(|id| ClientMessage::Chat {
+            id,
+            text: "let me talk".into(),
+        })
+        .await;
+    assert_eq!(said, Err(ErrorCode::Muted));
+    let mut again = Client::connected_from(server.addr, other).await;
+    let watched = again
+        .call(|id| ClientMessage::Watch {
+            id,
+            table,
+            password: None,
+        })
+        .await;
+    assert_eq!(watched, Err(ErrorCode::Banned));
+    let mut dee = Client::connected(server.addr).await;
+    assert_eq!(dee.resume(table, tokens[2]).await, Err(ErrorCode::BadToken));
+    // The remaining decisions: player 3's is taken as keep when due, and he is out as play
+    // begins.
+    let mut seats = [host, ben, cid];
+    loop {
+        let view = seats[0].fresh_snapshot().await;
+        let Some(decider) = view.mulligan_decider.filter(|d| *d != 3) else {
+            break;
+        };
+        let client = &mut seats[usize::from(decider)];
+        ok(client.call(|id| ClientMessage::Keep { id }).await);
+        let seq = client.view.as_ref().unwrap().seq;
+        seats[0].catch_up(seq).await;
+    }
+    let view = loop {
+        let view = seats[0].fresh_snapshot().await;
+        if view.stage == StageName::Playing {
+            break view;
+        }
+        let seq = view.seq + 1;
+        seats[0].catch_up(seq).await;
+    };
+    let dee = view.players.iter().find(|p| p.player == 3).unwrap();
+    assert_eq!(dee.status, PlayerStatus::Eliminated, "{view:?}");
+    assert!(view.players.iter().find(|p| p.player == 1).unwrap().muted);
+    drop(seats);
+    server.stop().await;
+}

@@ -20,11 +20,13 @@ const OTHER: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
 struct Clocks {
     mulligan_clock_secs: u32,
     max_spectators: u32,
+    absence_limit_secs: u32,
 }
 
 const NO_MULLIGAN_CLOCK: Clocks = Clocks {
     mulligan_clock_secs: 0,
     max_spectators: 100,
+    absence_limit_secs: 600,
 };
 
 /// A server whose grace period is one second, and who lets a test send as fast as it likes.
@@ -51,7 +53,7 @@ async fn create(host: &mut Client, clocks: Clocks) -> TableId {
             password: None,
             seed: Some(11),
             turn_clock_secs: 0,
-            absence_limit_secs: 600,
+            absence_limit_secs: clocks.absence_limit_secs,
             mulligan_clock_secs: clocks.mulligan_clock_secs,
             max_spectators: clocks.max_spectators,
         })
@@ -171,7 +173,7 @@ async fn a_silent_decider_keeps_when_the_mulligan_clock_runs_out() {
     let server = server().await;
     let clocks = Clocks {
         mulligan_clock_secs: 1,
-        max_spectators: 100,
+        ..NO_MULLIGAN_CLOCK
     };
     let (_, mut clients) = lobby(&server, 3, clocks).await;
     start(&mut clients).await;
@@ -409,6 +411,7 @@ async fn a_table_admits_no_more_spectators_than_it_allows() {
     let clocks = Clocks {
         mulligan_clock_secs: 60,
         max_spectators: 2,
+        ..NO_MULLIGAN_CLOCK
     };
     let (table, _clients) = lobby(&server, 2, clocks).await;
     let watch = |id| ClientMessage::Watch {
@@ -501,4 +504,217 @@ async fn a_table_takes_only_so_much_chat_from_all_its_members_together() {
     }
     assert_eq!(clients[0].call(chat).await, Err(ErrorCode::RateLimited));
     assert_eq!(clients[1].call(chat).await, Err(ErrorCode::RateLimited));
+}
+
+fn kick(player: u16, ban: bool) -> impl FnOnce(u32) -> ClientMessage {
+    move |id| ClientMessage::Kick { id, player, ban }
+}
+
+async fn acked(client: &mut Client, build: impl FnOnce(u32) -> ClientMessage) {
+    let answer = client.call(build).await;
+    assert!(
+        matches!(answer, Ok(ServerMessage::Ack { .. })),
+        "{answer:?}"
+    );
+}
+
+/// Every player keeps, in turn: play begins.
+async fn keep_all(clients: &mut [Client]) {
+    for player in deciding_order(&clients[0]) {
+        keep(&mut clients[of(player)]).await;
+    }
+}
+
+#[tokio::test]
+async fn the_host_kicks_an_eliminated_player_and_anyone_after_the_game() {
+    let server = server().await;
+    let (table, mut clients) = lobby(&server, 3, NO_MULLIGAN_CLOCK).await;
+    start(&mut clients).await;
+    keep_all(&mut clients).await;
+    // Player 2 concedes: out of the game, but still seated (he may watch from his seat).
+    acked(&mut clients[2], |id| ClientMessage::Concede { id }).await;
+    acked(&mut clients[0], kick(2, false)).await;
+    assert_eq!(
+        clients[2].closed_with().await,
+        Some(close::POLICY_VIOLATION)
+    );
+    let (_, token) = clients[2].seat.unwrap();
+    let mut back = server.client().await;
+    assert_eq!(back.resume(table, token).await, Err(ErrorCode::BadToken));
+    // Player 1 concedes: the game is over; the host can still remove him.
+    acked(&mut clients[1], |id| ClientMessage::Concede { id }).await;
+    event(&mut clients[0], |e| {
+        matches!(e, Event::GameOver { .. }).then_some(())
+    })
+    .await;
+    acked(&mut clients[0], kick(1, false)).await;
+    assert_eq!(
+        clients[1].closed_with().await,
+        Some(close::POLICY_VIOLATION)
+    );
+    let (_, token) = clients[1].seat.unwrap();
+    let mut back = server.client().await;
+    assert_eq!(back.resume(table, token).await, Err(ErrorCode::BadToken));
+    // Nobody left to kick but the host himself.
+    assert_eq!(
+        clients[0].call(kick(1, false)).await,
+        Err(ErrorCode::UnknownPlayer)
+    );
+}
+
+#[tokio::test]
+async fn a_pause_ends_by_itself_after_the_tables_absence_limit() {
+    // A host who pauses and then says nothing more cannot hold the table still forever.
+    let server = server().await;
+    let clocks = Clocks {
+        absence_limit_secs: 1,
+        ..NO_MULLIGAN_CLOCK
+    };
+    let (_, mut clients) = lobby(&server, 2, clocks).await;
+    start(&mut clients).await;
+    acked(&mut clients[0], |id| ClientMessage::Pause {
+        id,
+        paused: true,
+    })
+    .await;
+    assert_eq!(
+        clients[0].call(|id| ClientMessage::Keep { id }).await,
+        Err(ErrorCode::TablePaused)
+    );
+    let paused = event(&mut clients[1], |e| match e {
+        Event::TablePaused { paused } => (!paused).then_some(*paused),
+        _ => None,
+    })
+    .await;
+    assert!(!paused);
+    assert!(!clients[1].view.as_ref().unwrap().paused);
+    keep(&mut clients[0]).await;
+}
+
+/// A server in this test's runtime on a chosen journal directory, so that it can be restarted.
+struct Restartable {
+    addr: std::net::SocketAddr,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Restartable {
+    async fn start(data: &std::path::Path) -> Self {
+        let config = ServerConfig {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            data_dir: data.to_owned(),
+            durability: grand_melee_server::journal::Durability::Normal,
+            rate_limit: 1e6,
+            rate_burst: 1e6,
+            chat_per_minute: 1e8,
+            ..ServerConfig::default()
+        };
+        let server = grand_melee_server::Server::bind(config).await.unwrap();
+        let addr = server.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(server.run(async {
+            let _ = stopped.await;
+        }));
+        Self { addr, stop, task }
+    }
+
+    async fn stop(self) {
+        let _ = self.stop.send(());
+        tokio::time::timeout(grand_melee_e2e::PATIENCE, self.task)
+            .await
+            .unwrap()
+            .unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_kick_during_mulligans_a_ban_and_mutes_survive_a_restart() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Restartable::start(data.path()).await;
+    // Player i connects from 127.0.0.(i+1): one address each.
+    let address = |player: usize| IpAddr::V4(Ipv4Addr::new(127, 0, 0, 1 + player as u8));
+    let mut clients = vec![Client::connected_from(server.addr, address(0)).await];
+    let table = create(&mut clients[0], NO_MULLIGAN_CLOCK).await;
+    for player in 1..4 {
+        clients.push(Client::connected_from(server.addr, address(player)).await);
+    }
+    for (i, client) in clients.iter_mut().enumerate() {
+        client.join(table, &format!("player {i}")).await.unwrap();
+    }
+    start(&mut clients).await;
+    let order = deciding_order(&clients[0]);
+    keep(&mut clients[0]).await;
+    // The host bans the third decider (not due yet) and mutes the second and the spectators.
+    let (muted, banned) = (order[1], order[2]);
+    acked(&mut clients[0], kick(banned, true)).await;
+    acked(&mut clients[0], move |id| ClientMessage::Mute {
+        id,
+        player: Some(muted),
+        muted: true,
+    })
+    .await;
+    acked(&mut clients[0], |id| ClientMessage::Mute {
+        id,
+        player: None,
+        muted: true,
+    })
+    .await;
+    let tokens: Vec<Option<uuid::Uuid>> = clients
+        .iter()
+        .map(|c| c.seat.map(|(_, token)| token))
+        .collect();
+    drop(clients);
+    server.stop().await;
+
+    let server = Restartable::start(data.path()).await;
+    let mut clients = Vec::new();
+    for (player, token) in tokens.iter().enumerate() {
+        let mut client = Client::connected_from(server.addr, address(player)).await;
+        if of(banned) != player {
+            assert_eq!(
+                client.resume(table, token.unwrap()).await,
+                Ok(player as u16)
+            );
+        }
+        clients.push(client);
+    }
+    // The ban: his address is refused, the others' are not.
+    let watch = |id| ClientMessage::Watch {
+        id,
+        table,
+        password: None,
+    };
+    assert_eq!(
+        clients[of(banned)].call(watch).await,
+        Err(ErrorCode::Banned)
+    );
+    let mut stranger = Client::connected_from(server.addr, address(9)).await;
+    stranger.watch(table).await;
+    // The mutes.
+    let view = clients[0].fresh_snapshot().await;
+    assert!(view.spectators_muted);
+    assert!(view.player(muted).unwrap().muted);
+    let chat = |id| ClientMessage::Chat {
+        id,
+        text: "hello".into(),
+    };
+    assert_eq!(clients[of(muted)].call(chat).await, Err(ErrorCode::Muted));
+    assert_eq!(stranger.call(chat).await, Err(ErrorCode::Muted));
+    // The kick: the banned player's decision is taken at once when it comes up, and he is out
+    // as play begins.
+    keep(&mut clients[of(muted)]).await;
+    assert_eq!(kept(&mut clients[0], banned).await, KeepReason::Ruling);
+    keep(&mut clients[of(order[3])]).await;
+    let (out, cause) = event(&mut clients[0], |e| match e {
+        Event::Eliminated { players, cause } => Some((players.clone(), *cause)),
+        _ => None,
+    })
+    .await;
+    assert_eq!(out, vec![banned]);
+    assert_eq!(cause, wire::EliminationCause::Ruling);
+    let view = clients[0].fresh_snapshot().await;
+    assert_eq!(view.stage, StageName::Playing);
+    drop(clients);
+    drop(stranger);
+    server.stop().await;
 }
