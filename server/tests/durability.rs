@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::Path;
 
-use grand_melee_e2e::{Client, PATIENCE, Received, ServerProcess, started_game_at};
+use grand_melee_e2e::{
+    Client, PATIENCE, Received, ServerProcess, flip_a_leaf_page_holding, started_game_at,
+};
 use grand_melee_protocol::{
     self as wire, ClientMessage, ErrorCode, PlayerStatus, ServerMessage, StageName, TableId,
     TableView, TurnStateName, close,
@@ -419,37 +421,6 @@ impl Running {
             .unwrap()
             .unwrap();
     }
-}
-
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack
-        .windows(needle.len())
-        .any(|window| window == needle)
-}
-
-/// Flips one bit of the page-type byte of a b-tree leaf page of the database file that holds
-/// `wanted` and not `unwanted` (the middle one of those pages); returns the page's byte range.
-fn flip_a_leaf_page_holding(path: &Path, wanted: &[u8], unwanted: &[u8]) -> std::ops::Range<usize> {
-    let mut bytes = std::fs::read(path).unwrap();
-    let size = match u16::from_be_bytes([bytes[16], bytes[17]]) {
-        1 => 65_536,
-        size => usize::from(size),
-    };
-    let pages: Vec<usize> = (1..bytes.len() / size)
-        .filter(|&index| {
-            let page = &bytes[index * size..(index + 1) * size];
-            // 0x0a: a leaf page of an index b-tree (every table here is WITHOUT ROWID).
-            page[0] == 0x0a && contains(page, wanted) && !contains(page, unwanted)
-        })
-        .collect();
-    assert!(
-        pages.len() >= 2,
-        "the test needs pages with only the damaged table: {pages:?}"
-    );
-    let index = pages[pages.len() / 2];
-    bytes[index * size] ^= 0x01;
-    std::fs::write(path, &bytes).unwrap();
-    index * size..(index + 1) * size
 }
 
 fn rows_of(path: &Path, table: uuid::Uuid) -> [i64; 3] {

@@ -575,36 +575,7 @@ mod journal {
         (a, b)
     }
 
-    fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-        haystack
-            .windows(needle.len())
-            .any(|window| window == needle)
-    }
-
-    /// Flips one bit of the page-type byte of a b-tree leaf page of the database file that holds
-    /// `wanted` and not `unwanted` (the middle one of those pages); returns the page's number.
-    fn flip_a_leaf_page_holding(path: &Path, wanted: &[u8], unwanted: &[u8]) -> usize {
-        let mut bytes = std::fs::read(path).unwrap();
-        let size = match u16::from_be_bytes([bytes[16], bytes[17]]) {
-            1 => 65_536,
-            size => usize::from(size),
-        };
-        let pages: Vec<usize> = (1..bytes.len() / size)
-            .filter(|&index| {
-                let page = &bytes[index * size..(index + 1) * size];
-                // 0x0a: a leaf page of an index b-tree (every table here is WITHOUT ROWID).
-                page[0] == 0x0a && contains(page, wanted) && !contains(page, unwanted)
-            })
-            .collect();
-        assert!(
-            pages.len() >= 2,
-            "the test needs leaf pages with only {wanted:?}: {pages:?}"
-        );
-        let index = pages[pages.len() / 2];
-        bytes[index * size] ^= 0x01;
-        std::fs::write(path, &bytes).unwrap();
-        index + 1
-    }
+    use grand_melee_e2e::{contains, flip_a_leaf_page_holding};
 
     #[tokio::test]
     async fn a_damaged_journal_is_reported_and_not_written_until_the_damage_is_accepted() {

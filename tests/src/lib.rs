@@ -639,3 +639,40 @@ pub async fn http_get(addr: SocketAddr, path: &str) -> String {
         .unwrap();
     response
 }
+
+/// Whether `haystack` holds `needle` anywhere.
+pub fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|window| window == needle)
+}
+
+/// Damages a SQLite journal on purpose: flips one bit of the page-type byte of a b-tree leaf
+/// page of the database file at `path` that holds `wanted` and not `unwanted` (the middle one of
+/// those pages). Returns the page's byte range in the file.
+pub fn flip_a_leaf_page_holding(
+    path: &std::path::Path,
+    wanted: &[u8],
+    unwanted: &[u8],
+) -> std::ops::Range<usize> {
+    let mut bytes = std::fs::read(path).unwrap();
+    let size = match u16::from_be_bytes([bytes[16], bytes[17]]) {
+        1 => 65_536,
+        size => usize::from(size),
+    };
+    let pages: Vec<usize> = (1..bytes.len() / size)
+        .filter(|&index| {
+            let page = &bytes[index * size..(index + 1) * size];
+            // 0x0a: a leaf page of an index b-tree (every table here is WITHOUT ROWID).
+            page[0] == 0x0a && contains(page, wanted) && !contains(page, unwanted)
+        })
+        .collect();
+    assert!(
+        pages.len() >= 2,
+        "the test needs leaf pages with only {wanted:?}: {pages:?}"
+    );
+    let index = pages[pages.len() / 2];
+    bytes[index * size] ^= 0x01;
+    std::fs::write(path, &bytes).unwrap();
+    index * size..(index + 1) * size
+}
