@@ -62,6 +62,12 @@ pub struct ServerConfig {
     #[arg(long, env = "GM_MAX_SPECTATORS_PER_IP", default_value_t = 20)]
     pub max_spectators_per_ip: usize,
 
+    /// Times one IP address may start watching a table per minute (bursts of 10; 0: no limit);
+    /// past it, `watch` answers `rate_limited`. Every start and end of watching is an event the
+    /// table journals, so this keeps one address from filling someone else's journal.
+    #[arg(long, env = "GM_WATCHES_PER_MINUTE", default_value_t = 30.0)]
+    pub watches_per_minute: f64,
+
     /// Chat lines per minute one table accepts from all its members together (bursts of 20);
     /// past it, `chat` answers `rate_limited`. 0: no table budget.
     #[arg(long, env = "GM_TABLE_CHAT_PER_MINUTE", default_value_t = 120.0)]

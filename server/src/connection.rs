@@ -717,6 +717,9 @@ async fn enter(
     {
         check_password(shared, conn.peer, table, hash, password).await?;
     }
+    if matches!(entry, Entry::Watch) && !shared.may_watch(conn.peer, Instant::now()) {
+        return Err(ErrorCode::RateLimited);
+    }
     let spectator = match entry {
         Entry::Watch => Some(
             shared

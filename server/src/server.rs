@@ -62,6 +62,8 @@ pub(crate) struct Shared {
     spectators_per_ip: DashMap<IpAddr, usize>,
     /// Wrong-password guesses per address and table, for `--wrong-passwords-per-minute`.
     guesses: DashMap<(IpAddr, TableId), TokenBucket>,
+    /// Starts of watching per address, for `--watches-per-minute`.
+    watches: DashMap<IpAddr, TokenBucket>,
 }
 
 impl Shared {
@@ -154,6 +156,18 @@ impl Shared {
         })
     }
 
+    /// Whether `ip` may start watching a table now (`--watches-per-minute`); takes a token.
+    pub(crate) fn may_watch(&self, ip: IpAddr, now: std::time::Instant) -> bool {
+        let per_minute = self.config.watches_per_minute;
+        if per_minute <= 0.0 {
+            return true;
+        }
+        self.watches
+            .entry(ip)
+            .or_insert_with(|| TokenBucket::new(10.0, per_minute / 60.0, now))
+            .take(now)
+    }
+
     /// Whether `ip` may try a password at `table` now (wrong guesses are limited per address
     /// and table; a right one costs nothing).
     pub(crate) fn may_guess(&self, ip: IpAddr, table: TableId, now: std::time::Instant) -> bool {
@@ -182,6 +196,7 @@ impl Shared {
     pub(crate) fn prune_limits(&self, now: std::time::Instant) {
         self.guesses.retain(|_, bucket| !bucket.is_full(now));
         self.creations.retain(|_, bucket| !bucket.is_full(now));
+        self.watches.retain(|_, bucket| !bucket.is_full(now));
     }
 
     /// A place for a table recovered from the journal: counted, but never refused (the tables
@@ -283,6 +298,7 @@ impl Server {
             creations: DashMap::new(),
             spectators_per_ip: DashMap::new(),
             guesses: DashMap::new(),
+            watches: DashMap::new(),
             journal,
         });
         crate::room::recover_all(&shared)

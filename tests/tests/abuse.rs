@@ -743,3 +743,38 @@ async fn a_text_frame_that_is_not_utf8_is_closed_with_1007() {
     let mut client = client;
     assert_eq!(client.closed_with().await, Some(close::INVALID_PAYLOAD));
 }
+
+#[tokio::test]
+async fn one_address_cannot_churn_spectators_into_someone_elses_journal() {
+    let server = TestServer::start_with(ServerConfig {
+        watches_per_minute: 1.0,
+        ..unthrottled()
+    })
+    .await;
+    let mut host = server.client().await;
+    let table = create_table(&mut host, "watched").await.unwrap();
+    host.join(table, "Ann").await.unwrap();
+    let watch = |id| ClientMessage::Watch {
+        id,
+        table,
+        password: None,
+    };
+    // Each start and end of watching is a journaled `spectators_changed`: a burst of ten starts
+    // is taken, then the address waits.
+    let mut churner = server.client().await;
+    for i in 0..10 {
+        let answer = churner.call(watch).await;
+        assert!(
+            matches!(answer, Ok(ServerMessage::Watching { .. })),
+            "start {i}: {answer:?}"
+        );
+        let left = churner.call(|id| ClientMessage::Leave { id }).await;
+        assert!(matches!(left, Ok(ServerMessage::Left { .. })), "{left:?}");
+    }
+    assert_eq!(churner.call(watch).await, Err(ErrorCode::RateLimited));
+    let mut elsewhere = Client::connected_from(server.addr, OTHER).await;
+    assert!(matches!(
+        elsewhere.call(watch).await,
+        Ok(ServerMessage::Watching { .. })
+    ));
+}
