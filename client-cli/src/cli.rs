@@ -83,7 +83,8 @@ pub enum Cmd {
 /// What to do with replays (finished games).
 #[derive(Debug, Clone, Subcommand)]
 pub enum ReplayCmd {
-    /// List the finished games the server keeps: id, times (UTC), event count and name.
+    /// List the finished games the server keeps: id, times (UTC), event count, whether it
+    /// needs a password, and name.
     List,
     /// Export a finished game: a header, then every event, as JSON lines or MessagePack.
     Export {
@@ -156,10 +157,11 @@ pub struct CreateArgs {
     #[arg(long, value_name = "SECS", default_value_t = DEFAULT_ABSENCE_LIMIT_SECS)]
     pub absence_limit: u32,
     /// Seconds each player has for a mulligan decision before it is taken as `keep` (0: no
-    /// clock; a decider who is disconnected keeps after the server's grace period anyway).
+    /// clock; a decider who is disconnected keeps after the server's grace period anyway). The
+    /// host can also `rule keep` for the decider.
     #[arg(long, value_name = "SECS", default_value_t = grand_melee_protocol::DEFAULT_MULLIGAN_CLOCK_SECS)]
     pub mulligan_clock: u32,
-    /// Most spectators at once (0–1000).
+    /// Most spectators at once (0–1000); more get `spectators_full`.
     #[arg(long, value_name = "N", default_value_t = grand_melee_protocol::DEFAULT_MAX_SPECTATORS)]
     pub max_spectators: u32,
     /// Sit down at the new table under this name right away.
@@ -279,6 +281,10 @@ mod tests {
             "300",
             "--absence-limit",
             "60",
+            "--mulligan-clock",
+            "0",
+            "--max-spectators",
+            "5",
             "--join",
             "Ann",
         ])
@@ -289,6 +295,37 @@ mod tests {
         assert_eq!(args.seats, 28);
         assert_eq!(args.reduction, ReductionArg::Forced);
         assert_eq!(args.turn_clock, 300);
+        assert_eq!((args.mulligan_clock, args.max_spectators), (0, 5));
         assert_eq!(args.join.as_deref(), Some("Ann"));
+        // Left out, they are the protocol's defaults.
+        let cli = Cli::try_parse_from(["grand-melee", "create", "--name", "F", "--seats", "4"])
+            .expect("parses");
+        let Cmd::Create(args) = cli.command else {
+            panic!("create expected");
+        };
+        assert_eq!(
+            (args.mulligan_clock, args.max_spectators),
+            (
+                grand_melee_protocol::DEFAULT_MULLIGAN_CLOCK_SECS,
+                grand_melee_protocol::DEFAULT_MAX_SPECTATORS
+            )
+        );
+    }
+
+    #[test]
+    fn replays_take_a_password_from_the_flag() {
+        let cli = Cli::try_parse_from([
+            "grand-melee",
+            "replay",
+            "watch",
+            "Friday",
+            "--password",
+            "pw",
+        ])
+        .expect("parses");
+        let Cmd::Replay(ReplayCmd::Watch { password, .. }) = cli.command else {
+            panic!("replay watch expected");
+        };
+        assert_eq!(password.as_deref(), Some("pw"));
     }
 }

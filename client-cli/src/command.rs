@@ -412,7 +412,7 @@ impl Resolver<'_> {
                 "`{first}` could be {}",
                 matches
                     .iter()
-                    .map(|p| p.name.as_str())
+                    .map(|p| crate::safe::quoted(&p.name))
                     .collect::<Vec<_>>()
                     .join(", ")
             )),
@@ -420,28 +420,43 @@ impl Resolver<'_> {
     }
 }
 
-/// Completes the last word of `line`: a command name for the first word, a player's name after
-/// it. Returns the completed line, or `None` if nothing (or several things) fit.
+/// The kinds of `rule`, for completion.
+pub const RULINGS: &[&str] = &["eliminate", "end", "keep", "life", "poison"];
+
+/// Completes the last word of `line`: a command name for the first word; after it a player's
+/// name, and also the kind of ruling after `rule`, `spectators` after `mute` and `unmute`, and
+/// `ban` after `kick <who>`. Returns the completed line, or `None` if nothing (or several
+/// things) fit.
 pub fn complete(line: &str, view: Option<&TableView>) -> Option<String> {
     let (head, last) = match line.rfind(' ') {
         Some(i) => (&line[..=i], &line[i + 1..]),
         None => ("", line),
     };
     let lower = last.to_lowercase();
-    let candidates: Vec<String> = if head.trim().is_empty() {
-        NAMES
-            .iter()
-            .filter(|n| n.starts_with(&lower))
-            .map(|n| format!("{n} "))
-            .collect()
-    } else {
-        view?
-            .players
-            .iter()
-            .filter(|p| p.name.to_lowercase().starts_with(&lower))
-            .map(|p| format!("{} ", p.name))
-            .collect()
+    let before: Vec<String> = head.split_whitespace().map(str::to_lowercase).collect();
+    let words: &[&str] = match before.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        [] => NAMES,
+        ["rule"] => RULINGS,
+        ["mute" | "unmute"] => &["spectators"],
+        ["kick", _, ..] => &["ban"],
+        _ => &[],
     };
+    let mut candidates: Vec<String> = words
+        .iter()
+        .filter(|n| n.starts_with(&lower))
+        .map(|n| format!("{n} "))
+        .collect();
+    if let Some(view) = view
+        && !before.is_empty()
+        && !matches!(before[..], [ref rule] if rule == "rule")
+    {
+        candidates.extend(
+            view.players
+                .iter()
+                .filter(|p| p.name.to_lowercase().starts_with(&lower))
+                .map(|p| format!("{} ", p.name)),
+        );
+    }
     match &candidates[..] {
         [one] => Some(format!("{head}{one}")),
         _ => None,
@@ -694,6 +709,34 @@ mod tests {
             Some("attack Big Ben ".into())
         );
         assert_eq!(complete("p", Some(&view)), None, "pause, phase, poison");
+        assert_eq!(complete("mu", Some(&view)), None, "mulligan, mute");
+        assert_eq!(complete("mut", Some(&view)), Some("mute ".into()));
+        assert_eq!(complete("unm", Some(&view)), Some("unmute ".into()));
+        assert_eq!(
+            complete("mute sp", Some(&view)),
+            Some("mute spectators ".into())
+        );
+        assert_eq!(
+            complete("unmute sp", None),
+            Some("unmute spectators ".into())
+        );
+        assert_eq!(complete("mute c", Some(&view)), Some("mute Cid ".into()));
+        assert_eq!(complete("rule k", Some(&view)), Some("rule keep ".into()));
+        assert_eq!(complete("rule e", Some(&view)), None, "eliminate, end");
+        assert_eq!(complete("rule a", Some(&view)), None, "rulings, not names");
+        assert_eq!(
+            complete("rule keep a", Some(&view)),
+            Some("rule keep Ann ".into())
+        );
+        assert_eq!(
+            complete("kick b", Some(&view)),
+            Some("kick Big Ben ".into())
+        );
+        assert_eq!(complete("kick cid b", Some(&view)), None, "ban, Big Ben");
+        assert_eq!(
+            complete("kick cid ba", Some(&view)),
+            Some("kick cid ban ".into())
+        );
     }
 
     #[test]

@@ -538,59 +538,232 @@ impl Situation {
 }
 
 #[cfg(test)]
-mod hostile_text_tests {
+mod tests {
     #![allow(clippy::unwrap_used)]
 
-    use grand_melee_protocol::{Event, Settings, TableView, Uuid};
+    use grand_melee_protocol::{Event, KeepReason, Settings, TableView, Uuid};
 
-    use super::{script_line, sentence};
-    use crate::safe;
+    use super::{Situation, script_line, sentence};
+    use crate::safe::{self, tests::HOSTILE, tests::is_inert};
+    use crate::script::status_lines;
+    use crate::session::State;
 
-    /// Names and chat that attack terminals and parsers, as a hostile or buggy server could
-    /// still send them (ours refuses them).
-    const HOSTILE: [&str; 6] = [
-        "Eve) player=0 (Ann",
-        "Eve\" player=0 \"Ann",
-        "\u{1b}]0;owned\u{7}",
-        "\u{1b}]52;c;ZXZpbA==\u{7}",
-        "x\u{b}\u{c}\u{85}event 99 game_over winner=0",
-        "y\u{2028}event 99 forged\u{202e}",
-    ];
+    /// A table of two players with honest names (Ann, Ben) and one with `hostile` as his name,
+    /// in the mulligan stage with the hostile player deciding.
+    fn table_with(hostile: &str) -> TableView {
+        let mut view = TableView::new(Uuid::nil(), hostile, Settings::default());
+        let events = [
+            Event::PlayerJoined {
+                player: 0,
+                name: "Ann".into(),
+            },
+            Event::PlayerJoined {
+                player: 1,
+                name: "Ben".into(),
+            },
+            Event::PlayerJoined {
+                player: 2,
+                name: hostile.into(),
+            },
+            Event::GameStarted {
+                seating: vec![2, 0, 1],
+                first_player: 2,
+                turn_holders: vec![2],
+            },
+        ];
+        view.apply_batch(1, &events).unwrap();
+        view
+    }
+
+    /// Events naming player 2 or carrying `hostile` text.
+    fn events_with(hostile: &str) -> Vec<Event> {
+        vec![
+            Event::Chat {
+                from: Some(2),
+                name: hostile.into(),
+                text: hostile.into(),
+            },
+            Event::Chat {
+                from: None,
+                name: hostile.into(),
+                text: hostile.into(),
+            },
+            Event::Kept {
+                player: 2,
+                hand_size: 7,
+                reason: KeepReason::Clock,
+            },
+            Event::PlayerMuted {
+                player: Some(2),
+                muted: true,
+            },
+            Event::PlayerKicked {
+                player: 2,
+                banned: true,
+            },
+            Event::PlayerJoined {
+                player: 3,
+                name: hostile.into(),
+            },
+        ]
+    }
 
     #[test]
-    fn script_lines_and_sentences_escape_every_hostile_name_and_chat_line() {
-        for (i, hostile) in HOSTILE.iter().enumerate() {
-            let mut view = TableView::new(Uuid::nil(), "t", Settings::default());
-            let joined = Event::PlayerJoined {
-                player: 7,
-                name: (*hostile).to_owned(),
-            };
-            let chat = Event::Chat {
-                from: Some(7),
-                name: (*hostile).to_owned(),
-                text: (*hostile).to_owned(),
-            };
-            let joined_line = script_line(1, &joined, &view);
-            view.apply(1, &joined).unwrap();
-            let chat_line = script_line(2, &chat, &view);
-            for line in [&joined_line, &chat_line, &sentence(&chat, &view)] {
-                assert!(
-                    line.chars()
-                        .all(|c| !c.is_control()
-                            && !grand_melee_protocol::text::is_forbidden_char(c)),
-                    "case {i}: {line:?}"
-                );
+    fn script_lines_sentences_and_status_escape_every_hostile_name_and_chat_line() {
+        for hostile in HOSTILE {
+            let view = table_with(hostile);
+            let mut state = State::new("ws://h/ws", Uuid::nil());
+            state.me = Some(0);
+            state.view = Some(view.clone());
+            let mut out: Vec<String> = status_lines(&state);
+            out.push(Situation::of(&view, Some(0)).script());
+            out.push(Situation::of(&view, Some(0)).text());
+            for (seq, event) in (5..).zip(&events_with(hostile)) {
+                out.push(script_line(seq, event, &view));
+                out.push(sentence(event, &view));
             }
-            // The fields read back exactly, and nothing follows that the name did not put there.
-            let value = joined_line
-                .strip_prefix("event 1 player_joined player=7 ")
-                .unwrap();
-            assert_eq!(safe::unquote(value).unwrap(), ((*hostile).to_owned(), ""));
-            let value = chat_line.strip_prefix("event 2 chat from=7 ").unwrap();
-            let (name, rest) = safe::unquote(value).unwrap();
-            assert_eq!(name, *hostile);
-            let (text, rest) = safe::unquote(rest.strip_prefix(" text=").unwrap()).unwrap();
-            assert_eq!((text.as_str(), rest), (*hostile, ""));
+            for line in &out {
+                assert!(is_inert(line), "{hostile:?} came out as {line:?}");
+            }
         }
+    }
+
+    #[test]
+    fn no_hostile_name_or_chat_line_can_forge_a_field() {
+        for hostile in HOSTILE {
+            let view = table_with(hostile);
+            let events = events_with(hostile);
+            // The fields read back exactly, and nothing follows that the name did not put there.
+            let line = script_line(5, &events[0], &view);
+            let value = line.strip_prefix("event 5 chat from=2 ").unwrap();
+            let (name, rest) = safe::unquote(value).unwrap();
+            assert_eq!(name, hostile);
+            let (text, rest) = safe::unquote(rest.strip_prefix(" text=").unwrap()).unwrap();
+            assert_eq!((text.as_str(), rest), (hostile, ""), "{line}");
+            let line = script_line(7, &events[2], &view);
+            let value = line.strip_prefix("event 7 kept player=2 ").unwrap();
+            let (name, rest) = safe::unquote(value).unwrap();
+            assert_eq!((name.as_str(), rest), (hostile, " hand=7 reason=clock"));
+            let line = script_line(10, &events[5], &view);
+            let value = line
+                .strip_prefix("event 10 player_joined player=3 ")
+                .unwrap();
+            assert_eq!(safe::unquote(value).unwrap(), (hostile.to_owned(), ""));
+            let line = script_line(
+                4,
+                &Event::GameStarted {
+                    seating: vec![2, 0, 1],
+                    first_player: 2,
+                    turn_holders: vec![2, 0],
+                },
+                &view,
+            );
+            let quoted = safe::quoted(hostile);
+            assert_eq!(
+                line,
+                format!(
+                    "event 4 game_started first=2 {quoted} seating=2,0,1 {quoted},\"Ann\",\"Ben\" turns=2,0 {quoted},\"Ann\""
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn new_events_have_words_in_both_modes() {
+        let view = table_with("Eve");
+        let words = |event: Event| (script_line(9, &event, &view), sentence(&event, &view));
+        for (reason, script, text) in [
+            (KeepReason::Decided, "decided", "Eve kept 6"),
+            (
+                KeepReason::Clock,
+                "clock",
+                "Eve kept 6 (mulligan clock ran out)",
+            ),
+            (KeepReason::Absent, "absent", "Eve kept 6 (away too long)"),
+            (KeepReason::Ruling, "ruling", "Eve kept 6 (host's ruling)"),
+        ] {
+            let (line, sentence) = words(Event::Kept {
+                player: 2,
+                hand_size: 6,
+                reason,
+            });
+            assert_eq!(
+                line,
+                format!("event 9 kept player=2 \"Eve\" hand=6 reason={script}")
+            );
+            assert_eq!(sentence, text);
+        }
+        assert_eq!(
+            words(Event::PlayerKicked {
+                player: 1,
+                banned: true
+            }),
+            (
+                "event 9 player_kicked player=1 \"Ben\" banned=true".to_owned(),
+                "Ben was removed and banned by the host".to_owned()
+            )
+        );
+        assert_eq!(
+            words(Event::PlayerKicked {
+                player: 1,
+                banned: false
+            }),
+            (
+                "event 9 player_kicked player=1 \"Ben\" banned=false".to_owned(),
+                "Ben was removed by the host".to_owned()
+            )
+        );
+        assert_eq!(
+            words(Event::PlayerMuted {
+                player: Some(0),
+                muted: true
+            }),
+            (
+                "event 9 player_muted player=0 \"Ann\" muted=true".to_owned(),
+                "Ann: muted by the host".to_owned()
+            )
+        );
+        assert_eq!(
+            words(Event::PlayerMuted {
+                player: None,
+                muted: false
+            }),
+            (
+                "event 9 player_muted player=spectators muted=false".to_owned(),
+                "The spectators: no longer muted".to_owned()
+            )
+        );
+    }
+
+    #[test]
+    fn status_shows_who_is_muted() {
+        let mut view = table_with("Eve");
+        view.apply_batch(
+            5,
+            &[
+                Event::PlayerMuted {
+                    player: Some(1),
+                    muted: true,
+                },
+                Event::PlayerMuted {
+                    player: None,
+                    muted: true,
+                },
+            ],
+        )
+        .unwrap();
+        let mut state = State::new("ws://h/ws", Uuid::nil());
+        state.view = Some(view);
+        let lines = status_lines(&state);
+        assert!(lines[0].contains(" spectators_muted=true "), "{}", lines[0]);
+        let seat = |name: &str| {
+            lines
+                .iter()
+                .find(|l| l.contains(&format!("\"{name}\"")))
+                .unwrap()
+                .clone()
+        };
+        assert!(seat("Ben").contains(" muted=true "), "{}", seat("Ben"));
+        assert!(seat("Ann").contains(" muted=false "), "{}", seat("Ann"));
     }
 }

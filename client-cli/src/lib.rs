@@ -117,7 +117,7 @@ pub async fn run(cli: Cli) -> Result<(), ClientError> {
         ..Options::default()
     };
     let mode = match cli.command.clone() {
-        Cmd::List => return list(&server, &mut io::stdout().lock()).await,
+        Cmd::List => return list(&server, PAGE_ITEMS, &mut io::stdout().lock()).await,
         Cmd::Replay(command) => {
             let store = store().ok();
             return run_replay(&server, command, plain, store).await;
@@ -145,15 +145,15 @@ pub async fn run(cli: Cli) -> Result<(), ClientError> {
             name,
             password,
         } => Mode::Join {
-            table: resolve_table(&server, &table).await?,
+            table: resolve_table(&server, &table, PAGE_ITEMS).await?,
             name,
             password,
         },
         Cmd::Resume { table } => Mode::Resume {
-            table: resolve_table(&server, &table).await?,
+            table: resolve_table(&server, &table, PAGE_ITEMS).await?,
         },
         Cmd::Watch { table, password } => Mode::Watch {
-            table: resolve_table(&server, &table).await?,
+            table: resolve_table(&server, &table, PAGE_ITEMS).await?,
             password,
         },
     };
@@ -165,34 +165,57 @@ pub async fn run(cli: Cli) -> Result<(), ClientError> {
     }
 }
 
-/// Every table on the server: every page of `list_tables`.
-async fn all_tables(conn: &mut Conn) -> Result<Vec<TableSummary>, ClientError> {
+/// Items asked for in each page of `list_tables` and `list_replays`: the server's maximum
+/// (the server still ends a page early rather than pass its byte limit).
+pub const PAGE_ITEMS: u32 = grand_melee_protocol::MAX_PAGE_ITEMS;
+
+/// Where the next page starts, after a page that started at `from` and held `got` items, as
+/// the server's `next` (or `next_seq`) says: `None` after the last page. A next page that does
+/// not move forward, or that follows an empty page, is refused rather than asked for again, so
+/// that a server repeating a page cannot keep the client asking forever.
+pub fn next_page(
+    what: &str,
+    from: u64,
+    got: usize,
+    next: Option<u64>,
+) -> Result<Option<u64>, ClientError> {
+    match next {
+        None => Ok(None),
+        Some(_) if got == 0 => Err(ClientError::Protocol(format!(
+            "an empty page of {what} from {from} that says more follow"
+        ))),
+        Some(next) if next <= from => Err(ClientError::Protocol(format!(
+            "the page of {what} from {from} says the next one starts at {next}: it does not advance"
+        ))),
+        Some(next) => Ok(Some(next)),
+    }
+}
+
+/// Every table on the server: every page of `list_tables`, `limit` tables a page.
+pub async fn all_tables(conn: &mut Conn, limit: u32) -> Result<Vec<TableSummary>, ClientError> {
     let mut all = Vec::new();
     let mut from = 0;
     loop {
         let answer = conn
-            .call(ClientMessage::ListTables {
-                id: 0,
-                from,
-                limit: grand_melee_protocol::MAX_PAGE_ITEMS,
-            })
+            .call(ClientMessage::ListTables { id: 0, from, limit })
             .await?;
         let ServerMessage::Tables { tables, next, .. } = answer else {
             return Err(ClientError::Protocol(answer.name().to_owned()));
         };
+        let got = tables.len();
         all.extend(tables);
-        match next {
-            Some(next) if next > from => from = next,
-            Some(_) => return Err(ClientError::Protocol("a page that does not advance".into())),
+        match next_page("tables", u64::from(from), got, next.map(u64::from))? {
+            Some(next) => from = u32::try_from(next).unwrap_or(u32::MAX),
             None => return Ok(all),
         }
     }
 }
 
-/// Writes one line per table: `table <id> stage=… seated=3/8 … name="<name>"`.
-pub async fn list(server: &str, out: &mut dyn Write) -> Result<(), ClientError> {
+/// Writes one line per table (every page, `limit` tables a page):
+/// `table <id> stage=… seated=3/8 … name="<name>"`.
+pub async fn list(server: &str, limit: u32, out: &mut dyn Write) -> Result<(), ClientError> {
     let mut conn = Conn::open(server).await?;
-    let tables = all_tables(&mut conn).await;
+    let tables = all_tables(&mut conn, limit).await;
     conn.close().await;
     let tables = tables?;
     if tables.is_empty() {
@@ -259,13 +282,14 @@ pub async fn create(
     Ok(table)
 }
 
-/// A table named by its id, the start of its id, or its name (case does not matter).
-pub async fn resolve_table(server: &str, text: &str) -> Result<TableId, ClientError> {
+/// A table named by its id, the start of its id, or its name (case does not matter), looked
+/// up in every page of the table list, `limit` tables a page.
+pub async fn resolve_table(server: &str, text: &str, limit: u32) -> Result<TableId, ClientError> {
     if let Ok(id) = TableId::parse_str(text.trim()) {
         return Ok(id);
     }
     let mut conn = Conn::open(server).await?;
-    let tables = all_tables(&mut conn).await;
+    let tables = all_tables(&mut conn, limit).await;
     conn.close().await;
     let tables = tables?;
     let candidates = tables.iter().map(|t| Candidate {
@@ -343,7 +367,7 @@ pub async fn run_replay(
     store: Option<TokenStore>,
 ) -> Result<(), ClientError> {
     match command {
-        ReplayCmd::List => replay::list(server, &mut io::stdout().lock()).await,
+        ReplayCmd::List => replay::list(server, PAGE_ITEMS, &mut io::stdout().lock()).await,
         ReplayCmd::Export {
             table,
             format,
@@ -354,7 +378,7 @@ pub async fn run_replay(
                 return Err(ClientError::BinaryToTerminal);
             }
             let access = replay::Access { password, store };
-            let replay = replay::fetch(server, &table, &access).await?;
+            let replay = replay::fetch(server, &table, &access, PAGE_ITEMS).await?;
             match output {
                 Some(path) => export_to_file(&replay, format, &path),
                 None => export(&replay, format, &mut io::stdout().lock()).map_err(ClientError::Io),
@@ -362,7 +386,7 @@ pub async fn run_replay(
         }
         ReplayCmd::Watch { table, password } => {
             let access = replay::Access { password, store };
-            let replay = replay::fetch(server, &table, &access).await?;
+            let replay = replay::fetch(server, &table, &access, PAGE_ITEMS).await?;
             let mut stepper = replay::Stepper::new(replay)?;
             if plain {
                 replay::script(
@@ -502,4 +526,25 @@ pub async fn run_interactive(
     drop(frontend);
     drop(guard);
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_are_followed_only_while_they_advance() {
+        assert_eq!(next_page("tables", 0, 500, Some(500)).ok(), Some(Some(500)));
+        assert_eq!(next_page("tables", 500, 3, None).ok(), Some(None));
+        assert_eq!(next_page("tables", 0, 0, None).ok(), Some(None));
+        // A server that sends the same page again, or goes back, or says more follow an empty
+        // page, is not followed.
+        for (from, got, next) in [(500, 10, 500), (500, 10, 20), (7, 0, 8)] {
+            let error = next_page("replays", from, got, Some(next)).expect_err("refused");
+            assert!(
+                matches!(&error, ClientError::Protocol(m) if m.contains("replays")),
+                "{error}"
+            );
+        }
+    }
 }

@@ -22,8 +22,10 @@ fn main() -> ExitCode {
     }
 }
 
+/// Reports a fatal error on standard error. It may quote text from elsewhere (a table name
+/// typed on the command line, a reason from the network), so it is guarded like every line.
 #[allow(clippy::print_stderr)]
 fn fail(message: &str) -> ExitCode {
-    eprintln!("grand-melee: {message}");
+    eprintln!("grand-melee: {}", grand_melee_cli::safe::guard(message));
     ExitCode::FAILURE
 }

@@ -27,6 +27,7 @@ use serde::Serialize;
 
 use crate::describe;
 use crate::net::Conn;
+use crate::safe;
 use crate::script::status_lines;
 use crate::session::{Note, State};
 use crate::tui::{self, Screen};
@@ -68,43 +69,49 @@ impl Replay {
     }
 }
 
-/// The finished games the server keeps, newest first: every page of `list_replays`.
-pub async fn list_replays(conn: &mut Conn) -> Result<Vec<ReplaySummary>, ClientError> {
+/// The finished games the server keeps, newest first: every page of `list_replays`, `limit`
+/// games a page.
+pub async fn list_replays(conn: &mut Conn, limit: u32) -> Result<Vec<ReplaySummary>, ClientError> {
     let mut all = Vec::new();
     let mut from = 0;
     loop {
         let answer = conn
-            .call(ClientMessage::ListReplays {
-                id: 0,
-                from,
-                limit: grand_melee_protocol::MAX_PAGE_ITEMS,
-            })
+            .call(ClientMessage::ListReplays { id: 0, from, limit })
             .await?;
         let ServerMessage::Replays { replays, next, .. } = answer else {
             return Err(ClientError::Protocol(answer.name().to_owned()));
         };
+        let got = replays.len();
         all.extend(replays);
-        match next {
-            Some(next) if next > from => from = next,
-            Some(_) => return Err(ClientError::Protocol("a page that does not advance".into())),
+        match crate::next_page("replays", u64::from(from), got, next.map(u64::from))? {
+            Some(next) => from = u32::try_from(next).unwrap_or(u32::MAX),
             None => return Ok(all),
         }
     }
 }
 
-/// What opens a replay of a game played at a table with a password: the password, or the seat
-/// token saved when this client sat at that table.
-#[derive(Debug, Default)]
+/// What opens the replay of a game played at a table with a password: the password, or the
+/// seat token this client saved when it sat at that table (looked up in `store` for the server
+/// and the table).
+#[derive(Debug, Default, Clone)]
 pub struct Access {
+    /// The table's password (`--password`, `GM_TABLE_PASSWORD`).
     pub password: Option<String>,
+    /// Where the client keeps its seat tokens.
     pub store: Option<crate::store::TokenStore>,
 }
 
 /// Fetches the replay named by `text`: a table id, the start of one, or a name (looked up among
-/// the finished games, not the open tables).
-pub async fn fetch(server: &str, text: &str, access: &Access) -> Result<Replay, ClientError> {
+/// every page of the finished games, `limit` a page; not among the open tables). Every page of
+/// its events is fetched, from the first.
+pub async fn fetch(
+    server: &str,
+    text: &str,
+    access: &Access,
+    limit: u32,
+) -> Result<Replay, ClientError> {
     let mut conn = Conn::open(server).await?;
-    let result = fetch_on(&mut conn, server, text, access).await;
+    let result = fetch_on(&mut conn, server, text, access, limit).await;
     conn.close().await;
     result
 }
@@ -114,11 +121,12 @@ async fn fetch_on(
     server: &str,
     text: &str,
     access: &Access,
+    limit: u32,
 ) -> Result<Replay, ClientError> {
     let table = match TableId::parse_str(text.trim()) {
         Ok(id) => id,
         Err(_) => {
-            let replays = list_replays(conn).await?;
+            let replays = list_replays(conn, limit).await?;
             let candidates = replays.iter().map(|r| Candidate {
                 table: r.table,
                 name: &r.name,
@@ -143,63 +151,78 @@ async fn fetch_on(
                 password: access.password.clone(),
                 token,
             })
-            .await;
-        match answer {
-            Ok(ServerMessage::Replay {
+            .await
+            .map_err(|error| refused(error, table, access, token.is_some()))?;
+        let ServerMessage::Replay {
+            table,
+            name,
+            settings,
+            first_seq,
+            events,
+            next_seq,
+            ..
+        } = answer
+        else {
+            return Err(ClientError::Protocol(answer.name().to_owned()));
+        };
+        if first_seq != from_seq {
+            return Err(ClientError::Protocol(format!(
+                "a replay page from event {first_seq} when {from_seq} was asked for"
+            )));
+        }
+        let got = events.len();
+        replay
+            .get_or_insert_with(|| Replay {
                 table,
                 name,
                 settings,
-                first_seq,
-                events,
-                next_seq,
-                ..
-            }) => {
-                if first_seq != from_seq {
-                    return Err(ClientError::Protocol(format!(
-                        "a replay page from event {first_seq} when {from_seq} was asked for"
-                    )));
-                }
-                replay
-                    .get_or_insert_with(|| Replay {
-                        table,
-                        name,
-                        settings,
-                        events: Vec::new(),
-                    })
-                    .events
-                    .extend(events);
-                match next_seq {
-                    Some(next) if next > from_seq => from_seq = next,
-                    Some(_) => {
-                        return Err(ClientError::Protocol(
-                            "a replay page that does not advance".into(),
-                        ));
-                    }
-                    None => break,
-                }
-            }
-            Ok(other) => return Err(ClientError::Protocol(other.name().to_owned())),
-            Err(ClientError::Rejected {
-                code: ErrorCode::UnknownReplay,
-                ..
-            }) => {
-                return Err(ClientError::Table(format!(
-                    "no finished game {table} is kept on this server (unknown_replay); see `grand-melee replay list`"
+                events: Vec::new(),
+            })
+            .events
+            .extend(events);
+        match crate::next_page("replay events", from_seq, got, next_seq)? {
+            Some(next) if next != from_seq + got as u64 => {
+                return Err(ClientError::Protocol(format!(
+                    "a replay page of {got} events from {from_seq} says the next starts at {next}"
                 )));
             }
-            Err(ClientError::Rejected {
-                code: ErrorCode::WrongPassword,
-                ..
-            }) => {
-                return Err(ClientError::Table(format!(
-                    "game {table} was played at a table with a password: give it with --password \
-                     (or GM_TABLE_PASSWORD); a player who sat at it needs none (wrong_password)"
-                )));
-            }
-            Err(error) => return Err(error),
+            Some(next) => from_seq = next,
+            None => break,
         }
     }
     replay.ok_or_else(|| ClientError::Protocol("no replay page".into()))
+}
+
+/// A refused `get_replay` in plain words.
+fn refused(error: ClientError, table: TableId, access: &Access, token: bool) -> ClientError {
+    let ClientError::Rejected { code, .. } = &error else {
+        return error;
+    };
+    let why = match code {
+        ErrorCode::UnknownReplay => format!(
+            "no finished game {table} is kept on this server (unknown_replay); see `grand-melee replay list`"
+        ),
+        ErrorCode::WrongPassword if access.password.is_some() => format!(
+            "game {table} was played at a table with a password, and the password given is wrong (wrong_password)"
+        ),
+        ErrorCode::WrongPassword => {
+            let seat = if token {
+                "the seat token saved here for that table does not open it"
+            } else {
+                "no seat token is saved here for that table"
+            };
+            format!(
+                "game {table} was played at a table with a password (wrong_password): give it with \
+                 --password or GM_TABLE_PASSWORD; {seat} (a player who sat at it from this data \
+                 directory needs no password)"
+            )
+        }
+        ErrorCode::RateLimited if access.password.is_some() => format!(
+            "too many wrong passwords for game {table} from this address (rate_limited); wait a minute"
+        ),
+        _ => return error,
+    };
+    ClientError::Table(why)
 }
 
 /// How [`pick`] names replays in its errors.
@@ -209,11 +232,11 @@ const REPLAY_WORDS: crate::Words = crate::Words {
     listing: "grand-melee replay list",
 };
 
-/// Writes one line per finished game:
-/// `replay <id> created=2026-11-20T18:00:00Z finished=… events=N name=<name>`.
-pub async fn list(server: &str, out: &mut dyn Write) -> Result<(), ClientError> {
+/// Writes one line per finished game (every page, `limit` games a page):
+/// `replay <id> created=2026-11-20T18:00:00Z finished=… events=N password=no name="<name>"`.
+pub async fn list(server: &str, limit: u32, out: &mut dyn Write) -> Result<(), ClientError> {
     let mut conn = Conn::open(server).await?;
-    let replays = list_replays(&mut conn).await;
+    let replays = list_replays(&mut conn, limit).await;
     conn.close().await;
     let replays = replays?;
     if replays.is_empty() {
@@ -228,7 +251,7 @@ pub async fn list(server: &str, out: &mut dyn Write) -> Result<(), ClientError> 
             utc(r.finished_at_ms),
             r.events,
             if r.password { "yes" } else { "no" },
-            crate::safe::quoted(&r.name)
+            safe::quoted(&r.name)
         )?;
     }
     out.flush()?;
@@ -287,12 +310,17 @@ fn records(replay: &Replay) -> impl Iterator<Item = Record<'_>> {
 }
 
 /// Writes the replay as JSON lines: the header, then one `{"seq":N,"event":{…}}` per event.
+/// Characters that could act on a terminal are written as JSON escapes ([`safe::json`]), so
+/// that an export shown on a terminal cannot act on it.
 pub fn write_jsonl(replay: &Replay, out: &mut dyn Write) -> io::Result<()> {
-    serde_json::to_writer(&mut *out, &header(replay))?;
-    out.write_all(b"\n")?;
+    fn line(out: &mut dyn Write, record: &impl Serialize) -> io::Result<()> {
+        let json = serde_json::to_string(record)?;
+        out.write_all(safe::json(&json).as_bytes())?;
+        out.write_all(b"\n")
+    }
+    line(out, &header(replay))?;
     for record in records(replay) {
-        serde_json::to_writer(&mut *out, &record)?;
-        out.write_all(b"\n")?;
+        line(out, &record)?;
     }
     out.flush()
 }
@@ -505,7 +533,7 @@ pub fn script(
         "replay table={} events={} name={}",
         replay.table,
         replay.len(),
-        crate::safe::quoted(&replay.name)
+        safe::quoted(&replay.name)
     )?;
     writeln!(out, "step seq={}", stepper.step())?;
     out.flush()?;
@@ -519,7 +547,7 @@ pub fn script(
             Ok(Some(command)) => command,
             Ok(None) => continue,
             Err(message) => {
-                writeln!(out, "error usage: {message}")?;
+                writeln!(out, "error usage: {}", safe::guard(&message))?;
                 out.flush()?;
                 continue;
             }
@@ -543,7 +571,7 @@ pub fn script(
             StepCommand::Status => {
                 let state = replay_state(stepper, server);
                 for line in status_lines(&state) {
-                    writeln!(out, "{line}")?;
+                    writeln!(out, "{}", safe::guard(&line))?;
                 }
                 out.flush()?;
                 continue;
@@ -560,7 +588,7 @@ pub fn script(
         let reached = stepper.goto(target);
         for seq in now + 1..=reached {
             if let Some(line) = stepper.line(seq) {
-                writeln!(out, "{line}")?;
+                writeln!(out, "{}", safe::guard(line))?;
             }
         }
         writeln!(out, "step seq={reached}")?;
@@ -772,6 +800,72 @@ mod tests {
         assert_eq!(last["event"]["cause"], "ruling");
     }
 
+    /// A replay whose table, players and chat carry every hostile string.
+    fn hostile_replay() -> Replay {
+        let mut replay = replay();
+        replay.name = crate::safe::tests::HOSTILE[0].to_owned();
+        replay.events.truncate(3);
+        for (i, text) in (2..).zip(crate::safe::tests::HOSTILE) {
+            replay.events.push(Event::PlayerJoined {
+                player: i,
+                name: text.to_owned(),
+            });
+            replay.events.push(Event::Chat {
+                from: Some(i),
+                name: text.to_owned(),
+                text: text.to_owned(),
+            });
+        }
+        replay
+    }
+
+    #[test]
+    fn json_lines_cannot_act_on_a_terminal_and_read_back_exactly() {
+        let replay = hostile_replay();
+        let mut out = Vec::new();
+        write_jsonl(&replay, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(crate::safe::tests::is_inert(&text.replace('\n', "")));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), replay.events.len() + 1);
+        let header: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+        assert_eq!(header["name"], replay.name);
+        for (line, event) in lines[1..].iter().zip(&replay.events) {
+            let record: serde_json::Value = serde_json::from_str(line).unwrap();
+            let back: Event = serde_json::from_value(record["event"].clone()).unwrap();
+            assert_eq!(&back, event);
+        }
+    }
+
+    #[test]
+    fn replay_script_mode_cannot_act_on_a_terminal_or_forge_a_line() {
+        let replay = hostile_replay();
+        let last = replay.len();
+        let mut stepper = Stepper::new(replay).unwrap();
+        let mut out = Vec::new();
+        script(
+            &mut stepper,
+            "ws://h/ws",
+            &mut "end\nstatus\nbogus \u{1b}[2J\n".as_bytes(),
+            &mut out,
+        )
+        .unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            crate::safe::tests::is_inert(&text.replace('\n', "")),
+            "{text}"
+        );
+        let events: Vec<&str> = text.lines().filter(|l| l.starts_with("event ")).collect();
+        assert_eq!(events.len() as u64, last, "{text}");
+        for (seq, line) in (1..).zip(&events) {
+            assert!(line.starts_with(&format!("event {seq} ")), "{line}");
+        }
+        assert!(
+            text.contains("error usage: unknown command `bogus`"),
+            "{text}"
+        );
+    }
+
     #[test]
     fn msgpack_events_are_the_wire_encoding() {
         let mut replay = replay();
@@ -828,7 +922,7 @@ mod tests {
                 "step seq=2",
                 "error usage: goto: the replay has 4 events",
                 "event 3 player_joined player=1 \"Ben\"",
-                r#"event 4 chat from=1 "Ben" text="hi\u{000a}there""#,
+                r#"event 4 chat from=1 "Ben" text="hi\u{a}there""#,
                 "step seq=4",
                 "step seq=4",
                 "step seq=0",

@@ -23,6 +23,7 @@ use grand_melee_protocol::{PlayerStatus, StageName, TableView, TurnStateName};
 
 use crate::command::HELP;
 use crate::describe::{self, list};
+use crate::safe;
 use crate::session::{Action, Frontend, Input, Note, State};
 
 /// The script-mode front end, writing to `out`.
@@ -47,10 +48,10 @@ impl<W: Write> Script<W> {
     }
 
     /// Writes one line. Every value from other people is already quoted or escaped where the
-    /// line was made; escaping the whole line once more guards the lines that carry text from
-    /// the server (error messages, close reasons).
+    /// line was made; [`safe::guard`] on the whole line is the last line of defence for text
+    /// that reached a line some other way (a decoding error, a close reason).
     fn line(&mut self, line: &str) -> io::Result<()> {
-        writeln!(self.out, "{}", crate::safe::printable(line))
+        writeln!(self.out, "{}", safe::guard(line))
     }
 
     fn situation(&mut self, state: &State) -> io::Result<()> {
@@ -81,17 +82,18 @@ pub fn status_lines(state: &State) -> Vec<String> {
         return vec![format!("status table={} no snapshot yet", state.table)];
     };
     let mut lines = vec![format!(
-        "status table={} stage={} seq={} players={} alive={} spectators={} host={} paused={} name={}",
+        "status table={} stage={} seq={} players={} alive={} spectators={} spectators_muted={} host={} paused={} name={}",
         view.table,
         stage_name(view.stage),
         view.seq,
         view.players.len(),
         view.living(),
         view.spectators,
+        view.spectators_muted,
         view.host
             .map_or_else(|| "none".to_owned(), |h| describe::who(view, h)),
         view.paused,
-        crate::safe::quoted(&view.name),
+        safe::quoted(&view.name),
     )];
     for p in &view.players {
         let seat = p.seat.map_or_else(|| "-".to_owned(), |s| s.to_string());

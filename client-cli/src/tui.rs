@@ -37,6 +37,7 @@ use ratatui::widgets::{Block, Paragraph, Wrap};
 
 use crate::command::{HELP, complete};
 use crate::describe::{self, Situation, names};
+use crate::safe::{guard, printable};
 use crate::script::status_lines;
 use crate::session::{Action, Frontend, Input, Note, State};
 
@@ -112,11 +113,7 @@ impl Screen {
                 ..
             } => {
                 if let Event::Chat { name, text, .. } = &event {
-                    self.chat(format!(
-                        "{}: {}",
-                        crate::safe::printable(name),
-                        crate::safe::printable(text)
-                    ));
+                    self.chat(format!("{}: {}", printable(name), printable(text)));
                 } else {
                     let style = match event {
                         Event::Eliminated { .. } | Event::GameOver { .. } => {
@@ -289,7 +286,7 @@ pub fn render(frame: &mut Frame<'_>, screen: &Screen, state: &State) {
         screen
             .log
             .iter()
-            .map(|l| Line::styled(l.text.clone(), l.style)),
+            .map(|l| Line::styled(guard(&l.text), l.style)),
         screen.scroll,
     );
     render_lines(
@@ -300,13 +297,16 @@ pub fn render(frame: &mut Frame<'_>, screen: &Screen, state: &State) {
         } else {
             " Chat (say <text>) "
         },
-        screen.chat.iter().map(|c| Line::raw(c.clone())),
+        screen.chat.iter().map(|c| Line::raw(guard(c))),
         0,
     );
     if let Some((bad, text)) = &screen.message {
         let color = if *bad { Color::Red } else { Color::Green };
         frame.render_widget(
-            Paragraph::new(Line::styled(format!(" {text}"), Style::default().fg(color))),
+            Paragraph::new(Line::styled(
+                format!(" {}", guard(text)),
+                Style::default().fg(color),
+            )),
             message,
         );
     }
@@ -319,11 +319,10 @@ pub fn render(frame: &mut Frame<'_>, screen: &Screen, state: &State) {
     }
     let block = Block::bordered().title(" command — help lists them, Tab completes, Ctrl-C quits ");
     let inner = block.inner(input);
-    frame.render_widget(
-        Paragraph::new(format!("> {}", screen.input)).block(block),
-        input,
-    );
-    let width = u16::try_from(screen.input.chars().count() + 2).unwrap_or(u16::MAX);
+    // What the player typed, or a name that Tab completed: shown escaped like everything else.
+    let typed = guard(&screen.input);
+    frame.render_widget(Paragraph::new(format!("> {typed}")).block(block), input);
+    let width = u16::try_from(typed.chars().count() + 2).unwrap_or(u16::MAX);
     frame.set_cursor_position(Position::new(
         inner
             .x
@@ -430,7 +429,7 @@ fn render_header(frame: &mut Frame<'_>, area: Rect, state: &State, replay: Optio
             };
             format!(
                 "You: {}{seat}{host} · {} life · {} poison · may attack: {attack} · may target: {target}",
-                crate::safe::printable(&me.name),
+                printable(&me.name),
                 me.life,
                 me.poison
             )
@@ -449,19 +448,19 @@ fn render_header(frame: &mut Frame<'_>, area: Rect, state: &State, replay: Optio
     let (second, title) = match replay {
         Some(text) => (
             Line::styled(
-                text.to_owned(),
+                guard(text),
                 Style::default()
                     .fg(Color::Cyan)
                     .add_modifier(Modifier::BOLD),
             ),
-            format!(" {} — replay ", crate::safe::printable(&view.name)),
+            format!(" {} — replay ", printable(&view.name)),
         ),
         None => (
             Line::styled(situation.text(), situation_style),
-            format!(" {} ", crate::safe::printable(&view.name)),
+            format!(" {} ", printable(&view.name)),
         ),
     };
-    let lines = vec![Line::from(first), second, Line::raw(third)];
+    let lines = vec![Line::from(first), second, Line::raw(guard(&third))];
     frame.render_widget(
         Paragraph::new(lines)
             .block(Block::bordered().title(title))
@@ -509,10 +508,7 @@ fn compact_ring_lines(state: &State, name_width: usize) -> Vec<Line<'static>> {
                 " "
             };
             spans.push(Span::styled(mark, Style::default().fg(Color::LightGreen)));
-            let name: String = crate::safe::printable(&p.name)
-                .chars()
-                .take(name_width)
-                .collect();
+            let name: String = printable(&p.name).chars().take(name_width).collect();
             let mut style = Style::default();
             if is_me {
                 style = style.add_modifier(Modifier::BOLD | Modifier::REVERSED);
@@ -589,7 +585,7 @@ fn ring_lines(state: &State) -> Vec<Line<'static>> {
                     .fg(Color::LightGreen)
                     .add_modifier(Modifier::BOLD),
             ));
-            let mut name: String = crate::safe::printable(&p.name).chars().take(14).collect();
+            let mut name: String = printable(&p.name).chars().take(14).collect();
             if view.host == Some(p.player) {
                 name.push('★');
             }

@@ -222,11 +222,8 @@ async fn hostile_names_and_chat_from_a_server_are_quoted_and_escaped_in_script_m
     assert_eq!((said.as_str(), rest), (TEXT, ""));
     let status = output.lines().find(|l| l.starts_with("status ")).unwrap();
     assert!(
-        status.contains(r#"host=1 "Eve) player=0 (Ann\u{001b}]0;owned"#),
+        status.contains(r#"host=1 "Eve) player=0 (Ann\u{1b}]0;owned"#),
         "{status}"
     );
-    assert!(
-        status.ends_with(r#"name="Fake \u{001b}[31mred""#),
-        "{status}"
-    );
+    assert!(status.ends_with(r#"name="Fake \u{1b}[31mred""#), "{status}");
 }

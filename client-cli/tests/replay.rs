@@ -8,12 +8,14 @@ mod common;
 
 use std::path::Path;
 
-use common::{Player, TestServer, call, run_once, snapshot};
+use common::{Player, TestServer, call, run_once, run_with, snapshot};
+use grand_melee_cli::PAGE_ITEMS;
 use grand_melee_cli::net::Conn;
 use grand_melee_cli::replay::{self, Stepper, Viewer};
+use grand_melee_cli::store::{SavedSeat, TokenStore};
 use grand_melee_protocol::{
-    ClientMessage, Event, PlayerId, PlayerStatus, Reduction, Ruling, ServerMessage, Settings,
-    StageName, TableId, TableView,
+    ClientMessage, Event, PlayerId, PlayerStatus, Reduction, Ruling, SeatToken, ServerMessage,
+    Settings, StageName, TableId, TableView,
 };
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -21,17 +23,23 @@ use serde::Deserialize;
 
 const NAME: &str = "Replay melee";
 
+const PASSWORD: &str = "open sesame";
+
 async fn create(conn: &mut Conn, name: &str) -> TableId {
+    create_with(conn, name, 3, None).await
+}
+
+async fn create_with(conn: &mut Conn, name: &str, seats: u8, password: Option<&str>) -> TableId {
     let created = call(
         conn,
         ClientMessage::CreateTable {
             id: 0,
             name: name.into(),
-            seats: 3,
+            seats,
             spell_range: 1,
             reduction: Reduction::Eager,
             starting_life: 20,
-            password: None,
+            password: password.map(Into::into),
             seed: Some(7),
             turn_clock_secs: 0,
             absence_limit_secs: 600,
@@ -56,6 +64,8 @@ struct Finished {
     end: TableView,
     /// The player ruled out first (before the game ended).
     first_out: PlayerId,
+    /// The seat tokens of Ann, Ben and Cid.
+    tokens: Vec<SeatToken>,
     data: tempfile::TempDir,
 }
 
@@ -77,12 +87,19 @@ async fn finished_game() -> Finished {
         ..grand_melee_server::ServerConfig::default()
     })
     .await;
+    finished_game_on(server, None, 5).await
+}
+
+/// A game played to the end on `server` at a table with `password`, with `chat` lines from
+/// each player before it starts.
+async fn finished_game_on(server: TestServer, password: Option<&str>, chat: usize) -> Finished {
     let url = server.url();
     let mut seats = Vec::new();
     for _ in 0..3 {
         seats.push(Conn::open(&url).await.unwrap());
     }
-    let table = create(&mut seats[0], NAME).await;
+    let table = create_with(&mut seats[0], NAME, 3, password).await;
+    let mut tokens = Vec::new();
     for (conn, name) in seats.iter_mut().zip(["Ann", "Ben", "Cid"]) {
         let seated = call(
             conn,
@@ -90,15 +107,18 @@ async fn finished_game() -> Finished {
                 id: 0,
                 table,
                 name: name.into(),
-                password: None,
+                password: password.map(Into::into),
             },
         )
         .await;
-        assert!(matches!(seated, ServerMessage::Seated { .. }), "{seated:?}");
+        let ServerMessage::Seated { token, .. } = seated else {
+            panic!("{seated:?}");
+        };
+        tokens.push(token);
     }
     // Some table talk (within each player's chat burst), so the replay needs several pages.
     for conn in &mut seats {
-        for _ in 0..5 {
+        for _ in 0..chat {
             let said = call(
                 conn,
                 ClientMessage::Chat {
@@ -155,6 +175,7 @@ async fn finished_game() -> Finished {
         open_table,
         end,
         first_out: 2,
+        tokens,
         data: tempfile::tempdir().unwrap(),
     }
 }
@@ -192,6 +213,7 @@ async fn replay_list_shows_each_finished_game_with_times_and_event_count() {
         line.contains(&format!(" events={} ", game.end.seq)),
         "{line}"
     );
+    assert!(line.contains(" password=no "), "{line}");
     for key in ["created", "finished"] {
         let time = common::field(line, key).unwrap();
         // 2026-11-20T18:00:00Z
@@ -337,9 +359,14 @@ async fn replay_errors_are_said_in_plain_words() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replay_watch_in_script_mode_steps_forward_and_back() {
     let game = finished_game().await;
-    let replay = replay::fetch(&game.url(), &game.table.to_string(), &Default::default())
-        .await
-        .unwrap();
+    let replay = replay::fetch(
+        &game.url(),
+        &game.table.to_string(),
+        &Default::default(),
+        PAGE_ITEMS,
+    )
+    .await
+    .unwrap();
     let out_seq = elimination_seq(&replay.events, game.first_out);
     let last = game.end.seq;
     let table = game.table.to_string();
@@ -440,7 +467,7 @@ fn ring_row(viewer: &Viewer, name: &str) -> (String, Vec<String>) {
 async fn the_replay_view_shows_a_seat_out_only_from_its_elimination_step() {
     use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     let game = finished_game().await;
-    let replay = replay::fetch(&game.url(), NAME, &Default::default())
+    let replay = replay::fetch(&game.url(), NAME, &Default::default(), PAGE_ITEMS)
         .await
         .unwrap();
     assert_eq!(replay.table, game.table);
@@ -516,5 +543,208 @@ async fn the_replay_view_shows_a_seat_out_only_from_its_elimination_step() {
     assert!(screen.contains("finished"), "{screen}");
     assert!(screen.contains("Game over: Ann wins"), "{screen}");
     assert!(viewer.key(KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE)));
+    game.server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_with_a_password_opens_with_the_password_or_a_saved_seat_token() {
+    // Default pages: the game fits one, so each fetch checks the password once.
+    let game = finished_game_on(TestServer::start().await, Some(PASSWORD), 0).await;
+    let url = game.url();
+    let id = game.table.to_string();
+    let events = usize::try_from(game.end.seq).unwrap();
+
+    let (status, out, err) = run_once(&url, game.dir(), &["replay", "list"]).await;
+    assert!(status.success(), "{err}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with(&format!("replay {id} ")) && l.contains(" password=yes ")),
+        "{out}"
+    );
+
+    // Neither a password nor a seat token: a clear refusal, nothing written.
+    let (status, out, err) = run_once(&url, game.dir(), &["replay", "export", &id]).await;
+    assert!(!status.success());
+    assert!(out.is_empty(), "{out}");
+    for part in [
+        "password",
+        "--password",
+        "GM_TABLE_PASSWORD",
+        "no seat token",
+        "wrong_password",
+    ] {
+        assert!(err.contains(part), "{part}: {err}");
+    }
+    // A wrong one.
+    let (status, _, err) = run_once(
+        &url,
+        game.dir(),
+        &["replay", "export", &id, "--password", "nope"],
+    )
+    .await;
+    assert!(!status.success());
+    assert!(err.contains("the password given is wrong"), "{err}");
+    // A saved token that is not a seat of that table, and no password.
+    let stale = tempfile::tempdir().unwrap();
+    TokenStore::new(stale.path())
+        .save(
+            &url,
+            game.table,
+            &SavedSeat {
+                player: 1,
+                name: "Ben".into(),
+                token: SeatToken::new_v4(),
+            },
+        )
+        .unwrap();
+    let (status, _, err) = run_once(&url, stale.path(), &["replay", "export", &id]).await;
+    assert!(!status.success());
+    assert!(err.contains("does not open it"), "{err}");
+
+    // The password, given on the command line or in the environment.
+    let (status, out, err) = run_once(
+        &url,
+        game.dir(),
+        &["replay", "export", &id, "--password", PASSWORD],
+    )
+    .await;
+    assert!(status.success(), "{err}");
+    assert_eq!(out.lines().count(), events + 1, "{out}");
+    let (status, out, err) = run_with(
+        &url,
+        game.dir(),
+        &["replay", "watch", "replay melee"],
+        &[("GM_TABLE_PASSWORD", PASSWORD)],
+        "end\n",
+    )
+    .await;
+    assert!(status.success(), "{err}");
+    assert!(
+        out.lines().any(|l| l == format!("step seq={events}")),
+        "{out}"
+    );
+
+    // A player who sat at the table: his saved seat token opens it, with no password.
+    let ben = tempfile::tempdir().unwrap();
+    TokenStore::new(ben.path())
+        .save(
+            &url,
+            game.table,
+            &SavedSeat {
+                player: 1,
+                name: "Ben".into(),
+                token: game.tokens[1],
+            },
+        )
+        .unwrap();
+    let (status, out, err) = run_once(&url, ben.path(), &["replay", "export", NAME]).await;
+    assert!(status.success(), "{err}");
+    assert_eq!(out.lines().count(), events + 1, "{out}");
+    let replay = replay::fetch(
+        &url,
+        &id,
+        &replay::Access {
+            password: None,
+            store: Some(TokenStore::new(ben.path())),
+        },
+        PAGE_ITEMS,
+    )
+    .await
+    .unwrap();
+    assert_eq!(replay.len(), game.end.seq);
+    game.server.shutdown().await;
+}
+
+/// Plays a two-player game named `name` to the end on `url`: the host rules the other out.
+async fn quick_game(url: &str, name: &str) -> TableId {
+    let mut seats = vec![
+        Conn::open(url).await.unwrap(),
+        Conn::open(url).await.unwrap(),
+    ];
+    let table = create_with(&mut seats[0], name, 2, None).await;
+    for (conn, player) in seats.iter_mut().zip(["Ann", "Ben"]) {
+        call(
+            conn,
+            ClientMessage::Join {
+                id: 0,
+                table,
+                name: player.into(),
+                password: None,
+            },
+        )
+        .await;
+    }
+    call(
+        &mut seats[0],
+        ClientMessage::Start {
+            id: 0,
+            first_player: None,
+        },
+    )
+    .await;
+    let mut view = snapshot(&mut seats[0]).await;
+    while let Some(decider) = view.mulligan_decider {
+        call(
+            &mut seats[usize::from(decider)],
+            ClientMessage::Keep { id: 0 },
+        )
+        .await;
+        view = snapshot(&mut seats[0]).await;
+    }
+    call(
+        &mut seats[0],
+        ClientMessage::Ruling {
+            id: 0,
+            ruling: Ruling::Eliminate { players: vec![1] },
+        },
+    )
+    .await;
+    assert_eq!(snapshot(&mut seats[0]).await.stage, StageName::Finished);
+    for conn in seats {
+        conn.close().await;
+    }
+    table
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_page_of_the_replay_list_is_listed_and_searched() {
+    let game = finished_game().await;
+    let url = game.url();
+    let later = [
+        quick_game(&url, "Quick one").await,
+        quick_game(&url, "Quick two").await,
+    ];
+    // One game a page: three pages, newest first.
+    let mut conn = Conn::open(&url).await.unwrap();
+    let first = call(
+        &mut conn,
+        ClientMessage::ListReplays {
+            id: 0,
+            from: 0,
+            limit: 1,
+        },
+    )
+    .await;
+    assert!(
+        matches!(&first, ServerMessage::Replays { replays, next: Some(1), total: 3, .. } if replays.len() == 1),
+        "{first:?}"
+    );
+    conn.close().await;
+    let mut out = Vec::new();
+    replay::list(&url, 1, &mut out).await.unwrap();
+    let out = String::from_utf8(out).unwrap();
+    let ids: Vec<&str> = out.lines().map(|l| l.split(' ').nth(1).unwrap()).collect();
+    let expected = [later[1], later[0], game.table].map(|t| t.to_string());
+    assert_eq!(ids, expected, "{out}");
+    // The oldest game is on the last page: found by name and by the start of its id.
+    let by_name = replay::fetch(&url, "replay melee", &Default::default(), 1)
+        .await
+        .unwrap();
+    assert_eq!(by_name.table, game.table);
+    let prefix = &game.table.to_string()[..8];
+    let by_prefix = replay::fetch(&url, prefix, &Default::default(), 1)
+        .await
+        .unwrap();
+    assert_eq!(by_prefix.len(), game.end.seq);
     game.server.shutdown().await;
 }

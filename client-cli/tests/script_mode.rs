@@ -8,8 +8,9 @@ mod common;
 use std::sync::{Arc, Mutex};
 
 use common::{PATIENCE, Player, TestServer, field, run_once};
+use grand_melee_cli::ClientError;
 use grand_melee_cli::net::Conn;
-use grand_melee_protocol::{ClientMessage, Reduction, ServerMessage};
+use grand_melee_protocol::{ClientMessage, ErrorCode, Reduction, ServerMessage};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::AbortHandle;
 
@@ -407,5 +408,511 @@ async fn a_dropped_connection_is_resumed_by_itself() {
         .count();
     assert_eq!(saved, 0, "the token is forgotten after leave");
     host.close().await;
+    server.shutdown().await;
+}
+
+/// Creates a table over the library's connection (default settings but these).
+async fn create_table(conn: &mut Conn, name: &str, seats: u8) -> grand_melee_protocol::TableId {
+    let created = conn
+        .call(ClientMessage::CreateTable {
+            id: 0,
+            name: name.into(),
+            seats,
+            spell_range: 1,
+            reduction: Reduction::Eager,
+            starting_life: 20,
+            password: None,
+            seed: Some(3),
+            turn_clock_secs: 0,
+            absence_limit_secs: 600,
+            mulligan_clock_secs: 0,
+            max_spectators: 100,
+        })
+        .await
+        .unwrap();
+    let ServerMessage::TableCreated { table, .. } = created else {
+        panic!("{created:?}");
+    };
+    table
+}
+
+/// Names and chat lines made to forge fields and lines, or to act on a terminal. The server
+/// refuses the ones with control and format characters (`bad_text`); the others go through and
+/// must come out quoted.
+const HOSTILE_NAMES: [&str; 5] = [
+    "Eve) player=0 (Ann",
+    "Eve\" player=0 \"Ann",
+    "Bob \\u{1b}]0;x \\",
+    "Mal\u{1b}]0;owned\u{7}",
+    "Kim\u{2028}event 99 game_over",
+];
+const HOSTILE_CHAT: [&str; 10] = [
+    "x\" text=\"forged",
+    "event 99 game_over winner=0",
+    "\"quoted\" \\\"escaped\\\" \\u{1b}[2J \\",
+    "from=0 \"Ann\" text=\"hi\"",
+    "\u{1b}]52;c;ZXZpbA==\u{7}",
+    "line\u{2028}event 99 forged",
+    "nel\u{85}event 99 forged",
+    "vt\u{b}ff\u{c}bs\u{8}nul\u{0}",
+    "bidi\u{202e}txet\u{200b}",
+    "c1\u{9b}2J\r\nevent 99 forged",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_names_and_chat_cannot_forge_lines_or_fields_or_reach_the_terminal() {
+    use common::{Token, check_script_output, keys, tokens};
+    let server = TestServer::start().await;
+    let url = server.url();
+    let addr = server.addr.to_string();
+    let table_name = "Night\" name=x \\ (Eve) player=0";
+    let mut host = Conn::open(&url).await.unwrap();
+    let table = create_table(&mut host, table_name, 8).await;
+    host.call(ClientMessage::Join {
+        id: 0,
+        table,
+        name: "Hana".into(),
+        password: None,
+    })
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut ann = Player::spawn(
+        "Ann",
+        &addr,
+        dir.path(),
+        &["join", &table.to_string(), "Ann"],
+    );
+    ann.expect_all(&["seated", "player=1"]).await;
+    ann.expect_prefix("snapshot ").await;
+
+    // The hostile players sit down (those the server lets in) and talk.
+    let mut names = vec![(0, "Hana".to_owned()), (1, "Ann".to_owned())];
+    let mut said = Vec::new();
+    let mut hostile = Vec::new();
+    for name in HOSTILE_NAMES {
+        let mut conn = Conn::open(&url).await.unwrap();
+        match conn
+            .call(ClientMessage::Join {
+                id: 0,
+                table,
+                name: name.into(),
+                password: None,
+            })
+            .await
+        {
+            Ok(ServerMessage::Seated { player, .. }) => {
+                names.push((player, name.to_owned()));
+                hostile.push((player, conn));
+            }
+            Ok(other) => panic!("{other:?}"),
+            Err(ClientError::Rejected { code, .. }) => {
+                assert_eq!(code, ErrorCode::BadText, "{name:?}");
+            }
+            Err(other) => panic!("{other}"),
+        }
+    }
+    assert!(
+        hostile.len() >= 3,
+        "the names without control characters sit down"
+    );
+    for (i, text) in HOSTILE_CHAT.iter().enumerate() {
+        let (player, conn) = &mut hostile[i % 3];
+        match conn
+            .call(ClientMessage::Chat {
+                id: 0,
+                text: (*text).into(),
+            })
+            .await
+        {
+            Ok(_) => said.push((*player, (*text).to_owned())),
+            Err(ClientError::Rejected { code, .. }) => {
+                assert_eq!(code, ErrorCode::BadText, "{text:?}");
+            }
+            Err(other) => panic!("{other}"),
+        }
+    }
+    assert!(
+        said.len() >= 4,
+        "the lines without control characters are said"
+    );
+
+    // Ann answers, names a player ambiguously, and looks at the table; her own chat comes
+    // back after everything the others said.
+    ann.send("attack eve 3").await;
+    ann.expect_prefix("error usage: `eve` could be").await;
+    ann.send("say done \"really\" \\").await;
+    ann.expect_all(&["event", "chat", "from=1 \"Ann\""]).await;
+    said.push((1, "done \"really\" \\".to_owned()));
+    ann.send("status").await;
+    ann.expect_prefix("you lobby").await;
+    let bytes_so_far = ann.stdout_bytes();
+    let (status, _) = ann.finish().await;
+    assert!(status.success());
+
+    let lines = check_script_output(&bytes_so_far);
+    let name_of = |id: &str| -> &str {
+        let id: u16 = id.parse().unwrap();
+        &names.iter().find(|(p, _)| *p == id).unwrap().1
+    };
+    let mut chats = Vec::new();
+    for line in &lines {
+        let rest = line.splitn(4, ' ').nth(3).unwrap_or_default();
+        let fields = || tokens(rest).unwrap_or_else(|| panic!("malformed: {line}"));
+        if line.starts_with("event ") && line.split(' ').nth(2) == Some("chat") {
+            let fields = fields();
+            let [
+                Token::Field(from, id),
+                Token::Quoted(name),
+                Token::Field(text, value),
+            ] = &fields[..]
+            else {
+                panic!("a forged chat line: {line}");
+            };
+            assert_eq!((from.as_str(), text.as_str()), ("from", "text"), "{line}");
+            assert_eq!(name, &[name_of(id).to_owned()], "{line}");
+            chats.push((id.parse::<u16>().unwrap(), value.clone()));
+        } else if line.starts_with("event ") && line.split(' ').nth(2) == Some("player_joined") {
+            let fields = fields();
+            let [Token::Field(key, id), Token::Quoted(name)] = &fields[..] else {
+                panic!("a forged player_joined line: {line}");
+            };
+            assert_eq!(key, "player");
+            assert_eq!(name, &[name_of(id).to_owned()], "{line}");
+        } else if line.starts_with("seat ") {
+            let fields = tokens(line.strip_prefix("seat - ").unwrap()).unwrap();
+            assert_eq!(
+                keys(&fields),
+                [
+                    "player",
+                    "life",
+                    "poison",
+                    "status",
+                    "connected",
+                    "muted",
+                    "hand",
+                    "turn"
+                ],
+                "{line}"
+            );
+            let (Token::Field(_, id), Token::Quoted(name)) = (&fields[0], &fields[1]) else {
+                panic!("{line}");
+            };
+            assert_eq!(name, &[name_of(id).to_owned()], "{line}");
+        } else if line.starts_with("status ") {
+            let fields = tokens(line.strip_prefix("status ").unwrap()).unwrap();
+            assert_eq!(
+                fields.last(),
+                Some(&Token::Field("name".into(), table_name.into())),
+                "{line}"
+            );
+        }
+    }
+    assert_eq!(chats, said, "every chat line once, exactly as said");
+    assert_eq!(
+        lines.iter().filter(|l| l.starts_with("seat ")).count(),
+        names.len()
+    );
+    // The text `event 99 game_over …` stays inside its chat line.
+    assert!(
+        lines
+            .iter()
+            .all(|l| { l.split(' ').nth(2) != Some("game_over") && !l.starts_with("event 99 ") })
+    );
+
+    // `list` quotes the table's name the same way.
+    let (status, out, _) = run_once(&addr, dir.path(), &["list"]).await;
+    assert!(status.success());
+    let line = check_script_output(out.as_bytes()).remove(0);
+    let fields = tokens(line.strip_prefix("table ").unwrap()).unwrap();
+    assert_eq!(
+        fields.last(),
+        Some(&Token::Field("name".into(), table_name.into())),
+        "{line}"
+    );
+    server.shutdown().await;
+}
+
+/// What a server that let everything through could send: the real one refuses control and
+/// format characters, so a fake one sends them (a table name, player names and chat lines with
+/// terminal escapes, clipboard writes, line separators, C1 controls, bidi overrides), and the
+/// events that are new in this protocol.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_text_from_a_server_that_lets_it_through_is_escaped() {
+    use grand_melee_protocol::{Event, SeatToken, Settings, TableId, TableView};
+    const RAW: [&str; 8] = [
+        "\u{1b}]0;owned\u{7}",
+        "\u{1b}]52;c;ZXZpbA==\u{7}",
+        "\u{1b}[2J\u{1b}[H",
+        "ls\u{2028}event 99 forged",
+        "nel\u{85}event 99 forged\u{b}\u{c}",
+        "c1\u{9b}2J\r\nevent 99 forged",
+        "bidi\u{202e}txet\u{200b}\u{feff}",
+        "nul\u{0}bs\u{8}del\u{7f}",
+    ];
+    let table = TableId::new_v4();
+    let mut view = TableView::new(table, RAW[0], Settings::default());
+    let mut joined = vec![Event::PlayerJoined {
+        player: 0,
+        name: "Ann".into(),
+    }];
+    for (player, name) in (1..).zip(RAW) {
+        joined.push(Event::PlayerJoined {
+            player,
+            name: name.into(),
+        });
+    }
+    view.apply_batch(1, &joined).unwrap();
+    let first = view.seq + 1;
+    let mut events: Vec<Event> = (1..)
+        .zip(RAW)
+        .map(|(player, text)| Event::Chat {
+            from: Some(player),
+            name: RAW[usize::from(player) % RAW.len()].into(),
+            text: text.into(),
+        })
+        .collect();
+    events.extend([
+        Event::PlayerMuted {
+            player: Some(2),
+            muted: true,
+        },
+        Event::PlayerMuted {
+            player: None,
+            muted: true,
+        },
+        Event::PlayerKicked {
+            player: 3,
+            banned: true,
+        },
+        Event::PlayerJoined {
+            player: 9,
+            name: RAW[1].into(),
+        },
+    ]);
+    let last = first + events.len() as u64 - 1;
+    let addr = common::fake_server(move |request| match request {
+        ClientMessage::Join { id, .. } => vec![
+            ServerMessage::Seated {
+                reply_to: id,
+                table,
+                player: 0,
+                token: SeatToken::new_v4(),
+            },
+            ServerMessage::Snapshot {
+                reply_to: None,
+                view: view.clone(),
+            },
+            ServerMessage::Events {
+                table,
+                seq: first,
+                events: events.clone(),
+            },
+        ],
+        ClientMessage::Snapshot { id } => vec![ServerMessage::Snapshot {
+            reply_to: Some(id),
+            view: view.clone(),
+        }],
+        _ => Vec::new(),
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut ann = Player::spawn(
+        "Ann",
+        &addr.to_string(),
+        dir.path(),
+        &["join", &table.to_string(), "Ann"],
+    );
+    ann.expect_prefix(&format!("event {last} ")).await;
+    ann.send("status").await;
+    ann.expect_prefix("you lobby").await;
+    let bytes = ann.stdout_bytes();
+    let (status, history) = ann.finish().await;
+    assert!(status.success(), "{history:?}");
+    let lines = common::check_script_output(&bytes);
+    assert!(!lines.iter().any(|l| l.contains("resync")), "{lines:#?}");
+    let text = lines.join("\n");
+    // What was sent is still there to read, escaped.
+    for visible in [
+        r#"event 11 chat from=2 "\u{1b}[2J\u{1b}[H" text="\u{1b}]52;c;ZXZpbA==\u{7}""#,
+        r#"text="c1\u{9b}2J\u{d}\u{a}event 99 forged""#,
+        r#"event 18 player_muted player=2 "\u{1b}]52;c;ZXZpbA==\u{7}" muted=true"#,
+        "event 19 player_muted player=spectators muted=true",
+        r#"event 20 player_kicked player=3 "\u{1b}[2J\u{1b}[H" banned=true"#,
+        r#"name="\u{1b}]0;owned\u{7}""#,
+        r#"player=7 "bidi\u{202e}txet\u{200b}\u{feff}" life=20"#,
+    ] {
+        assert!(text.contains(visible), "no {visible} in\n{text}");
+    }
+    assert_eq!(
+        lines.iter().filter(|l| l.starts_with("event ")).count(),
+        RAW.len() + 4
+    );
+}
+
+/// The host's new powers from script mode, against a real server: a table created with a
+/// spectator cap of one, `mute` (the muted player's chat is refused with `muted`, `status`
+/// shows it), `mute spectators`, `unmute`, `kick … ban` (the banned address cannot sit down
+/// again under a new name), and `rule keep` for the mulligan decider.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_host_mutes_kicks_with_a_ban_and_rules_keep() {
+    let server = TestServer::start().await;
+    let addr = server.addr.to_string();
+    let dirs: Vec<tempfile::TempDir> = (0..5).map(|_| tempfile::tempdir().unwrap()).collect();
+    let (status, out, err) = run_once(
+        &addr,
+        dirs[4].path(),
+        &[
+            "create",
+            "--name",
+            "Host powers",
+            "--seats",
+            "3",
+            "--seed",
+            "4",
+            "--mulligan-clock",
+            "0",
+            "--max-spectators",
+            "1",
+        ],
+    )
+    .await;
+    assert!(status.success(), "{out}{err}");
+    let table = out
+        .lines()
+        .find_map(|l| l.strip_prefix("table_created "))
+        .unwrap()
+        .to_owned();
+    let mut players = Vec::new();
+    for (i, name) in ["Hana", "Ann", "Ben"].iter().enumerate() {
+        let mut p = Player::spawn(name, &addr, dirs[i].path(), &["join", &table, name]);
+        p.expect_all(&["seated", &format!("player={i} ")]).await;
+        p.expect_prefix("snapshot ").await;
+        players.push(p);
+    }
+    let [host, ann, ben] = &mut players[..] else {
+        unreachable!()
+    };
+
+    // One spectator fits; the second is refused.
+    let mut watcher = Player::spawn("watcher", &addr, dirs[3].path(), &["watch", &table]);
+    watcher.expect_prefix("watching ").await;
+    watcher.expect_prefix("snapshot ").await;
+    let (status, _, err) = run_once(&addr, dirs[4].path(), &["watch", &table]).await;
+    assert!(!status.success());
+    assert!(err.contains("spectators_full"), "{err}");
+
+    // Mute: Ann's chat is refused, and everyone sees it.
+    host.send("mute ann").await;
+    for p in [&mut *host, &mut *ann, &mut *ben] {
+        p.expect_all(&["event ", "player_muted", r#"player=1 "Ann" muted=true"#])
+            .await;
+    }
+    host.expect_prefix("ok mute ").await;
+    ann.send("say can you hear me").await;
+    ann.expect_prefix("error muted: the host has muted you at this table (say can you hear me)")
+        .await;
+    host.send("status").await;
+    host.expect_all(&["seat ", r#"player=1 "Ann""#, " muted=true "])
+        .await;
+    host.expect_all(&["seat ", r#"player=2 "Ben""#, " muted=false "])
+        .await;
+
+    // The spectators as a whole.
+    host.send("mute spectators").await;
+    watcher
+        .expect_all(&["player_muted", "player=spectators muted=true"])
+        .await;
+    watcher.send("say hello").await;
+    watcher.expect_prefix("error muted: ").await;
+    host.send("status").await;
+    host.expect_all(&["status ", " spectators_muted=true "])
+        .await;
+
+    // Unmuted, Ann talks again.
+    host.send("unmute Ann").await;
+    ann.expect_all(&["player_muted", r#"player=1 "Ann" muted=false"#])
+        .await;
+    ann.send("say thanks").await;
+    host.expect_all(&["chat", r#"from=1 "Ann" text="thanks""#])
+        .await;
+
+    // Kick with a ban: Ben's address may not sit down again, under any name.
+    host.send("kick ben ban").await;
+    for p in [&mut *host, &mut *ann] {
+        p.expect_all(&["player_kicked", r#"player=2 "Ben" banned=true"#])
+            .await;
+    }
+    let (status, _, err) = run_once(&addr, dirs[4].path(), &["join", &table, "Bert"]).await;
+    assert!(!status.success());
+    assert!(err.contains("(banned)"), "{err}");
+
+    // The host keeps for the mulligan decider; the other decides himself.
+    host.send("start").await;
+    let started = host.expect_all(&["event", "game_started"]).await;
+    let first = ids(&started, "first")[0];
+    let (decider, other) = if first == 0 { (0, 1) } else { (1, 0) };
+    let name = ["Hana", "Ann"][decider];
+    host.send(&format!("rule keep {name}")).await;
+    for p in [&mut *host, &mut *ann] {
+        p.expect_all(&[
+            "kept",
+            &format!("player={decider} \"{name}\""),
+            "hand=7 reason=ruling",
+        ])
+        .await;
+    }
+    [&mut *host, &mut *ann][other].send("keep").await;
+    host.expect_all(&["kept", &format!("player={other} "), "reason=decided"])
+        .await;
+    host.expect_prefix("you ").await;
+    drop(players);
+    drop(watcher);
+    server.shutdown().await;
+}
+
+/// A mulligan clock set with `create --mulligan-clock`: a decider who says nothing keeps when
+/// it runs out, and script mode says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_decider_keeps_when_the_mulligan_clock_runs_out() {
+    let server = TestServer::start().await;
+    let addr = server.addr.to_string();
+    let dirs: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let (status, out, err) = run_once(
+        &addr,
+        dirs[2].path(),
+        &[
+            "create",
+            "--name",
+            "Quick hands",
+            "--seats",
+            "2",
+            "--mulligan-clock",
+            "1",
+            "--join",
+            "Hana",
+        ],
+    )
+    .await;
+    assert!(status.success(), "{out}{err}");
+    let table = out
+        .lines()
+        .find_map(|l| l.strip_prefix("table_created "))
+        .unwrap()
+        .to_owned();
+    let mut ann = Player::spawn("Ann", &addr, dirs[1].path(), &["join", &table, "Ann"]);
+    ann.expect_prefix("snapshot ").await;
+    let mut host = Player::spawn("Hana", &addr, dirs[2].path(), &["resume", &table]);
+    host.expect_all(&["seated", "player=0 ", "resumed=true"])
+        .await;
+    host.send("start").await;
+    host.expect_all(&["event", "game_started"]).await;
+    // Nobody decides: each decision is taken as keep when the clock runs out.
+    for _ in 0..2 {
+        ann.expect_all(&["event", "kept", "hand=7 reason=clock"])
+            .await;
+    }
+    ann.expect_prefix("event ").await;
+    drop((ann, host));
     server.shutdown().await;
 }

@@ -368,3 +368,108 @@ fn the_command_line_edits_completes_and_submits() {
         Some(Action::Quit)
     );
 }
+
+/// Names, a table name and chat lines that would act on a terminal (the real server refuses
+/// them; the UI escapes them anyway): nothing reaches the screen's cells but printable text,
+/// and what was sent shows as visible escapes, in the header, the ring, the log, the chat, the
+/// message line and the command line (a name completed with Tab).
+#[test]
+fn hostile_text_reaches_the_screen_only_as_visible_escapes() {
+    use grand_melee_protocol::{Event, Settings};
+    let osc52 = "\u{1b}]52;c;ZXZpbA==\u{7}";
+    let title = "\u{1b}]0;owned\u{7}";
+    let names = [
+        "Ann",
+        title,
+        "Mal\u{9b}2J\u{2028}x",
+        "bidi\u{202e}txet\u{200b}",
+    ];
+    let mut view = TableView::new(TableId::nil(), title, Settings::default());
+    let mut events: Vec<Event> = (0..)
+        .zip(names)
+        .map(|(player, name)| Event::PlayerJoined {
+            player,
+            name: name.into(),
+        })
+        .collect();
+    events.push(Event::GameStarted {
+        seating: vec![0, 1, 2, 3],
+        first_player: 1,
+        turn_holders: vec![1],
+    });
+    view.apply_batch(1, &events).unwrap();
+    let state = State {
+        view: Some(view.clone()),
+        me: Some(0),
+        connected: true,
+        ..State::new("ws://x/ws", TableId::nil())
+    };
+    let mut screen = Screen::new();
+    let notes = [
+        Event::Chat {
+            from: Some(1),
+            name: title.into(),
+            text: osc52.into(),
+        },
+        Event::PlayerMuted {
+            player: Some(2),
+            muted: true,
+        },
+        Event::Chat {
+            from: None,
+            name: "nel\u{85}\u{b}\u{c}".into(),
+            text: "c1\u{9b}2J\r\nline".into(),
+        },
+    ];
+    for (seq, event) in (6..).zip(notes) {
+        screen.note(
+            &state,
+            Note::Event {
+                seq,
+                line: grand_melee_cli::describe::script_line(seq, &event, &view),
+                sentence: grand_melee_cli::describe::sentence(&event, &view),
+                event,
+            },
+        );
+    }
+    screen.note(&state, Note::Status);
+    screen.note(
+        &state,
+        Note::Problem {
+            kind: "protocol",
+            message: format!("ignored {osc52}"),
+        },
+    );
+    let key = |c: KeyCode| KeyEvent::new(c, KeyModifiers::NONE);
+    for c in "attack m".chars() {
+        screen.key(&state, key(KeyCode::Char(c)));
+    }
+    screen.key(&state, key(KeyCode::Tab));
+    assert_eq!(screen.input, format!("attack {} ", names[2]), "completed");
+
+    let mut terminal = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).unwrap();
+    terminal.draw(|f| render(f, &screen, &state)).unwrap();
+    let buffer = terminal.backend().buffer().clone();
+    for cell in buffer.content() {
+        assert!(
+            !cell
+                .symbol()
+                .chars()
+                .any(grand_melee_cli::safe::must_escape),
+            "{:?} on screen",
+            cell.symbol()
+        );
+    }
+    let all = rows(&buffer, 0, WIDTH).join("\n");
+    for visible in [
+        r"\u{1b}]0;owned\u{7}",
+        r"\u{1b}]52;c;ZXZpbA==\u{7}",
+        r"Mal\u{9b}2J\u{2028}x",
+        r"bidi\u{202e}txet\u{200b}",
+        r"c1\u{9b}2J\u{d}\u{a}line",
+        r"ignored \u{1b}]52",
+        r"attack Mal\u{9b}2J\u{2028}x",
+    ] {
+        assert!(all.contains(visible), "no {visible} on screen:\n{all}");
+    }
+}

@@ -2,9 +2,16 @@
 //! processes in script mode whose output lines can be awaited.
 #![allow(dead_code, clippy::unwrap_used)]
 
+use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use grand_melee_protocol::{self as wire, ClientMessage, ServerMessage};
+use tokio::net::TcpListener;
+use tokio_tungstenite::tungstenite::Message;
 
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
@@ -37,21 +44,244 @@ pub async fn run_once(
     data_dir: &Path,
     args: &[&str],
 ) -> (ExitStatus, String, String) {
-    let output = tokio::time::timeout(
-        PATIENCE,
-        grand_melee(server, data_dir)
-            .args(args)
-            .stdin(Stdio::null())
-            .output(),
-    )
-    .await
-    .expect("the command finished in time")
-    .unwrap();
+    run_with(server, data_dir, args, &[], "").await
+}
+
+/// Runs a one-shot `grand-melee` command with extra environment variables and `input` on its
+/// standard input; returns its status, standard output and error.
+pub async fn run_with(
+    server: &str,
+    data_dir: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    input: &str,
+) -> (ExitStatus, String, String) {
+    let mut command = grand_melee(server, data_dir);
+    command
+        .env_remove("GM_TABLE_PASSWORD")
+        .envs(env.iter().copied())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).await.unwrap();
+    drop(stdin);
+    let output = tokio::time::timeout(PATIENCE, child.wait_with_output())
+        .await
+        .expect("the command finished in time")
+        .unwrap();
     (
         output.status,
         String::from_utf8_lossy(&output.stdout).into_owned(),
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
+}
+
+/// A scripted fake server on a free loopback port: it answers `hello` itself, and every other
+/// request with what `answer` returns (answers and pushed messages, sent in order). For what
+/// the real server never sends: hostile text, pages that repeat.
+pub async fn fake_server<F>(answer: F) -> SocketAddr
+where
+    F: Fn(ClientMessage) -> Vec<ServerMessage> + Send + Sync + 'static,
+{
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let answer = Arc::new(answer);
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let answer = Arc::clone(&answer);
+            tokio::spawn(async move {
+                let Ok(mut ws) = tokio_tungstenite::accept_async(stream).await else {
+                    return;
+                };
+                while let Some(Ok(frame)) = ws.next().await {
+                    let Message::Binary(bytes) = frame else {
+                        continue;
+                    };
+                    let Ok(request) = wire::decode_client(&bytes) else {
+                        continue;
+                    };
+                    let replies = match request {
+                        ClientMessage::Hello { id, protocol, .. } => vec![ServerMessage::Welcome {
+                            reply_to: id,
+                            protocol,
+                            server: "fake".into(),
+                        }],
+                        other => answer(other),
+                    };
+                    for reply in replies {
+                        let bytes = wire::encode_server(&reply);
+                        if ws.send(Message::Binary(bytes.into())).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// The words a script-mode line may start with (README, "Script mode" and "Stepping through a
+/// game").
+pub const SCRIPT_KEYWORDS: [&str; 18] = [
+    "connected",
+    "seated",
+    "watching",
+    "snapshot",
+    "event",
+    "you",
+    "ok",
+    "error",
+    "disconnected",
+    "reconnecting",
+    "help",
+    "status",
+    "seat",
+    "range",
+    "left",
+    "table",
+    "replay",
+    "step",
+];
+
+/// One piece of a script-mode line after its first words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Token {
+    /// `key=value`, the value unquoted if it was quoted.
+    Field(String, String),
+    /// A quoted value on its own (a player's name after his id), or several separated by commas
+    /// (the names of a list of players).
+    Quoted(Vec<String>),
+    /// Anything else: a bare word.
+    Word(String),
+}
+
+/// Quoted values separated by commas at the start of `text`, and the rest; `None` if they are
+/// not well formed or do not end at a space or the end of the line.
+fn quoted_list(mut text: &str) -> Option<(Vec<String>, &str)> {
+    let mut values = Vec::new();
+    loop {
+        let (value, rest) = grand_melee_cli::safe::unquote(text)?;
+        values.push(value);
+        match rest.strip_prefix(',') {
+            Some(more) if more.starts_with('"') => text = more,
+            _ if rest.is_empty() || rest.starts_with(' ') => return Some((values, rest)),
+            _ => return None,
+        }
+    }
+}
+
+/// Splits the rest of a script-mode line into tokens, as a program reading the documented
+/// format would; `None` if a quoted value is malformed.
+pub fn tokens(mut text: &str) -> Option<Vec<Token>> {
+    let mut out = Vec::new();
+    loop {
+        text = text.trim_start_matches(' ');
+        if text.is_empty() {
+            return Some(out);
+        }
+        if text.starts_with('"') {
+            let (values, rest) = quoted_list(text)?;
+            out.push(Token::Quoted(values));
+            text = rest;
+            continue;
+        }
+        let end = text.find([' ', '=', '"']).unwrap_or(text.len());
+        if text[end..].starts_with('=') {
+            let key = text[..end].to_owned();
+            let value = &text[end + 1..];
+            if value.starts_with('"') {
+                let (mut values, rest) = quoted_list(value)?;
+                if values.len() != 1 {
+                    return None;
+                }
+                out.push(Token::Field(key, values.remove(0)));
+                text = rest;
+            } else {
+                let stop = value.find(' ').unwrap_or(value.len());
+                if value[..stop].contains('"') {
+                    return None;
+                }
+                out.push(Token::Field(key, value[..stop].to_owned()));
+                text = &value[stop..];
+            }
+        } else {
+            let stop = text.find(' ').unwrap_or(text.len());
+            if text[..stop].contains('"') {
+                return None;
+            }
+            out.push(Token::Word(text[..stop].to_owned()));
+            text = &text[stop..];
+        }
+    }
+}
+
+/// The keys of the fields among `tokens`, in order.
+pub fn keys(tokens: &[Token]) -> Vec<&str> {
+    tokens
+        .iter()
+        .filter_map(|t| match t {
+            Token::Field(key, _) => Some(key.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Checks script-mode output byte by byte and line by line: no control byte but the line feeds
+/// (no C0, DEL, or C1 in any encoding), no character that could act on a terminal, every line
+/// starting with a documented word, every `event` line well formed with a number one more than
+/// the last one (so no event line can be forged), every quoted value well formed. Returns the
+/// lines.
+pub fn check_script_output(bytes: &[u8]) -> Vec<String> {
+    for (i, &b) in bytes.iter().enumerate() {
+        assert!(
+            (b >= 0x20 && b != 0x7f) || b == b'\n',
+            "raw control byte {b:#04x} at {i}: {:?}",
+            String::from_utf8_lossy(bytes)
+        );
+    }
+    let text = std::str::from_utf8(bytes).expect("UTF-8 output");
+    assert!(
+        !text
+            .chars()
+            .any(|c| c != '\n' && grand_melee_cli::safe::must_escape(c)),
+        "a character that acts on a terminal: {text:?}"
+    );
+    let mut last_event: Option<u64> = None;
+    let mut lines = Vec::new();
+    for line in text.lines() {
+        let word = line.split(' ').next().unwrap_or_default();
+        assert!(SCRIPT_KEYWORDS.contains(&word), "unknown line: {line:?}");
+        if word == "event" {
+            let mut parts = line.splitn(4, ' ');
+            parts.next();
+            let seq: u64 = parts.next().unwrap().parse().expect("an event number");
+            let kind = parts.next().expect("an event kind");
+            assert!(
+                kind.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
+                "{line:?}"
+            );
+            if let Some(last) = last_event {
+                assert!(seq == last + 1, "event {seq} after {last}: {line:?}");
+            }
+            last_event = Some(seq);
+            let fields = tokens(parts.next().unwrap_or_default())
+                .unwrap_or_else(|| panic!("malformed: {line:?}"));
+            let keys = keys(&fields);
+            let mut unique = keys.clone();
+            unique.sort_unstable();
+            unique.dedup();
+            assert_eq!(unique.len(), keys.len(), "a field twice: {line:?}");
+        } else if !matches!(word, "error" | "help" | "disconnected") {
+            // Everything but free-text lines splits into well-formed tokens.
+            assert!(tokens(line).is_some(), "malformed: {line:?}");
+        }
+        lines.push(line.to_owned());
+    }
+    lines
 }
 
 /// A `grand-melee` process in script mode.
@@ -64,6 +294,8 @@ pub struct Player {
     /// Every line printed so far.
     pub history: Vec<String>,
     cursor: usize,
+    /// Every byte written to standard output so far, exactly as written.
+    stdout: Arc<Mutex<Vec<u8>>>,
 }
 
 impl Player {
@@ -82,10 +314,22 @@ impl Player {
         let stdout = child.stdout.take().unwrap();
         let stderr = child.stderr.take().unwrap();
         let tx2 = tx.clone();
+        let raw = Arc::new(Mutex::new(Vec::new()));
+        let raw2 = Arc::clone(&raw);
         tokio::spawn(async move {
-            let mut reader = BufReader::new(stdout).lines();
-            while let Ok(Some(line)) = reader.next_line().await {
-                let _ = tx.send(line);
+            // Lines end at `\n` only: a stray `\r` stays in the line for the tests to see.
+            let mut reader = BufReader::new(stdout);
+            let mut line = Vec::new();
+            while let Ok(n) = reader.read_until(b'\n', &mut line).await {
+                if n == 0 {
+                    break;
+                }
+                raw2.lock().unwrap().extend_from_slice(&line);
+                if line.last() == Some(&b'\n') {
+                    line.pop();
+                }
+                let _ = tx.send(String::from_utf8_lossy(&line).into_owned());
+                line.clear();
             }
         });
         tokio::spawn(async move {
@@ -101,7 +345,13 @@ impl Player {
             lines,
             history: Vec::new(),
             cursor: 0,
+            stdout: raw,
         }
+    }
+
+    /// Every byte the process has written to standard output so far.
+    pub fn stdout_bytes(&self) -> Vec<u8> {
+        self.stdout.lock().unwrap().clone()
     }
 
     /// Types a command.
