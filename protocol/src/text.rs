@@ -32,9 +32,6 @@ pub enum TextError {
     /// A control, format, separator, private-use or unassigned character.
     #[error("contains the invisible or control character U+{0:04X}")]
     Forbidden(u32),
-    /// A reserved word, or confusable with one.
-    #[error("reserved")]
-    Reserved,
 }
 
 /// Whether a character may not appear in names or chat: Unicode categories Cc (control: C0,

@@ -162,10 +162,52 @@ impl RateLimits {
     }
 
     /// Whether a request may go through now.
-    fn admit(&mut self, request: &ClientMessage, now: Instant) -> bool {
+    fn request(&mut self, request: &ClientMessage, now: Instant) -> Verdict {
         let chat_ok = !matches!(request, ClientMessage::Chat { .. }) || self.chat.take(now);
-        chat_ok && self.requests.take(now)
+        if chat_ok && self.requests.take(now) {
+            Verdict::Admit
+        } else {
+            self.over(now)
+        }
     }
+
+    /// Whether a frame that is not a request (garbage, text, a ping) may go through now.
+    fn frame(&mut self, now: Instant) -> Verdict {
+        if self.requests.take(now) {
+            Verdict::Admit
+        } else {
+            self.over(now)
+        }
+    }
+
+    /// A frame over the limit: refused, or the last strike of a flooder.
+    fn over(&mut self, now: Instant) -> Verdict {
+        if self.strikes.take(now) {
+            Verdict::Refuse
+        } else {
+            Verdict::Close
+        }
+    }
+}
+
+/// What the rate limits say of one frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    /// Within the limits.
+    Admit,
+    /// Over the limit: answered `rate_limited`, not carried out.
+    Refuse,
+    /// Over the limit once too often: the connection is closed.
+    Close,
+}
+
+/// Closes a connection that kept sending over the rate limit.
+fn close_flooder(conn: &Conn, peer: SocketAddr) {
+    info!(connection = conn.id, %peer, "flooding: disconnected");
+    conn.close_because(
+        close::POLICY_VIOLATION,
+        "flooding: too many requests over the rate limit",
+    );
 }
 
 /// Serves one TCP connection to the end.
@@ -289,62 +331,42 @@ async fn session(ws: WebSocketStream<TcpStream>, peer: SocketAddr, shared: &Arc<
                 let decoded = wire::decode_client(&bytes);
                 // Every frame counts against the limits, decodable or not: garbage must not be
                 // a way round them.
-                let admitted = match &decoded {
-                    Ok(request) => limits.admit(request, received),
-                    Err(_) => limits.requests.take(received),
+                let verdict = match &decoded {
+                    Ok(request) => limits.request(request, received),
+                    Err(_) => limits.frame(received),
                 };
-                if !admitted {
-                    match &decoded {
-                        Ok(request) => conn.reject(Some(request), ErrorCode::RateLimited),
-                        Err(_) => reject_undecodable(&conn, &bytes, ErrorCode::RateLimited),
+                match (verdict, decoded) {
+                    (Verdict::Close, _) => break close_flooder(&conn, peer),
+                    (Verdict::Refuse, Ok(request)) => {
+                        conn.reject(Some(&request), ErrorCode::RateLimited);
                     }
-                    if !limits.strikes.take(received) {
-                        info!(connection = conn.id, %peer, "flooding: disconnected");
-                        conn.close_because(
-                            close::POLICY_VIOLATION,
-                            "flooding: too many requests over the rate limit",
-                        );
-                        break;
+                    (Verdict::Refuse, Err(_)) => {
+                        reject_undecodable(&conn, &bytes, ErrorCode::RateLimited);
                     }
-                    continue;
-                }
-                match decoded {
-                    Ok(request) => handle(request, &mut state, &conn, shared, received).await,
-                    Err(error) => {
+                    (Verdict::Admit, Ok(request)) => {
+                        handle(request, &mut state, &conn, shared, received).await;
+                    }
+                    (Verdict::Admit, Err(error)) => {
                         debug!(connection = conn.id, %error, "undecodable message");
                         reject_undecodable(&conn, &bytes, error.code());
                     }
                 }
             }
-            Message::Text(_) => {
-                // The protocol is binary only; a text frame counts against the limits too.
-                if limits.requests.take(received) {
-                    conn.reject(None, ErrorCode::BadMessage);
-                } else if !limits.strikes.take(received) {
-                    info!(connection = conn.id, %peer, "flooding: disconnected");
-                    conn.close_because(
-                        close::POLICY_VIOLATION,
-                        "flooding: too many requests over the rate limit",
-                    );
-                    break;
-                } else {
-                    conn.reject(None, ErrorCode::RateLimited);
-                }
-            }
+            // The protocol is binary only; a text frame counts against the limits too.
+            Message::Text(_) => match limits.frame(received) {
+                Verdict::Close => break close_flooder(&conn, peer),
+                Verdict::Refuse => conn.reject(None, ErrorCode::RateLimited),
+                Verdict::Admit => conn.reject(None, ErrorCode::BadMessage),
+            },
             Message::Close(_) => {
                 conn.close(close::NORMAL);
                 break;
             }
+            // tungstenite answers every ping with a pong: a flood of pings is a flood of writes,
+            // so pings count against the request limit like any frame.
             Message::Ping(_) => {
-                // tungstenite answers every ping with a pong: a flood of pings is a flood of
-                // writes, so pings count against the request limit like any frame.
-                if !limits.requests.take(received) && !limits.strikes.take(received) {
-                    info!(connection = conn.id, %peer, "flooding with pings: disconnected");
-                    conn.close_because(
-                        close::POLICY_VIOLATION,
-                        "flooding: too many pings over the rate limit",
-                    );
-                    break;
+                if limits.frame(received) == Verdict::Close {
+                    break close_flooder(&conn, peer);
                 }
             }
             Message::Pong(_) | Message::Frame(_) => {}

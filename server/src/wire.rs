@@ -612,7 +612,6 @@ pub(crate) fn text_error(error: wire::text::TextError) -> wire::ErrorCode {
     match error {
         wire::text::TextError::Empty | wire::text::TextError::TooLong => wire::ErrorCode::BadName,
         wire::text::TextError::Forbidden(_) => wire::ErrorCode::BadText,
-        wire::text::TextError::Reserved => wire::ErrorCode::ReservedName,
     }
 }
 

@@ -406,7 +406,7 @@ impl Table {
         // Names are shown on every other player's screen: see `grand_melee_protocol::text`.
         let name = text::normalize_name(&name).map_err(|error| match error {
             TextError::Forbidden(_) => Rejection::BadText,
-            TextError::Empty | TextError::TooLong | TextError::Reserved => Rejection::BadName,
+            TextError::Empty | TextError::TooLong => Rejection::BadName,
         })?;
         debug_assert!(name.chars().count() <= MAX_NAME_CHARS);
         if text::is_reserved_name(&name) {
