@@ -496,7 +496,7 @@ mod tests {
                 turn_holders: vec![2],
             },
         ];
-        view.apply_batch(1, &events).expect("events apply");
+        view = view.folded(1, &events).expect("events apply");
         view
     }
 

@@ -571,7 +571,7 @@ mod tests {
                 turn_holders: vec![2],
             },
         ];
-        view.apply_batch(1, &events).unwrap();
+        view = view.folded(1, &events).unwrap();
         view
     }
 
@@ -738,20 +738,21 @@ mod tests {
     #[test]
     fn status_shows_who_is_muted() {
         let mut view = table_with("Eve");
-        view.apply_batch(
-            5,
-            &[
-                Event::PlayerMuted {
-                    player: Some(1),
-                    muted: true,
-                },
-                Event::PlayerMuted {
-                    player: None,
-                    muted: true,
-                },
-            ],
-        )
-        .unwrap();
+        view = view
+            .folded(
+                5,
+                &[
+                    Event::PlayerMuted {
+                        player: Some(1),
+                        muted: true,
+                    },
+                    Event::PlayerMuted {
+                        player: None,
+                        muted: true,
+                    },
+                ],
+            )
+            .unwrap();
         let mut state = State::new("ws://h/ws", Uuid::nil());
         state.view = Some(view);
         let lines = status_lines(&state);

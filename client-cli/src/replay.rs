@@ -17,7 +17,8 @@
 use std::io::{self, BufRead, Write};
 
 use grand_melee_protocol::{
-    ClientMessage, ErrorCode, Event, ReplaySummary, ServerMessage, Settings, TableId, TableView,
+    ClientMessage, ErrorCode, Event, Mirror, ReplaySummary, ServerMessage, Settings, TableId,
+    TableView,
 };
 use ratatui::Frame;
 use ratatui::Terminal;
@@ -345,9 +346,11 @@ pub struct Stepper {
     lines: Vec<String>,
     /// The UI sentence of each event.
     sentences: Vec<String>,
-    /// The view after `i * CHECKPOINT_EVERY` events.
-    checkpoints: Vec<TableView>,
+    /// The table after `i * CHECKPOINT_EVERY` events.
+    checkpoints: Vec<Mirror>,
     step: u64,
+    /// The table as of `step`, and its snapshot.
+    mirror: Mirror,
     view: TableView,
 }
 
@@ -356,18 +359,23 @@ impl Stepper {
     /// event does not apply (a damaged replay).
     pub fn new(replay: Replay) -> Result<Self, ClientError> {
         let start = replay.start();
+        let start_mirror = Mirror::new(&start).map_err(|e| {
+            ClientError::Protocol(format!("the replay's table settings do not fit: {e}"))
+        })?;
+        let mut mirror = start_mirror.clone();
         let mut view = start.clone();
         let mut lines = Vec::with_capacity(replay.events.len());
         let mut sentences = Vec::with_capacity(replay.events.len());
-        let mut checkpoints = vec![start.clone()];
+        let mut checkpoints = vec![start_mirror.clone()];
         for (seq, event) in (1..).zip(&replay.events) {
             lines.push(describe::script_line(seq, event, &view));
             sentences.push(describe::sentence(event, &view));
-            view.apply(seq, event).map_err(|e| {
+            mirror.apply(seq, event).map_err(|e| {
                 ClientError::Protocol(format!("event {seq} of the replay does not apply: {e}"))
             })?;
+            view = mirror.view();
             if seq % CHECKPOINT_EVERY == 0 {
-                checkpoints.push(view.clone());
+                checkpoints.push(mirror.clone());
             }
         }
         Ok(Self {
@@ -376,6 +384,7 @@ impl Stepper {
             sentences,
             checkpoints,
             step: 0,
+            mirror: start_mirror,
             view: start,
         })
     }
@@ -422,24 +431,26 @@ impl Stepper {
         if step == self.step {
             return step;
         }
-        let mut view = if step > self.step && step - self.step < CHECKPOINT_EVERY {
-            self.view.clone()
+        let mut mirror = if step > self.step && step - self.step < CHECKPOINT_EVERY {
+            self.mirror.clone()
         } else {
             usize::try_from(step / CHECKPOINT_EVERY)
                 .ok()
                 .and_then(|i| self.checkpoints.get(i))
+                .or_else(|| self.checkpoints.first())
                 .cloned()
-                .unwrap_or_else(|| self.replay.start())
+                .unwrap_or_else(|| self.mirror.clone())
         };
-        for seq in view.seq + 1..=step {
+        for seq in mirror.seq() + 1..=step {
             let Some(event) = self.event(seq) else { break };
             // Every event applied once already in `new`, so this cannot fail; stop if it does.
-            if view.apply(seq, event).is_err() {
+            if mirror.apply(seq, event).is_err() {
                 break;
             }
         }
-        self.step = view.seq;
-        self.view = view;
+        self.step = mirror.seq();
+        self.view = mirror.view();
+        self.mirror = mirror;
         self.step
     }
 }
@@ -603,6 +614,7 @@ fn replay_state(stepper: &Stepper, server: &str) -> State {
         table: stepper.replay().table,
         me: None,
         spectator: true,
+        mirror: Some(stepper.mirror.clone()),
         view: Some(stepper.view().clone()),
         connected: true,
     }
@@ -753,7 +765,7 @@ mod tests {
             assert_eq!(reached, expected);
             let mut view = replay.start();
             let upto = usize::try_from(expected).unwrap();
-            view.apply_batch(1, &replay.events[..upto]).unwrap();
+            view = view.folded(1, &replay.events[..upto]).unwrap();
             assert_eq!(stepper.view(), &view, "step {target}");
         }
         stepper.goto(2);

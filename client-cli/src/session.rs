@@ -10,8 +10,8 @@ use std::time::Duration;
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use grand_melee_protocol::{
-    self as wire, ApplyError, ClientMessage, ErrorCode, Event, PlayerId, SeatToken, ServerMessage,
-    TableId, TableView,
+    self as wire, ApplyError, ClientMessage, ErrorCode, Event, Mirror, PlayerId, SeatToken,
+    ServerMessage, TableId, TableView,
 };
 use ratatui::crossterm::event::KeyEvent;
 use tokio::sync::mpsc;
@@ -73,7 +73,9 @@ pub struct State {
     pub me: Option<PlayerId>,
     /// Whether the client watches rather than plays.
     pub spectator: bool,
-    /// The mirrored table, once a snapshot has arrived.
+    /// The mirrored table, once a snapshot has arrived: the protocol's one fold.
+    pub mirror: Option<Mirror>,
+    /// The mirror's snapshot, projected after every event (what the screens show).
     pub view: Option<TableView>,
     /// Whether a connection is up.
     pub connected: bool,
@@ -87,6 +89,7 @@ impl State {
             table,
             me: None,
             spectator: false,
+            mirror: None,
             view: None,
             connected: false,
         }
@@ -612,8 +615,24 @@ impl Session<'_> {
                 if let Some(id) = reply_to {
                     self.pending.remove(&id);
                 }
-                self.state.view = Some(view);
-                self.awaiting_snapshot = false;
+                match Mirror::new(&view) {
+                    Ok(mirror) => {
+                        self.state.mirror = Some(mirror);
+                        self.state.view = Some(view);
+                        self.awaiting_snapshot = false;
+                    }
+                    Err(e) => {
+                        self.state.mirror = None;
+                        self.state.view = Some(view);
+                        frontend.note(
+                            &self.state,
+                            Note::Problem {
+                                kind: "snapshot",
+                                message: format!("the server's snapshot does not fit: {e}"),
+                            },
+                        )?;
+                    }
+                }
                 frontend.note(&self.state, Note::Snapshot)?;
             }
             ServerMessage::Events { seq, events, .. } => {
@@ -673,26 +692,34 @@ impl Session<'_> {
         if self.awaiting_snapshot {
             return Ok(());
         }
-        let Some(view) = self.state.view.as_mut() else {
+        let (Some(mirror), Some(view)) = (self.state.mirror.as_mut(), self.state.view.as_mut())
+        else {
             return Ok(());
         };
         let mut notes = Vec::new();
         let mut resync = false;
         for (offset, event) in events.into_iter().enumerate() {
             let number = seq.saturating_add(offset as u64);
-            if number <= view.seq {
+            if number <= mirror.seq() {
                 continue;
             }
             let line = describe::script_line(number, &event, view);
             let sentence = describe::sentence(&event, view);
-            match view.apply(number, &event) {
-                Ok(()) => notes.push((number, event, line, sentence)),
+            match mirror.apply(number, &event) {
+                Ok(()) => {
+                    *view = mirror.view();
+                    notes.push((number, event, line, sentence));
+                }
                 Err(ApplyError::Gap { .. } | ApplyError::UnknownPlayer(_))
                 | Err(ApplyError::UnknownTurn(_) | ApplyError::Invalid(_)) => {
                     resync = true;
                     break;
                 }
             }
+        }
+        if resync {
+            // A stream that does not fit is not folded further: the next snapshot replaces it.
+            self.state.mirror = None;
         }
         // The notes are shown with the view after the whole batch, as the server's state moves
         // a batch at a time.

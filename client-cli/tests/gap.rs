@@ -11,8 +11,8 @@ use grand_melee_cli::script::Script;
 use grand_melee_cli::session::{self, Input, Mode, Options};
 use grand_melee_cli::store::TokenStore;
 use grand_melee_protocol::{
-    self as wire, ClientMessage, Event, PROTOCOL_VERSION, SeatToken, ServerMessage, Settings,
-    TableId, TableView,
+    self as wire, ClientMessage, Event, Mirror, PROTOCOL_VERSION, SeatToken, ServerMessage,
+    Settings, TableId, TableView,
 };
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
@@ -59,8 +59,9 @@ async fn a_gap_in_the_events_is_repaired_with_a_snapshot() {
         let (stream, _) = listener.accept().await.unwrap();
         let mut ws = tokio_tungstenite::accept_async(stream).await.unwrap();
         let send = |m: ServerMessage| Message::Binary(wire::encode_server(&m).into());
-        let mut view = TableView::new(table, "Fake", Settings::default());
-        view.apply_batch(1, &[joined(0, "Ann")]).unwrap();
+        let mut fake_table =
+            Mirror::new(&TableView::new(table, "Fake", Settings::default())).unwrap();
+        fake_table.apply_batch(1, &[joined(0, "Ann")]).unwrap();
         while let Some(Ok(frame)) = ws.next().await {
             let Message::Binary(bytes) = frame else {
                 continue;
@@ -89,7 +90,7 @@ async fn a_gap_in_the_events_is_repaired_with_a_snapshot() {
                     .unwrap();
                     ws.send(send(ServerMessage::Snapshot {
                         reply_to: None,
-                        view: view.clone(),
+                        view: fake_table.view(),
                     }))
                     .await
                     .unwrap();
@@ -113,11 +114,12 @@ async fn a_gap_in_the_events_is_repaired_with_a_snapshot() {
                     .unwrap();
                 }
                 ClientMessage::Snapshot { id } => {
-                    view.apply_batch(2, &[joined(1, "Ben"), joined(2, "Cid"), joined(3, "Dan")])
+                    fake_table
+                        .apply_batch(2, &[joined(1, "Ben"), joined(2, "Cid"), joined(3, "Dan")])
                         .unwrap();
                     ws.send(send(ServerMessage::Snapshot {
                         reply_to: Some(id),
-                        view: view.clone(),
+                        view: fake_table.view(),
                     }))
                     .await
                     .unwrap();

@@ -182,9 +182,10 @@ async fn finished_game_on(server: TestServer, password: Option<&str>, chat: usiz
 
 /// The table after applying `events` (numbered from 1) to an empty one.
 fn rebuild(table: TableId, name: &str, settings: Settings, events: &[Event]) -> TableView {
-    let mut view = TableView::new(table, name, settings);
-    view.apply_batch(1, events).unwrap();
-    view
+    let mut mirror =
+        grand_melee_protocol::Mirror::new(&TableView::new(table, name, settings)).unwrap();
+    mirror.apply_batch(1, events).unwrap();
+    mirror.view()
 }
 
 /// The number of the event that eliminated `player`.

@@ -662,7 +662,9 @@ async fn hostile_text_from_a_server_that_lets_it_through_is_escaped() {
             name: name.into(),
         });
     }
-    view.apply_batch(1, &joined).unwrap();
+    let mut mirror = grand_melee_protocol::Mirror::new(&view).unwrap();
+    mirror.apply_batch(1, &joined).unwrap();
+    view = mirror.view();
     let first = view.seq + 1;
     let mut events: Vec<Event> = (1..)
         .zip(RAW)

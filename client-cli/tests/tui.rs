@@ -197,6 +197,13 @@ fn row_of<'a>(ring: &'a [String], name: &str) -> &'a str {
     found[0]
 }
 
+/// The view after `events` (numbered from `view.seq + 1`), folded by the protocol's mirror.
+fn folded(view: &TableView, events: &[grand_melee_protocol::Event]) -> TableView {
+    let mut mirror = grand_melee_protocol::Mirror::new(view).unwrap();
+    mirror.apply_batch(view.seq + 1, events).unwrap();
+    mirror.view()
+}
+
 fn name(view: &TableView, player: PlayerId) -> &str {
     &view.player(player).unwrap().name
 }
@@ -211,6 +218,7 @@ async fn a_28_seat_table_mid_game_shows_turns_spheres_the_eliminated_and_my_rang
         table,
         me: Some(me),
         spectator: false,
+        mirror: Some(grand_melee_protocol::Mirror::new(&view).unwrap()),
         view: Some(view.clone()),
         connected: true,
     };
@@ -327,14 +335,13 @@ fn the_command_line_edits_completes_and_submits() {
         "t",
         grand_melee_protocol::Settings::default(),
     );
-    view.apply_batch(
-        1,
+    view = folded(
+        &view,
         &[grand_melee_protocol::Event::PlayerJoined {
             player: 0,
             name: "Bartholomew".into(),
         }],
-    )
-    .unwrap();
+    );
     let state = State {
         view: Some(view),
         me: Some(0),
@@ -397,7 +404,7 @@ fn hostile_text_reaches_the_screen_only_as_visible_escapes() {
         first_player: 1,
         turn_holders: vec![1],
     });
-    view.apply_batch(1, &events).unwrap();
+    view = folded(&view, &events);
     let state = State {
         view: Some(view.clone()),
         me: Some(0),

@@ -277,6 +277,9 @@ impl std::fmt::Display for ErrorCode {
     }
 }
 
+/// The rules core refuses a command with the code the client receives.
+impl std::error::Error for ErrorCode {}
+
 /// A frame that is not a valid message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeError {

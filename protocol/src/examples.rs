@@ -63,11 +63,16 @@ pub fn view() -> TableView {
         mulligan_clock_secs: 60,
         max_spectators: 100,
     };
-    let mut view = TableView::new(TABLE, "Friday melee", settings);
+    let empty = TableView::new(TABLE, "Friday melee", settings);
     // The events are consistent by construction; should one not apply, the view simply stops
     // short (the doc test would show it).
-    let _ = view.apply_batch(1, &view_events());
-    view
+    match crate::Mirror::new(&empty) {
+        Ok(mut mirror) => {
+            let _ = mirror.apply_batch(1, &view_events());
+            mirror.view()
+        }
+        Err(_) => empty,
+    }
 }
 
 /// The events that build [`view`], numbered from 1.

@@ -19,6 +19,8 @@ mod error;
 mod event;
 pub mod examples;
 mod limits;
+mod mirror;
+pub mod rules;
 mod server;
 pub mod text;
 mod types;
@@ -32,10 +34,12 @@ pub use codec::{
 pub use error::{ApplyError, DecodeError, ErrorCode};
 pub use event::Event;
 pub use limits::*;
+pub use mirror::{Mirror, stage_name};
 pub use server::{ReplaySummary, ServerMessage, TableSummary};
 pub use types::{
-    EliminationCause, KeepReason, Phase, PlayerId, PlayerStatus, Reduction, Ruling, SeatToken,
-    StageName, Standing, TableId, TurnEndReason, TurnId, TurnRemovalReason, TurnStateName,
+    EliminationCause, Expiry, KeepReason, Phase, PlayerId, PlayerStatus, Reduction, Ruling,
+    SeatToken, StageName, Standing, TableId, TurnEndReason, TurnId, TurnRemovalReason,
+    TurnStateName,
 };
 pub use uuid::Uuid;
 pub use view::{PlayerView, Settings, TableView, TurnView};

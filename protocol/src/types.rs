@@ -1,5 +1,5 @@
-//! Small value types shared by requests, events and views. They mirror the rules core's
-//! vocabulary one for one, so the server maps core ↔ wire without judgement.
+//! Small value types shared by requests, events, views and the rules core: the one vocabulary
+//! of the game, written once.
 
 use serde::{Deserialize, Serialize};
 
@@ -102,6 +102,13 @@ pub enum PlayerStatus {
     Eliminated,
     /// Out of the game and his position has been taken out of the ring.
     Removed,
+}
+
+impl PlayerStatus {
+    /// Whether the player is still in the game.
+    pub fn is_alive(self) -> bool {
+        self == PlayerStatus::Alive
+    }
 }
 
 /// What a turn is doing.
@@ -230,6 +237,35 @@ pub enum KeepReason {
     Absent,
     /// The host ruled it (or kicked him).
     Ruling,
+}
+
+/// Why the table ends a running turn or takes a mulligan decision by itself (the core has no
+/// clock: the session decides when, and says why).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Expiry {
+    /// The turn clock or the mulligan clock ran out.
+    Clock,
+    /// The player has been disconnected for longer than the grace period.
+    Absent,
+}
+
+impl From<Expiry> for KeepReason {
+    fn from(expiry: Expiry) -> Self {
+        match expiry {
+            Expiry::Clock => KeepReason::Clock,
+            Expiry::Absent => KeepReason::Absent,
+        }
+    }
+}
+
+impl From<Expiry> for TurnEndReason {
+    fn from(expiry: Expiry) -> Self {
+        match expiry {
+            Expiry::Clock => TurnEndReason::Clock,
+            Expiry::Absent => TurnEndReason::Absent,
+        }
+    }
 }
 
 /// Serde helpers writing an optional UUID as its hyphenated string (or nil).

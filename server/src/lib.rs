@@ -2,10 +2,9 @@
 //! WebSockets, with thin clients mirroring each table's state from numbered events.
 //!
 //! Reading order:
-//! - [`rules`]: the pure rules core (no I/O, no clock): ring, spheres, simultaneous turns,
-//!   eliminations, results. Every table runs on it.
-//! - `wire` (private): the one place core types are mapped to and from the protocol crate's wire
-//!   types, including full snapshots.
+//! - `grand_melee_protocol::rules` (the protocol crate): the pure rules core and the one fold
+//!   every table runs on and every client mirrors.
+//! - `wire` (private): which requests are game commands, with whose authority.
 //! - `room` (private): a table's actor — owns one core table, its members, seat tokens, host and
 //!   event sequence; publishes each event batch encoded once to every member.
 //! - `connection` (private): one client — HTTP routing (`/ws`, `/healthz`, `/metrics`), the
@@ -22,7 +21,6 @@ mod limit;
 pub mod metrics;
 mod password;
 mod room;
-pub mod rules;
 pub mod server;
 mod wire;
 

@@ -18,15 +18,16 @@ use crate::connection::Conn;
 use crate::journal::{StoredTable, TableRecord};
 use crate::limit::TokenBucket;
 use crate::metrics::Metrics;
-use crate::rules::{self, Actor, Command, Expiry, Stage, Table, TableConfig, TurnState};
 use crate::server::{Shared, TableEntry, TableRefusal, TableSlot};
 use crate::wire::{self as edge, Authority};
+use grand_melee_protocol::Expiry;
+use grand_melee_protocol::rules::{Actor, Command, Stage, Table, TableConfig, TurnState};
 
 /// How a connection takes part in a table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Role {
     /// Seated as this player.
-    Player(rules::PlayerId),
+    Player(wire::PlayerId),
     /// Watching.
     Spectator,
 }
@@ -150,12 +151,13 @@ pub(crate) async fn create(
     {
         return Err(ErrorCode::BadSettings);
     }
-    let spell_range = rules::SpellRange::new(*spell_range).map_err(|_| ErrorCode::BadSettings)?;
+    let spell_range = grand_melee_protocol::rules::SpellRange::new(*spell_range)
+        .map_err(|_| ErrorCode::BadSettings)?;
     let settings = StoredSettings {
         config: TableConfig {
             seats: *seats,
             spell_range,
-            reduction: edge::core_reduction(*reduction),
+            reduction: *reduction,
             starting_life: *starting_life,
             seed: seed.unwrap_or_else(|| Uuid::new_v4().as_u64_pair().0),
             ..TableConfig::default()
@@ -287,13 +289,16 @@ pub(crate) async fn recover_all(shared: &Arc<Shared>) -> Result<(), String> {
     for (mut room, dropped) in rooms {
         let id = room.id;
         let now = Instant::now();
-        let events = dropped
+        let mut events: Vec<wire::Event> = dropped
             .into_iter()
             .map(|player| wire::Event::ConnectionChanged {
-                player: player.0,
+                player,
                 connected: false,
             })
             .collect();
+        if room.core.facts().spectators != 0 {
+            events.push(wire::Event::SpectatorsChanged { spectators: 0 });
+        }
         room.publish(events, now);
         room.flush().await;
         if room.broken {
@@ -367,7 +372,7 @@ enum Outgoing {
 
 #[derive(Debug)]
 struct Seat {
-    player: rules::PlayerId,
+    player: wire::PlayerId,
     token: SeatToken,
     connection: Option<u64>,
     dropped_at: Option<Instant>,
@@ -387,7 +392,7 @@ struct Room {
     seq: u64,
     members: Vec<Member>,
     seats: Vec<Seat>,
-    host: Option<rules::PlayerId>,
+    host: Option<wire::PlayerId>,
     /// Since when nobody is connected (the table closes after the grace period if it cannot be
     /// resumed: an empty lobby or a finished game; after `--unjoined-table-secs` if nobody ever
     /// sat at it).
@@ -396,13 +401,13 @@ struct Room {
     /// The table's clocks and limits, as chosen at its creation.
     settings: edge::RoomSettings,
     /// Players whose chat the host has muted.
-    muted: Vec<rules::PlayerId>,
+    muted: Vec<wire::PlayerId>,
     /// Whether the host has muted the spectators' chat.
     spectators_muted: bool,
     /// Since when the host has paused the table.
     paused_since: Option<Instant>,
     /// When each running turn began, by turn and holder. Time lives here, not in the core.
-    running_since: Vec<(rules::TurnId, rules::PlayerId, Instant)>,
+    running_since: Vec<(wire::TurnId, wire::PlayerId, Instant)>,
     shared: Arc<Shared>,
     summary: watch::Sender<TableSummary>,
     /// What the current request produced, delivered together by `flush`.
@@ -421,10 +426,10 @@ struct Room {
     finish_journaled: bool,
     /// The player whose mulligan decision is due, and since when (time lives here, not in the
     /// core: the mulligan clock and the absent decider's grace period count from it).
-    deciding_since: Option<(rules::PlayerId, Instant)>,
+    deciding_since: Option<(wire::PlayerId, Instant)>,
     /// Players the host kicked during mulligans: their decision is taken as `keep` when it comes
     /// up, and they are eliminated as play begins.
-    kicked_in_mulligan: Vec<rules::PlayerId>,
+    kicked_in_mulligan: Vec<wire::PlayerId>,
     /// Addresses the host has banned from this table (`kick` with `ban`).
     banned: Vec<std::net::IpAddr>,
     /// The table's chat budget, shared by all its members (`--table-chat-per-minute`).
@@ -459,7 +464,7 @@ impl Room {
             stage: wire::StageName::Lobby,
             password: password.is_some(),
             spell_range: u8::from(core.config().spell_range),
-            reduction: edge::reduction(core.config().reduction),
+            reduction: core.config().reduction,
         };
         Ok(Self {
             id,
@@ -502,13 +507,13 @@ impl Room {
         })
     }
 
-    /// Rebuilds a table from its journal: the core from its game events, the rest (host, pause,
-    /// absences, who was connected) from the table-level events. Returns the room and the players
-    /// who were connected when the server stopped.
+    /// Rebuilds a table from its journal by folding every event into the table, and the room's
+    /// own state (host, pause, absences, mutes, who was connected) from the fold's session facts.
+    /// Returns the room and the players who were connected when the server stopped.
     fn recover(
         stored: StoredTable,
         shared: &Arc<Shared>,
-    ) -> Result<(Self, Vec<rules::PlayerId>), String> {
+    ) -> Result<(Self, Vec<wire::PlayerId>), String> {
         let settings: StoredSettings =
             rmp_serde::from_slice(&stored.record.settings).map_err(|e| format!("settings: {e}"))?;
         let record = stored.record;
@@ -523,64 +528,50 @@ impl Room {
         )
         .map_err(|code| format!("settings: {code}"))?;
         room.ever_seated = true;
-        let mut connected: Vec<rules::PlayerId> = Vec::new();
-        let mut absent: Vec<rules::PlayerId> = Vec::new();
-        let mut paused = false;
+        // Recovery is one fold: every event, game and table-level alike, through the same
+        // `Table::apply` that built the live table.
         for (seq, bytes) in &stored.events {
             if *seq != room.seq + 1 {
                 return Err(format!("event {seq} follows {}", room.seq));
             }
             let event = wire::decode_event(bytes).map_err(|e| format!("event {seq}: {e}"))?;
-            if let Some(core_event) = edge::core_event(&event) {
-                room.core
-                    .apply(&core_event)
-                    .map_err(|e| format!("event {seq}: {e}"))?;
-            }
-            match event {
-                wire::Event::PlayerJoined { player, .. } => connected.push(rules::PlayerId(player)),
-                wire::Event::PlayerLeft { player } => {
-                    connected.retain(|p| p.0 != player);
-                }
-                wire::Event::ConnectionChanged {
-                    player,
-                    connected: now,
-                } => {
-                    connected.retain(|p| p.0 != player);
-                    if now {
-                        connected.push(rules::PlayerId(player));
-                        absent.retain(|p| p.0 != player);
-                    }
-                }
-                wire::Event::PlayerAbsent { player } => absent.push(rules::PlayerId(player)),
-                wire::Event::HostChanged { player } => room.host = player.map(rules::PlayerId),
-                wire::Event::TablePaused { paused: now } => paused = now,
-                wire::Event::PlayerMuted {
-                    player: Some(player),
-                    muted,
-                } => room.set_muted(rules::PlayerId(player), muted),
-                wire::Event::PlayerMuted {
-                    player: None,
-                    muted,
-                } => room.spectators_muted = muted,
-                wire::Event::PlayerKicked { player, .. }
-                    if matches!(room.core.stage(), Stage::Mulligan { .. }) =>
-                {
-                    room.kicked_in_mulligan.push(rules::PlayerId(player));
-                }
-                _ => {}
-            }
+            room.core
+                .apply(&event)
+                .map_err(|e| format!("event {seq}: {e}"))?;
             room.seq = *seq;
         }
+        let facts = room.core.facts().clone();
+        room.host = facts.host;
+        room.muted = facts
+            .presences()
+            .filter(|(_, presence)| presence.muted)
+            .map(|(player, _)| player)
+            .collect();
+        room.spectators_muted = facts.spectators_muted;
+        if matches!(room.core.stage(), Stage::Mulligan { .. }) {
+            room.kicked_in_mulligan = facts.kicked_in_mulligan.clone();
+        }
+        let paused = facts.paused;
+        let absent: Vec<wire::PlayerId> = facts
+            .presences()
+            .filter(|(_, presence)| presence.absent)
+            .map(|(player, _)| player)
+            .collect();
+        let mut connected: Vec<wire::PlayerId> = facts
+            .presences()
+            .filter(|(_, presence)| presence.connected)
+            .map(|(player, _)| player)
+            .collect();
         let now = Instant::now();
         room.seats = stored
             .seats
             .iter()
             .map(|&(player, token)| Seat {
-                player: rules::PlayerId(player),
+                player: player,
                 token,
                 connection: None,
                 dropped_at: Some(now),
-                absent: absent.contains(&rules::PlayerId(player)),
+                absent: absent.contains(&player),
                 peers: Vec::new(),
             })
             .collect();
@@ -590,10 +581,6 @@ impl Room {
             room.banned = banned.iter().filter_map(|a| a.parse().ok()).collect();
         }
         room.paused_since = paused.then_some(now);
-        if !matches!(room.core.stage(), Stage::Mulligan { .. }) {
-            // Play has begun: those kicked during mulligans were eliminated as it began.
-            room.kicked_in_mulligan.clear();
-        }
         // A kicked player's decision is settled in the flush that makes it due, so there is
         // normally nothing to do here; if there is, it is done now rather than never.
         room.settle_kicks(now);
@@ -694,18 +681,15 @@ impl Room {
         }
         match entry {
             Entry::Join { name } => {
-                let events = self
-                    .core
-                    .handle(Actor::Host, Command::Join { name })
-                    .map_err(|r| edge::rejection_code(&r))?;
-                let Some(rules::Event::PlayerJoined { player, .. }) = events.first() else {
+                let events = self.core.handle(Actor::Host, Command::Join { name })?;
+                let Some(wire::Event::PlayerJoined { player, .. }) = events.first() else {
                     return Err(ErrorCode::BadMessage);
                 };
                 let player = *player;
                 self.ever_seated = true;
                 let token = Uuid::new_v4();
                 self.journal_ops.push(JournalOp::SetSeat {
-                    player: player.0,
+                    player: player,
                     token,
                 });
                 self.seats.push(Seat {
@@ -716,18 +700,18 @@ impl Room {
                     absent: false,
                     peers: vec![conn.peer],
                 });
-                let mut wire_events: Vec<wire::Event> = events.iter().map(edge::event).collect();
+                let mut wire_events: Vec<wire::Event> = events;
                 if self.host.is_none() {
                     self.host = Some(player);
                     wire_events.push(wire::Event::HostChanged {
-                        player: Some(player.0),
+                        player: Some(player),
                     });
                 }
                 // Everyone already here hears of the newcomer; the newcomer gets a snapshot that
                 // includes himself.
                 self.publish(wire_events, Instant::now());
                 self.admit(conn, Role::Player(player), request_id, Some(token));
-                info!(table = %self.id, player = player.0, "player joined");
+                info!(table = %self.id, player = player, "player joined");
                 Ok(Role::Player(player))
             }
             Entry::Watch => {
@@ -768,14 +752,14 @@ impl Room {
                 } else {
                     self.publish(
                         vec![wire::Event::ConnectionChanged {
-                            player: player.0,
+                            player: player,
                             connected: true,
                         }],
                         Instant::now(),
                     );
                 }
                 self.admit(conn, Role::Player(player), request_id, Some(token));
-                info!(table = %self.id, player = player.0, "player resumed");
+                info!(table = %self.id, player = player, "player resumed");
                 Ok(Role::Player(player))
             }
         }
@@ -787,7 +771,7 @@ impl Room {
             (Role::Player(player), Some(token)) => ServerMessage::Seated {
                 reply_to: request_id,
                 table: self.id,
-                player: player.0,
+                player: player,
                 token,
             },
             _ => ServerMessage::Watching {
@@ -851,7 +835,7 @@ impl Room {
     }
 
     /// A seated player's connection went away: the seat stays reserved for him.
-    fn player_dropped(&mut self, player: rules::PlayerId) {
+    fn player_dropped(&mut self, player: wire::PlayerId) {
         let Some(seat) = self.seats.iter_mut().find(|s| s.player == player) else {
             return;
         };
@@ -859,7 +843,7 @@ impl Room {
         seat.dropped_at = Some(Instant::now());
         self.publish(
             vec![wire::Event::ConnectionChanged {
-                player: player.0,
+                player,
                 connected: false,
             }],
             Instant::now(),
@@ -868,19 +852,17 @@ impl Room {
 
     /// A player gives up his seat in the lobby (by leaving, or by staying away past the grace
     /// period). If he was the host, the next player in join order becomes host.
-    fn give_up_seat(&mut self, player: rules::PlayerId) {
+    fn give_up_seat(&mut self, player: wire::PlayerId) {
         let Ok(events) = self.core.handle(Actor::Player(player), Command::Leave) else {
             return;
         };
         self.seats.retain(|s| s.player != player);
         self.journal_ops
-            .push(JournalOp::RemoveSeat { player: player.0 });
-        let mut wire_events: Vec<wire::Event> = events.iter().map(edge::event).collect();
+            .push(JournalOp::RemoveSeat { player: player });
+        let mut wire_events: Vec<wire::Event> = events;
         if self.host == Some(player) {
             self.host = self.seats.first().map(|s| s.player);
-            wire_events.push(wire::Event::HostChanged {
-                player: self.host.map(|p| p.0),
-            });
+            wire_events.push(wire::Event::HostChanged { player: self.host });
         }
         self.publish(wire_events, Instant::now());
     }
@@ -911,11 +893,11 @@ impl Room {
             || (self.core.stage() == Stage::Lobby && self.seats.is_empty())
     }
 
-    fn seat(&self, player: rules::PlayerId) -> Option<&Seat> {
+    fn seat(&self, player: wire::PlayerId) -> Option<&Seat> {
         self.seats.iter().find(|s| s.player == player)
     }
 
-    fn alive(&self, player: rules::PlayerId) -> bool {
+    fn alive(&self, player: wire::PlayerId) -> bool {
         self.core
             .player(player)
             .is_some_and(|p| p.status.is_alive())
@@ -923,7 +905,7 @@ impl Room {
 
     /// When each running turn expires: by the turn clock, or because its player has been away
     /// for the grace period while it runs (his turn waits that long, then is skipped).
-    fn turn_deadlines(&self) -> impl Iterator<Item = (rules::PlayerId, Expiry, Instant)> + '_ {
+    fn turn_deadlines(&self) -> impl Iterator<Item = (wire::PlayerId, Expiry, Instant)> + '_ {
         let playing = self.core.stage() == Stage::Playing && self.paused_since.is_none();
         self.running_since
             .iter()
@@ -941,7 +923,7 @@ impl Room {
     /// When the due mulligan decision is taken as `keep`: by the mulligan clock, or because the
     /// decider has been away for the grace period while it is due (counted from when it came up
     /// or when he dropped, whichever is later). Paused time does not count.
-    fn mulligan_deadline(&self) -> Option<(rules::PlayerId, Expiry, Instant)> {
+    fn mulligan_deadline(&self) -> Option<(wire::PlayerId, Expiry, Instant)> {
         if self.paused_since.is_some() {
             return None;
         }
@@ -958,7 +940,7 @@ impl Room {
     }
 
     /// Players due to be announced absent, with the moment.
-    fn absence_deadlines(&self) -> impl Iterator<Item = (rules::PlayerId, Instant)> + '_ {
+    fn absence_deadlines(&self) -> impl Iterator<Item = (wire::PlayerId, Instant)> + '_ {
         let limit = Duration::from_secs(self.settings.absence_limit_secs.into());
         let counting = self.core.stage() == Stage::Playing && self.paused_since.is_none();
         self.seats
@@ -1026,21 +1008,21 @@ impl Room {
             self.pause(false, now);
         }
         if self.core.stage() == Stage::Lobby {
-            let expired: Vec<rules::PlayerId> = self
+            let expired: Vec<wire::PlayerId> = self
                 .seats
                 .iter()
                 .filter(|s| s.dropped_at.is_some_and(|t| t + grace <= now))
                 .map(|s| s.player)
                 .collect();
             for player in expired {
-                info!(table = %self.id, player = player.0, "seat given up after the grace period");
+                info!(table = %self.id, player = player, "seat given up after the grace period");
                 self.give_up_seat(player);
             }
         }
         if let Some((player, reason, at)) = self.mulligan_deadline()
             && at <= now
         {
-            info!(table = %self.id, player = player.0, ?reason, "mulligan decision taken as keep");
+            info!(table = %self.id, player = player, ?reason, "mulligan decision taken as keep");
             let command = Command::ExpireMulligan { player, reason };
             if let Err(code) = self.run_core(Actor::Host, command, now) {
                 // Cannot happen (the decider is tracked after every change); if it does, the
@@ -1050,20 +1032,20 @@ impl Room {
                 self.track_decider(now);
             }
         }
-        let due: Vec<(rules::PlayerId, Expiry)> = self
+        let due: Vec<(wire::PlayerId, Expiry)> = self
             .turn_deadlines()
             .filter(|&(_, _, t)| t <= now)
             .map(|(player, expiry, _)| (player, expiry))
             .collect();
         for (player, reason) in due {
-            info!(table = %self.id, player = player.0, ?reason, "turn expired");
+            info!(table = %self.id, player = player, ?reason, "turn expired");
             let command = Command::ExpireTurn { player, reason };
             if self.run_core(Actor::Host, command, now).is_err() {
                 // Already ended by an earlier expiry in this round: forget it either way.
                 self.running_since.retain(|&(_, p, _)| p != player);
             }
         }
-        let absent: Vec<rules::PlayerId> = self
+        let absent: Vec<wire::PlayerId> = self
             .absence_deadlines()
             .filter(|&(_, t)| t <= now)
             .map(|(player, _)| player)
@@ -1072,7 +1054,7 @@ impl Room {
             if let Some(seat) = self.seats.iter_mut().find(|s| s.player == player) {
                 seat.absent = true;
             }
-            self.publish(vec![wire::Event::PlayerAbsent { player: player.0 }], now);
+            self.publish(vec![wire::Event::PlayerAbsent { player: player }], now);
         }
         if self.host_deadline().is_some_and(|t| t <= now) {
             let next = self
@@ -1099,20 +1081,18 @@ impl Room {
     }
 
     /// Mutes or unmutes a player's chat.
-    fn set_muted(&mut self, player: rules::PlayerId, muted: bool) {
+    fn set_muted(&mut self, player: wire::PlayerId, muted: bool) {
         self.muted.retain(|&p| p != player);
         if muted {
             self.muted.push(player);
         }
     }
 
-    fn set_host(&mut self, host: Option<rules::PlayerId>) {
+    fn set_host(&mut self, host: Option<wire::PlayerId>) {
         if self.host != host {
             self.host = host;
             self.publish(
-                vec![wire::Event::HostChanged {
-                    player: host.map(|p| p.0),
-                }],
+                vec![wire::Event::HostChanged { player: host }],
                 Instant::now(),
             );
         }
@@ -1167,7 +1147,7 @@ impl Room {
                 }
                 let (from, name) = match role {
                     Role::Player(player) => (
-                        Some(player.0),
+                        Some(player),
                         self.core
                             .lobby()
                             .iter()
@@ -1212,7 +1192,7 @@ impl Room {
                 }
                 match player {
                     Some(player) => {
-                        let player = rules::PlayerId(*player);
+                        let player = *player;
                         if self.seat(player).is_none() {
                             return Err(ErrorCode::UnknownPlayer);
                         }
@@ -1232,7 +1212,7 @@ impl Room {
                 if !host {
                     return Err(ErrorCode::NotHost);
                 }
-                let player = rules::PlayerId(*player);
+                let player = *player;
                 if self.seat(player).is_none() {
                     return Err(ErrorCode::UnknownPlayer);
                 }
@@ -1244,7 +1224,7 @@ impl Room {
                 if !host {
                     return Err(ErrorCode::NotHost);
                 }
-                let seq = self.kick(rules::PlayerId(*player), *ban, received)?;
+                let seq = self.kick(*player, *ban, received)?;
                 ack(self, seq);
                 return Ok(());
             }
@@ -1272,11 +1252,8 @@ impl Room {
         command: Command,
         received: Instant,
     ) -> Result<u64, ErrorCode> {
-        let events = self
-            .core
-            .handle(actor, command)
-            .map_err(|r| edge::rejection_code(&r))?;
-        let seq = self.publish(events.iter().map(edge::event).collect(), received);
+        let events = self.core.handle(actor, command)?;
+        let seq = self.publish(events, received);
         let seq = seq.max(self.settle_kicks(received));
         self.after_core(received);
         Ok(seq)
@@ -1318,18 +1295,18 @@ impl Room {
             let command = match self.core.stage() {
                 Stage::Mulligan { .. } => match self.core.mulligan_decider() {
                     Some(decider) if self.kicked_in_mulligan.contains(&decider) => {
-                        rules::Ruling::Keep { player: decider }
+                        wire::Ruling::Keep { player: decider }
                     }
                     _ => break,
                 },
                 Stage::Playing => {
                     let kicked = std::mem::take(&mut self.kicked_in_mulligan);
-                    let players: Vec<rules::PlayerId> =
+                    let players: Vec<wire::PlayerId> =
                         kicked.into_iter().filter(|&p| self.alive(p)).collect();
                     if players.is_empty() {
                         break;
                     }
-                    rules::Ruling::Eliminate { players }
+                    wire::Ruling::Eliminate { players }
                 }
                 _ => {
                     self.kicked_in_mulligan.clear();
@@ -1338,7 +1315,7 @@ impl Room {
             };
             let playing = self.core.stage() == Stage::Playing;
             match self.core.handle(Actor::Host, Command::Ruling(command)) {
-                Ok(events) => seq = self.publish(events.iter().map(edge::event).collect(), now),
+                Ok(events) => seq = self.publish(events, now),
                 Err(rejection) => {
                     warn!(table = %self.id, %rejection, "settling a kicked player");
                     break;
@@ -1355,7 +1332,7 @@ impl Room {
     /// are forgotten.
     fn track_running_turns(&mut self, now: Instant) {
         let core = &self.core;
-        let running: Vec<(rules::TurnId, rules::PlayerId)> = core
+        let running: Vec<(wire::TurnId, wire::PlayerId)> = core
             .turns()
             .iter()
             .filter(|t| matches!(t.state, TurnState::Running(_)))
@@ -1401,31 +1378,25 @@ impl Room {
 
     /// Removes a player on the host's word: his seat token stops working and his connection is
     /// closed; in the lobby he loses his seat, during a game he is eliminated.
-    fn kick(&mut self, player: rules::PlayerId, ban: bool, now: Instant) -> Result<u64, ErrorCode> {
+    fn kick(&mut self, player: wire::PlayerId, ban: bool, now: Instant) -> Result<u64, ErrorCode> {
         let Some(index) = self.seats.iter().position(|s| s.player == player) else {
             return Err(ErrorCode::UnknownPlayer);
         };
         let mut events = vec![wire::Event::PlayerKicked {
-            player: player.0,
+            player: player,
             banned: ban,
         }];
         match self.core.stage() {
             Stage::Lobby => {
-                let left = self
-                    .core
-                    .handle(Actor::Player(player), Command::Leave)
-                    .map_err(|r| edge::rejection_code(&r))?;
-                events.extend(left.iter().map(edge::event));
+                let left = self.core.handle(Actor::Player(player), Command::Leave)?;
+                events.extend(left);
             }
             Stage::Playing if self.alive(player) => {
-                let ruling = rules::Ruling::Eliminate {
+                let ruling = wire::Ruling::Eliminate {
                     players: vec![player],
                 };
-                let out = self
-                    .core
-                    .handle(Actor::Host, Command::Ruling(ruling))
-                    .map_err(|r| edge::rejection_code(&r))?;
-                events.extend(out.iter().map(edge::event));
+                let out = self.core.handle(Actor::Host, Command::Ruling(ruling))?;
+                events.extend(out);
             }
             // Nobody is eliminated during mulligans: his decision is taken as `keep` when it is
             // due, and he is eliminated as play begins (`settle_kicks`).
@@ -1435,7 +1406,7 @@ impl Room {
         }
         let seat = self.seats.remove(index);
         self.journal_ops
-            .push(JournalOp::RemoveSeat { player: player.0 });
+            .push(JournalOp::RemoveSeat { player: player });
         if ban {
             for peer in &seat.peers {
                 if !self.banned.contains(peer) {
@@ -1450,7 +1421,7 @@ impl Room {
                 });
             }
         }
-        info!(table = %self.id, player = player.0, ban, "kicked");
+        info!(table = %self.id, player = player, ban, "kicked");
         let seq = self.publish(events, now);
         let seq = seq.max(self.settle_kicks(now));
         self.after_core(now);
@@ -1486,6 +1457,13 @@ impl Room {
     fn publish(&mut self, events: Vec<wire::Event>, received: Instant) -> u64 {
         if events.is_empty() {
             return self.seq;
+        }
+        // The core's own events are applied as it decides them; the table-level events the
+        // room decides are folded here, so the table stays the fold of everything published.
+        for event in events.iter().filter(|e| !e.is_game_event()) {
+            if let Err(reason) = self.core.apply(event) {
+                error!(table = %self.id, reason, ?event, "a table-level event does not apply");
+            }
         }
         let first = self.seq + 1;
         self.seq += events.len() as u64;
@@ -1582,36 +1560,10 @@ impl Room {
         }
     }
 
+    /// The snapshot: the one fold's projection, the same a client's mirror computes.
     fn view(&self) -> wire::TableView {
-        let connected: Vec<rules::PlayerId> = self
-            .seats
-            .iter()
-            .filter(|s| s.connection.is_some())
-            .map(|s| s.player)
-            .collect();
-        let absent: Vec<rules::PlayerId> = self
-            .seats
-            .iter()
-            .filter(|s| s.absent)
-            .map(|s| s.player)
-            .collect();
-        edge::view(
-            &self.core,
-            &edge::RoomFacts {
-                table: self.id,
-                name: &self.name,
-                password: self.password.is_some(),
-                seq: self.seq,
-                host: self.host.map(|p| p.0),
-                spectators: self.spectators(),
-                connected: &connected,
-                absent: &absent,
-                paused: self.paused_since.is_some(),
-                muted: &self.muted,
-                spectators_muted: self.spectators_muted,
-                settings: self.settings,
-            },
-        )
+        let settings = edge::settings(self.core.config(), self.password.is_some(), self.settings);
+        self.core.view(self.id, &self.name, self.seq, &settings)
     }
 
     /// Updates the lobby's summary of this table. The fixed parts (name, settings) are set once
@@ -1619,7 +1571,7 @@ impl Room {
     fn publish_summary(&self) {
         let seated = u8::try_from(self.seats.len()).unwrap_or(u8::MAX);
         let spectators = self.spectators();
-        let stage = edge::stage(self.core.stage());
+        let stage = wire::stage_name(self.core.stage());
         self.summary.send_if_modified(|current| {
             let changed =
                 (current.seated, current.spectators, current.stage) != (seated, spectators, stage);

@@ -268,8 +268,9 @@ async fn a_28_bot_game_survives_kills_and_a_restart_and_every_seen_event_is_kept
     else {
         panic!("{fetched:?}");
     };
-    let mut rebuilt = TableView::new(table, name, settings);
+    let mut rebuilt = wire::Mirror::new(&TableView::new(table, name, settings)).unwrap();
     rebuilt.apply_batch(1, &events).unwrap();
+    let rebuilt = rebuilt.view();
     assert_eq!(rebuilt.standings, view.standings);
     assert_eq!(rebuilt.stage, StageName::Finished);
 

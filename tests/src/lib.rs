@@ -8,8 +8,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use grand_melee_protocol::{
-    self as wire, ClientMessage, ErrorCode, PROTOCOL_VERSION, Reduction, ServerMessage, TableId,
-    TableView,
+    self as wire, ClientMessage, ErrorCode, Mirror, PROTOCOL_VERSION, Reduction, ServerMessage,
+    TableId, TableView,
 };
 use grand_melee_server::{Server, ServerConfig};
 use tokio::sync::{mpsc, oneshot};
@@ -99,7 +99,10 @@ pub struct Client {
     out: mpsc::UnboundedSender<Message>,
     inbox: mpsc::UnboundedReceiver<Received>,
     next_id: u32,
-    /// The table this client mirrors, kept up to date from snapshots and event batches.
+    /// The table this client mirrors, kept up to date from snapshots and event batches by the
+    /// protocol's one fold ([`Mirror`]).
+    pub mirror: Option<Mirror>,
+    /// The mirror's current snapshot (its projection after every message).
     pub view: Option<TableView>,
     /// Every events frame received, with its exact bytes.
     pub event_frames: Vec<(u64, Bytes)>,
@@ -164,6 +167,7 @@ impl Client {
             out,
             inbox,
             next_id: 1,
+            mirror: None,
             view: None,
             event_frames: Vec::new(),
             seat: None,
@@ -249,12 +253,14 @@ impl Client {
             ServerMessage::Snapshot { view, reply_to }
                 if !(self.keep_mirror && reply_to.is_some()) =>
             {
+                self.mirror = Some(Mirror::new(view).expect("a snapshot the fold accepts"));
                 self.view = Some(view.clone());
             }
             ServerMessage::Events { seq, events, .. } => {
                 self.event_frames.push((*seq, bytes.clone()));
-                let view = self.view.as_mut().expect("a snapshot before events");
-                view.apply_batch(*seq, events).unwrap();
+                let mirror = self.mirror.as_mut().expect("a snapshot before events");
+                mirror.apply_batch(*seq, events).unwrap();
+                self.view = Some(mirror.view());
             }
             ServerMessage::Seated { player, token, .. } => self.seat = Some((*player, *token)),
             _ => {}

@@ -378,7 +378,7 @@ async fn whole_replay(
         pages += 1;
         assert_eq!(first_seq, from_seq);
         let view = view.get_or_insert_with(|| TableView::new(table, name, settings));
-        view.apply_batch(first_seq, &events).unwrap();
+        *view = view.folded(first_seq, &events).unwrap();
         match next_seq {
             Some(next) => {
                 assert_eq!(next, first_seq + events.len() as u64);

@@ -3,10 +3,10 @@
 #![allow(clippy::unwrap_used)]
 
 use grand_melee_e2e::{Client, TestServer};
+use grand_melee_protocol::rules::{Actor, Command, Table, TableConfig};
 use grand_melee_protocol::{
     ClientMessage, Phase, PlayerStatus, ServerMessage, StageName, TableView, TurnStateName,
 };
-use grand_melee_server::rules::{self, Actor, Command, Table, TableConfig};
 
 const SEATS: usize = 28;
 const SEED: u64 = 2026;
@@ -41,7 +41,7 @@ async fn act(
     let actor = if as_host {
         Actor::Host
     } else {
-        Actor::Player(rules::PlayerId(player))
+        Actor::Player(player)
     };
     log.push((actor, command));
     // The actor has read everything up to its own acknowledgement: its mirror is current.
@@ -140,7 +140,7 @@ async fn a_28_seat_game_from_lobby_to_winner_keeps_every_mirror_exact() {
                         phase: Phase::Combat,
                     },
                     Command::SetPhase {
-                        phase: rules::Phase::Combat,
+                        phase: grand_melee_protocol::Phase::Combat,
                     },
                 )
                 .await;
@@ -160,7 +160,7 @@ async fn a_28_seat_game_from_lobby_to_winner_keeps_every_mirror_exact() {
                         poison: 0,
                     },
                     Command::Attack {
-                        target: rules::PlayerId(target),
+                        target: target,
                         damage,
                         poison: 0,
                     },
@@ -177,7 +177,7 @@ async fn a_28_seat_game_from_lobby_to_winner_keeps_every_mirror_exact() {
                     false,
                     |id| ClientMessage::DealDamage { id, target, amount },
                     Command::DealDamage {
-                        target: rules::PlayerId(target),
+                        target: target,
                         amount,
                     },
                 )
@@ -239,7 +239,7 @@ async fn a_28_seat_game_from_lobby_to_winner_keeps_every_mirror_exact() {
     let expected: Vec<(u16, u8, u8)> = core
         .standings()
         .iter()
-        .map(|s| (s.player.0, s.place, s.mana_points))
+        .map(|s| (s.player, s.place, s.mana_points))
         .collect();
     let got: Vec<(u16, u8, u8)> = view
         .standings

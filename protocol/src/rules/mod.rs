@@ -7,28 +7,23 @@
 //! **Contract.** No I/O, no tokio, no clock, no global randomness. Randomness enters as the
 //! table's seed ([`TableConfig::seed`]); time will enter as an argument when a rule needs it.
 //! [`Table::handle`] takes an [`Actor`] and a [`Command`] and returns the [`Event`]s it caused,
-//! already applied, or a [`Rejection`] that changed nothing. [`Table::apply`] is the only place
+//! already applied, or an [`ErrorCode`](crate::ErrorCode) that changed nothing. [`Table::apply`] is the only place
 //! the state changes, so `Table::replay(config, &events)` rebuilds the live state exactly: this is
 //! what journaling and recovery rely on.
 //!
-//! Reading order: [`config`] (settings and the rule-set seam), [`types`], [`command`], [`event`],
-//! [`rejection`], then [`table`] (state, decisions, scheduling, application).
+//! The vocabulary is the protocol's own: [`Event`](crate::Event), the value types in the crate
+//! root, and [`ErrorCode`](crate::ErrorCode) for a refused command. Reading order: [`config`]
+//! (settings and the rule-set seam), [`command`], then [`table`] (state, decisions, scheduling,
+//! application).
 
 pub mod command;
 pub mod config;
-pub mod event;
-pub mod rejection;
 pub mod table;
-pub mod types;
 
-pub use command::{Actor, Command, Ruling};
-pub use config::{ConfigError, ReductionPolicy, RuleSet, SpellRange, TableConfig};
-pub use event::Event;
-pub use rejection::Rejection;
+pub use command::{Actor, Command};
+pub use config::{ConfigError, RuleSet, SpellRange, TableConfig};
+pub(crate) use table::TableParts;
 pub use table::{
-    MAX_AMOUNT, MAX_NAME_CHARS, Player, QuickStartError, ReplayError, Seat, Stage, Table, Turn,
-};
-pub use types::{
-    EliminationCause, Expiry, KeepReason, Phase, PlayerId, PlayerStatus, Standing, TurnEndReason,
-    TurnId, TurnRemovalReason, TurnState,
+    Player, Presence, QuickStartError, ReplayError, Seat, SessionFacts, Stage, Table, Turn,
+    TurnState,
 };

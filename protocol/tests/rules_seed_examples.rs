@@ -1,12 +1,14 @@
 //! The examples of `shared/seeds/grand-melee.txt`, played through the rules core.
 #![allow(clippy::unwrap_used)]
 
-use grand_melee_server::rules::{
-    Actor, Command, EliminationCause, Event, Phase, PlayerId, ReductionPolicy, Rejection, Ruling,
-    SpellRange, Stage, Table, TableConfig, TurnRemovalReason, TurnState,
+use grand_melee_protocol::rules::{
+    Actor, Command, SpellRange, Stage, Table, TableConfig, TurnState,
+};
+use grand_melee_protocol::{
+    EliminationCause, ErrorCode, Event, Phase, PlayerId, Reduction, Ruling, TurnRemovalReason,
 };
 
-fn config(players: usize, range: u8, reduction: ReductionPolicy) -> TableConfig {
+fn config(players: usize, range: u8, reduction: Reduction) -> TableConfig {
     TableConfig {
         seats: u8::try_from(players).unwrap(),
         spell_range: SpellRange::new(range).unwrap(),
@@ -21,7 +23,7 @@ fn names(players: usize) -> Vec<String> {
 }
 
 /// A started table with `players` seated; seat 0 is the first player.
-fn started(players: usize, range: u8, reduction: ReductionPolicy) -> Table {
+fn started(players: usize, range: u8, reduction: Reduction) -> Table {
     let cfg = config(players, range, reduction);
     let (probe, _) = Table::quick_start(cfg.clone(), names(players), None).unwrap();
     // Make seat 0 the first player so seat numbers in the tests read like the seed.
@@ -88,7 +90,7 @@ fn starting_turns_follow_the_seed_chart_for_every_table_size() {
         _ => 1,
     };
     for n in 2..=40 {
-        let table = started(n, 2, ReductionPolicy::Eager);
+        let table = started(n, 2, Reduction::Eager);
         assert_eq!(table.turns().len(), chart(n), "{n} players");
         // Turns are spaced out evenly and all of them begin at once.
         let t = chart(n);
@@ -102,14 +104,14 @@ fn starting_turns_follow_the_seed_chart_for_every_table_size() {
 #[test]
 fn twenty_eight_players_start_with_four_turns() {
     // "1 + 5 players within spell range = 6, and 28 players ÷ 6 = 4.66, rounded down = 4"
-    let table = started(28, 2, ReductionPolicy::Eager);
+    let table = started(28, 2, Reduction::Eager);
     assert_eq!(table.turns().len(), 4);
     assert_eq!(running_seats(&table), vec![0, 7, 14, 21]);
 }
 
 /// Eliminates players far from every turn, one at a time, and returns how many were left when
 /// the first reduction happened.
-fn living_at_first_reduction(reduction: ReductionPolicy) -> usize {
+fn living_at_first_reduction(reduction: Reduction) -> usize {
     let mut table = started(28, 2, reduction);
     // Seats 3-4, 10-11, 17-18, 24-25 lie halfway between the starting turns; then further out.
     let order = [
@@ -128,13 +130,13 @@ fn living_at_first_reduction(reduction: ReductionPolicy) -> usize {
 fn twenty_eight_players_forced_reduction_happens_at_nineteen_left() {
     // "you'll have to move from four simultaneous turns to three when there are nineteen
     // players left in the game (4 turns x 5 players within spell range > 19 players)"
-    assert_eq!(living_at_first_reduction(ReductionPolicy::Forced), 19);
+    assert_eq!(living_at_first_reduction(Reduction::Forced), 19);
 }
 
 #[test]
 fn twenty_eight_players_eager_reduction_happens_at_twenty_three_left() {
     // "you'd be better off eliminating a turn when there are twenty-three players left"
-    assert_eq!(living_at_first_reduction(ReductionPolicy::Eager), 23);
+    assert_eq!(living_at_first_reduction(Reduction::Eager), 23);
 }
 
 #[test]
@@ -142,7 +144,7 @@ fn twenty_four_players_the_turn_in_range_of_the_eliminated_player_disappears() {
     // "In a game with twenty-four players and four simultaneous turns, the next person to be
     // eliminated will reduce the turns to three. The turn in that player's spell range will
     // disappear after the player currently using it completes his or her turn."
-    let mut table = started(24, 2, ReductionPolicy::Eager);
+    let mut table = started(24, 2, Reduction::Eager);
     assert_eq!(running_seats(&table), vec![0, 6, 12, 18]);
     // Seat 8 is two to the left of the running turn at seat 6.
     let events = eliminate(&mut table, 8);
@@ -180,7 +182,7 @@ fn bob_susan_and_ted() {
     // "Bob is to your left and Susan two to your left. Ted is three to your left, which is
     // outside of your spell range. During your main phase you eliminated Bob with direct
     // damage. Now during your combat phase you may attack Susan with your creatures."
-    let mut table = started(28, 2, ReductionPolicy::Eager);
+    let mut table = started(28, 2, Reduction::Eager);
     let (you, bob, susan, ted) = (id(&table, 0), id(&table, 1), id(&table, 2), id(&table, 3));
     let act = |table: &mut Table, command| table.handle(Actor::Player(you), command);
 
@@ -224,7 +226,7 @@ fn bob_susan_and_ted() {
                 poison: 0
             }
         ),
-        Err(Rejection::TargetEliminated)
+        Err(ErrorCode::TargetEliminated)
     );
     assert_eq!(
         act(
@@ -235,7 +237,7 @@ fn bob_susan_and_ted() {
                 poison: 0
             }
         ),
-        Err(Rejection::OutOfRange),
+        Err(ErrorCode::OutOfRange),
         "Ted is three positions away"
     );
     assert!(!table.attack_targets(you).contains(&ted));
@@ -270,7 +272,7 @@ fn bob_susan_and_ted() {
                 poison: 0
             }
         ),
-        Err(Rejection::OutOfRange)
+        Err(ErrorCode::OutOfRange)
     );
 
     // "after eliminating Bob and attacking Susan with your creatures but not eliminating her,
@@ -289,7 +291,7 @@ fn bob_susan_and_ted() {
 
 #[test]
 fn paris_mulligan_goes_round_from_the_first_player_and_keeping_is_final() {
-    let cfg = config(4, 2, ReductionPolicy::Eager);
+    let cfg = config(4, 2, Reduction::Eager);
     let mut table = Table::new(cfg).unwrap();
     for name in names(4) {
         table.handle(Actor::Host, Command::Join { name }).unwrap();
@@ -304,7 +306,7 @@ fn paris_mulligan_goes_round_from_the_first_player_and_keeping_is_final() {
     let other = table.players()[(first_seat + 1) % 4].id;
     assert_eq!(
         table.handle(Actor::Player(other), Command::Keep),
-        Err(Rejection::NotYourDecision)
+        Err(ErrorCode::NotYourDecision)
     );
     // The first player mulligans down to zero cards, then must keep.
     for expected in (0..7).rev() {
@@ -321,13 +323,13 @@ fn paris_mulligan_goes_round_from_the_first_player_and_keeping_is_final() {
     }
     assert_eq!(
         table.handle(Actor::Player(first), Command::Mulligan),
-        Err(Rejection::NoCardsLeft)
+        Err(ErrorCode::NoCardsLeft)
     );
     table.handle(Actor::Player(first), Command::Keep).unwrap();
     // Keeping is final: the decision has passed to the left.
     assert_eq!(
         table.handle(Actor::Player(first), Command::Mulligan),
-        Err(Rejection::NotYourDecision)
+        Err(ErrorCode::NotYourDecision)
     );
     assert_eq!(table.mulligan_decider(), Some(other));
     for seat in 1..4 {
@@ -345,7 +347,7 @@ fn paris_mulligan_goes_round_from_the_first_player_and_keeping_is_final() {
 
 #[test]
 fn placements_follow_elimination_order_and_award_ascension_mana_points() {
-    let mut table = started(5, 1, ReductionPolicy::Eager);
+    let mut table = started(5, 1, Reduction::Eager);
     let ids: Vec<PlayerId> = (0..5).map(|s| id(&table, s)).collect();
     eliminate(&mut table, 3);
     // Two players out together share a place.
@@ -380,7 +382,7 @@ fn placements_follow_elimination_order_and_award_ascension_mana_points() {
     // Nothing more can happen.
     assert_eq!(
         table.handle(Actor::Player(ids[0]), Command::EndTurn),
-        Err(Rejection::NotPlaying)
+        Err(ErrorCode::NotPlaying)
     );
 }
 
@@ -388,7 +390,7 @@ fn placements_follow_elimination_order_and_award_ascension_mana_points() {
 fn a_turn_passed_to_a_player_who_holds_one_is_removed() {
     // 12 players, R = 2: two turns at seats 0 and 6. Eliminate seats 1-5 together: seat 0's
     // next living player to the left is seat 6, who already holds a turn.
-    let mut table = started(12, 2, ReductionPolicy::Forced);
+    let mut table = started(12, 2, Reduction::Forced);
     let out: Vec<PlayerId> = (1..=5).map(|s| id(&table, s)).collect();
     table
         .handle(
@@ -421,7 +423,7 @@ fn a_turn_passed_to_a_player_who_holds_one_is_removed() {
 #[test]
 fn a_waiting_turn_waits_for_overlapping_spheres_and_for_the_waiting_turn_ahead() {
     // 18 players, R = 2: turns at seats 0, 6 and 12.
-    let mut table = started(18, 2, ReductionPolicy::Eager);
+    let mut table = started(18, 2, Reduction::Eager);
     let state = |table: &Table, seat: usize| table.turn_of(id(table, seat)).map(|t| t.state);
     for seat in [12, 6, 7, 8] {
         end_turn(&mut table, seat);
@@ -437,7 +439,7 @@ fn a_waiting_turn_waits_for_overlapping_spheres_and_for_the_waiting_turn_ahead()
     assert_eq!(state(&table, 5), Some(TurnState::Waiting));
     assert_eq!(
         table.handle(Actor::Player(id(&table, 5)), Command::EndTurn),
-        Err(Rejection::NotYourTurn)
+        Err(ErrorCode::NotYourTurn)
     );
     // Seat 13 finishes: seat 9 begins, and seat 5, now 4 from a running turn, still waits.
     end_turn(&mut table, 13);

@@ -4,10 +4,10 @@
 
 use std::collections::HashMap;
 
-use grand_melee_server::rules::{
-    Actor, Command, Event, Phase, PlayerId, ReductionPolicy, Ruling, SpellRange, Stage, Table,
-    TableConfig, TurnRemovalReason, TurnState,
+use grand_melee_protocol::rules::{
+    Actor, Command, SpellRange, Stage, Table, TableConfig, TurnState,
 };
+use grand_melee_protocol::{Event, Phase, PlayerId, Reduction, Ruling, TurnRemovalReason};
 use proptest::prelude::*;
 use rand::seq::IndexedRandom;
 use rand::{RngExt, SeedableRng};
@@ -29,7 +29,7 @@ struct Game {
 }
 
 impl Game {
-    fn new(players: usize, range: u8, reduction: ReductionPolicy, seed: u64) -> Self {
+    fn new(players: usize, range: u8, reduction: Reduction, seed: u64) -> Self {
         let config = TableConfig {
             seats: u8::try_from(players).unwrap(),
             spell_range: SpellRange::new(range).unwrap(),
@@ -311,7 +311,7 @@ proptest! {
         eager in any::<bool>(),
         seed in any::<u64>(),
     ) {
-        let reduction = if eager { ReductionPolicy::Eager } else { ReductionPolicy::Forced };
+        let reduction = if eager { Reduction::Eager } else { Reduction::Forced };
         let mut game = Game::new(players, range, reduction, seed);
         game.play_to_the_end();
         prop_assert!(game.table.living() <= 1);
@@ -331,9 +331,9 @@ fn the_random_games_exercise_every_mechanism() {
         let players = 15 + (seed as usize * 7) % 26;
         let range = 1 + (seed % 3) as u8;
         let reduction = if seed % 2 == 0 {
-            ReductionPolicy::Eager
+            Reduction::Eager
         } else {
-            ReductionPolicy::Forced
+            Reduction::Forced
         };
         let mut game = Game::new(players, range, reduction, seed);
         game.play_to_the_end();

@@ -6,9 +6,8 @@
 use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use grand_melee_server::rules::{
-    Actor, Command, Event, ReductionPolicy, Stage, Table, TableConfig, TurnState,
-};
+use grand_melee_protocol::rules::{Actor, Command, Stage, Table, TableConfig, TurnState};
+use grand_melee_protocol::{Event, Reduction};
 
 /// Every 8th command a player concedes, otherwise the first running turn ends; this plays a full
 /// game of a few hundred passes. Returns every event.
@@ -43,7 +42,7 @@ fn play(table: &mut Table) -> Vec<Event> {
     all
 }
 
-fn started(reduction: ReductionPolicy) -> (Table, Vec<Event>) {
+fn started(reduction: Reduction) -> (Table, Vec<Event>) {
     let config = TableConfig {
         seats: 40,
         reduction,
@@ -56,10 +55,7 @@ fn started(reduction: ReductionPolicy) -> (Table, Vec<Event>) {
 
 fn whole_game(c: &mut Criterion) {
     let mut group = c.benchmark_group("whole 40-player game");
-    for (label, reduction) in [
-        ("eager", ReductionPolicy::Eager),
-        ("forced", ReductionPolicy::Forced),
-    ] {
+    for (label, reduction) in [("eager", Reduction::Eager), ("forced", Reduction::Forced)] {
         let (start, _) = started(reduction);
         let played = play(&mut start.clone());
         let passes = played

@@ -6,24 +6,34 @@
 //! the live state is built only by applying the events it returns, replaying those events on a
 //! new table gives the identical state.
 
-use grand_melee_protocol::text::{self, TextError};
+use crate::text::{self, TextError};
+use std::collections::BTreeMap;
+
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::command::{Actor, Command, Ruling};
-use super::config::{ConfigError, LETHAL_POISON, RuleSet, TableConfig};
-use super::event::Event;
-use super::rejection::Rejection;
-use super::types::{
-    EliminationCause, KeepReason, Phase, PlayerId, PlayerStatus, Standing, TurnEndReason, TurnId,
-    TurnRemovalReason, TurnState,
+use super::command::{Actor, Command};
+use super::config::{ConfigError, RuleSet, TableConfig};
+use crate::error::ErrorCode;
+use crate::event::Event;
+use crate::limits::{LETHAL_POISON, MAX_AMOUNT};
+use crate::types::{
+    EliminationCause, KeepReason, Phase, PlayerId, PlayerStatus, Ruling, Standing, TurnEndReason,
+    TurnId, TurnRemovalReason,
 };
 
-/// Longest display name, in characters.
-pub const MAX_NAME_CHARS: usize = 32;
-/// Largest amount of damage, poison or life change one command may carry.
-pub const MAX_AMOUNT: u32 = 1_000_000;
+/// What a turn is doing, with the phase of a running one (the table's state; a snapshot shows
+/// it as [`TurnStateName`](crate::TurnStateName) and a phase).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TurnState {
+    /// Held by a player who may not begin it yet (or before the game has begun).
+    Waiting,
+    /// Being taken, in the given phase.
+    Running(Phase),
+    /// Just finished; the next event passes it on or removes it.
+    Ended,
+}
 
 /// Index of a player in seating order (`Table::players()[seat]`).
 pub type Seat = usize;
@@ -97,13 +107,63 @@ pub enum QuickStartError {
     Config(#[from] ConfigError),
     /// A join or the start was refused.
     #[error(transparent)]
-    Rejected(#[from] Rejection),
+    Rejected(#[from] ErrorCode),
 }
 
-/// A Grand Melee table: lobby, mulligans, simultaneous turns, eliminations and the result.
+/// What everyone sees of a seated player besides the game: his connection, absence and mute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Presence {
+    /// Whether a connection holds his seat.
+    pub connected: bool,
+    /// Whether he has been announced absent (`player_absent`) and has not come back.
+    pub absent: bool,
+    /// Whether the host has muted his chat.
+    pub muted: bool,
+}
+
+/// The table's public session facts, folded from its table-level events (the session rules
+/// decide them; see [`crate::session`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SessionFacts {
+    /// The player with host rights, if a seated player holds them.
+    pub host: Option<PlayerId>,
+    /// Connections watching.
+    pub spectators: u32,
+    /// Whether the host has paused the table.
+    pub paused: bool,
+    /// Whether the host has muted the spectators' chat.
+    pub spectators_muted: bool,
+    /// Players the host kicked while mulligans were under way: their decision is taken as
+    /// `keep`, and they are eliminated as play begins (not part of a snapshot: the session
+    /// acts on it, clients see the events).
+    pub kicked_in_mulligan: Vec<PlayerId>,
+    /// Every seated player's presence, by id.
+    presence: BTreeMap<PlayerId, Presence>,
+}
+
+impl SessionFacts {
+    /// A seated player's presence (the default for an unknown id).
+    pub fn presence(&self, player: PlayerId) -> Presence {
+        self.presence.get(&player).copied().unwrap_or_default()
+    }
+
+    /// Seated players and their presence, by id.
+    pub fn presences(&self) -> impl Iterator<Item = (PlayerId, Presence)> + '_ {
+        self.presence.iter().map(|(&p, &presence)| (p, presence))
+    }
+
+    fn known(&mut self, player: PlayerId) -> Result<&mut Presence, &'static str> {
+        self.presence.get_mut(&player).ok_or("unknown player")
+    }
+}
+
+/// A Grand Melee table: lobby, mulligans, simultaneous turns, eliminations, the result, and the
+/// public session facts (host, presence, pause, spectators). This is the one fold of a table's
+/// events: the server decides with it, and every client mirrors it ([`crate::Mirror`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Table {
     config: TableConfig,
+    facts: SessionFacts,
     stage: Stage,
     lobby: Vec<(PlayerId, String)>,
     next_player: u16,
@@ -117,12 +177,71 @@ pub struct Table {
     standings: Vec<Standing>,
 }
 
+/// Every field of a [`Table`], for [`Table::from_view`](crate::rules::Table::from_view).
+#[derive(Debug)]
+pub(crate) struct TableParts {
+    pub config: TableConfig,
+    pub stage: Stage,
+    pub lobby: Vec<(PlayerId, String)>,
+    pub presence: BTreeMap<PlayerId, Presence>,
+    pub host: Option<PlayerId>,
+    pub spectators: u32,
+    pub paused: bool,
+    pub spectators_muted: bool,
+    pub players: Vec<Player>,
+    pub ring: Vec<Seat>,
+    pub turns: Vec<Turn>,
+    pub first: Seat,
+    pub standings: Vec<Standing>,
+}
+
 impl Table {
+    /// A table put together from a snapshot's parts. What a snapshot does not carry is derived
+    /// (living players, the next player id) or left empty (past eliminations).
+    pub(crate) fn from_parts(parts: TableParts) -> Self {
+        let living = parts.players.iter().filter(|p| p.status.is_alive()).count();
+        let next_player = parts
+            .lobby
+            .iter()
+            .map(|(id, _)| id.saturating_add(1))
+            .max()
+            .unwrap_or(0);
+        let next_mark = parts
+            .turns
+            .iter()
+            .filter_map(|t| t.removal_mark)
+            .max()
+            .map_or(0, |m| m.saturating_add(1));
+        Self {
+            config: parts.config,
+            facts: SessionFacts {
+                host: parts.host,
+                spectators: parts.spectators,
+                paused: parts.paused,
+                spectators_muted: parts.spectators_muted,
+                kicked_in_mulligan: Vec::new(),
+                presence: parts.presence,
+            },
+            stage: parts.stage,
+            lobby: parts.lobby,
+            next_player,
+            players: parts.players,
+            ring: parts.ring,
+            turns: parts.turns,
+            first: parts.first,
+            living,
+            eliminations: Vec::new(),
+            next_mark,
+            standings: parts.standings,
+        }
+    }
+
     /// A new, empty table.
     pub fn new(config: TableConfig) -> Result<Self, ConfigError> {
         config.validate()?;
         Ok(Self {
             config,
+            facts: SessionFacts::default(),
             stage: Stage::Lobby,
             lobby: Vec::new(),
             next_player: 0,
@@ -179,6 +298,11 @@ impl Table {
     /// The table's settings.
     pub fn config(&self) -> &TableConfig {
         &self.config
+    }
+
+    /// The public session facts: host, presence, pause, spectators.
+    pub fn facts(&self) -> &SessionFacts {
+        &self.facts
     }
 
     /// Lobby, mulligans, play or finished.
@@ -304,7 +428,7 @@ impl Table {
 
     /// Decides a command. Either it is accepted and the returned events (already applied) say
     /// what changed, or it is rejected and nothing changed.
-    pub fn handle(&mut self, actor: Actor, command: Command) -> Result<Vec<Event>, Rejection> {
+    pub fn handle(&mut self, actor: Actor, command: Command) -> Result<Vec<Event>, ErrorCode> {
         let mut out = Vec::new();
         match command {
             Command::Join { name } => self.join(actor, name, &mut out)?,
@@ -315,7 +439,7 @@ impl Table {
             Command::SetPhase { phase } => {
                 let turn = self.own_running_turn(actor)?;
                 if self.turns[turn].state == TurnState::Running(phase) {
-                    return Err(Rejection::SamePhase);
+                    return Err(ErrorCode::SamePhase);
                 }
                 let turn = self.turns[turn].id;
                 self.emit(&mut out, Event::PhaseChanged { turn, phase });
@@ -332,7 +456,7 @@ impl Table {
                 let attacker = self.acting_player(actor)?;
                 self.check_attack(attacker, target)?;
                 if damage > MAX_AMOUNT || poison > MAX_AMOUNT {
-                    return Err(Rejection::BadAmount);
+                    return Err(ErrorCode::BadAmount);
                 }
                 self.emit(
                     &mut out,
@@ -349,7 +473,7 @@ impl Table {
                 let source = self.acting_player(actor)?;
                 self.check_target(source, target)?;
                 if amount == 0 || amount > MAX_AMOUNT {
-                    return Err(Rejection::BadAmount);
+                    return Err(ErrorCode::BadAmount);
                 }
                 self.emit(
                     &mut out,
@@ -385,10 +509,10 @@ impl Table {
             Command::ExpireTurn { player, reason } => {
                 self.require_host(actor)?;
                 if self.stage != Stage::Playing {
-                    return Err(Rejection::NotPlaying);
+                    return Err(ErrorCode::NotPlaying);
                 }
                 let seat = self.living_target(player)?;
-                let turn = self.running_turn_at(seat).ok_or(Rejection::NoRunningTurn)?;
+                let turn = self.running_turn_at(seat).ok_or(ErrorCode::NoRunningTurn)?;
                 self.end_turn(turn, reason.into(), &mut out);
             }
         }
@@ -398,54 +522,54 @@ impl Table {
         Ok(out)
     }
 
-    fn join(&mut self, actor: Actor, name: String, out: &mut Vec<Event>) -> Result<(), Rejection> {
+    fn join(&mut self, actor: Actor, name: String, out: &mut Vec<Event>) -> Result<(), ErrorCode> {
         self.require_host(actor)?;
         if self.stage != Stage::Lobby {
-            return Err(Rejection::GameStarted);
+            return Err(ErrorCode::GameStarted);
         }
         // Names are shown on every other player's screen: see `grand_melee_protocol::text`.
         let name = text::normalize_name(&name).map_err(|error| match error {
-            TextError::Forbidden(_) => Rejection::BadText,
-            TextError::Empty | TextError::TooLong => Rejection::BadName,
+            TextError::Forbidden(_) => ErrorCode::BadText,
+            TextError::Empty | TextError::TooLong => ErrorCode::BadName,
         })?;
-        debug_assert!(name.chars().count() <= MAX_NAME_CHARS);
+        debug_assert!(name.chars().count() <= crate::limits::MAX_NAME_CHARS);
         if text::is_reserved_name(&name) {
-            return Err(Rejection::ReservedName);
+            return Err(ErrorCode::ReservedName);
         }
         if self.lobby.len() >= usize::from(self.config.seats) {
-            return Err(Rejection::TableFull);
+            return Err(ErrorCode::TableFull);
         }
         if self
             .lobby
             .iter()
             .any(|(_, taken)| taken.to_lowercase() == name.to_lowercase())
         {
-            return Err(Rejection::NameTaken);
+            return Err(ErrorCode::NameTaken);
         }
         if self
             .lobby
             .iter()
             .any(|(_, taken)| text::names_confusable(taken, &name))
         {
-            return Err(Rejection::ConfusableName);
+            return Err(ErrorCode::ConfusableName);
         }
         if self.next_player == u16::MAX {
-            return Err(Rejection::TableFull);
+            return Err(ErrorCode::TableFull);
         }
-        let player = PlayerId(self.next_player);
+        let player: PlayerId = self.next_player;
         self.emit(out, Event::PlayerJoined { player, name });
         Ok(())
     }
 
-    fn leave(&mut self, actor: Actor, out: &mut Vec<Event>) -> Result<(), Rejection> {
+    fn leave(&mut self, actor: Actor, out: &mut Vec<Event>) -> Result<(), ErrorCode> {
         let Actor::Player(player) = actor else {
-            return Err(Rejection::NotAPlayer);
+            return Err(ErrorCode::NotAPlayer);
         };
         if self.stage != Stage::Lobby {
-            return Err(Rejection::GameStarted);
+            return Err(ErrorCode::GameStarted);
         }
         if !self.lobby.iter().any(|(id, _)| *id == player) {
-            return Err(Rejection::UnknownPlayer(player));
+            return Err(ErrorCode::UnknownPlayer);
         }
         self.emit(out, Event::PlayerLeft { player });
         Ok(())
@@ -456,19 +580,19 @@ impl Table {
         actor: Actor,
         first_player: Option<PlayerId>,
         out: &mut Vec<Event>,
-    ) -> Result<(), Rejection> {
+    ) -> Result<(), ErrorCode> {
         self.require_host(actor)?;
         if self.stage != Stage::Lobby {
-            return Err(Rejection::GameStarted);
+            return Err(ErrorCode::GameStarted);
         }
         let n = self.lobby.len();
         if n < 2 {
-            return Err(Rejection::NotEnoughPlayers);
+            return Err(ErrorCode::NotEnoughPlayers);
         }
         if let Some(first) = first_player
             && !self.lobby.iter().any(|(id, _)| *id == first)
         {
-            return Err(Rejection::UnknownPlayer(first));
+            return Err(ErrorCode::UnknownPlayer);
         }
         let mut rng = ChaCha8Rng::seed_from_u64(self.config.seed);
         let mut seating: Vec<PlayerId> = self.lobby.iter().map(|(id, _)| *id).collect();
@@ -496,18 +620,18 @@ impl Table {
         Ok(())
     }
 
-    fn mulligan(&mut self, actor: Actor, out: &mut Vec<Event>) -> Result<(), Rejection> {
+    fn mulligan(&mut self, actor: Actor, out: &mut Vec<Event>) -> Result<(), ErrorCode> {
         let seat = self.deciding_player(actor)?;
         let player = &self.players[seat];
         if player.hand_size == 0 {
-            return Err(Rejection::NoCardsLeft);
+            return Err(ErrorCode::NoCardsLeft);
         }
         let (player, hand_size) = (player.id, player.hand_size - 1);
         self.emit(out, Event::Mulliganed { player, hand_size });
         Ok(())
     }
 
-    fn keep(&mut self, actor: Actor, out: &mut Vec<Event>) -> Result<(), Rejection> {
+    fn keep(&mut self, actor: Actor, out: &mut Vec<Event>) -> Result<(), ErrorCode> {
         let seat = self.deciding_player(actor)?;
         self.keep_at(seat, KeepReason::Decided, out);
         Ok(())
@@ -520,14 +644,14 @@ impl Table {
         player: PlayerId,
         reason: KeepReason,
         out: &mut Vec<Event>,
-    ) -> Result<(), Rejection> {
+    ) -> Result<(), ErrorCode> {
         self.require_host(actor)?;
         let Stage::Mulligan { kept } = self.stage else {
-            return Err(Rejection::NotMulliganing);
+            return Err(ErrorCode::NotMulliganing);
         };
         let seat = self.seat(player)?;
         if seat != self.decider_seat(kept) {
-            return Err(Rejection::NotYourDecision);
+            return Err(ErrorCode::NotYourDecision);
         }
         self.keep_at(seat, reason, out);
         Ok(())
@@ -550,13 +674,13 @@ impl Table {
         actor: Actor,
         ruling: Ruling,
         out: &mut Vec<Event>,
-    ) -> Result<(), Rejection> {
+    ) -> Result<(), ErrorCode> {
         self.require_host(actor)?;
         let ruling = match ruling {
             Ruling::Keep { player } => {
                 return self.keep_for(actor, player, KeepReason::Ruling, out);
             }
-            _ if self.stage != Stage::Playing => return Err(Rejection::NotPlaying),
+            _ if self.stage != Stage::Playing => return Err(ErrorCode::NotPlaying),
             ruling => ruling,
         };
         match ruling {
@@ -564,13 +688,13 @@ impl Table {
             Ruling::Keep { .. } => {}
             Ruling::Eliminate { players } => {
                 if players.is_empty() {
-                    return Err(Rejection::NoPlayers);
+                    return Err(ErrorCode::NoPlayers);
                 }
                 let mut seats = Vec::with_capacity(players.len());
                 for &player in &players {
                     let seat = self.living_target(player)?;
                     if seats.contains(&seat) {
-                        return Err(Rejection::DuplicatePlayer);
+                        return Err(ErrorCode::DuplicatePlayer);
                     }
                     seats.push(seat);
                 }
@@ -579,7 +703,7 @@ impl Table {
             Ruling::SetLife { player, life } => {
                 self.living_target(player)?;
                 if life.unsigned_abs() > MAX_AMOUNT {
-                    return Err(Rejection::BadAmount);
+                    return Err(ErrorCode::BadAmount);
                 }
                 self.emit(out, Event::LifeChanged { player, life });
                 self.eliminate_if_lethal(player, out);
@@ -587,14 +711,14 @@ impl Table {
             Ruling::SetPoison { player, poison } => {
                 self.living_target(player)?;
                 if poison > MAX_AMOUNT {
-                    return Err(Rejection::BadAmount);
+                    return Err(ErrorCode::BadAmount);
                 }
                 self.emit(out, Event::PoisonChanged { player, poison });
                 self.eliminate_if_lethal(player, out);
             }
             Ruling::EndTurn { player } => {
                 let seat = self.living_target(player)?;
-                let turn = self.running_turn_at(seat).ok_or(Rejection::NoRunningTurn)?;
+                let turn = self.running_turn_at(seat).ok_or(ErrorCode::NoRunningTurn)?;
                 self.end_turn(turn, TurnEndReason::Ruling, out);
             }
         }
@@ -603,55 +727,55 @@ impl Table {
 
     // ----- Checks (never change anything) ----------------------------------------------------
 
-    fn require_host(&self, actor: Actor) -> Result<(), Rejection> {
+    fn require_host(&self, actor: Actor) -> Result<(), ErrorCode> {
         match actor {
             Actor::Host => Ok(()),
-            Actor::Player(_) => Err(Rejection::NotHost),
+            Actor::Player(_) => Err(ErrorCode::NotHost),
         }
     }
 
-    fn seat(&self, player: PlayerId) -> Result<Seat, Rejection> {
-        self.seat_of(player).ok_or(Rejection::UnknownPlayer(player))
+    fn seat(&self, player: PlayerId) -> Result<Seat, ErrorCode> {
+        self.seat_of(player).ok_or(ErrorCode::UnknownPlayer)
     }
 
     /// The seat of a living player who acts during play.
-    fn acting_player(&self, actor: Actor) -> Result<PlayerId, Rejection> {
+    fn acting_player(&self, actor: Actor) -> Result<PlayerId, ErrorCode> {
         let Actor::Player(player) = actor else {
-            return Err(Rejection::NotAPlayer);
+            return Err(ErrorCode::NotAPlayer);
         };
         if self.stage != Stage::Playing {
-            return Err(Rejection::NotPlaying);
+            return Err(ErrorCode::NotPlaying);
         }
         let seat = self.seat(player)?;
         if !self.players[seat].status.is_alive() {
-            return Err(Rejection::Eliminated);
+            return Err(ErrorCode::Eliminated);
         }
         Ok(player)
     }
 
-    fn living_target(&self, player: PlayerId) -> Result<Seat, Rejection> {
+    fn living_target(&self, player: PlayerId) -> Result<Seat, ErrorCode> {
         let seat = self.seat(player)?;
         if !self.players[seat].status.is_alive() {
-            return Err(Rejection::TargetEliminated);
+            return Err(ErrorCode::TargetEliminated);
         }
         Ok(seat)
     }
 
-    fn own_running_turn(&self, actor: Actor) -> Result<usize, Rejection> {
+    fn own_running_turn(&self, actor: Actor) -> Result<usize, ErrorCode> {
         let seat = self.seat(self.acting_player(actor)?)?;
-        self.running_turn_at(seat).ok_or(Rejection::NotYourTurn)
+        self.running_turn_at(seat).ok_or(ErrorCode::NotYourTurn)
     }
 
-    fn deciding_player(&self, actor: Actor) -> Result<Seat, Rejection> {
+    fn deciding_player(&self, actor: Actor) -> Result<Seat, ErrorCode> {
         let Actor::Player(player) = actor else {
-            return Err(Rejection::NotAPlayer);
+            return Err(ErrorCode::NotAPlayer);
         };
         let Stage::Mulligan { kept } = self.stage else {
-            return Err(Rejection::NotMulliganing);
+            return Err(ErrorCode::NotMulliganing);
         };
         let seat = self.seat(player)?;
         if seat != self.decider_seat(kept) {
-            return Err(Rejection::NotYourDecision);
+            return Err(ErrorCode::NotYourDecision);
         }
         Ok(seat)
     }
@@ -662,49 +786,49 @@ impl Table {
 
     /// Whether `attacker` may attack `defender` now: taking his turn, in combat, a living
     /// opponent within spell range.
-    fn check_attack(&self, attacker: PlayerId, defender: PlayerId) -> Result<(), Rejection> {
+    fn check_attack(&self, attacker: PlayerId, defender: PlayerId) -> Result<(), ErrorCode> {
         let seat = self.seat(self.acting_player(Actor::Player(attacker))?)?;
-        let turn = self.running_turn_at(seat).ok_or(Rejection::NotYourTurn)?;
+        let turn = self.running_turn_at(seat).ok_or(ErrorCode::NotYourTurn)?;
         if self.turns[turn].state != TurnState::Running(Phase::Combat) {
-            return Err(Rejection::NotCombatPhase);
+            return Err(ErrorCode::NotCombatPhase);
         }
         if attacker == defender {
-            return Err(Rejection::SelfAttack);
+            return Err(ErrorCode::SelfAttack);
         }
         self.check_in_range(seat, defender)
     }
 
     /// Whether `source` may target `target` now: a living player within spell range.
-    fn check_target(&self, source: PlayerId, target: PlayerId) -> Result<(), Rejection> {
+    fn check_target(&self, source: PlayerId, target: PlayerId) -> Result<(), ErrorCode> {
         let seat = self.seat(self.acting_player(Actor::Player(source))?)?;
         self.check_in_range(seat, target)
     }
 
-    fn check_in_range(&self, seat: Seat, target: PlayerId) -> Result<(), Rejection> {
+    fn check_in_range(&self, seat: Seat, target: PlayerId) -> Result<(), ErrorCode> {
         let target = self.living_target(target)?;
         if self.seat_distance(seat, target) > self.range() {
-            return Err(Rejection::OutOfRange);
+            return Err(ErrorCode::OutOfRange);
         }
         Ok(())
     }
 
-    fn changed_life(&self, player: PlayerId, delta: i32) -> Result<i32, Rejection> {
+    fn changed_life(&self, player: PlayerId, delta: i32) -> Result<i32, ErrorCode> {
         if delta == 0 || delta.unsigned_abs() > MAX_AMOUNT {
-            return Err(Rejection::BadAmount);
+            return Err(ErrorCode::BadAmount);
         }
         let seat = self.seat(player)?;
         Ok(self.players[seat].life.saturating_add(delta))
     }
 
-    fn changed_poison(&self, player: PlayerId, delta: i32) -> Result<u32, Rejection> {
+    fn changed_poison(&self, player: PlayerId, delta: i32) -> Result<u32, ErrorCode> {
         if delta == 0 || delta.unsigned_abs() > MAX_AMOUNT {
-            return Err(Rejection::BadAmount);
+            return Err(ErrorCode::BadAmount);
         }
         let seat = self.seat(player)?;
         self.players[seat]
             .poison
             .checked_add_signed(delta)
-            .ok_or(Rejection::BadAmount)
+            .ok_or(ErrorCode::BadAmount)
     }
 
     // ----- Turn scheduling (emits events) ----------------------------------------------------
@@ -1128,11 +1252,26 @@ impl Table {
                 if self.stage != Stage::Lobby {
                     return Err("join after the start");
                 }
+                if self.lobby.iter().any(|(id, _)| id == player) {
+                    return Err("a player joined twice");
+                }
                 self.lobby.push((*player, name.clone()));
-                self.next_player = player.0.saturating_add(1).max(self.next_player);
+                self.next_player = player.saturating_add(1).max(self.next_player);
+                self.facts.presence.insert(
+                    *player,
+                    Presence {
+                        connected: true,
+                        ..Presence::default()
+                    },
+                );
             }
             Event::PlayerLeft { player } => {
+                self.facts.known(*player)?;
                 self.lobby.retain(|(id, _)| id != player);
+                // After the start the seating is fixed: the player keeps his place.
+                if self.stage == Stage::Lobby {
+                    self.facts.presence.remove(player);
+                }
             }
             Event::GameStarted {
                 seating,
@@ -1169,7 +1308,7 @@ impl Table {
                 let mut turns = Vec::with_capacity(turn_holders.len());
                 for (k, holder) in turn_holders.iter().enumerate() {
                     turns.push(Turn {
-                        id: TurnId(u8::try_from(k).map_err(|_| "too many turns")?),
+                        id: u8::try_from(k).map_err(|_| "too many turns")?,
                         seat: self.seat(*holder).map_err(|_| "unknown turn holder")?,
                         state: TurnState::Waiting,
                         removal_mark: None,
@@ -1285,6 +1424,43 @@ impl Table {
                 self.standings = standings.clone();
                 self.turns.clear();
             }
+            Event::ConnectionChanged { player, connected } => {
+                let presence = self.facts.known(*player)?;
+                presence.connected = *connected;
+                if *connected {
+                    presence.absent = false;
+                }
+            }
+            Event::PlayerAbsent { player } => self.facts.known(*player)?.absent = true,
+            Event::PlayerMuted {
+                player: Some(player),
+                muted,
+            } => self.facts.known(*player)?.muted = *muted,
+            Event::PlayerMuted {
+                player: None,
+                muted,
+            } => self.facts.spectators_muted = *muted,
+            Event::HostChanged { player } => {
+                if let Some(player) = player {
+                    self.facts.known(*player)?;
+                }
+                self.facts.host = *player;
+            }
+            Event::SpectatorsChanged { spectators } => self.facts.spectators = *spectators,
+            Event::TablePaused { paused } => self.facts.paused = *paused,
+            Event::PlayerKicked { player, .. } => {
+                self.facts.known(*player)?;
+                let in_mulligan = matches!(self.stage, Stage::Mulligan { .. });
+                if in_mulligan && !self.facts.kicked_in_mulligan.contains(player) {
+                    self.facts.kicked_in_mulligan.push(*player);
+                }
+            }
+            Event::Chat {
+                from: Some(player), ..
+            } => {
+                self.facts.known(*player)?;
+            }
+            Event::Chat { from: None, .. } => {}
         }
         Ok(())
     }

@@ -2,18 +2,11 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Fewest seats a table may have.
-pub const MIN_SEATS: u8 = 2;
-/// Most seats a table may have.
-pub const MAX_SEATS: u8 = 40;
-/// Cards in a starting hand before any mulligan.
-pub const DEFAULT_HAND_SIZE: u8 = 7;
-/// Starting life when the table does not choose another.
-pub const DEFAULT_STARTING_LIFE: i32 = 20;
-/// Largest starting life a table may choose.
-pub const MAX_STARTING_LIFE: i32 = 1_000;
-/// Poison counters that eliminate a player.
-pub const LETHAL_POISON: u32 = 10;
+use crate::limits::{
+    DEFAULT_HAND_SIZE, DEFAULT_SPELL_RANGE, DEFAULT_STARTING_LIFE, MAX_SEATS, MAX_SPELL_RANGE,
+    MAX_STARTING_LIFE, MIN_SEATS, MIN_SPELL_RANGE,
+};
+use crate::types::Reduction;
 
 /// How far a player's spells reach, in positions on either side (1–4, default 2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -22,9 +15,9 @@ pub struct SpellRange(u8);
 
 impl SpellRange {
     /// Smallest range a table may choose.
-    pub const MIN: u8 = 1;
+    pub const MIN: u8 = MIN_SPELL_RANGE;
     /// Largest range a table may choose.
-    pub const MAX: u8 = 4;
+    pub const MAX: u8 = MAX_SPELL_RANGE;
 
     /// A range, if it is within 1–4.
     pub fn new(range: u8) -> Result<Self, ConfigError> {
@@ -43,7 +36,7 @@ impl SpellRange {
 
 impl Default for SpellRange {
     fn default() -> Self {
-        Self(2)
+        Self(DEFAULT_SPELL_RANGE)
     }
 }
 
@@ -58,18 +51,6 @@ impl From<SpellRange> for u8 {
     fn from(range: SpellRange) -> u8 {
         range.0
     }
-}
-
-/// When the table gives up a simultaneous turn as players are eliminated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ReductionPolicy {
-    /// As soon as the starting formula applied to the living players gives fewer turns
-    /// (the seed's recommendation).
-    #[default]
-    Eager,
-    /// Only when turns × (2R + 1) exceeds the living players (the seed's "forced" point).
-    Forced,
 }
 
 /// Which body of rules schedules the turns. Only the seed's Grand Melee exists today; the
@@ -91,12 +72,10 @@ impl RuleSet {
     }
 
     /// The most simultaneous turns the policy allows with `living` players left.
-    pub fn turn_limit(self, policy: ReductionPolicy, living: usize, range: SpellRange) -> usize {
+    pub fn turn_limit(self, policy: Reduction, living: usize, range: SpellRange) -> usize {
         match (self, policy) {
-            (RuleSet::GrandMelee, ReductionPolicy::Eager) => self.starting_turns(living, range),
-            (RuleSet::GrandMelee, ReductionPolicy::Forced) => {
-                (living / (2 * range.get() + 1)).max(1)
-            }
+            (RuleSet::GrandMelee, Reduction::Eager) => self.starting_turns(living, range),
+            (RuleSet::GrandMelee, Reduction::Forced) => (living / (2 * range.get() + 1)).max(1),
         }
     }
 }
@@ -109,7 +88,7 @@ pub struct TableConfig {
     /// Spell range R.
     pub spell_range: SpellRange,
     /// When to reduce the number of simultaneous turns.
-    pub reduction: ReductionPolicy,
+    pub reduction: Reduction,
     /// Life each player starts with (1–1000).
     pub starting_life: i32,
     /// Cards in each starting hand (1–20) before mulligans.
@@ -125,7 +104,7 @@ impl Default for TableConfig {
         Self {
             seats: MAX_SEATS,
             spell_range: SpellRange::default(),
-            reduction: ReductionPolicy::default(),
+            reduction: Reduction::default(),
             starting_life: DEFAULT_STARTING_LIFE,
             hand_size: DEFAULT_HAND_SIZE,
             rule_set: RuleSet::default(),

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::types::{Expiry, Phase, PlayerId};
+use crate::types::{Expiry, Phase, PlayerId, Ruling};
 
 /// Who issues a command. The server authenticates connections; the core only checks that the
 /// actor is allowed to do what he asks.
@@ -15,7 +15,7 @@ pub enum Actor {
 }
 
 /// A request to the table. Every command is either accepted, producing events, or rejected with
-/// a [`Rejection`](super::Rejection) that changes nothing.
+/// a [`ErrorCode`](crate::ErrorCode) that changes nothing.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Command {
     /// Seat a new player (lobby only; issued by the host/server for a joining connection).
@@ -87,39 +87,5 @@ pub enum Command {
         player: PlayerId,
         /// Why.
         reason: Expiry,
-    },
-}
-
-/// What the host may rule (during play; `Keep` during mulligans).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Ruling {
-    /// Eliminate one or more players together.
-    Eliminate {
-        /// Who is out (at least one, no repeats).
-        players: Vec<PlayerId>,
-    },
-    /// Set a player's life total.
-    SetLife {
-        /// Whose.
-        player: PlayerId,
-        /// The new total.
-        life: i32,
-    },
-    /// Set a player's poison counters.
-    SetPoison {
-        /// Whose.
-        player: PlayerId,
-        /// The new count.
-        poison: u32,
-    },
-    /// End the running turn of a player (for instance one who has walked away).
-    EndTurn {
-        /// Whose turn.
-        player: PlayerId,
-    },
-    /// During mulligans: keep the hand of the player whose decision it is.
-    Keep {
-        /// The deciding player.
-        player: PlayerId,
     },
 }

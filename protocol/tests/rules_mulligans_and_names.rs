@@ -4,10 +4,8 @@
 //! that the fold of the events is the live table.
 #![allow(clippy::unwrap_used)]
 
-use grand_melee_server::rules::{
-    Actor, Command, Event, Expiry, KeepReason, PlayerId, ReductionPolicy, Rejection, Ruling,
-    SpellRange, Stage, Table, TableConfig,
-};
+use grand_melee_protocol::rules::{Actor, Command, SpellRange, Stage, Table, TableConfig};
+use grand_melee_protocol::{ErrorCode, Event, Expiry, KeepReason, PlayerId, Reduction, Ruling};
 use proptest::prelude::*;
 use rand::seq::IndexedRandom;
 use rand::{RngExt, SeedableRng};
@@ -17,7 +15,7 @@ fn config(seats: u8, seed: u64) -> TableConfig {
     TableConfig {
         seats,
         spell_range: SpellRange::new(1).unwrap(),
-        reduction: ReductionPolicy::Eager,
+        reduction: Reduction::Eager,
         seed,
         ..TableConfig::default()
     }
@@ -43,7 +41,7 @@ fn mulliganing(players: u8, seed: u64) -> Table {
 }
 
 /// Sends a command that must be refused with `expected`, and checks it changed nothing.
-fn refused(table: &mut Table, actor: Actor, command: Command, expected: Rejection) {
+fn refused(table: &mut Table, actor: Actor, command: Command, expected: ErrorCode) {
     let before = table.clone();
     assert_eq!(
         table.handle(actor, command.clone()),
@@ -70,7 +68,7 @@ fn the_host_rules_keep_only_for_the_decider_and_only_during_mulligans() {
         &mut table,
         Actor::Host,
         keep(someone),
-        Rejection::NotMulliganing,
+        ErrorCode::NotMulliganing,
     );
     table
         .handle(Actor::Host, Command::Start { first_player: None })
@@ -82,20 +80,15 @@ fn the_host_rules_keep_only_for_the_decider_and_only_during_mulligans() {
         &mut table,
         Actor::Player(next),
         keep(decider),
-        Rejection::NotHost,
+        ErrorCode::NotHost,
     );
     refused(
         &mut table,
         Actor::Host,
         keep(next),
-        Rejection::NotYourDecision,
+        ErrorCode::NotYourDecision,
     );
-    refused(
-        &mut table,
-        Actor::Host,
-        keep(PlayerId(99)),
-        Rejection::UnknownPlayer(PlayerId(99)),
-    );
+    refused(&mut table, Actor::Host, keep(99), ErrorCode::UnknownPlayer);
     // He has mulliganed once: the ruling keeps the hand he has.
     table
         .handle(Actor::Player(decider), Command::Mulligan)
@@ -108,7 +101,7 @@ fn the_host_rules_keep_only_for_the_decider_and_only_during_mulligans() {
         &mut table,
         Actor::Player(decider),
         Command::Mulligan,
-        Rejection::NotYourDecision,
+        ErrorCode::NotYourDecision,
     );
     for _ in 1..4 {
         let decider = table.mulligan_decider().unwrap();
@@ -119,7 +112,7 @@ fn the_host_rules_keep_only_for_the_decider_and_only_during_mulligans() {
         &mut table,
         Actor::Host,
         keep(decider),
-        Rejection::NotMulliganing,
+        ErrorCode::NotMulliganing,
     );
 }
 
@@ -134,7 +127,7 @@ fn an_expired_decision_is_a_keep_with_its_reason_and_only_the_server_expires_one
             player: first,
             reason: Expiry::Clock,
         },
-        Rejection::NotHost,
+        ErrorCode::NotHost,
     );
     let events = table
         .handle(
@@ -155,7 +148,7 @@ fn an_expired_decision_is_a_keep_with_its_reason_and_only_the_server_expires_one
             player: first,
             reason: Expiry::Absent,
         },
-        Rejection::NotYourDecision,
+        ErrorCode::NotYourDecision,
     );
     let events = table
         .handle(
@@ -180,7 +173,7 @@ fn an_expired_decision_is_a_keep_with_its_reason_and_only_the_server_expires_one
             player: third,
             reason: Expiry::Clock,
         },
-        Rejection::NotMulliganing,
+        ErrorCode::NotMulliganing,
     );
 }
 
@@ -193,28 +186,28 @@ fn names_are_normalised_and_unsafe_reserved_taken_or_look_alike_names_are_refuse
     assert_eq!(
         events,
         vec![Event::PlayerJoined {
-            player: PlayerId(0),
+            player: 0,
             name: "Ren\u{e9}".into()
         }]
     );
     table.handle(Actor::Host, join("Ann")).unwrap();
     for (name, rejection) in [
-        ("", Rejection::BadName),
-        ("   ", Rejection::BadName),
-        (&"x".repeat(33) as &str, Rejection::BadName),
-        ("Eve\u{1b}[2J", Rejection::BadText),
-        ("Eve\u{7}", Rejection::BadText),
-        ("Eve\u{202e}", Rejection::BadText),
-        ("E\u{200b}ve", Rejection::BadText),
-        ("Eve\u{2028}x", Rejection::BadText),
-        ("Eve\u{a0}x", Rejection::BadText),
-        ("host", Rejection::ReservedName),
-        ("Judge", Rejection::ReservedName),
-        ("SPECTATOR", Rejection::ReservedName),
-        ("h\u{43e}st", Rejection::ReservedName),
-        ("ANN", Rejection::NameTaken),
-        ("ren\u{e9}", Rejection::NameTaken),
-        ("\u{410}nn", Rejection::ConfusableName),
+        ("", ErrorCode::BadName),
+        ("   ", ErrorCode::BadName),
+        (&"x".repeat(33) as &str, ErrorCode::BadName),
+        ("Eve\u{1b}[2J", ErrorCode::BadText),
+        ("Eve\u{7}", ErrorCode::BadText),
+        ("Eve\u{202e}", ErrorCode::BadText),
+        ("E\u{200b}ve", ErrorCode::BadText),
+        ("Eve\u{2028}x", ErrorCode::BadText),
+        ("Eve\u{a0}x", ErrorCode::BadText),
+        ("host", ErrorCode::ReservedName),
+        ("Judge", ErrorCode::ReservedName),
+        ("SPECTATOR", ErrorCode::ReservedName),
+        ("h\u{43e}st", ErrorCode::ReservedName),
+        ("ANN", ErrorCode::NameTaken),
+        ("ren\u{e9}", ErrorCode::NameTaken),
+        ("\u{410}nn", ErrorCode::ConfusableName),
     ] {
         refused(&mut table, Actor::Host, join(name), rejection);
     }
@@ -224,14 +217,14 @@ fn names_are_normalised_and_unsafe_reserved_taken_or_look_alike_names_are_refuse
         &mut table,
         Actor::Host,
         join("BiII"),
-        Rejection::ConfusableName,
+        ErrorCode::ConfusableName,
     );
     table.handle(Actor::Host, join("modern")).unwrap();
     refused(
         &mut table,
         Actor::Host,
         join("rnodern"),
-        Rejection::ConfusableName,
+        ErrorCode::ConfusableName,
     );
     assert_eq!(table.lobby().len(), 4);
 }
