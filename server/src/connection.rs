@@ -26,112 +26,9 @@ use tracing::{debug, info, warn};
 use crate::http::{self, Route};
 use crate::limit::TokenBucket;
 use crate::metrics::Metrics;
-use crate::room::{self, Entry, RoomMsg};
-use crate::server::Shared;
-
-/// The way a table actor (or the reader) talks to one connection: a bounded queue of encoded
-/// frames and a way to close it with a code.
-#[derive(Debug, Clone)]
-pub(crate) struct Conn {
-    pub id: u64,
-    /// The client's address (for per-address caps and bans).
-    pub peer: IpAddr,
-    out: mpsc::Sender<Bytes>,
-    kick: CancellationToken,
-    /// The close code and the reason sent with it; the first close wins.
-    close: Arc<OnceLock<(u16, &'static str)>>,
-    /// Bytes queued and not yet handed to the socket.
-    queued_bytes: Arc<AtomicUsize>,
-    max_queued_bytes: usize,
-    metrics: Arc<Metrics>,
-}
-
-impl Conn {
-    /// Queues one encoded frame. A full queue means the client cannot keep up: it is closed
-    /// (1008) rather than allowed to stall whoever is sending. Returns whether it was queued.
-    /// The caller counts what it sends (once per batch, not once per frame: the counters are
-    /// shared by every thread).
-    pub fn send(&self, frame: Bytes) -> bool {
-        let len = frame.len();
-        let queued = self.queued_bytes.fetch_add(len, Relaxed) + len;
-        let result = if queued > self.max_queued_bytes {
-            Err(mpsc::error::TrySendError::Full(frame))
-        } else {
-            self.out.try_send(frame)
-        };
-        match result {
-            Ok(()) => true,
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                self.queued_bytes.fetch_sub(len, Relaxed);
-                if !self.kick.is_cancelled() {
-                    Metrics::add(&self.metrics.slow_readers_dropped, 1);
-                    info!(
-                        connection = self.id,
-                        "outgoing queue full: dropping a slow reader"
-                    );
-                    self.close_because(
-                        close::POLICY_VIOLATION,
-                        "outgoing queue overflow: reading too slowly",
-                    );
-                }
-                false
-            }
-            Err(mpsc::error::TrySendError::Closed(_)) => {
-                self.queued_bytes.fetch_sub(len, Relaxed);
-                false
-            }
-        }
-    }
-
-    /// Encodes and queues one message, counting it.
-    pub fn send_message(&self, message: &ServerMessage) -> bool {
-        let frame = Bytes::from(wire::encode_server(message));
-        let len = frame.len();
-        let sent = self.send(frame);
-        if sent {
-            self.metrics.count_out(1, len);
-        }
-        sent
-    }
-
-    /// Answers a request with a typed error.
-    pub fn reject(&self, request: Option<&ClientMessage>, code: ErrorCode) {
-        Metrics::add(&self.metrics.rejected, 1);
-        self.send_message(&ServerMessage::error(request, code));
-    }
-
-    /// Closes the connection with a WebSocket close code and its usual reason (the first close
-    /// wins).
-    pub fn close(&self, code: u16) {
-        self.close_because(code, close_reason(code));
-    }
-
-    /// Closes the connection with a WebSocket close code and a reason saying what happened (the
-    /// first close wins).
-    pub fn close_because(&self, code: u16, reason: &'static str) {
-        // Cancelled already (by an earlier close, or by the server's shutdown, which means
-        // 1001): the first reason stands.
-        if !self.kick.is_cancelled() {
-            let _ = self.close.set((code, reason));
-            self.kick.cancel();
-        }
-    }
-}
-
-/// The usual human-readable reason sent with a close code; closes for a policy violation give
-/// their own (`Conn::close_because`).
-fn close_reason(code: u16) -> &'static str {
-    match code {
-        close::NORMAL => "bye",
-        close::GOING_AWAY => "server going away",
-        close::PROTOCOL_ERROR => "protocol error",
-        close::INVALID_PAYLOAD => "a text frame that is not valid UTF-8",
-        close::POLICY_VIOLATION => "policy violation",
-        close::MESSAGE_TOO_BIG => "message too big",
-        close::INTERNAL_ERROR => "internal error: the server could not write its journal",
-        _ => "",
-    }
-}
+use crate::conn::{Conn, close_reason};
+use crate::lobby::{self, Entry, RoomMsg, Shared};
+use crate::room;
 
 fn websocket_config(config: &crate::ServerConfig) -> WebSocketConfig {
     WebSocketConfig::default()
@@ -254,7 +151,7 @@ pub(crate) async fn serve(mut stream: TcpStream, peer: SocketAddr, shared: Arc<S
 enum State {
     New,
     Lobby,
-    InTable(room::Membership),
+    InTable(lobby::Membership),
 }
 
 async fn session(ws: WebSocketStream<TcpStream>, peer: SocketAddr, shared: &Arc<Shared>) {
@@ -713,7 +610,7 @@ async fn enter(
     request: &ClientMessage,
     conn: &Conn,
     shared: &Arc<Shared>,
-) -> Result<room::Membership, ErrorCode> {
+) -> Result<lobby::Membership, ErrorCode> {
     let (table, password, entry) = match request {
         ClientMessage::Join {
             table,
@@ -761,7 +658,7 @@ async fn enter(
         return Err(ErrorCode::UnknownTable);
     }
     match answer.await {
-        Ok(Ok(_role)) => Ok(room::Membership {
+        Ok(Ok(_role)) => Ok(lobby::Membership {
             tx,
             _spectator: spectator,
         }),

@@ -14,10 +14,12 @@
 //! - [`config`], [`metrics`].
 
 pub mod config;
+mod conn;
 mod connection;
 mod http;
 pub mod journal;
 mod limit;
+mod lobby;
 pub mod metrics;
 mod password;
 mod room;

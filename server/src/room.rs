@@ -10,76 +10,20 @@ use grand_melee_protocol::{
     self as wire, ClientMessage, ErrorCode, MAX_PASSWORD_CHARS, SeatToken, ServerMessage, TableId,
     TableSummary, close, text,
 };
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, watch};
 use tracing::{debug, error, info, warn};
 use uuid::Uuid;
 
-use crate::connection::Conn;
+use crate::conn::Conn;
 use crate::journal::{StoredTable, TableRecord};
 use crate::limit::TokenBucket;
 use crate::metrics::Metrics;
-use crate::server::{Shared, TableEntry, TableRefusal, TableSlot};
+use crate::lobby::{
+    Entry, Role, RoomMsg, Shared, TableEntry, TableRefusal, TableSlot,
+};
 use crate::wire::{self as edge, Authority};
 use grand_melee_protocol::Expiry;
 use grand_melee_protocol::rules::{Actor, Command, Stage, Table, TableConfig, TurnState};
-
-/// How a connection takes part in a table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Role {
-    /// Seated as this player.
-    Player(wire::PlayerId),
-    /// Watching.
-    Spectator,
-}
-
-/// A connection's link to its table, kept by the connection's reader.
-#[derive(Debug)]
-pub(crate) struct Membership {
-    pub tx: mpsc::Sender<RoomMsg>,
-    /// A spectator's place under `--max-spectators-per-ip`, held while he watches.
-    pub _spectator: Option<crate::server::SpectatorSlot>,
-}
-
-/// How a connection asks to enter a table.
-#[derive(Debug)]
-pub(crate) enum Entry {
-    /// Take a seat (the password, if any, was checked by the connection).
-    Join {
-        name: String,
-    },
-    /// Watch (the password, if any, was checked by the connection).
-    Watch,
-    Resume {
-        token: SeatToken,
-    },
-}
-
-/// What a table's actor receives.
-#[derive(Debug)]
-pub(crate) enum RoomMsg {
-    /// Join, watch or resume. On success the actor has already queued the answer and a snapshot
-    /// on the connection.
-    Enter {
-        conn: Conn,
-        request_id: u32,
-        entry: Entry,
-        reply: oneshot::Sender<Result<Role, ErrorCode>>,
-    },
-    /// A request from a member.
-    Request {
-        connection: u64,
-        request: ClientMessage,
-        received: Instant,
-    },
-    /// A member leaves on purpose (a seated player in a game keeps his seat).
-    Leave {
-        connection: u64,
-        request_id: u32,
-        reply: oneshot::Sender<()>,
-    },
-    /// A member's connection is gone.
-    Gone { connection: u64 },
-}
 
 /// What the journal keeps of a table's settings (everything besides its name and password).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]

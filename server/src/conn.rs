@@ -1,0 +1,121 @@
+//! The handle through which a table actor (or a connection's reader) talks to one connection:
+//! a bounded queue of encoded frames and a way to close it with a code and a reason. It knows
+//! nothing of tables or of the server: everything above it may use it.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+use bytes::Bytes;
+use grand_melee_protocol::{self as wire, ClientMessage, ErrorCode, ServerMessage, close};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tracing::info;
+
+use crate::metrics::Metrics;
+
+/// The way a table actor (or the reader) talks to one connection: a bounded queue of encoded
+/// frames and a way to close it with a code.
+#[derive(Debug, Clone)]
+pub(crate) struct Conn {
+    pub id: u64,
+    /// The client's address (for per-address caps and bans).
+    pub peer: IpAddr,
+    pub(crate) out: mpsc::Sender<Bytes>,
+    pub(crate) kick: CancellationToken,
+    /// The close code and the reason sent with it; the first close wins.
+    pub(crate) close: Arc<OnceLock<(u16, &'static str)>>,
+    /// Bytes queued and not yet handed to the socket.
+    pub(crate) queued_bytes: Arc<AtomicUsize>,
+    pub(crate) max_queued_bytes: usize,
+    pub(crate) metrics: Arc<Metrics>,
+}
+
+impl Conn {
+    /// Queues one encoded frame. A full queue means the client cannot keep up: it is closed
+    /// (1008) rather than allowed to stall whoever is sending. Returns whether it was queued.
+    /// The caller counts what it sends (once per batch, not once per frame: the counters are
+    /// shared by every thread).
+    pub fn send(&self, frame: Bytes) -> bool {
+        let len = frame.len();
+        let queued = self.queued_bytes.fetch_add(len, Relaxed) + len;
+        let result = if queued > self.max_queued_bytes {
+            Err(mpsc::error::TrySendError::Full(frame))
+        } else {
+            self.out.try_send(frame)
+        };
+        match result {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                self.queued_bytes.fetch_sub(len, Relaxed);
+                if !self.kick.is_cancelled() {
+                    Metrics::add(&self.metrics.slow_readers_dropped, 1);
+                    info!(
+                        connection = self.id,
+                        "outgoing queue full: dropping a slow reader"
+                    );
+                    self.close_because(
+                        close::POLICY_VIOLATION,
+                        "outgoing queue overflow: reading too slowly",
+                    );
+                }
+                false
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                self.queued_bytes.fetch_sub(len, Relaxed);
+                false
+            }
+        }
+    }
+
+    /// Encodes and queues one message, counting it.
+    pub fn send_message(&self, message: &ServerMessage) -> bool {
+        let frame = Bytes::from(wire::encode_server(message));
+        let len = frame.len();
+        let sent = self.send(frame);
+        if sent {
+            self.metrics.count_out(1, len);
+        }
+        sent
+    }
+
+    /// Answers a request with a typed error.
+    pub fn reject(&self, request: Option<&ClientMessage>, code: ErrorCode) {
+        Metrics::add(&self.metrics.rejected, 1);
+        self.send_message(&ServerMessage::error(request, code));
+    }
+
+    /// Closes the connection with a WebSocket close code and its usual reason (the first close
+    /// wins).
+    pub fn close(&self, code: u16) {
+        self.close_because(code, close_reason(code));
+    }
+
+    /// Closes the connection with a WebSocket close code and a reason saying what happened (the
+    /// first close wins).
+    pub fn close_because(&self, code: u16, reason: &'static str) {
+        // Cancelled already (by an earlier close, or by the server's shutdown, which means
+        // 1001): the first reason stands.
+        if !self.kick.is_cancelled() {
+            let _ = self.close.set((code, reason));
+            self.kick.cancel();
+        }
+    }
+}
+
+/// The usual human-readable reason sent with a close code; closes for a policy violation give
+/// their own (`Conn::close_because`).
+pub(crate) fn close_reason(code: u16) -> &'static str {
+    match code {
+        close::NORMAL => "bye",
+        close::GOING_AWAY => "server going away",
+        close::PROTOCOL_ERROR => "protocol error",
+        close::INVALID_PAYLOAD => "a text frame that is not valid UTF-8",
+        close::POLICY_VIOLATION => "policy violation",
+        close::MESSAGE_TOO_BIG => "message too big",
+        close::INTERNAL_ERROR => "internal error: the server could not write its journal",
+        _ => "",
+    }
+}
+

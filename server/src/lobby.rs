@@ -1,0 +1,347 @@
+//! What the connections and the table actors share, below both of them: the registry of
+//! tables, the messages a table's actor receives, and the caps every task reserves before it
+//! does the work they limit (given back by drop guards). Nothing here knows the actor or the
+//! connection tasks, so `connection` → `room` → `lobby` → `conn` has no circle.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::time::Instant;
+
+use dashmap::DashMap;
+use grand_melee_protocol::{
+    self as wire, ClientMessage, ErrorCode, SeatToken, TableId, TableSummary,
+};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::config::ServerConfig;
+use crate::conn::Conn;
+use crate::journal::Journal;
+use crate::limit::TokenBucket;
+use crate::metrics::Metrics;
+
+/// How a connection takes part in a table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// Seated as this player.
+    Player(wire::PlayerId),
+    /// Watching.
+    Spectator,
+}
+
+/// A connection's link to its table, kept by the connection's reader.
+#[derive(Debug)]
+pub(crate) struct Membership {
+    pub tx: mpsc::Sender<RoomMsg>,
+    /// A spectator's place under `--max-spectators-per-ip`, held while he watches.
+    pub _spectator: Option<SpectatorSlot>,
+}
+
+/// How a connection asks to enter a table.
+#[derive(Debug)]
+pub(crate) enum Entry {
+    /// Take a seat (the password, if any, was checked by the connection).
+    Join {
+        name: String,
+    },
+    /// Watch (the password, if any, was checked by the connection).
+    Watch,
+    Resume {
+        token: SeatToken,
+    },
+}
+
+/// What a table's actor receives.
+#[derive(Debug)]
+pub(crate) enum RoomMsg {
+    /// Join, watch or resume. On success the actor has already queued the answer and a snapshot
+    /// on the connection.
+    Enter {
+        conn: Conn,
+        request_id: u32,
+        entry: Entry,
+        reply: oneshot::Sender<Result<Role, ErrorCode>>,
+    },
+    /// A request from a member.
+    Request {
+        connection: u64,
+        request: ClientMessage,
+        received: Instant,
+    },
+    /// A member leaves on purpose (a seated player in a game keeps his seat).
+    Leave {
+        connection: u64,
+        request_id: u32,
+        reply: oneshot::Sender<()>,
+    },
+    /// A member's connection is gone.
+    Gone { connection: u64 },
+}
+
+/// A table in the lobby registry: the way into its actor, its latest summary, and the hash of
+/// its password (checked by the connection, off the actor, before it asks to enter).
+#[derive(Debug)]
+pub(crate) struct TableEntry {
+    pub tx: mpsc::Sender<RoomMsg>,
+    pub summary: watch::Receiver<TableSummary>,
+    pub password: Option<Arc<str>>,
+}
+
+/// What every connection and table task shares. Game state is not here: each table's state
+/// belongs to its own task.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub config: ServerConfig,
+    pub metrics: Arc<Metrics>,
+    pub tables: DashMap<TableId, TableEntry>,
+    /// Stops every connection (each has a child token).
+    pub shutdown: CancellationToken,
+    /// Stops every table actor; cancelled first, so that no table publishes while connections
+    /// are closing.
+    pub stop_tables: CancellationToken,
+    /// Connection tasks.
+    pub tasks: TaskTracker,
+    /// Table actors.
+    pub table_tasks: TaskTracker,
+    /// Where every table's events are made durable before anyone sees them.
+    pub journal: Journal,
+    next_connection: AtomicU64,
+    /// Open connections per peer address, for the per-IP cap.
+    per_ip: DashMap<IpAddr, usize>,
+    /// Tables open or reserved, for `--max-tables`: reserved before anything is written, so
+    /// concurrent creations can never pass the cap.
+    open_tables: AtomicUsize,
+    /// Open tables per creating address, for `--max-tables-per-ip`.
+    tables_per_ip: DashMap<IpAddr, usize>,
+    /// Table creations per address, for `--table-creations-per-minute`.
+    creations: DashMap<IpAddr, TokenBucket>,
+    /// Spectating connections per address, for `--max-spectators-per-ip`.
+    spectators_per_ip: DashMap<IpAddr, usize>,
+    /// Wrong-password guesses per address and table, for `--wrong-passwords-per-minute`.
+    guesses: DashMap<(IpAddr, TableId), TokenBucket>,
+    /// Starts of watching per address, for `--watches-per-minute`.
+    watches: DashMap<IpAddr, TokenBucket>,
+}
+
+impl Shared {
+    /// Everything shared, for a server with `config` and `journal`.
+    pub(crate) fn new(config: ServerConfig, journal: Journal) -> Self {
+        Self {
+            config,
+            metrics: Arc::new(Metrics::default()),
+            tables: DashMap::new(),
+            shutdown: CancellationToken::new(),
+            stop_tables: CancellationToken::new(),
+            table_tasks: TaskTracker::new(),
+            tasks: TaskTracker::new(),
+            next_connection: AtomicU64::new(1),
+            per_ip: DashMap::new(),
+            open_tables: AtomicUsize::new(0),
+            tables_per_ip: DashMap::new(),
+            creations: DashMap::new(),
+            spectators_per_ip: DashMap::new(),
+            guesses: DashMap::new(),
+            watches: DashMap::new(),
+            journal,
+        }
+    }
+
+    pub fn next_connection_id(&self) -> u64 {
+        self.next_connection.fetch_add(1, Relaxed)
+    }
+
+    /// Counts a connection from `ip` against the per-IP cap; `None` if the cap is reached.
+    pub(crate) fn admit_ip(self: &Arc<Self>, ip: IpAddr) -> Option<IpSlot> {
+        let cap = self.config.max_connections_per_ip;
+        let mut count = self.per_ip.entry(ip).or_insert(0);
+        if cap != 0 && *count >= cap {
+            return None;
+        }
+        *count += 1;
+        Some(IpSlot {
+            shared: Arc::clone(self),
+            ip,
+        })
+    }
+}
+
+/// Why a table cannot be created now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TableRefusal {
+    /// `--max-tables` tables are open.
+    ServerFull,
+    /// The address has `--max-tables-per-ip` open tables, or has created
+    /// `--table-creations-per-minute` this minute.
+    TooManyFromAddress,
+}
+
+impl Shared {
+    /// Reserves a place for a new table created from `ip`, or says why not. The place is taken
+    /// atomically (concurrent creations can never pass the caps) and given back when the
+    /// returned slot is dropped: when creation fails, or when the table's actor ends.
+    pub(crate) fn reserve_table(
+        self: &Arc<Self>,
+        ip: Option<IpAddr>,
+        now: std::time::Instant,
+    ) -> Result<TableSlot, TableRefusal> {
+        let cap = self.config.max_tables;
+        if self
+            .open_tables
+            .fetch_update(Relaxed, Relaxed, |n| (n < cap).then_some(n + 1))
+            .is_err()
+        {
+            return Err(TableRefusal::ServerFull);
+        }
+        let mut slot = TableSlot {
+            shared: Arc::clone(self),
+            ip: None,
+        };
+        let Some(ip) = ip else { return Ok(slot) };
+        let per_ip = self.config.max_tables_per_ip;
+        {
+            let mut count = self.tables_per_ip.entry(ip).or_insert(0);
+            if per_ip != 0 && *count >= per_ip {
+                return Err(TableRefusal::TooManyFromAddress);
+            }
+            let per_minute = self.config.table_creations_per_minute;
+            if per_minute != 0 {
+                let per_minute = f64::from(per_minute);
+                let mut bucket = self
+                    .creations
+                    .entry(ip)
+                    .or_insert_with(|| TokenBucket::new(per_minute, per_minute / 60.0, now));
+                if !bucket.take(now) {
+                    return Err(TableRefusal::TooManyFromAddress);
+                }
+            }
+            *count += 1;
+        }
+        slot.ip = Some(ip);
+        Ok(slot)
+    }
+
+    /// Counts a spectator from `ip` against `--max-spectators-per-ip`; `None` if the cap is
+    /// reached. The place is given back when the slot is dropped.
+    pub(crate) fn admit_spectator(self: &Arc<Self>, ip: IpAddr) -> Option<SpectatorSlot> {
+        let cap = self.config.max_spectators_per_ip;
+        let mut count = self.spectators_per_ip.entry(ip).or_insert(0);
+        if cap != 0 && *count >= cap {
+            return None;
+        }
+        *count += 1;
+        Some(SpectatorSlot {
+            shared: Arc::clone(self),
+            ip,
+        })
+    }
+
+    /// Whether `ip` may start watching a table now (`--watches-per-minute`); takes a token.
+    pub(crate) fn may_watch(&self, ip: IpAddr, now: std::time::Instant) -> bool {
+        let per_minute = self.config.watches_per_minute;
+        if per_minute <= 0.0 {
+            return true;
+        }
+        self.watches
+            .entry(ip)
+            .or_insert_with(|| TokenBucket::new(10.0, per_minute / 60.0, now))
+            .take(now)
+    }
+
+    /// Whether `ip` may try a password at `table` now (wrong guesses are limited per address
+    /// and table; a right one costs nothing).
+    pub(crate) fn may_guess(&self, ip: IpAddr, table: TableId, now: std::time::Instant) -> bool {
+        let per_minute = self.config.wrong_passwords_per_minute;
+        if per_minute <= 0.0 {
+            return true;
+        }
+        let bucket = self
+            .guesses
+            .entry((ip, table))
+            .or_insert_with(|| TokenBucket::new(5.0, per_minute / 60.0, now));
+        bucket.peek(now)
+    }
+
+    /// Records a wrong password from `ip` at `table`.
+    pub(crate) fn wrong_guess(&self, ip: IpAddr, table: TableId, now: std::time::Instant) {
+        let per_minute = self.config.wrong_passwords_per_minute;
+        self.guesses
+            .entry((ip, table))
+            .or_insert_with(|| TokenBucket::new(5.0, per_minute / 60.0, now))
+            .take(now);
+    }
+
+    /// Forgets rate-limit state that has refilled completely (so the maps do not grow with every
+    /// address ever seen).
+    pub(crate) fn prune_limits(&self, now: std::time::Instant) {
+        self.guesses.retain(|_, bucket| !bucket.is_full(now));
+        self.creations.retain(|_, bucket| !bucket.is_full(now));
+        self.watches.retain(|_, bucket| !bucket.is_full(now));
+    }
+
+    /// A place for a table recovered from the journal: counted, but never refused (the tables
+    /// were open before the restart).
+    pub(crate) fn recovered_table(self: &Arc<Self>) -> TableSlot {
+        self.open_tables.fetch_add(1, Relaxed);
+        TableSlot {
+            shared: Arc::clone(self),
+            ip: None,
+        }
+    }
+}
+
+/// A table's place under `--max-tables` (and its creator's under `--max-tables-per-ip`), given
+/// back when dropped.
+#[derive(Debug)]
+pub(crate) struct TableSlot {
+    shared: Arc<Shared>,
+    ip: Option<IpAddr>,
+}
+
+impl Drop for TableSlot {
+    fn drop(&mut self) {
+        self.shared.open_tables.fetch_sub(1, Relaxed);
+        if let Some(ip) = self.ip {
+            self.shared.tables_per_ip.remove_if_mut(&ip, |_, count| {
+                *count -= 1;
+                *count == 0
+            });
+        }
+    }
+}
+
+/// A spectator's place under `--max-spectators-per-ip`, given back when dropped.
+#[derive(Debug)]
+pub(crate) struct SpectatorSlot {
+    shared: Arc<Shared>,
+    ip: IpAddr,
+}
+
+impl Drop for SpectatorSlot {
+    fn drop(&mut self) {
+        self.shared
+            .spectators_per_ip
+            .remove_if_mut(&self.ip, |_, count| {
+                *count -= 1;
+                *count == 0
+            });
+    }
+}
+
+/// One connection's place under the per-IP cap, given back when dropped.
+#[derive(Debug)]
+pub(crate) struct IpSlot {
+    shared: Arc<Shared>,
+    ip: IpAddr,
+}
+
+impl Drop for IpSlot {
+    fn drop(&mut self) {
+        self.shared.per_ip.remove_if_mut(&self.ip, |_, count| {
+            *count -= 1;
+            *count == 0
+        });
+    }
+}
+
