@@ -34,6 +34,16 @@ pub enum TextError {
     Forbidden(u32),
 }
 
+impl TextError {
+    /// The error code a refused name is answered with.
+    pub fn code(self) -> crate::ErrorCode {
+        match self {
+            TextError::Empty | TextError::TooLong => crate::ErrorCode::BadName,
+            TextError::Forbidden(_) => crate::ErrorCode::BadText,
+        }
+    }
+}
+
 /// Whether a character may not appear in names or chat: Unicode categories Cc (control: C0,
 /// DEL, C1), Cf (format: bidi overrides, zero-width characters, soft hyphen, …), Zl and Zp (line
 /// and paragraph separators), Co (private use) and Cn (unassigned).

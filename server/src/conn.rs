@@ -118,4 +118,3 @@ pub(crate) fn close_reason(code: u16) -> &'static str {
         _ => "",
     }
 }
-

@@ -23,12 +23,12 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
-use crate::http::{self, Route};
-use crate::limit::TokenBucket;
-use crate::metrics::Metrics;
 use crate::conn::{Conn, close_reason};
+use crate::http::{self, Route};
 use crate::lobby::{self, Entry, RoomMsg, Shared};
+use crate::metrics::Metrics;
 use crate::room;
+use grand_melee_protocol::limit::TokenBucket;
 
 fn websocket_config(config: &crate::ServerConfig) -> WebSocketConfig {
     WebSocketConfig::default()

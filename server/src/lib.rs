@@ -4,7 +4,6 @@
 //! Reading order:
 //! - `grand_melee_protocol::rules` (the protocol crate): the pure rules core and the one fold
 //!   every table runs on and every client mirrors.
-//! - `wire` (private): which requests are game commands, with whose authority.
 //! - `room` (private): a table's actor — owns one core table, its members, seat tokens, host and
 //!   event sequence; publishes each event batch encoded once to every member.
 //! - `connection` (private): one client — HTTP routing (`/ws`, `/healthz`, `/metrics`), the
@@ -18,13 +17,11 @@ mod conn;
 mod connection;
 mod http;
 pub mod journal;
-mod limit;
 mod lobby;
 pub mod metrics;
 mod password;
 mod room;
 pub mod server;
-mod wire;
 
 pub use config::ServerConfig;
 pub use server::Server;

@@ -9,9 +9,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::time::Instant;
 
 use dashmap::DashMap;
-use grand_melee_protocol::{
-    self as wire, ClientMessage, ErrorCode, SeatToken, TableId, TableSummary,
-};
+use grand_melee_protocol::{ClientMessage, ErrorCode, SeatToken, TableId, TableSummary};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -19,17 +17,10 @@ use tokio_util::task::TaskTracker;
 use crate::config::ServerConfig;
 use crate::conn::Conn;
 use crate::journal::Journal;
-use crate::limit::TokenBucket;
 use crate::metrics::Metrics;
+use grand_melee_protocol::limit::TokenBucket;
 
-/// How a connection takes part in a table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Role {
-    /// Seated as this player.
-    Player(wire::PlayerId),
-    /// Watching.
-    Spectator,
-}
+pub(crate) use grand_melee_protocol::session::Role;
 
 /// A connection's link to its table, kept by the connection's reader.
 #[derive(Debug)]
@@ -344,4 +335,3 @@ impl Drop for IpSlot {
         });
     }
 }
-

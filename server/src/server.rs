@@ -13,8 +13,8 @@ use tracing::{debug, info, warn};
 use crate::config::ServerConfig;
 use crate::connection;
 use crate::journal::Journal;
-use crate::metrics::Metrics;
 use crate::lobby::Shared;
+use crate::metrics::Metrics;
 
 /// A bound server, ready to run.
 #[derive(Debug)]

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::client::ClientMessage;
 use crate::types::{Expiry, Phase, PlayerId, Ruling};
 
 /// Who issues a command. The server authenticates connections; the core only checks that the
@@ -88,4 +89,62 @@ pub enum Command {
         /// Why.
         reason: Expiry,
     },
+}
+
+/// Whose authority a game request needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Authority {
+    /// The table's host.
+    Host,
+    /// The seated player who sends it.
+    Player,
+}
+
+impl ClientMessage {
+    /// The game command a request asks for, and whose authority it needs; `None` for session
+    /// and table-level requests (hello, join, chat, pause, …).
+    pub fn command(&self) -> Option<(Authority, Command)> {
+        use ClientMessage as M;
+        Some(match self {
+            M::Start { first_player, .. } => (
+                Authority::Host,
+                Command::Start {
+                    first_player: *first_player,
+                },
+            ),
+            M::Mulligan { .. } => (Authority::Player, Command::Mulligan),
+            M::Keep { .. } => (Authority::Player, Command::Keep),
+            M::SetPhase { phase, .. } => (Authority::Player, Command::SetPhase { phase: *phase }),
+            M::EndTurn { .. } => (Authority::Player, Command::EndTurn),
+            M::Attack {
+                target,
+                damage,
+                poison,
+                ..
+            } => (
+                Authority::Player,
+                Command::Attack {
+                    target: *target,
+                    damage: *damage,
+                    poison: *poison,
+                },
+            ),
+            M::DealDamage { target, amount, .. } => (
+                Authority::Player,
+                Command::DealDamage {
+                    target: *target,
+                    amount: *amount,
+                },
+            ),
+            M::ChangeLife { delta, .. } => {
+                (Authority::Player, Command::ChangeLife { delta: *delta })
+            }
+            M::ChangePoison { delta, .. } => {
+                (Authority::Player, Command::ChangePoison { delta: *delta })
+            }
+            M::Concede { .. } => (Authority::Player, Command::Concede),
+            M::Ruling { ruling, .. } => (Authority::Host, Command::Ruling(ruling.clone())),
+            _ => return None,
+        })
+    }
 }

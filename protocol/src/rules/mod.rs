@@ -20,7 +20,7 @@ pub mod command;
 pub mod config;
 pub mod table;
 
-pub use command::{Actor, Command};
+pub use command::{Actor, Authority, Command};
 pub use config::{ConfigError, RuleSet, SpellRange, TableConfig};
 pub(crate) use table::TableParts;
 pub use table::{

@@ -1,11 +1,12 @@
 //! Rate limits: token buckets, shared by connections (requests, chat, strikes), tables (their
-//! chat budget) and the server (table creations and password guesses per address).
+//! chat budget, a session rule) and the server (table creations and password guesses per
+//! address). Pure: time is an argument.
 
 use std::time::Instant;
 
 /// A token bucket: `capacity` tokens, refilled at `per_second`.
-#[derive(Debug)]
-pub(crate) struct TokenBucket {
+#[derive(Debug, Clone, PartialEq)]
+pub struct TokenBucket {
     capacity: f64,
     per_second: f64,
     tokens: f64,
@@ -13,7 +14,8 @@ pub(crate) struct TokenBucket {
 }
 
 impl TokenBucket {
-    pub(crate) fn new(capacity: f64, per_second: f64, now: Instant) -> Self {
+    /// A full bucket of `capacity` tokens (at least 1), refilled at `per_second`.
+    pub fn new(capacity: f64, per_second: f64, now: Instant) -> Self {
         let capacity = capacity.max(1.0);
         Self {
             capacity,
@@ -24,12 +26,12 @@ impl TokenBucket {
     }
 
     /// Whether a token is there now (without taking it).
-    pub(crate) fn peek(&self, now: Instant) -> bool {
+    pub fn peek(&self, now: Instant) -> bool {
         self.tokens_at(now) >= 1.0
     }
 
     /// Whether the bucket has refilled completely: it then holds no state worth keeping.
-    pub(crate) fn is_full(&self, now: Instant) -> bool {
+    pub fn is_full(&self, now: Instant) -> bool {
         self.tokens_at(now) >= self.capacity
     }
 
@@ -39,7 +41,7 @@ impl TokenBucket {
     }
 
     /// Takes one token if there is one.
-    pub(crate) fn take(&mut self, now: Instant) -> bool {
+    pub fn take(&mut self, now: Instant) -> bool {
         self.tokens = self.tokens_at(now);
         self.last = now;
         if self.tokens >= 1.0 {

@@ -1,0 +1,1002 @@
+//! The table's session rules: seats and seat tokens, the host and hand-over, absence and grace
+//! periods, the turn and mulligan clocks, pause, kick, mute, bans, the chat budget and when an
+//! empty table closes. A deterministic state machine in the quinn-proto shape: time is an
+//! input (`now` on every call), [`Session::poll_timeout`] says when it next needs to be woken,
+//! and what it decides comes out as [`Effect`]s for the driver (the server's table actor) to
+//! journal and deliver. No sockets, no clock, no tokio.
+//!
+//! The session owns the [`Table`], the one fold: every event it emits is applied to it first
+//! (the rules core's as it decides them, the session's own here), so the table is always the
+//! fold of everything published, and recovering a table is folding its journal
+//! ([`Session::recover`]). Public session facts (host, presence, mutes, pause, spectators) live
+//! in the fold ([`Table::facts`]); what is the session's alone — tokens, which connection holds
+//! which seat, addresses, and the instants its timers count from — lives here.
+
+use std::net::IpAddr;
+use std::time::{Duration, Instant};
+
+use crate::client::ClientMessage;
+use crate::error::ErrorCode;
+use crate::event::Event;
+use crate::limit::TokenBucket;
+use crate::limits::{MAX_SPECTATORS, close};
+use crate::rules::{Actor, Authority, Command, Stage, Table, TableConfig, TurnState};
+use crate::text::{self, TextError};
+use crate::types::{Expiry, PlayerId, Ruling, SeatToken, TurnId};
+use crate::view::{Settings, TableView};
+
+/// A connection, as the driver numbers them.
+pub type ConnectionId = u64;
+
+/// Chat lines a table takes at once above its per-minute budget.
+pub const TABLE_CHAT_BURST: f64 = 20.0;
+
+/// The server's settings the session rules depend on (the same for every table).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Timing {
+    /// How long a disconnected player keeps his seat in the lobby, holds a running turn or a due
+    /// mulligan decision, or keeps the host role, before the table goes on without him; also how
+    /// long an empty table that was played at stays open.
+    pub grace: Duration,
+    /// How long a table nobody ever sat at stays open.
+    pub unjoined: Duration,
+    /// The table's chat budget in lines per minute (0: none).
+    pub chat_per_minute: f64,
+}
+
+/// What the session decided, for the driver to carry out in order: make durable, then deliver.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// Events numbered from `first_seq`, already applied to the table: journal them, then
+    /// send them to every member.
+    Events {
+        /// The number of the first.
+        first_seq: u64,
+        /// The events.
+        events: Vec<Event>,
+    },
+    /// A seat was taken: journal its token.
+    SetSeat {
+        /// Whose seat.
+        player: PlayerId,
+        /// Its token.
+        token: SeatToken,
+    },
+    /// A seat was given up or taken away: its token stops working.
+    RemoveSeat {
+        /// Whose seat.
+        player: PlayerId,
+    },
+    /// The addresses banned from the table changed (never put in events: everyone at the table
+    /// receives those); journal the whole list.
+    Banned {
+        /// Every banned address.
+        addresses: Vec<IpAddr>,
+    },
+    /// The game is over: journal the replay as complete.
+    Finished,
+    /// Close a connection (after what was queued for it), saying why; it is no longer a member.
+    Close {
+        /// Which.
+        connection: ConnectionId,
+        /// The WebSocket close code.
+        code: u16,
+        /// The reason sent with it.
+        reason: &'static str,
+    },
+}
+
+/// How a connection takes part in the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Seated as this player.
+    Player(PlayerId),
+    /// Watching.
+    Spectator,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Seat {
+    player: PlayerId,
+    token: SeatToken,
+    connection: Option<ConnectionId>,
+    /// Since when he has been disconnected (paused time shifted out).
+    dropped_at: Option<Instant>,
+    /// The addresses he has connected from at this table (banned with him if the host says so).
+    peers: Vec<IpAddr>,
+}
+
+/// One table's session: the table (the fold), its members' seats and tokens, and its timers.
+#[derive(Debug, Clone)]
+pub struct Session {
+    table: Table,
+    settings: Settings,
+    timing: Timing,
+    /// Number of the last event published.
+    seq: u64,
+    seats: Vec<Seat>,
+    spectators: Vec<ConnectionId>,
+    /// Since when nobody is connected.
+    empty_since: Option<Instant>,
+    /// Since when the host has paused the table.
+    paused_since: Option<Instant>,
+    /// When each running turn began (by turn and holder); paused time shifted out.
+    running_since: Vec<(TurnId, PlayerId, Instant)>,
+    /// The player whose mulligan decision is due, and since when.
+    deciding_since: Option<(PlayerId, Instant)>,
+    /// Addresses the host has banned from this table (`kick` with `ban`).
+    banned: Vec<IpAddr>,
+    /// The table's chat budget, shared by all its members.
+    chat_budget: Option<TokenBucket>,
+    /// Whether anyone ever sat at the table.
+    ever_seated: bool,
+    /// Whether the end of the game has been noted.
+    game_over_noted: bool,
+    effects: Vec<Effect>,
+}
+
+impl Session {
+    /// A new table in its lobby, created at `now` with `settings` and `seed`.
+    pub fn new(
+        settings: Settings,
+        seed: u64,
+        timing: Timing,
+        now: Instant,
+    ) -> Result<Self, ErrorCode> {
+        if settings.max_spectators > MAX_SPECTATORS {
+            return Err(ErrorCode::BadSettings);
+        }
+        let config =
+            TableConfig::from_settings(&settings, seed).map_err(|_| ErrorCode::BadSettings)?;
+        let table = Table::new(config).map_err(|_| ErrorCode::BadSettings)?;
+        Ok(Self {
+            table,
+            settings,
+            timing,
+            seq: 0,
+            seats: Vec::new(),
+            spectators: Vec::new(),
+            empty_since: Some(now),
+            paused_since: None,
+            running_since: Vec::new(),
+            deciding_since: None,
+            banned: Vec::new(),
+            chat_budget: (timing.chat_per_minute > 0.0)
+                .then(|| TokenBucket::new(TABLE_CHAT_BURST, timing.chat_per_minute / 60.0, now)),
+            ever_seated: false,
+            game_over_noted: false,
+            effects: Vec::new(),
+        })
+    }
+
+    /// Rebuilds a table at `now` from its journal: the events (numbered from 1, in order) folded
+    /// into a new table, its seat tokens and banned addresses. Everyone counts as disconnected
+    /// since `now`; players the journal shows connected are announced disconnected (the
+    /// returned session's first effects), and any spectator count goes back to 0.
+    pub fn recover(
+        settings: Settings,
+        seed: u64,
+        timing: Timing,
+        events: impl IntoIterator<Item = (u64, Event)>,
+        seats: &[(PlayerId, SeatToken)],
+        banned: Vec<IpAddr>,
+        now: Instant,
+    ) -> Result<Self, String> {
+        let mut session =
+            Self::new(settings, seed, timing, now).map_err(|code| format!("settings: {code}"))?;
+        session.ever_seated = true;
+        for (seq, event) in events {
+            if seq != session.seq + 1 {
+                return Err(format!("event {seq} follows {}", session.seq));
+            }
+            session
+                .table
+                .apply(&event)
+                .map_err(|e| format!("event {seq}: {e}"))?;
+            session.seq = seq;
+        }
+        let facts = session.table.facts().clone();
+        session.seats = seats
+            .iter()
+            .map(|&(player, token)| Seat {
+                player,
+                token,
+                connection: None,
+                dropped_at: Some(now),
+                peers: Vec::new(),
+            })
+            .collect();
+        session.banned = banned;
+        session.paused_since = facts.paused.then_some(now);
+        session.game_over_noted = session.table.stage() == Stage::Finished;
+        // A kicked player's decision is settled in the request that makes it due, so there is
+        // normally nothing to do here; if there is, it is done now rather than never.
+        session.settle_kicks();
+        session.after_core(now);
+        let mut events: Vec<Event> = facts
+            .presences()
+            .filter(|&(player, presence)| presence.connected && session.seat(player).is_some())
+            .map(|(player, _)| Event::ConnectionChanged {
+                player,
+                connected: false,
+            })
+            .collect();
+        if facts.spectators != 0 {
+            events.push(Event::SpectatorsChanged { spectators: 0 });
+        }
+        session.publish(events);
+        Ok(session)
+    }
+
+    // ----- Queries ---------------------------------------------------------------------------
+
+    /// The table: the one fold of every event published.
+    pub fn table(&self) -> &Table {
+        &self.table
+    }
+
+    /// The table's settings, as created.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// Number of the last event published (0: none yet).
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// Seated players (with or without a connection).
+    pub fn seated(&self) -> usize {
+        self.seats.len()
+    }
+
+    /// Connections watching.
+    pub fn spectators(&self) -> u32 {
+        u32::try_from(self.spectators.len()).unwrap_or(u32::MAX)
+    }
+
+    /// Whether `address` is banned from the table.
+    pub fn is_banned(&self, address: IpAddr) -> bool {
+        self.banned.contains(&address)
+    }
+
+    /// Whether the table was never played and nobody can come back to it: nothing worth keeping.
+    pub fn abandoned(&self) -> bool {
+        self.table.stage() == Stage::Lobby && self.seats.is_empty()
+    }
+
+    /// Whether the host has paused the table.
+    pub fn paused(&self) -> bool {
+        self.paused_since.is_some()
+    }
+
+    /// The role of a member connection.
+    pub fn role(&self, connection: ConnectionId) -> Option<Role> {
+        if self.spectators.contains(&connection) {
+            return Some(Role::Spectator);
+        }
+        self.seats
+            .iter()
+            .find(|s| s.connection == Some(connection))
+            .map(|s| Role::Player(s.player))
+    }
+
+    /// The snapshot of the table, as a client mirrors it.
+    pub fn view(&self, table: crate::TableId, name: &str) -> TableView {
+        self.table.view(table, name, self.seq, &self.settings)
+    }
+
+    /// What the session has decided since the last call, in order.
+    pub fn take_effects(&mut self) -> Vec<Effect> {
+        std::mem::take(&mut self.effects)
+    }
+
+    // ----- Members ---------------------------------------------------------------------------
+
+    /// Seats a new player on `connection` from `peer` with the (fresh, random) `token`.
+    pub fn join(
+        &mut self,
+        now: Instant,
+        connection: ConnectionId,
+        peer: IpAddr,
+        name: String,
+        token: SeatToken,
+    ) -> Result<PlayerId, ErrorCode> {
+        if self.banned.contains(&peer) {
+            return Err(ErrorCode::Banned);
+        }
+        let events = self.table.handle(Actor::Host, Command::Join { name })?;
+        let Some(Event::PlayerJoined { player, .. }) = events.first() else {
+            return Err(ErrorCode::BadMessage);
+        };
+        let player = *player;
+        self.ever_seated = true;
+        self.effects.push(Effect::SetSeat { player, token });
+        self.seats.push(Seat {
+            player,
+            token,
+            connection: Some(connection),
+            dropped_at: None,
+            peers: vec![peer],
+        });
+        let mut events = events;
+        if self.table.facts().host.is_none() {
+            events.push(Event::HostChanged {
+                player: Some(player),
+            });
+        }
+        self.publish(events);
+        self.empty_since = None;
+        let _ = now;
+        Ok(player)
+    }
+
+    /// Admits a spectator on `connection` from `peer`.
+    pub fn watch(
+        &mut self,
+        _now: Instant,
+        connection: ConnectionId,
+        peer: IpAddr,
+    ) -> Result<(), ErrorCode> {
+        if self.banned.contains(&peer) {
+            return Err(ErrorCode::Banned);
+        }
+        if self.spectators() >= self.settings.max_spectators {
+            return Err(ErrorCode::SpectatorsFull);
+        }
+        self.spectators.push(connection);
+        self.empty_since = None;
+        let spectators = self.spectators();
+        self.publish(vec![Event::SpectatorsChanged { spectators }]);
+        Ok(())
+    }
+
+    /// Gives the seat holding `token` to `connection` from `peer`. A connection that held it
+    /// before is closed.
+    pub fn resume(
+        &mut self,
+        _now: Instant,
+        connection: ConnectionId,
+        peer: IpAddr,
+        token: SeatToken,
+    ) -> Result<PlayerId, ErrorCode> {
+        let seat = self
+            .seats
+            .iter_mut()
+            .find(|s| s.token == token)
+            .ok_or(ErrorCode::BadToken)?;
+        let player = seat.player;
+        let previous = seat.connection.replace(connection);
+        seat.dropped_at = None;
+        if !seat.peers.contains(&peer) {
+            seat.peers.push(peer);
+        }
+        self.empty_since = None;
+        match previous {
+            // The same seat from a new connection: the old one is closed.
+            Some(previous) => self.effects.push(Effect::Close {
+                connection: previous,
+                code: close::NORMAL,
+                reason: "your seat was taken over by a newer connection",
+            }),
+            None => {
+                self.publish(vec![Event::ConnectionChanged {
+                    player,
+                    connected: true,
+                }]);
+            }
+        }
+        Ok(player)
+    }
+
+    /// A member leaves on purpose: a spectator goes, a player in the lobby gives up his seat,
+    /// a player in a game keeps it (as if disconnected).
+    pub fn leave(&mut self, now: Instant, connection: ConnectionId) {
+        match self.role(connection) {
+            Some(Role::Spectator) => self.spectator_left(connection),
+            Some(Role::Player(player)) if self.table.stage() == Stage::Lobby => {
+                self.give_up_seat(player);
+            }
+            Some(Role::Player(player)) => self.player_dropped(now, player),
+            None => {}
+        }
+        self.note_if_empty(now);
+    }
+
+    /// A member's connection is gone: a seated player keeps his seat for the grace period.
+    pub fn gone(&mut self, now: Instant, connection: ConnectionId) {
+        match self.role(connection) {
+            Some(Role::Spectator) => self.spectator_left(connection),
+            Some(Role::Player(player)) => self.player_dropped(now, player),
+            None => {}
+        }
+        self.note_if_empty(now);
+    }
+
+    fn spectator_left(&mut self, connection: ConnectionId) {
+        self.spectators.retain(|&c| c != connection);
+        let spectators = self.spectators();
+        self.publish(vec![Event::SpectatorsChanged { spectators }]);
+    }
+
+    fn player_dropped(&mut self, now: Instant, player: PlayerId) {
+        let Some(seat) = self.seats.iter_mut().find(|s| s.player == player) else {
+            return;
+        };
+        seat.connection = None;
+        seat.dropped_at = Some(now);
+        self.publish(vec![Event::ConnectionChanged {
+            player,
+            connected: false,
+        }]);
+    }
+
+    /// A player gives up his seat in the lobby (by leaving, or by staying away past the grace
+    /// period). If he was the host, the next player in join order becomes host.
+    fn give_up_seat(&mut self, player: PlayerId) {
+        let Ok(mut events) = self.table.handle(Actor::Player(player), Command::Leave) else {
+            return;
+        };
+        self.seats.retain(|s| s.player != player);
+        self.effects.push(Effect::RemoveSeat { player });
+        if self.table.facts().host == Some(player) {
+            let next = self.seats.first().map(|s| s.player);
+            events.push(Event::HostChanged { player: next });
+        }
+        self.publish(events);
+    }
+
+    fn note_if_empty(&mut self, now: Instant) {
+        let anyone =
+            !self.spectators.is_empty() || self.seats.iter().any(|s| s.connection.is_some());
+        if !anyone && self.empty_since.is_none() {
+            self.empty_since = Some(now);
+        }
+    }
+
+    // ----- Requests --------------------------------------------------------------------------
+
+    /// Decides a table request from a member: chat, the host's powers (pause, mute, hand-over,
+    /// kick) and every game command. Returns the number of the last event it published (what
+    /// the `ack` carries). Snapshots are the driver's (see [`view`](Self::view)). A refused
+    /// request changes nothing.
+    pub fn request(
+        &mut self,
+        now: Instant,
+        connection: ConnectionId,
+        request: &ClientMessage,
+    ) -> Result<u64, ErrorCode> {
+        let role = self.role(connection).ok_or(ErrorCode::NotInTable)?;
+        if let ClientMessage::Chat { text, .. } = request {
+            return self.chat(now, role, text);
+        }
+        let Role::Player(me) = role else {
+            return Err(ErrorCode::NotAPlayer);
+        };
+        let host = self.table.facts().host == Some(me);
+        let host_only = |host: bool| {
+            if host {
+                Ok(())
+            } else {
+                Err(ErrorCode::NotHost)
+            }
+        };
+        match request {
+            ClientMessage::Pause { paused, .. } => {
+                host_only(host)?;
+                Ok(self.pause(*paused, now))
+            }
+            ClientMessage::Mute { player, muted, .. } => {
+                host_only(host)?;
+                if let Some(player) = player
+                    && self.seat(*player).is_none()
+                {
+                    return Err(ErrorCode::UnknownPlayer);
+                }
+                Ok(self.publish(vec![Event::PlayerMuted {
+                    player: *player,
+                    muted: *muted,
+                }]))
+            }
+            ClientMessage::TransferHost { player, .. } => {
+                host_only(host)?;
+                if self.seat(*player).is_none() {
+                    return Err(ErrorCode::UnknownPlayer);
+                }
+                self.set_host(Some(*player));
+                Ok(self.seq)
+            }
+            ClientMessage::Kick { player, ban, .. } => {
+                host_only(host)?;
+                self.kick(now, *player, *ban)
+            }
+            _ => {
+                let (authority, command) = request.command().ok_or(ErrorCode::BadMessage)?;
+                let actor = match authority {
+                    Authority::Player => Actor::Player(me),
+                    Authority::Host if host => Actor::Host,
+                    Authority::Host => return Err(ErrorCode::NotHost),
+                };
+                if self.paused_since.is_some() {
+                    return Err(ErrorCode::TablePaused);
+                }
+                self.run_core(actor, command, now)
+            }
+        }
+    }
+
+    fn chat(&mut self, now: Instant, role: Role, text: &str) -> Result<u64, ErrorCode> {
+        // Shown on every screen at the table: see `crate::text`.
+        let text = text::normalize_chat(text).map_err(|error| match error {
+            TextError::Forbidden(_) => ErrorCode::BadText,
+            _ => ErrorCode::ChatTooLong,
+        })?;
+        let facts = self.table.facts();
+        let muted = match role {
+            Role::Player(player) => facts.presence(player).muted,
+            Role::Spectator => facts.spectators_muted,
+        };
+        if muted {
+            return Err(ErrorCode::Muted);
+        }
+        if let Some(budget) = &mut self.chat_budget
+            && !budget.take(now)
+        {
+            return Err(ErrorCode::RateLimited);
+        }
+        let (from, name) = match role {
+            Role::Player(player) => (
+                Some(player),
+                self.table
+                    .lobby()
+                    .iter()
+                    .find(|(p, _)| *p == player)
+                    .map(|(_, name)| name.clone())
+                    .or_else(|| self.table.player(player).map(|p| p.name.clone()))
+                    .unwrap_or_default(),
+            ),
+            Role::Spectator => (None, "spectator".to_owned()),
+        };
+        Ok(self.publish(vec![Event::Chat { from, name, text }]))
+    }
+
+    /// Runs a command through the rules core and publishes its events; returns the number of the
+    /// last event.
+    fn run_core(&mut self, actor: Actor, command: Command, now: Instant) -> Result<u64, ErrorCode> {
+        let events = self.table.handle(actor, command)?;
+        self.publish(events);
+        self.settle_kicks();
+        self.after_core(now);
+        Ok(self.seq)
+    }
+
+    /// Brings the timers in step with the table after it changed: running turns, the mulligan
+    /// decider, and the end of the game.
+    fn after_core(&mut self, now: Instant) {
+        self.track_running_turns(now);
+        self.track_decider(now);
+        if self.table.stage() == Stage::Finished && !self.game_over_noted {
+            self.game_over_noted = true;
+            self.effects.push(Effect::Finished);
+            self.note_if_empty(now);
+        }
+    }
+
+    /// Notes when each mulligan decision comes up: the mulligan clock and an absent decider's
+    /// grace period count from then.
+    fn track_decider(&mut self, now: Instant) {
+        let decider = match self.table.stage() {
+            Stage::Mulligan { .. } => self.table.mulligan_decider(),
+            _ => None,
+        };
+        match (decider, self.deciding_since) {
+            (Some(player), Some((noted, _))) if player == noted => {}
+            (Some(player), _) => self.deciding_since = Some((player, now)),
+            (None, _) => self.deciding_since = None,
+        }
+    }
+
+    /// Players kicked during mulligans: a kicked player's decision is taken as `keep` as soon as
+    /// it is due (the host's ruling), and as play begins every kicked player still alive is
+    /// eliminated by ruling.
+    fn settle_kicks(&mut self) {
+        loop {
+            let kicked = &self.table.facts().kicked_in_mulligan;
+            let ruling = match self.table.stage() {
+                Stage::Mulligan { .. } => match self.table.mulligan_decider() {
+                    Some(decider) if kicked.contains(&decider) => Ruling::Keep { player: decider },
+                    _ => break,
+                },
+                Stage::Playing => {
+                    let players: Vec<PlayerId> =
+                        kicked.iter().copied().filter(|&p| self.alive(p)).collect();
+                    if players.is_empty() {
+                        break;
+                    }
+                    Ruling::Eliminate { players }
+                }
+                _ => break,
+            };
+            let playing = self.table.stage() == Stage::Playing;
+            match self.table.handle(Actor::Host, Command::Ruling(ruling)) {
+                Ok(events) => {
+                    self.publish(events);
+                }
+                Err(_) => break,
+            }
+            if playing {
+                break;
+            }
+        }
+    }
+
+    /// Keeps `running_since` in step with the table: new running periods start now, ended ones
+    /// are forgotten.
+    fn track_running_turns(&mut self, now: Instant) {
+        let table = &self.table;
+        let running: Vec<(TurnId, PlayerId)> = table
+            .turns()
+            .iter()
+            .filter(|t| matches!(t.state, TurnState::Running(_)))
+            .map(|t| (t.id, table.players()[t.seat].id))
+            .collect();
+        self.running_since
+            .retain(|(turn, player, _)| running.contains(&(*turn, *player)));
+        for (turn, player) in running {
+            if !self
+                .running_since
+                .iter()
+                .any(|&(t, p, _)| t == turn && p == player)
+            {
+                self.running_since.push((turn, player, now));
+            }
+        }
+    }
+
+    /// Pauses or resumes the table. Time spent paused does not count against turn clocks or
+    /// absences. Returns the number of the last event.
+    fn pause(&mut self, paused: bool, now: Instant) -> u64 {
+        match (paused, self.paused_since) {
+            (true, None) => self.paused_since = Some(now),
+            (false, Some(since)) => {
+                for (_, _, started) in &mut self.running_since {
+                    *started = unpaused(*started, since, now);
+                }
+                if let Some((_, decided)) = &mut self.deciding_since {
+                    *decided = unpaused(*decided, since, now);
+                }
+                for seat in &mut self.seats {
+                    if let Some(dropped) = &mut seat.dropped_at {
+                        *dropped = unpaused(*dropped, since, now);
+                    }
+                }
+                self.paused_since = None;
+            }
+            _ => return self.seq,
+        }
+        self.publish(vec![Event::TablePaused { paused }])
+    }
+
+    /// Removes a player on the host's word: his seat token stops working and his connection is
+    /// closed; in the lobby he loses his seat, during play he is eliminated, during mulligans his
+    /// decision is taken as `keep` when due and he is eliminated as play begins.
+    fn kick(&mut self, now: Instant, player: PlayerId, ban: bool) -> Result<u64, ErrorCode> {
+        let Some(index) = self.seats.iter().position(|s| s.player == player) else {
+            return Err(ErrorCode::UnknownPlayer);
+        };
+        // Decided on a copy of the table, so a refusal changes nothing; the copy, with the kick
+        // and what follows from it applied in order, then becomes the table.
+        let kicked = Event::PlayerKicked {
+            player,
+            banned: ban,
+        };
+        let mut table = self.table.clone();
+        table.apply(&kicked).map_err(|_| ErrorCode::UnknownPlayer)?;
+        let mut events = vec![kicked];
+        match table.stage() {
+            Stage::Lobby => events.extend(table.handle(Actor::Player(player), Command::Leave)?),
+            Stage::Playing if self.alive(player) => {
+                let ruling = Ruling::Eliminate {
+                    players: vec![player],
+                };
+                events.extend(table.handle(Actor::Host, Command::Ruling(ruling))?);
+            }
+            // Nobody is eliminated during mulligans: the fold notes the kick, and
+            // `settle_kicks` acts on it. An eliminated player, or a finished game: only the
+            // seat goes.
+            _ => {}
+        }
+        self.table = table;
+        let seat = self.seats.remove(index);
+        self.effects.push(Effect::RemoveSeat { player });
+        if ban {
+            for peer in &seat.peers {
+                if !self.banned.contains(peer) {
+                    self.banned.push(*peer);
+                }
+            }
+            self.effects.push(Effect::Banned {
+                addresses: self.banned.clone(),
+            });
+        }
+        self.announce(events);
+        self.settle_kicks();
+        self.after_core(now);
+        if let Some(connection) = seat.connection {
+            self.effects.push(Effect::Close {
+                connection,
+                code: close::POLICY_VIOLATION,
+                reason: if ban {
+                    "removed and banned from the table by the host"
+                } else {
+                    "removed from the table by the host"
+                },
+            });
+            self.note_if_empty(now);
+        }
+        if self.table.facts().host == Some(player) {
+            let next = self
+                .seats
+                .iter()
+                .find(|s| s.connection.is_some())
+                .map(|s| s.player);
+            self.set_host(next);
+        }
+        Ok(self.seq)
+    }
+
+    fn set_host(&mut self, host: Option<PlayerId>) {
+        if self.table.facts().host != host {
+            self.publish(vec![Event::HostChanged { player: host }]);
+        }
+    }
+
+    // ----- Timers ----------------------------------------------------------------------------
+
+    fn seat(&self, player: PlayerId) -> Option<&Seat> {
+        self.seats.iter().find(|s| s.player == player)
+    }
+
+    fn alive(&self, player: PlayerId) -> bool {
+        self.table
+            .player(player)
+            .is_some_and(|p| p.status.is_alive())
+    }
+
+    fn closable(&self) -> bool {
+        self.table.stage() == Stage::Finished || self.abandoned()
+    }
+
+    fn secs(secs: u32) -> Duration {
+        Duration::from_secs(secs.into())
+    }
+
+    /// When each running turn expires: by the turn clock, or because its player has been away
+    /// for the grace period while it runs (his turn waits that long, then is skipped).
+    fn turn_deadlines(&self) -> impl Iterator<Item = (PlayerId, Expiry, Instant)> + '_ {
+        let playing = self.table.stage() == Stage::Playing && self.paused_since.is_none();
+        let clock =
+            (self.settings.turn_clock_secs > 0).then(|| Self::secs(self.settings.turn_clock_secs));
+        self.running_since
+            .iter()
+            .filter(move |_| playing)
+            .flat_map(move |&(_, player, since)| {
+                let clock = clock.map(|c| (player, Expiry::Clock, since + c));
+                let absent = self.seat(player).and_then(|s| s.dropped_at).map(|dropped| {
+                    (
+                        player,
+                        Expiry::Absent,
+                        since.max(dropped) + self.timing.grace,
+                    )
+                });
+                clock.into_iter().chain(absent)
+            })
+    }
+
+    /// When the due mulligan decision is taken as `keep`: by the mulligan clock, or because the
+    /// decider has been away for the grace period while it is due (counted from when it came up
+    /// or when he dropped, whichever is later). Paused time does not count.
+    fn mulligan_deadline(&self) -> Option<(PlayerId, Expiry, Instant)> {
+        if self.paused_since.is_some() {
+            return None;
+        }
+        let (player, since) = self.deciding_since?;
+        let clock = (self.settings.mulligan_clock_secs > 0).then(|| {
+            let clock = Self::secs(self.settings.mulligan_clock_secs);
+            (player, Expiry::Clock, since + clock)
+        });
+        let absent = self.seat(player).and_then(|s| s.dropped_at).map(|dropped| {
+            (
+                player,
+                Expiry::Absent,
+                since.max(dropped) + self.timing.grace,
+            )
+        });
+        clock.into_iter().chain(absent).min_by_key(|&(_, _, at)| at)
+    }
+
+    /// Players due to be announced absent, with the moment.
+    fn absence_deadlines(&self) -> impl Iterator<Item = (PlayerId, Instant)> + '_ {
+        let limit = Self::secs(self.settings.absence_limit_secs);
+        let counting = self.table.stage() == Stage::Playing && self.paused_since.is_none();
+        let facts = self.table.facts();
+        self.seats
+            .iter()
+            .filter(move |s| counting && !facts.presence(s.player).absent && self.alive(s.player))
+            .filter_map(move |s| s.dropped_at.map(|t| (s.player, t + limit)))
+    }
+
+    /// When the host role passes to someone else: the host has been away for the grace period
+    /// and another seated player is connected.
+    fn host_deadline(&self) -> Option<Instant> {
+        let host = self.seat(self.table.facts().host?)?;
+        let dropped = host.dropped_at?;
+        self.seats
+            .iter()
+            .any(|s| s.connection.is_some())
+            .then(|| dropped + self.timing.grace)
+    }
+
+    /// When a pause ends by itself: one person may not hold the whole table still for longer
+    /// than the table lets an absent player hold it up (its absence limit, and never less than
+    /// the grace period). The host may pause again.
+    fn pause_deadline(&self) -> Option<Instant> {
+        let limit = Self::secs(self.settings.absence_limit_secs).max(self.timing.grace);
+        self.paused_since.map(|since| since + limit)
+    }
+
+    /// How long an empty, closable table stays open.
+    fn empty_delay(&self) -> Duration {
+        if self.ever_seated {
+            self.timing.grace
+        } else {
+            self.timing.unjoined
+        }
+    }
+
+    /// The next moment something expires, if anything can: the driver wakes the session then
+    /// with [`handle_timeout`](Self::handle_timeout).
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let grace = self.timing.grace;
+        let lobby_seat = if self.table.stage() == Stage::Lobby {
+            self.seats
+                .iter()
+                .filter_map(|s| s.dropped_at)
+                .min()
+                .map(|t| t + grace)
+        } else {
+            None
+        };
+        let empty = self
+            .empty_since
+            .filter(|_| self.closable())
+            .map(|t| t + self.empty_delay());
+        let mulligan = self.mulligan_deadline().map(|(_, _, at)| at);
+        [
+            lobby_seat,
+            empty,
+            self.host_deadline(),
+            mulligan,
+            self.pause_deadline(),
+        ]
+        .into_iter()
+        .flatten()
+        .chain(self.turn_deadlines().map(|(_, _, t)| t))
+        .chain(self.absence_deadlines().map(|(_, t)| t))
+        .min()
+    }
+
+    /// Acts on everything that has expired by `now`; returns whether the table should close
+    /// (empty and nothing to come back to).
+    pub fn handle_timeout(&mut self, now: Instant) -> bool {
+        let grace = self.timing.grace;
+        if self.pause_deadline().is_some_and(|t| t <= now) {
+            // The pause has lasted the table's absence limit: play resumes.
+            self.pause(false, now);
+        }
+        if self.table.stage() == Stage::Lobby {
+            let expired: Vec<PlayerId> = self
+                .seats
+                .iter()
+                .filter(|s| s.dropped_at.is_some_and(|t| t + grace <= now))
+                .map(|s| s.player)
+                .collect();
+            for player in expired {
+                self.give_up_seat(player);
+            }
+        }
+        if let Some((player, reason, at)) = self.mulligan_deadline()
+            && at <= now
+        {
+            let command = Command::ExpireMulligan { player, reason };
+            if self.run_core(Actor::Host, command, now).is_err() {
+                // Cannot happen (the decider is tracked after every change); if it does, the
+                // clock starts again rather than the table waiting forever.
+                self.deciding_since = None;
+                self.track_decider(now);
+            }
+        }
+        let due: Vec<(PlayerId, Expiry)> = self
+            .turn_deadlines()
+            .filter(|&(_, _, t)| t <= now)
+            .map(|(player, expiry, _)| (player, expiry))
+            .collect();
+        for (player, reason) in due {
+            let command = Command::ExpireTurn { player, reason };
+            if self.run_core(Actor::Host, command, now).is_err() {
+                // Already ended by an earlier expiry in this round: forget it either way.
+                self.running_since.retain(|&(_, p, _)| p != player);
+            }
+        }
+        let absent: Vec<PlayerId> = self
+            .absence_deadlines()
+            .filter(|&(_, t)| t <= now)
+            .map(|(player, _)| player)
+            .collect();
+        for player in absent {
+            self.publish(vec![Event::PlayerAbsent { player }]);
+        }
+        if self.host_deadline().is_some_and(|t| t <= now) {
+            let next = self
+                .seats
+                .iter()
+                .find(|s| s.connection.is_some())
+                .map(|s| s.player);
+            self.set_host(next);
+        }
+        self.closable()
+            && self
+                .empty_since
+                .is_some_and(|t| t + self.empty_delay() <= now)
+    }
+
+    // ----- Output ----------------------------------------------------------------------------
+
+    /// Numbers the events and hands them to the driver. The core's events are applied as it
+    /// decides them; the session's own are folded here, so the table stays the fold of
+    /// everything published. Returns the number of the last event.
+    fn publish(&mut self, events: Vec<Event>) -> u64 {
+        if events.is_empty() {
+            return self.seq;
+        }
+        for event in events.iter().filter(|e| !e.is_game_event()) {
+            // The session only emits events about members it knows: this cannot fail.
+            let _ = self.table.apply(event);
+        }
+        self.announce(events)
+    }
+
+    /// Numbers events already applied to the table and hands them to the driver.
+    fn announce(&mut self, events: Vec<Event>) -> u64 {
+        let first_seq = self.seq + 1;
+        self.seq += events.len() as u64;
+        self.effects.push(Effect::Events { first_seq, events });
+        self.seq
+    }
+}
+
+/// An instant from which a timer counts, moved on so that the pause from `since` to `now` does
+/// not count: one noted before the pause moves on by the pause's length, one noted during it
+/// (a turn begun or a decision come up after a kick, a player dropped) counts from `now`.
+fn unpaused(instant: Instant, since: Instant, now: Instant) -> Instant {
+    if instant < since {
+        instant + now.saturating_duration_since(since)
+    } else {
+        instant.max(now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paused_time_does_not_count_for_timers_noted_before_or_during_a_pause() {
+        let start = Instant::now();
+        let at = |secs: u64| start + Duration::from_secs(secs);
+        // Noted before a pause from 10 s to 25 s: moves on by 15 s.
+        assert_eq!(unpaused(at(4), at(10), at(25)), at(19));
+        // Noted during it: counts from the end of the pause.
+        assert_eq!(unpaused(at(12), at(10), at(25)), at(25));
+    }
+}
