@@ -1,5 +1,7 @@
-//! Wire types and codec of the Grand Melee protocol, shared by the server and every Rust
-//! client.
+//! The Grand Melee game, pure: its vocabulary (which is the wire protocol), its rules core
+//! ([`rules`]), its session rules ([`session`]), the one fold every table runs on and every
+//! client mirrors ([`Mirror`]), and the MessagePack codec. No I/O: the server is the driver
+//! around it, as `quinn` drives `quinn-proto`.
 //!
 //! Every message is one binary WebSocket frame holding one MessagePack map with named fields
 //! and a `type` tag ([`ClientMessage`], [`ServerMessage`]); nested enums carrying data are
@@ -7,11 +9,9 @@
 //! plain integers (players `u16`, turns `u8`) and UUIDs are strings, so any stock MessagePack
 //! library can read them. `PROTOCOL.md` at the top of the repository is the full description.
 //!
-//! A client keeps a [`TableView`] from the `snapshot` it receives and folds every `events` batch
-//! into it with [`TableView::apply_batch`]; a gap in the sequence numbers means events were
-//! missed, and the client asks for a fresh `snapshot`.
-//!
-//! These types are separate from the rules core's: the server maps core ↔ wire one for one.
+//! A client builds a [`Mirror`] from the `snapshot` it receives and folds every `events` batch
+//! into it with [`Mirror::apply_batch`] — the server's own [`rules::Table::apply`]; a gap in the
+//! sequence numbers means events were missed, and the client asks for a fresh `snapshot`.
 
 mod client;
 mod codec;
