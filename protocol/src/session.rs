@@ -208,7 +208,6 @@ impl Session {
             .collect();
         session.banned = banned;
         session.paused_since = facts.paused.then_some(now);
-        session.game_over_noted = session.table.stage() == Stage::Finished;
         // A kicked player's decision is settled in the request that makes it due, so there is
         // normally nothing to do here; if there is, it is done now rather than never.
         session.settle_kicks();
@@ -296,7 +295,7 @@ impl Session {
     /// Seats a new player on `connection` from `peer` with the (fresh, random) `token`.
     pub fn join(
         &mut self,
-        now: Instant,
+        _now: Instant,
         connection: ConnectionId,
         peer: IpAddr,
         name: String,
@@ -327,7 +326,6 @@ impl Session {
         }
         self.publish(events);
         self.empty_since = None;
-        let _ = now;
         Ok(player)
     }
 
@@ -993,10 +991,15 @@ mod tests {
     #[test]
     fn paused_time_does_not_count_for_timers_noted_before_or_during_a_pause() {
         let start = Instant::now();
-        let at = |secs: u64| start + Duration::from_secs(secs);
-        // Noted before a pause from 10 s to 25 s: moves on by 15 s.
-        assert_eq!(unpaused(at(4), at(10), at(25)), at(19));
-        // Noted during it: counts from the end of the pause.
-        assert_eq!(unpaused(at(12), at(10), at(25)), at(25));
+        let at = |secs| start + Duration::from_secs(secs);
+        // Paused from 10 s to 30 s.
+        let (since, now) = (at(10), at(30));
+        // Noted before the pause: moved on by the pause's length.
+        assert_eq!(unpaused(at(4), since, now), at(24));
+        // Noted during the pause (a player dropped, a turn begun after a kick): counts from the
+        // end of the pause, not from later still.
+        assert_eq!(unpaused(at(10), since, now), at(30));
+        assert_eq!(unpaused(at(25), since, now), at(30));
+        assert_eq!(unpaused(at(30), since, now), at(30));
     }
 }
