@@ -94,7 +94,7 @@ pub fn script_line(seq: u64, event: &Event, view: &TableView) -> String {
             line,
             " player={} hand={hand_size} reason={}",
             w(*player),
-            keep_reason_name(*reason)
+            wire_name(reason)
         ),
         Event::TurnBegan { turn, player } => write!(line, " turn={turn} player={}", w(*player)),
         Event::PhaseChanged { turn, phase } => {
@@ -133,7 +133,7 @@ pub fn script_line(seq: u64, event: &Event, view: &TableView) -> String {
             line,
             " players={} cause={}",
             list(view, players),
-            cause_name(*cause)
+            wire_name(cause)
         ),
         Event::TurnMarkedForRemoval { turn } | Event::TurnRemovalCancelled { turn } => {
             write!(line, " turn={turn}")
@@ -146,7 +146,7 @@ pub fn script_line(seq: u64, event: &Event, view: &TableView) -> String {
             line,
             " turn={turn} player={} reason={}",
             w(*player),
-            end_reason_name(*reason)
+            wire_name(reason)
         ),
         Event::TurnPassed { turn, from, to } => {
             write!(line, " turn={turn} from={} to={}", w(*from), w(*to))
@@ -159,10 +159,7 @@ pub fn script_line(seq: u64, event: &Event, view: &TableView) -> String {
             line,
             " turn={turn} player={} reason={}",
             w(*player),
-            match reason {
-                grand_melee_protocol::TurnRemovalReason::Merged => "merged",
-                grand_melee_protocol::TurnRemovalReason::Reduced => "reduced",
-            }
+            wire_name(reason)
         ),
         Event::PositionsRemoved { players } => write!(line, " players={}", list(view, players)),
         Event::GameOver { standings } => {
@@ -199,38 +196,35 @@ pub fn script_line(seq: u64, event: &Event, view: &TableView) -> String {
             Some(p) => write!(line, " player={} muted={muted}", w(*p)),
             None => write!(line, " player=spectators muted={muted}"),
         },
+        _ => write!(line, "{}", generic_fields(event)),
     };
     line
 }
 
-fn keep_reason_name(reason: KeepReason) -> &'static str {
-    match reason {
-        KeepReason::Decided => "decided",
-        KeepReason::Clock => "clock",
-        KeepReason::Absent => "absent",
-        KeepReason::Ruling => "ruling",
+/// A value's wire name (`"clock"`, `"conceded"`, …), exactly as the protocol writes it: the
+/// names are defined once, by the protocol's types.
+fn wire_name(value: &impl serde::Serialize) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(name)) => name,
+        Ok(other) => other.to_string(),
+        Err(_) => String::new(),
     }
 }
 
-fn cause_name(cause: grand_melee_protocol::EliminationCause) -> &'static str {
-    use grand_melee_protocol::EliminationCause as C;
-    match cause {
-        C::Life => "life",
-        C::Poison => "poison",
-        C::Conceded => "conceded",
-        C::Ruling => "ruling",
-    }
-}
-
-fn end_reason_name(reason: grand_melee_protocol::TurnEndReason) -> &'static str {
-    use grand_melee_protocol::TurnEndReason as R;
-    match reason {
-        R::Finished => "finished",
-        R::Eliminated => "eliminated",
-        R::Ruling => "ruling",
-        R::Clock => "clock",
-        R::Absent => "absent",
-    }
+/// The fields of an event this client has no words for, as ` key=value` pairs from its wire
+/// form (so a newer server's event still reads sensibly).
+fn generic_fields(event: &Event) -> String {
+    let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(event) else {
+        return String::new();
+    };
+    fields
+        .iter()
+        .filter(|(key, _)| key.as_str() != "kind")
+        .map(|(key, value)| match value {
+            serde_json::Value::String(text) => format!(" {key}={}", safe::quoted(text)),
+            other => format!(" {key}={}", safe::printable(&other.to_string())),
+        })
+        .collect()
 }
 
 /// A sentence for the terminal UI's log, worded with the view as it was before the event.
@@ -289,11 +283,9 @@ pub fn sentence(event: &Event, view: &TableView) -> String {
         Event::PoisonChanged { player, poison } => {
             format!("{} has {poison} poison", n(*player))
         }
-        Event::Eliminated { players, cause } => format!(
-            "{} eliminated ({})",
-            names(view, players),
-            cause_name(*cause)
-        ),
+        Event::Eliminated { players, cause } => {
+            format!("{} eliminated ({})", names(view, players), wire_name(cause))
+        }
         Event::TurnMarkedForRemoval { turn } => {
             format!("Turn {turn} will be removed when it ends")
         }
@@ -302,11 +294,7 @@ pub fn sentence(event: &Event, view: &TableView) -> String {
             turn,
             player,
             reason,
-        } => format!(
-            "{} ended turn {turn} ({})",
-            n(*player),
-            end_reason_name(*reason)
-        ),
+        } => format!("{} ended turn {turn} ({})", n(*player), wire_name(reason)),
         Event::TurnPassed { turn, to, .. } => format!("Turn {turn} passed to {}", n(*to)),
         Event::TurnRemoved { turn, .. } => format!("Turn {turn} left the table"),
         Event::PositionsRemoved { players } => {
@@ -357,6 +345,11 @@ pub fn sentence(event: &Event, view: &TableView) -> String {
                 format!("{who}: no longer muted")
             }
         }
+        _ => format!(
+            "{}:{}",
+            event.name().replace('_', " "),
+            generic_fields(event)
+        ),
     }
 }
 

@@ -1,5 +1,6 @@
-//! What happened at a table: the rules core's events one for one, plus table-level events
-//! (connections, host, chat). Events are numbered consecutively per table from 1.
+//! What happened at a table: the rules core's events and the session's table-level events
+//! (connections, host, chat, …), one enum, folded by [`Table::apply`](crate::rules::Table::apply).
+//! Events are numbered consecutively per table from 1.
 
 use serde::{Deserialize, Serialize};
 
@@ -8,9 +9,11 @@ use crate::types::{
     TurnRemovalReason,
 };
 
-/// One fact about a table, in the order it happened.
+/// One fact about a table, in the order it happened. New kinds are added as the game grows
+/// (non-exhaustive): a client shows one it does not know by its `kind` and fields.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Event {
     /// A player took a seat in the lobby.
     PlayerJoined {

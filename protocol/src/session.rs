@@ -12,6 +12,7 @@
 //! in the fold ([`Table::facts`]); what is the session's alone — tokens, which connection holds
 //! which seat, addresses, and the instants its timers count from — lives here.
 
+use std::collections::VecDeque;
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
@@ -132,7 +133,7 @@ pub struct Session {
     ever_seated: bool,
     /// Whether the end of the game has been noted.
     game_over_noted: bool,
-    effects: Vec<Effect>,
+    effects: VecDeque<Effect>,
 }
 
 impl Session {
@@ -165,7 +166,7 @@ impl Session {
                 .then(|| TokenBucket::new(TABLE_CHAT_BURST, timing.chat_per_minute / 60.0, now)),
             ever_seated: false,
             game_over_noted: false,
-            effects: Vec::new(),
+            effects: VecDeque::new(),
         })
     }
 
@@ -285,9 +286,16 @@ impl Session {
         self.table.view(table, name, self.seq, &self.settings)
     }
 
-    /// What the session has decided since the last call, in order.
+    /// The next thing the session has decided, in order (`None` when there is nothing left):
+    /// the driver drains it after every call, as quinn drains `quinn_proto`'s transmits.
+    pub fn poll_effect(&mut self) -> Option<Effect> {
+        self.effects.pop_front()
+    }
+
+    /// Everything the session has decided since the last call, in order (what
+    /// [`poll_effect`](Self::poll_effect) would give one by one).
     pub fn take_effects(&mut self) -> Vec<Effect> {
-        std::mem::take(&mut self.effects)
+        self.effects.drain(..).collect()
     }
 
     // ----- Members ---------------------------------------------------------------------------
@@ -310,7 +318,7 @@ impl Session {
         };
         let player = *player;
         self.ever_seated = true;
-        self.effects.push(Effect::SetSeat { player, token });
+        self.effects.push_back(Effect::SetSeat { player, token });
         self.seats.push(Seat {
             player,
             token,
@@ -372,7 +380,7 @@ impl Session {
         self.empty_since = None;
         match previous {
             // The same seat from a new connection: the old one is closed.
-            Some(previous) => self.effects.push(Effect::Close {
+            Some(previous) => self.effects.push_back(Effect::Close {
                 connection: previous,
                 code: close::NORMAL,
                 reason: "your seat was taken over by a newer connection",
@@ -436,7 +444,7 @@ impl Session {
             return;
         };
         self.seats.retain(|s| s.player != player);
-        self.effects.push(Effect::RemoveSeat { player });
+        self.effects.push_back(Effect::RemoveSeat { player });
         if self.table.facts().host == Some(player) {
             let next = self.seats.first().map(|s| s.player);
             events.push(Event::HostChanged { player: next });
@@ -575,7 +583,7 @@ impl Session {
         self.track_decider(now);
         if self.table.stage() == Stage::Finished && !self.game_over_noted {
             self.game_over_noted = true;
-            self.effects.push(Effect::Finished);
+            self.effects.push_back(Effect::Finished);
             self.note_if_empty(now);
         }
     }
@@ -706,14 +714,14 @@ impl Session {
         }
         self.table = table;
         let seat = self.seats.remove(index);
-        self.effects.push(Effect::RemoveSeat { player });
+        self.effects.push_back(Effect::RemoveSeat { player });
         if ban {
             for peer in &seat.peers {
                 if !self.banned.contains(peer) {
                     self.banned.push(*peer);
                 }
             }
-            self.effects.push(Effect::Banned {
+            self.effects.push_back(Effect::Banned {
                 addresses: self.banned.clone(),
             });
         }
@@ -721,7 +729,7 @@ impl Session {
         self.settle_kicks();
         self.after_core(now);
         if let Some(connection) = seat.connection {
-            self.effects.push(Effect::Close {
+            self.effects.push_back(Effect::Close {
                 connection,
                 code: close::POLICY_VIOLATION,
                 reason: if ban {
@@ -968,7 +976,7 @@ impl Session {
     fn announce(&mut self, events: Vec<Event>) -> u64 {
         let first_seq = self.seq + 1;
         self.seq += events.len() as u64;
-        self.effects.push(Effect::Events { first_seq, events });
+        self.effects.push_back(Effect::Events { first_seq, events });
         self.seq
     }
 }

@@ -623,7 +623,7 @@ impl Room {
 
     /// Turns what the session decided into journal records and queued frames, in its order.
     fn carry_out(&mut self, received: Instant) {
-        for effect in self.session.take_effects() {
+        while let Some(effect) = self.session.poll_effect() {
             match effect {
                 Effect::Events { first_seq, events } => self.publish(first_seq, events, received),
                 Effect::SetSeat { player, token } => {
