@@ -438,7 +438,7 @@ impl Situation {
                             return Situation::YourTurn { phase: turn.phase };
                         }
                         TurnStateName::Waiting => {
-                            let mine = view.sphere(me);
+                            let mine = &turn.sphere;
                             let holders = view
                                 .turns
                                 .iter()

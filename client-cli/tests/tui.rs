@@ -147,6 +147,7 @@ async fn mid_game() -> (TableId, TableView) {
     .await;
 
     // The host rules out a player far from every turn (so his position stays in the ring).
+    let folded = grand_melee_protocol::rules::Table::from_view(&view).unwrap();
     let far = view
         .ring
         .iter()
@@ -156,7 +157,7 @@ async fn mid_game() -> (TableId, TableView) {
                 && view
                     .turns
                     .iter()
-                    .all(|t| view.distance(p, t.player).is_some_and(|d| d > 2))
+                    .all(|t| folded.distance(p, t.player).is_some_and(|d| d > 2))
         })
         .unwrap();
     call(

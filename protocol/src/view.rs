@@ -201,39 +201,4 @@ impl TableView {
             .filter(|p| p.status == PlayerStatus::Alive)
             .count()
     }
-
-    /// Positions between two players the shorter way round the ring, if both have a position.
-    pub fn distance(&self, a: PlayerId, b: PlayerId) -> Option<usize> {
-        let pa = self.ring.iter().position(|&p| p == a)?;
-        let pb = self.ring.iter().position(|&p| p == b)?;
-        Some(ring_distance(self.ring.len(), pa, pb))
-    }
-
-    /// Everyone in a player's sphere of influence: every position within spell range on either
-    /// side, himself included, in ring order starting R positions to his right; no position
-    /// twice. Empty if the player has no position.
-    pub fn sphere(&self, player: PlayerId) -> Vec<PlayerId> {
-        let Some(center) = self.ring.iter().position(|&p| p == player) else {
-            return Vec::new();
-        };
-        let m = self.ring.len();
-        let r = usize::from(self.settings.spell_range).min(m / 2);
-        let mut out: Vec<PlayerId> = (0..=2 * r)
-            .filter_map(|k| self.ring.get((center + m - r + k) % m).copied())
-            .collect();
-        out.dedup();
-        if out.len() > 1 && out.first() == out.last() {
-            out.pop();
-        }
-        out
-    }
-}
-
-/// Positions between ring indices `a` and `b` the shorter way round a ring of `m` positions.
-fn ring_distance(m: usize, a: usize, b: usize) -> usize {
-    if m == 0 {
-        return 0;
-    }
-    let left = (b % m + m - a % m) % m;
-    left.min(m - left)
 }

@@ -44,11 +44,12 @@ async fn attacking_out_of_range_is_rejected_and_changes_nothing() {
         .await;
     assert!(matches!(phase, Ok(ServerMessage::Ack { .. })));
     let before = client.fresh_snapshot().await;
+    let table = grand_melee_protocol::rules::Table::from_view(&before).unwrap();
     let far = before
         .players
         .iter()
         .map(|p| p.player)
-        .find(|&p| before.distance(attacker, p).unwrap() > 2)
+        .find(|&p| table.distance(attacker, p).unwrap() > 2)
         .unwrap();
     assert!(!before.player(attacker).unwrap().may_attack.contains(&far));
     let answer = client
