@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use futures_util::{SinkExt, StreamExt};
 use grand_melee_protocol::{
     self as wire, ClientMessage, Event, PROTOCOL_VERSION, Phase, PlayerId, Reduction,
-    ServerMessage, StageName, TableId, TableView, close,
+    ServerMessage, StageName, TableId, close,
 };
 use tokio::net::TcpStream;
 use tokio::sync::watch;
@@ -29,6 +29,9 @@ use tracing::debug;
 
 use crate::fleet::SeatedSignal;
 use crate::model::BotModel;
+
+/// With `--mirror-check`, how many batches a bot folds between two comparisons with a snapshot.
+pub const MIRROR_CHECK_EVERY: u32 = 50;
 use crate::rng::Rng;
 use crate::stats::Window;
 use crate::tracker::Tracker;
@@ -113,7 +116,9 @@ pub struct BotSettings {
     pub chat_chance: f64,
     /// Games each table plays before its bots stop; `None`: until told to stop.
     pub games: Option<u32>,
-    /// Whether every bot also keeps a full `TableView` and checks its light mirror against it.
+    /// Whether every bot also checks its mirror against the server: every
+    /// [`MIRROR_CHECK_EVERY`] batches it asks for a snapshot and compares it with its own
+    /// projection of the fold at the same event.
     pub mirror_check: bool,
     /// The run's seed.
     pub seed: u64,
@@ -203,7 +208,10 @@ pub struct ServerBot {
     /// The current table, its generation and my player id there.
     table: Option<(TableId, u32)>,
     model: Option<BotModel>,
-    full: Option<TableView>,
+    /// The snapshot request whose answer is compared with the mirror (`--mirror-check`).
+    check: Option<u32>,
+    /// Batches folded since the last check.
+    batches: u32,
     resync: Option<u32>,
     in_flight: Option<InFlight>,
     start_sent: bool,
@@ -247,7 +255,8 @@ impl ServerBot {
             stop,
             table: None,
             model: None,
-            full: None,
+            check: None,
+            batches: 0,
             resync: None,
             in_flight: None,
             start_sent: false,
@@ -327,11 +336,31 @@ impl ServerBot {
             } if self.resync == Some(*id) => {
                 self.resync = None;
                 if let Some(model) = &self.model {
-                    self.model = Some(BotModel::from_view(view, model.me()));
+                    self.model = BotModel::from_view(view, model.me()).ok();
                 }
-                if self.full.is_some() {
-                    self.full = Some(view.clone());
-                }
+            }
+            ServerMessage::Snapshot {
+                reply_to: Some(id),
+                view,
+            } if self.check == Some(*id) => {
+                self.check = None;
+                Window::bump(&self.settings.window.counters.mirror_checks);
+                // Every event up to the snapshot's was delivered before it: the mirror is at
+                // the same event, and its projection must be the server's snapshot exactly.
+                let differs = match &self.model {
+                    // A gap was found since the request: the mirror is being rebuilt.
+                    _ if self.resync.is_some() => None,
+                    Some(model) if model.seq() == view.seq && model.view() != *view => Some(
+                        format!("the mirror differs from the snapshot at event {}", view.seq),
+                    ),
+                    Some(model) if model.seq() != view.seq => Some(format!(
+                        "the mirror is at event {} when the snapshot is at {}",
+                        model.seq(),
+                        view.seq
+                    )),
+                    _ => None,
+                };
+                self.note_mismatch(differs);
             }
             _ => {}
         }
@@ -359,22 +388,25 @@ impl ServerBot {
             self.attacks_this_turn = 0;
             self.dealt_this_turn = false;
         }
-        if let Some(full) = &mut self.full {
-            let full_ok = full.apply_batch(seq, events).is_ok();
-            let differs = if full_ok {
-                self.model.as_ref().and_then(|m| m.disagreement(full))
-            } else {
-                Some("the full view refused the batch".to_owned())
-            };
-            if let Some(what) = differs {
-                Window::bump(&self.settings.window.counters.mirror_mismatches);
-                if !self.mismatch_logged {
-                    self.mismatch_logged = true;
-                    tracing::warn!(table = self.group.index, seat = self.seat, %what, "mirror mismatch");
-                }
+        if self.settings.mirror_check && self.check.is_none() {
+            self.batches += 1;
+            if self.batches >= MIRROR_CHECK_EVERY {
+                self.batches = 0;
+                self.check = Some(self.send(|id| ClientMessage::Snapshot { id }).await?);
             }
         }
         Ok(())
+    }
+
+    /// Counts (and logs once) a difference between the mirror and the server.
+    fn note_mismatch(&mut self, differs: Option<String>) {
+        if let Some(what) = differs {
+            Window::bump(&self.settings.window.counters.mirror_mismatches);
+            if !self.mismatch_logged {
+                self.mismatch_logged = true;
+                tracing::warn!(table = self.group.index, seat = self.seat, %what, "mirror mismatch");
+            }
+        }
     }
 
     /// Sends a session request and waits for its answer; an `error` answer is `Refused`.
@@ -474,7 +506,7 @@ impl ServerBot {
             self.table = None;
             self.call("leave", |id| ClientMessage::Leave { id }).await?;
             self.model = None;
-            self.full = None;
+            self.check = None;
         }
         Ok(false)
     }
@@ -564,8 +596,8 @@ impl ServerBot {
         })
         .await
         .map_err(|_| BotError::Timeout("snapshot"))??;
-        self.model = Some(BotModel::from_view(&snapshot, player));
-        self.full = self.settings.mirror_check.then_some(snapshot);
+        self.model = BotModel::from_view(&snapshot, player).ok();
+        self.check = None;
         self.start_sent = false;
         if self.seat == 0 {
             self.group.table.send_replace(Some((generation, table)));

@@ -142,8 +142,9 @@ pub struct BotsArgs {
     #[arg(long, default_value_t = 96)]
     pub relay_frame_bytes: usize,
 
-    /// Every bot also keeps the protocol crate's full `TableView` and counts any difference
-    /// with its own light mirror (costly; for checking, not for benchmarks).
+    /// Every bot also asks for a snapshot every 50 event batches and counts any difference
+    /// with its own mirror at the same event (extra requests; for checking, not for
+    /// benchmarks).
     #[arg(long)]
     pub mirror_check: bool,
 

@@ -56,7 +56,7 @@ pub struct FleetConfig {
     pub starting_life: i32,
     /// Probability that a move is a chat line.
     pub chat_chance: f64,
-    /// Whether every bot checks its light mirror against a full `TableView`.
+    /// Whether every bot checks its mirror against the server's snapshots (`--mirror-check`).
     pub mirror_check: bool,
     /// Relay frames' size in bytes (the server's mean `events` message).
     pub relay_frame_bytes: usize,

@@ -2,8 +2,8 @@
 //! measures the server against a bare fan-out relay.
 //!
 //! Reading order:
-//! - [`model`]: a bot's light mirror of its table (what it needs to choose legal moves), checked
-//!   against the protocol crate's full `TableView`.
+//! - [`model`]: a bot's view of its table: the protocol's one fold (`Mirror`), asked the
+//!   rules core's own questions to choose legal moves.
 //! - [`bot`]: one bot at the server: session, table, the move policy ([`bot::choose_move`]).
 //! - [`relay`] and [`relay_bot`]: the baseline relay and its bots (same traffic shape, no game).
 //! - [`tracker`]: action → last-seat delivery, in one process on one monotonic clock.

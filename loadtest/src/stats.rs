@@ -71,7 +71,10 @@ counters! {
     connect_failures,
     /// Sequence gaps or events that did not fit a bot's mirror.
     gaps,
-    /// Differences between a bot's light mirror and the full `TableView` (`--mirror-check`).
+    /// Snapshots compared with a bot's mirror (`--mirror-check`).
+    mirror_checks,
+    /// Differences between a bot's mirror (the protocol's one fold) and the server's snapshot
+    /// at the same event (`--mirror-check`).
     mirror_mismatches,
     /// Games that reached `game_over` (counted once per table, by its host).
     games_finished,
