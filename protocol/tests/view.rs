@@ -1,11 +1,58 @@
-//! `TableView::apply` mirrors the table from its events, derived fields included.
+//! A client's mirror follows the table from its events, derived fields included. Every check
+//! here goes through the protocol's one fold: a `Mirror` built from the view (`Table::from_view`),
+//! the rules core's `Table::apply`, and the projection back to a view (`Table::view`).
 #![allow(clippy::unwrap_used)]
 
 use grand_melee_protocol::examples;
+use grand_melee_protocol::rules::Table;
 use grand_melee_protocol::{
-    ApplyError, EliminationCause, Event, Phase, PlayerId, PlayerStatus, Reduction, Settings,
-    StageName, Standing, TableView, TurnEndReason, TurnRemovalReason, TurnStateName,
+    ApplyError, EliminationCause, Event, Mirror, Phase, PlayerId, PlayerStatus, Reduction,
+    Settings, StageName, Standing, TableView, TurnEndReason, TurnRemovalReason, TurnStateName,
 };
+
+/// A view followed through the one fold: each step takes the view into a fresh [`Mirror`],
+/// applies the event with the core's `apply`, and projects the view back, so a refused event
+/// leaves the view as it was.
+trait Fold {
+    fn apply(&mut self, seq: u64, event: &Event) -> Result<(), ApplyError>;
+    fn apply_batch(&mut self, first_seq: u64, events: &[Event]) -> Result<(), ApplyError>;
+    fn refresh_derived(&mut self);
+    /// The core's sphere of `player` at the table the view shows.
+    fn sphere(&self, player: PlayerId) -> Vec<PlayerId>;
+    /// The core's distance between two players at the table the view shows.
+    fn distance(&self, a: PlayerId, b: PlayerId) -> Option<usize>;
+}
+
+impl Fold for TableView {
+    fn apply(&mut self, seq: u64, event: &Event) -> Result<(), ApplyError> {
+        let mut mirror = Mirror::new(self)?;
+        mirror.apply(seq, event)?;
+        *self = mirror.view();
+        Ok(())
+    }
+
+    fn apply_batch(&mut self, first_seq: u64, events: &[Event]) -> Result<(), ApplyError> {
+        for (seq, event) in (first_seq..).zip(events) {
+            if seq <= self.seq {
+                continue;
+            }
+            Fold::apply(self, seq, event)?;
+        }
+        Ok(())
+    }
+
+    fn refresh_derived(&mut self) {
+        *self = Mirror::new(self).unwrap().view();
+    }
+
+    fn sphere(&self, player: PlayerId) -> Vec<PlayerId> {
+        Table::from_view(self).unwrap().sphere(player)
+    }
+
+    fn distance(&self, a: PlayerId, b: PlayerId) -> Option<usize> {
+        Table::from_view(self).unwrap().distance(a, b)
+    }
+}
 
 fn settings(spell_range: u8) -> Settings {
     Settings {
@@ -86,11 +133,11 @@ fn unknown_players_and_turns_are_errors_and_change_nothing() {
     let seq = view.seq + 1;
     assert_eq!(
         view.apply(seq, &Event::LifeChanged { player: 9, life: 3 }),
-        Err(ApplyError::UnknownPlayer(9))
+        Err(ApplyError::Invalid("unknown player"))
     );
     assert_eq!(
         view.apply(seq, &Event::TurnBegan { turn: 5, player: 0 }),
-        Err(ApplyError::UnknownTurn(5))
+        Err(ApplyError::Invalid("unknown turn"))
     );
     // One unknown player among known ones: nobody is eliminated.
     assert_eq!(
@@ -101,7 +148,7 @@ fn unknown_players_and_turns_are_errors_and_change_nothing() {
                 cause: EliminationCause::Ruling
             }
         ),
-        Err(ApplyError::UnknownPlayer(9))
+        Err(ApplyError::Invalid("unknown player"))
     );
     assert!(matches!(
         view.apply(seq, &Event::PositionsRemoved { players: vec![1] }),
@@ -266,13 +313,6 @@ fn spheres_on_small_rings_have_no_duplicates() {
         assert_eq!(view.turns[0].sphere, sphere, "ring of {m}");
         assert_eq!(view.sphere(0), sphere);
     }
-    let single = {
-        let mut view = playing(3, 1, vec![0]);
-        view.ring = vec![0];
-        view
-    };
-    assert_eq!(single.sphere(0), [0]);
-    assert_eq!(single.sphere(1), Vec::<PlayerId>::new());
 }
 
 #[test]
@@ -505,10 +545,10 @@ fn player_left_after_the_start_changes_nothing() {
     let before = view.clone();
     feed(&mut view, &[Event::PlayerLeft { player: 1 }]);
     assert_eq!(view.players, before.players);
-    assert!(matches!(
+    assert_eq!(
         view.apply(view.seq + 1, &Event::PlayerLeft { player: 9 }),
-        Err(ApplyError::UnknownPlayer(9))
-    ));
+        Err(ApplyError::Invalid("unknown player"))
+    );
 }
 
 #[test]
@@ -566,4 +606,147 @@ fn a_second_start_or_a_bad_seating_is_refused() {
     };
     view.apply(3, &start).unwrap();
     assert!(view.apply(4, &start).is_err());
+}
+
+mod fold_against_the_live_table {
+    use grand_melee_protocol::rules::{Actor, Command, Stage, Table, TableConfig};
+    use grand_melee_protocol::{Event, Mirror, Phase, Reduction, Settings, TableView, examples};
+    use proptest::prelude::*;
+    use rand::seq::IndexedRandom;
+    use rand::{RngExt, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// A table-level event about a random seated player, as the session would publish it.
+    fn session_event(table: &Table, rng: &mut ChaCha8Rng) -> Option<Event> {
+        let ids: Vec<u16> = table.lobby().iter().map(|(p, _)| *p).collect();
+        let player = *ids.choose(rng)?;
+        Some(match rng.random_range(0..7) {
+            0 => Event::ConnectionChanged {
+                player,
+                connected: rng.random(),
+            },
+            1 => Event::HostChanged {
+                player: Some(player),
+            },
+            2 => Event::PlayerAbsent { player },
+            3 => Event::PlayerMuted {
+                player: Some(player),
+                muted: rng.random(),
+            },
+            4 => Event::PlayerMuted {
+                player: None,
+                muted: rng.random(),
+            },
+            5 => Event::SpectatorsChanged {
+                spectators: rng.random_range(0..5),
+            },
+            _ => Event::TablePaused {
+                paused: rng.random(),
+            },
+        })
+    }
+
+    /// A random command that is often legal: keep, mulligan, move the phase, attack, end the
+    /// turn, concede; refusals are simply skipped.
+    fn command(table: &Table, rng: &mut ChaCha8Rng) -> Option<(Actor, Command)> {
+        if let Some(decider) = table.mulligan_decider() {
+            let command = if rng.random_bool(0.2) {
+                Command::Mulligan
+            } else {
+                Command::Keep
+            };
+            return Some((Actor::Player(decider), command));
+        }
+        let living: Vec<u16> = table
+            .players()
+            .iter()
+            .filter(|p| p.status.is_alive())
+            .map(|p| p.id)
+            .collect();
+        let me = *living.choose(rng)?;
+        let command = match rng.random_range(0..10) {
+            0 => Command::Concede,
+            1..=3 => Command::SetPhase {
+                phase: *Phase::ALL.choose(rng)?,
+            },
+            4..=6 => Command::Attack {
+                target: *table.attack_targets(me).choose(rng)?,
+                damage: rng.random_range(0..8),
+                poison: rng.random_range(0..3),
+            },
+            _ => Command::EndTurn,
+        };
+        Some((Actor::Player(me), command))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(40))]
+
+        /// After every accepted command and every table-level event of random games: a
+        /// snapshot taken back into a mirror projects to itself, and a mirror built from an
+        /// earlier snapshot and fed every later event equals the live table's snapshot.
+        #[test]
+        fn a_mirror_equals_the_live_table_after_every_event(
+            seed in any::<u64>(),
+            players in 2u16..=40,
+            range in 1u8..=4,
+            forced in any::<bool>(),
+        ) {
+            let settings = Settings {
+                seats: 40,
+                spell_range: range,
+                reduction: if forced { Reduction::Forced } else { Reduction::Eager },
+                ..Settings::default()
+            };
+            let config = TableConfig::from_settings(&settings, seed).unwrap();
+            let mut live = Table::new(config).unwrap();
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let snapshot = |table: &Table, seq: u64| -> TableView {
+                table.view(examples::TABLE, "t", seq, &settings)
+            };
+            let mut seq = 0u64;
+            let mut follower = Mirror::new(&snapshot(&live, 0)).unwrap();
+            let mut publish = |live: &mut Table, follower: &mut Mirror, events: Vec<Event>,
+                               applied: bool| -> Result<(), TestCaseError> {
+                for event in events {
+                    if !applied {
+                        live.apply(&event).unwrap();
+                    }
+                    seq += 1;
+                    follower.apply(seq, &event).unwrap();
+                }
+                let view = snapshot(live, seq);
+                prop_assert_eq!(&follower.view(), &view);
+                prop_assert_eq!(&Mirror::new(&view).unwrap().view(), &view);
+                Ok(())
+            };
+            for p in 0..players {
+                let events = live
+                    .handle(Actor::Host, Command::Join { name: format!("p{p}") })
+                    .unwrap();
+                publish(&mut live, &mut follower, events, true)?;
+            }
+            let events = live.handle(Actor::Host, Command::Start { first_player: None }).unwrap();
+            publish(&mut live, &mut follower, events, true)?;
+            let mut steps = 0;
+            while live.stage() != Stage::Finished && steps < 3_000 {
+                steps += 1;
+                if rng.random_bool(0.1) {
+                    if let Some(event) = session_event(&live, &mut rng) {
+                        publish(&mut live, &mut follower, vec![event], false)?;
+                    }
+                    continue;
+                }
+                // Now and then a client joins late: a new mirror from the current snapshot.
+                if rng.random_bool(0.02) {
+                    follower = Mirror::new(&snapshot(&live, follower.seq())).unwrap();
+                }
+                let Some((actor, command)) = command(&live, &mut rng) else { continue };
+                if let Ok(events) = live.handle(actor, command) {
+                    publish(&mut live, &mut follower, events, true)?;
+                }
+            }
+            prop_assert_eq!(live.stage(), Stage::Finished);
+        }
+    }
 }

@@ -1283,6 +1283,9 @@ impl Table {
                 }
                 let mut players = Vec::with_capacity(seating.len());
                 for (position, id) in seating.iter().enumerate() {
+                    if seating[..position].contains(id) {
+                        return Err("a player seated twice");
+                    }
                     let (_, name) = self
                         .lobby
                         .iter()
