@@ -183,6 +183,7 @@ impl BotModel {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use grand_melee_protocol::rules::{Actor, Command, TableConfig};

@@ -160,7 +160,7 @@ async fn a_28_seat_game_from_lobby_to_winner_keeps_every_mirror_exact() {
                         poison: 0,
                     },
                     Command::Attack {
-                        target: target,
+                        target,
                         damage,
                         poison: 0,
                     },
@@ -177,7 +177,7 @@ async fn a_28_seat_game_from_lobby_to_winner_keeps_every_mirror_exact() {
                     false,
                     |id| ClientMessage::DealDamage { id, target, amount },
                     Command::DealDamage {
-                        target: target,
+                        target,
                         amount,
                     },
                 )
