@@ -176,10 +176,7 @@ async fn a_28_seat_game_from_lobby_to_winner_keeps_every_mirror_exact() {
                     player,
                     false,
                     |id| ClientMessage::DealDamage { id, target, amount },
-                    Command::DealDamage {
-                        target,
-                        amount,
-                    },
+                    Command::DealDamage { target, amount },
                 )
                 .await;
             }
