@@ -741,14 +741,17 @@ impl Session {
             self.note_if_empty(now);
         }
         if self.table.facts().host == Some(player) {
-            let next = self
-                .seats
-                .iter()
-                .find(|s| s.connection.is_some())
-                .map(|s| s.player);
-            self.set_host(next);
+            self.set_host(self.first_connected());
         }
         Ok(self.seq)
+    }
+
+    /// The first seated player (in join order) with a connection: who takes the host role on.
+    fn first_connected(&self) -> Option<PlayerId> {
+        self.seats
+            .iter()
+            .find(|s| s.connection.is_some())
+            .map(|s| s.player)
     }
 
     fn set_host(&mut self, host: Option<PlayerId>) {
@@ -943,12 +946,7 @@ impl Session {
             self.publish(vec![Event::PlayerAbsent { player }]);
         }
         if self.host_deadline().is_some_and(|t| t <= now) {
-            let next = self
-                .seats
-                .iter()
-                .find(|s| s.connection.is_some())
-                .map(|s| s.player);
-            self.set_host(next);
+            self.set_host(self.first_connected());
         }
         self.closable()
             && self

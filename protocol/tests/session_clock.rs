@@ -131,18 +131,20 @@ impl Harness {
         assert!(self.session.take_effects().is_empty());
     }
 
+    /// The host starts the game at t0 with `first` as the first player.
+    fn start(&mut self, first: PlayerId) {
+        let start = ClientMessage::Start {
+            id: 1,
+            first_player: Some(first),
+        };
+        self.request(0, 0, start).unwrap();
+        self.drain();
+    }
+
     /// Seats `n`, starts with `first` at t0 and keeps every hand at `kept_at`.
     fn playing(&mut self, n: u16, first: PlayerId, kept_at: u64) {
         self.seat(n);
-        self.request(
-            0,
-            0,
-            ClientMessage::Start {
-                id: 1,
-                first_player: Some(first),
-            },
-        )
-        .unwrap();
+        self.start(first);
         while let Some(decider) = self.session.table().mulligan_decider() {
             self.request(kept_at, decider, ClientMessage::Keep { id: 2 })
                 .unwrap();
@@ -229,16 +231,7 @@ fn an_absent_players_turn_is_skipped_after_the_grace_period() {
 fn the_mulligan_clock_keeps_and_an_absent_decider_keeps_after_the_grace_period() {
     let mut h = Harness::new(settings(0, 600, 60), timing(0.0));
     h.seat(4);
-    h.request(
-        0,
-        0,
-        ClientMessage::Start {
-            id: 1,
-            first_player: Some(0),
-        },
-    )
-    .unwrap();
-    h.drain();
+    h.start(0);
     assert_eq!(h.session.table().mulligan_decider(), Some(0));
     assert_eq!(h.session.poll_timeout(), Some(h.at(60)));
     let (_, events) = h.timeout(59);
@@ -492,16 +485,7 @@ fn a_kick_with_a_ban_in_play_eliminates_and_refuses_the_address() {
 fn a_player_kicked_during_mulligans_keeps_when_due_and_is_eliminated_as_play_begins() {
     let mut h = Harness::new(settings(0, 600, 0), timing(0.0));
     h.seat(4);
-    h.request(
-        0,
-        0,
-        ClientMessage::Start {
-            id: 1,
-            first_player: Some(0),
-        },
-    )
-    .unwrap();
-    h.drain();
+    h.start(0);
     // The player whose decision comes second is kicked before it comes up.
     let order: Vec<PlayerId> = {
         let table = h.session.table();
