@@ -4,8 +4,8 @@
 //! - [`cli`]: flags and subcommands (`list`, `create`, `join`, `resume`, `watch`, `replay`).
 //! - [`net`]: the WebSocket connection, `hello` and request/answer calls.
 //! - [`session`]: one seat at one table — sits down or resumes with the saved token, mirrors the
-//!   table with [`TableView::apply`](grand_melee_protocol::TableView::apply) (a gap asks for a
-//!   snapshot), sends commands, and reconnects by itself with backoff.
+//!   table with the protocol's one fold, [`Mirror`](grand_melee_protocol::Mirror) (a gap asks
+//!   for a snapshot), sends commands, and reconnects by itself with backoff.
 //! - [`command`]: the short commands a player types, parsed into requests.
 //! - [`describe`]: words for events and for the player's situation.
 //! - [`script`]: script mode (one line per event and per error).

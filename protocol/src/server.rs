@@ -161,9 +161,9 @@ pub enum ServerMessage {
         next: Option<u32>,
     },
     /// Answer to `get_replay`: one page of a finished game's events. The pages together are
-    /// everything needed to rebuild the game from scratch with
-    /// `TableView::new(table, name, settings)` and `apply_batch(1, &events)` for each page in
-    /// order.
+    /// everything needed to rebuild the game from scratch: a [`Mirror`](crate::Mirror) of
+    /// `TableView::new(table, name, settings)`, then `apply_batch(first_seq, &events)` for each
+    /// page in order.
     Replay {
         /// The request's id.
         reply_to: u32,

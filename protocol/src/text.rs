@@ -8,7 +8,7 @@
 //!
 //! Names are also normalised (Unicode NFC, surrounding white space trimmed) so that two ways of
 //! typing the same name are the same name, and a name may not look like another one at the same
-//! table ([`name_skeleton`], Unicode's confusables skeleton from UTS #39) or like a word the
+//! table ([`name_skeletons`], Unicode's confusables skeleton from UTS #39) or like a word the
 //! clients use for something else ([`RESERVED_NAMES`]).
 
 use unicode_normalization::UnicodeNormalization;

@@ -5,8 +5,9 @@
 //! reduces the number of turns, and computes the result — exactly as `docs/RULES.md` describes.
 //!
 //! **Contract.** No I/O, no tokio, no clock, no global randomness. Randomness enters as the
-//! table's seed ([`TableConfig::seed`]); time will enter as an argument when a rule needs it.
-//! [`Table::handle`] takes an [`Actor`] and a [`Command`] and returns the [`Event`]s it caused,
+//! table's seed ([`TableConfig::seed`]); time belongs to the session rules
+//! ([`crate::session`]), which tell the core when a turn or a decision has expired.
+//! [`Table::handle`] takes an [`Actor`] and a [`Command`] and returns the [`Event`](crate::Event)s it caused,
 //! already applied, or an [`ErrorCode`](crate::ErrorCode) that changed nothing. [`Table::apply`] is the only place
 //! the state changes, so `Table::replay(config, &events)` rebuilds the live state exactly: this is
 //! what journaling and recovery rely on.
