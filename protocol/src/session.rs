@@ -103,6 +103,9 @@ struct Seat {
     connection: Option<ConnectionId>,
     /// Since when he has been disconnected (paused time shifted out).
     dropped_at: Option<Instant>,
+    /// When he dropped, as it happened: a lobby seat and the host role are given up a grace
+    /// period after this, paused or not (PROTOCOL.md: a pause does not hold them).
+    left_at: Option<Instant>,
     /// The addresses he has connected from at this table (banned with him if the host says so).
     peers: Vec<IpAddr>,
 }
@@ -204,6 +207,7 @@ impl Session {
                 token,
                 connection: None,
                 dropped_at: Some(now),
+                left_at: Some(now),
                 peers: Vec::new(),
             })
             .collect();
@@ -324,6 +328,7 @@ impl Session {
             token,
             connection: Some(connection),
             dropped_at: None,
+            left_at: None,
             peers: vec![peer],
         });
         let mut events = events;
@@ -374,6 +379,7 @@ impl Session {
         let player = seat.player;
         let previous = seat.connection.replace(connection);
         seat.dropped_at = None;
+        seat.left_at = None;
         if !seat.peers.contains(&peer) {
             seat.peers.push(peer);
         }
@@ -431,6 +437,7 @@ impl Session {
         };
         seat.connection = None;
         seat.dropped_at = Some(now);
+        seat.left_at = Some(now);
         self.publish(vec![Event::ConnectionChanged {
             player,
             connected: false,
@@ -839,7 +846,7 @@ impl Session {
     /// and another seated player is connected.
     fn host_deadline(&self) -> Option<Instant> {
         let host = self.seat(self.table.facts().host?)?;
-        let dropped = host.dropped_at?;
+        let dropped = host.left_at?;
         self.seats
             .iter()
             .any(|s| s.connection.is_some())
@@ -870,7 +877,7 @@ impl Session {
         let lobby_seat = if self.table.stage() == Stage::Lobby {
             self.seats
                 .iter()
-                .filter_map(|s| s.dropped_at)
+                .filter_map(|s| s.left_at)
                 .min()
                 .map(|t| t + grace)
         } else {
@@ -907,7 +914,7 @@ impl Session {
             let expired: Vec<PlayerId> = self
                 .seats
                 .iter()
-                .filter(|s| s.dropped_at.is_some_and(|t| t + grace <= now))
+                .filter(|s| s.left_at.is_some_and(|t| t + grace <= now))
                 .map(|s| s.player)
                 .collect();
             for player in expired {

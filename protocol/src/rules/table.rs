@@ -1452,7 +1452,8 @@ impl Table {
             Event::SpectatorsChanged { spectators } => self.facts.spectators = *spectators,
             Event::TablePaused { paused } => self.facts.paused = *paused,
             Event::PlayerKicked { player, .. } => {
-                self.facts.known(*player)?;
+                // His connection is closed with the kick.
+                self.facts.known(*player)?.connected = false;
                 let in_mulligan = matches!(self.stage, Stage::Mulligan { .. });
                 if in_mulligan && !self.facts.kicked_in_mulligan.contains(player) {
                     self.facts.kicked_in_mulligan.push(*player);
