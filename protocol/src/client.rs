@@ -306,6 +306,23 @@ pub enum ClientMessage {
         #[serde(default, with = "option_uuid_string")]
         token: Option<SeatToken>,
     },
+    /// Fetches one page of the events of the table you sit at or watch, from event `from_seq`
+    /// on: how a client rebuilds its event log and chat after a reload or a resume.
+    GetEvents {
+        /// Request id.
+        id: u32,
+        /// Your table.
+        #[serde(with = "uuid_string")]
+        table: TableId,
+        /// The first event wanted (default 1; 0 counts as 1). The answer says where the next
+        /// page starts.
+        #[serde(default = "first_event")]
+        from_seq: u64,
+        /// The most events in the page (default 100, at most 500; a page also ends before it
+        /// would pass [`MAX_PAGE_BYTES`](crate::MAX_PAGE_BYTES)).
+        #[serde(default = "default_page_items")]
+        limit: u32,
+    },
 }
 
 /// Matches every request, binding its `id` field: the one list of variants behind
@@ -338,7 +355,8 @@ macro_rules! with_request_id {
             | ClientMessage::TransferHost { $id, .. }
             | ClientMessage::Mute { $id, .. }
             | ClientMessage::ListReplays { $id, .. }
-            | ClientMessage::GetReplay { $id, .. } => $body,
+            | ClientMessage::GetReplay { $id, .. }
+            | ClientMessage::GetEvents { $id, .. } => $body,
         }
     };
 }
@@ -383,11 +401,12 @@ impl ClientMessage {
             ClientMessage::Mute { .. } => "mute",
             ClientMessage::ListReplays { .. } => "list_replays",
             ClientMessage::GetReplay { .. } => "get_replay",
+            ClientMessage::GetEvents { .. } => "get_events",
         }
     }
 
     /// Every `type` tag a client may send.
-    pub const NAMES: [&'static str; 26] = [
+    pub const NAMES: [&'static str; 27] = [
         "hello",
         "list_tables",
         "create_table",
@@ -414,5 +433,6 @@ impl ClientMessage {
         "mute",
         "list_replays",
         "get_replay",
+        "get_events",
     ];
 }

@@ -286,6 +286,12 @@ pub fn client() -> Vec<ClientMessage> {
             player: Some(2),
             muted: true,
         },
+        ClientMessage::GetEvents {
+            id: 30,
+            table: TABLE,
+            from_seq: 1,
+            limit: 100,
+        },
     ]
 }
 
@@ -379,6 +385,13 @@ pub fn server() -> Vec<ServerMessage> {
             first_seq: 1,
             events: view_events()[..3].to_vec(),
             total_events: 15,
+            next_seq: Some(4),
+        },
+        ServerMessage::PastEvents {
+            reply_to: 30,
+            table: TABLE,
+            first_seq: 1,
+            events: view_events()[..3].to_vec(),
             next_seq: Some(4),
         },
     ]

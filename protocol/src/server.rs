@@ -185,6 +185,22 @@ pub enum ServerMessage {
         /// The `from_seq` of the next page, or `None` if this page ends with the last event.
         next_seq: Option<u64>,
     },
+    /// Answer to `get_events`: one page of your table's events so far.
+    PastEvents {
+        /// The request's id.
+        reply_to: u32,
+        /// The table.
+        #[serde(with = "uuid_string")]
+        table: TableId,
+        /// The number of the first event in `events` (the request's `from_seq`, 1 if it was 0).
+        first_seq: u64,
+        /// Events `first_seq`, `first_seq + 1`, … (empty if the table has none from `first_seq`
+        /// on yet).
+        events: Vec<Event>,
+        /// The `from_seq` of the next page, or `None` if this page ends with the table's last
+        /// event so far.
+        next_seq: Option<u64>,
+    },
 }
 
 impl ServerMessage {
@@ -203,6 +219,7 @@ impl ServerMessage {
             ServerMessage::Error { .. } => "error",
             ServerMessage::Replays { .. } => "replays",
             ServerMessage::Replay { .. } => "replay",
+            ServerMessage::PastEvents { .. } => "past_events",
         }
     }
 
@@ -217,7 +234,8 @@ impl ServerMessage {
             | ServerMessage::Left { reply_to }
             | ServerMessage::Ack { reply_to, .. }
             | ServerMessage::Replays { reply_to, .. }
-            | ServerMessage::Replay { reply_to, .. } => Some(*reply_to),
+            | ServerMessage::Replay { reply_to, .. }
+            | ServerMessage::PastEvents { reply_to, .. } => Some(*reply_to),
             ServerMessage::Snapshot { reply_to, .. } | ServerMessage::Error { reply_to, .. } => {
                 *reply_to
             }
@@ -246,7 +264,7 @@ impl ServerMessage {
     }
 
     /// Every `type` tag the server may send.
-    pub const NAMES: [&'static str; 12] = [
+    pub const NAMES: [&'static str; 13] = [
         "welcome",
         "tables",
         "table_created",
@@ -259,5 +277,6 @@ impl ServerMessage {
         "error",
         "replays",
         "replay",
+        "past_events",
     ];
 }

@@ -135,6 +135,21 @@ pub struct ServerConfig {
     #[arg(long, env = "GM_ALLOWED_ORIGINS", value_delimiter = ',')]
     pub allowed_origins: Vec<String>,
 
+    /// TLS certificate chain (PEM) for `https://` and `wss://` on the same port; needs
+    /// `--tls-key`. Without it the server speaks plain HTTP (put it behind a reverse proxy for
+    /// TLS, see README.md).
+    #[arg(long, env = "GM_TLS_CERT", requires = "tls_key", value_name = "FILE")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// TLS private key (PEM: PKCS#8, PKCS#1 or SEC1) for `--tls-cert`.
+    #[arg(long, env = "GM_TLS_KEY", requires = "tls_cert", value_name = "FILE")]
+    pub tls_key: Option<PathBuf>,
+
+    /// Serve the browser page's files from this folder instead of the copies built into the
+    /// binary (for working on the page: edits show on reload).
+    #[arg(long, env = "GM_WEB_DIR", value_name = "DIR")]
+    pub web_dir: Option<PathBuf>,
+
     /// Largest WebSocket message (and frame) a client may send, in bytes (at most 16384).
     #[arg(long, env = "GM_MAX_MESSAGE_BYTES", default_value_t = 16 * 1024)]
     pub max_message_bytes: usize,

@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use crate::conn::{Conn, close_reason};
-use crate::http::{self, Route};
+use crate::http;
 use crate::lobby::{self, Entry, RoomMsg, Shared};
 use crate::metrics::Metrics;
 use crate::room;
@@ -107,8 +107,14 @@ fn close_flooder(conn: &Conn, peer: SocketAddr) {
     );
 }
 
-/// Serves one TCP connection to the end.
-pub(crate) async fn serve(mut stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
+/// Serves one TCP connection to the end: TLS first if the server has a certificate, then HTTP
+/// (pages, health, metrics), then, if it asked for one, the WebSocket session.
+pub(crate) async fn serve(
+    stream: TcpStream,
+    peer: SocketAddr,
+    shared: Arc<Shared>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+) {
     let metrics = Arc::clone(&shared.metrics);
     metrics.connections_open.fetch_add(1, Relaxed);
     let _ = stream.set_nodelay(true);
@@ -118,32 +124,55 @@ pub(crate) async fn serve(mut stream: TcpStream, peer: SocketAddr, shared: Arc<S
             debug!(%error, "cannot set the send buffer size");
         }
     }
-    let routed = tokio::time::timeout(
-        shared.config.handshake_timeout(),
-        // Boxed: the routing state (request buffer, headers) is freed once routed instead of
-        // living in the connection's task for as long as the connection.
-        Box::pin(http::route(
-            &mut stream,
-            &shared.config.allowed_origins,
-            || metrics.render(),
-        )),
-    )
-    .await;
-    if let Ok(Ok(Route::WebSocket { rest })) = routed {
-        let ws = WebSocketStream::from_partially_read(
-            stream,
-            rest,
-            Role::Server,
-            Some(websocket_config(&shared.config)),
-        )
-        .await;
-        metrics.websockets_open.fetch_add(1, Relaxed);
-        session(ws, peer, &shared).await;
-        metrics.websockets_open.fetch_sub(1, Relaxed);
-    } else if routed.is_err() {
-        debug!(%peer, "handshake timed out");
+    let site = http::Site {
+        allowed_origins: Arc::clone(&shared.allowed_origins),
+        secure: tls.is_some(),
+        web_dir: shared.config.web_dir.clone(),
+        metrics: Arc::clone(&metrics),
+        handshake_timeout: shared.config.handshake_timeout(),
+    };
+    match tls {
+        Some(acceptor) => {
+            match tokio::time::timeout(shared.config.handshake_timeout(), acceptor.accept(stream))
+                .await
+            {
+                Ok(Ok(stream)) => http_then_websocket(stream, peer, &shared, site).await,
+                Ok(Err(error)) => debug!(%peer, %error, "TLS handshake failed"),
+                Err(_) => debug!(%peer, "TLS handshake timed out"),
+            }
+        }
+        None => http_then_websocket(stream, peer, &shared, site).await,
     }
     metrics.connections_open.fetch_sub(1, Relaxed);
+}
+
+/// How long one connection may stay in plain HTTP (page loads, kept alive between requests)
+/// before it is closed: long enough for any page load, short enough that idle browsers do not
+/// hold connection slots.
+const HTTP_PHASE: std::time::Duration = std::time::Duration::from_secs(120);
+
+async fn http_then_websocket<S>(stream: S, peer: SocketAddr, shared: &Arc<Shared>, site: http::Site)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    // Boxed: hyper's connection state is freed once the WebSocket takes over instead of living
+    // in the connection's task for as long as the connection.
+    let upgraded = tokio::time::timeout(HTTP_PHASE, Box::pin(http::serve(stream, site))).await;
+    match upgraded {
+        Ok(Some(io)) => {
+            let ws = WebSocketStream::from_raw_socket(
+                io,
+                Role::Server,
+                Some(websocket_config(&shared.config)),
+            )
+            .await;
+            shared.metrics.websockets_open.fetch_add(1, Relaxed);
+            session(ws, peer, shared).await;
+            shared.metrics.websockets_open.fetch_sub(1, Relaxed);
+        }
+        Ok(None) => {}
+        Err(_) => debug!(%peer, "http connection kept too long: closed"),
+    }
 }
 
 /// Where the session stands: before `hello`, in the lobby, or in a table.
@@ -154,7 +183,10 @@ enum State {
     InTable(lobby::Membership),
 }
 
-async fn session(ws: WebSocketStream<TcpStream>, peer: SocketAddr, shared: &Arc<Shared>) {
+/// The upgraded connection a WebSocket runs on (plain TCP or TLS underneath).
+type Upgraded = hyper_util::rt::TokioIo<hyper::upgrade::Upgraded>;
+
+async fn session(ws: WebSocketStream<Upgraded>, peer: SocketAddr, shared: &Arc<Shared>) {
     let (sink, mut stream) = ws.split();
     let (out, rx) = mpsc::channel(shared.config.outgoing_queue.max(1));
     let kick = shared.shutdown.child_token();
@@ -384,6 +416,14 @@ async fn handle(
             Ok(membership) => *state = State::InTable(membership),
             Err(code) => conn.reject(Some(&request), code),
         },
+        (State::InTable(membership), request @ ClientMessage::GetEvents { .. }) => {
+            match get_events(&request, membership.table, shared).await {
+                Ok(answer) => {
+                    conn.send_message(&answer);
+                }
+                Err(code) => conn.reject(Some(&request), code),
+            }
+        }
         (State::InTable(membership), ClientMessage::Leave { id }) => {
             let (reply, answer) = oneshot::channel();
             let leave = RoomMsg::Leave {
@@ -575,6 +615,52 @@ async fn get_replay(
     Ok(replay.answering(id, from_seq))
 }
 
+/// One page of the events of the table this connection sits at or watches, read from the
+/// journal (every event a member has been sent is in it: events are made durable before they
+/// are published).
+async fn get_events(
+    request: &ClientMessage,
+    mine: wire::TableId,
+    shared: &Arc<Shared>,
+) -> Result<ServerMessage, ErrorCode> {
+    let &ClientMessage::GetEvents {
+        id,
+        table,
+        from_seq,
+        limit,
+    } = request
+    else {
+        return Err(ErrorCode::BadMessage);
+    };
+    if table != mine {
+        return Err(ErrorCode::NotInTable);
+    }
+    let from_seq = from_seq.max(1);
+    let journal = shared.journal.clone();
+    let (max, budget) = (page_items(limit), page_bytes(shared));
+    let (rows, more) =
+        tokio::task::spawn_blocking(move || journal.events_page(table, from_seq, max, budget))
+            .await
+            .map_err(|_| ErrorCode::StorageFailed)?
+            .map_err(|error| {
+                warn!(%error, %table, "reading a table's events");
+                ErrorCode::StorageFailed
+            })?;
+    let events = rows
+        .iter()
+        .map(|(_, bytes)| wire::decode_event(bytes))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| ErrorCode::StorageFailed)?;
+    let next = from_seq.saturating_add(events.len() as u64);
+    Ok(ServerMessage::PastEvents {
+        reply_to: id,
+        table,
+        first_seq: from_seq,
+        events,
+        next_seq: more.then_some(next),
+    })
+}
+
 /// Checks a password against a table's hash, off the async threads, limiting wrong guesses per
 /// address and table.
 async fn check_password(
@@ -660,6 +746,7 @@ async fn enter(
     match answer.await {
         Ok(Ok(_role)) => Ok(lobby::Membership {
             tx,
+            table,
             _spectator: spectator,
         }),
         Ok(Err(code)) => Err(code),
@@ -670,7 +757,7 @@ async fn enter(
 /// The writer task: drains the queue, feeding every frame that is ready and flushing once, sends
 /// pings, and closes with the connection's close code when told to.
 async fn write_frames(
-    mut sink: SplitSink<WebSocketStream<TcpStream>, Message>,
+    mut sink: SplitSink<WebSocketStream<Upgraded>, Message>,
     mut rx: mpsc::Receiver<Bytes>,
     kick: CancellationToken,
     close: Arc<OnceLock<(u16, &'static str)>>,
@@ -742,7 +829,7 @@ const FRAGMENT_BYTES: usize = 1024;
 
 /// Feeds one binary message to the sink, in fragments of at most [`FRAGMENT_BYTES`].
 async fn feed_fragments(
-    sink: &mut SplitSink<WebSocketStream<TcpStream>, Message>,
+    sink: &mut SplitSink<WebSocketStream<Upgraded>, Message>,
     message: Bytes,
 ) -> Result<(), WsError> {
     use tokio_tungstenite::tungstenite::protocol::frame::Frame;

@@ -69,6 +69,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, ffi, params};
+
+/// One journaled event: its number and its encoding.
+pub type EncodedEvent = (u64, Vec<u8>);
 use tokio::sync::oneshot;
 use tracing::{debug, error, info, warn};
 use uuid::Uuid;
@@ -1080,6 +1083,38 @@ impl Journal {
                 events,
                 total_events: u64::try_from(total).unwrap_or(0),
             }))
+        })
+    }
+
+    /// Events `from_seq`, `from_seq + 1`, … of any table the journal holds (open or finished),
+    /// at most `limit` of them and as many as fit in `max_bytes` of encoded events (at least one,
+    /// if there is any), and whether more follow.
+    pub fn events_page(
+        &self,
+        table: Uuid,
+        from_seq: u64,
+        limit: usize,
+        max_bytes: usize,
+    ) -> Result<(Vec<EncodedEvent>, bool), JournalError> {
+        self.read(|conn| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT seq, data FROM events WHERE table_id = ?1 AND seq >= ?2 ORDER BY seq
+                 LIMIT ?3",
+            )?;
+            let from = i64::try_from(from_seq).unwrap_or(i64::MAX);
+            // One more than wanted: whether it exists says if more follow.
+            let wanted = i64::try_from(limit.saturating_add(1)).unwrap_or(i64::MAX);
+            let mut rows = stmt.query(params![table.as_bytes().as_slice(), from, wanted])?;
+            let (mut events, mut bytes) = (Vec::new(), 0usize);
+            while let Some(row) = rows.next()? {
+                let data: Vec<u8> = row.get(1)?;
+                if events.len() >= limit || (!events.is_empty() && bytes + data.len() > max_bytes) {
+                    return Ok((events, true));
+                }
+                bytes += data.len();
+                events.push((u64_column(row, 0, "event seq")?, data));
+            }
+            Ok((events, false))
         })
     }
 

@@ -6,8 +6,9 @@
 //!   every table runs on and every client mirrors.
 //! - `room` (private): a table's actor — owns one core table, its members, seat tokens, host and
 //!   event sequence; publishes each event batch encoded once to every member.
-//! - `connection` (private): one client — HTTP routing (`/ws`, `/healthz`, `/metrics`), the
-//!   WebSocket reader that answers session requests and forwards table requests, and the writer
+//! - `http` (private): plain HTTP on hyper — the browser page and its assets (embedded),
+//!   `/healthz`, `/metrics`, and the WebSocket handshake; `tls` (private): `--tls-cert`.
+//! - `connection` (private): one client — TLS, then HTTP, then the WebSocket reader that answers session requests and forwards table requests, and the writer
 //!   task with its bounded queue.
 //! - [`server`]: the accept loop, the lobby registry of tables, and graceful shutdown.
 //! - [`config`], [`metrics`].
@@ -22,6 +23,7 @@ pub mod metrics;
 mod password;
 mod room;
 pub mod server;
+mod tls;
 
 pub use config::ServerConfig;
 pub use server::Server;

@@ -26,6 +26,8 @@ pub(crate) use grand_melee_protocol::session::Role;
 #[derive(Debug)]
 pub(crate) struct Membership {
     pub tx: mpsc::Sender<RoomMsg>,
+    /// The table.
+    pub table: TableId,
     /// A spectator's place under `--max-spectators-per-ip`, held while he watches.
     pub _spectator: Option<SpectatorSlot>,
 }
@@ -98,6 +100,8 @@ pub(crate) struct Shared {
     pub table_tasks: TaskTracker,
     /// Where every table's events are made durable before anyone sees them.
     pub journal: Journal,
+    /// `--allowed-origins`, shared by every HTTP connection.
+    pub allowed_origins: Arc<[String]>,
     next_connection: AtomicU64,
     /// Open connections per peer address, for the per-IP cap.
     per_ip: DashMap<IpAddr, usize>,
@@ -120,6 +124,7 @@ impl Shared {
     /// Everything shared, for a server with `config` and `journal`.
     pub(crate) fn new(config: ServerConfig, journal: Journal) -> Self {
         Self {
+            allowed_origins: Arc::from(config.allowed_origins.clone()),
             config,
             metrics: Arc::new(Metrics::default()),
             tables: DashMap::new(),

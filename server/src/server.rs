@@ -17,10 +17,19 @@ use crate::lobby::Shared;
 use crate::metrics::Metrics;
 
 /// A bound server, ready to run.
-#[derive(Debug)]
 pub struct Server {
     listener: TcpListener,
     shared: Arc<Shared>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("listener", &self.listener)
+            .field("tls", &self.tls.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Server {
@@ -34,12 +43,25 @@ impl Server {
             .map_err(|error| {
                 std::io::Error::other(format!("journal in {}: {error}", config.data_dir.display()))
             })?;
+        let tls = match (&config.tls_cert, &config.tls_key) {
+            (Some(cert), Some(key)) => Some(crate::tls::acceptor(cert, key)?),
+            (None, None) => None,
+            _ => {
+                return Err(std::io::Error::other(
+                    "--tls-cert and --tls-key go together: give both or neither",
+                ));
+            }
+        };
         let listener = TcpListener::bind(config.listen).await?;
         let shared = Arc::new(Shared::new(config, journal));
         crate::room::recover_all(&shared)
             .await
             .map_err(std::io::Error::other)?;
-        Ok(Self { listener, shared })
+        Ok(Self {
+            listener,
+            shared,
+            tls,
+        })
     }
 
     /// The address the server listens on.
@@ -56,10 +78,15 @@ impl Server {
     /// WebSocket with 1001 (going away) after what was queued for it, and returns once every
     /// task has finished and the journal is closed.
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
-        let Self { listener, shared } = self;
+        let Self {
+            listener,
+            shared,
+            tls,
+        } = self;
         let permits = Arc::new(Semaphore::new(shared.config.max_connections));
+        let scheme = if tls.is_some() { "https" } else { "http" };
         match listener.local_addr() {
-            Ok(addr) => info!(%addr, "listening"),
+            Ok(addr) => info!(%addr, "listening: open {scheme}://{addr}/ in a browser"),
             Err(error) => warn!(%error, "listening on an unknown address"),
         }
         tokio::pin!(shutdown);
@@ -87,12 +114,13 @@ impl Server {
                 .and_then(|permit| Some((permit, shared.admit_ip(peer.ip())?)));
             let Some((permit, slot)) = admitted else {
                 Metrics::add(&shared.metrics.connections_refused, 1);
-                shared.tasks.spawn(refuse(stream));
+                shared.tasks.spawn(refuse(stream, tls.is_some()));
                 continue;
             };
             let shared2 = Arc::clone(&shared);
+            let tls = tls.clone();
             shared.tasks.spawn(async move {
-                connection::serve(stream, peer, shared2).await;
+                connection::serve(stream, peer, shared2, tls).await;
                 drop(slot);
                 drop(permit);
             });
@@ -161,8 +189,13 @@ async fn maintenance(shared: Arc<Shared>, stop: CancellationToken) {
     }
 }
 
-/// Answers a connection over the cap with 503 and closes it.
-async fn refuse(mut stream: TcpStream) {
+/// Answers a connection over the cap with 503 and closes it (over TLS, just closes it: a
+/// plain answer would only be noise to a TLS client).
+async fn refuse(mut stream: TcpStream, tls: bool) {
+    if tls {
+        let _ = stream.shutdown().await;
+        return;
+    }
     let answer = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 12\r\nConnection: close\r\n\r\nserver full\n";
     if let Err(error) = stream.write_all(answer).await {
         debug!(%error, "refusing a connection");

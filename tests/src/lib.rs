@@ -634,16 +634,25 @@ impl ServerProcess {
 
 /// Sends a plain HTTP GET and returns the whole response.
 pub async fn http_get(addr: SocketAddr, path: &str) -> String {
+    http_request(
+        addr,
+        &format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"),
+    )
+    .await
+}
+
+/// Sends one raw HTTP request (which should ask for `Connection: close`) and returns the whole
+/// answer, read until the server closes the connection.
+pub async fn http_request(addr: SocketAddr, request: &str) -> String {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n");
     stream.write_all(request.as_bytes()).await.unwrap();
-    let mut response = String::new();
-    tokio::time::timeout(PATIENCE, stream.read_to_string(&mut response))
+    let mut response = Vec::new();
+    tokio::time::timeout(PATIENCE, stream.read_to_end(&mut response))
         .await
         .unwrap()
         .unwrap();
-    response
+    String::from_utf8_lossy(&response).into_owned()
 }
 
 /// Whether `haystack` holds `needle` anywhere.
