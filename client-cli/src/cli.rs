@@ -16,7 +16,8 @@ use grand_melee_protocol::{
 #[derive(Debug, Clone, Parser)]
 #[command(name = "grand-melee", version, about, long_about)]
 pub struct Cli {
-    /// The server: HOST:PORT, HOST (port 7878) or a ws:// URL.
+    /// The server: HOST:PORT, HOST (port 7878), or a ws:// or wss:// URL (wss: TLS, checked
+    /// against the system's root certificates and `--ca-cert`).
     #[arg(
         long,
         short,
@@ -30,6 +31,11 @@ pub struct Cli {
     /// ~/.local/share/grand-melee].
     #[arg(long, global = true, env = "GM_CLI_DATA_DIR", value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
+
+    /// A CA certificate (PEM) to trust besides the system's, for a server with a self-signed
+    /// certificate (`--server wss://HOST:PORT`): the organiser's certificate file.
+    #[arg(long, global = true, env = "GM_CA_CERT", value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
 
     /// Script mode even on a terminal: commands from standard input, one line per event.
     #[arg(long, global = true)]

@@ -77,6 +77,14 @@ pub enum ClientError {
     /// A table name that matches no table, or several.
     #[error("{0}")]
     Table(String),
+    /// `--ca-cert` could not be used.
+    #[error("--ca-cert {path}: {reason}")]
+    CaCert {
+        /// The file.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The server said something unexpected.
     #[error("unexpected answer from the server: {0}")]
     Protocol(String),
@@ -103,6 +111,7 @@ pub enum ClientError {
 
 /// Runs the command line.
 pub async fn run(cli: Cli) -> Result<(), ClientError> {
+    net::configure_tls(cli.ca_cert.as_deref())?;
     let server = net::endpoint(&cli.server);
     let plain = cli.plain || !io::stdin().is_terminal() || !io::stdout().is_terminal();
     let store = || -> Result<TokenStore, ClientError> {

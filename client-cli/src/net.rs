@@ -1,6 +1,8 @@
 //! The WebSocket connection to the server: the endpoint URL, the `hello` handshake and
 //! request/answer calls.
 
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
@@ -9,7 +11,7 @@ use grand_melee_protocol::{
 };
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
 
 use crate::ClientError;
 use crate::command::with_id;
@@ -37,6 +39,64 @@ pub fn endpoint(server: &str) -> String {
     }
 }
 
+/// The TLS settings for `wss://` servers, made once per process.
+static TLS: OnceLock<Arc<rustls::ClientConfig>> = OnceLock::new();
+
+/// Sets what `wss://` connections trust: the system's root certificates, and `ca_cert` (PEM,
+/// one or more certificates) if given. Call it once, before connecting; without it the system's
+/// roots alone are trusted.
+pub fn configure_tls(ca_cert: Option<&Path>) -> Result<(), ClientError> {
+    let config = tls_config(ca_cert)?;
+    let _ = TLS.set(Arc::new(config));
+    Ok(())
+}
+
+fn tls_config(ca_cert: Option<&Path>) -> Result<rustls::ClientConfig, ClientError> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    // Certificates the system store has but rustls cannot parse are skipped, as browsers do.
+    let _ = roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
+    if let Some(path) = ca_cert {
+        let bad = |reason: String| ClientError::CaCert {
+            path: path.display().to_string(),
+            reason,
+        };
+        let certs = CertificateDer::pem_file_iter(path)
+            .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| bad(e.to_string()))?;
+        if certs.is_empty() {
+            return Err(bad(
+                "no certificate in the file (expected PEM, -----BEGIN CERTIFICATE-----)".into(),
+            ));
+        }
+        for cert in certs {
+            roots.add(cert).map_err(|e| bad(e.to_string()))?;
+        }
+    }
+    Ok(builder()
+        .with_root_certificates(roots)
+        .with_no_client_auth())
+}
+
+/// TLS 1.2 and 1.3 with ring's algorithms.
+fn builder() -> rustls::ConfigBuilder<rustls::ClientConfig, rustls::WantsVerifier> {
+    rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .expect("ring supports TLS 1.2 and 1.3")
+}
+
+fn tls() -> Arc<rustls::ClientConfig> {
+    Arc::clone(TLS.get_or_init(|| {
+        // Without `--ca-cert` nothing can fail: the system's roots that parse are used.
+        Arc::new(tls_config(None).unwrap_or_else(|_| {
+            builder()
+                .with_root_certificates(rustls::RootCertStore::empty())
+                .with_no_client_auth()
+        }))
+    }))
+}
+
 /// A connection that has completed `hello`, used for one request at a time.
 #[derive(Debug)]
 pub struct Conn {
@@ -47,7 +107,12 @@ pub struct Conn {
 impl Conn {
     /// Connects to `url` and completes `hello`.
     pub async fn open(url: &str) -> Result<Self, ClientError> {
-        let connect = tokio_tungstenite::connect_async(url);
+        let connect = tokio_tungstenite::connect_async_tls_with_config(
+            url,
+            None,
+            false,
+            Some(Connector::Rustls(tls())),
+        );
         let (ws, _) = tokio::time::timeout(REPLY_TIMEOUT, connect)
             .await
             .map_err(|_| ClientError::Unreachable {

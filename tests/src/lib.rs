@@ -691,3 +691,47 @@ pub fn flip_a_leaf_page_holding(
     std::fs::write(path, &bytes).unwrap();
     index * size..(index + 1) * size
 }
+
+/// A self-signed certificate for `localhost` and `127.0.0.1`, as an organiser would make one,
+/// written as PEM files into a temporary directory.
+#[derive(Debug)]
+pub struct SelfSigned {
+    /// The certificate (also the CA certificate a client trusts).
+    pub cert: std::path::PathBuf,
+    /// Its private key.
+    pub key: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl SelfSigned {
+    /// Makes a fresh key and certificate.
+    pub fn new() -> Self {
+        let names = vec!["localhost".to_owned(), "127.0.0.1".to_owned()];
+        let rcgen::CertifiedKey { cert, signing_key } =
+            rcgen::generate_simple_self_signed(names).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let (cert_path, key_path) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+        std::fs::write(&cert_path, cert.pem()).unwrap();
+        std::fs::write(&key_path, signing_key.serialize_pem()).unwrap();
+        Self {
+            cert: cert_path,
+            key: key_path,
+            _dir: dir,
+        }
+    }
+
+    /// A server configuration that serves TLS with this certificate.
+    pub fn config(&self) -> ServerConfig {
+        ServerConfig {
+            tls_cert: Some(self.cert.clone()),
+            tls_key: Some(self.key.clone()),
+            ..ServerConfig::default()
+        }
+    }
+}
+
+impl Default for SelfSigned {
+    fn default() -> Self {
+        Self::new()
+    }
+}
