@@ -77,7 +77,9 @@ async fn two_seats_play_over_wss_with_the_organisers_certificate() {
     // The first player decides first, then the other.
     for i in [first, 1 - first] {
         players[i].send("keep").await;
-        players[i].expect_all(&["event", "kept", "reason=decided"]).await;
+        players[i]
+            .expect_all(&["event", "kept", "reason=decided"])
+            .await;
     }
     for p in &mut players {
         p.expect_all(&["event", "turn_began"]).await;

@@ -1,0 +1,530 @@
+//! The browser seat in a real headless Chromium against the real server over real sockets: six
+//! browser seats play a whole game from the lobby page to the standings, one reloads mid-game,
+//! a spectator follows along, a forged out-of-range request is refused on screen, a 28-seat
+//! table is photographed on a laptop and a phone, and the page plays over `wss://`.
+#![allow(clippy::unwrap_used, clippy::print_stderr)]
+
+#[path = "browser/harness.rs"]
+mod harness;
+
+use grand_melee_e2e::{SelfSigned, TestServer};
+use grand_melee_protocol::{ClientMessage, Phase, ServerMessage};
+use harness::{Browser, Driver, screenshot_dir};
+use serde_json::Value;
+
+const NAMES: [&str; 6] = ["Ann", "Bob", "Cid", "Dee", "Eve", "Fay"];
+
+/// The seat (index into `seats`) of the player who holds a running turn, with its turn.
+fn running(view: &Value, seats: &[(Option<u64>, &Browser)]) -> Option<(usize, Value)> {
+    let turns = view["turns"].as_array()?;
+    for turn in turns.iter().filter(|t| t["state"] == "running") {
+        let holder = turn["player"].as_u64()?;
+        if let Some(i) = seats.iter().position(|(me, _)| *me == Some(holder)) {
+            return Some((i, turn.clone()));
+        }
+    }
+    None
+}
+
+fn player<'a>(view: &'a Value, id: u64) -> &'a Value {
+    view["players"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["player"].as_u64() == Some(id))
+        .unwrap()
+}
+
+fn id_list(value: &Value) -> Vec<u64> {
+    value
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_u64).collect())
+        .unwrap_or_default()
+}
+
+/// Waits until every browser has reached the newest event any of them has seen.
+async fn settle(browsers: &[&Browser]) -> u64 {
+    let mut newest = 0;
+    for b in browsers {
+        newest = newest.max(b.seq().await);
+    }
+    for b in browsers {
+        b.catch_up(newest).await;
+    }
+    newest
+}
+
+/// The options the page's target picker offers, as player ids.
+async fn offered_targets(browser: &Browser) -> Vec<u64> {
+    let options = browser
+        .js(
+            "const s = document.querySelector('[data-testid=\"target\"]'); \
+             return s ? Array.from(s.options).map(o => o.value).filter(v => v !== '') : [];",
+        )
+        .await;
+    let mut ids: Vec<u64> = options
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_str()?.parse().ok())
+        .collect();
+    ids.sort_unstable();
+    ids
+}
+
+async fn choose_target(browser: &Browser, target: u64, amount: i64) {
+    browser
+        .js(&format!(
+            "const s = document.querySelector('[data-testid=\"target\"]'); s.value = '{target}'; \
+             s.dispatchEvent(new Event('change', {{bubbles: true}})); return s.value;"
+        ))
+        .await;
+    browser.fill("amount", &amount.to_string()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn six_browser_seats_play_a_whole_game_with_a_reload_and_a_spectator() {
+    let server = TestServer::start().await;
+    let base = format!("http://{}", server.addr);
+    let driver = Driver::start().await;
+
+    // The organiser creates the table from the lobby page and sits down.
+    let mut browsers = Vec::new();
+    for _ in NAMES {
+        browsers.push(driver.browser(1280, 800).await);
+    }
+    let host = &browsers[0];
+    host.goto(&format!("{base}/")).await;
+    host.fill("create-name", "Browser night").await;
+    host.fill("create-seats", "6").await;
+    host.fill("create-spell-range", "1").await;
+    host.click("create-submit").await;
+    host.until("the table page", "location.pathname.startsWith('/t/')")
+        .await;
+    let url = host.js("return location.href;").await;
+    let table_url = url.as_str().unwrap().split('?').next().unwrap().to_owned();
+    host.fill("join-name", NAMES[0]).await;
+    host.click("join-submit").await;
+    host.until("seated", "gm.role() === 'player' && gm.me() !== null")
+        .await;
+
+    // The others follow the link the organiser sends around; the lobby lists the table.
+    let lobby = &browsers[1];
+    lobby.goto(&format!("{base}/")).await;
+    lobby
+        .until(
+            "the table in the lobby list",
+            "Array.from(document.querySelectorAll('[data-testid=\"table-row\"]')).some(r => r.textContent.includes('Browser night'))",
+        )
+        .await;
+    for (browser, name) in browsers.iter().zip(NAMES).skip(1) {
+        browser.goto(&table_url).await;
+        browser.fill("join-name", name).await;
+        browser.click("join-submit").await;
+        browser
+            .until("seated", "gm.role() === 'player' && gm.me() !== null")
+            .await;
+    }
+    let spectator = driver.browser(1280, 800).await;
+    spectator.goto(&table_url).await;
+    spectator.click("watch").await;
+    spectator
+        .until(
+            "watching",
+            "gm.role() === 'spectator' && gm.view() !== null",
+        )
+        .await;
+
+    let mut ids = Vec::new();
+    for b in &browsers {
+        ids.push(b.me().await);
+    }
+    let all: Vec<&Browser> = browsers.iter().chain([&spectator]).collect();
+    settle(&all).await;
+    let view = host.view().await;
+    assert_eq!(view["players"].as_array().unwrap().len(), 6, "{view}");
+
+    // The host starts; each decides on his mulligan when the page says it is his decision.
+    browsers[0].click("start").await;
+    for _ in 0..6 {
+        settle(&all).await;
+        let view = host.view().await;
+        if view["stage"] != "mulligan" {
+            break;
+        }
+        let decider = view["mulligan_decider"].as_u64();
+        let i = ids.iter().position(|id| *id == decider).unwrap();
+        browsers[i]
+            .until(
+                "the mulligan notice",
+                "document.querySelector('[data-testid=\"banner\"]') && document.querySelector('[data-testid=\"banner\"]').offsetParent !== null",
+            )
+            .await;
+        browsers[i].click("keep").await;
+    }
+    settle(&all).await;
+    assert_eq!(host.view().await["stage"], "playing");
+    for (b, name) in all.iter().zip(NAMES.iter().chain(["spectator"].iter())) {
+        b.check_mirror(name).await;
+    }
+
+    // Play: whoever holds a running turn goes to combat and attacks the first player he may
+    // (for 20: a kill); the first turn also deals 3 damage; one player concedes after the first
+    // elimination; one reloads mid-game; a forged attack on a player out of range is refused.
+    let (mut conceded, mut reloaded, mut forged, mut damaged) = (false, false, false, false);
+    for step in 0..200 {
+        settle(&all).await;
+        let view = host.view().await;
+        if view["stage"] == "finished" {
+            break;
+        }
+        let seats: Vec<(Option<u64>, &Browser)> =
+            ids.iter().copied().zip(browsers.iter()).collect();
+        let (i, turn) = running(&view, &seats)
+            .unwrap_or_else(|| panic!("step {step}: no running turn held by a seat: {view}"));
+        let actor = &browsers[i];
+        let me = ids[i].unwrap();
+        let eliminated = view["players"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["status"] != "alive")
+            .count();
+
+        if eliminated >= 1 && !reloaded {
+            // A seat that is not acting reloads its page: back in its seat, with its log.
+            let j = (0..6)
+                .find(|&j| j != i && player(&view, ids[j].unwrap())["status"] == "alive")
+                .unwrap();
+            let before = browsers[j].log().await;
+            assert!(!before.is_empty());
+            browsers[j].client.refresh().await.unwrap();
+            browsers[j]
+                .until(
+                    "back in the seat after a reload",
+                    &format!(
+                        "window.gm && gm.connected() && gm.role() === 'player' && gm.me() === {} && gm.log().length >= {}",
+                        ids[j].unwrap(),
+                        before.len()
+                    ),
+                )
+                .await;
+            let after = browsers[j].log().await;
+            assert!(
+                before.iter().all(|line| after.contains(line)),
+                "the log survives a reload:\nbefore {before:?}\nafter {after:?}"
+            );
+            browsers[j].check_mirror("reloaded seat").await;
+            reloaded = true;
+            continue;
+        }
+        if eliminated >= 1 && !conceded {
+            let j = (0..6)
+                .find(|&j| j != i && player(&view, ids[j].unwrap())["status"] == "alive")
+                .unwrap();
+            browsers[j].click("concede").await;
+            browsers[j].click("concede-confirm").await;
+            browsers[j]
+                .until(
+                    "conceded",
+                    &format!(
+                        "gm.view().players.find(p => p.player === {}).status !== 'alive'",
+                        ids[j].unwrap()
+                    ),
+                )
+                .await;
+            conceded = true;
+            continue;
+        }
+
+        if turn["phase"] != "combat" {
+            actor.click("phase-combat").await;
+            actor
+                .until(
+                    "combat",
+                    &format!(
+                        "gm.view().turns.some(t => t.player === {me} && t.phase === 'combat')"
+                    ),
+                )
+                .await;
+            continue;
+        }
+        let mine = player(&view, me);
+        let may_attack = {
+            let mut v = id_list(&mine["may_attack"]);
+            v.sort_unstable();
+            v
+        };
+        // Only players in range are offered.
+        assert_eq!(offered_targets(actor).await, may_attack, "{mine}");
+
+        if !forged {
+            let may_target = id_list(&mine["may_target"]);
+            if let Some(far) = view["players"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|p| p["status"] == "alive")
+                .filter_map(|p| p["player"].as_u64())
+                .find(|p| !may_target.contains(p))
+            {
+                let before = actor.seq().await;
+                let answer = actor
+                    .eval_async(&format!(
+                        "gm.send({{type: 'attack', target: {far}, damage: 1, poison: 0}})"
+                    ))
+                    .await;
+                assert_eq!(answer["type"], "error", "{answer}");
+                assert_eq!(answer["code"], "out_of_range", "{answer}");
+                let shown = actor.testid("error").await.text().await.unwrap();
+                assert!(!shown.trim().is_empty(), "the refusal is shown");
+                assert!(actor.js("return gm.lastError();").await.is_string());
+                assert_eq!(
+                    actor.seq().await,
+                    before,
+                    "a refused request changes nothing"
+                );
+                forged = true;
+            }
+        }
+        if let Some(&target) = may_attack.first() {
+            if !damaged {
+                choose_target(actor, target, 3).await;
+                actor.click("damage").await;
+                actor
+                    .until(
+                        "damage dealt",
+                        &format!(
+                            "gm.view().players.find(p => p.player === {target}).life === {}",
+                            player(&view, target)["life"].as_i64().unwrap() - 3
+                        ),
+                    )
+                    .await;
+                damaged = true;
+            }
+            choose_target(actor, target, 20).await;
+            actor.click("attack").await;
+            actor
+                .until(
+                    "the attack",
+                    &format!(
+                        "gm.view().players.find(p => p.player === {target}).status !== 'alive'"
+                    ),
+                )
+                .await;
+        }
+        let seq = actor.seq().await;
+        if actor.view().await["stage"] == "finished" {
+            continue;
+        }
+        actor.click("end-turn").await;
+        actor
+            .until("the turn ended", &format!("gm.view().seq > {seq}"))
+            .await;
+        if step % 4 == 0 {
+            settle(&all).await;
+            for (b, name) in all.iter().zip(NAMES.iter().chain(["spectator"].iter())) {
+                b.check_mirror(name).await;
+            }
+        }
+    }
+    settle(&all).await;
+    let view = host.view().await;
+    assert_eq!(view["stage"], "finished", "{view}");
+    assert!(reloaded && conceded && forged && damaged);
+    assert_eq!(view["standings"].as_array().unwrap().len(), 6);
+    // Every seat and the spectator see the standings, with places and mana points.
+    for (b, name) in all.iter().zip(NAMES.iter().chain(["spectator"].iter())) {
+        b.until(
+            "the standings",
+            "document.querySelectorAll('[data-testid=\"standing-row\"]').length === 6",
+        )
+        .await;
+        let text = b.testid("standings").await.text().await.unwrap();
+        let winner = view["standings"][0]["player"].as_u64().unwrap();
+        let winner_name = player(&view, winner)["name"].as_str().unwrap();
+        assert!(text.contains(winner_name), "{name}: {text}");
+        b.check_mirror(name).await;
+    }
+    for b in browsers.into_iter().chain([spectator]) {
+        b.close().await;
+    }
+}
+
+/// Plays a few turns of a 28-seat game with terminal-less bots, one seat in the browser, and
+/// photographs it at 1280×800 and 390×844 (and the big-screen display) for a person to look at.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_28_seat_table_mid_game_on_a_laptop_and_a_phone() {
+    let server = TestServer::start().await;
+    let base = format!("http://{}", server.addr);
+    let driver = Driver::start().await;
+    let mut bots = Vec::new();
+    let mut organiser = server.client().await;
+    let table = organiser.create_table("Twenty-eight", 28, 7).await;
+    for i in 0..27 {
+        let mut bot = server.client().await;
+        bot.join(table, &format!("Player {i:02} with a long name"))
+            .await
+            .unwrap();
+        bots.push(bot);
+    }
+    let browser = driver.browser(1280, 800).await;
+    browser.goto(&format!("{base}/t/{table}")).await;
+    browser.fill("join-name", "Browser").await;
+    browser.click("join-submit").await;
+    browser
+        .until("seated", "gm.role() === 'player' && gm.me() !== null")
+        .await;
+    let me = browser.me().await.unwrap();
+    let start = bots[0]
+        .call(|id| ClientMessage::Start {
+            id,
+            first_player: None,
+        })
+        .await;
+    assert!(start.is_ok(), "{start:?}");
+
+    // Everyone keeps in turn (the browser when the page says so).
+    loop {
+        let seq = bots[0].fresh_snapshot().await.seq;
+        bots[0].catch_up(seq).await;
+        let view = bots[0].view.clone().unwrap();
+        let Some(decider) = view.mulligan_decider else {
+            break;
+        };
+        if u64::from(decider) == me {
+            browser.catch_up(seq).await;
+            browser.click("keep").await;
+            browser
+                .until("kept", &format!("gm.view().seq > {seq}"))
+                .await;
+        } else {
+            let bot = bots
+                .iter_mut()
+                .find(|b| b.seat.map(|s| s.0) == Some(decider))
+                .unwrap();
+            let kept = bot.call(|id| ClientMessage::Keep { id }).await;
+            assert!(kept.is_ok(), "{kept:?}");
+        }
+    }
+    // A few attacks by the bots holding running turns, so the ring shows damage and a loss.
+    let snapshot = bots[0].fresh_snapshot().await;
+    for turn in snapshot.turns.iter().filter(|t| t.player != me as u16) {
+        let Some(bot) = bots
+            .iter_mut()
+            .find(|b| b.seat.map(|s| s.0) == Some(turn.player))
+        else {
+            continue;
+        };
+        let phase = bot
+            .call(|id| ClientMessage::SetPhase {
+                id,
+                phase: Phase::Combat,
+            })
+            .await;
+        if phase.is_err() {
+            continue;
+        }
+        let view = bot.fresh_snapshot().await;
+        let targets = view.player(turn.player).unwrap().may_attack.clone();
+        for (k, target) in targets.iter().enumerate() {
+            let damage = if k == 0 { 25 } else { 6 };
+            let answer = bot
+                .call(|id| ClientMessage::Attack {
+                    id,
+                    target: *target,
+                    damage,
+                    poison: 1,
+                })
+                .await;
+            assert!(
+                matches!(answer, Ok(ServerMessage::Ack { .. })),
+                "{answer:?}"
+            );
+        }
+    }
+    let seq = bots[0].fresh_snapshot().await.seq;
+    browser.catch_up(seq).await;
+    browser.check_mirror("28-seat browser").await;
+    let seats = browser
+        .js("return document.querySelectorAll('[data-testid=\"seat\"]').length;")
+        .await;
+    assert_eq!(seats, 28);
+
+    let dir = screenshot_dir();
+    browser.screenshot(&dir.join("table-28-1280x800.png")).await;
+    browser.client.set_window_size(390, 844).await.unwrap();
+    browser.catch_up(seq).await;
+    browser.screenshot(&dir.join("table-28-390x844.png")).await;
+    let display = driver.browser(1280, 800).await;
+    display.goto(&format!("{base}/t/{table}?display")).await;
+    display
+        .until("the display", "gm.view() !== null && gm.view().seq > 0")
+        .await;
+    display.catch_up(seq).await;
+    display
+        .screenshot(&dir.join("display-28-1280x800.png"))
+        .await;
+    for name in [
+        "table-28-1280x800.png",
+        "table-28-390x844.png",
+        "display-28-1280x800.png",
+    ] {
+        let bytes = std::fs::read(dir.join(name)).unwrap();
+        assert!(bytes.starts_with(b"\x89PNG"), "{name}");
+        assert!(bytes.len() > 10_000, "{name}: {} bytes", bytes.len());
+    }
+    eprintln!("screenshots in {}", dir.display());
+    browser.close().await;
+    display.close().await;
+    drop(bots);
+    drop(organiser);
+}
+
+/// The page served over `https://` with the organiser's self-signed certificate plays over
+/// `wss://`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_browser_seats_play_over_wss() {
+    let certificate = SelfSigned::new();
+    let server = TestServer::start_with(certificate.config()).await;
+    let base = format!("https://localhost:{}", server.addr.port());
+    let driver = Driver::start().await;
+    let ann = driver.browser(390, 844).await;
+    let bob = driver.browser(1280, 800).await;
+    ann.goto(&format!("{base}/")).await;
+    ann.fill("create-name", "Secure night").await;
+    ann.fill("create-seats", "2").await;
+    ann.click("create-submit").await;
+    ann.until("the table page", "location.pathname.startsWith('/t/')")
+        .await;
+    assert!(
+        ann.js("return location.protocol;").await == "https:",
+        "served over TLS"
+    );
+    let table_url = ann.js("return location.href;").await;
+    ann.fill("join-name", "Ann").await;
+    ann.click("join-submit").await;
+    ann.until("seated", "gm.role() === 'player'").await;
+    bob.goto(table_url.as_str().unwrap()).await;
+    bob.fill("join-name", "Bob").await;
+    bob.click("join-submit").await;
+    bob.until("seated", "gm.role() === 'player'").await;
+    ann.click("start").await;
+    for _ in 0..2 {
+        settle(&[&ann, &bob]).await;
+        let view = ann.view().await;
+        let decider = view["mulligan_decider"].as_u64();
+        let who = if decider == ann.me().await {
+            &ann
+        } else {
+            &bob
+        };
+        who.click("keep").await;
+    }
+    settle(&[&ann, &bob]).await;
+    assert_eq!(ann.view().await["stage"], "playing");
+    ann.check_mirror("Ann over wss").await;
+    bob.check_mirror("Bob over wss").await;
+    ann.close().await;
+    bob.close().await;
+}
