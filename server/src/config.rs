@@ -8,9 +8,10 @@ use clap::Parser;
 
 use crate::journal::Durability;
 
-/// The Grand Melee server: hosts many tables of simultaneous-turn Magic: The Gathering over
-/// WebSockets (MessagePack frames at `/ws`), with `GET /healthz` and `GET /metrics` on the same
-/// port.
+/// The Grand Melee server: hosts many tables of simultaneous-turn Magic: The Gathering. Open
+/// `http://HOST:PORT/` in a browser for the lobby and the tables (the page is built in);
+/// programs connect a WebSocket to `/ws` (MessagePack frames); `GET /healthz` and
+/// `GET /metrics` are on the same port.
 #[derive(Debug, Clone, Parser)]
 #[command(name = "grand-melee-server", version, about, long_about = None)]
 pub struct ServerConfig {

@@ -151,17 +151,20 @@ pub(crate) async fn serve(
 /// hold connection slots.
 const HTTP_PHASE: std::time::Duration = std::time::Duration::from_secs(120);
 
-async fn http_then_websocket<S>(stream: S, peer: SocketAddr, shared: &Arc<Shared>, site: http::Site)
-where
-    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
-{
+async fn http_then_websocket<S: Stream>(
+    stream: S,
+    peer: SocketAddr,
+    shared: &Arc<Shared>,
+    site: http::Site,
+) {
     // Boxed: hyper's connection state is freed once the WebSocket takes over instead of living
     // in the connection's task for as long as the connection.
     let upgraded = tokio::time::timeout(HTTP_PHASE, Box::pin(http::serve(stream, site))).await;
     match upgraded {
-        Ok(Some(io)) => {
-            let ws = WebSocketStream::from_raw_socket(
-                io,
+        Ok(Some((stream, rest))) => {
+            let ws = WebSocketStream::from_partially_read(
+                stream,
+                rest,
                 Role::Server,
                 Some(websocket_config(&shared.config)),
             )
@@ -183,10 +186,14 @@ enum State {
     InTable(lobby::Membership),
 }
 
-/// The upgraded connection a WebSocket runs on (plain TCP or TLS underneath).
-type Upgraded = hyper_util::rt::TokioIo<hyper::upgrade::Upgraded>;
+/// What a WebSocket runs on: the TCP stream, or the TLS stream over it.
+pub(crate) trait Stream:
+    tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static
+{
+}
+impl<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static> Stream for S {}
 
-async fn session(ws: WebSocketStream<Upgraded>, peer: SocketAddr, shared: &Arc<Shared>) {
+async fn session<S: Stream>(ws: WebSocketStream<S>, peer: SocketAddr, shared: &Arc<Shared>) {
     let (sink, mut stream) = ws.split();
     let (out, rx) = mpsc::channel(shared.config.outgoing_queue.max(1));
     let kick = shared.shutdown.child_token();
@@ -756,8 +763,8 @@ async fn enter(
 
 /// The writer task: drains the queue, feeding every frame that is ready and flushing once, sends
 /// pings, and closes with the connection's close code when told to.
-async fn write_frames(
-    mut sink: SplitSink<WebSocketStream<Upgraded>, Message>,
+async fn write_frames<S: Stream>(
+    mut sink: SplitSink<WebSocketStream<S>, Message>,
     mut rx: mpsc::Receiver<Bytes>,
     kick: CancellationToken,
     close: Arc<OnceLock<(u16, &'static str)>>,
@@ -828,8 +835,8 @@ const CLOSE_DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
 const FRAGMENT_BYTES: usize = 1024;
 
 /// Feeds one binary message to the sink, in fragments of at most [`FRAGMENT_BYTES`].
-async fn feed_fragments(
-    sink: &mut SplitSink<WebSocketStream<Upgraded>, Message>,
+async fn feed_fragments<S: Stream>(
+    sink: &mut SplitSink<WebSocketStream<S>, Message>,
     message: Bytes,
 ) -> Result<(), WsError> {
     use tokio_tungstenite::tungstenite::protocol::frame::Frame;

@@ -43,8 +43,10 @@ pub(crate) struct Site {
 }
 
 /// Serves HTTP requests on one connection until it closes, or until a request upgrades it to a
-/// WebSocket: then returns the upgraded stream (the 101 answer has been sent).
-pub(crate) async fn serve<S>(io: S, site: Site) -> Option<TokioIo<hyper::upgrade::Upgraded>>
+/// WebSocket: then returns the connection's own stream and the bytes the client sent after its
+/// request head (the 101 answer has been sent). hyper is then out of the way: the WebSocket runs
+/// on the bare stream, with none of hyper's buffers kept.
+pub(crate) async fn serve<S>(io: S, site: Site) -> Option<(S, Vec<u8>)>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -71,10 +73,17 @@ where
         debug!(%error, "http connection");
     }
     let pending = upgrade.lock().ok()?.take()?;
-    match pending.await {
-        Ok(upgraded) => Some(TokioIo::new(upgraded)),
+    let upgraded = match pending.await {
+        Ok(upgraded) => upgraded,
         Err(error) => {
             debug!(%error, "websocket upgrade");
+            return None;
+        }
+    };
+    match upgraded.downcast::<TokioIo<S>>() {
+        Ok(parts) => Some((parts.io.into_inner(), parts.read_buf.to_vec())),
+        Err(_) => {
+            debug!("websocket upgrade: not the connection's own stream");
             None
         }
     }
