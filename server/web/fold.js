@@ -1,1 +1,269 @@
-/* placeholder until the page lands */
+// The table-view fold of the browser seat: PROTOCOL.md, "Applying events", field for field.
+//
+// A view starts from a `snapshot` (or, for a replay, from `emptyView`); every event is applied
+// with `applyEvent`, which also recomputes the derived fields (`may_attack`, `may_target`,
+// `sphere`, `mulligan_decider`). The result must equal the server's snapshot at the same `seq`
+// exactly: the browser tests compare them throughout whole games (`gm.checkMirror()`).
+// Pure: no DOM, no network, no clock.
+"use strict";
+
+(function (global) {
+  const I32_MIN = -2147483648;
+  const I32_MAX = 2147483647;
+
+  class FoldError extends Error {}
+
+  /** The view of a table before any event (a replay starts here). */
+  function emptyView(table, name, settings) {
+    return {
+      table, name, seq: 0, settings,
+      stage: "lobby", host: null, first_player: null, mulligan_decider: null,
+      players: [], ring: [], turns: [], standings: [],
+      spectators: 0, paused: false, spectators_muted: false,
+    };
+  }
+
+  function clone(value) {
+    return JSON.parse(JSON.stringify(value));
+  }
+
+  function playerOf(view, id) {
+    const p = view.players.find((q) => q.player === id);
+    if (!p) throw new FoldError(`unknown player ${id}`);
+    return p;
+  }
+
+  function turnOf(view, id) {
+    const t = view.turns.find((u) => u.turn === id);
+    if (!t) throw new FoldError(`unknown turn ${id}`);
+    return t;
+  }
+
+  function saturate(n) {
+    return Math.max(I32_MIN, Math.min(I32_MAX, n));
+  }
+
+  /** Applies one event (number `seq`) to `view` in place; throws FoldError if it does not fit. */
+  function applyEvent(view, seq, e) {
+    if (seq !== view.seq + 1) throw new FoldError(`event ${seq} after ${view.seq}`);
+    const s = view.settings;
+    switch (e.kind) {
+      case "player_joined":
+        view.players.push({
+          player: e.player, name: e.name, seat: null, life: s.starting_life, poison: 0,
+          status: "alive", hand_size: s.hand_size, kept: false, connected: true,
+          absent: false, muted: false, may_attack: [], may_target: [],
+        });
+        break;
+      case "player_left":
+        if (view.stage === "lobby") view.players = view.players.filter((p) => p.player !== e.player);
+        break;
+      case "game_started": {
+        const players = e.seating.map((id, seat) => {
+          const p = playerOf(view, id);
+          return Object.assign(p, {
+            seat, life: s.starting_life, poison: 0, status: "alive",
+            hand_size: s.hand_size, kept: false,
+          });
+        });
+        view.players = players;
+        view.ring = e.seating.slice();
+        view.turns = e.turn_holders.map((holder, turn) => ({
+          turn, player: holder, state: "waiting", phase: null, marked_for_removal: false, sphere: [],
+        }));
+        view.first_player = e.first_player;
+        view.stage = "mulligan";
+        break;
+      }
+      case "mulliganed":
+        playerOf(view, e.player).hand_size = e.hand_size;
+        break;
+      case "kept": {
+        const p = playerOf(view, e.player);
+        p.hand_size = e.hand_size;
+        p.kept = true;
+        if (view.players.every((q) => q.kept)) view.stage = "playing";
+        break;
+      }
+      case "turn_began": {
+        const t = turnOf(view, e.turn);
+        t.state = "running";
+        t.phase = "beginning";
+        break;
+      }
+      case "phase_changed": {
+        const t = turnOf(view, e.turn);
+        t.state = "running";
+        t.phase = e.phase;
+        break;
+      }
+      case "attacked": {
+        const d = playerOf(view, e.defender);
+        d.life = saturate(d.life - e.damage);
+        d.poison = d.poison + e.poison;
+        break;
+      }
+      case "damage_dealt": {
+        const t = playerOf(view, e.target);
+        t.life = saturate(t.life - e.amount);
+        break;
+      }
+      case "life_changed":
+        playerOf(view, e.player).life = e.life;
+        break;
+      case "poison_changed":
+        playerOf(view, e.player).poison = e.poison;
+        break;
+      case "eliminated":
+        for (const id of e.players) playerOf(view, id).status = "eliminated";
+        break;
+      case "turn_marked_for_removal":
+        turnOf(view, e.turn).marked_for_removal = true;
+        break;
+      case "turn_removal_cancelled":
+        turnOf(view, e.turn).marked_for_removal = false;
+        break;
+      case "turn_ended": {
+        const t = turnOf(view, e.turn);
+        t.state = "ended";
+        t.phase = null;
+        break;
+      }
+      case "turn_passed": {
+        const t = turnOf(view, e.turn);
+        t.player = e.to;
+        t.state = "waiting";
+        t.phase = null;
+        break;
+      }
+      case "turn_removed":
+        turnOf(view, e.turn);
+        view.turns = view.turns.filter((t) => t.turn !== e.turn);
+        break;
+      case "positions_removed":
+        for (const id of e.players) playerOf(view, id).status = "removed";
+        view.ring = view.ring.filter((id) => !e.players.includes(id));
+        break;
+      case "game_over":
+        view.stage = "finished";
+        view.standings = clone(e.standings);
+        view.turns = [];
+        break;
+      case "connection_changed": {
+        const p = playerOf(view, e.player);
+        p.connected = e.connected;
+        if (e.connected) p.absent = false;
+        break;
+      }
+      case "table_paused":
+        view.paused = e.paused;
+        break;
+      case "player_absent":
+        playerOf(view, e.player).absent = true;
+        break;
+      case "player_kicked":
+        // His connection is closed with the kick.
+        playerOf(view, e.player).connected = false;
+        break;
+      case "player_muted":
+        if (e.player === null || e.player === undefined) view.spectators_muted = e.muted;
+        else playerOf(view, e.player).muted = e.muted;
+        break;
+      case "host_changed":
+        view.host = e.player === undefined ? null : e.player;
+        break;
+      case "spectators_changed":
+        view.spectators = e.spectators;
+        break;
+      case "chat":
+        break;
+      default:
+        throw new FoldError(`unknown event kind ${e.kind}`);
+    }
+    view.seq = seq;
+    recomputeDerived(view);
+    return view;
+  }
+
+  /** Recomputes `may_attack`, `may_target`, every turn's `sphere` and `mulligan_decider`. */
+  function recomputeDerived(view) {
+    const R = view.settings.spell_range;
+    const m = view.ring.length;
+    const position = new Map(view.ring.map((id, i) => [id, i]));
+    const byId = new Map(view.players.map((p) => [p.player, p]));
+    const distance = (a, b) => {
+      const d = (((position.get(b) - position.get(a)) % m) + m) % m;
+      return Math.min(d, m - d);
+    };
+    const alive = (id) => byId.has(id) && byId.get(id).status === "alive";
+    const inRange = (a, b) => position.has(a) && position.has(b) && alive(b) && distance(a, b) <= R;
+    const runningPhase = (id) => {
+      const t = view.turns.find((u) => u.player === id && u.state === "running");
+      return t ? t.phase : null;
+    };
+    for (const p of view.players) {
+      p.may_target = [];
+      p.may_attack = [];
+      if (view.stage !== "playing" || p.status !== "alive") continue;
+      for (const q of view.players) {
+        if (inRange(p.player, q.player)) p.may_target.push(q.player);
+      }
+      if (runningPhase(p.player) === "combat") {
+        p.may_attack = p.may_target.filter((id) => id !== p.player);
+      }
+    }
+    for (const t of view.turns) {
+      t.sphere = t.state === "ended" ? [] : sphere(view, t.player, R, position);
+    }
+    if (view.stage === "mulligan") {
+      const first = byId.get(view.first_player);
+      const kept = view.players.filter((p) => p.kept).length;
+      const n = view.players.length;
+      const decider = first && n ? view.players[(first.seat + kept) % n] : null;
+      view.mulligan_decider = decider ? decider.player : null;
+    } else {
+      view.mulligan_decider = null;
+    }
+    return view;
+  }
+
+  function sphere(view, holder, R, position) {
+    const m = view.ring.length;
+    if (!position.has(holder) || m === 0) return [];
+    const r = Math.min(R, Math.floor(m / 2));
+    const c = position.get(holder);
+    const out = [];
+    for (let k = 0; k <= 2 * r; k++) {
+      const id = view.ring[(c - r + k + m * 2) % m];
+      if (out.length === 0 || out[out.length - 1] !== id) out.push(id);
+    }
+    if (out.length > 1 && out[0] === out[out.length - 1]) out.pop();
+    return out;
+  }
+
+  /** Deep equality of two decoded views, ignoring key order; returns "" or the first difference. */
+  function diff(a, b, path) {
+    path = path || "view";
+    if (a === b) return "";
+    if (a === null || b === null || typeof a !== "object" || typeof b !== "object") {
+      return `${path}: ${JSON.stringify(a)} ≠ ${JSON.stringify(b)}`;
+    }
+    if (Array.isArray(a) !== Array.isArray(b)) return `${path}: array vs object`;
+    if (Array.isArray(a)) {
+      if (a.length !== b.length) return `${path}: length ${a.length} ≠ ${b.length}`;
+      for (let i = 0; i < a.length; i++) {
+        const d = diff(a[i], b[i], `${path}[${i}]`);
+        if (d) return d;
+      }
+      return "";
+    }
+    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+    for (const k of keys) {
+      const d = diff(a[k] === undefined ? null : a[k], b[k] === undefined ? null : b[k], `${path}.${k}`);
+      if (d) return d;
+    }
+    return "";
+  }
+
+  global.GMFold = { emptyView, applyEvent, recomputeDerived, diff, clone, FoldError };
+})(typeof window !== "undefined" ? window : globalThis);

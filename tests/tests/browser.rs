@@ -256,7 +256,13 @@ async fn six_browser_seats_play_a_whole_game_with_a_reload_and_a_spectator() {
             v
         };
         // Only players in range are offered.
-        assert_eq!(offered_targets(actor).await, may_attack, "{mine}");
+        let offered = offered_targets(actor).await;
+        if offered != may_attack {
+            let page = actor
+                .js("const s = document.querySelector('[data-testid=\"target\"]'); return [s && s.outerHTML, JSON.stringify(gm.view().players.find(p => p.player === gm.me())), gm.view().seq];")
+                .await;
+            panic!("offered {offered:?}, may attack {may_attack:?}: {mine}\npage: {page}");
+        }
 
         if !forged {
             let may_target = id_list(&mine["may_target"]);

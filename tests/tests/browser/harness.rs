@@ -199,9 +199,11 @@ impl Driver {
 impl Drop for Driver {
     fn drop(&mut self) {
         if let Some(pid) = self.child.id() {
-            // The whole group: chromedriver and its browsers.
+            // The whole group: chromedriver and its browsers. (`--` matters: without it procps
+            // `kill` takes `-PID` for an option and signals every process, -1.)
             let _ = std::process::Command::new("kill")
-                .args(["-KILL", &format!("-{pid}")])
+                .args(["-s", "KILL", "--", &format!("-{pid}")])
+                .stderr(Stdio::null())
                 .status();
         }
     }
