@@ -26,7 +26,7 @@ fn running(view: &Value, seats: &[(Option<u64>, &Browser)]) -> Option<(usize, Va
     None
 }
 
-fn player<'a>(view: &'a Value, id: u64) -> &'a Value {
+fn player(view: &Value, id: u64) -> &Value {
     view["players"]
         .as_array()
         .unwrap()
