@@ -13,7 +13,7 @@ use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::upgrade::OnUpgrade;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tracing::debug;
 
@@ -44,9 +44,117 @@ pub(crate) struct Site {
 
 /// Serves HTTP requests on one connection until it closes, or until a request upgrades it to a
 /// WebSocket: then returns the connection's own stream and the bytes the client sent after its
-/// request head (the 101 answer has been sent). hyper is then out of the way: the WebSocket runs
-/// on the bare stream, with none of hyper's buffers kept.
-pub(crate) async fn serve<S>(io: S, site: Site) -> Option<(S, Vec<u8>)>
+/// request head (the 101 answer has been sent).
+///
+/// The WebSocket path stays lean: the first request head is read here into a small buffer, and
+/// a valid upgrade at `/ws` is answered at once, without hyper (whose per-connection buffers
+/// would otherwise be allocated and freed on every one of thousands of seats). Everything else —
+/// pages, assets, health, metrics, every malformed or refused request — goes to hyper, which
+/// gets the bytes already read first.
+pub(crate) async fn serve<S>(mut io: S, site: Site) -> Option<(S, Vec<u8>)>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let head = tokio::time::timeout(site.handshake_timeout, read_head(&mut io)).await;
+    let read = match head {
+        Ok(Ok(read)) => read,
+        Ok(Err(error)) => {
+            debug!(%error, "reading a request head");
+            return None;
+        }
+        Err(_) => {
+            debug!("request head timed out");
+            return None;
+        }
+    };
+    if let Some(head_len) = read.complete
+        && let Some(accept) = fast_upgrade(&read.bytes[..head_len], &site)
+    {
+        let answer = format!(
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n\r\n"
+        );
+        if let Err(error) = io.write_all(answer.as_bytes()).await {
+            debug!(%error, "answering a websocket handshake");
+            return None;
+        }
+        return Some((io, read.bytes[head_len..].to_vec()));
+    }
+    if read.bytes.is_empty() {
+        return None;
+    }
+    with_hyper(Rewind::new(read.bytes, io), site).await
+}
+
+/// What was read of a connection's first request.
+struct Head {
+    bytes: Vec<u8>,
+    /// The length of the request head, if all of it came (and parsed).
+    complete: Option<usize>,
+}
+
+/// Reads until the first request head is complete, malformed, too large, or the client stops.
+async fn read_head<S: AsyncRead + Unpin>(io: &mut S) -> std::io::Result<Head> {
+    let mut bytes = Vec::with_capacity(1024);
+    loop {
+        let mut chunk = [0u8; 1024];
+        let n = io.read(&mut chunk).await?;
+        if n == 0 {
+            return Ok(Head {
+                bytes,
+                complete: None,
+            });
+        }
+        bytes.extend_from_slice(&chunk[..n]);
+        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+        match httparse::Request::new(&mut headers).parse(&bytes) {
+            Ok(httparse::Status::Complete(len)) => {
+                return Ok(Head {
+                    bytes,
+                    complete: Some(len),
+                });
+            }
+            Ok(httparse::Status::Partial) if bytes.len() < MAX_HEAD_BYTES => {}
+            // Malformed or too large: hyper gives the answer (400, 431).
+            _ => {
+                return Ok(Head {
+                    bytes,
+                    complete: None,
+                });
+            }
+        }
+    }
+}
+
+/// The `Sec-WebSocket-Accept` value if `head` is a valid WebSocket handshake at `/ws` from an
+/// allowed origin; `None` for anything else (hyper then answers it, refusals included).
+fn fast_upgrade(head: &[u8], site: &Site) -> Option<String> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut request = httparse::Request::new(&mut headers);
+    request.parse(head).ok()?;
+    if request.method != Some("GET") || request.path != Some("/ws") {
+        return None;
+    }
+    let header = |name: &str| {
+        request
+            .headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case(name))
+            .and_then(|h| std::str::from_utf8(h.value).ok())
+            .map(str::trim)
+    };
+    let is_upgrade = header("upgrade").is_some_and(|v| v.eq_ignore_ascii_case("websocket"));
+    let connection = header("connection").is_some_and(|v| {
+        v.split(',')
+            .any(|t| t.trim().eq_ignore_ascii_case("upgrade"))
+    });
+    let version = header("sec-websocket-version") == Some("13");
+    let key = header("sec-websocket-key")?;
+    let origin_ok = header("origin").is_none_or(|o| origin_allowed(o, header("host"), site));
+    (is_upgrade && connection && version && origin_ok).then(|| derive_accept_key(key.as_bytes()))
+}
+
+/// hyper on the connection, for everything but the WebSocket fast path.
+async fn with_hyper<S>(io: Rewind<S>, site: Site) -> Option<(S, Vec<u8>)>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -72,6 +180,8 @@ where
     if let Err(error) = connection.await {
         debug!(%error, "http connection");
     }
+    // A WebSocket asked for after other requests on the same connection (a browser reusing a
+    // kept-alive connection): hyper answered the handshake; take the stream back from it.
     let pending = upgrade.lock().ok()?.take()?;
     let upgraded = match pending.await {
         Ok(upgraded) => upgraded,
@@ -80,12 +190,92 @@ where
             return None;
         }
     };
-    match upgraded.downcast::<TokioIo<S>>() {
-        Ok(parts) => Some((parts.io.into_inner(), parts.read_buf.to_vec())),
+    match upgraded.downcast::<TokioIo<Rewind<S>>>() {
+        Ok(parts) => {
+            let (io, mut rest) = parts.io.into_inner().into_inner();
+            rest.extend_from_slice(&parts.read_buf);
+            Some((io, rest))
+        }
         Err(_) => {
             debug!("websocket upgrade: not the connection's own stream");
             None
         }
+    }
+}
+
+/// A stream with bytes already read from it put back in front.
+#[derive(Debug)]
+struct Rewind<S> {
+    prefix: Vec<u8>,
+    at: usize,
+    io: S,
+}
+
+impl<S> Rewind<S> {
+    fn new(prefix: Vec<u8>, io: S) -> Self {
+        Self { prefix, at: 0, io }
+    }
+
+    /// The stream, and what of the prefix was not read.
+    fn into_inner(self) -> (S, Vec<u8>) {
+        (self.io, self.prefix[self.at..].to_vec())
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Rewind<S> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        if self.at < self.prefix.len() {
+            let n = (self.prefix.len() - self.at).min(buf.remaining());
+            let at = self.at;
+            buf.put_slice(&self.prefix[at..at + n]);
+            self.at += n;
+            if self.at == self.prefix.len() {
+                self.prefix = Vec::new();
+                self.at = 0;
+            }
+            return std::task::Poll::Ready(Ok(()));
+        }
+        std::pin::Pin::new(&mut self.io).poll_read(cx, buf)
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Rewind<S> {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.io).poll_write(cx, buf)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
     }
 }
 

@@ -248,3 +248,46 @@ async fn get_events_is_refused_outside_the_table_and_changes_nothing() {
         "{answer:?}"
     );
 }
+
+#[tokio::test]
+async fn a_websocket_after_a_page_request_on_the_same_connection_works() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let server = TestServer::start().await;
+    let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .await
+        .unwrap();
+    // The whole answer to the first request (its body is "ok\n").
+    let mut seen = Vec::new();
+    while !String::from_utf8_lossy(&seen).ends_with("ok\n") {
+        let mut chunk = [0u8; 512];
+        let n = stream.read(&mut chunk).await.unwrap();
+        assert!(n > 0, "closed after {}", String::from_utf8_lossy(&seen));
+        seen.extend_from_slice(&chunk[..n]);
+    }
+    assert!(seen.starts_with(b"HTTP/1.1 200"));
+    // The same connection, kept alive, becomes a WebSocket.
+    let (mut ws, response) =
+        tokio_tungstenite::client_async(format!("ws://{}/ws", server.addr), stream)
+            .await
+            .unwrap();
+    assert_eq!(response.status(), 101);
+    let hello = ClientMessage::Hello {
+        id: 1,
+        protocol: grand_melee_protocol::PROTOCOL_VERSION,
+        client: "keep-alive".to_owned(),
+    };
+    ws.send(tokio_tungstenite::tungstenite::Message::Binary(
+        grand_melee_protocol::encode_client(&hello).into(),
+    ))
+    .await
+    .unwrap();
+    let answer = ws.next().await.unwrap().unwrap().into_data();
+    let welcome = grand_melee_protocol::decode_server(&answer).unwrap();
+    assert!(
+        matches!(welcome, ServerMessage::Welcome { reply_to: 1, .. }),
+        "{welcome:?}"
+    );
+}
