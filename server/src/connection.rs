@@ -131,17 +131,26 @@ pub(crate) async fn serve(
         metrics: Arc::clone(&metrics),
         handshake_timeout: shared.config.handshake_timeout(),
     };
-    match tls {
-        Some(acceptor) => {
-            match tokio::time::timeout(shared.config.handshake_timeout(), acceptor.accept(stream))
-                .await
-            {
-                Ok(Ok(stream)) => http_then_websocket(stream, peer, &shared, site).await,
-                Ok(Err(error)) => debug!(%peer, %error, "TLS handshake failed"),
-                Err(_) => debug!(%peer, "TLS handshake timed out"),
-            }
-        }
-        None => http_then_websocket(stream, peer, &shared, site).await,
+    // Boxed: the TLS and HTTP state is freed once the WebSocket takes over, instead of living
+    // in the connection's task for as long as the connection.
+    let upgraded = Box::pin(handshake(
+        stream,
+        peer,
+        tls,
+        site,
+        shared.config.handshake_timeout(),
+    ));
+    if let Some((stream, rest)) = upgraded.await {
+        let ws = WebSocketStream::from_partially_read(
+            stream,
+            rest,
+            Role::Server,
+            Some(websocket_config(&shared.config)),
+        )
+        .await;
+        metrics.websockets_open.fetch_add(1, Relaxed);
+        session(ws, peer, &shared).await;
+        metrics.websockets_open.fetch_sub(1, Relaxed);
     }
     metrics.connections_open.fetch_sub(1, Relaxed);
 }
@@ -151,30 +160,111 @@ pub(crate) async fn serve(
 /// hold connection slots.
 const HTTP_PHASE: std::time::Duration = std::time::Duration::from_secs(120);
 
-async fn http_then_websocket<S: Stream>(
-    stream: S,
+/// TLS (if the server has a certificate), then HTTP until a request upgrades the connection to
+/// a WebSocket: its stream and the bytes the client sent after the handshake.
+async fn handshake(
+    stream: TcpStream,
     peer: SocketAddr,
-    shared: &Arc<Shared>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     site: http::Site,
-) {
-    // Boxed: hyper's connection state is freed once the WebSocket takes over instead of living
-    // in the connection's task for as long as the connection.
-    let upgraded = tokio::time::timeout(HTTP_PHASE, Box::pin(http::serve(stream, site))).await;
-    match upgraded {
-        Ok(Some((stream, rest))) => {
-            let ws = WebSocketStream::from_partially_read(
-                stream,
-                rest,
-                Role::Server,
-                Some(websocket_config(&shared.config)),
-            )
-            .await;
-            shared.metrics.websockets_open.fetch_add(1, Relaxed);
-            session(ws, peer, shared).await;
-            shared.metrics.websockets_open.fetch_sub(1, Relaxed);
+    timeout: std::time::Duration,
+) -> Option<(Stream, Vec<u8>)> {
+    let upgraded = match tls {
+        Some(acceptor) => {
+            let stream = match tokio::time::timeout(timeout, acceptor.accept(stream)).await {
+                Ok(Ok(stream)) => stream,
+                Ok(Err(error)) => {
+                    debug!(%peer, %error, "TLS handshake failed");
+                    return None;
+                }
+                Err(_) => {
+                    debug!(%peer, "TLS handshake timed out");
+                    return None;
+                }
+            };
+            tokio::time::timeout(HTTP_PHASE, http::serve(stream, site))
+                .await
+                .map(|u| u.map(|(s, rest)| (Stream::Tls(Box::new(s)), rest)))
         }
-        Ok(None) => {}
-        Err(_) => debug!(%peer, "http connection kept too long: closed"),
+        None => tokio::time::timeout(HTTP_PHASE, http::serve(stream, site))
+            .await
+            .map(|u| u.map(|(s, rest)| (Stream::Plain(s), rest))),
+    };
+    upgraded.unwrap_or_else(|_| {
+        debug!(%peer, "http connection kept too long: closed");
+        None
+    })
+}
+
+/// What a WebSocket runs on: the TCP stream, or the TLS stream over it (boxed: it is large, and
+/// most connections are plain).
+#[derive(Debug)]
+pub(crate) enum Stream {
+    Plain(TcpStream),
+    Tls(Box<tokio_rustls::server::TlsStream<TcpStream>>),
+}
+
+impl tokio::io::AsyncRead for Stream {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => std::pin::Pin::new(s).poll_read(cx, buf),
+            Stream::Tls(s) => std::pin::Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl tokio::io::AsyncWrite for Stream {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Plain(s) => std::pin::Pin::new(s).poll_write(cx, buf),
+            Stream::Tls(s) => std::pin::Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => std::pin::Pin::new(s).poll_flush(cx),
+            Stream::Tls(s) => std::pin::Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => std::pin::Pin::new(s).poll_shutdown(cx),
+            Stream::Tls(s) => std::pin::Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Plain(s) => std::pin::Pin::new(s).poll_write_vectored(cx, bufs),
+            Stream::Tls(s) => std::pin::Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Stream::Plain(s) => s.is_write_vectored(),
+            Stream::Tls(s) => s.is_write_vectored(),
+        }
     }
 }
 
@@ -186,14 +276,7 @@ enum State {
     InTable(lobby::Membership),
 }
 
-/// What a WebSocket runs on: the TCP stream, or the TLS stream over it.
-pub(crate) trait Stream:
-    tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static
-{
-}
-impl<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static> Stream for S {}
-
-async fn session<S: Stream>(ws: WebSocketStream<S>, peer: SocketAddr, shared: &Arc<Shared>) {
+async fn session(ws: WebSocketStream<Stream>, peer: SocketAddr, shared: &Arc<Shared>) {
     let (sink, mut stream) = ws.split();
     let (out, rx) = mpsc::channel(shared.config.outgoing_queue.max(1));
     let kick = shared.shutdown.child_token();
@@ -763,8 +846,8 @@ async fn enter(
 
 /// The writer task: drains the queue, feeding every frame that is ready and flushing once, sends
 /// pings, and closes with the connection's close code when told to.
-async fn write_frames<S: Stream>(
-    mut sink: SplitSink<WebSocketStream<S>, Message>,
+async fn write_frames(
+    mut sink: SplitSink<WebSocketStream<Stream>, Message>,
     mut rx: mpsc::Receiver<Bytes>,
     kick: CancellationToken,
     close: Arc<OnceLock<(u16, &'static str)>>,
@@ -835,8 +918,8 @@ const CLOSE_DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
 const FRAGMENT_BYTES: usize = 1024;
 
 /// Feeds one binary message to the sink, in fragments of at most [`FRAGMENT_BYTES`].
-async fn feed_fragments<S: Stream>(
-    sink: &mut SplitSink<WebSocketStream<S>, Message>,
+async fn feed_fragments(
+    sink: &mut SplitSink<WebSocketStream<Stream>, Message>,
     message: Bytes,
 ) -> Result<(), WsError> {
     use tokio_tungstenite::tungstenite::protocol::frame::Frame;

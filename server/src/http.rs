@@ -82,7 +82,8 @@ where
     if read.bytes.is_empty() {
         return None;
     }
-    with_hyper(Rewind::new(read.bytes, io), site).await
+    // Boxed: hyper's state is large and only page loads need it.
+    Box::pin(with_hyper(Rewind::new(read.bytes, io), site)).await
 }
 
 /// What was read of a connection's first request.

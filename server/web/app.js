@@ -785,7 +785,7 @@
         clear(paneBox).append(panes[key]);
       };
       for (const [key, label] of [["log", "Log"], ["chat", "Chat"], ["seats", "Seats"]]) {
-        tabs.append(h("button", { type: "button", role: "tab", "data-key": key, onclick: () => show(key) }, label));
+        tabs.append(h("button", { type: "button", role: "tab", testid: `tab-${key}`, "data-key": key, onclick: () => show(key) }, label));
       }
       show("log");
       clear(app).append(

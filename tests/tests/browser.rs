@@ -352,9 +352,123 @@ async fn six_browser_seats_play_a_whole_game_with_a_reload_and_a_spectator() {
         assert!(text.contains(winner_name), "{name}: {text}");
         b.check_mirror(name).await;
     }
+
+    // The finished game is a replay, listed and stepped through in the page.
+    let table_id = table_url.rsplit('/').next().unwrap().to_owned();
+    let viewer = &spectator;
+    viewer.goto(&format!("{base}/replays")).await;
+    viewer
+        .until(
+            "the finished game in the list",
+            &format!("document.querySelector('[data-testid=\"replay-row\"][data-table=\"{table_id}\"]') !== null"),
+        )
+        .await;
+    viewer.goto(&format!("{base}/replays/{table_id}")).await;
+    let step = "(document.querySelector('[data-testid=\"replay-step\"]') || {}).textContent || ''";
+    viewer
+        .until("the replay loaded", &format!("{step}.startsWith('step ')"))
+        .await;
+    let total = view["seq"].as_u64().unwrap();
+    viewer.click("replay-first").await;
+    viewer
+        .until(
+            "the first step",
+            &format!("{step} === 'step 0 of {total}' || {step}.startsWith('step 0 of ')"),
+        )
+        .await;
+    viewer.click("replay-next").await;
+    viewer
+        .until("one step on", &format!("{step}.startsWith('step 1 of ')"))
+        .await;
+    viewer.click("replay-last").await;
+    viewer
+        .until(
+            "the last step with the standings",
+            "document.querySelectorAll('[data-testid=\"standing-row\"]').length === 6",
+        )
+        .await;
     for b in browsers.into_iter().chain([spectator]) {
         b.close().await;
     }
+}
+
+/// A server in this process on a port the test chooses, so that it can be restarted on it.
+async fn start_server(
+    config: grand_melee_server::ServerConfig,
+) -> (
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<()>,
+) {
+    let server = grand_melee_server::Server::bind(config).await.unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(server.run(async {
+        let _ = stopped.await;
+    }));
+    (stop, task)
+}
+
+/// The page shows it is offline while the server is down, and puts the player back in his seat
+/// by itself when the server is back (the seat token kept in the browser).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_seat_comes_back_by_itself_after_a_server_restart() {
+    let data = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let config = grand_melee_server::ServerConfig {
+        listen: format!("127.0.0.1:{port}").parse().unwrap(),
+        data_dir: data.path().to_owned(),
+        durability: grand_melee_server::journal::Durability::Normal,
+        ..grand_melee_server::ServerConfig::default()
+    };
+    let (stop, task) = start_server(config.clone()).await;
+    let base = format!("http://127.0.0.1:{port}");
+    let driver = Driver::start().await;
+    let ann = driver.browser(390, 844).await;
+    ann.goto(&format!("{base}/")).await;
+    ann.fill("create-name", "Restart night").await;
+    ann.fill("create-seats", "4").await;
+    ann.click("create-submit").await;
+    ann.until("the table page", "location.pathname.startsWith('/t/')")
+        .await;
+    ann.fill("join-name", "Ann").await;
+    ann.click("join-submit").await;
+    ann.until("seated", "gm.role() === 'player' && gm.me() !== null")
+        .await;
+    let me = ann.me().await.unwrap();
+    ann.click("tab-chat").await;
+    ann.fill("chat-input", "back soon").await;
+    ann.click("chat-send").await;
+    ann.until(
+        "the chat line",
+        "gm.chat().some(l => l.includes('back soon'))",
+    )
+    .await;
+
+    stop.send(()).unwrap();
+    task.await.unwrap();
+    ann.until(
+        "the offline notice",
+        "!document.querySelector('[data-testid=\"offline\"]').hidden",
+    )
+    .await;
+    let (stop, task) = start_server(config).await;
+    ann.until(
+        "back in the seat",
+        &format!("gm.connected() && gm.role() === 'player' && gm.me() === {me} && document.querySelector('[data-testid=\"offline\"]').hidden"),
+    )
+    .await;
+    ann.until(
+        "the chat kept",
+        "gm.chat().some(l => l.includes('back soon'))",
+    )
+    .await;
+    ann.check_mirror("Ann after the restart").await;
+    ann.close().await;
+    stop.send(()).unwrap();
+    task.await.unwrap();
 }
 
 /// Plays a few turns of a 28-seat game with terminal-less bots, one seat in the browser, and
@@ -492,7 +606,12 @@ async fn a_28_seat_table_mid_game_on_a_laptop_and_a_phone() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_browser_seats_play_over_wss() {
     let certificate = SelfSigned::new();
-    let server = TestServer::start_with(certificate.config()).await;
+    // Under an allow-list that names another site, the server's own page still connects.
+    let config = grand_melee_server::ServerConfig {
+        allowed_origins: vec!["https://elsewhere.example".to_owned()],
+        ..certificate.config()
+    };
+    let server = TestServer::start_with(config).await;
     let base = format!("https://localhost:{}", server.addr.port());
     let driver = Driver::start().await;
     let ann = driver.browser(390, 844).await;
