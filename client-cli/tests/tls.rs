@@ -52,20 +52,17 @@ async fn two_seats_play_over_wss_with_the_organisers_certificate() {
         .unwrap()
         .trim()
         .to_owned();
-    let mut players: Vec<Player> = ["Ann", "Bob"]
-        .iter()
-        .enumerate()
-        .map(|(i, name)| {
-            Player::spawn(
-                name,
-                &url,
-                dirs[i].path(),
-                &["--ca-cert", ca, "join", &table, name],
-            )
-        })
-        .collect();
-    for p in &mut players {
+    // Ann sits down first (she is the host), then Bob.
+    let mut players: Vec<Player> = Vec::new();
+    for (i, name) in ["Ann", "Bob"].iter().enumerate() {
+        let mut p = Player::spawn(
+            name,
+            &url,
+            dirs[i].path(),
+            &["--ca-cert", ca, "join", &table, name],
+        );
         p.expect_all(&["seated", &format!("table={table}")]).await;
+        players.push(p);
     }
     players[0].expect_all(&["player_joined", "Bob"]).await;
     players[0].send("start").await;

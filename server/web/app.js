@@ -572,7 +572,13 @@
       if (inMyRange.has(p.player) && !you) classes.push("in-range");
       if (turn && turn.state === "running") classes.push("running");
       const g = s("g", { class: classes.join(" "), testid: "seat", "data-player": p.player, tabindex: 0,
-        onclick: () => options && options.onSeat && options.onSeat(p.player) });
+        onclick: () => options && options.onSeat && options.onSeat(p.player),
+        onkeydown: (ev) => {
+          if ((ev.key === "Enter" || ev.key === " ") && options && options.onSeat) {
+            ev.preventDefault();
+            options.onSeat(p.player);
+          }
+        } });
       const status = p.status === "alive" ? "" : p.status === "eliminated" ? ", out (position still counts)" : ", out (position removed)";
       g.append(s("title", {}, `${printable(p.name)}: life ${p.life}, poison ${p.poison}${status}` +
         `${p.connected ? "" : ", disconnected"}${p.absent ? ", away" : ""}${view.host === p.player ? ", host" : ""}`));
