@@ -179,6 +179,7 @@
           if (m.type !== "welcome") return;
           this.up = true;
           this.delay = 250;
+          this.failures = 0;
           this.onStatus();
           this.onUp();
         });
@@ -213,6 +214,7 @@
 
     retry() {
       this.ws = null;
+      this.failures = (this.failures || 0) + 1;
       this.retryAt = Date.now() + this.delay;
       this.onStatus();
       setTimeout(() => this.open(), this.delay);
@@ -303,9 +305,11 @@
 
   function drawStatus() {
     const up = link && link.up;
-    statusEl.textContent = up ? "● online" : "○ offline";
+    // Before the first connection has had a chance, the page is connecting, not offline.
+    const connecting = !up && (!link || !link.failures);
+    statusEl.textContent = up ? "● online" : connecting ? "○ connecting" : "○ offline";
     statusEl.className = up ? "online" : "down";
-    if (up) {
+    if (up || connecting) {
       offline.hidden = true;
     } else {
       offline.hidden = false;
