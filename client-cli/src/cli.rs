@@ -4,8 +4,11 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use grand_melee_protocol::{
-    DEFAULT_ABSENCE_LIMIT_SECS, DEFAULT_SPELL_RANGE, DEFAULT_STARTING_LIFE,
+    self as wire, DEFAULT_ABSENCE_LIMIT_SECS, DEFAULT_SPELL_RANGE, DEFAULT_STARTING_LIFE,
 };
+
+/// The server when none is given.
+pub const DEFAULT_SERVER: &str = "127.0.0.1:7878";
 
 /// Terminal client for Grand Melee: find a table, sit down and play your seat, or watch.
 ///
@@ -16,14 +19,16 @@ use grand_melee_protocol::{
 #[derive(Debug, Clone, Parser)]
 #[command(name = "grand-melee", version, about, long_about)]
 pub struct Cli {
-    /// The server: HOST:PORT, HOST (port 7878), or a ws:// or wss:// URL (wss: TLS, checked
-    /// against the system's root certificates and `--ca-cert`).
+    /// Optional: the server, as HOST:PORT, HOST (port 7878), a ws:// or wss:// URL (wss: TLS,
+    /// checked against the system's root certificates and `--ca-cert`), or the address of its
+    /// page (http:// means ws://, https:// means wss://).
     #[arg(
         long,
         short,
         global = true,
         env = "GM_SERVER",
-        default_value = "127.0.0.1:7878"
+        value_name = "HOST:PORT|URL",
+        default_value = DEFAULT_SERVER
     )]
     pub server: String,
 
@@ -58,15 +63,24 @@ pub enum Cmd {
     List,
     /// Create a table (and sit down at it with --join).
     Create(CreateArgs),
-    /// Take a seat at a table. If a seat token is saved for this table, takes that seat back.
+    /// Take a seat at a table. If a seat token is saved for this table under the same name,
+    /// takes that seat back.
+    #[command(
+        after_help = "Examples:\n  grand-melee join Friday Ann\n  grand-melee --server melee.example.org join Friday Ann\n  grand-melee --server https://melee.example.org join 5f3c Ann\n\nOne seat per table is saved per data folder: two players on one computer give the second his own --data-dir."
+    )]
     Join {
-        /// The table: its id, the start of its id, or its name.
+        /// The table: its id, the start of its id, or its name (a unique start of it is
+        /// enough).
         table: String,
         /// Your name at the table (1–32 characters, unique at the table).
         name: String,
         /// The table's password, if it has one.
         #[arg(long, env = "GM_TABLE_PASSWORD")]
         password: Option<String>,
+        /// Take back the seat saved for this table even though it was saved under another
+        /// name (without it, `join` refuses and explains).
+        #[arg(long)]
+        takeover: bool,
     },
     /// Take back your saved seat after a crash or a dropped connection.
     Resume {
@@ -139,16 +153,16 @@ pub struct CreateArgs {
     #[arg(long)]
     pub name: String,
     /// Most players who may sit (2–40).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u8).range(i64::from(wire::MIN_SEATS)..=i64::from(wire::MAX_SEATS)))]
     pub seats: u8,
     /// Spell range R (1–4): how many seats on each side a player's spells reach.
-    #[arg(long, default_value_t = DEFAULT_SPELL_RANGE)]
+    #[arg(long, default_value_t = DEFAULT_SPELL_RANGE, value_parser = clap::value_parser!(u8).range(i64::from(wire::MIN_SPELL_RANGE)..=i64::from(wire::MAX_SPELL_RANGE)))]
     pub spell_range: u8,
     /// When to give up a simultaneous turn as players are eliminated.
     #[arg(long, value_enum, default_value_t = ReductionArg::Eager)]
     pub reduction: ReductionArg,
     /// Life each player starts with (1–1000).
-    #[arg(long, default_value_t = DEFAULT_STARTING_LIFE, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = DEFAULT_STARTING_LIFE, allow_negative_numbers = true, value_parser = clap::value_parser!(i32).range(1..=i64::from(wire::MAX_STARTING_LIFE)))]
     pub starting_life: i32,
     /// A password to join or watch.
     #[arg(long, env = "GM_TABLE_PASSWORD")]
@@ -168,7 +182,7 @@ pub struct CreateArgs {
     #[arg(long, value_name = "SECS", default_value_t = grand_melee_protocol::DEFAULT_MULLIGAN_CLOCK_SECS)]
     pub mulligan_clock: u32,
     /// Most spectators at once (0–1000); more get `spectators_full`.
-    #[arg(long, value_name = "N", default_value_t = grand_melee_protocol::DEFAULT_MAX_SPECTATORS)]
+    #[arg(long, value_name = "N", default_value_t = grand_melee_protocol::DEFAULT_MAX_SPECTATORS, value_parser = clap::value_parser!(u32).range(0..=i64::from(wire::MAX_SPECTATORS)))]
     pub max_spectators: u32,
     /// Sit down at the new table under this name right away.
     #[arg(long, value_name = "NAME")]
@@ -262,6 +276,40 @@ mod tests {
             Cli::try_parse_from(["grand-melee", "replay", "export", "x", "--format", "csv"])
                 .is_err()
         );
+    }
+
+    #[test]
+    fn settings_out_of_range_are_named_with_their_range() {
+        for (flag, value, range) in [
+            ("--seats", "41", "2..=40"),
+            ("--seats", "1", "2..=40"),
+            ("--spell-range", "5", "1..=4"),
+            ("--starting-life", "0", "1..=1000"),
+            ("--max-spectators", "1001", "0..=1000"),
+        ] {
+            let mut args = vec!["grand-melee", "create", "--name", "F"];
+            if flag != "--seats" {
+                args.extend(["--seats", "4"]);
+            }
+            args.extend([flag, value]);
+            let error = Cli::try_parse_from(args).expect_err("refused").to_string();
+            assert!(error.contains(flag) && error.contains(range), "{error}");
+        }
+    }
+
+    #[test]
+    fn join_takes_a_takeover_flag_and_the_server_is_optional() {
+        let cli = Cli::try_parse_from(["grand-melee", "join", "Couch", "Bob", "--takeover"])
+            .expect("parses");
+        let Cmd::Join { takeover, .. } = cli.command else {
+            panic!("join expected");
+        };
+        assert!(takeover);
+        let help = Cli::try_parse_from(["grand-melee", "join", "--help"])
+            .expect_err("help")
+            .to_string();
+        assert!(help.contains("Optional: the server"), "{help}");
+        assert!(help.contains("--takeover"), "{help}");
     }
 
     #[test]

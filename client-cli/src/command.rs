@@ -301,7 +301,17 @@ fn parse_phase(
     view: Option<&TableView>,
     me: Option<PlayerId>,
 ) -> Result<Phase, String> {
-    Ok(match name.to_ascii_lowercase().as_str() {
+    let lower = name.to_ascii_lowercase();
+    // A unique start of a phase's name is enough (`co` for combat).
+    let named = PHASES
+        .iter()
+        .filter(|p| p.starts_with(lower.as_str()))
+        .collect::<Vec<_>>();
+    let lower = match named[..] {
+        [one] => (*one).to_owned(),
+        _ => lower,
+    };
+    Ok(match lower.as_str() {
         "beginning" | "begin" | "upkeep" | "draw" => Phase::Beginning,
         "main" | "main1" | "precombat" | "precombat_main" => Phase::PrecombatMain,
         "combat" | "attack" => Phase::Combat,
@@ -423,6 +433,9 @@ impl Resolver<'_> {
 /// The kinds of `rule`, for completion.
 pub const RULINGS: &[&str] = &["eliminate", "end", "keep", "life", "poison"];
 
+/// The names of `phase`, for completion (a unique start of one is accepted too).
+pub const PHASES: &[&str] = &["beginning", "main1", "combat", "main2", "end", "next"];
+
 /// Completes the last word of `line`: a command name for the first word; after it a player's
 /// name, and also the kind of ruling after `rule`, `spectators` after `mute` and `unmute`, and
 /// `ban` after `kick <who>`. Returns the completed line, or `None` if nothing (or several
@@ -437,6 +450,7 @@ pub fn complete(line: &str, view: Option<&TableView>) -> Option<String> {
     let words: &[&str] = match before.iter().map(String::as_str).collect::<Vec<_>>()[..] {
         [] => NAMES,
         ["rule"] => RULINGS,
+        ["phase"] => PHASES,
         ["mute" | "unmute"] => &["spectators"],
         ["kick", _, ..] => &["ban"],
         _ => &[],
@@ -448,7 +462,7 @@ pub fn complete(line: &str, view: Option<&TableView>) -> Option<String> {
         .collect();
     if let Some(view) = view
         && !before.is_empty()
-        && !matches!(before[..], [ref rule] if rule == "rule")
+        && !matches!(before[..], [ref word] if word == "rule" || word == "phase")
     {
         candidates.extend(
             view.players
@@ -698,6 +712,39 @@ mod tests {
                 phase: Phase::PostcombatMain
             }
         );
+    }
+
+    #[test]
+    fn phases_are_completed_and_taken_by_a_unique_start() {
+        let view = table();
+        assert_eq!(
+            complete("phase co", Some(&view)),
+            Some("phase combat ".into())
+        );
+        assert_eq!(
+            complete("phase b", Some(&view)),
+            Some("phase beginning ".into())
+        );
+        assert_eq!(complete("phase m", Some(&view)), None, "main1, main2");
+        assert_eq!(
+            complete("phase main2", Some(&view)),
+            Some("phase main2 ".into())
+        );
+        assert_eq!(
+            request("phase co"),
+            ClientMessage::SetPhase {
+                id: 0,
+                phase: Phase::Combat
+            }
+        );
+        assert_eq!(
+            request("phase beg"),
+            ClientMessage::SetPhase {
+                id: 0,
+                phase: Phase::Beginning
+            }
+        );
+        assert!(parse("phase m", Some(&view), Some(0)).is_err(), "ambiguous");
     }
 
     #[test]

@@ -52,12 +52,51 @@ pub enum ClientError {
     #[error("the connection dropped: {0}")]
     Dropped(String),
     /// The server refused a request.
-    #[error("{request} refused: {} ({})", code.description(), code.name())]
+    #[error("{request} refused: {} ({})", safe::printable(message), code.name())]
     Rejected {
         /// Why.
         code: ErrorCode,
         /// The request's type.
         request: String,
+        /// The server's explanation (a `bad_settings` names the setting and its range).
+        message: String,
+    },
+    /// Another client resumed this seat (another window or computer with its token).
+    #[error(
+        "your seat was taken over by another client (another window or computer resumed it); \
+         this one stops here. To play from here again: grand-melee resume {table}"
+    )]
+    TakenOver {
+        /// The table.
+        table: TableId,
+    },
+    /// `join` under a new name where this computer already holds a seat at the table.
+    #[error(
+        "this computer already holds {} seat at this table (saved in {dir}), and `join` would take that seat back rather than seat {}.\n  \
+         - to play {} seat: grand-melee resume {table}\n  \
+         - to play it under the name given anyway: add --takeover\n  \
+         - for a second player on this computer: give him his own folder, e.g. grand-melee --data-dir ~/.grand-melee-{} join {table} {}",
+        safe::quoted(&format!("{saved}'s")),
+        safe::quoted(wanted),
+        safe::quoted(&format!("{saved}'s")),
+        safe::printable(&wanted.to_lowercase().replace(' ', "-")),
+        safe::quoted(wanted)
+    )]
+    SeatHeld {
+        /// The table.
+        table: TableId,
+        /// The name of the saved seat.
+        saved: String,
+        /// The name given to `join`.
+        wanted: String,
+        /// The token directory.
+        dir: String,
+    },
+    /// The game at this table is over.
+    #[error("the game is over (see `grand-melee replay watch {table}`)")]
+    GameOver {
+        /// The table.
+        table: TableId,
     },
     /// The seat could not be taken back.
     #[error("your seat is lost: {0}")]
@@ -153,11 +192,27 @@ pub async fn run(cli: Cli) -> Result<(), ClientError> {
             table,
             name,
             password,
-        } => Mode::Join {
-            table: resolve_table(&server, &table, PAGE_ITEMS).await?,
-            name,
-            password,
-        },
+            takeover,
+        } => {
+            let table = resolve_table(&server, &table, PAGE_ITEMS).await?;
+            let store = store()?;
+            if let Some(saved) = store.load(&server, table)
+                && !takeover
+                && !saved.name.eq_ignore_ascii_case(name.trim())
+            {
+                return Err(ClientError::SeatHeld {
+                    table,
+                    saved: saved.name,
+                    wanted: name,
+                    dir: store.dir().display().to_string(),
+                });
+            }
+            Mode::Join {
+                table,
+                name,
+                password,
+            }
+        }
         Cmd::Resume { table } => Mode::Resume {
             table: resolve_table(&server, &table, PAGE_ITEMS).await?,
         },
@@ -167,11 +222,53 @@ pub async fn run(cli: Cli) -> Result<(), ClientError> {
         },
     };
     let store = store()?;
-    if plain {
-        run_script(server, mode, &store, &options).await
+    let result = if plain {
+        run_script(server.clone(), mode.clone(), &store, &options).await
     } else {
-        run_interactive(server, mode, &store, &options).await
+        run_interactive(server.clone(), mode.clone(), &store, &options, &cli.server).await
+    };
+    match (result, &mode) {
+        // A seat refused at a table whose game is over: say so, and where its replay is.
+        (
+            Err(ClientError::Rejected {
+                code: ErrorCode::GameStarted | ErrorCode::UnknownTable,
+                ..
+            }),
+            Mode::Join { table, .. },
+        ) if game_is_over(&server, *table).await => Err(ClientError::GameOver { table: *table }),
+        (result, _) => result,
     }
+}
+
+/// Whether `table` has finished: the table list says so, or its replay is kept.
+async fn game_is_over(server: &str, table: TableId) -> bool {
+    let Ok(mut conn) = Conn::open(server).await else {
+        return false;
+    };
+    let finished = match all_tables(&mut conn, PAGE_ITEMS).await {
+        Ok(tables) => tables
+            .iter()
+            .any(|t| t.table == table && t.stage == grand_melee_protocol::StageName::Finished),
+        Err(_) => false,
+    };
+    let finished = finished
+        || matches!(
+            conn.call(ClientMessage::GetReplay {
+                id: 0,
+                table,
+                from_seq: 1,
+                password: None,
+                token: None,
+            })
+            .await,
+            Ok(_)
+                | Err(ClientError::Rejected {
+                    code: ErrorCode::WrongPassword,
+                    ..
+                })
+        );
+    conn.close().await;
+    finished
 }
 
 /// Items asked for in each page of `list_tables` and `list_replays`: the server's maximum
@@ -334,26 +431,43 @@ const TABLE_WORDS: Words = Words {
     listing: "grand-melee list",
 };
 
-/// The one candidate whose name is `text` (any case), or else whose id starts with `text`.
+/// The one candidate whose name is `text` (any case); or else whose name starts with `text`;
+/// or else whose id starts with `text`.
 pub fn pick<'a>(
     text: &str,
     candidates: impl Iterator<Item = Candidate<'a>> + Clone,
     words: &Words,
 ) -> Result<TableId, ClientError> {
     let text = text.trim();
+    let lower = text.to_lowercase();
     let by_name: Vec<TableId> = candidates
         .clone()
         .filter(|c| c.name.eq_ignore_ascii_case(text))
         .map(|c| c.table)
         .collect();
-    let matching = if by_name.is_empty() {
-        let prefix = text.to_lowercase();
+    let by_prefix = || -> Vec<TableId> {
         candidates
-            .filter(|c| c.table.hyphenated().to_string().starts_with(&prefix))
+            .clone()
+            .filter(|c| !text.is_empty() && c.name.to_lowercase().starts_with(&lower))
             .map(|c| c.table)
             .collect()
-    } else {
+    };
+    let by_id = || -> Vec<TableId> {
+        candidates
+            .clone()
+            .filter(|c| c.table.hyphenated().to_string().starts_with(&lower))
+            .map(|c| c.table)
+            .collect()
+    };
+    let matching = if !by_name.is_empty() {
         by_name
+    } else {
+        let prefixed = by_prefix();
+        if prefixed.is_empty() {
+            by_id()
+        } else {
+            prefixed
+        }
     };
     match matching[..] {
         [one] => Ok(one),
@@ -504,12 +618,14 @@ impl Drop for TerminalGuard {
     }
 }
 
-/// Interactive mode: the full-screen UI.
+/// Interactive mode: the full-screen UI. `server_arg` is the server as the user gave it, for the
+/// line that says how to come back.
 pub async fn run_interactive(
     server: String,
     mode: Mode,
     store: &TokenStore,
     options: &Options,
+    server_arg: &str,
 ) -> Result<(), ClientError> {
     use ratatui::crossterm::event::{self, Event as TermEvent};
     let guard = TerminalGuard::enter()?;
@@ -529,11 +645,45 @@ pub async fn run_interactive(
             }
         }
     });
-    let mut frontend = tui::Tui::new(terminal);
+    let bell = Box::new(|| {
+        let mut out = io::stdout();
+        let _ = out.write_all(b"\x07");
+        let _ = out.flush();
+    });
+    let mut frontend = tui::Tui::with_bell(terminal, bell);
     frontend.draw(&session::State::new(server.clone(), mode.table()))?;
-    let result = session::play(server, mode, store, &mut rx, &mut frontend, options).await;
+    let result = session::play(
+        server.clone(),
+        mode.clone(),
+        store,
+        &mut rx,
+        &mut frontend,
+        options,
+    )
+    .await;
     drop(frontend);
     drop(guard);
+    // Back on the normal screen: how to come back, for a player whose seat is kept.
+    let table = mode.table();
+    let flag = if server_arg == cli::DEFAULT_SERVER {
+        String::new()
+    } else {
+        format!("--server {server_arg} ")
+    };
+    let mut err = io::stderr().lock();
+    match &mode {
+        _ if result.is_err() => {}
+        Mode::Watch { .. } => {
+            writeln!(err, "Watch again with: grand-melee {flag}watch {table}")?;
+        }
+        Mode::Join { .. } | Mode::Resume { .. } if store.load(&server, table).is_some() => {
+            writeln!(
+                err,
+                "Your seat is kept. Come back with: grand-melee {flag}resume {table}"
+            )?;
+        }
+        _ => {}
+    }
     result
 }
 

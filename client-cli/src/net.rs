@@ -23,12 +23,28 @@ pub type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 pub const REPLY_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// The WebSocket URL for a server given as `HOST:PORT`, `HOST` (port 7878) or a `ws://` URL
-/// (a URL without a path gets `/ws`).
+/// (a URL without a path gets `/ws`); `http://` and `https://` (the address of the server's
+/// page) mean `ws://` and `wss://`.
 pub fn endpoint(server: &str) -> String {
     let server = server.trim().trim_end_matches('/');
     if let Some((scheme, rest)) = server.split_once("://") {
-        if rest.contains('/') {
-            server.to_owned()
+        let web = matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https");
+        let (scheme, rest) = match scheme.to_ascii_lowercase().as_str() {
+            // A page's address: the socket is `/ws` beside the pages (under the same prefix
+            // behind a proxy), whichever page was copied.
+            web @ ("http" | "https") => {
+                let base = ["/t/", "/replays"]
+                    .iter()
+                    .filter_map(|page| rest.find(page))
+                    .min()
+                    .map_or(rest, |at| &rest[..at]);
+                let secure = if web == "https" { "wss" } else { "ws" };
+                (secure.to_owned(), base.trim_end_matches('/'))
+            }
+            other => (other.to_owned(), rest),
+        };
+        if rest.ends_with("/ws") || (!web && rest.contains('/')) {
+            format!("{scheme}://{rest}")
         } else {
             format!("{scheme}://{rest}/ws")
         }
@@ -160,12 +176,16 @@ impl Conn {
                 .await
                 .map_err(|_| ClientError::Dropped(format!("no answer to {request}")))??;
             match message {
-                ServerMessage::Error { reply_to, code, .. }
-                    if reply_to == Some(id) || reply_to.is_none() =>
-                {
+                ServerMessage::Error {
+                    reply_to,
+                    code,
+                    message,
+                    ..
+                } if reply_to == Some(id) || reply_to.is_none() => {
                     return Err(ClientError::Rejected {
                         code,
                         request: request.to_owned(),
+                        message,
                     });
                 }
                 message if message.reply_to() == Some(id) => return Ok(message),
@@ -242,5 +262,11 @@ mod tests {
         assert_eq!(endpoint("ws://h:1"), "ws://h:1/ws");
         assert_eq!(endpoint("ws://h:1/"), "ws://h:1/ws");
         assert_eq!(endpoint("wss://h/melee/ws"), "wss://h/melee/ws");
+        assert_eq!(endpoint("http://h:7878"), "ws://h:7878/ws");
+        assert_eq!(endpoint("https://melee.example/"), "wss://melee.example/ws");
+        assert_eq!(endpoint("HTTPS://h/x/ws"), "wss://h/x/ws");
+        let page = "http://h:7878/t/5f3c1a2e-0000-4000-8000-000000000000";
+        assert_eq!(endpoint(page), "ws://h:7878/ws");
+        assert_eq!(endpoint("https://h/melee/replays"), "wss://h/melee/ws");
     }
 }

@@ -171,18 +171,24 @@ impl<W: Write + Send> Frontend for Script<W> {
             Note::Event { line, .. } => self.line(&line)?,
             Note::Applied => self.situation(state)?,
             Note::Ack { request, seq, .. } => self.line(&format!("ok {request} seq={seq}"))?,
-            Note::Rejected { code, command } => {
+            Note::Rejected {
+                code,
+                command,
+                message,
+            } => {
                 let context = if command.is_empty() {
                     String::new()
                 } else {
                     format!(" ({command})")
                 };
-                self.line(&format!(
-                    "error {}: {}{context}",
-                    code.name(),
-                    code.description()
-                ))?;
+                let why = if message.is_empty() {
+                    code.description().to_owned()
+                } else {
+                    safe::printable(&message)
+                };
+                self.line(&format!("error {}: {why}{context}", code.name()))?;
             }
+            Note::Past { .. } => {}
             Note::Problem { kind, message } => self.line(&format!("error {kind}: {message}"))?,
             Note::Disconnected { reason } => self.line(&format!("disconnected {reason}"))?,
             Note::Reconnecting { delay } => {

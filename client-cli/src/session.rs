@@ -144,6 +144,21 @@ pub enum Note {
         code: ErrorCode,
         /// The line the player typed (empty for a connection-level error).
         command: String,
+        /// The server's explanation (the code's standard description, or more: a
+        /// `bad_settings` names the setting).
+        message: String,
+    },
+    /// An event from before this client's first snapshot (or from a gap while it was away),
+    /// fetched with `get_events` for front ends that rebuild their log
+    /// ([`Frontend::wants_history`]). Notes of past events come in order, but possibly after
+    /// notes of later, live events.
+    Past {
+        /// Its number.
+        seq: u64,
+        /// The event.
+        event: Event,
+        /// Its sentence for the UI, worded with the table as it was before it.
+        sentence: String,
     },
     /// A problem found by the client itself (a typo, no connection).
     Problem {
@@ -200,6 +215,11 @@ pub trait Frontend: Send {
     fn note(&mut self, state: &State, note: Note) -> io::Result<()>;
     /// Interprets input; `None` if it only changed the front end (a key in the line editor).
     fn input(&mut self, state: &State, input: Input) -> io::Result<Option<Action>>;
+    /// Whether it wants the table's past events ([`Note::Past`]) after a snapshot: the
+    /// events before it joined, or missed while the connection was down.
+    fn wants_history(&self) -> bool {
+        false
+    }
 }
 
 /// Reconnection delays and what to do at the end of input.
@@ -243,6 +263,8 @@ pub async fn play(
         awaiting_snapshot: true,
         closing: false,
         options,
+        logged: 0,
+        history: None,
     };
     let mut ever_connected = false;
     let mut delay = options.backoff_min;
@@ -258,6 +280,7 @@ pub async fn play(
                     Outcome::Done => return Ok(()),
                     Outcome::Dropped(reason) => {
                         session.pending.clear();
+                        session.history = None;
                         frontend.note(&session.state, Note::Disconnected { reason })?;
                         if session.closing {
                             return Ok(());
@@ -299,9 +322,21 @@ enum Outcome {
 struct Pending {
     request: &'static str,
     command: String,
-    /// Sent by the client itself (a resync), not typed.
+    /// Sent by the client itself (a resync, or past events for the log), not typed.
     internal: bool,
 }
+
+/// Past events being fetched for the front end's log: the table folded up to the last one
+/// fetched, so each is worded as it was when it happened.
+struct History {
+    mirror: Mirror,
+    view: TableView,
+    /// The last event to fetch (the snapshot's).
+    upto: u64,
+}
+
+/// Events asked for in each `get_events` page.
+const HISTORY_PAGE: u32 = 500;
 
 struct Session<'a> {
     state: State,
@@ -315,6 +350,9 @@ struct Session<'a> {
     awaiting_snapshot: bool,
     closing: bool,
     options: &'a Options,
+    /// The last event the front end has been told of (live or past).
+    logged: u64,
+    history: Option<History>,
 }
 
 type Sink = SplitSink<Ws, Message>;
@@ -509,6 +547,13 @@ impl Session<'_> {
                             })?,
                         },
                         Message::Close(frame) => {
+                            if frame.as_ref().is_some_and(|f| f.reason == wire::close::TAKEN_OVER) {
+                                // Another client resumed this seat: it is theirs now, and
+                                // taking it back would only start a tug of war.
+                                return Err(ClientError::TakenOver {
+                                    table: self.state.table,
+                                });
+                            }
                             return Ok(Outcome::Dropped(net::close_reason(frame.as_ref())));
                         }
                         _ => {}
@@ -615,6 +660,8 @@ impl Session<'_> {
                 if let Some(id) = reply_to {
                     self.pending.remove(&id);
                 }
+                let before = self.state.view.take();
+                self.start_history(&view, before, sink, frontend).await;
                 match Mirror::new(&view) {
                     Ok(mirror) => {
                         self.state.mirror = Some(mirror);
@@ -652,9 +699,19 @@ impl Session<'_> {
                     )?;
                 }
             }
-            ServerMessage::Error { reply_to, code, .. } => {
+            ServerMessage::Error {
+                reply_to,
+                code,
+                message,
+                ..
+            } => {
                 let pending = reply_to.and_then(|id| self.pending.remove(&id));
-                if pending.as_ref().is_some_and(|p| p.internal) {
+                if let Some(p) = pending.as_ref().filter(|p| p.internal) {
+                    if p.request == "get_events" {
+                        // The log stays as it is; the table itself is up to date.
+                        self.history = None;
+                        return Ok(false);
+                    }
                     // A resync that failed: try again on the next event.
                     self.awaiting_snapshot = false;
                 }
@@ -663,8 +720,20 @@ impl Session<'_> {
                     Note::Rejected {
                         code,
                         command: pending.map(|p| p.command).unwrap_or_default(),
+                        message,
                     },
                 )?;
+            }
+            ServerMessage::PastEvents {
+                reply_to,
+                first_seq,
+                events,
+                next_seq,
+                ..
+            } => {
+                self.pending.remove(&reply_to);
+                self.past(first_seq, events, next_seq, sink, frontend)
+                    .await?;
             }
             ServerMessage::Left { reply_to } => {
                 self.pending.remove(&reply_to);
@@ -725,6 +794,7 @@ impl Session<'_> {
         // a batch at a time.
         let any = !notes.is_empty();
         for (seq, event, line, sentence) in notes {
+            self.logged = self.logged.max(seq);
             frontend.note(
                 &self.state,
                 Note::Event {
@@ -751,6 +821,102 @@ impl Session<'_> {
             let _ = self
                 .send(ClientMessage::Snapshot { id: 0 }, "snapshot", true, sink)
                 .await;
+        }
+        Ok(())
+    }
+
+    /// After a snapshot, asks for the events the front end has not been told of yet (all of
+    /// them after joining; those missed while away after a reconnection), if it wants them.
+    /// `before` is the view the snapshot replaces.
+    async fn start_history(
+        &mut self,
+        view: &TableView,
+        before: Option<TableView>,
+        sink: &mut Sink,
+        frontend: &mut dyn Frontend,
+    ) {
+        if !frontend.wants_history() || view.seq <= self.logged || self.history.is_some() {
+            return;
+        }
+        // Fold from the view the front end last saw when it is exactly that far; else from
+        // the start (past notes the front end already has are skipped by it).
+        let base = match before {
+            Some(before) if before.seq == self.logged && before.table == view.table => before,
+            _ => {
+                self.logged = 0;
+                TableView::new(view.table, view.name.clone(), view.settings.clone())
+            }
+        };
+        let Ok(mirror) = Mirror::new(&base) else {
+            return;
+        };
+        let from_seq = base.seq + 1;
+        self.history = Some(History {
+            mirror,
+            view: base,
+            upto: view.seq,
+        });
+        let request = ClientMessage::GetEvents {
+            id: 0,
+            table: view.table,
+            from_seq,
+            limit: HISTORY_PAGE,
+        };
+        if self.send(request, "get_events", true, sink).await.is_err() {
+            self.history = None;
+        }
+    }
+
+    /// A page of past events: folds them, tells the front end, and asks for the next page.
+    async fn past(
+        &mut self,
+        first_seq: u64,
+        events: Vec<Event>,
+        next_seq: Option<u64>,
+        sink: &mut Sink,
+        frontend: &mut dyn Frontend,
+    ) -> Result<(), ClientError> {
+        let Some(mut history) = self.history.take() else {
+            return Ok(());
+        };
+        for (offset, event) in events.into_iter().enumerate() {
+            let seq = first_seq.saturating_add(offset as u64);
+            if seq > history.upto {
+                break;
+            }
+            if seq <= history.mirror.seq() {
+                continue;
+            }
+            let sentence = describe::sentence(&event, &history.view);
+            if history.mirror.apply(seq, &event).is_err() {
+                // A history that does not fold is left out; the live table is unaffected.
+                return Ok(());
+            }
+            history.view = history.mirror.view();
+            frontend.note(
+                &self.state,
+                Note::Past {
+                    seq,
+                    event,
+                    sentence,
+                },
+            )?;
+        }
+        self.logged = self.logged.max(history.mirror.seq());
+        match next_seq {
+            Some(next) if next <= history.upto && next > history.mirror.seq() => {
+                let request = ClientMessage::GetEvents {
+                    id: 0,
+                    table: self.state.table,
+                    from_seq: next,
+                    limit: HISTORY_PAGE,
+                };
+                self.history = Some(history);
+                if self.send(request, "get_events", true, sink).await.is_err() {
+                    self.history = None;
+                }
+            }
+            _ => {}
         }
         Ok(())
     }

@@ -1,71 +1,127 @@
-//! Interactive mode: a full-screen terminal UI.
+//! Interactive mode: a full-screen terminal UI that fits 80×24 with 40 seats.
 //!
 //! ```text
-//! ┌ Friday melee ──────────────────────────────────────────────────────────────┐
-//! │ playing · 28 players (27 alive) · R=2 · 4 turns, 3 running · seq 212        │
-//! │ Waiting for Dan to finish                                                   │
-//! │ You: Eve (seat 10) · 20 life · 0 poison · may attack: – · may target: …     │
-//! └─────────────────────────────────────────────────────────────────────────────┘
-//! ┌ Ring ─────────────────────────────────┐┌ Log ───────────────────────────────┐
-//! │0┃  3  Ann            20  0p ● ▶T0 combat│ #211 Ann moved to combat (turn 0)  │
-//! │0┃  4  Ben            17  0p ●           │ …                                  │
-//! │    10 @Eve            20  0p ● …T1 waiting                                 │
-//! │    17  Kim           OUT      ●           ├ Chat ──────────────────────────────┤
-//! └───────────────────────────────────────┘└────────────────────────────────────┘
-//!  ✖ out_of_range: that player is out of your spell range
-//! ┌ command ───────────────────────────────────────────────────────────────────┐
-//! │> attack Ben 3                                                               │
-//! └─────────────────────────────────────────────────────────────────────────────┘
+//!  Friday melee · playing · 39/40 alive · R=1 · 9/10 turns running · seq 212 · 3 watching
+//! ▶▶ YOUR TURN — combat
+//!  You: Eve, seat 10 · 20 life · 0 poison · attack: Dan · target: Dan, Fay
+//!  0 Ann-Mari  20 0p ● ▶0c┃0   14 Oli       20 0p ●         28»Cid      20 0p ●★ …3 ┃2
+//!  1 Ben       17 1p ○     ┃0   15 Pam      OUT 0p ●         29 Dan      20 0p ◌  ▶4m┃4
+//!  …
+//! ─ Log · PgUp/PgDn ───────────────────────────────────────────────────────────────
+//! #211 Ann moved to combat (turn 0)
+//! Cid: good luck all
+//!  ✖ attack: that player is out of your range (out_of_range)
+//! > attack Ben 3                                              help · Tab · Ctrl-C
 //! ```
 //!
-//! In the ring, `▶Tn` marks the holder of running turn n and `…Tn` a waiting turn; the colored
-//! `n┃` band on the left marks the seats in running turn n's sphere; `@` is the player's own
-//! seat and `»` the seats in his range (whom he may target now); eliminated seats read `OUT`.
+//! Every seat is one cell that starts with its seat number: `@` marks the player's own seat and
+//! `»` the seats in his range; then the first 8 (or 16) characters of the name, the life (`OUT`
+//! once eliminated, `---` once his position is removed), the poison counters, `●` connected,
+//! `○` disconnected, `◌` away past the absence limit, `★` the host, the turn he holds (`▶0c`
+//! running turn 0 in combat — phases `b`, `1`, `c`, `2`, `e` — `…0` waiting, `■0` ended), and last
+//! `┃n` when the seat is in running turn n's sphere. With room enough the cells are drawn around
+//! an oval, clockwise in seating order (turns pass clockwise), with the turns and their spheres
+//! written in the middle; otherwise in columns. Below the size the table needs, the UI says
+//! "window too small (need W×H)".
+//!
+//! The log is wrapped here, row by row, so the newest line is always on screen and PgUp/PgDn
+//! (Home/End) reach every line. `help`, `status` and the game's standings open as overlays closed
+//! with Esc; `concede` (and `leave`) ask for a `y` first.
 
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::io;
 
-use grand_melee_protocol::{ErrorCode, Event, PlayerStatus, StageName, TurnStateName};
+use grand_melee_protocol::{
+    ErrorCode, Event, Phase, PlayerStatus, PlayerView, StageName, TableView, TurnStateName,
+};
 use ratatui::Frame;
 use ratatui::Terminal;
 use ratatui::backend::Backend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
-use ratatui::layout::{Constraint, Layout, Position, Rect};
+use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph, Wrap};
+use ratatui::widgets::{Block, Clear, Paragraph};
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use crate::command::{HELP, complete};
-use crate::describe::{self, Situation, names};
+use crate::describe::{self, Situation, phase_words};
 use crate::safe::{guard, printable};
-use crate::script::status_lines;
 use crate::session::{Action, Frontend, Input, Note, State};
 
 /// Lines of log and chat kept.
-const KEEP: usize = 500;
+const KEEP: usize = 1000;
+
+/// What a line of the log is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// An event of the table.
+    Event,
+    /// A chat line (in the log only on narrow terminals; wide ones have a chat panel).
+    Chat,
+    /// Something the client says (connected, refused, …).
+    Info,
+}
 
 /// A line of the log with its color.
 #[derive(Debug, Clone)]
 struct LogLine {
     text: String,
     style: Style,
+    kind: Kind,
+    /// The event's number, for lines of events (past events rebuilt after a resume are put
+    /// back in order by it).
+    seq: Option<u64>,
 }
 
-/// What the UI shows besides the table: the log, the chat and the command line.
+/// A window over the table, closed with Esc.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Overlay {
+    /// The commands and keys, in reading order.
+    Help,
+    /// Every seat and the player's situation, in words.
+    Status,
+    /// The final places and mana points.
+    Standings,
+    /// A command that cannot be undone, waiting for `y`.
+    Confirm(String),
+}
+
+/// What the UI shows besides the table: the log, the chat, the overlays and the command line.
 #[derive(Debug, Default)]
 pub struct Screen {
     log: VecDeque<LogLine>,
-    chat: VecDeque<String>,
     /// The command being typed.
     pub input: String,
     message: Option<(bool, String)>,
     history: Vec<String>,
     history_pos: Option<usize>,
+    /// Rows of the log scrolled back from its newest row.
     scroll: usize,
+    /// The log's width, height and furthest scroll as last drawn, and whether it showed the
+    /// chat.
+    log_area: Cell<(usize, usize, usize, bool)>,
+    /// The overlay on top of the table, if any.
+    pub overlay: Option<Overlay>,
+    overlay_scroll: usize,
+    overlay_max: Cell<usize>,
     /// Replay mode: the line shown in place of the player's situation (the step and its
     /// event); the command line then lists the stepping keys instead of taking commands.
     pub replay: Option<String>,
 }
+
+/// Commands that cannot be undone, asked for twice.
+const CONFIRM: &[(&str, &str)] = &[
+    (
+        "concede",
+        "Concede? You leave the game for good and cannot come back.",
+    ),
+    (
+        "leave",
+        "Leave? You give up your seat (in a game it is kept, as if you had quit).",
+    ),
+];
 
 impl Screen {
     /// An empty screen.
@@ -73,21 +129,58 @@ impl Screen {
         Self::default()
     }
 
-    fn log(&mut self, text: impl Into<String>, style: Style) {
+    fn push(&mut self, line: LogLine) {
         if self.log.len() == KEEP {
             self.log.pop_front();
         }
-        self.log.push_back(LogLine {
+        // Scrolled back: the rows on screen stay where they are.
+        let (width, _, _, with_chat) = self.log_area.get();
+        if self.scroll > 0 && width > 0 && (with_chat || line.kind != Kind::Chat) {
+            self.scroll += wrap(&guard(&line.text), width).len();
+        }
+        self.log.push_back(line);
+    }
+
+    fn log(&mut self, text: impl Into<String>, style: Style) {
+        self.push(LogLine {
             text: text.into(),
             style,
+            kind: Kind::Info,
+            seq: None,
         });
     }
 
-    fn chat(&mut self, text: String) {
-        if self.chat.len() == KEEP {
-            self.chat.pop_front();
+    /// The log's lines, oldest first (for tests).
+    pub fn log_lines(&self) -> Vec<String> {
+        self.log.iter().map(|l| l.text.clone()).collect()
+    }
+
+    /// The message line, if any: whether it reports a problem, and its text.
+    pub fn message(&self) -> Option<&(bool, String)> {
+        self.message.as_ref()
+    }
+
+    fn event_line(seq: u64, event: &Event, sentence: &str) -> LogLine {
+        let dim = Style::default().fg(Color::DarkGray);
+        if let Event::Chat { name, text, .. } = event {
+            return LogLine {
+                text: format!("{}: {}", printable(name), printable(text)),
+                style: Style::default().fg(Color::Cyan),
+                kind: Kind::Chat,
+                seq: Some(seq),
+            };
         }
-        self.chat.push_back(text);
+        let style = match event {
+            Event::Eliminated { .. } | Event::GameOver { .. } => Style::default().fg(Color::Yellow),
+            Event::ConnectionChanged { .. } | Event::SpectatorsChanged { .. } => dim,
+            _ => Style::default(),
+        };
+        LogLine {
+            text: format!("#{seq} {sentence}"),
+            style,
+            kind: Kind::Event,
+            seq: Some(seq),
+        }
     }
 
     /// Records a note (what the UI should tell the player).
@@ -103,33 +196,58 @@ impl Screen {
                     "Seated; your seat token is saved"
                 };
                 self.log(text, Style::default().fg(Color::Green));
+                // A reconnection answers the earlier "disconnected".
+                if self.message.as_ref().is_some_and(|(bad, _)| *bad) {
+                    self.message = Some((false, format!("✓ {text}")));
+                }
             }
-            Note::Watching => self.log("Watching as a spectator", dim),
+            Note::Watching => {
+                self.log("Watching as a spectator", dim);
+                if self.message.as_ref().is_some_and(|(bad, _)| *bad) {
+                    self.message = Some((false, "✓ watching again".into()));
+                }
+            }
             Note::Snapshot | Note::Applied => {}
             Note::Event {
                 seq,
                 event,
                 sentence,
                 ..
+            } => self.push(Self::event_line(seq, &event, &sentence)),
+            Note::Past {
+                seq,
+                event,
+                sentence,
             } => {
-                if let Event::Chat { name, text, .. } = &event {
-                    self.chat(format!("{}: {}", printable(name), printable(text)));
+                // Before every line of a later event, after everything else.
+                let line = Self::event_line(seq, &event, &sentence);
+                let at = self
+                    .log
+                    .iter()
+                    .position(|l| l.seq.is_some_and(|s| s >= seq))
+                    .unwrap_or(self.log.len());
+                if self.log.get(at).and_then(|l| l.seq) == Some(seq) {
+                    return;
+                }
+                if self.log.len() == KEEP {
+                    if at == 0 {
+                        return;
+                    }
+                    self.log.pop_front();
+                    self.log.insert(at - 1, line);
                 } else {
-                    let style = match event {
-                        Event::Eliminated { .. } | Event::GameOver { .. } => {
-                            Style::default().fg(Color::Yellow)
-                        }
-                        Event::ConnectionChanged { .. } | Event::SpectatorsChanged { .. } => dim,
-                        _ => Style::default(),
-                    };
-                    self.log(format!("#{seq} {sentence}"), style);
+                    self.log.insert(at, line);
                 }
             }
             Note::Ack { command, .. } => {
                 self.message = Some((false, format!("✓ {command}")));
             }
-            Note::Rejected { code, command } => {
-                let text = rejection(code, &command);
+            Note::Rejected {
+                code,
+                command,
+                message,
+            } => {
+                let text = rejection(code, &command, &message);
                 self.log(text.clone(), bad);
                 self.message = Some((true, text));
             }
@@ -142,22 +260,18 @@ impl Screen {
                 self.message = Some((true, format!("✖ disconnected: {reason}")));
             }
             Note::Reconnecting { delay } => {
-                self.log(format!("Reconnecting in {:.1}s…", delay.as_secs_f64()), dim)
+                self.log(format!("Reconnecting in {:.1}s…", delay.as_secs_f64()), dim);
             }
-            Note::Help => {
-                for (usage, meaning) in HELP.iter().rev() {
-                    self.log(format!("  {usage:<32} {meaning}"), dim);
-                }
-                self.log("Commands (newest lines at the top of this list):", dim);
-                self.scroll = 0;
-            }
-            Note::Status => {
-                for line in status_lines(state) {
-                    self.log(line, dim);
-                }
-            }
+            Note::Help => self.open(Overlay::Help),
+            Note::Status => self.open(Overlay::Status),
             Note::Left => self.log("You left the table", dim),
         }
+    }
+
+    /// Opens an overlay at its top.
+    pub fn open(&mut self, overlay: Overlay) {
+        self.overlay = Some(overlay);
+        self.overlay_scroll = 0;
     }
 
     /// Handles a key; returns what the session should do.
@@ -166,9 +280,42 @@ impl Screen {
             return None;
         }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl && matches!(key.code, KeyCode::Char('c' | 'd')) {
+            return Some(Action::Quit);
+        }
+        if let Some(overlay) = self.overlay.clone() {
+            if let Overlay::Confirm(line) = overlay {
+                self.overlay = None;
+                if matches!(key.code, KeyCode::Char('y' | 'Y')) {
+                    return Some(Action::Line(line));
+                }
+                self.message = Some((false, format!("not done: {line}")));
+                return None;
+            }
+            let page = 10;
+            match key.code {
+                KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q') => self.overlay = None,
+                KeyCode::Up => self.overlay_scroll = self.overlay_scroll.saturating_sub(1),
+                KeyCode::Down => {
+                    self.overlay_scroll = (self.overlay_scroll + 1).min(self.overlay_max.get());
+                }
+                KeyCode::PageUp => self.overlay_scroll = self.overlay_scroll.saturating_sub(page),
+                KeyCode::PageDown => {
+                    self.overlay_scroll = (self.overlay_scroll + page).min(self.overlay_max.get());
+                }
+                KeyCode::Home => self.overlay_scroll = 0,
+                KeyCode::End => self.overlay_scroll = self.overlay_max.get(),
+                // Typing goes on under the overlay.
+                _ => {
+                    self.overlay = None;
+                    return self.key(state, key);
+                }
+            }
+            return None;
+        }
         match key.code {
-            KeyCode::Char('c' | 'd') if ctrl => return Some(Action::Quit),
             KeyCode::Char('u') if ctrl => self.input.clear(),
+            KeyCode::Char('l') if ctrl => self.scroll = 0,
             KeyCode::Char(c) if !ctrl => self.input.push(c),
             KeyCode::Backspace => {
                 self.input.pop();
@@ -199,8 +346,16 @@ impl Screen {
                     self.input.clear();
                 }
             },
-            KeyCode::PageUp => self.scroll = self.scroll.saturating_add(5),
-            KeyCode::PageDown => self.scroll = self.scroll.saturating_sub(5),
+            KeyCode::PageUp => {
+                let (_, height, max, _) = self.log_area.get();
+                self.scroll = (self.scroll + height.saturating_sub(1).max(1)).min(max);
+            }
+            KeyCode::PageDown => {
+                let (_, height, _, _) = self.log_area.get();
+                self.scroll = self.scroll.saturating_sub(height.saturating_sub(1).max(1));
+            }
+            KeyCode::Home => self.scroll = self.log_area.get().2,
+            KeyCode::End => self.scroll = 0,
             KeyCode::Enter => {
                 let line = std::mem::take(&mut self.input);
                 self.history_pos = None;
@@ -211,6 +366,14 @@ impl Screen {
                     self.history.push(line.clone());
                 }
                 self.message = None;
+                let first = line.split_whitespace().next().unwrap_or("");
+                if CONFIRM
+                    .iter()
+                    .any(|(word, _)| first.eq_ignore_ascii_case(word))
+                {
+                    self.open(Overlay::Confirm(line));
+                    return None;
+                }
                 return Some(Action::Line(line));
             }
             _ => {}
@@ -219,19 +382,74 @@ impl Screen {
     }
 }
 
-fn rejection(code: ErrorCode, command: &str) -> String {
-    if command.is_empty() {
-        format!("✖ {}: {}", code.name(), code.description())
+fn rejection(code: ErrorCode, command: &str, message: &str) -> String {
+    // The server's own words when it says more than the code's standard description (a
+    // `bad_settings` names the setting).
+    let why = if message.is_empty() || message == code.description() {
+        code.description()
     } else {
-        format!("✖ {command}: {} ({})", code.description(), code.name())
+        message
+    };
+    if command.is_empty() {
+        format!("✖ {}: {}", code.name(), printable(why))
+    } else {
+        format!("✖ {command}: {} ({})", printable(why), code.name())
     }
 }
 
-/// Terminals narrower than this get the ring across the whole screen.
-const NARROW: u16 = 110;
+/// `text` cut into rows at most `width` columns wide, at spaces where it can be.
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(2);
+    let mut rows = Vec::new();
+    let mut row = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = c.width().unwrap_or(0);
+        while used + w > width && !row.is_empty() {
+            match row.rfind(' ').filter(|&i| i > 0) {
+                Some(i) => {
+                    let rest = row[i + 1..].to_owned();
+                    row.truncate(i);
+                    rows.push(std::mem::replace(&mut row, rest));
+                    used = row.width();
+                    if used + w > width {
+                        rows.push(std::mem::take(&mut row));
+                        used = 0;
+                    }
+                }
+                None => {
+                    rows.push(std::mem::take(&mut row));
+                    used = 0;
+                }
+            }
+        }
+        if c == ' ' && row.is_empty() && !rows.is_empty() {
+            continue;
+        }
+        row.push(c);
+        used += w;
+    }
+    if !row.is_empty() || rows.is_empty() {
+        rows.push(row);
+    }
+    rows
+}
 
-/// Columns a full ring row needs; narrower columns get compact rows.
-const FULL_ROW: u16 = 50;
+/// `text` cut to `width` columns (no wrapping), padded with spaces to exactly `width`.
+fn fit(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w > width {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
+    out.extend(std::iter::repeat_n(' ', width - used));
+    out
+}
 
 /// Colors of the simultaneous turns, by turn id.
 const TURN_COLORS: [Color; 6] = [
@@ -250,455 +468,1064 @@ fn turn_color(turn: u8) -> Color {
 /// The command line of the replay view.
 const REPLAY_KEYS: &str = "→/n next · ←/p back · PgDn/PgUp 10 events · Home/End start/end · q quit";
 
+/// What the marks of the ring mean (in `help`, and over the ring when there is room).
+pub const LEGEND: &str = "@ you · » in your range · ● on ○ off ◌ away · ★ host · ▶0c running turn 0 (phase b 1 c 2 e) · …0 waiting · ┃0 in turn 0's sphere";
+
+/// Width of a compact seat cell (8 characters of the name).
+const COMPACT: usize = 26;
+/// Width of a full seat cell (16 characters of the name, the phase in words).
+const FULL: usize = 47;
+/// Columns between two cells side by side.
+const GAP: usize = 1;
+/// Rows above the ring: the table, the situation, the player.
+const HEADER: u16 = 3;
+/// Rows below: the message and the command line.
+const FOOTER: u16 = 2;
+/// The fewest rows of log (and its title) worth showing.
+const MIN_LOG: u16 = 4;
+/// Terminals at least this wide get the ring on the left, log and chat on the right.
+const WIDE: u16 = 110;
+/// The narrowest the UI gets.
+const MIN_WIDTH: u16 = 40;
+
+/// The size the UI needs for a table of `seats` seats: three columns of compact cells.
+pub fn needed_size(seats: usize) -> (u16, u16) {
+    let columns = seats.clamp(1, 3);
+    let width = (columns * (COMPACT + GAP) - GAP).max(usize::from(MIN_WIDTH));
+    let rows = seats.max(1).div_ceil(columns);
+    (
+        u16::try_from(width).unwrap_or(u16::MAX),
+        HEADER + FOOTER + MIN_LOG + u16::try_from(rows).unwrap_or(u16::MAX),
+    )
+}
+
+/// How many cells of `cell` columns fit side by side in `width`.
+fn columns_in(width: usize, cell: usize) -> usize {
+    (width + GAP) / (cell + GAP)
+}
+
+/// Whether the UI fits a `width`×`height` terminal for `seats` seats.
+fn fits(seats: usize, width: u16, height: u16) -> bool {
+    if width < MIN_WIDTH {
+        return false;
+    }
+    if width >= WIDE {
+        // The ring gets the left part of the middle, all of its height.
+        let ring = usize::from(width) * 58 / 100;
+        let columns = columns_in(ring, COMPACT).max(1);
+        let rows = seats.max(1).div_ceil(columns);
+        return usize::from(height) > usize::from(HEADER + FOOTER) + rows;
+    }
+    let columns = columns_in(usize::from(width), COMPACT);
+    columns > 0
+        && usize::from(height)
+            >= usize::from(HEADER + FOOTER + MIN_LOG) + seats.max(1).div_ceil(columns)
+}
+
 /// Draws the whole UI.
 pub fn render(frame: &mut Frame<'_>, screen: &Screen, state: &State) {
-    let [top, middle, message, input] = Layout::vertical([
-        Constraint::Length(5),
-        Constraint::Min(6),
-        Constraint::Length(1),
-        Constraint::Length(3),
-    ])
-    .areas(frame.area());
-    render_header(frame, top, state, screen.replay.as_deref());
-    // Wide terminals: the ring on the left, log and chat on the right. Narrow ones: the ring
-    // across the screen, log and chat under it.
-    let (ring, log, chat) = if middle.width >= NARROW {
-        let [ring, side] =
-            Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)])
-                .areas(middle);
-        let [log, chat] =
-            Layout::vertical([Constraint::Percentage(65), Constraint::Percentage(35)]).areas(side);
-        (ring, log, chat)
+    let area = frame.area();
+    let seats = state.view.as_ref().map_or(0, |v| v.players.len());
+    if !fits(seats, area.width, area.height) {
+        render_too_small(frame, area, seats);
+        return;
+    }
+    let header = Rect::new(area.x, area.y, area.width, HEADER);
+    let middle = Rect::new(
+        area.x,
+        area.y + HEADER,
+        area.width,
+        area.height - HEADER - FOOTER,
+    );
+    let message = Rect::new(area.x, area.bottom() - 2, area.width, 1);
+    let input = Rect::new(area.x, area.bottom() - 1, area.width, 1);
+    render_header(frame, header, state, screen.replay.as_deref());
+    if middle.width >= WIDE {
+        // The ring on the left, log and chat on the right.
+        let ring_width = middle.width * 58 / 100;
+        let ring = Rect::new(middle.x, middle.y, ring_width, middle.height);
+        let side = Rect::new(
+            middle.x + ring_width + 1,
+            middle.y,
+            middle.width - ring_width - 1,
+            middle.height,
+        );
+        let log_height = (side.height * 65 / 100).max(MIN_LOG);
+        let log = Rect::new(side.x, side.y, side.width, log_height);
+        let chat = Rect::new(
+            side.x,
+            side.y + log_height,
+            side.width,
+            side.height - log_height,
+        );
+        render_ring(frame, ring, state, true);
+        render_log(frame, log, screen, false);
+        render_chat(frame, chat, screen);
     } else {
-        let [ring, bottom] =
-            Layout::vertical([Constraint::Min(4), Constraint::Length(5)]).areas(middle);
-        let [log, chat] =
-            Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)])
-                .areas(bottom);
-        (ring, log, chat)
-    };
-    render_ring(frame, ring, state);
-    let replay = screen.replay.is_some();
-    render_lines(
-        frame,
-        log,
-        if replay { " Log " } else { " Log (PgUp/PgDn) " },
-        screen
-            .log
-            .iter()
-            .map(|l| Line::styled(guard(&l.text), l.style)),
-        screen.scroll,
-    );
-    render_lines(
-        frame,
-        chat,
-        if replay {
-            " Chat "
+        // The ring across the screen, as few rows as it can; the log (with the chat) under it.
+        // Full cells (a longer name, the phase in words) when they leave the log 8 rows.
+        let full_rows = u16::try_from(
+            seats
+                .max(1)
+                .div_ceil(columns_in(usize::from(middle.width), FULL).max(1)),
+        )
+        .unwrap_or(u16::MAX);
+        let ring_rows = if middle.height.saturating_sub(full_rows + 1) >= 8 {
+            full_rows
         } else {
-            " Chat (say <text>) "
-        },
-        screen.chat.iter().map(|c| Line::raw(guard(c))),
-        0,
-    );
+            ring_rows(seats, usize::from(middle.width))
+        };
+        let spare = middle.height.saturating_sub(ring_rows + MIN_LOG);
+        // A title over the ring when there is a row to spare for it.
+        let titled = spare > 2;
+        let ring_height = ring_rows + u16::from(titled);
+        let ring = Rect::new(middle.x, middle.y, middle.width, ring_height);
+        let log = Rect::new(
+            middle.x,
+            middle.y + ring_height,
+            middle.width,
+            middle.height - ring_height,
+        );
+        render_ring(frame, ring, state, titled);
+        render_log(frame, log, screen, true);
+    }
     if let Some((bad, text)) = &screen.message {
         let color = if *bad { Color::Red } else { Color::Green };
         frame.render_widget(
             Paragraph::new(Line::styled(
-                format!(" {}", guard(text)),
+                fit(&format!(" {}", guard(text)), usize::from(message.width)),
                 Style::default().fg(color),
             )),
             message,
         );
     }
-    if replay {
+    if screen.replay.is_some() {
         frame.render_widget(
-            Paragraph::new(REPLAY_KEYS).block(Block::bordered().title(" replay ")),
+            Paragraph::new(Line::styled(
+                fit(REPLAY_KEYS, usize::from(input.width)),
+                Style::default().fg(Color::DarkGray),
+            )),
             input,
         );
-        return;
+    } else {
+        render_input(frame, input, screen);
     }
-    let block = Block::bordered().title(" command — help lists them, Tab completes, Ctrl-C quits ");
-    let inner = block.inner(input);
+    if let Some(overlay) = &screen.overlay {
+        render_overlay(frame, area, screen, overlay, state);
+    }
+}
+
+fn render_too_small(frame: &mut Frame<'_>, area: Rect, seats: usize) {
+    let (width, height) = needed_size(seats);
+    let text = format!(
+        "window too small (need {width}×{height}, have {}×{}) — make it bigger, or Ctrl-C to quit",
+        area.width, area.height
+    );
+    let lines: Vec<Line<'_>> = wrap(&text, usize::from(area.width))
+        .into_iter()
+        .map(|row| Line::styled(row, Style::default().fg(Color::Yellow)))
+        .collect();
+    frame.render_widget(Paragraph::new(lines), area);
+}
+
+fn render_input(frame: &mut Frame<'_>, area: Rect, screen: &Screen) {
+    const HINT: &str = " help · Tab completes · Ctrl-C quits";
+    let width = usize::from(area.width);
     // What the player typed, or a name that Tab completed: shown escaped like everything else.
     let typed = guard(&screen.input);
-    frame.render_widget(Paragraph::new(format!("> {typed}")).block(block), input);
-    let width = u16::try_from(typed.chars().count() + 2).unwrap_or(u16::MAX);
+    let prompt = format!("> {typed}");
+    let mut shown = prompt.clone();
+    // A long line shows its end, where the cursor is.
+    while shown.width() >= width && !shown.is_empty() {
+        shown.remove(2.min(shown.len().saturating_sub(1)));
+    }
+    let mut spans = vec![Span::styled(
+        shown.clone(),
+        Style::default().add_modifier(Modifier::BOLD),
+    )];
+    if shown.width() + HINT.width() < width {
+        spans.push(Span::raw(" ".repeat(width - shown.width() - HINT.width())));
+        spans.push(Span::styled(HINT, Style::default().fg(Color::DarkGray)));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+    let cursor = u16::try_from(shown.width()).unwrap_or(u16::MAX);
     frame.set_cursor_position(Position::new(
-        inner
-            .x
-            .saturating_add(width)
-            .min(inner.right().saturating_sub(1)),
-        inner.y,
+        area.x
+            .saturating_add(cursor)
+            .min(area.right().saturating_sub(1)),
+        area.y,
     ));
 }
 
-fn render_lines<'a>(
-    frame: &mut Frame<'_>,
-    area: Rect,
-    title: &str,
-    lines: impl DoubleEndedIterator<Item = Line<'a>> + ExactSizeIterator,
-    scroll: usize,
-) {
-    let block = Block::bordered().title(title.to_owned());
-    let height = usize::from(block.inner(area).height);
-    let total = lines.len();
-    let skip_end = scroll.min(total.saturating_sub(height));
-    let shown: Vec<Line<'a>> = {
-        let mut tail: Vec<Line<'a>> = lines.rev().skip(skip_end).take(height).collect();
-        tail.reverse();
-        tail
+/// A title row: `─ Log · PgUp/PgDn ─────`.
+fn title_row(title: &str, width: usize) -> Line<'static> {
+    let text = format!("─ {title} ");
+    let rest = width.saturating_sub(text.width());
+    Line::styled(
+        fit(&format!("{text}{}", "─".repeat(rest)), width),
+        Style::default().fg(Color::DarkGray),
+    )
+}
+
+/// The log's rows, wrapped to `width`, oldest first; chat lines too if `with_chat`.
+fn log_rows(screen: &Screen, width: usize, with_chat: bool) -> Vec<Line<'static>> {
+    screen
+        .log
+        .iter()
+        .filter(|l| with_chat || l.kind != Kind::Chat)
+        .flat_map(|l| {
+            wrap(&guard(&l.text), width)
+                .into_iter()
+                .map(|row| Line::styled(row, l.style))
+        })
+        .collect()
+}
+
+fn render_log(frame: &mut Frame<'_>, area: Rect, screen: &Screen, with_chat: bool) {
+    if area.height < 2 {
+        return;
+    }
+    let width = usize::from(area.width);
+    let height = usize::from(area.height) - 1;
+    let rows = log_rows(screen, width, with_chat);
+    let max = rows.len().saturating_sub(height);
+    let scroll = screen.scroll.min(max);
+    screen.log_area.set((width, height, max, with_chat));
+    let title = if screen.replay.is_some() {
+        "Log".to_owned()
+    } else if scroll > 0 {
+        format!("Log · {scroll} newer rows below: PgDn or End")
+    } else if max > 0 {
+        "Log · PgUp/PgDn/Home scroll".to_owned()
+    } else {
+        "Log".to_owned()
     };
-    frame.render_widget(
-        Paragraph::new(shown)
-            .block(block)
-            .wrap(Wrap { trim: false }),
-        area,
-    );
+    let end = rows.len() - scroll;
+    let start = end.saturating_sub(height);
+    let mut lines = vec![title_row(&title, width)];
+    lines.extend(rows[start..end].iter().cloned());
+    frame.render_widget(Paragraph::new(lines), area);
+}
+
+fn render_chat(frame: &mut Frame<'_>, area: Rect, screen: &Screen) {
+    if area.height < 2 {
+        return;
+    }
+    let width = usize::from(area.width);
+    let height = usize::from(area.height) - 1;
+    let rows: Vec<Line<'static>> = screen
+        .log
+        .iter()
+        .filter(|l| l.kind == Kind::Chat)
+        .flat_map(|l| {
+            wrap(&guard(&l.text), width)
+                .into_iter()
+                .map(|row| Line::styled(row, l.style))
+        })
+        .collect();
+    let title = if screen.replay.is_some() {
+        "Chat"
+    } else {
+        "Chat (say <text>)"
+    };
+    let mut lines = vec![title_row(title, width)];
+    lines.extend(rows[rows.len().saturating_sub(height)..].iter().cloned());
+    frame.render_widget(Paragraph::new(lines), area);
+}
+
+fn stage_words(stage: StageName) -> &'static str {
+    match stage {
+        StageName::Lobby => "lobby",
+        StageName::Mulligan => "mulligans",
+        StageName::Playing => "playing",
+        StageName::Finished => "finished",
+    }
 }
 
 fn render_header(frame: &mut Frame<'_>, area: Rect, state: &State, replay: Option<&str>) {
+    let width = usize::from(area.width);
     let Some(view) = &state.view else {
         let text = if state.connected {
             "Waiting for the table…"
         } else {
             "Connecting…"
         };
-        frame.render_widget(Paragraph::new(text).block(Block::bordered()), area);
+        frame.render_widget(Paragraph::new(format!(" {text}")), area);
         return;
-    };
-    let stage = match view.stage {
-        StageName::Lobby => "lobby",
-        StageName::Mulligan => "mulligans",
-        StageName::Playing => "playing",
-        StageName::Finished => "finished",
     };
     let running = view
         .turns
         .iter()
         .filter(|t| t.state == TurnStateName::Running)
         .count();
-    let spectators = if view.spectators > 0 {
-        format!(" · {} watching", view.spectators)
-    } else {
-        String::new()
-    };
-    let mut first = vec![Span::raw(format!(
-        "{stage} · {}/{} alive · R={} · {running}/{} turns running{spectators} · seq {}",
+    let mut first = format!(
+        " {}{} · {} · {}/{} alive · R={} · {running}/{} turns running · seq {}",
+        printable(&view.name),
+        if replay.is_some() { " — replay" } else { "" },
+        stage_words(view.stage),
         view.living(),
         view.players.len(),
         view.settings.spell_range,
         view.turns.len(),
         view.seq
-    ))];
+    );
+    if view.spectators > 0 {
+        first.push_str(&format!(" · {} watching", view.spectators));
+    }
     if view.paused {
-        first.push(Span::styled(
-            " · PAUSED",
-            Style::default().fg(Color::Yellow),
-        ));
+        first.push_str(" · PAUSED");
     }
     if !state.connected {
-        first.push(Span::styled(" · OFFLINE", Style::default().fg(Color::Red)));
+        first.push_str(" · OFFLINE");
     }
+    let first_style = if state.connected && !view.paused {
+        Style::default().add_modifier(Modifier::REVERSED)
+    } else {
+        Style::default()
+            .fg(Color::Black)
+            .bg(Color::Yellow)
+            .add_modifier(Modifier::BOLD)
+    };
     let situation = Situation::of(view, state.me);
-    let situation_style = match situation {
-        Situation::YourTurn { .. } | Situation::MulliganDecide { .. } => Style::default()
-            .fg(Color::Green)
-            .add_modifier(Modifier::BOLD),
-        Situation::WaitingFor { .. } | Situation::MulliganWait { .. } => Style::default()
-            .fg(Color::Yellow)
-            .add_modifier(Modifier::BOLD),
-        _ => Style::default().add_modifier(Modifier::BOLD),
-    };
-    let third = match state.me.and_then(|me| view.player(me)) {
-        Some(me) => {
-            let seat = me.seat.map_or_else(String::new, |s| format!(" (seat {s})"));
-            let attack = if me.may_attack.is_empty() {
-                "–".to_owned()
-            } else {
-                names(view, &me.may_attack)
-            };
-            let target = if me.may_target.is_empty() {
-                "–".to_owned()
-            } else {
-                names(view, &me.may_target)
-            };
-            let host = if view.host == Some(me.player) {
-                " · host"
-            } else {
-                ""
-            };
-            format!(
-                "You: {}{seat}{host} · {} life · {} poison · may attack: {attack} · may target: {target}",
-                printable(&me.name),
-                me.life,
-                me.poison
-            )
-        }
-        None => format!(
-            "{} · host: {}",
-            if replay.is_some() {
-                "Replay"
-            } else {
-                "Watching"
-            },
-            view.host
-                .map_or_else(|| "none".to_owned(), |h| describe::name(view, h))
-        ),
-    };
-    let (second, title) = match replay {
+    let (second, second_style) = match replay {
         Some(text) => (
-            Line::styled(
-                guard(text),
+            format!(" {}", guard(text)),
+            Style::default()
+                .fg(Color::Cyan)
+                .add_modifier(Modifier::BOLD),
+        ),
+        None => match situation {
+            Situation::YourTurn { .. } | Situation::MulliganDecide { .. } => (
+                format!("▶▶ {} ◀◀", situation.text()),
                 Style::default()
-                    .fg(Color::Cyan)
+                    .fg(Color::Black)
+                    .bg(Color::LightGreen)
                     .add_modifier(Modifier::BOLD),
             ),
-            format!(" {} — replay ", printable(&view.name)),
+            Situation::WaitingFor { .. } | Situation::MulliganWait { .. } => (
+                format!(" {}", situation.text()),
+                Style::default()
+                    .fg(Color::Yellow)
+                    .add_modifier(Modifier::BOLD),
+            ),
+            _ => (
+                format!(" {}", situation.text()),
+                Style::default().add_modifier(Modifier::BOLD),
+            ),
+        },
+    };
+    let third = you_line(view, state, replay.is_some(), width);
+    let lines = vec![
+        Line::styled(fit(&first, width), first_style),
+        Line::styled(fit(&second, width), second_style),
+        Line::raw(fit(&third, width)),
+    ];
+    frame.render_widget(Paragraph::new(lines), area);
+}
+
+/// The player's own line: seat, life, poison and whom he may attack and target, in `width`
+/// columns (a list that does not fit is counted, and the ring's `»` marks show it).
+fn you_line(view: &TableView, state: &State, replay: bool, width: usize) -> String {
+    let Some(me) = state.me.and_then(|me| view.player(me)) else {
+        return format!(
+            " {} · host: {}",
+            if replay { "Replay" } else { "Watching" },
+            view.host
+                .map_or_else(|| "none".to_owned(), |h| describe::name(view, h))
+        );
+    };
+    let seat = me.seat.map_or_else(String::new, |s| format!(", seat {s}"));
+    let host = if view.host == Some(me.player) {
+        " ★ host"
+    } else {
+        ""
+    };
+    let head = format!(
+        " You: {}{seat}{host} · {} life · {} poison",
+        printable(&me.name),
+        me.life,
+        me.poison
+    );
+    if view.stage != StageName::Playing {
+        return head;
+    }
+    let list = |players: &[u16]| {
+        if players.is_empty() {
+            "–".to_owned()
+        } else {
+            describe::names(view, players)
+        }
+    };
+    let full = format!(
+        "{head} · may attack: {} · may target: {}",
+        list(&me.may_attack),
+        list(&me.may_target)
+    );
+    if full.width() <= width {
+        return full;
+    }
+    let shorter = format!(
+        "{head} · attack: {} · target: {}",
+        list(&me.may_attack),
+        list(&me.may_target)
+    );
+    if shorter.width() <= width {
+        return shorter;
+    }
+    let counted = format!(
+        "{head} · attack: {} · target: {} players (»)",
+        list(&me.may_attack),
+        me.may_target.len()
+    );
+    if counted.width() <= width {
+        return counted;
+    }
+    format!(
+        "{head} · attack: {} · target: {} (» in the ring)",
+        me.may_attack.len(),
+        me.may_target.len()
+    )
+}
+
+/// One letter for a phase, for compact cells.
+fn phase_letter(phase: Phase) -> char {
+    match phase {
+        Phase::Beginning => 'b',
+        Phase::PrecombatMain => '1',
+        Phase::Combat => 'c',
+        Phase::PostcombatMain => '2',
+        Phase::Ending => 'e',
+    }
+}
+
+/// One seat's cell, `COMPACT` or `FULL` columns wide (see the module's documentation).
+fn seat_cell(state: &State, view: &TableView, p: &PlayerView, full: bool) -> Vec<Span<'static>> {
+    let name_width = if full { 16 } else { 8 };
+    let me = state.me.and_then(|me| view.player(me));
+    let range: &[u16] = me.map_or(&[], |m| &m.may_target);
+    let is_me = state.me == Some(p.player);
+    let in_range = !is_me && range.contains(&p.player);
+    let sphere = view
+        .turns
+        .iter()
+        .find(|t| t.state == TurnStateName::Running && t.sphere.contains(&p.player));
+    let mut spans = Vec::with_capacity(10);
+    // The seat number as the ring shows it (the player's id in the lobby), on the sphere's
+    // color.
+    let number = p.seat.map_or(p.player, u16::from);
+    let mut seat_style = Style::default().add_modifier(Modifier::BOLD);
+    if let Some(t) = sphere {
+        seat_style = seat_style.fg(Color::Black).bg(turn_color(t.turn));
+    }
+    spans.push(Span::styled(format!("{:>2}", number % 100), seat_style));
+    let mark = if is_me {
+        "@"
+    } else if in_range {
+        "»"
+    } else {
+        " "
+    };
+    spans.push(Span::styled(
+        mark,
+        Style::default()
+            .fg(Color::LightGreen)
+            .add_modifier(Modifier::BOLD),
+    ));
+    let mut name_style = Style::default();
+    if is_me {
+        name_style = name_style.add_modifier(Modifier::BOLD | Modifier::REVERSED);
+    } else if in_range {
+        name_style = name_style.fg(Color::LightGreen);
+    }
+    if p.status != PlayerStatus::Alive {
+        name_style = name_style
+            .fg(Color::DarkGray)
+            .add_modifier(Modifier::CROSSED_OUT);
+    }
+    spans.push(Span::styled(
+        fit(&printable(&p.name), name_width),
+        name_style,
+    ));
+    let life_width = if full { 5 } else { 4 };
+    let (life, life_style) = match p.status {
+        PlayerStatus::Alive => (
+            format!(
+                "{:>life_width$}",
+                short_number(i64::from(p.life), life_width)
+            ),
+            if p.life <= 5 {
+                Style::default().fg(Color::Red)
+            } else {
+                Style::default()
+            },
         ),
-        None => (
-            Line::styled(situation.text(), situation_style),
-            format!(" {} ", printable(&view.name)),
+        PlayerStatus::Eliminated => (
+            format!("{:>life_width$}", "OUT"),
+            Style::default().fg(Color::DarkGray),
+        ),
+        PlayerStatus::Removed => (
+            format!("{:>life_width$}", "---"),
+            Style::default().fg(Color::DarkGray),
         ),
     };
-    let lines = vec![Line::from(first), second, Line::raw(guard(&third))];
+    spans.push(Span::styled(life, life_style));
+    let poison_style = if p.poison > 0 {
+        Style::default().fg(Color::Magenta)
+    } else {
+        Style::default().fg(Color::DarkGray)
+    };
+    spans.push(Span::styled(
+        format!("{:>2}p ", short_number(i64::from(p.poison), 2)),
+        poison_style,
+    ));
+    spans.push(if p.absent {
+        Span::styled("◌", Style::default().fg(Color::Red))
+    } else if p.connected {
+        Span::styled("●", Style::default().fg(Color::Green))
+    } else {
+        Span::styled("○", Style::default().fg(Color::Red))
+    });
+    spans.push(Span::styled(
+        if view.host == Some(p.player) {
+            "★"
+        } else {
+            " "
+        },
+        Style::default().fg(Color::Yellow),
+    ));
+    let turn_width = if full { 15 } else { 3 };
+    let turn = view.turn_of(p.player).map(|t| {
+        let color = Style::default().fg(turn_color(t.turn));
+        let id = t.turn % 10;
+        let last = if t.marked_for_removal { "!" } else { "" };
+        match (t.state, full) {
+            (TurnStateName::Running, false) => (
+                format!("▶{id}{}", t.phase.map_or(' ', phase_letter)),
+                color.add_modifier(Modifier::BOLD),
+            ),
+            (TurnStateName::Running, true) => (
+                format!(
+                    " ▶{id} {}{last}",
+                    t.phase.map_or("", |phase| phase_words(phase))
+                ),
+                color.add_modifier(Modifier::BOLD),
+            ),
+            (TurnStateName::Waiting, false) => (format!("…{id}{last}"), color),
+            (TurnStateName::Waiting, true) => (format!(" …{id} waiting{last}"), color),
+            (TurnStateName::Ended, false) => (format!("■{id}"), color),
+            (TurnStateName::Ended, true) => (format!(" ■{id} ended"), color),
+        }
+    });
+    let (turn, turn_style) = turn.unwrap_or_default();
+    spans.push(Span::styled(fit(&turn, turn_width), turn_style));
+    spans.push(match sphere {
+        Some(t) => Span::styled(
+            format!("┃{}", t.turn % 10),
+            Style::default().fg(turn_color(t.turn)),
+        ),
+        None => Span::raw("  "),
+    });
+    spans
+}
+
+/// A number in at most `width` columns: `1234` as `1k`, and so on.
+fn short_number(n: i64, width: usize) -> String {
+    let text = n.to_string();
+    if text.len() <= width {
+        return text;
+    }
+    let thousands = format!("{}k", n / 1000);
+    if thousands.len() <= width {
+        thousands
+    } else if n < 0 {
+        "-".repeat(width)
+    } else {
+        "+".repeat(width)
+    }
+}
+
+/// Rows the ring takes across a narrow terminal `width` columns wide.
+fn ring_rows(seats: usize, width: usize) -> u16 {
+    let columns = columns_in(width, COMPACT).max(1);
+    u16::try_from(seats.max(1).div_ceil(columns)).unwrap_or(u16::MAX)
+}
+
+fn render_ring(frame: &mut Frame<'_>, area: Rect, state: &State, titled: bool) {
+    let Some(view) = &state.view else {
+        return;
+    };
+    let mut area = area;
+    if titled && area.height > 1 {
+        let title = format!("Ring · {LEGEND}");
+        frame.render_widget(
+            Paragraph::new(title_row(&title, usize::from(area.width))),
+            Rect::new(area.x, area.y, area.width, 1),
+        );
+        area = Rect::new(area.x, area.y + 1, area.width, area.height - 1);
+    }
+    let seats = view.players.len();
+    if seats == 0 || area.height == 0 {
+        return;
+    }
+    if view.stage != StageName::Lobby && render_oval(frame, area, state, view) {
+        return;
+    }
+    let width = usize::from(area.width);
+    let height = usize::from(area.height);
+    // The fewest columns that hold every seat; full cells if they fit.
+    let pick = |cell: usize| {
+        let most = columns_in(width, cell);
+        (1..=most).find(|&c| seats.div_ceil(c) <= height)
+    };
+    let (columns, full) = match (pick(FULL), pick(COMPACT)) {
+        (Some(c), _) => (c, true),
+        (None, Some(c)) => (c, false),
+        (None, None) => (columns_in(width, COMPACT).max(1), false),
+    };
+    let cell = if full { FULL } else { COMPACT };
+    let rows = seats.div_ceil(columns);
+    for (i, p) in view.players.iter().enumerate() {
+        let (column, row) = (i / rows, i % rows);
+        let x = column * (cell + GAP);
+        if row >= height || x + cell > width {
+            continue;
+        }
+        let at = Rect::new(
+            area.x + u16::try_from(x).unwrap_or(0),
+            area.y + u16::try_from(row).unwrap_or(0),
+            u16::try_from(cell).unwrap_or(0),
+            1,
+        );
+        frame.render_widget(
+            Paragraph::new(Line::from(seat_cell(state, view, p, full))),
+            at,
+        );
+    }
+}
+
+/// The cells around an oval, clockwise from the top left in seating order, with the turns in
+/// the middle; `false` (nothing drawn) if the area is too small for it.
+fn render_oval(frame: &mut Frame<'_>, area: Rect, state: &State, view: &TableView) -> bool {
+    let seats = view.players.len();
+    let (width, height) = (usize::from(area.width), usize::from(area.height));
+    let cell = COMPACT;
+    let gap = 3;
+    let most = (width + gap) / (cell + gap);
+    if seats < 4 || most < 3 {
+        return false;
+    }
+    // Cells on the top and bottom rows; the rest go down the sides.
+    let across = most.min(seats.div_ceil(4).max(2));
+    let down = seats.saturating_sub(2 * across);
+    let (right, left) = (down.div_ceil(2), down / 2);
+    let middle = width.saturating_sub(2 * (cell + gap));
+    if right + 2 > height || middle < 24 || height < 8 {
+        return false;
+    }
+    let mut places = Vec::with_capacity(seats);
+    let spread = |i: usize, n: usize, span: usize| {
+        if n <= 1 { span / 2 } else { i * span / (n - 1) }
+    };
+    for i in 0..across {
+        places.push((spread(i, across, width - cell), 0));
+    }
+    // Down the right side, between the top and bottom rows.
+    for i in 0..right {
+        places.push((width - cell, 1 + (i + 1) * (height - 2) / (right + 1)));
+    }
+    for i in (0..across).rev() {
+        places.push((spread(i, across, width - cell), height - 1));
+    }
+    for i in (0..left).rev() {
+        places.push((0, 1 + (i + 1) * (height - 2) / (left + 1)));
+    }
+    for (p, (x, y)) in view.players.iter().zip(places) {
+        let at = Rect::new(
+            area.x + u16::try_from(x).unwrap_or(0),
+            area.y + u16::try_from(y).unwrap_or(0),
+            u16::try_from(cell).unwrap_or(0),
+            1,
+        );
+        frame.render_widget(
+            Paragraph::new(Line::from(seat_cell(state, view, p, false))),
+            at,
+        );
+    }
+    // The turns and their spheres, in the middle.
+    let inner_x = cell + gap;
+    let inner = Rect::new(
+        area.x + u16::try_from(inner_x).unwrap_or(0),
+        area.y + 2,
+        u16::try_from(middle).unwrap_or(0),
+        area.height.saturating_sub(4),
+    );
+    let mut lines = vec![Line::styled(
+        "Turns pass clockwise ↻",
+        Style::default().fg(Color::DarkGray),
+    )];
+    let seat_number = |p: u16| {
+        view.player(p)
+            .and_then(|v| v.seat)
+            .map_or_else(|| format!("#{p}"), |s| s.to_string())
+    };
+    for t in &view.turns {
+        let color = Style::default().fg(turn_color(t.turn));
+        let (head, style) = match t.state {
+            TurnStateName::Running => (
+                format!(
+                    "▶ Turn {}: {} · {}",
+                    t.turn,
+                    describe::name(view, t.player),
+                    t.phase.map_or("", |phase| phase_words(phase))
+                ),
+                color.add_modifier(Modifier::BOLD),
+            ),
+            TurnStateName::Waiting => (
+                format!(
+                    "… Turn {}: {} waits",
+                    t.turn,
+                    describe::name(view, t.player)
+                ),
+                color,
+            ),
+            TurnStateName::Ended => (
+                format!(
+                    "■ Turn {}: {} ended",
+                    t.turn,
+                    describe::name(view, t.player)
+                ),
+                color,
+            ),
+        };
+        for row in wrap(&head, middle) {
+            lines.push(Line::styled(row, style));
+        }
+        if t.state == TurnStateName::Running && !t.sphere.is_empty() {
+            let sphere: Vec<String> = t.sphere.iter().map(|&p| seat_number(p)).collect();
+            let text = format!("  ┃{} sphere: seats {}", t.turn % 10, sphere.join(", "));
+            for row in wrap(&text, middle) {
+                lines.push(Line::styled(row, color));
+            }
+        }
+    }
+    frame.render_widget(Paragraph::new(lines), inner);
+    true
+}
+
+/// The overlay's title and rows.
+fn overlay_lines(overlay: &Overlay, state: &State, width: usize) -> (String, Vec<Line<'static>>) {
+    let dim = Style::default().fg(Color::DarkGray);
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    let text = |lines: &mut Vec<Line<'static>>, s: String, style: Style| {
+        for row in wrap(&s, width) {
+            lines.push(Line::styled(row, style));
+        }
+    };
+    let title = match overlay {
+        Overlay::Help => {
+            text(&mut lines, "Commands".into(), bold);
+            let usage_width = HELP.iter().map(|(u, _)| u.width()).max().unwrap_or(0);
+            for (usage, meaning) in HELP {
+                if usage_width + 2 + 20 <= width {
+                    let pad = usage_width - usage.width();
+                    let mut rows = wrap(meaning, width - usage_width - 2).into_iter();
+                    let first = rows.next().unwrap_or_default();
+                    lines.push(Line::from(vec![
+                        Span::styled(format!("{usage}{}  ", " ".repeat(pad)), bold),
+                        Span::raw(first),
+                    ]));
+                    for row in rows {
+                        lines.push(Line::raw(format!("{}{row}", " ".repeat(usage_width + 2))));
+                    }
+                } else {
+                    text(&mut lines, (*usage).to_owned(), bold);
+                    text(&mut lines, format!("  {meaning}"), Style::default());
+                }
+            }
+            text(&mut lines, String::new(), dim);
+            text(
+                &mut lines,
+                "A player is named by his name (a unique start is enough), his seat number as the ring shows it, #id, or me.".into(),
+                Style::default(),
+            );
+            text(&mut lines, String::new(), dim);
+            text(&mut lines, "Keys".into(), bold);
+            for (key, meaning) in [
+                ("Tab", "complete a command, a name or a phase"),
+                ("↑ ↓", "earlier commands"),
+                ("PgUp PgDn Home End", "scroll the log"),
+                (
+                    "Esc",
+                    "clear the command line, or close a window like this one",
+                ),
+                (
+                    "Ctrl-C",
+                    "quit; your seat is kept and `grand-melee resume` takes it back",
+                ),
+            ] {
+                text(&mut lines, format!("{key:<18} {meaning}"), Style::default());
+            }
+            text(&mut lines, String::new(), dim);
+            text(&mut lines, "The ring".into(), bold);
+            for part in LEGEND.split(" · ") {
+                text(&mut lines, format!("  {part}"), Style::default());
+            }
+            " Help — Esc closes, ↑↓ PgUp PgDn scroll ".to_owned()
+        }
+        Overlay::Status => {
+            for (line, style) in status_words(state) {
+                text(&mut lines, line, style);
+            }
+            " Status — Esc closes, ↑↓ PgUp PgDn scroll ".to_owned()
+        }
+        Overlay::Standings => {
+            if let Some(view) = &state.view {
+                text(
+                    &mut lines,
+                    "Place  Player                            Mana points".into(),
+                    bold,
+                );
+                for s in &view.standings {
+                    let me = if state.me == Some(s.player) {
+                        "  ← you"
+                    } else {
+                        ""
+                    };
+                    text(
+                        &mut lines,
+                        format!(
+                            "{:>4}.  {}{:>6}{me}",
+                            s.place,
+                            fit(&describe::name(view, s.player), 32),
+                            s.mana_points
+                        ),
+                        if s.place == 1 { bold } else { Style::default() },
+                    );
+                }
+                text(&mut lines, String::new(), dim);
+                text(
+                    &mut lines,
+                    format!(
+                        "The replay stays on the server: grand-melee replay watch {}",
+                        view.table
+                    ),
+                    dim,
+                );
+            }
+            " Game over — standings (Esc closes) ".to_owned()
+        }
+        Overlay::Confirm(line) => {
+            let first = line.split_whitespace().next().unwrap_or("").to_lowercase();
+            let question = CONFIRM
+                .iter()
+                .find(|(word, _)| *word == first)
+                .map_or("Are you sure?", |(_, q)| q);
+            text(&mut lines, question.to_owned(), bold);
+            text(&mut lines, String::new(), dim);
+            text(
+                &mut lines,
+                "Press y to do it; any other key keeps things as they are.".into(),
+                Style::default(),
+            );
+            format!(" {} ", guard(line))
+        }
+    };
+    (title, lines)
+}
+
+/// `status` for people: the table, then one line per seat as the ring numbers them, then the
+/// player's range and situation.
+pub fn status_words(state: &State) -> Vec<(String, Style)> {
+    let plain = Style::default();
+    let Some(view) = &state.view else {
+        return vec![("No copy of the table yet.".into(), plain)];
+    };
+    let mut out = vec![(
+        format!(
+            "{}: {}, {} of {} players alive, spell range {}, {} watching, event {}{}",
+            printable(&view.name),
+            stage_words(view.stage),
+            view.living(),
+            view.players.len(),
+            view.settings.spell_range,
+            view.spectators,
+            view.seq,
+            if view.paused { ", PAUSED" } else { "" }
+        ),
+        Style::default().add_modifier(Modifier::BOLD),
+    )];
+    out.push((
+        format!(
+            "Host: {}",
+            view.host
+                .map_or_else(|| "nobody".to_owned(), |h| describe::name(view, h))
+        ),
+        plain,
+    ));
+    for p in &view.players {
+        let number = p
+            .seat
+            .map_or_else(|| format!("Player #{}", p.player), |s| format!("Seat {s}"));
+        let mut parts = vec![format!("{number}: {}", printable(&p.name))];
+        if state.me == Some(p.player) {
+            parts[0].push_str(" (you)");
+        }
+        parts.push(match p.status {
+            PlayerStatus::Alive => format!("{} life, {} poison", p.life, p.poison),
+            PlayerStatus::Eliminated => "eliminated".into(),
+            PlayerStatus::Removed => "eliminated, position removed".into(),
+        });
+        parts.push(
+            if p.absent {
+                "away"
+            } else if p.connected {
+                "connected"
+            } else {
+                "disconnected"
+            }
+            .into(),
+        );
+        if view.host == Some(p.player) {
+            parts.push("host".into());
+        }
+        if p.muted {
+            parts.push("muted".into());
+        }
+        if let Some(t) = view.turn_of(p.player) {
+            parts.push(match t.state {
+                TurnStateName::Running => format!(
+                    "taking turn {} ({})",
+                    t.turn,
+                    t.phase.map_or("", |phase| phase_words(phase))
+                ),
+                TurnStateName::Waiting => format!("turn {} waits", t.turn),
+                TurnStateName::Ended => format!("turn {} ended", t.turn),
+            });
+        }
+        if let Some(t) = view
+            .turns
+            .iter()
+            .find(|t| t.state == TurnStateName::Running && t.sphere.contains(&p.player))
+        {
+            parts.push(format!("in turn {}'s sphere", t.turn));
+        }
+        out.push((parts.join(" · "), plain));
+    }
+    if let Some(me) = state.me.and_then(|me| view.player(me)) {
+        let list = |players: &[u16]| {
+            if players.is_empty() {
+                "nobody".to_owned()
+            } else {
+                players
+                    .iter()
+                    .map(|&p| {
+                        let seat = view
+                            .player(p)
+                            .and_then(|v| v.seat)
+                            .map_or_else(String::new, |s| format!("{s} "));
+                        format!("{seat}{}", describe::name(view, p))
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        };
+        out.push((format!("You may attack: {}", list(&me.may_attack)), plain));
+        out.push((format!("You may target: {}", list(&me.may_target)), plain));
+    }
+    if let Some(situation) = state.situation() {
+        out.push((
+            situation.text(),
+            Style::default().add_modifier(Modifier::BOLD),
+        ));
+    }
+    out
+}
+
+fn render_overlay(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    screen: &Screen,
+    overlay: &Overlay,
+    state: &State,
+) {
+    let width = area.width.saturating_sub(4).min(100);
+    let inner_width = usize::from(width.saturating_sub(2));
+    let (title, lines) = overlay_lines(overlay, state, inner_width);
+    let wanted = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX);
+    let height = wanted.min(area.height.saturating_sub(2)).max(3);
+    let at = Rect::new(
+        area.x + (area.width - width) / 2,
+        area.y + (area.height - height) / 2,
+        width,
+        height,
+    );
+    let visible = usize::from(height - 2);
+    let max = lines.len().saturating_sub(visible);
+    screen.overlay_max.set(max);
+    let scroll = screen.overlay_scroll.min(max);
+    let mut block = Block::bordered()
+        .title(title)
+        .border_style(Style::default().fg(Color::Cyan));
+    if max > 0 {
+        block = block.title_bottom(format!(
+            " {}–{} of {} ",
+            scroll + 1,
+            scroll + visible,
+            lines.len()
+        ));
+    }
+    frame.render_widget(Clear, at);
     frame.render_widget(
-        Paragraph::new(lines)
-            .block(Block::bordered().title(title))
-            .wrap(Wrap { trim: true }),
-        area,
+        Paragraph::new(lines[scroll..(scroll + visible).min(lines.len())].to_vec()).block(block),
+        at,
     );
 }
 
-/// One short line per seat, in seating order, for narrow columns: sphere band, seat, mark,
-/// name, life (`OUT` once eliminated) and turn (`▶0` running, `…0` waiting). A disconnected
-/// player's name is red.
-fn compact_ring_lines(state: &State, name_width: usize) -> Vec<Line<'static>> {
-    let Some(view) = &state.view else {
-        return Vec::new();
-    };
-    let range: &[u16] = state
-        .me
-        .and_then(|me| view.player(me))
-        .map_or(&[], |m| &m.may_target);
-    view.players
-        .iter()
-        .map(|p| {
-            let mut spans = Vec::new();
-            let sphere = view
-                .turns
-                .iter()
-                .find(|t| t.state == TurnStateName::Running && t.sphere.contains(&p.player));
-            spans.push(match sphere {
-                Some(t) => Span::styled(
-                    format!("{}┃", t.turn % 10),
-                    Style::default().fg(turn_color(t.turn)),
-                ),
-                None => Span::raw("  "),
-            });
-            let seat = p
-                .seat
-                .map_or_else(|| " -".to_owned(), |s| format!("{s:>2}"));
-            spans.push(Span::raw(seat));
-            let is_me = state.me == Some(p.player);
-            let mark = if is_me {
-                "@"
-            } else if range.contains(&p.player) {
-                "»"
-            } else {
-                " "
-            };
-            spans.push(Span::styled(mark, Style::default().fg(Color::LightGreen)));
-            let name: String = printable(&p.name).chars().take(name_width).collect();
-            let mut style = Style::default();
-            if is_me {
-                style = style.add_modifier(Modifier::BOLD | Modifier::REVERSED);
-            }
-            if !p.connected {
-                style = style.fg(Color::Red);
-            }
-            if p.status != PlayerStatus::Alive {
-                style = style
-                    .fg(Color::DarkGray)
-                    .add_modifier(Modifier::CROSSED_OUT);
-            }
-            spans.push(Span::styled(format!("{name:<name_width$}"), style));
-            spans.push(Span::raw(match p.status {
-                PlayerStatus::Alive => format!("{:>4}", p.life),
-                PlayerStatus::Eliminated => " OUT".to_owned(),
-                PlayerStatus::Removed => " ---".to_owned(),
-            }));
-            if let Some(t) = view.turn_of(p.player) {
-                let (mark, bold) = match t.state {
-                    TurnStateName::Running => ("▶", true),
-                    TurnStateName::Waiting => ("…", false),
-                    TurnStateName::Ended => ("■", false),
-                };
-                let mut style = Style::default().fg(turn_color(t.turn));
-                if bold {
-                    style = style.add_modifier(Modifier::BOLD);
-                }
-                spans.push(Span::styled(format!(" {mark}{}", t.turn), style));
-            }
-            Line::from(spans)
-        })
-        .collect()
-}
-
-/// One line per seat, in seating order.
-fn ring_lines(state: &State) -> Vec<Line<'static>> {
-    let Some(view) = &state.view else {
-        return Vec::new();
-    };
-    let me = state.me.and_then(|me| view.player(me));
-    let range: &[u16] = me.map_or(&[], |m| &m.may_target);
-    view.players
-        .iter()
-        .map(|p| {
-            let mut spans = Vec::new();
-            let sphere = view
-                .turns
-                .iter()
-                .find(|t| t.state == TurnStateName::Running && t.sphere.contains(&p.player));
-            spans.push(match sphere {
-                Some(t) => Span::styled(
-                    format!("{}┃ ", t.turn % 10),
-                    Style::default().fg(turn_color(t.turn)),
-                ),
-                None => Span::raw("   "),
-            });
-            let seat = p
-                .seat
-                .map_or_else(|| " -".to_owned(), |s| format!("{s:>2}"));
-            spans.push(Span::raw(format!("{seat} ")));
-            let is_me = state.me == Some(p.player);
-            let in_range = range.contains(&p.player);
-            let mark = if is_me {
-                "@"
-            } else if in_range {
-                "»"
-            } else {
-                " "
-            };
-            spans.push(Span::styled(
-                mark,
-                Style::default()
-                    .fg(Color::LightGreen)
-                    .add_modifier(Modifier::BOLD),
-            ));
-            let mut name: String = printable(&p.name).chars().take(14).collect();
-            if view.host == Some(p.player) {
-                name.push('★');
-            }
-            let mut name_style = Style::default();
-            if is_me {
-                name_style = name_style.add_modifier(Modifier::BOLD | Modifier::REVERSED);
-            } else if in_range {
-                name_style = name_style.fg(Color::LightGreen);
-            }
-            if p.status != PlayerStatus::Alive {
-                name_style = name_style
-                    .fg(Color::DarkGray)
-                    .add_modifier(Modifier::CROSSED_OUT);
-            }
-            spans.push(Span::styled(format!("{name:<15}"), name_style));
-            match p.status {
-                PlayerStatus::Alive => {
-                    let poison = if p.poison > 0 {
-                        Style::default().fg(Color::Magenta)
-                    } else {
-                        Style::default().fg(Color::DarkGray)
-                    };
-                    let life = if p.life <= 5 {
-                        Style::default().fg(Color::Red)
-                    } else {
-                        Style::default()
-                    };
-                    spans.push(Span::styled(format!("{:>4}", p.life), life));
-                    spans.push(Span::styled(format!(" {:>2}p", p.poison), poison));
-                }
-                PlayerStatus::Eliminated => {
-                    spans.push(Span::styled(
-                        "  OUT    ",
-                        Style::default().fg(Color::DarkGray),
-                    ));
-                }
-                PlayerStatus::Removed => {
-                    spans.push(Span::styled(
-                        " gone    ",
-                        Style::default().fg(Color::DarkGray),
-                    ));
-                }
-            }
-            spans.push(if p.absent {
-                Span::styled(" away", Style::default().fg(Color::Red))
-            } else if p.connected {
-                Span::styled(" ●   ", Style::default().fg(Color::Green))
-            } else {
-                Span::styled(" off ", Style::default().fg(Color::Red))
-            });
-            if let Some(t) = view.turn_of(p.player) {
-                let color = Style::default().fg(turn_color(t.turn));
-                let removal = if t.marked_for_removal { " (last)" } else { "" };
-                spans.push(match t.state {
-                    TurnStateName::Running => Span::styled(
-                        format!(
-                            " ▶T{} {}{removal}",
-                            t.turn,
-                            t.phase.map_or("", describe::phase_words)
-                        ),
-                        color.add_modifier(Modifier::BOLD),
-                    ),
-                    TurnStateName::Waiting => {
-                        Span::styled(format!(" …T{} waiting{removal}", t.turn), color)
-                    }
-                    TurnStateName::Ended => Span::styled(format!(" ■T{} ended", t.turn), color),
-                });
-            }
-            Line::from(spans)
-        })
-        .collect()
-}
-
-fn render_ring(frame: &mut Frame<'_>, area: Rect, state: &State) {
-    let block =
-        Block::bordered().title(" Ring: ▶ running  … waiting  n┃ sphere  @ you  » your range ");
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    let seats = state.view.as_ref().map_or(0, |v| v.players.len());
-    if seats == 0 || inner.height == 0 {
-        return;
-    }
-    let height = usize::from(inner.height);
-    let columns = seats.div_ceil(height).max(1);
-    let column_width = usize::from(inner.width) / columns;
-    let lines = if column_width >= usize::from(FULL_ROW) {
-        ring_lines(state)
-    } else {
-        // Band, seat and mark take 5 columns, life and turn 7, and one is left between columns.
-        compact_ring_lines(state, column_width.saturating_sub(13).clamp(2, 15))
-    };
-    let constraints = vec![Constraint::Ratio(1, u32::try_from(columns).unwrap_or(1)); columns];
-    let areas = Layout::horizontal(constraints).split(inner);
-    for (chunk, column) in lines.chunks(height).zip(areas.iter()) {
-        frame.render_widget(Paragraph::new(chunk.to_vec()), *column);
-    }
-}
+/// Rings the terminal's bell.
+pub type Bell = Box<dyn FnMut() + Send>;
 
 /// The interactive front end: the UI drawn on a terminal.
-#[derive(Debug)]
 pub struct Tui<B: Backend> {
     terminal: Terminal<B>,
     /// The log, chat and command line.
     pub screen: Screen,
+    bell: Bell,
+    bells: usize,
+    /// Whether the last situation called for the player (his turn, his mulligan decision).
+    called: bool,
+}
+
+impl<B: Backend> std::fmt::Debug for Tui<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tui")
+            .field("screen", &self.screen)
+            .field("bells", &self.bells)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<B: Backend> Tui<B> {
-    /// A UI drawing on `terminal`.
+    /// A UI drawing on `terminal`, with a silent bell (tests count [`Tui::bells`]).
     pub fn new(terminal: Terminal<B>) -> Self {
+        Self::with_bell(terminal, Box::new(|| {}))
+    }
+
+    /// A UI drawing on `terminal` that calls `bell` when the player's turn or mulligan decision
+    /// comes up.
+    pub fn with_bell(terminal: Terminal<B>, bell: Bell) -> Self {
         Self {
             terminal,
             screen: Screen::new(),
+            bell,
+            bells: 0,
+            called: false,
         }
+    }
+
+    /// How many times the bell has rung.
+    pub fn bells(&self) -> usize {
+        self.bells
     }
 
     /// Redraws the whole screen.
@@ -714,11 +1541,38 @@ impl<B: Backend> Tui<B> {
     pub fn terminal(&self) -> &Terminal<B> {
         &self.terminal
     }
+
+    /// Rings the bell when the player's turn or his mulligan decision has just come up.
+    fn call_if_needed(&mut self, state: &State) {
+        let called = matches!(
+            state.situation(),
+            Some(Situation::YourTurn { .. } | Situation::MulliganDecide { .. })
+        );
+        if called && !self.called {
+            self.bells += 1;
+            (self.bell)();
+        }
+        self.called = called;
+    }
 }
 
 impl<B: Backend + Send> Frontend for Tui<B> {
     fn note(&mut self, state: &State, note: Note) -> io::Result<()> {
+        let game_over = matches!(
+            note,
+            Note::Event {
+                event: Event::GameOver { .. },
+                ..
+            }
+        );
+        let settled = matches!(note, Note::Applied | Note::Snapshot);
         self.screen.note(state, note);
+        if game_over {
+            self.screen.open(Overlay::Standings);
+        }
+        if settled {
+            self.call_if_needed(state);
+        }
         self.draw(state)
     }
 
@@ -736,5 +1590,49 @@ impl<B: Backend + Send> Frontend for Tui<B> {
         };
         self.draw(state)?;
         Ok(action)
+    }
+
+    fn wants_history(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrapping_breaks_at_spaces_and_keeps_every_character() {
+        let text = "Disconnected: the connection dropped hard";
+        let rows = wrap(text, 12);
+        assert!(rows.iter().all(|r| r.width() <= 12), "{rows:?}");
+        assert_eq!(
+            rows,
+            ["Disconnected", ": the", "connection", "dropped hard"]
+        );
+        let rows = wrap(text, 20);
+        assert_eq!(rows, ["Disconnected: the", "connection dropped", "hard"]);
+        assert_eq!(wrap("abcdefghij", 4), ["abcd", "efgh", "ij"]);
+        assert_eq!(wrap("", 10), [""]);
+        assert_eq!(wrap("漢字漢字", 5), ["漢字", "漢字"]);
+    }
+
+    #[test]
+    fn numbers_fit_their_columns() {
+        assert_eq!(short_number(20, 4), "20");
+        assert_eq!(short_number(1000, 3), "1k");
+        assert_eq!(short_number(-5000, 3), "-5k");
+        assert_eq!(short_number(123_456, 2), "++");
+        assert_eq!(fit("Bartholomew", 8), "Bartholo");
+        assert_eq!(fit("Ann", 5), "Ann  ");
+    }
+
+    #[test]
+    fn the_needed_size_grows_with_the_table() {
+        assert_eq!(needed_size(40), (80, 23));
+        assert_eq!(needed_size(28), (80, 19));
+        assert!(fits(40, 80, 24));
+        assert!(!fits(28, 50, 15));
+        assert!(fits(6, 50, 15));
     }
 }

@@ -19,31 +19,30 @@ use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-const NAMES: [&str; 28] = [
-    "Ann", "Ben", "Cid", "Dan", "Eve", "Fay", "Gus", "Hal", "Ivy", "Jon", "Kim", "Lea", "Max",
-    "Ned", "Oli", "Pam", "Quinn", "Ray", "Sue", "Tom", "Uma", "Val", "Wes", "Xia", "Yan", "Zoe",
-    "Abe", "Bea",
-];
-
 const WIDTH: u16 = 160;
 const HEIGHT: u16 = 46;
 
-/// Plays a 28-seat game on a real server up to a point where one turn waits for another, a
-/// player has been eliminated and a player has been attacked. Returns the table as a fresh
-/// snapshot shows it.
-async fn mid_game() -> (TableId, TableView) {
+/// A name of 13 characters whose first 8 are unique: `Player07-Long`.
+fn long_name(i: usize) -> String {
+    format!("Player{i:02}-Long")
+}
+
+/// Plays a game of `seats` players (range 2) on a real server up to a point where one turn
+/// waits for another, a player has been eliminated, a player has been attacked and one player
+/// is disconnected. Returns the table as a fresh snapshot shows it.
+async fn mid_game(seats: u8) -> (TableId, TableView) {
     let server = TestServer::start().await;
     let url = server.url();
-    let mut seats = Vec::new();
-    for _ in 0..NAMES.len() {
-        seats.push(Conn::open(&url).await.unwrap());
+    let mut conns = Vec::new();
+    for _ in 0..seats {
+        conns.push(Some(Conn::open(&url).await.unwrap()));
     }
     let created = call(
-        &mut seats[0],
+        conns[0].as_mut().unwrap(),
         ClientMessage::CreateTable {
             id: 0,
             name: "Friday melee".into(),
-            seats: 28,
+            seats,
             spell_range: 2,
             reduction: Reduction::Eager,
             starting_life: 20,
@@ -59,13 +58,13 @@ async fn mid_game() -> (TableId, TableView) {
     let ServerMessage::TableCreated { table, .. } = created else {
         panic!("{created:?}");
     };
-    for (conn, name) in seats.iter_mut().zip(NAMES) {
+    for (i, conn) in conns.iter_mut().enumerate() {
         let seated = call(
-            conn,
+            conn.as_mut().unwrap(),
             ClientMessage::Join {
                 id: 0,
                 table,
-                name: name.into(),
+                name: long_name(i),
                 password: None,
             },
         )
@@ -83,7 +82,7 @@ async fn mid_game() -> (TableId, TableView) {
     )
     .await;
     call(
-        &mut seats[0],
+        conns[0].as_mut().unwrap(),
         ClientMessage::Start {
             id: 0,
             first_player: None,
@@ -92,29 +91,27 @@ async fn mid_game() -> (TableId, TableView) {
     .await;
     let mut view = snapshot(&mut spectator).await;
     while let Some(decider) = view.mulligan_decider {
-        call(
-            &mut seats[usize::from(decider)],
-            ClientMessage::Keep { id: 0 },
-        )
-        .await;
-        view = snapshot(&mut spectator).await;
+        // Each decider looks for himself: no connection goes over its request rate.
+        let conn = conns[usize::from(decider)].as_mut().unwrap();
+        call(conn, ClientMessage::Keep { id: 0 }).await;
+        view = snapshot(conn).await;
     }
     assert_eq!(view.stage, StageName::Playing);
     assert_eq!(
+        usize::from(seats) / 6,
         view.turns.len(),
-        4,
-        "28 players at range 2 play 4 turns at once"
+        "eager turns at range 2"
     );
 
     // Turn 0 is ended again and again, so it passes left until it comes too close to the next
     // running turn and has to wait.
-    for _ in 0..7 {
+    for _ in 0..12 {
         let turn = view.turn(0).unwrap().clone();
         if turn.state == TurnStateName::Waiting {
             break;
         }
         call(
-            &mut seats[usize::from(turn.player)],
+            conns[usize::from(turn.player)].as_mut().unwrap(),
             ClientMessage::EndTurn { id: 0 },
         )
         .await;
@@ -123,10 +120,10 @@ async fn mid_game() -> (TableId, TableView) {
     let waiting = view.turn(0).unwrap().clone();
     assert_eq!(waiting.state, TurnStateName::Waiting, "{view:?}");
 
-    // Turn 2's player attacks someone in range.
-    let attacker = view.turn(2).unwrap().player;
+    // Turn 1's player attacks someone in range.
+    let attacker = view.turn(1).unwrap().player;
     call(
-        &mut seats[usize::from(attacker)],
+        conns[usize::from(attacker)].as_mut().unwrap(),
         ClientMessage::SetPhase {
             id: 0,
             phase: Phase::Combat,
@@ -136,7 +133,7 @@ async fn mid_game() -> (TableId, TableView) {
     view = snapshot(&mut spectator).await;
     let defender = view.player(attacker).unwrap().may_attack[0];
     call(
-        &mut seats[usize::from(attacker)],
+        conns[usize::from(attacker)].as_mut().unwrap(),
         ClientMessage::Attack {
             id: 0,
             target: defender,
@@ -161,16 +158,38 @@ async fn mid_game() -> (TableId, TableView) {
         })
         .unwrap();
     call(
-        &mut seats[0],
+        conns[0].as_mut().unwrap(),
         ClientMessage::Ruling {
             id: 0,
             ruling: Ruling::Eliminate { players: vec![far] },
         },
     )
     .await;
+    // One player drops: the table marks him disconnected.
+    let gone = view
+        .players
+        .iter()
+        .map(|p| p.player)
+        .find(|&p| p != 0 && p != far && view.turns.iter().all(|t| t.player != p))
+        .unwrap();
+    conns[usize::from(gone)].take().unwrap().close().await;
+    loop {
+        let message = tokio::time::timeout(common::PATIENCE, spectator.recv())
+            .await
+            .expect("the table notices the drop")
+            .unwrap();
+        if let ServerMessage::Events { events, .. } = message
+            && events.iter().any(|e| {
+                matches!(e, grand_melee_protocol::Event::ConnectionChanged { player, connected: false } if *player == gone)
+            })
+        {
+            break;
+        }
+    }
     let view = snapshot(&mut spectator).await;
+    assert!(!view.player(gone).unwrap().connected);
     assert_eq!(view.player(far).unwrap().status, PlayerStatus::Eliminated);
-    for conn in seats {
+    for conn in conns.into_iter().flatten() {
         conn.close().await;
     }
     spectator.close().await;
@@ -185,148 +204,283 @@ fn rows(buffer: &Buffer, from: u16, to: u16) -> Vec<String> {
         .collect()
 }
 
-/// The ring row of the player called `name`.
-fn row_of<'a>(ring: &'a [String], name: &str) -> &'a str {
-    let found: Vec<&String> = ring
+/// Every seat's cell on screen: the text from its seat number to the next cell (or the end of
+/// the row), found by the first 8 characters of its name right after its seat number and mark.
+fn cells(screen: &[String], view: &TableView) -> Vec<(PlayerId, String)> {
+    let mut found = Vec::new();
+    for p in &view.players {
+        let name8: String = p.name.chars().take(8).collect();
+        let number = format!("{:>2}", p.seat.map_or(p.player, u16::from));
+        let mut hits = Vec::new();
+        for (y, row) in screen.iter().enumerate() {
+            let chars: Vec<char> = row.chars().collect();
+            for x in 3..chars.len() {
+                let here: String = chars[x..].iter().take(8).collect();
+                let before: String = chars[x - 3..x - 1].iter().collect();
+                if here == name8 && before == number && " @»".contains(chars[x - 1]) {
+                    hits.push((y, x - 3));
+                }
+            }
+        }
+        assert_eq!(
+            hits.len(),
+            1,
+            "one cell for {}:\n{}",
+            p.name,
+            screen.join("\n")
+        );
+        found.push((p.player, hits[0]));
+    }
+    found
         .iter()
-        .filter(|r| {
-            r.split_whitespace()
-                .any(|w| w.trim_start_matches(['@', '»']).trim_end_matches('★') == name)
+        .map(|&(player, (y, x))| {
+            // The next cell on the same row starts at the nearest start to the right.
+            let end = found
+                .iter()
+                .filter(|(_, (y2, x2))| *y2 == y && *x2 > x)
+                .map(|(_, (_, x2))| *x2)
+                .min()
+                .unwrap_or(usize::MAX);
+            let text: Vec<char> = screen[y].chars().skip(x).take(end - x).collect();
+            // A cell ends 6 columns after its connection mark (host, turn, sphere), or 18 for
+            // a full cell (which shows the whole of these 13-character names): what follows
+            // belongs to the ring's middle.
+            let name = &view.player(player).unwrap().name;
+            let full = text.iter().collect::<String>().contains(name.as_str());
+            let mark = text.iter().position(|c| "●○◌".contains(*c)).unwrap_or(0);
+            let len = (mark + if full { 19 } else { 7 }).min(text.len());
+            (player, text[..len].iter().collect())
         })
-        .collect();
-    assert_eq!(found.len(), 1, "one ring row for {name}: {ring:#?}");
-    found[0]
+        .collect()
 }
 
-/// The view after `events` (numbered from `view.seq + 1`), folded by the protocol's mirror.
-fn folded(view: &TableView, events: &[grand_melee_protocol::Event]) -> TableView {
-    let mut mirror = grand_melee_protocol::Mirror::new(view).unwrap();
-    mirror.apply_batch(view.seq + 1, events).unwrap();
-    mirror.view()
+/// Checks that every seat of `view` is on screen with at least 8 characters of its name, its
+/// life (or `OUT`), poison, connection, host mark, turn and sphere marks.
+fn check_every_seat(screen: &[String], view: &TableView, what: &str) {
+    for (player, cell) in cells(screen, view) {
+        let p = view.player(player).unwrap();
+        let tokens: Vec<&str> = cell.split_whitespace().collect();
+        let life = match p.status {
+            PlayerStatus::Alive => p.life.to_string(),
+            PlayerStatus::Eliminated => "OUT".into(),
+            PlayerStatus::Removed => "---".into(),
+        };
+        assert!(
+            tokens.contains(&life.as_str()),
+            "{what}: life {life} in {cell:?}"
+        );
+        assert!(
+            cell.contains(&format!("{}p", p.poison)),
+            "{what}: poison in {cell:?}"
+        );
+        let connection = if p.absent {
+            '◌'
+        } else if p.connected {
+            '●'
+        } else {
+            '○'
+        };
+        assert!(
+            cell.contains(connection),
+            "{what}: {connection} in {cell:?}"
+        );
+        assert_eq!(
+            cell.contains('★'),
+            view.host == Some(player),
+            "{what}: host mark of {}: {cell:?}",
+            p.name
+        );
+        for t in &view.turns {
+            let holder = t.player == player;
+            let (mark, expected) = match t.state {
+                TurnStateName::Running => (format!("▶{}", t.turn), holder),
+                TurnStateName::Waiting => (format!("…{}", t.turn), holder),
+                TurnStateName::Ended => (format!("■{}", t.turn), holder),
+            };
+            assert_eq!(cell.contains(&mark), expected, "{what}: {mark} on {cell:?}");
+            let in_sphere = t.state == TurnStateName::Running && t.sphere.contains(&player);
+            assert_eq!(
+                cell.contains(&format!("┃{}", t.turn)),
+                in_sphere,
+                "{what}: sphere {} on {cell:?}",
+                t.turn
+            );
+        }
+    }
 }
 
-fn name(view: &TableView, player: PlayerId) -> &str {
-    &view.player(player).unwrap().name
+fn draw(width: u16, height: u16, screen: &Screen, state: &State) -> Vec<String> {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal.draw(|f| render(f, screen, state)).unwrap();
+    rows(terminal.backend().buffer(), 0, width)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_28_seat_table_mid_game_shows_turns_spheres_the_eliminated_and_my_range() {
-    let (table, view) = mid_game().await;
-    // The player is the one whose turn waits.
-    let me = view.turn(0).unwrap().player;
-    let state = State {
+fn state_of(table: TableId, view: &TableView, me: PlayerId) -> State {
+    State {
         server: "ws://127.0.0.1:7878/ws".into(),
         table,
         me: Some(me),
         spectator: false,
-        mirror: Some(grand_melee_protocol::Mirror::new(&view).unwrap()),
+        mirror: Some(grand_melee_protocol::Mirror::new(view).unwrap()),
         view: Some(view.clone()),
         connected: true,
-    };
-    let mut screen = Screen::new();
-    screen.note(
-        &state,
-        Note::Rejected {
-            code: ErrorCode::NotYourTurn,
-            command: "end".into(),
-        },
-    );
-    let mut terminal = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).unwrap();
-    terminal.draw(|f| render(f, &screen, &state)).unwrap();
-    let buffer = terminal.backend().buffer().clone();
-    let all = rows(&buffer, 0, WIDTH).join("\n");
-    // The ring is the left 58% of the middle of the screen.
-    let ring: Vec<String> = rows(&buffer, 0, WIDTH * 58 / 100)
-        .into_iter()
-        .skip(5)
-        .take(usize::from(HEIGHT) - 9)
-        .collect();
-
-    // Every running turn is marked on its holder's row, and its sphere is banded.
-    let running: Vec<_> = view
-        .turns
-        .iter()
-        .filter(|t| t.state == TurnStateName::Running)
-        .collect();
-    assert!(running.len() >= 2, "{:?}", view.turns);
-    for turn in &running {
-        let row = row_of(&ring, name(&view, turn.player));
-        assert!(row.contains(&format!("▶T{}", turn.turn)), "{row}");
-        for &p in &turn.sphere {
-            let row = row_of(&ring, name(&view, p));
-            assert!(
-                row.trim_start_matches(['│', ' '])
-                    .starts_with(&format!("{}┃", turn.turn)),
-                "{} is in turn {}'s sphere: {row}",
-                name(&view, p),
-                turn.turn
-            );
-        }
     }
-    // The waiting turn, and why it waits.
-    let my_row = row_of(&ring, name(&view, me));
-    assert!(my_row.contains("…T0 waiting"), "{my_row}");
-    assert!(my_row.contains('@'), "{my_row}");
-    let Situation::WaitingFor { holders } = Situation::of(&view, Some(me)) else {
-        panic!("the player waits");
-    };
-    assert!(!holders.is_empty());
-    assert!(
-        all.contains(&format!("Waiting for {} to finish", holders.join(" and "))),
-        "{all}"
-    );
-    // The eliminated seat.
-    let out: Vec<_> = view
-        .players
-        .iter()
-        .filter(|p| p.status == PlayerStatus::Eliminated)
-        .collect();
-    assert_eq!(out.len(), 1);
-    let out_row = row_of(&ring, &out[0].name);
-    assert!(out_row.contains("OUT"), "{out_row}");
-    // The player's range: marked in the ring and listed in the header.
-    let range = &view.player(me).unwrap().may_target;
-    assert!(range.len() >= 3, "{range:?}");
-    for p in &view.players {
-        let row = row_of(&ring, &p.name);
-        let marked = row.contains(&format!("»{}", p.name));
-        let in_range = p.player != me && range.contains(&p.player);
-        assert_eq!(marked, in_range, "range mark of {}: {row}", p.name);
-    }
-    let targets: Vec<&str> = range.iter().map(|&p| name(&view, p)).collect();
-    assert!(
-        all.contains(&format!("may target: {}", targets.join(", "))),
-        "{all}"
-    );
-    // The attacked player's life and poison.
-    let hurt = view.players.iter().find(|p| p.life == 17).unwrap();
-    let hurt_row = row_of(&ring, &hurt.name);
-    assert!(hurt_row.contains("17  1p"), "{hurt_row}");
-    // The refusal, in plain words.
-    assert!(
-        all.contains("end: you are not taking a turn (not_your_turn)"),
-        "{all}"
-    );
-    check_small_terminal(&state, &view);
 }
 
-/// The same table on a small terminal: every seat still shows, with its turn marks.
-fn check_small_terminal(state: &State, view: &TableView) {
-    let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
-    terminal.draw(|f| render(f, &Screen::new(), state)).unwrap();
-    let screen = rows(terminal.backend().buffer(), 0, 80).join("\n");
-    for p in &view.players {
-        let prefix: String = p.name.chars().take(3).collect();
-        assert!(screen.contains(&prefix), "{} on screen:\n{screen}", p.name);
+/// A screen whose log has many long lines (reconnections with long reasons, wrapped events),
+/// then `help` and `status` opened and closed, then the newest line.
+fn busy_screen(state: &State) -> Screen {
+    let mut screen = Screen::new();
+    for i in 0..40 {
+        screen.note(
+            state,
+            Note::Disconnected {
+                reason: format!(
+                    "attempt {i}: the connection dropped because the network went away for a while (close code 1006)"
+                ),
+            },
+        );
+        screen.note(state, Note::Seated { resumed: true });
     }
-    for turn in &view.turns {
-        let mark = match turn.state {
-            TurnStateName::Running => format!("▶{}", turn.turn),
-            _ => format!("…{}", turn.turn),
-        };
-        assert!(screen.contains(&mark), "{mark} on screen:\n{screen}");
+    let key = |c: KeyCode| KeyEvent::new(c, KeyModifiers::NONE);
+    for command in [Note::Help, Note::Status] {
+        screen.note(state, command);
+        assert!(screen.overlay.is_some());
+        screen.key(state, key(KeyCode::Esc));
+        assert!(screen.overlay.is_none(), "Esc closes the overlay");
     }
-    assert!(screen.contains(" OUT"), "{screen}");
+    screen.note(
+        state,
+        Note::Event {
+            seq: 999,
+            event: grand_melee_protocol::Event::TablePaused { paused: false },
+            line: String::new(),
+            sentence: "The newest line of the log, long enough to wrap on a narrow terminal, the one that must always show".into(),
+        },
+    );
+    screen
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_seat_and_the_newest_line_show_at_every_size() {
+    for seats in [15, 28, 40] {
+        let (table, view) = mid_game(seats).await;
+        // The player is the one whose turn waits.
+        let me = view.turn(0).unwrap().player;
+        let state = state_of(table, &view, me);
+        let screen = busy_screen(&state);
+        for (width, height) in [(80, 24), (120, 40), (200, 50)] {
+            let what = format!("{seats} seats at {width}×{height}");
+            let shown = draw(width, height, &screen, &state);
+            let all = shown.join("\n");
+            // For people to look at: target/tmp/tui-screens/.
+            let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("tui-screens");
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(
+                dir.join(format!("{seats}-seats-{width}x{height}.txt")),
+                &all,
+            )
+            .unwrap();
+            check_every_seat(&shown, &view, &what);
+            assert!(all.contains("always show"), "{what}: newest line:\n{all}");
+            assert!(!all.contains("too small"), "{what}:\n{all}");
+            // The waiting player's situation, his own seat and range.
+            let Situation::WaitingFor { holders } = Situation::of(&view, Some(me)) else {
+                panic!("the player waits");
+            };
+            assert!(
+                all.contains(&format!("Waiting for {} to finish", holders.join(" and "))),
+                "{what}:\n{all}"
+            );
+            let range = &view.player(me).unwrap().may_target;
+            for (player, cell) in cells(&shown, &view) {
+                let mark = cell.chars().nth(2).unwrap();
+                let expected = if player == me {
+                    '@'
+                } else if range.contains(&player) {
+                    '»'
+                } else {
+                    ' '
+                };
+                assert_eq!(mark, expected, "{what}: range mark on {cell:?}");
+            }
+        }
+        // The ring is drawn as a ring when there is room: seats on the top row, down both
+        // sides and on the bottom row, with the turns in the middle.
+        let shown = draw(200, 50, &screen, &state);
+        let starts: Vec<(usize, usize)> = cells(&shown, &view)
+            .iter()
+            .map(|(player, _)| {
+                let name8: String = view.player(*player).unwrap().name.chars().take(8).collect();
+                shown
+                    .iter()
+                    .enumerate()
+                    .find_map(|(y, row)| row.find(&name8).map(|x| (y, row[..x].chars().count())))
+                    .unwrap()
+            })
+            .collect();
+        let rows_used: std::collections::BTreeSet<usize> = starts.iter().map(|s| s.0).collect();
+        let columns_used: std::collections::BTreeSet<usize> = starts.iter().map(|s| s.1).collect();
+        assert!(
+            columns_used.len() >= 4,
+            "{seats}: cells across:\n{}",
+            shown.join("\n")
+        );
+        assert!(
+            rows_used.len() >= 8,
+            "{seats}: cells down:\n{}",
+            shown.join("\n")
+        );
+        let all = shown.join("\n");
+        assert!(all.contains("Turns pass clockwise"), "{all}");
+        for t in view
+            .turns
+            .iter()
+            .filter(|t| t.state == TurnStateName::Running)
+        {
+            assert!(all.contains(&format!("▶ Turn {}:", t.turn)), "{all}");
+        }
+        // Below the size it needs, the UI says so instead of drawing garbage.
+        let shown = draw(50, 15, &screen, &state).join("\n");
+        assert!(shown.contains("window too small (need 80×"), "{shown}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scrolling_reaches_every_line_and_comes_back_to_the_newest() {
+    let (table, view) = mid_game(12).await;
+    let state = state_of(table, &view, 0);
+    let mut screen = busy_screen(&state);
+    // Back in the seat: the `✖ disconnected` message is gone.
+    let (bad, text) = screen.message().unwrap();
+    assert!(!bad && text.contains("Back in your seat"), "{text}");
+    let key = |c: KeyCode| KeyEvent::new(c, KeyModifiers::NONE);
+    let first = "Disconnected: attempt 0:";
+    let all = draw(80, 24, &screen, &state).join("\n");
+    assert!(!all.contains(first), "{all}");
+    // PgUp again and again reaches the oldest line.
+    let mut reached = false;
+    for _ in 0..200 {
+        screen.key(&state, key(KeyCode::PageUp));
+        if draw(80, 24, &screen, &state).join("\n").contains(first) {
+            reached = true;
+            break;
+        }
+    }
+    assert!(reached, "PgUp reaches the first line");
+    let all = draw(80, 24, &screen, &state).join("\n");
+    assert!(all.contains("newer rows below"), "{all}");
+    // New lines while scrolled back do not move what is read.
+    let before = draw(80, 24, &screen, &state);
+    screen.note(&state, Note::Seated { resumed: true });
+    let after = draw(80, 24, &screen, &state);
+    let log_rows = |rows: &[String]| -> Vec<String> { rows[8..20].to_vec() };
+    assert_eq!(log_rows(&before)[3..], log_rows(&after)[3..]);
+    screen.key(&state, key(KeyCode::End));
+    let all = draw(80, 24, &screen, &state).join("\n");
+    assert!(all.contains("always show"), "{all}");
+    screen.key(&state, key(KeyCode::Home));
+    assert!(draw(80, 24, &screen, &state).join("\n").contains(first));
 }
 
 #[test]
@@ -440,7 +594,6 @@ fn hostile_text_reaches_the_screen_only_as_visible_escapes() {
             },
         );
     }
-    screen.note(&state, Note::Status);
     screen.note(
         &state,
         Note::Problem {
@@ -454,6 +607,8 @@ fn hostile_text_reaches_the_screen_only_as_visible_escapes() {
     }
     screen.key(&state, key(KeyCode::Tab));
     assert_eq!(screen.input, format!("attack {} ", names[2]), "completed");
+    // The status window writes every name in full.
+    screen.note(&state, Note::Status);
 
     let mut terminal = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).unwrap();
     terminal.draw(|f| render(f, &screen, &state)).unwrap();
@@ -480,4 +635,227 @@ fn hostile_text_reaches_the_screen_only_as_visible_escapes() {
     ] {
         assert!(all.contains(visible), "no {visible} on screen:\n{all}");
     }
+}
+
+/// The view after `events` (numbered from `view.seq + 1`), folded by the protocol's mirror.
+fn folded(view: &TableView, events: &[grand_melee_protocol::Event]) -> TableView {
+    let mut mirror = grand_melee_protocol::Mirror::new(view).unwrap();
+    mirror.apply_batch(view.seq + 1, events).unwrap();
+    mirror.view()
+}
+
+/// Ann, Ben and Cid at a started table: Ann decides on her mulligan.
+fn three_players() -> TableView {
+    use grand_melee_protocol::{Event, Settings};
+    let view = TableView::new(TableId::nil(), "Couch", Settings::default());
+    let mut events: Vec<Event> = (0..)
+        .zip(["Ann", "Ben", "Cid"])
+        .map(|(player, name)| Event::PlayerJoined {
+            player,
+            name: name.into(),
+        })
+        .collect();
+    events.push(Event::HostChanged { player: Some(0) });
+    events.push(Event::GameStarted {
+        seating: vec![0, 1, 2],
+        first_player: 0,
+        turn_holders: vec![0],
+    });
+    folded(&view, &events)
+}
+
+#[test]
+fn help_reads_top_down_in_an_overlay_that_esc_closes() {
+    use grand_melee_cli::command::HELP;
+    let view = three_players();
+    let state = State {
+        view: Some(view),
+        me: Some(1),
+        connected: true,
+        ..State::new("ws://x/ws", TableId::nil())
+    };
+    let mut screen = Screen::new();
+    screen.note(&state, Note::Help);
+    let shown = draw(120, 40, &screen, &state);
+    let row = |text: &str| {
+        shown
+            .iter()
+            .position(|r| r.contains(text))
+            .unwrap_or_else(|| panic!("{text} on screen:\n{}", shown.join("\n")))
+    };
+    // In reading order: the first command above the second, the last at the bottom.
+    let (first, second, last) = (HELP[0].0, HELP[1].0, HELP[HELP.len() - 1].0);
+    assert!(row("Commands") < row(first), "{}", shown.join("\n"));
+    assert!(row(first) < row(second) && row(second) < row(last));
+    assert!(row("Help — Esc closes") < row("Commands"));
+    // At 80×24 it does not fit at once: it scrolls to its end.
+    let all = draw(80, 24, &screen, &state).join("\n");
+    assert!(
+        all.contains(first) && !all.contains("in turn 0's sphere"),
+        "{all}"
+    );
+    let key = |c: KeyCode| KeyEvent::new(c, KeyModifiers::NONE);
+    screen.key(&state, key(KeyCode::End));
+    let all = draw(80, 24, &screen, &state).join("\n");
+    assert!(all.contains("in turn 0's sphere"), "{all}");
+    screen.key(&state, key(KeyCode::Esc));
+    assert!(screen.overlay.is_none());
+    assert!(!draw(80, 24, &screen, &state).join("\n").contains("Help —"));
+}
+
+#[test]
+fn status_is_written_for_people() {
+    let view = three_players();
+    let state = State {
+        view: Some(view),
+        me: Some(1),
+        connected: true,
+        ..State::new("ws://x/ws", TableId::nil())
+    };
+    let mut screen = Screen::new();
+    screen.note(&state, Note::Status);
+    screen.note(
+        &state,
+        Note::Rejected {
+            code: ErrorCode::NotYourTurn,
+            command: "end".into(),
+            message: ErrorCode::NotYourTurn.description().into(),
+        },
+    );
+    let all = draw(120, 40, &screen, &state).join("\n");
+    assert!(
+        all.contains("end: you are not taking a turn (not_your_turn)"),
+        "the refusal in plain words:\n{all}"
+    );
+    for text in [
+        "Couch: mulligans, 3 of 3 players alive, spell range 2",
+        "Seat 0: Ann · 20 life, 0 poison · connected · host",
+        "Seat 1: Ben (you) · 20 life, 0 poison · connected",
+        "Waiting for Ann to decide on a mulligan",
+    ] {
+        assert!(all.contains(text), "{text}:\n{all}");
+    }
+    assert!(!all.contains("player="), "no script fields:\n{all}");
+}
+
+#[test]
+fn concede_and_leave_wait_for_a_yes() {
+    let view = three_players();
+    let state = State {
+        view: Some(view),
+        me: Some(1),
+        connected: true,
+        ..State::new("ws://x/ws", TableId::nil())
+    };
+    let mut screen = Screen::new();
+    let key = |c: KeyCode| KeyEvent::new(c, KeyModifiers::NONE);
+    let type_line = |screen: &mut Screen, line: &str| {
+        for c in line.chars() {
+            screen.key(&state, key(KeyCode::Char(c)));
+        }
+        screen.key(&state, key(KeyCode::Enter))
+    };
+    for command in ["concede", "leave"] {
+        assert_eq!(
+            type_line(&mut screen, command),
+            None,
+            "{command} asks first"
+        );
+        let all = draw(80, 24, &screen, &state).join("\n");
+        assert!(all.contains("Press y to do it"), "{all}");
+        // A slip (Enter again, or any other key) does nothing.
+        assert_eq!(screen.key(&state, key(KeyCode::Enter)), None);
+        assert!(screen.overlay.is_none());
+        assert_eq!(type_line(&mut screen, command), None);
+        assert_eq!(
+            screen.key(&state, key(KeyCode::Char('y'))),
+            Some(Action::Line(command.into()))
+        );
+    }
+    // Other commands go at once.
+    assert_eq!(
+        type_line(&mut screen, "keep"),
+        Some(Action::Line("keep".into()))
+    );
+}
+
+#[test]
+fn the_bell_rings_when_the_decision_comes_up_and_the_standings_show_at_the_end() {
+    use grand_melee_cli::session::Frontend;
+    use grand_melee_cli::tui::{Overlay, Tui};
+    use grand_melee_protocol::{Event, Standing};
+    let view = three_players();
+    let mut tui = Tui::new(Terminal::new(TestBackend::new(80, 24)).unwrap());
+    // Ben waits while Ann decides: no bell.
+    let mut state = State {
+        view: Some(view.clone()),
+        me: Some(1),
+        connected: true,
+        ..State::new("ws://x/ws", TableId::nil())
+    };
+    tui.note(&state, Note::Snapshot).unwrap();
+    assert_eq!(tui.bells(), 0);
+    // Ann keeps: Ben's decision comes up, the bell rings once, and the header says so.
+    let kept = [Event::Kept {
+        player: 0,
+        hand_size: 7,
+        reason: grand_melee_protocol::KeepReason::Decided,
+    }];
+    let view = folded(&view, &kept);
+    state.view = Some(view.clone());
+    tui.note(&state, Note::Applied).unwrap();
+    tui.note(&state, Note::Applied).unwrap();
+    assert_eq!(tui.bells(), 1);
+    let all = rows(tui.terminal().backend().buffer(), 0, 80).join("\n");
+    assert!(all.contains("▶▶ Your mulligan decision"), "{all}");
+    // The game ends: the standings open by themselves.
+    let over = Event::GameOver {
+        standings: vec![
+            Standing {
+                player: 2,
+                place: 1,
+                mana_points: 2,
+            },
+            Standing {
+                player: 1,
+                place: 2,
+                mana_points: 1,
+            },
+            Standing {
+                player: 0,
+                place: 3,
+                mana_points: 0,
+            },
+        ],
+    };
+    let before = view.clone();
+    let view = folded(&view, std::slice::from_ref(&over));
+    state.view = Some(view);
+    tui.note(
+        &state,
+        Note::Event {
+            seq: 99,
+            line: String::new(),
+            sentence: grand_melee_cli::describe::sentence(&over, &before),
+            event: over,
+        },
+    )
+    .unwrap();
+    assert_eq!(tui.screen.overlay, Some(Overlay::Standings));
+    let all = rows(tui.terminal().backend().buffer(), 0, 80).join("\n");
+    assert!(all.contains("Game over — standings"), "{all}");
+    let place = |name: &str| {
+        all.lines()
+            .find(|l| l.contains(name) && l.contains('.'))
+            .unwrap_or_else(|| panic!("{name}:\n{all}"))
+            .to_owned()
+    };
+    assert!(
+        place("Cid").contains("1.") && place("Cid").contains(" 2"),
+        "{all}"
+    );
+    assert!(
+        place("Ben").contains("2.") && place("Ben").contains("← you"),
+        "{all}"
+    );
 }

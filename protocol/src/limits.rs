@@ -75,6 +75,9 @@ pub fn is_valid_name(name: &str) -> bool {
 pub mod close {
     /// Normal closure: the client or the server ended the session.
     pub const NORMAL: u16 = 1000;
+    /// The reason of the [`NORMAL`] close that tells a client another connection resumed its
+    /// seat (it should not take the seat back by itself).
+    pub const TAKEN_OVER: &str = "your seat was taken over by a newer connection";
     /// The server is going away (shutting down or restarting).
     pub const GOING_AWAY: u16 = 1001;
     /// Protocol error: the first message was not a valid `hello`, or its version is not

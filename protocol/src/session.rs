@@ -389,7 +389,7 @@ impl Session {
             Some(previous) => self.effects.push_back(Effect::Close {
                 connection: previous,
                 code: close::NORMAL,
-                reason: "your seat was taken over by a newer connection",
+                reason: close::TAKEN_OVER,
             }),
             None => {
                 self.publish(vec![Event::ConnectionChanged {
