@@ -86,6 +86,17 @@ impl Conn {
         self.send_message(&ServerMessage::error(request, code));
     }
 
+    /// Refuses a request with its code and, when there is one, a message that says more than
+    /// the code's description (a `bad_settings` names the setting and its range).
+    pub fn refuse(&self, request: &ClientMessage, refusal: crate::room::Refusal) {
+        Metrics::add(&self.metrics.rejected, 1);
+        let mut answer = ServerMessage::error(Some(request), refusal.code);
+        if let (ServerMessage::Error { message, .. }, Some(more)) = (&mut answer, refusal.message) {
+            *message = more;
+        }
+        self.send_message(&answer);
+    }
+
     /// Closes the connection with a WebSocket close code and its usual reason (the first close
     /// wins).
     pub fn close(&self, code: u16) {

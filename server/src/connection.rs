@@ -486,7 +486,7 @@ async fn handle(
                         table,
                     });
                 }
-                Err(code) => conn.reject(Some(&request), code),
+                Err(refusal) => conn.refuse(&request, refusal),
             }
         }
         (

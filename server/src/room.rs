@@ -70,13 +70,42 @@ fn now_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
+/// Why a request was refused: its code, and a message when there is more to say than the
+/// code's description.
+#[derive(Debug)]
+pub(crate) struct Refusal {
+    /// The code.
+    pub(crate) code: ErrorCode,
+    /// What exactly is wrong, if the code does not say it.
+    pub(crate) message: Option<String>,
+}
+
+impl Refusal {
+    /// `bad_settings`, naming the setting.
+    fn settings(message: String) -> Self {
+        Self {
+            code: ErrorCode::BadSettings,
+            message: Some(message),
+        }
+    }
+}
+
+impl From<ErrorCode> for Refusal {
+    fn from(code: ErrorCode) -> Self {
+        Self {
+            code,
+            message: None,
+        }
+    }
+}
+
 /// Creates a table from a `create_table` request sent from `peer`, journals it, and starts its
 /// actor.
 pub(crate) async fn create(
     request: &ClientMessage,
     shared: &Arc<Shared>,
     peer: std::net::IpAddr,
-) -> Result<TableId, ErrorCode> {
+) -> Result<TableId, Refusal> {
     let ClientMessage::CreateTable {
         name,
         seats,
@@ -92,17 +121,19 @@ pub(crate) async fn create(
         ..
     } = request
     else {
-        return Err(ErrorCode::BadMessage);
+        return Err(ErrorCode::BadMessage.into());
     };
     let name = text::normalize_name(name).map_err(|error| error.code())?;
     if password
         .as_ref()
         .is_some_and(|p| p.is_empty() || p.chars().count() > MAX_PASSWORD_CHARS)
     {
-        return Err(ErrorCode::BadSettings);
+        return Err(Refusal::settings(format!(
+            "password: a password has 1–{MAX_PASSWORD_CHARS} characters"
+        )));
     }
     let spell_range = grand_melee_protocol::rules::SpellRange::new(*spell_range)
-        .map_err(|_| ErrorCode::BadSettings)?;
+        .map_err(|error| Refusal::settings(error.message()))?;
     let settings = StoredSettings {
         config: TableConfig {
             seats: *seats,
@@ -118,12 +149,16 @@ pub(crate) async fn create(
         max_spectators: *max_spectators,
     };
     if settings.max_spectators > wire::MAX_SPECTATORS {
-        return Err(ErrorCode::BadSettings);
+        return Err(Refusal::settings(format!(
+            "max_spectators: at most {} spectators, not {}",
+            wire::MAX_SPECTATORS,
+            settings.max_spectators
+        )));
     }
     settings
         .config
         .validate()
-        .map_err(|_| ErrorCode::BadSettings)?;
+        .map_err(|error| Refusal::settings(error.message()))?;
     // Every check that could refuse the request comes first, so a refused request costs the
     // sender no place under the caps.
     let slot =

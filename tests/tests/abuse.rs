@@ -778,3 +778,87 @@ async fn one_address_cannot_churn_spectators_into_someone_elses_journal() {
         Ok(ServerMessage::Watching { .. })
     ));
 }
+
+/// A `create_table` refused for a setting names the setting and its range in the error's
+/// message, and creates nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_setting_is_named_with_its_range_and_nothing_is_created() {
+    let server = TestServer::start_with(unthrottled()).await;
+    let mut client = server.client().await;
+    let long = "p".repeat(wire::MAX_PASSWORD_CHARS + 1);
+    let cases: [(&str, &str, Box<dyn Fn(&mut ClientMessage)>); 5] = [
+        (
+            "seats: ",
+            "2–40",
+            Box::new(|m| {
+                if let ClientMessage::CreateTable { seats, .. } = m {
+                    *seats = 41;
+                }
+            }),
+        ),
+        (
+            "spell_range: ",
+            "1–4",
+            Box::new(|m| {
+                if let ClientMessage::CreateTable { spell_range, .. } = m {
+                    *spell_range = 9;
+                }
+            }),
+        ),
+        (
+            "starting_life: ",
+            "1–1000",
+            Box::new(|m| {
+                if let ClientMessage::CreateTable { starting_life, .. } = m {
+                    *starting_life = 0;
+                }
+            }),
+        ),
+        (
+            "max_spectators: ",
+            "at most 1000",
+            Box::new(|m| {
+                if let ClientMessage::CreateTable { max_spectators, .. } = m {
+                    *max_spectators = 5000;
+                }
+            }),
+        ),
+        (
+            "password: ",
+            "1–64",
+            Box::new(move |m| {
+                if let ClientMessage::CreateTable { password, .. } = m {
+                    *password = Some(long.clone());
+                }
+            }),
+        ),
+    ];
+    for (field, range, break_it) in cases {
+        let id = client.send(|id| {
+            let mut request = create(id, "Bad", None);
+            break_it(&mut request);
+            request
+        });
+        let (code, message) = client
+            .until(|r| match r {
+                Received::Message(m, _) => match &**m {
+                    ServerMessage::Error {
+                        reply_to: Some(to),
+                        code,
+                        message,
+                        ..
+                    } if *to == id => Some((*code, message.clone())),
+                    _ => None,
+                },
+                Received::Closed(_) => None,
+            })
+            .await;
+        assert_eq!(code, ErrorCode::BadSettings, "{field}");
+        assert!(
+            message.starts_with(field) && message.contains(range),
+            "{field}{range}: {message}"
+        );
+    }
+    assert!(all_tables(&mut client, 100).await.is_empty());
+    server.shutdown().await;
+}

@@ -137,7 +137,7 @@ pub enum ConfigError {
     #[error("a table has {MIN_SEATS}–{MAX_SEATS} seats, not {0}")]
     Seats(u8),
     /// Spell range must be 1–4.
-    #[error("spell range is 1–4, not {0}")]
+    #[error("spell range is {MIN_SPELL_RANGE}–{MAX_SPELL_RANGE}, not {0}")]
     SpellRange(u8),
     /// Starting life must be 1–1000.
     #[error("starting life is 1–{MAX_STARTING_LIFE}, not {0}")]
@@ -145,4 +145,21 @@ pub enum ConfigError {
     /// Hand size must be 1–20.
     #[error("a starting hand has 1–20 cards, not {0}")]
     HandSize(u8),
+}
+
+impl ConfigError {
+    /// The setting's field in `create_table`.
+    pub fn field(&self) -> &'static str {
+        match self {
+            ConfigError::Seats(_) => "seats",
+            ConfigError::SpellRange(_) => "spell_range",
+            ConfigError::StartingLife(_) => "starting_life",
+            ConfigError::HandSize(_) => "hand_size",
+        }
+    }
+
+    /// `field: what is wrong`, as a `bad_settings` error's message says it.
+    pub fn message(&self) -> String {
+        format!("{}: {self}", self.field())
+    }
 }
