@@ -786,7 +786,8 @@ async fn a_refused_setting_is_named_with_its_range_and_nothing_is_created() {
     let server = TestServer::start_with(unthrottled()).await;
     let mut client = server.client().await;
     let long = "p".repeat(wire::MAX_PASSWORD_CHARS + 1);
-    let cases: [(&str, &str, Box<dyn Fn(&mut ClientMessage)>); 5] = [
+    type Breaker = Box<dyn Fn(&mut ClientMessage)>;
+    let cases: [(&str, &str, Breaker); 5] = [
         (
             "seats: ",
             "2–40",
