@@ -4,8 +4,8 @@
 //!  Friday melee · playing · 39/40 alive · R=1 · 9/10 turns running · seq 212 · 3 watching
 //! ▶▶ YOUR TURN — combat
 //!  You: Eve, seat 10 · 20 life · 0 poison · attack: Dan · target: Dan, Fay
-//!  0 Ann-Mari  20 0p ● ▶0c┃0   14 Oli       20 0p ●         28»Cid      20 0p ●★ …3 ┃2
-//!  1 Ben       17 1p ○     ┃0   15 Pam      OUT 0p ●         29 Dan      20 0p ◌  ▶4m┃4
+//!  0 Ann-Mari  20 0p ● ▶0c   14 Oli       20 0p ●      28»Cid      20 0p ●★…3 2┃
+//!  1 Ben       17 1p ○    0┃ 15 Pam      OUT 0p ●      29 Dan      20 0p ◌ ▶41  
 //!  …
 //! ─ Log · PgUp/PgDn ───────────────────────────────────────────────────────────────
 //! #211 Ann moved to combat (turn 0)
@@ -19,7 +19,9 @@
 //! once eliminated, `---` once his position is removed), the poison counters, `●` connected,
 //! `○` disconnected, `◌` away past the absence limit, `★` the host, the turn he holds (`▶0c`
 //! running turn 0 in combat — phases `b`, `1`, `c`, `2`, `e` — `…0` waiting, `■0` ended), and last
-//! `┃n` when the seat is in running turn n's sphere. With room enough the cells are drawn around
+//! `n┃` when the seat is in running turn n's sphere (its holder's `▶n` says it for him; at the cell's right edge, like a closing
+//! bracket, so it cannot be read as the next cell's; the seat number is drawn in the turn's
+//! colour too). With room enough the cells are drawn around
 //! an oval, clockwise in seating order (turns pass clockwise), with the turns and their spheres
 //! written in the middle; otherwise in columns. Below the size the table needs, the UI says
 //! "window too small (need W×H)".
@@ -469,7 +471,7 @@ fn turn_color(turn: u8) -> Color {
 const REPLAY_KEYS: &str = "→/n next · ←/p back · PgDn/PgUp 10 events · Home/End start/end · q quit";
 
 /// What the marks of the ring mean (in `help`, and over the ring when there is room).
-pub const LEGEND: &str = "@ you · » in your range · ● on ○ off ◌ away · ★ host · ▶0c running turn 0 (phase b 1 c 2 e) · …0 waiting · ┃0 in turn 0's sphere";
+pub const LEGEND: &str = "@ you · » in your range · ● on ○ off ◌ away · ★ host · ▶0c running turn 0 (phase b 1 c 2 e) · …0 waiting · 0┃ in turn 0's sphere";
 
 /// Width of a compact seat cell (8 characters of the name).
 const COMPACT: usize = 26;
@@ -872,18 +874,26 @@ fn you_line(view: &TableView, state: &State, replay: bool, width: usize) -> Stri
     if shorter.width() <= width {
         return shorter;
     }
+    let count = |players: &[u16]| match players.len() {
+        0 => "nobody".to_owned(),
+        1 => "1 player".to_owned(),
+        n => format!("{n} players"),
+    };
     let counted = format!(
-        "{head} · attack: {} · target: {} players (»)",
+        "{head} · attack: {} · target: {} (»)",
         list(&me.may_attack),
-        me.may_target.len()
+        count(&me.may_target)
     );
     if counted.width() <= width {
         return counted;
     }
+    // The name is on the ring (`@`): leave it out.
     format!(
-        "{head} · attack: {} · target: {} (» in the ring)",
-        me.may_attack.len(),
-        me.may_target.len()
+        " You{seat}{host} · {} life · {} poison · attack: {} · target: {} (»)",
+        me.life,
+        me.poison,
+        count(&me.may_attack),
+        count(&me.may_target)
     )
 }
 
@@ -1019,8 +1029,10 @@ fn seat_cell(state: &State, view: &TableView, p: &PlayerView, full: bool) -> Vec
     let (turn, turn_style) = turn.unwrap_or_default();
     spans.push(Span::styled(fit(&turn, turn_width), turn_style));
     spans.push(match sphere {
+        // The holder of a running turn is in its sphere: `▶1c` says so already.
+        Some(t) if t.player == p.player => Span::raw("  "),
         Some(t) => Span::styled(
-            format!("┃{}", t.turn % 10),
+            format!("{}┃", t.turn % 10),
             Style::default().fg(turn_color(t.turn)),
         ),
         None => Span::raw("  "),
@@ -1202,7 +1214,7 @@ fn render_oval(frame: &mut Frame<'_>, area: Rect, state: &State, view: &TableVie
         }
         if t.state == TurnStateName::Running && !t.sphere.is_empty() {
             let sphere: Vec<String> = t.sphere.iter().map(|&p| seat_number(p)).collect();
-            let text = format!("  ┃{} sphere: seats {}", t.turn % 10, sphere.join(", "));
+            let text = format!("  {}┃ sphere: seats {}", t.turn % 10, sphere.join(", "));
             for row in wrap(&text, middle) {
                 lines.push(Line::styled(row, color));
             }

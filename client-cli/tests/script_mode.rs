@@ -827,6 +827,8 @@ async fn the_host_mutes_kicks_with_a_ban_and_rules_keep() {
         .await;
     watcher.send("say hello").await;
     watcher.expect_prefix("error muted: ").await;
+    // `status` shows the host's own copy of the table: once his mute is answered.
+    host.expect_prefix("ok mute ").await;
     host.send("status").await;
     host.expect_all(&["status ", " spectators_muted=true "])
         .await;

@@ -298,9 +298,12 @@ fn check_every_seat(screen: &[String], view: &TableView, what: &str) {
                 TurnStateName::Ended => (format!("■{}", t.turn), holder),
             };
             assert_eq!(cell.contains(&mark), expected, "{what}: {mark} on {cell:?}");
-            let in_sphere = t.state == TurnStateName::Running && t.sphere.contains(&player);
+            // The holder's `▶n` stands for his own sphere mark.
+            let in_sphere = t.state == TurnStateName::Running
+                && t.sphere.contains(&player)
+                && t.player != player;
             assert_eq!(
-                cell.contains(&format!("┃{}", t.turn)),
+                cell.contains(&format!("{}┃", t.turn)),
                 in_sphere,
                 "{what}: sphere {} on {cell:?}",
                 t.turn
