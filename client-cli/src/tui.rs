@@ -1,30 +1,31 @@
 //! Interactive mode: a full-screen terminal UI that fits 80×24 with 40 seats.
 //!
 //! ```text
-//!  Friday melee · playing · 39/40 alive · R=1 · 9/10 turns running · seq 212 · 3 watching
-//! ▶▶ YOUR TURN — combat
-//!  You: Eve, seat 10 · 20 life · 0 poison · attack: Dan · target: Dan, Fay
-//!  0 Ann-Mari  20 0p ● ▶0c   14 Oli       20 0p ●      28»Cid      20 0p ●★…3 2┃
-//!  1 Ben       17 1p ○    0┃ 15 Pam      OUT 0p ●      29 Dan      20 0p ◌ ▶41  
+//!  Friday melee · playing · 39/40 alive · R=2 · 5/6 turns running · seq 98 · 1 watching
+//!  Waiting for Player37-Long to finish
+//!  You, seat 37 · 20 life · 0 poison · attack: nobody · target: 5 players (»)
+//!  0 Player11  17 1p ○    1┃ 14 Player01  20 0p ●    3┃ 28 Player23  20 0p ● ▶5b
+//!  1 Player37  20 0p ● ▶1c   15 Player28  20 0p ● ▶3b   29 Player10  20 0p ●    5┃
 //!  …
-//! ─ Log · PgUp/PgDn ───────────────────────────────────────────────────────────────
-//! #211 Ann moved to combat (turn 0)
-//! Cid: good luck all
-//!  ✖ attack: that player is out of your range (out_of_range)
-//! > attack Ben 3                                              help · Tab · Ctrl-C
+//!  4 Player34 OUT 0p ●       18 Player04  20 0p ●       37@Player16  20 0p ● …0
+//! ─ Log · PgUp/PgDn/Home scroll ───────────────────────────────────────────────────
+//! #97 Player25 attacked Player21 for 3 and 1 poison
+//! #98 Player11 lost the connection
+//!  ✖ end: you are not taking a turn (not_your_turn)
+//! >                                            help · Tab completes · Ctrl-C quits
 //! ```
 //!
 //! Every seat is one cell that starts with its seat number: `@` marks the player's own seat and
 //! `»` the seats in his range; then the first 8 (or 16) characters of the name, the life (`OUT`
 //! once eliminated, `---` once his position is removed), the poison counters, `●` connected,
 //! `○` disconnected, `◌` away past the absence limit, `★` the host, the turn he holds (`▶0c`
-//! running turn 0 in combat — phases `b`, `1`, `c`, `2`, `e` — `…0` waiting, `■0` ended), and last
-//! `n┃` when the seat is in running turn n's sphere (its holder's `▶n` says it for him; at the cell's right edge, like a closing
-//! bracket, so it cannot be read as the next cell's; the seat number is drawn in the turn's
-//! colour too). With room enough the cells are drawn around
-//! an oval, clockwise in seating order (turns pass clockwise), with the turns and their spheres
-//! written in the middle; otherwise in columns. Below the size the table needs, the UI says
-//! "window too small (need W×H)".
+//! running turn 0 in combat — phases `b`, `1`, `c`, `2`, `e` — `…0` waiting, `■0` ended), and
+//! last `n┃` when the seat is in running turn n's sphere: at the cell's right edge, like a
+//! closing bracket, so it cannot be read as the next cell's (the holder's `▶n` says it for him,
+//! and the seat number is drawn in the turn's colour too). With room enough the cells are drawn
+//! around an oval, clockwise in seating order (turns pass clockwise), with the turns and their
+//! spheres written in the middle; otherwise in columns. Below the size the table needs, the UI
+//! says "window too small (need W×H)".
 //!
 //! The log is wrapped here, row by row, so the newest line is always on screen and PgUp/PgDn
 //! (Home/End) reach every line. `help`, `status` and the game's standings open as overlays closed
@@ -669,12 +670,12 @@ fn title_row(title: &str, width: usize) -> Line<'static> {
     )
 }
 
-/// The log's rows, wrapped to `width`, oldest first; chat lines too if `with_chat`.
-fn log_rows(screen: &Screen, width: usize, with_chat: bool) -> Vec<Line<'static>> {
+/// The rows of the log's lines that `keep` wants, wrapped to `width`, oldest first.
+fn log_rows(screen: &Screen, width: usize, keep: impl Fn(Kind) -> bool) -> Vec<Line<'static>> {
     screen
         .log
         .iter()
-        .filter(|l| with_chat || l.kind != Kind::Chat)
+        .filter(|l| keep(l.kind))
         .flat_map(|l| {
             wrap(&guard(&l.text), width)
                 .into_iter()
@@ -689,7 +690,7 @@ fn render_log(frame: &mut Frame<'_>, area: Rect, screen: &Screen, with_chat: boo
     }
     let width = usize::from(area.width);
     let height = usize::from(area.height) - 1;
-    let rows = log_rows(screen, width, with_chat);
+    let rows = log_rows(screen, width, |kind| with_chat || kind != Kind::Chat);
     let max = rows.len().saturating_sub(height);
     let scroll = screen.scroll.min(max);
     screen.log_area.set((width, height, max, with_chat));
@@ -715,16 +716,7 @@ fn render_chat(frame: &mut Frame<'_>, area: Rect, screen: &Screen) {
     }
     let width = usize::from(area.width);
     let height = usize::from(area.height) - 1;
-    let rows: Vec<Line<'static>> = screen
-        .log
-        .iter()
-        .filter(|l| l.kind == Kind::Chat)
-        .flat_map(|l| {
-            wrap(&guard(&l.text), width)
-                .into_iter()
-                .map(|row| Line::styled(row, l.style))
-        })
-        .collect();
+    let rows = log_rows(screen, width, |kind| kind == Kind::Chat);
     let title = if screen.replay.is_some() {
         "Chat"
     } else {

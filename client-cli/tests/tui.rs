@@ -667,16 +667,20 @@ fn three_players() -> TableView {
     folded(&view, &events)
 }
 
-#[test]
-fn help_reads_top_down_in_an_overlay_that_esc_closes() {
-    use grand_melee_cli::command::HELP;
-    let view = three_players();
-    let state = State {
-        view: Some(view),
+/// Ben's connected client at [`three_players`].
+fn ben_at_three_players() -> State {
+    State {
+        view: Some(three_players()),
         me: Some(1),
         connected: true,
         ..State::new("ws://x/ws", TableId::nil())
-    };
+    }
+}
+
+#[test]
+fn help_reads_top_down_in_an_overlay_that_esc_closes() {
+    use grand_melee_cli::command::HELP;
+    let state = ben_at_three_players();
     let mut screen = Screen::new();
     screen.note(&state, Note::Help);
     let shown = draw(120, 40, &screen, &state);
@@ -708,13 +712,7 @@ fn help_reads_top_down_in_an_overlay_that_esc_closes() {
 
 #[test]
 fn status_is_written_for_people() {
-    let view = three_players();
-    let state = State {
-        view: Some(view),
-        me: Some(1),
-        connected: true,
-        ..State::new("ws://x/ws", TableId::nil())
-    };
+    let state = ben_at_three_players();
     let mut screen = Screen::new();
     screen.note(&state, Note::Status);
     screen.note(
@@ -743,13 +741,7 @@ fn status_is_written_for_people() {
 
 #[test]
 fn concede_and_leave_wait_for_a_yes() {
-    let view = three_players();
-    let state = State {
-        view: Some(view),
-        me: Some(1),
-        connected: true,
-        ..State::new("ws://x/ws", TableId::nil())
-    };
+    let state = ben_at_three_players();
     let mut screen = Screen::new();
     let key = |c: KeyCode| KeyEvent::new(c, KeyModifiers::NONE);
     let type_line = |screen: &mut Screen, line: &str| {
@@ -790,12 +782,7 @@ fn the_bell_rings_when_the_decision_comes_up_and_the_standings_show_at_the_end()
     let view = three_players();
     let mut tui = Tui::new(Terminal::new(TestBackend::new(80, 24)).unwrap());
     // Ben waits while Ann decides: no bell.
-    let mut state = State {
-        view: Some(view.clone()),
-        me: Some(1),
-        connected: true,
-        ..State::new("ws://x/ws", TableId::nil())
-    };
+    let mut state = ben_at_three_players();
     tui.note(&state, Note::Snapshot).unwrap();
     assert_eq!(tui.bells(), 0);
     // Ann keeps: Ben's decision comes up, the bell rings once, and the header says so.

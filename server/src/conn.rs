@@ -80,17 +80,12 @@ impl Conn {
         sent
     }
 
-    /// Answers a request with a typed error.
-    pub fn reject(&self, request: Option<&ClientMessage>, code: ErrorCode) {
+    /// Answers a request with a typed error: its code and, when the refusal has one, a message
+    /// that says more than the code's description (a `bad_settings` names the setting).
+    pub fn reject(&self, request: Option<&ClientMessage>, refusal: impl Into<Refusal>) {
+        let refusal = refusal.into();
         Metrics::add(&self.metrics.rejected, 1);
-        self.send_message(&ServerMessage::error(request, code));
-    }
-
-    /// Refuses a request with its code and, when there is one, a message that says more than
-    /// the code's description (a `bad_settings` names the setting and its range).
-    pub fn refuse(&self, request: &ClientMessage, refusal: crate::room::Refusal) {
-        Metrics::add(&self.metrics.rejected, 1);
-        let mut answer = ServerMessage::error(Some(request), refusal.code);
+        let mut answer = ServerMessage::error(request, refusal.code);
         if let (ServerMessage::Error { message, .. }, Some(more)) = (&mut answer, refusal.message) {
             *message = more;
         }
@@ -127,5 +122,34 @@ pub(crate) fn close_reason(code: u16) -> &'static str {
         close::MESSAGE_TOO_BIG => "message too big",
         close::INTERNAL_ERROR => "internal error: the server could not write its journal",
         _ => "",
+    }
+}
+
+/// Why a request was refused: its code, and a message when there is more to say than the
+/// code's description.
+#[derive(Debug)]
+pub struct Refusal {
+    /// The code.
+    pub code: ErrorCode,
+    /// What exactly is wrong, if the code does not say it.
+    pub message: Option<String>,
+}
+
+impl Refusal {
+    /// `bad_settings`, naming the setting.
+    pub fn settings(message: String) -> Self {
+        Self {
+            code: ErrorCode::BadSettings,
+            message: Some(message),
+        }
+    }
+}
+
+impl From<ErrorCode> for Refusal {
+    fn from(code: ErrorCode) -> Self {
+        Self {
+            code,
+            message: None,
+        }
     }
 }

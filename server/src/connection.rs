@@ -486,7 +486,7 @@ async fn handle(
                         table,
                     });
                 }
-                Err(refusal) => conn.refuse(&request, refusal),
+                Err(refusal) => conn.reject(Some(&request), refusal),
             }
         }
         (

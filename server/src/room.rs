@@ -19,7 +19,7 @@ use uuid::Uuid;
 use grand_melee_protocol::rules::TableConfig;
 use grand_melee_protocol::session::{Effect, Role, Session, Timing};
 
-use crate::conn::Conn;
+use crate::conn::{Conn, Refusal};
 use crate::journal::{StoredTable, TableRecord};
 use crate::lobby::{Entry, RoomMsg, Shared, TableEntry, TableRefusal, TableSlot};
 use crate::metrics::Metrics;
@@ -68,35 +68,6 @@ fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
-/// Why a request was refused: its code, and a message when there is more to say than the
-/// code's description.
-#[derive(Debug)]
-pub(crate) struct Refusal {
-    /// The code.
-    pub(crate) code: ErrorCode,
-    /// What exactly is wrong, if the code does not say it.
-    pub(crate) message: Option<String>,
-}
-
-impl Refusal {
-    /// `bad_settings`, naming the setting.
-    fn settings(message: String) -> Self {
-        Self {
-            code: ErrorCode::BadSettings,
-            message: Some(message),
-        }
-    }
-}
-
-impl From<ErrorCode> for Refusal {
-    fn from(code: ErrorCode) -> Self {
-        Self {
-            code,
-            message: None,
-        }
-    }
 }
 
 /// Creates a table from a `create_table` request sent from `peer`, journals it, and starts its
