@@ -632,7 +632,11 @@ impl ServerBot {
                 .model
                 .as_ref()
                 .is_none_or(|m| m.stage() == StageName::Finished);
-            if self.in_flight.is_none() && (finished || stopping) {
+            // Every request gets its answer before the game is left, snapshot checks too:
+            // what the bots sent is then exactly what the server read.
+            let answered =
+                self.in_flight.is_none() && self.check.is_none() && self.resync.is_none();
+            if answered && (finished || stopping) {
                 return Ok(());
             }
             let playing = self
