@@ -495,19 +495,23 @@ mod tests {
             Event::PlayerJoined {
                 player: 0,
                 name: "Ann".into(),
+                entropy: String::new(),
             },
             Event::PlayerJoined {
                 player: 1,
                 name: "Big Ben".into(),
+                entropy: String::new(),
             },
             Event::PlayerJoined {
                 player: 2,
                 name: "Cid".into(),
+                entropy: String::new(),
             },
             Event::GameStarted {
                 seating: vec![2, 0, 1],
                 first_player: 2,
                 turn_holders: vec![2],
+                commitment: String::new(),
             },
         ];
         view = view.folded(1, &events).expect("events apply");

@@ -63,7 +63,7 @@ pub fn script_line(seq: u64, event: &Event, view: &TableView) -> String {
     let w = |p: PlayerId| who(view, p);
     // Writing to a String cannot fail.
     let _ = match event {
-        Event::PlayerJoined { player, name } => {
+        Event::PlayerJoined { player, name, .. } => {
             write!(line, " player={player} {}", safe::quoted(name))
         }
         Event::PlayerLeft { player } | Event::PlayerAbsent { player } => {
@@ -76,12 +76,14 @@ pub fn script_line(seq: u64, event: &Event, view: &TableView) -> String {
             seating,
             first_player,
             turn_holders,
+            commitment,
         } => write!(
             line,
-            " first={} seating={} turns={}",
+            " first={} seating={} turns={} commitment={}",
             w(*first_player),
             list(view, seating),
-            list(view, turn_holders)
+            list(view, turn_holders),
+            safe::printable(commitment)
         ),
         Event::Mulliganed { player, hand_size } => {
             write!(line, " player={} hand={hand_size}", w(*player))
@@ -337,6 +339,60 @@ pub fn sentence(event: &Event, view: &TableView) -> String {
                 format!("{} was removed by the host", n(*player))
             }
         }
+        Event::ExtraTurnGranted {
+            player,
+            before_next,
+        } => {
+            if *before_next {
+                format!("{} takes an extra turn before his next turn", n(*player))
+            } else {
+                format!("{} takes an extra turn after this one", n(*player))
+            }
+        }
+        Event::ExtraTurnDeferred { player } => format!(
+            "{} cannot keep his turn: his extra turn comes before his next turn",
+            n(*player)
+        ),
+        Event::TurnKept { turn, player } => {
+            format!("{} keeps turn {turn} for another turn", n(*player))
+        }
+        Event::AttackRolled {
+            roller,
+            opponent,
+            counter,
+            natural,
+            modifier,
+            total,
+            result,
+            damage,
+            self_damage,
+            opposing,
+            ..
+        } => {
+            let what = if *counter {
+                "counter strike against"
+            } else if opposing.is_empty() {
+                "undefended attack on"
+            } else {
+                "resisted attack on"
+            };
+            let mut s = format!(
+                "{} rolled {natural} {modifier:+} = {total} ({what} {}): {}",
+                n(*roller),
+                n(*opponent),
+                result.name().replace('_', " ")
+            );
+            if *damage > 0 {
+                let _ = write!(s, ", {damage} damage");
+            }
+            if *self_damage > 0 {
+                let _ = write!(s, ", its creature takes {self_damage}");
+            }
+            s
+        }
+        Event::DiceRevealed { .. } => {
+            "The dice secret is revealed: check every roll with grand-melee verify".to_owned()
+        }
         Event::PlayerMuted { player, muted } => {
             let who = player.map_or_else(|| "The spectators".to_owned(), n);
             if *muted {
@@ -549,19 +605,23 @@ mod tests {
             Event::PlayerJoined {
                 player: 0,
                 name: "Ann".into(),
+                entropy: String::new(),
             },
             Event::PlayerJoined {
                 player: 1,
                 name: "Ben".into(),
+                entropy: String::new(),
             },
             Event::PlayerJoined {
                 player: 2,
                 name: hostile.into(),
+                entropy: String::new(),
             },
             Event::GameStarted {
                 seating: vec![2, 0, 1],
                 first_player: 2,
                 turn_holders: vec![2],
+                commitment: String::new(),
             },
         ];
         view = view.folded(1, &events).unwrap();
@@ -597,6 +657,7 @@ mod tests {
             Event::PlayerJoined {
                 player: 3,
                 name: hostile.into(),
+                entropy: String::new(),
             },
         ]
     }
@@ -648,6 +709,7 @@ mod tests {
                     seating: vec![2, 0, 1],
                     first_player: 2,
                     turn_holders: vec![2, 0],
+                    commitment: String::new(),
                 },
                 &view,
             );

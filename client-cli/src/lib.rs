@@ -377,6 +377,9 @@ pub async fn create(
             absence_limit_secs: args.absence_limit,
             mulligan_clock_secs: args.mulligan_clock,
             max_spectators: args.max_spectators,
+            rules: Default::default(),
+            combat_dice: false,
+            mulligan: Default::default(),
         })
         .await?;
     conn.close().await;

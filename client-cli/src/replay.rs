@@ -723,11 +723,13 @@ mod tests {
             Event::PlayerJoined {
                 player: 0,
                 name: "Ann".into(),
+                entropy: String::new(),
             },
             Event::HostChanged { player: Some(0) },
             Event::PlayerJoined {
                 player: 1,
                 name: "Ben".into(),
+                entropy: String::new(),
             },
             Event::Chat {
                 from: Some(1),
@@ -821,6 +823,7 @@ mod tests {
             replay.events.push(Event::PlayerJoined {
                 player: i,
                 name: text.to_owned(),
+                entropy: String::new(),
             });
             replay.events.push(Event::Chat {
                 from: Some(i),

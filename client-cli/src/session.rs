@@ -420,6 +420,7 @@ impl Session<'_> {
                             table,
                             name: name.clone(),
                             password,
+                            entropy: None,
                         })
                         .await
                         .map_err(transient_or_fatal)?;

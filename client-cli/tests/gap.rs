@@ -45,6 +45,7 @@ fn joined(player: u16, name: &str) -> Event {
     Event::PlayerJoined {
         player,
         name: name.into(),
+        entropy: String::new(),
     }
 }
 

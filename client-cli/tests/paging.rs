@@ -39,6 +39,9 @@ async fn every_page_of_the_table_list_is_listed_and_searched() {
                 absence_limit_secs: 600,
                 mulligan_clock_secs: 60,
                 max_spectators: 100,
+                rules: Default::default(),
+                combat_dice: false,
+                mulligan: Default::default(),
             },
         )
         .await;
@@ -181,7 +184,7 @@ async fn paged_replay_server(table: TableId, total: u64, page: u64) -> String {
                 let player = u16::try_from(i / 2).unwrap() % 8;
                 let name = hostile[usize::from(player)].to_owned();
                 if i < 16 && i % 2 == 0 {
-                    Event::PlayerJoined { player, name }
+                    Event::PlayerJoined { player, name, entropy: String::new() }
                 } else {
                     Event::Chat {
                         from: Some(player),

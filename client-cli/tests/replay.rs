@@ -45,6 +45,9 @@ async fn create_with(conn: &mut Conn, name: &str, seats: u8, password: Option<&s
             absence_limit_secs: 600,
             mulligan_clock_secs: 60,
             max_spectators: 100,
+            rules: Default::default(),
+            combat_dice: false,
+            mulligan: Default::default(),
         },
     )
     .await;
@@ -108,6 +111,7 @@ async fn finished_game_on(server: TestServer, password: Option<&str>, chat: usiz
                 table,
                 name: name.into(),
                 password: password.map(Into::into),
+                entropy: None,
             },
         )
         .await;
@@ -671,6 +675,7 @@ async fn quick_game(url: &str, name: &str) -> TableId {
                 table,
                 name: player.into(),
                 password: None,
+                entropy: None,
             },
         )
         .await;

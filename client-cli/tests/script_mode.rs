@@ -357,6 +357,9 @@ async fn a_dropped_connection_is_resumed_by_itself() {
             absence_limit_secs: 600,
             mulligan_clock_secs: 60,
             max_spectators: 100,
+            rules: Default::default(),
+            combat_dice: false,
+            mulligan: Default::default(),
         })
         .await
         .unwrap();
@@ -369,6 +372,7 @@ async fn a_dropped_connection_is_resumed_by_itself() {
             table,
             name: "Hana".into(),
             password: None,
+            entropy: None,
         })
         .await
         .unwrap();
@@ -427,6 +431,9 @@ async fn create_table(conn: &mut Conn, name: &str, seats: u8) -> grand_melee_pro
             absence_limit_secs: 600,
             mulligan_clock_secs: 0,
             max_spectators: 100,
+            rules: Default::default(),
+            combat_dice: false,
+            mulligan: Default::default(),
         })
         .await
         .unwrap();
@@ -473,6 +480,7 @@ async fn hostile_names_and_chat_cannot_forge_lines_or_fields_or_reach_the_termin
         table,
         name: "Hana".into(),
         password: None,
+        entropy: None,
     })
     .await
     .unwrap();
@@ -498,6 +506,7 @@ async fn hostile_names_and_chat_cannot_forge_lines_or_fields_or_reach_the_termin
                 table,
                 name: name.into(),
                 password: None,
+                entropy: None,
             })
             .await
         {
@@ -655,11 +664,13 @@ async fn hostile_text_from_a_server_that_lets_it_through_is_escaped() {
     let mut joined = vec![Event::PlayerJoined {
         player: 0,
         name: "Ann".into(),
+        entropy: String::new(),
     }];
     for (player, name) in (1..).zip(RAW) {
         joined.push(Event::PlayerJoined {
             player,
             name: name.into(),
+            entropy: String::new(),
         });
     }
     let mut mirror = grand_melee_protocol::Mirror::new(&view).unwrap();
@@ -690,6 +701,7 @@ async fn hostile_text_from_a_server_that_lets_it_through_is_escaped() {
         Event::PlayerJoined {
             player: 9,
             name: RAW[1].into(),
+            entropy: String::new(),
         },
     ]);
     let last = first + events.len() as u64 - 1;

@@ -119,6 +119,7 @@ async fn a_finished_game_answers_join_with_its_replay_and_bad_settings_are_named
                 table: id,
                 name: name.into(),
                 password: None,
+                entropy: None,
             },
         )
         .await;
@@ -249,6 +250,7 @@ async fn a_resumed_client_rebuilds_its_log_from_the_events_before_the_drop() {
             table: id,
             name: "Ben".into(),
             password: None,
+            entropy: None,
         },
     )
     .await;

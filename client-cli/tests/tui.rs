@@ -52,6 +52,9 @@ async fn mid_game(seats: u8) -> (TableId, TableView) {
             absence_limit_secs: 600,
             mulligan_clock_secs: 60,
             max_spectators: 100,
+            rules: Default::default(),
+            combat_dice: false,
+            mulligan: Default::default(),
         },
     )
     .await;
@@ -66,6 +69,7 @@ async fn mid_game(seats: u8) -> (TableId, TableView) {
                 table,
                 name: long_name(i),
                 password: None,
+                entropy: None,
             },
         )
         .await;
@@ -498,6 +502,7 @@ fn the_command_line_edits_completes_and_submits() {
         &[grand_melee_protocol::Event::PlayerJoined {
             player: 0,
             name: "Bartholomew".into(),
+            entropy: String::new(),
         }],
     );
     let state = State {
@@ -555,12 +560,14 @@ fn hostile_text_reaches_the_screen_only_as_visible_escapes() {
         .map(|(player, name)| Event::PlayerJoined {
             player,
             name: name.into(),
+            entropy: String::new(),
         })
         .collect();
     events.push(Event::GameStarted {
         seating: vec![0, 1, 2, 3],
         first_player: 1,
         turn_holders: vec![1],
+        commitment: String::new(),
     });
     view = folded(&view, &events);
     let state = State {
@@ -656,6 +663,7 @@ fn three_players() -> TableView {
         .map(|(player, name)| Event::PlayerJoined {
             player,
             name: name.into(),
+            entropy: String::new(),
         })
         .collect();
     events.push(Event::HostChanged { player: Some(0) });
@@ -663,6 +671,7 @@ fn three_players() -> TableView {
         seating: vec![0, 1, 2],
         first_player: 0,
         turn_holders: vec![0],
+        commitment: String::new(),
     });
     folded(&view, &events)
 }

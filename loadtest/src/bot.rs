@@ -551,6 +551,9 @@ impl ServerBot {
                     absence_limit_secs: 600,
                     mulligan_clock_secs: 0,
                     max_spectators: grand_melee_protocol::DEFAULT_MAX_SPECTATORS,
+                    rules: Default::default(),
+                    combat_dice: false,
+                    mulligan: Default::default(),
                 })
                 .await?;
             let ServerMessage::TableCreated { table, .. } = created else {
@@ -579,6 +582,7 @@ impl ServerBot {
                 table,
                 name,
                 password: None,
+                entropy: None,
             })
             .await?;
         let ServerMessage::Seated { player, .. } = seated else {

@@ -195,6 +195,7 @@ mod tests {
             .map(|player| Event::PlayerJoined {
                 player,
                 name: format!("p{player}"),
+                entropy: String::new(),
             })
             .collect();
         events.insert(1, Event::HostChanged { player: Some(0) });
@@ -236,9 +237,7 @@ mod tests {
             let events = live
                 .handle(
                     Actor::Host,
-                    Command::Join {
-                        name: format!("p{p}"),
-                    },
+                    Command::join(format!("p{p}")),
                 )
                 .unwrap();
             step(&mut live, &mut models, events);

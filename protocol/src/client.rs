@@ -5,15 +5,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::limits::{
     DEFAULT_ABSENCE_LIMIT_SECS, DEFAULT_MAX_SPECTATORS, DEFAULT_MULLIGAN_CLOCK_SECS,
-    DEFAULT_PAGE_ITEMS, DEFAULT_SPELL_RANGE, DEFAULT_STARTING_LIFE,
+    DEFAULT_PAGE_ITEMS, DEFAULT_STARTING_LIFE,
 };
 use crate::types::{
-    Phase, PlayerId, Reduction, Ruling, SeatToken, TableId, option_uuid_string, uuid_string,
+    MulliganMode, Phase, PlayerId, Reduction, RuleSet, Ruling, SeatToken, TableId,
+    option_uuid_string, uuid_string,
 };
-
-fn default_spell_range() -> u8 {
-    DEFAULT_SPELL_RANGE
-}
 
 fn default_starting_life() -> i32 {
     DEFAULT_STARTING_LIFE
@@ -73,8 +70,9 @@ pub enum ClientMessage {
         name: String,
         /// Required: most players who may sit (2–40).
         seats: u8,
-        /// Spell range R (1–4, default 2).
-        #[serde(default = "default_spell_range")]
+        /// Spell range R (1–4; 0 or absent: the rules' own, 2 for `seed` and 1 for `cr807`,
+        /// which allows no other).
+        #[serde(default)]
         spell_range: u8,
         /// Turn reduction policy (default eager).
         #[serde(default)]
@@ -104,6 +102,16 @@ pub enum ClientMessage {
         /// Most spectators at once (0–1000, default 100).
         #[serde(default = "default_max_spectators")]
         max_spectators: u32,
+        /// Which rules: `seed` (the default: the seed's Grand Melee) or `cr807` (the
+        /// Comprehensive Rules' variant).
+        #[serde(default)]
+        rules: RuleSet,
+        /// Combat with Dice: attack rolls and counter strikes by the server's verifiable dice.
+        #[serde(default)]
+        combat_dice: bool,
+        /// `paris` (the default: one player at a time) or `simultaneous` (everyone at once).
+        #[serde(default)]
+        mulligan: MulliganMode,
     },
     /// Takes a seat at a table in its lobby.
     Join {
@@ -117,6 +125,10 @@ pub enum ClientMessage {
         /// The table's password, if it has one.
         #[serde(default)]
         password: Option<String>,
+        /// Optional: up to 64 characters the client contributes to the table's dice (random
+        /// text it chose; published in `player_joined`).
+        #[serde(default)]
+        entropy: Option<String>,
     },
     /// Watches a table as a spectator.
     Watch {
@@ -221,6 +233,36 @@ pub enum ClientMessage {
     Concede {
         /// Request id.
         id: u32,
+    },
+    /// Takes an extra turn after the turn he is taking (Time Walk and friends).
+    ExtraTurn {
+        /// Request id.
+        id: u32,
+    },
+    /// Combat with Dice: the player taking his turn rolls for one attacking creature during
+    /// his combat.
+    AttackRoll {
+        /// Request id.
+        id: u32,
+        /// The defending player (one he may attack).
+        defender: PlayerId,
+        /// The attacking creature's power.
+        attacker_power: u32,
+        /// The blocking creatures' powers; empty for an undefended attack.
+        #[serde(default)]
+        blocker_powers: Vec<u32>,
+    },
+    /// Combat with Dice: the blocking player's defensive counter strike against an attack of
+    /// the player taking his turn that he blocked in this combat.
+    CounterRoll {
+        /// Request id.
+        id: u32,
+        /// The attacking player.
+        attacker: PlayerId,
+        /// The blocking creature's power.
+        blocker_power: u32,
+        /// The attacking creature's power.
+        attacker_power: u32,
     },
     /// A ruling by the host.
     Ruling {
@@ -348,6 +390,9 @@ macro_rules! with_request_id {
             | ClientMessage::ChangeLife { $id, .. }
             | ClientMessage::ChangePoison { $id, .. }
             | ClientMessage::Concede { $id, .. }
+            | ClientMessage::ExtraTurn { $id, .. }
+            | ClientMessage::AttackRoll { $id, .. }
+            | ClientMessage::CounterRoll { $id, .. }
             | ClientMessage::Ruling { $id, .. }
             | ClientMessage::Chat { $id, .. }
             | ClientMessage::Pause { $id, .. }
@@ -393,6 +438,9 @@ impl ClientMessage {
             ClientMessage::ChangeLife { .. } => "change_life",
             ClientMessage::ChangePoison { .. } => "change_poison",
             ClientMessage::Concede { .. } => "concede",
+            ClientMessage::ExtraTurn { .. } => "extra_turn",
+            ClientMessage::AttackRoll { .. } => "attack_roll",
+            ClientMessage::CounterRoll { .. } => "counter_roll",
             ClientMessage::Ruling { .. } => "ruling",
             ClientMessage::Chat { .. } => "chat",
             ClientMessage::Pause { .. } => "pause",

@@ -100,11 +100,18 @@ pub enum ErrorCode {
     TooManyTables,
     /// The text contains a control, invisible or line-breaking character.
     BadText,
+    /// CR 807.2b (attack left): only the opponent nearest to the attacker's left, one seat away,
+    /// may be attacked.
+    NotAttackLeft,
+    /// This table does not play Combat with Dice.
+    DiceOff,
+    /// No attack of that player on you was blocked in his current combat.
+    NoCounterStrike,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 45] = [
+    pub const ALL: [ErrorCode; 48] = [
         ErrorCode::BadMessage,
         ErrorCode::UnsupportedVersion,
         ErrorCode::HelloRequired,
@@ -150,6 +157,9 @@ impl ErrorCode {
         ErrorCode::ConfusableName,
         ErrorCode::TooManyTables,
         ErrorCode::BadText,
+        ErrorCode::NotAttackLeft,
+        ErrorCode::DiceOff,
+        ErrorCode::NoCounterStrike,
     ];
 
     /// The wire name (`"out_of_range"`, …).
@@ -200,6 +210,9 @@ impl ErrorCode {
             ErrorCode::ConfusableName => "confusable_name",
             ErrorCode::TooManyTables => "too_many_tables",
             ErrorCode::BadText => "bad_text",
+            ErrorCode::NotAttackLeft => "not_attack_left",
+            ErrorCode::DiceOff => "dice_off",
+            ErrorCode::NoCounterStrike => "no_counter_strike",
         }
     }
 
@@ -266,6 +279,13 @@ impl ErrorCode {
             }
             ErrorCode::BadText => {
                 "names and chat may not contain control, invisible or line-breaking characters"
+            }
+            ErrorCode::NotAttackLeft => {
+                "you may attack only the opponent on your left, one seat away (CR 807.2b)"
+            }
+            ErrorCode::DiceOff => "this table does not play Combat with Dice",
+            ErrorCode::NoCounterStrike => {
+                "no attack of that player on you was blocked in his current combat"
             }
         }
     }

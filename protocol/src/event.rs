@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::types::{
-    EliminationCause, KeepReason, Phase, PlayerId, Standing, TurnEndReason, TurnId,
+    EliminationCause, KeepReason, Phase, PlayerId, RollResult, Standing, TurnEndReason, TurnId,
     TurnRemovalReason,
 };
 
@@ -21,6 +21,10 @@ pub enum Event {
         player: PlayerId,
         /// His display name.
         name: String,
+        /// What his client contributed to the table's dice (at most 64 characters; empty if
+        /// nothing): mixed into every random outcome (PROTOCOL.md, "Verifiable dice").
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        entropy: String,
     },
     /// A player gave up his seat before the start.
     PlayerLeft {
@@ -35,6 +39,11 @@ pub enum Event {
         first_player: PlayerId,
         /// Holders of the starting turns, turn 0 first.
         turn_holders: Vec<PlayerId>,
+        /// SHA-256 of the table's dice secret, in hex: every random outcome (this seating, the
+        /// first player, each d20) comes from that secret, revealed at the end of the game
+        /// (`dice_revealed`). Empty for tables started before verifiable dice existed.
+        #[serde(default)]
+        commitment: String,
     },
     /// The deciding player mulliganed.
     Mulliganed {
@@ -156,6 +165,63 @@ pub enum Event {
         /// Everyone's place and mana points, best place first.
         standings: Vec<Standing>,
     },
+    /// The game is over: the dice secret whose SHA-256 `game_started` published, in hex, so
+    /// anyone can recompute every random outcome of the game.
+    DiceRevealed {
+        /// 32 bytes in hex.
+        secret: String,
+    },
+    /// A player takes an extra turn (Time Walk and friends).
+    ExtraTurnGranted {
+        /// Who.
+        player: PlayerId,
+        /// `false`: right after the turn he is taking; `true`: just before his next turn (he
+        /// is not taking one, or could not keep his turn for it).
+        before_next: bool,
+    },
+    /// An extra turn a player was to take after his current turn will come just before his
+    /// next turn instead: another turn is too close for him to keep his own.
+    ExtraTurnDeferred {
+        /// Who.
+        player: PlayerId,
+    },
+    /// A turn that just ended stays with its player for an extra turn (or, after an extra
+    /// turn taken before it, for his normal turn). It waits, and begins when it may.
+    TurnKept {
+        /// The turn.
+        turn: TurnId,
+        /// Its player.
+        player: PlayerId,
+    },
+    /// Combat with Dice: an attack roll or a defensive counter strike, rolled by the server.
+    AttackRolled {
+        /// The roll's index in the game (0 for the first d20): the dice input (PROTOCOL.md).
+        roll: u32,
+        /// Who rolled: the attacking player, or for a counter strike the blocking player.
+        roller: PlayerId,
+        /// The other player: the defender, or for a counter strike the attacking player.
+        opponent: PlayerId,
+        /// Whether this is a defensive counter strike.
+        counter: bool,
+        /// The rolling creature's power.
+        power: u32,
+        /// The opposing creatures' powers (empty: an undefended attack on the player).
+        opposing: Vec<u32>,
+        /// The natural d20 (1–20).
+        natural: u8,
+        /// What was added to it: the power minus the opposing creatures' average power
+        /// (rounded down).
+        modifier: i64,
+        /// natural + modifier.
+        total: i64,
+        /// The Attack Table's result.
+        result: RollResult,
+        /// Damage the rolling creature deals (to the player if undefended, otherwise to the
+        /// opposing creatures).
+        damage: u32,
+        /// Damage the rolling creature takes itself (a critical miss: half its power).
+        self_damage: u32,
+    },
     /// A seated player's connection dropped or came back.
     ConnectionChanged {
         /// Who.
@@ -235,6 +301,11 @@ impl Event {
             Event::TurnRemoved { .. } => "turn_removed",
             Event::PositionsRemoved { .. } => "positions_removed",
             Event::GameOver { .. } => "game_over",
+            Event::DiceRevealed { .. } => "dice_revealed",
+            Event::ExtraTurnGranted { .. } => "extra_turn_granted",
+            Event::ExtraTurnDeferred { .. } => "extra_turn_deferred",
+            Event::TurnKept { .. } => "turn_kept",
+            Event::AttackRolled { .. } => "attack_rolled",
             Event::ConnectionChanged { .. } => "connection_changed",
             Event::HostChanged { .. } => "host_changed",
             Event::SpectatorsChanged { .. } => "spectators_changed",

@@ -62,6 +62,9 @@ pub fn view() -> TableView {
         absence_limit_secs: 600,
         mulligan_clock_secs: 60,
         max_spectators: 100,
+        rules: Default::default(),
+        combat_dice: false,
+        mulligan: Default::default(),
     };
     let empty = TableView::new(TABLE, "Friday melee", settings);
     // The events are consistent by construction; should one not apply, the view simply stops
@@ -80,6 +83,7 @@ pub fn view_events() -> Vec<Event> {
     let joined = |player: u16, name: &str| Event::PlayerJoined {
         player,
         name: name.to_owned(),
+        entropy: String::new(),
     };
     vec![
         joined(0, "Alice"),
@@ -92,6 +96,7 @@ pub fn view_events() -> Vec<Event> {
             seating: vec![2, 0, 3, 1],
             first_player: 0,
             turn_holders: vec![0],
+            commitment: String::new(),
         },
         Event::Kept {
             player: 0,
@@ -183,12 +188,16 @@ pub fn client() -> Vec<ClientMessage> {
             absence_limit_secs: 600,
             mulligan_clock_secs: 60,
             max_spectators: 100,
+            rules: Default::default(),
+            combat_dice: false,
+            mulligan: Default::default(),
         },
         ClientMessage::Join {
             id: 4,
             table: TABLE,
             name: "Alice".to_owned(),
             password: None,
+            entropy: None,
         },
         ClientMessage::Watch {
             id: 5,
@@ -403,12 +412,14 @@ pub fn events() -> Vec<Event> {
         Event::PlayerJoined {
             player: 0,
             name: "Alice".to_owned(),
+            entropy: String::new(),
         },
         Event::PlayerLeft { player: 4 },
         Event::GameStarted {
             seating: vec![2, 0, 3, 1],
             first_player: 0,
             turn_holders: vec![0],
+            commitment: String::new(),
         },
         Event::Mulliganed {
             player: 1,

@@ -15,6 +15,7 @@
 
 mod client;
 mod codec;
+pub mod dice;
 mod error;
 mod event;
 pub mod examples;
@@ -39,9 +40,9 @@ pub use limits::*;
 pub use mirror::{Mirror, stage_name};
 pub use server::{ReplaySummary, ServerMessage, TableSummary};
 pub use types::{
-    EliminationCause, Expiry, KeepReason, Phase, PlayerId, PlayerStatus, Reduction, Ruling,
-    SeatToken, StageName, Standing, TableId, TurnEndReason, TurnId, TurnRemovalReason,
-    TurnStateName,
+    EliminationCause, Expiry, KeepReason, MulliganMode, Phase, PlayerId, PlayerStatus, Reduction,
+    RollResult, RuleSet, Ruling, SeatToken, StageName, Standing, TableId, TurnEndReason, TurnId,
+    TurnRemovalReason, TurnStateName,
 };
 pub use uuid::Uuid;
 pub use view::{PlayerView, Settings, TableView, TurnView};

@@ -16,6 +16,10 @@ pub const MAX_SERVER_MESSAGE_BYTES: usize = 1024 * 1024;
 pub const MIN_NAME_CHARS: usize = 1;
 /// Longest display name (player or table), in characters after trimming.
 pub const MAX_NAME_CHARS: usize = 32;
+/// Most characters a client may contribute to a table's dice at join (`entropy`).
+pub const MAX_ENTROPY_CHARS: usize = 64;
+/// Most blocking creatures an attack roll may name.
+pub const MAX_BLOCKERS: usize = 16;
 /// Longest chat line, in characters.
 pub const MAX_CHAT_CHARS: usize = 500;
 /// Longest table password, in characters.

@@ -26,6 +26,9 @@ impl TableConfig {
             reduction: settings.reduction,
             starting_life: settings.starting_life,
             hand_size: settings.hand_size,
+            rule_set: settings.rules,
+            combat_dice: settings.combat_dice,
+            mulligan: settings.mulligan,
             seed,
             ..TableConfig::default()
         };
@@ -57,6 +60,8 @@ impl Table {
         view.spectators = facts.spectators;
         view.paused = facts.paused;
         view.spectators_muted = facts.spectators_muted;
+        view.dice_commitment = self.dice_commitment().to_owned();
+        view.dice_secret = self.dice_secret().map(str::to_owned);
         let config = self.config();
         let presence = |player| facts.presence(player);
         if self.stage() == Stage::Lobby {
@@ -83,6 +88,9 @@ impl Table {
                         muted,
                         may_attack: Vec::new(),
                         may_target: Vec::new(),
+                        extra_turns: 0,
+                        extra_next: 0,
+                        stacks: Vec::new(),
                     }
                 })
                 .collect();
@@ -90,6 +98,7 @@ impl Table {
         }
         view.first_player = self.first_player();
         view.mulligan_decider = self.mulligan_decider();
+        view.mulligan_deciders = self.mulligan_deciders();
         view.players = self
             .players()
             .iter()
@@ -114,6 +123,9 @@ impl Table {
                     muted,
                     may_attack: self.attack_targets(p.id),
                     may_target: self.damage_targets(p.id),
+                    extra_turns: p.extra_turns,
+                    extra_next: p.extra_next,
+                    stacks: self.stacks_in_range(p.id),
                 }
             })
             .collect();
@@ -138,6 +150,7 @@ impl Table {
                     state,
                     phase,
                     marked_for_removal: t.removal_mark.is_some(),
+                    designations: t.designations,
                     sphere,
                 }
             })
@@ -192,6 +205,8 @@ impl Table {
             turns: Vec::new(),
             first: 0,
             standings: view.standings.clone(),
+            commitment: view.dice_commitment.clone(),
+            revealed: view.dice_secret.clone(),
         };
         if stage != Stage::Lobby {
             let seat_of = |player| {
@@ -218,6 +233,8 @@ impl Table {
                     hand_size: p.hand_size,
                     kept: p.kept,
                     position: parts.ring.iter().position(|&s| s == seat).unwrap_or(0),
+                    extra_turns: p.extra_turns,
+                    extra_next: p.extra_next,
                 })
                 .collect();
             parts.first = match view.first_player {
@@ -244,6 +261,8 @@ impl Table {
                         removal_mark: t
                             .marked_for_removal
                             .then(|| u32::try_from(k).unwrap_or(u32::MAX)),
+                        // Older servers send no count: a mark is one designation.
+                        designations: t.designations.max(u32::from(t.marked_for_removal)),
                     })
                 })
                 .collect::<Result<Vec<Turn>, _>>()?;

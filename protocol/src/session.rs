@@ -126,8 +126,8 @@ pub struct Session {
     paused_since: Option<Instant>,
     /// When each running turn began (by turn and holder); paused time shifted out.
     running_since: Vec<(TurnId, PlayerId, Instant)>,
-    /// The player whose mulligan decision is due, and since when.
-    deciding_since: Option<(PlayerId, Instant)>,
+    /// The players whose mulligan decision is due, and since when.
+    deciding_since: Vec<(PlayerId, Instant)>,
     /// Addresses the host has banned from this table (`kick` with `ban`).
     banned: Vec<IpAddr>,
     /// The table's chat budget, shared by all its members.
@@ -163,7 +163,7 @@ impl Session {
             empty_since: Some(now),
             paused_since: None,
             running_since: Vec::new(),
-            deciding_since: None,
+            deciding_since: Vec::new(),
             banned: Vec::new(),
             chat_budget: (timing.chat_per_minute > 0.0)
                 .then(|| TokenBucket::new(TABLE_CHAT_BURST, timing.chat_per_minute / 60.0, now)),
@@ -311,12 +311,15 @@ impl Session {
         connection: ConnectionId,
         peer: IpAddr,
         name: String,
+        entropy: String,
         token: SeatToken,
     ) -> Result<PlayerId, ErrorCode> {
         if self.banned.contains(&peer) {
             return Err(ErrorCode::Banned);
         }
-        let events = self.table.handle(Actor::Host, Command::Join { name })?;
+        let events = self
+            .table
+            .handle(Actor::Host, Command::Join { name, entropy })?;
         let Some(Event::PlayerJoined { player, .. }) = events.first() else {
             return Err(ErrorCode::BadMessage);
         };
@@ -598,14 +601,12 @@ impl Session {
     /// Notes when each mulligan decision comes up: the mulligan clock and an absent decider's
     /// grace period count from then.
     fn track_decider(&mut self, now: Instant) {
-        let decider = match self.table.stage() {
-            Stage::Mulligan { .. } => self.table.mulligan_decider(),
-            _ => None,
-        };
-        match (decider, self.deciding_since) {
-            (Some(player), Some((noted, _))) if player == noted => {}
-            (Some(player), _) => self.deciding_since = Some((player, now)),
-            (None, _) => self.deciding_since = None,
+        let deciders = self.table.mulligan_deciders();
+        self.deciding_since.retain(|(p, _)| deciders.contains(p));
+        for player in deciders {
+            if !self.deciding_since.iter().any(|&(p, _)| p == player) {
+                self.deciding_since.push((player, now));
+            }
         }
     }
 
@@ -616,9 +617,14 @@ impl Session {
         loop {
             let kicked = &self.table.facts().kicked_in_mulligan;
             let ruling = match self.table.stage() {
-                Stage::Mulligan { .. } => match self.table.mulligan_decider() {
-                    Some(decider) if kicked.contains(&decider) => Ruling::Keep { player: decider },
-                    _ => break,
+                Stage::Mulligan { .. } => match self
+                    .table
+                    .mulligan_deciders()
+                    .into_iter()
+                    .find(|d| kicked.contains(d))
+                {
+                    Some(decider) => Ruling::Keep { player: decider },
+                    None => break,
                 },
                 Stage::Playing => {
                     let players: Vec<PlayerId> =
@@ -675,7 +681,7 @@ impl Session {
                 for (_, _, started) in &mut self.running_since {
                     *started = unpaused(*started, since, now);
                 }
-                if let Some((_, decided)) = &mut self.deciding_since {
+                for (_, decided) in &mut self.deciding_since {
                     *decided = unpaused(*decided, since, now);
                 }
                 for seat in &mut self.seats {
@@ -816,19 +822,23 @@ impl Session {
         if self.paused_since.is_some() {
             return None;
         }
-        let (player, since) = self.deciding_since?;
-        let clock = (self.settings.mulligan_clock_secs > 0).then(|| {
-            let clock = Self::secs(self.settings.mulligan_clock_secs);
-            (player, Expiry::Clock, since + clock)
-        });
-        let absent = self.seat(player).and_then(|s| s.dropped_at).map(|dropped| {
-            (
-                player,
-                Expiry::Absent,
-                since.max(dropped) + self.timing.grace,
-            )
-        });
-        clock.into_iter().chain(absent).min_by_key(|&(_, _, at)| at)
+        self.deciding_since
+            .iter()
+            .flat_map(|&(player, since)| {
+                let clock = (self.settings.mulligan_clock_secs > 0).then(|| {
+                    let clock = Self::secs(self.settings.mulligan_clock_secs);
+                    (player, Expiry::Clock, since + clock)
+                });
+                let absent = self.seat(player).and_then(|s| s.dropped_at).map(|dropped| {
+                    (
+                        player,
+                        Expiry::Absent,
+                        since.max(dropped) + self.timing.grace,
+                    )
+                });
+                clock.into_iter().chain(absent)
+            })
+            .min_by_key(|&(_, _, at)| at)
     }
 
     /// Players due to be announced absent, with the moment.
@@ -921,15 +931,17 @@ impl Session {
                 self.give_up_seat(player);
             }
         }
-        if let Some((player, reason, at)) = self.mulligan_deadline()
+        // Every decision due by now (with simultaneous mulligans, many expire together).
+        while let Some((player, reason, at)) = self.mulligan_deadline()
             && at <= now
         {
             let command = Command::ExpireMulligan { player, reason };
             if self.run_core(Actor::Host, command, now).is_err() {
-                // Cannot happen (the decider is tracked after every change); if it does, the
+                // Cannot happen (the deciders are tracked after every change); if it does, the
                 // clock starts again rather than the table waiting forever.
-                self.deciding_since = None;
-                self.track_decider(now);
+                self.deciding_since.retain(|&(p, _)| p != player);
+                self.deciding_since.push((player, now));
+                break;
             }
         }
         let due: Vec<(PlayerId, Expiry)> = self
@@ -973,6 +985,13 @@ impl Session {
         for event in events.iter().filter(|e| !e.is_game_event()) {
             // The session only emits events about members it knows: this cannot fail.
             let _ = self.table.apply(event);
+        }
+        for event in &events {
+            if let Event::TurnKept { turn, player } = event {
+                // An extra turn is a new turn: its clock starts when it begins.
+                self.running_since
+                    .retain(|&(t, p, _)| (t, p) != (*turn, *player));
+            }
         }
         self.announce(events)
     }

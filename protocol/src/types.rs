@@ -76,6 +76,94 @@ pub enum Reduction {
     Forced,
 }
 
+/// Which body of rules schedules the turns (`rules` in `create_table`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleSet {
+    /// The seed's Grand Melee (`shared/seeds/grand-melee.txt`) as `docs/RULES.md` reads it:
+    /// spheres of influence of spell range R.
+    #[default]
+    #[serde(alias = "grand_melee")]
+    Seed,
+    /// The official variant, Comprehensive Rules 807: range of influence 1, attack left, a
+    /// turn marker for each full four players.
+    #[serde(rename = "cr807")]
+    Cr807,
+}
+
+impl RuleSet {
+    /// The wire name.
+    pub fn name(self) -> &'static str {
+        match self {
+            RuleSet::Seed => "seed",
+            RuleSet::Cr807 => "cr807",
+        }
+    }
+}
+
+/// How mulligan decisions are taken (`mulligan` in `create_table`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MulliganMode {
+    /// The seed's Paris mulligan: one player at a time, from the first player to the left.
+    #[default]
+    Paris,
+    /// Everyone decides at the same time; play begins when all have kept.
+    Simultaneous,
+}
+
+impl MulliganMode {
+    /// The wire name.
+    pub fn name(self) -> &'static str {
+        match self {
+            MulliganMode::Paris => "paris",
+            MulliganMode::Simultaneous => "simultaneous",
+        }
+    }
+}
+
+/// What an attack roll of Combat with Dice did (the seed's Attack Table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RollResult {
+    /// A natural 1: the attacking creature takes half its own power.
+    CriticalMiss,
+    /// A total of 5 or less.
+    Miss,
+    /// A total of 6–10: half damage, rounded down (a power of 1 deals 1).
+    PartialHit,
+    /// A total of 11 or more: full damage.
+    Hit,
+    /// A natural 20: double damage.
+    CriticalHit,
+}
+
+impl RollResult {
+    /// The wire name.
+    pub fn name(self) -> &'static str {
+        match self {
+            RollResult::CriticalMiss => "critical_miss",
+            RollResult::Miss => "miss",
+            RollResult::PartialHit => "partial_hit",
+            RollResult::Hit => "hit",
+            RollResult::CriticalHit => "critical_hit",
+        }
+    }
+
+    /// The Attack Table: the result of a natural roll and its total, and the damage a creature
+    /// of power `power` deals with it (to the target; a critical miss deals half its power to
+    /// the attacking creature instead, returned second).
+    pub fn of(natural: u8, total: i64, power: u32) -> (RollResult, u32, u32) {
+        match natural {
+            1 => (RollResult::CriticalMiss, 0, power / 2),
+            20 => (RollResult::CriticalHit, power.saturating_mul(2), 0),
+            _ if total <= 5 => (RollResult::Miss, 0, 0),
+            _ if total <= 10 => (RollResult::PartialHit, (power / 2).max(power.min(1)), 0),
+            _ => (RollResult::Hit, power, 0),
+        }
+    }
+}
+
 /// Where a table is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -209,6 +297,12 @@ pub enum Ruling {
         /// The deciding player.
         player: PlayerId,
     },
+    /// A player takes an extra turn (Time Walk and friends): after his current turn if he is
+    /// taking one, otherwise just before his next turn.
+    ExtraTurn {
+        /// Who takes it.
+        player: PlayerId,
+    },
 }
 
 impl Ruling {
@@ -219,6 +313,7 @@ impl Ruling {
             Ruling::SetLife { .. } => "set_life",
             Ruling::SetPoison { .. } => "set_poison",
             Ruling::EndTurn { .. } => "end_turn",
+            Ruling::ExtraTurn { .. } => "extra_turn",
             Ruling::Keep { .. } => "keep",
         }
     }

@@ -10,8 +10,8 @@ use crate::limits::{
     DEFAULT_MULLIGAN_CLOCK_SECS, DEFAULT_SPELL_RANGE, DEFAULT_STARTING_LIFE, MAX_SEATS,
 };
 use crate::types::{
-    Phase, PlayerId, PlayerStatus, Reduction, StageName, Standing, TableId, TurnId, TurnStateName,
-    uuid_string,
+    MulliganMode, Phase, PlayerId, PlayerStatus, Reduction, RuleSet, StageName, Standing, TableId,
+    TurnId, TurnStateName, uuid_string,
 };
 
 /// A table's settings, fixed when it is created.
@@ -39,6 +39,15 @@ pub struct Settings {
     /// Most spectators at once.
     #[serde(default = "default_max_spectators")]
     pub max_spectators: u32,
+    /// `seed` or `cr807`.
+    #[serde(default)]
+    pub rules: RuleSet,
+    /// Whether the table plays Combat with Dice.
+    #[serde(default)]
+    pub combat_dice: bool,
+    /// `paris` or `simultaneous` mulligans.
+    #[serde(default)]
+    pub mulligan: MulliganMode,
 }
 
 fn default_mulligan_clock() -> u32 {
@@ -62,6 +71,9 @@ impl Default for Settings {
             absence_limit_secs: DEFAULT_ABSENCE_LIMIT_SECS,
             mulligan_clock_secs: DEFAULT_MULLIGAN_CLOCK_SECS,
             max_spectators: DEFAULT_MAX_SPECTATORS,
+            rules: RuleSet::Seed,
+            combat_dice: false,
+            mulligan: MulliganMode::Paris,
         }
     }
 }
@@ -96,6 +108,16 @@ pub struct PlayerView {
     pub may_attack: Vec<PlayerId>,
     /// Whom he may target with damage and other effects right now (derived).
     pub may_target: Vec<PlayerId>,
+    /// Extra turns he takes right after the turn he is taking.
+    #[serde(default)]
+    pub extra_turns: u8,
+    /// Extra turns he takes just before his next turn.
+    #[serde(default)]
+    pub extra_next: u8,
+    /// The running turns within his range, whose stacks he may act on (derived: CR 807.5a;
+    /// under the seed's rules the turns whose spheres hold him).
+    #[serde(default)]
+    pub stacks: Vec<TurnId>,
 }
 
 /// One of the simultaneous turns.
@@ -111,6 +133,9 @@ pub struct TurnView {
     pub phase: Option<Phase>,
     /// Whether a reduction will remove the turn when it ends.
     pub marked_for_removal: bool,
+    /// How many times it is designated for removal (CR 807.4f; 0 or 1 under the seed's rules).
+    #[serde(default)]
+    pub designations: u32,
     /// The holder's sphere of influence, in ring order starting R positions to his right
     /// (derived; empty for an ended turn).
     pub sphere: Vec<PlayerId>,
@@ -137,6 +162,10 @@ pub struct TableView {
     pub first_player: Option<PlayerId>,
     /// The player who decides on a mulligan now (derived; only in the mulligan stage).
     pub mulligan_decider: Option<PlayerId>,
+    /// Everyone whose mulligan decision is due (derived: the decider, or with simultaneous
+    /// mulligans every player who has not kept).
+    #[serde(default)]
+    pub mulligan_deciders: Vec<PlayerId>,
     /// Players: in join order in the lobby, in seating order after the start.
     pub players: Vec<PlayerView>,
     /// The positions of the ring in seating order: living players and eliminated players whose
@@ -153,6 +182,12 @@ pub struct TableView {
     /// Whether the host has muted the spectators' chat.
     #[serde(default)]
     pub spectators_muted: bool,
+    /// SHA-256 of the dice secret, in hex (from `game_started`; empty before).
+    #[serde(default)]
+    pub dice_commitment: String,
+    /// The dice secret, once revealed at the end of the game.
+    #[serde(default)]
+    pub dice_secret: Option<String>,
 }
 
 impl TableView {
@@ -167,6 +202,7 @@ impl TableView {
             host: None,
             first_player: None,
             mulligan_decider: None,
+            mulligan_deciders: Vec::new(),
             players: Vec::new(),
             ring: Vec::new(),
             turns: Vec::new(),
@@ -174,6 +210,8 @@ impl TableView {
             spectators: 0,
             paused: false,
             spectators_muted: false,
+            dice_commitment: String::new(),
+            dice_secret: None,
         }
     }
 

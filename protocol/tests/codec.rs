@@ -119,6 +119,7 @@ fn uuids_are_strings_on_the_wire() {
         table: examples::TABLE,
         name: "Alice".to_owned(),
         password: None,
+        entropy: None,
     };
     let bytes = encode_client(&message);
     let text = examples::TABLE.hyphenated().to_string();
@@ -179,7 +180,7 @@ fn create_table_defaults_and_tag_anywhere() {
             id: 7,
             name: "T".to_owned(),
             seats: 12,
-            spell_range: 2,
+            spell_range: 0, // absent: the rules' own (2 for seed)
             reduction: Reduction::Eager,
             starting_life: 20,
             password: None,
@@ -188,6 +189,9 @@ fn create_table_defaults_and_tag_anywhere() {
             absence_limit_secs: 600,
             mulligan_clock_secs: 60,
             max_spectators: 100,
+            rules: Default::default(),
+            combat_dice: false,
+            mulligan: Default::default(),
         }
     );
 }
@@ -358,7 +362,7 @@ fn frames_packed_by_python_msgpack_decode() {
                 id: 70_000,
                 name: "T".to_owned(),
                 seats: 40,
-                spell_range: 2,
+                spell_range: 0,
                 reduction: Reduction::Eager,
                 starting_life: 20,
                 password: None,
@@ -367,6 +371,9 @@ fn frames_packed_by_python_msgpack_decode() {
                 absence_limit_secs: 600,
                 mulligan_clock_secs: 60,
                 max_spectators: 100,
+                rules: Default::default(),
+                combat_dice: false,
+                mulligan: Default::default(),
             },
         ),
         (
@@ -376,6 +383,7 @@ fn frames_packed_by_python_msgpack_decode() {
                 table: examples::TABLE,
                 name: "Zoë".to_owned(),
                 password: None,
+                entropy: None,
             },
         ),
         (

@@ -51,6 +51,9 @@ fn client_message() -> impl Strategy<Value = ClientMessage> {
                         absence_limit_secs: spell_range.into(),
                         mulligan_clock_secs: starting_life.unsigned_abs(),
                         max_spectators: seats.into(),
+                        rules: Default::default(),
+                        combat_dice: false,
+                        mulligan: Default::default(),
                     }
                 }
             ),

@@ -26,7 +26,7 @@ fn lobby(players: u8, seed: u64) -> Table {
     let mut table = Table::new(config(players, seed)).unwrap();
     for i in 0..players {
         let name = format!("p{i}");
-        table.handle(Actor::Host, Command::Join { name }).unwrap();
+        table.handle(Actor::Host, Command::join(name)).unwrap();
     }
     table
 }
@@ -180,14 +180,15 @@ fn an_expired_decision_is_a_keep_with_its_reason_and_only_the_server_expires_one
 #[test]
 fn names_are_normalised_and_unsafe_reserved_taken_or_look_alike_names_are_refused() {
     let mut table = Table::new(config(8, 1)).unwrap();
-    let join = |name: &str| Command::Join { name: name.into() };
+    let join = |name: &str| Command::join(name);
     // Decomposed "René", with spaces around: kept composed (NFC) and trimmed.
     let events = table.handle(Actor::Host, join("  Rene\u{301} ")).unwrap();
     assert_eq!(
         events,
         vec![Event::PlayerJoined {
             player: 0,
-            name: "Ren\u{e9}".into()
+            name: "Ren\u{e9}".into(),
+            entropy: String::new(),
         }]
     );
     table.handle(Actor::Host, join("Ann")).unwrap();
@@ -268,7 +269,7 @@ fn random_mulligans(players: u8, seed: u64) {
             i += 1;
             format!("player {i}")
         };
-        send(&mut table, &mut events, Actor::Host, Command::Join { name });
+        send(&mut table, &mut events, Actor::Host, Command::join(name));
     }
     send(
         &mut table,
@@ -318,9 +319,7 @@ fn random_mulligans(players: u8, seed: u64) {
             6 => Command::Ruling(Ruling::Eliminate {
                 players: vec![target],
             }),
-            _ => Command::Join {
-                name: "late".into(),
-            },
+            _ => Command::join("late"),
         };
         let before = table.mulligan_decider();
         send(&mut table, &mut events, actor, command);

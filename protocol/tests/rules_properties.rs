@@ -195,9 +195,7 @@ impl Game {
                         phase: *Phase::ALL.choose(&mut self.rng).unwrap(),
                     },
                     6 => Command::Keep,
-                    7 => Command::Join {
-                        name: "late".into(),
-                    },
+                    7 => Command::join("late"),
                     _ => Command::Ruling(Ruling::Eliminate {
                         players: vec![target, target],
                     }),

@@ -355,7 +355,7 @@ impl Sim {
     ) -> Result<(PlayerId, Vec<Effect>), ErrorCode> {
         let now = self.at(secs);
         let name = name.to_owned();
-        self.attempt(|s| s.join(now, connection, peer, name, token))
+        self.attempt(|s| s.join(now, connection, peer, name, String::new(), token))
     }
 
     /// Player `player` (the next id) joins on his connection, from his address.
@@ -441,6 +441,7 @@ impl Sim {
             let mut expected = vec![Event::PlayerJoined {
                 player,
                 name: name(player),
+                entropy: String::new(),
             }];
             if player == 0 {
                 expected.push(Event::HostChanged { player: Some(0) });
@@ -846,6 +847,10 @@ fn with_nobody_else_connected_the_host_keeps_the_role_until_someone_is() {
             },
             Event::GameOver {
                 standings: sim.session.table().standings().to_vec()
+            },
+            // The dice secret, whose SHA-256 every snapshot showed, comes out with the end.
+            Event::DiceRevealed {
+                secret: sim.session.table().config().secret.to_hex()
             }
         ]
     );

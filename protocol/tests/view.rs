@@ -82,12 +82,14 @@ fn playing(n: u16, spell_range: u8, turn_holders: Vec<PlayerId>) -> TableView {
         .map(|player| Event::PlayerJoined {
             player,
             name: format!("P{player}"),
+            entropy: String::new(),
         })
         .collect();
     events.push(Event::GameStarted {
         seating: (0..n).collect(),
         first_player: 0,
         turn_holders,
+        commitment: String::new(),
     });
     events.extend((0..n).map(|player| Event::Kept {
         player,
@@ -104,6 +106,7 @@ fn a_gap_is_reported_and_changes_nothing() {
     let event = Event::PlayerJoined {
         player: 0,
         name: "A".to_owned(),
+        entropy: String::new(),
     };
     let before = view.clone();
     assert_eq!(
@@ -159,7 +162,8 @@ fn unknown_players_and_turns_are_errors_and_change_nothing() {
             seq,
             &Event::PlayerJoined {
                 player: 7,
-                name: "Late".to_owned()
+                name: "Late".to_owned(),
+                entropy: String::new(),
             }
         ),
         Err(ApplyError::Invalid(_))
@@ -176,15 +180,18 @@ fn lobby_joins_and_leaves() {
             Event::PlayerJoined {
                 player: 0,
                 name: "A".to_owned(),
+                entropy: String::new(),
             },
             Event::PlayerJoined {
                 player: 1,
                 name: "B".to_owned(),
+                entropy: String::new(),
             },
             Event::HostChanged { player: Some(0) },
             Event::PlayerJoined {
                 player: 2,
                 name: "C".to_owned(),
+                entropy: String::new(),
             },
             Event::PlayerLeft { player: 1 },
             Event::ConnectionChanged {
@@ -223,6 +230,7 @@ fn game_start_seats_players_and_mulligans_go_round_from_the_first_player() {
             .map(|player| Event::PlayerJoined {
                 player,
                 name: format!("P{player}"),
+                entropy: String::new(),
             })
             .collect::<Vec<_>>(),
     );
@@ -232,6 +240,7 @@ fn game_start_seats_players_and_mulligans_go_round_from_the_first_player() {
             seating: vec![2, 0, 3, 1],
             first_player: 3,
             turn_holders: vec![3],
+            commitment: String::new(),
         }],
     );
     assert_eq!(view.stage, StageName::Mulligan);
@@ -560,10 +569,12 @@ fn a_second_start_or_a_bad_seating_is_refused() {
             Event::PlayerJoined {
                 player: 0,
                 name: "A".to_owned(),
+                entropy: String::new(),
             },
             Event::PlayerJoined {
                 player: 1,
                 name: "B".to_owned(),
+                entropy: String::new(),
             },
         ],
     );
@@ -572,21 +583,25 @@ fn a_second_start_or_a_bad_seating_is_refused() {
             seating: vec![0, 0],
             first_player: 0,
             turn_holders: vec![0],
+            commitment: String::new(),
         },
         Event::GameStarted {
             seating: vec![0],
             first_player: 0,
             turn_holders: vec![0],
+            commitment: String::new(),
         },
         Event::GameStarted {
             seating: vec![0, 1],
             first_player: 5,
             turn_holders: vec![0],
+            commitment: String::new(),
         },
         Event::GameStarted {
             seating: vec![0, 1],
             first_player: 0,
             turn_holders: vec![6],
+            commitment: String::new(),
         },
         Event::Kept {
             player: 0,
@@ -603,6 +618,7 @@ fn a_second_start_or_a_bad_seating_is_refused() {
         seating: vec![1, 0],
         first_player: 0,
         turn_holders: vec![0],
+        commitment: String::new(),
     };
     view.apply(3, &start).unwrap();
     assert!(view.apply(4, &start).is_err());
@@ -722,7 +738,7 @@ mod fold_against_the_live_table {
             };
             for p in 0..players {
                 let events = live
-                    .handle(Actor::Host, Command::Join { name: format!("p{p}") })
+                    .handle(Actor::Host, Command::join(format!("p{p}")))
                     .unwrap();
                 publish(&mut live, &mut follower, events, true)?;
             }

@@ -792,8 +792,16 @@ async fn enter(
             table,
             name,
             password,
+            entropy,
             ..
-        } => (*table, password.clone(), Entry::Join { name: name.clone() }),
+        } => (
+            *table,
+            password.clone(),
+            Entry::Join {
+                name: name.clone(),
+                entropy: entropy.clone().unwrap_or_default(),
+            },
+        ),
         ClientMessage::Watch {
             table, password, ..
         } => (*table, password.clone(), Entry::Watch),

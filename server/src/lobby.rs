@@ -38,6 +38,8 @@ pub(crate) enum Entry {
     /// Take a seat (the password, if any, was checked by the connection).
     Join {
         name: String,
+        /// What the client contributes to the table's dice.
+        entropy: String,
     },
     /// Watch (the password, if any, was checked by the connection).
     Watch,

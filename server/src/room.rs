@@ -60,8 +60,20 @@ impl StoredSettings {
             absence_limit_secs: self.absence_limit_secs,
             mulligan_clock_secs: self.mulligan_clock_secs,
             max_spectators: self.max_spectators,
+            rules: self.config.rule_set,
+            combat_dice: self.config.combat_dice,
+            mulligan: self.config.mulligan,
         }
     }
+}
+
+/// A table's dice secret: 32 bytes from the operating system's generator (two version-4 UUIDs,
+/// 244 random bits), drawn before anyone can join and committed to in every snapshot.
+fn draw_secret() -> grand_melee_protocol::dice::DiceSecret {
+    let mut bytes = [0u8; 32];
+    bytes[..16].copy_from_slice(Uuid::new_v4().as_bytes());
+    bytes[16..].copy_from_slice(Uuid::new_v4().as_bytes());
+    grand_melee_protocol::dice::DiceSecret(bytes)
 }
 
 fn now_ms() -> u64 {
@@ -89,6 +101,9 @@ pub(crate) async fn create(
         absence_limit_secs,
         mulligan_clock_secs,
         max_spectators,
+        rules,
+        combat_dice,
+        mulligan,
         ..
     } = request
     else {
@@ -103,7 +118,13 @@ pub(crate) async fn create(
             "password: a password has 1–{MAX_PASSWORD_CHARS} characters"
         )));
     }
-    let spell_range = grand_melee_protocol::rules::SpellRange::new(*spell_range)
+    // 0 (or absent): the rules' own range.
+    let spell_range = match (*spell_range, rules) {
+        (0, wire::RuleSet::Cr807) => 1,
+        (0, wire::RuleSet::Seed) => wire::DEFAULT_SPELL_RANGE,
+        (range, _) => range,
+    };
+    let spell_range = grand_melee_protocol::rules::SpellRange::new(spell_range)
         .map_err(|error| Refusal::settings(error.message()))?;
     let settings = StoredSettings {
         config: TableConfig {
@@ -111,7 +132,11 @@ pub(crate) async fn create(
             spell_range,
             reduction: *reduction,
             starting_life: *starting_life,
+            rule_set: *rules,
+            combat_dice: *combat_dice,
+            mulligan: *mulligan,
             seed: seed.unwrap_or_else(|| Uuid::new_v4().as_u64_pair().0),
+            secret: draw_secret(),
             ..TableConfig::default()
         },
         turn_clock_secs: *turn_clock_secs,
@@ -544,9 +569,11 @@ impl Room {
     fn enter(&mut self, conn: Conn, request_id: u32, entry: Entry) -> Result<Role, ErrorCode> {
         let now = Instant::now();
         let (role, token) = match entry {
-            Entry::Join { name } => {
+            Entry::Join { name, entropy } => {
                 let token = Uuid::new_v4();
-                let player = self.session.join(now, conn.id, conn.peer, name, token)?;
+                let player = self
+                    .session
+                    .join(now, conn.id, conn.peer, name, entropy, token)?;
                 info!(table = %self.id, player, "player joined");
                 (Role::Player(player), Some(token))
             }

@@ -334,6 +334,9 @@ impl Client {
                 absence_limit_secs: 600,
                 mulligan_clock_secs: 60,
                 max_spectators: 100,
+                rules: Default::default(),
+                combat_dice: false,
+                mulligan: Default::default(),
             })
             .await
             .unwrap();
@@ -351,6 +354,7 @@ impl Client {
                 table,
                 name: name.into(),
                 password: None,
+                entropy: None,
             })
             .await?;
         let ServerMessage::Seated { player, .. } = answer else {

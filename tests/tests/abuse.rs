@@ -41,6 +41,9 @@ fn create(id: u32, name: &str, password: Option<&str>) -> ClientMessage {
         absence_limit_secs: 600,
         mulligan_clock_secs: 60,
         max_spectators: 100,
+        rules: Default::default(),
+        combat_dice: false,
+        mulligan: Default::default(),
     }
 }
 
@@ -172,6 +175,7 @@ async fn a_table_nobody_ever_joins_closes_and_stops_counting() {
             table,
             name: "Late".into(),
             password: None,
+            entropy: None,
         })
         .await;
     assert_eq!(join, Err(ErrorCode::UnknownTable));
@@ -312,6 +316,7 @@ async fn finished_game_with_chat(
                 table,
                 name: name.into(),
                 password: password.map(str::to_owned),
+                entropy: None,
             })
             .await;
         assert!(
@@ -473,6 +478,7 @@ async fn passwords_are_kept_hashed_and_wrong_guesses_are_throttled() {
             table,
             name: "Guesser".into(),
             password: Some(password),
+            entropy: None,
         }
     };
     let mut guesser = server.client().await;

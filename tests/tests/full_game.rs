@@ -63,7 +63,7 @@ async fn a_28_seat_game_from_lobby_to_winner_keeps_every_mirror_exact() {
         let name = format!("player {i}");
         let player = client.join(table, &name).await.unwrap();
         assert_eq!(usize::from(player), i, "players are numbered in join order");
-        log.push((Actor::Host, Command::Join { name }));
+        log.push((Actor::Host, Command::join(name)));
     }
     let mut spectator = server.client().await;
     spectator.watch(table).await;

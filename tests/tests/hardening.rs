@@ -228,11 +228,12 @@ async fn one_of_28_seats_stops_reading_is_dropped_and_the_others_get_every_event
             table,
             name: "stalled".into(),
             password: None,
+            entropy: None,
         })
         .await;
     let slow = clients[0]
         .until_event(|e| match e {
-            Event::PlayerJoined { player, name } if name == "stalled" => Some(*player),
+            Event::PlayerJoined { player, name, .. } if name == "stalled" => Some(*player),
             _ => None,
         })
         .await;
@@ -408,6 +409,9 @@ async fn a_turn_past_the_clock_ends_by_itself_and_everyone_is_told_why() {
             absence_limit_secs: 600,
             mulligan_clock_secs: 60,
             max_spectators: 100,
+            rules: Default::default(),
+            combat_dice: false,
+            mulligan: Default::default(),
         })
         .await
         .unwrap();

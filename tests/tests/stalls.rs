@@ -56,6 +56,9 @@ async fn create(host: &mut Client, clocks: Clocks) -> TableId {
             absence_limit_secs: clocks.absence_limit_secs,
             mulligan_clock_secs: clocks.mulligan_clock_secs,
             max_spectators: clocks.max_spectators,
+            rules: Default::default(),
+            combat_dice: false,
+            mulligan: Default::default(),
         })
         .await
         .unwrap();

@@ -23,6 +23,8 @@ pub enum Command {
     Join {
         /// Display name, 1–32 characters, unique at the table.
         name: String,
+        /// What his client contributes to the table's dice (0–64 characters).
+        entropy: String,
     },
     /// Give up a seat before the game has started.
     Leave,
@@ -70,6 +72,26 @@ pub enum Command {
     },
     /// Leave the game.
     Concede,
+    /// Take an extra turn after the one he is taking (Time Walk and friends).
+    ExtraTurn,
+    /// Combat with Dice: roll for an attack during his combat.
+    AttackRoll {
+        /// The defending player.
+        defender: PlayerId,
+        /// The attacking creature's power.
+        attacker_power: u32,
+        /// The blocking creatures' powers (empty: undefended).
+        blocker_powers: Vec<u32>,
+    },
+    /// Combat with Dice: the blocking player's defensive counter strike.
+    CounterRoll {
+        /// The attacking player whose attack he blocked.
+        attacker: PlayerId,
+        /// The blocking creature's power.
+        blocker_power: u32,
+        /// The attacking creature's power.
+        attacker_power: u32,
+    },
     /// A ruling by the host.
     Ruling(Ruling),
     /// The table ends a running turn by itself (turn clock, absent player). The caller decides
@@ -89,6 +111,16 @@ pub enum Command {
         /// Why.
         reason: Expiry,
     },
+}
+
+impl Command {
+    /// Seat `name` with no dice entropy.
+    pub fn join(name: impl Into<String>) -> Self {
+        Command::Join {
+            name: name.into(),
+            entropy: String::new(),
+        }
+    }
 }
 
 /// Whose authority a game request needs.
@@ -143,6 +175,33 @@ impl ClientMessage {
                 (Authority::Player, Command::ChangePoison { delta: *delta })
             }
             M::Concede { .. } => (Authority::Player, Command::Concede),
+            M::ExtraTurn { .. } => (Authority::Player, Command::ExtraTurn),
+            M::AttackRoll {
+                defender,
+                attacker_power,
+                blocker_powers,
+                ..
+            } => (
+                Authority::Player,
+                Command::AttackRoll {
+                    defender: *defender,
+                    attacker_power: *attacker_power,
+                    blocker_powers: blocker_powers.clone(),
+                },
+            ),
+            M::CounterRoll {
+                attacker,
+                blocker_power,
+                attacker_power,
+                ..
+            } => (
+                Authority::Player,
+                Command::CounterRoll {
+                    attacker: *attacker,
+                    blocker_power: *blocker_power,
+                    attacker_power: *attacker_power,
+                },
+            ),
             M::Ruling { ruling, .. } => (Authority::Host, Command::Ruling(ruling.clone())),
             _ => return None,
         })

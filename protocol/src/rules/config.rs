@@ -2,11 +2,12 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::dice::DiceSecret;
 use crate::limits::{
     DEFAULT_HAND_SIZE, DEFAULT_SPELL_RANGE, DEFAULT_STARTING_LIFE, MAX_SEATS, MAX_SPELL_RANGE,
     MAX_STARTING_LIFE, MIN_SEATS, MIN_SPELL_RANGE,
 };
-use crate::types::Reduction;
+pub use crate::types::{MulliganMode, Reduction, RuleSet};
 
 /// How far a player's spells reach, in positions on either side (1–4, default 2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -53,29 +54,25 @@ impl From<SpellRange> for u8 {
     }
 }
 
-/// Which body of rules schedules the turns. Only the seed's Grand Melee exists today; the
-/// Comprehensive Rules 807 variant is meant to become a second preset (see ARCHITECTURE.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RuleSet {
-    /// `shared/seeds/grand-melee.txt` with the interpretations in `docs/RULES.md`.
-    #[default]
-    GrandMelee,
-}
-
 impl RuleSet {
-    /// Simultaneous turns at the start for `players` players: max(1, ⌊N / (2R + 2)⌋).
+    /// Simultaneous turns at the start for `players` players: for the seed
+    /// max(1, ⌊N / (2R + 2)⌋); for CR 807 one turn marker for each full four players (807.4a),
+    /// and at least one.
     pub fn starting_turns(self, players: usize, range: SpellRange) -> usize {
         match self {
-            RuleSet::GrandMelee => (players / (2 * range.get() + 2)).max(1),
+            RuleSet::Seed => (players / (2 * range.get() + 2)).max(1),
+            RuleSet::Cr807 => (players / 4).max(1),
         }
     }
 
-    /// The most simultaneous turns the policy allows with `living` players left.
+    /// The most simultaneous turns the policy allows with `living` players left (CR 807: one
+    /// marker for each full four players, whatever the policy).
     pub fn turn_limit(self, policy: Reduction, living: usize, range: SpellRange) -> usize {
         match (self, policy) {
-            (RuleSet::GrandMelee, Reduction::Eager) => self.starting_turns(living, range),
-            (RuleSet::GrandMelee, Reduction::Forced) => (living / (2 * range.get() + 1)).max(1),
+            (RuleSet::Seed, Reduction::Eager) | (RuleSet::Cr807, _) => {
+                self.starting_turns(living, range)
+            }
+            (RuleSet::Seed, Reduction::Forced) => (living / (2 * range.get() + 1)).max(1),
         }
     }
 }
@@ -95,8 +92,18 @@ pub struct TableConfig {
     pub hand_size: u8,
     /// Which rules schedule the turns.
     pub rule_set: RuleSet,
-    /// Seed of every random choice the table makes (seating order, first player).
+    /// Combat with Dice (`shared/seeds/combat-with-dice.txt`): attack rolls and counter strikes.
+    #[serde(default)]
+    pub combat_dice: bool,
+    /// Paris mulligans one player at a time, or everyone at once.
+    #[serde(default)]
+    pub mulligan: MulliganMode,
+    /// The creator's seed, if he gave one: kept for the record, mixed into nothing (every random
+    /// outcome comes from the dice secret and the players' entropy).
     pub seed: u64,
+    /// The dice secret: server-side only until the game is over (never in a snapshot).
+    #[serde(default)]
+    pub secret: DiceSecret,
 }
 
 impl Default for TableConfig {
@@ -108,18 +115,34 @@ impl Default for TableConfig {
             starting_life: DEFAULT_STARTING_LIFE,
             hand_size: DEFAULT_HAND_SIZE,
             rule_set: RuleSet::default(),
+            combat_dice: false,
+            mulligan: MulliganMode::default(),
             seed: 0,
+            secret: DiceSecret::default(),
         }
     }
 }
 
 impl TableConfig {
+    /// Default settings with a secret made from `seed` ([`DiceSecret::from_seed`]): for tests,
+    /// benchmarks and tools.
+    pub fn seeded(seed: u64) -> Self {
+        Self {
+            seed,
+            secret: DiceSecret::from_seed(seed),
+            ..Self::default()
+        }
+    }
+
     /// Checks every setting against its allowed range.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if !(MIN_SEATS..=MAX_SEATS).contains(&self.seats) {
             return Err(ConfigError::Seats(self.seats));
         }
         SpellRange::new(self.spell_range.0)?;
+        if self.rule_set == RuleSet::Cr807 && self.spell_range.get() != 1 {
+            return Err(ConfigError::Cr807Range(self.spell_range.0));
+        }
         if !(1..=MAX_STARTING_LIFE).contains(&self.starting_life) {
             return Err(ConfigError::StartingLife(self.starting_life));
         }
@@ -145,6 +168,9 @@ pub enum ConfigError {
     /// Hand size must be 1–20.
     #[error("a starting hand has 1–20 cards, not {0}")]
     HandSize(u8),
+    /// CR 807.2a: the official variant's range of influence is 1.
+    #[error("the cr807 rules have a range of influence of 1 (807.2a), not {0}")]
+    Cr807Range(u8),
 }
 
 impl ConfigError {
@@ -152,7 +178,7 @@ impl ConfigError {
     pub fn field(&self) -> &'static str {
         match self {
             ConfigError::Seats(_) => "seats",
-            ConfigError::SpellRange(_) => "spell_range",
+            ConfigError::SpellRange(_) | ConfigError::Cr807Range(_) => "spell_range",
             ConfigError::StartingLife(_) => "starting_life",
             ConfigError::HandSize(_) => "hand_size",
         }

@@ -9,18 +9,15 @@
 use crate::text::{self, TextError};
 use std::collections::BTreeMap;
 
-use rand::seq::SliceRandom;
-use rand::{RngExt, SeedableRng};
-use rand_chacha::ChaCha8Rng;
-
 use super::command::{Actor, Command};
 use super::config::{ConfigError, RuleSet, TableConfig};
+use crate::dice::{Dice, entropy_digest};
 use crate::error::ErrorCode;
 use crate::event::Event;
 use crate::limits::{LETHAL_POISON, MAX_AMOUNT};
 use crate::types::{
-    EliminationCause, KeepReason, Phase, PlayerId, PlayerStatus, Ruling, Standing, TurnEndReason,
-    TurnId, TurnRemovalReason,
+    EliminationCause, KeepReason, MulliganMode, Phase, PlayerId, PlayerStatus, RollResult, Ruling,
+    Standing, TurnEndReason, TurnId, TurnRemovalReason,
 };
 
 /// What a turn is doing, with the phase of a running one (the table's state; a snapshot shows
@@ -57,6 +54,10 @@ pub struct Player {
     pub kept: bool,
     /// Index of his position in the ring (meaningless once his position is removed).
     pub position: usize,
+    /// Extra turns he takes right after the turn he is taking.
+    pub extra_turns: u8,
+    /// Extra turns he takes just before his next turn.
+    pub extra_next: u8,
 }
 
 /// One of the simultaneous turns.
@@ -71,6 +72,9 @@ pub struct Turn {
     /// Set when a reduction has chosen this turn: it is removed when it ends. The number orders
     /// marks so that the newest can be cancelled first.
     pub removal_mark: Option<u32>,
+    /// How many times it has been designated for removal (the seed's rules: 0 or 1; CR 807.4f:
+    /// any number).
+    pub designations: u32,
 }
 
 /// Where the table is in its life.
@@ -175,6 +179,26 @@ pub struct Table {
     eliminations: Vec<Vec<Seat>>,
     next_mark: u32,
     standings: Vec<Standing>,
+    dice: DiceState,
+}
+
+/// The dice of a table: what the players contributed, the commitment, the rolls so far, the
+/// revealed secret, and which blocking players may strike back now.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+struct DiceState {
+    /// Each lobby player's contribution (join order is the lobby's).
+    entropy: BTreeMap<PlayerId, String>,
+    /// Digest of the contributions of the players seated at the start.
+    digest: [u8; 32],
+    /// SHA-256 of the secret, published at the start.
+    commitment: String,
+    /// The secret, once revealed at the end.
+    revealed: Option<String>,
+    /// d20s rolled so far.
+    rolls: u32,
+    /// (attacker, defender) of resisted attacks in the attacker's current combat: the defender
+    /// may make a defensive counter strike.
+    counters: Vec<(PlayerId, PlayerId)>,
 }
 
 /// Every field of a [`Table`], for [`Table::from_view`](crate::rules::Table::from_view).
@@ -193,6 +217,8 @@ pub(crate) struct TableParts {
     pub turns: Vec<Turn>,
     pub first: Seat,
     pub standings: Vec<Standing>,
+    pub commitment: String,
+    pub revealed: Option<String>,
 }
 
 impl Table {
@@ -233,6 +259,11 @@ impl Table {
             eliminations: Vec::new(),
             next_mark,
             standings: parts.standings,
+            dice: DiceState {
+                commitment: parts.commitment,
+                revealed: parts.revealed,
+                ..DiceState::default()
+            },
         }
     }
 
@@ -240,7 +271,6 @@ impl Table {
     pub fn new(config: TableConfig) -> Result<Self, ConfigError> {
         config.validate()?;
         Ok(Self {
-            config,
             facts: SessionFacts::default(),
             stage: Stage::Lobby,
             lobby: Vec::new(),
@@ -253,6 +283,12 @@ impl Table {
             eliminations: Vec::new(),
             next_mark: 0,
             standings: Vec::new(),
+            dice: DiceState {
+                // Published from the lobby on, before anyone contributes entropy.
+                commitment: config.secret.commitment(),
+                ..DiceState::default()
+            },
+            config,
         })
     }
 
@@ -284,10 +320,11 @@ impl Table {
         let mut table = Self::new(config)?;
         let mut events = Vec::new();
         for name in names {
-            events.extend(table.handle(Actor::Host, Command::Join { name })?);
+            let entropy = String::new();
+            events.extend(table.handle(Actor::Host, Command::Join { name, entropy })?);
         }
         events.extend(table.handle(Actor::Host, Command::Start { first_player })?);
-        while let Some(player) = table.mulligan_decider() {
+        while let Some(&player) = table.mulligan_deciders().first() {
             events.extend(table.handle(Actor::Player(player), Command::Keep)?);
         }
         Ok((table, events))
@@ -341,12 +378,77 @@ impl Table {
         self.players.get(self.first).map(|p| p.id)
     }
 
-    /// The player who decides on a mulligan now.
+    /// The player who decides on a mulligan now (Paris mulligans; `None` when everyone
+    /// decides at once: see [`mulligan_deciders`](Self::mulligan_deciders)).
     pub fn mulligan_decider(&self) -> Option<PlayerId> {
-        match self.stage {
-            Stage::Mulligan { kept } => Some(self.players[self.decider_seat(kept)].id),
+        match (self.stage, self.config.mulligan) {
+            (Stage::Mulligan { kept }, MulliganMode::Paris) => {
+                Some(self.players[self.decider_seat(kept)].id)
+            }
             _ => None,
         }
+    }
+
+    /// Everyone whose mulligan decision is due now: the one decider of Paris mulligans, or
+    /// every player who has not kept yet when everyone decides at once (in seating order).
+    pub fn mulligan_deciders(&self) -> Vec<PlayerId> {
+        match (self.stage, self.config.mulligan) {
+            (Stage::Mulligan { .. }, MulliganMode::Simultaneous) => self
+                .players
+                .iter()
+                .filter(|p| !p.kept)
+                .map(|p| p.id)
+                .collect(),
+            _ => self.mulligan_decider().into_iter().collect(),
+        }
+    }
+
+    /// SHA-256 of the dice secret, in hex (empty before the start).
+    pub fn dice_commitment(&self) -> &str {
+        &self.dice.commitment
+    }
+
+    /// The dice secret, in hex, once the game is over.
+    pub fn dice_secret(&self) -> Option<&str> {
+        self.dice.revealed.as_deref()
+    }
+
+    /// The d20s rolled so far.
+    pub fn rolls(&self) -> u32 {
+        self.dice.rolls
+    }
+
+    /// The dice of this game (after the start): the table's secret and the seated players'
+    /// entropy. Only the server knows the secret before the end; a verifier builds its own
+    /// [`Dice`] from the revealed one.
+    pub fn game_dice(&self) -> Dice {
+        Dice::new(self.config.secret, self.dice.digest)
+    }
+
+    /// The digest of the contributions of the players in the lobby, in join order.
+    pub fn lobby_entropy(&self) -> [u8; 32] {
+        entropy_digest(
+            self.lobby
+                .iter()
+                .map(|(id, _)| self.dice.entropy.get(id).map_or("", String::as_str)),
+        )
+    }
+
+    /// The running turns whose holders are within a player's range (their stacks are the ones
+    /// he may act on: CR 807.5a; under the seed's rules, the turns whose spheres hold him).
+    pub fn stacks_in_range(&self, player: PlayerId) -> Vec<TurnId> {
+        let Some(seat) = self.seat_of(player) else {
+            return Vec::new();
+        };
+        if !self.players[seat].status.is_alive() {
+            return Vec::new();
+        }
+        self.turns
+            .iter()
+            .filter(|t| matches!(t.state, TurnState::Running(_)))
+            .filter(|t| self.seat_distance(seat, t.seat) <= self.range())
+            .map(|t| t.id)
+            .collect()
     }
 
     /// Groups of players in the order they were eliminated.
@@ -431,7 +533,7 @@ impl Table {
     pub fn handle(&mut self, actor: Actor, command: Command) -> Result<Vec<Event>, ErrorCode> {
         let mut out = Vec::new();
         match command {
-            Command::Join { name } => self.join(actor, name, &mut out)?,
+            Command::Join { name, entropy } => self.join(actor, name, entropy, &mut out)?,
             Command::Leave => self.leave(actor, &mut out)?,
             Command::Start { first_player } => self.start(actor, first_player, &mut out)?,
             Command::Mulligan => self.mulligan(actor, &mut out)?,
@@ -502,6 +604,65 @@ impl Table {
                 let seat = self.seat(player)?;
                 self.eliminate(vec![seat], EliminationCause::Conceded, &mut out);
             }
+            Command::ExtraTurn => {
+                let turn = self.own_running_turn(actor)?;
+                let player = self.players[self.turns[turn].seat].id;
+                self.emit(
+                    &mut out,
+                    Event::ExtraTurnGranted {
+                        player,
+                        before_next: false,
+                    },
+                );
+            }
+            Command::AttackRoll {
+                defender,
+                attacker_power,
+                blocker_powers,
+            } => {
+                let attacker = self.acting_player(actor)?;
+                if !self.config.combat_dice {
+                    return Err(ErrorCode::DiceOff);
+                }
+                self.check_attack(attacker, defender)?;
+                check_powers(attacker_power, &blocker_powers)?;
+                let undefended = blocker_powers.is_empty();
+                let rolled = self.roll(attacker, defender, false, attacker_power, blocker_powers);
+                let damage = rolled.damage;
+                self.emit(&mut out, rolled.into_event());
+                if undefended && damage > 0 {
+                    self.emit(
+                        &mut out,
+                        Event::Attacked {
+                            attacker,
+                            defender,
+                            damage,
+                            poison: 0,
+                        },
+                    );
+                    self.eliminate_if_lethal(defender, &mut out);
+                }
+            }
+            Command::CounterRoll {
+                attacker,
+                blocker_power,
+                attacker_power,
+            } => {
+                let blocker = self.acting_player(actor)?;
+                if !self.config.combat_dice {
+                    return Err(ErrorCode::DiceOff);
+                }
+                let in_combat = self.seat_of(attacker).and_then(|s| self.running_turn_at(s));
+                let in_combat = in_combat
+                    .is_some_and(|t| self.turns[t].state == TurnState::Running(Phase::Combat));
+                if !in_combat || !self.dice.counters.contains(&(attacker, blocker)) {
+                    return Err(ErrorCode::NoCounterStrike);
+                }
+                check_powers(blocker_power, &[attacker_power])?;
+                let rolled =
+                    self.roll(blocker, attacker, true, blocker_power, vec![attacker_power]);
+                self.emit(&mut out, rolled.into_event());
+            }
             Command::Ruling(ruling) => self.rule(actor, ruling, &mut out)?,
             Command::ExpireMulligan { player, reason } => {
                 self.keep_for(actor, player, reason.into(), &mut out)?;
@@ -522,10 +683,21 @@ impl Table {
         Ok(out)
     }
 
-    fn join(&mut self, actor: Actor, name: String, out: &mut Vec<Event>) -> Result<(), ErrorCode> {
+    fn join(
+        &mut self,
+        actor: Actor,
+        name: String,
+        entropy: String,
+        out: &mut Vec<Event>,
+    ) -> Result<(), ErrorCode> {
         self.require_host(actor)?;
         if self.stage != Stage::Lobby {
             return Err(ErrorCode::GameStarted);
+        }
+        if entropy.chars().count() > crate::limits::MAX_ENTROPY_CHARS
+            || entropy.chars().any(char::is_control)
+        {
+            return Err(ErrorCode::BadText);
         }
         // Names are shown on every other player's screen: see `grand_melee_protocol::text`.
         let name = text::normalize_name(&name).map_err(|error| match error {
@@ -557,7 +729,14 @@ impl Table {
             return Err(ErrorCode::TableFull);
         }
         let player: PlayerId = self.next_player;
-        self.emit(out, Event::PlayerJoined { player, name });
+        self.emit(
+            out,
+            Event::PlayerJoined {
+                player,
+                name,
+                entropy,
+            },
+        );
         Ok(())
     }
 
@@ -594,19 +773,24 @@ impl Table {
         {
             return Err(ErrorCode::UnknownPlayer);
         }
-        let mut rng = ChaCha8Rng::seed_from_u64(self.config.seed);
+        // Every random outcome comes from the dice (see `crate::dice` and PROTOCOL.md).
+        let dice = Dice::new(self.config.secret, self.lobby_entropy());
         let mut seating: Vec<PlayerId> = self.lobby.iter().map(|(id, _)| *id).collect();
-        seating.shuffle(&mut rng);
+        dice.shuffle(&mut seating);
         let first = match first_player {
             Some(id) => seating.iter().position(|&p| p == id).unwrap_or(0),
-            None => rng.random_range(0..n),
+            None => dice.first_seat(n),
         };
         let turns = self
             .config
             .rule_set
             .starting_turns(n, self.config.spell_range);
         let turn_holders = (0..turns)
-            .map(|k| seating[(first + k * n / turns) % n])
+            .map(|k| match self.config.rule_set {
+                // 807.4b: the player four seats to the left of the previous marker's.
+                RuleSet::Cr807 => seating[(first + 4 * k) % n],
+                RuleSet::Seed => seating[(first + k * n / turns) % n],
+            })
             .collect();
         let first_player = seating[first];
         self.emit(
@@ -615,6 +799,7 @@ impl Table {
                 seating,
                 first_player,
                 turn_holders,
+                commitment: self.config.secret.commitment(),
             },
         );
         Ok(())
@@ -646,11 +831,11 @@ impl Table {
         out: &mut Vec<Event>,
     ) -> Result<(), ErrorCode> {
         self.require_host(actor)?;
-        let Stage::Mulligan { kept } = self.stage else {
+        if !matches!(self.stage, Stage::Mulligan { .. }) {
             return Err(ErrorCode::NotMulliganing);
-        };
+        }
         let seat = self.seat(player)?;
-        if seat != self.decider_seat(kept) {
+        if !self.mulligan_deciders().contains(&player) {
             return Err(ErrorCode::NotYourDecision);
         }
         self.keep_at(seat, reason, out);
@@ -721,6 +906,24 @@ impl Table {
                 let turn = self.running_turn_at(seat).ok_or(ErrorCode::NoRunningTurn)?;
                 self.end_turn(turn, TurnEndReason::Ruling, out);
             }
+            Ruling::ExtraTurn { player } => {
+                let seat = self.living_target(player)?;
+                let before_next = self.running_turn_at(seat).is_none();
+                if self.players[seat]
+                    .extra_turns
+                    .max(self.players[seat].extra_next)
+                    == u8::MAX
+                {
+                    return Err(ErrorCode::BadAmount);
+                }
+                self.emit(
+                    out,
+                    Event::ExtraTurnGranted {
+                        player,
+                        before_next,
+                    },
+                );
+            }
         }
         Ok(())
     }
@@ -770,11 +973,11 @@ impl Table {
         let Actor::Player(player) = actor else {
             return Err(ErrorCode::NotAPlayer);
         };
-        let Stage::Mulligan { kept } = self.stage else {
+        if !matches!(self.stage, Stage::Mulligan { .. }) {
             return Err(ErrorCode::NotMulliganing);
-        };
+        }
         let seat = self.seat(player)?;
-        if seat != self.decider_seat(kept) {
+        if !self.mulligan_deciders().contains(&player) {
             return Err(ErrorCode::NotYourDecision);
         }
         Ok(seat)
@@ -795,7 +998,17 @@ impl Table {
         if attacker == defender {
             return Err(ErrorCode::SelfAttack);
         }
-        self.check_in_range(seat, defender)
+        self.check_in_range(seat, defender)?;
+        if self.config.rule_set == RuleSet::Cr807 {
+            // 807.2b / 803.1a: only the opponent nearest to his left, and only if he is one
+            // position away (a departed neighbour's seat still counts: 807.4h).
+            let m = self.ring.len();
+            let left = self.ring[(self.players[seat].position + 1) % m];
+            if self.players[left].id != defender {
+                return Err(ErrorCode::NotAttackLeft);
+            }
+        }
+        Ok(())
     }
 
     /// Whether `source` may target `target` now: a living player within spell range.
@@ -872,7 +1085,64 @@ impl Table {
     /// how turns block each other.
     fn may_begin(&self, seat: Seat) -> bool {
         match self.config.rule_set {
-            RuleSet::GrandMelee => self.may_begin_grand_melee(seat),
+            RuleSet::Seed => self.may_begin_grand_melee(seat),
+            RuleSet::Cr807 => self.may_begin_cr807(seat),
+        }
+    }
+
+    /// CR 807.4d: a player who holds a turn marker cannot begin while any player in the three
+    /// seats to his left (players still in the game) holds one.
+    fn may_begin_cr807(&self, seat: Seat) -> bool {
+        !self
+            .living_left(seat, 3)
+            .iter()
+            .any(|&other| other != seat && self.turn_at(other).is_some())
+    }
+
+    /// Up to `count` living players to the left of a seat, nearest first (fewer if the ring
+    /// has fewer other living players).
+    fn living_left(&self, seat: Seat, count: usize) -> Vec<Seat> {
+        let m = self.ring.len();
+        let start = self.players[seat].position;
+        (1..m)
+            .map(|k| self.ring[(start + k) % m])
+            .filter(|&s| self.players[s].status.is_alive())
+            .take(count)
+            .collect()
+    }
+
+    /// Up to `count` living players to the right of a seat, nearest first.
+    fn living_right(&self, seat: Seat, count: usize) -> Vec<Seat> {
+        let m = self.ring.len();
+        let start = self.players[seat].position;
+        (1..m)
+            .map(|k| self.ring[(start + m - k) % m])
+            .filter(|&s| self.players[s].status.is_alive())
+            .take(count)
+            .collect()
+    }
+
+    /// Whether a player whose turn just ended keeps it for the extra turn he takes next.
+    /// CR 807.4i: he keeps the marker unless another marker is within three seats of him; one
+    /// on his left only makes him wait (807.4d) until it moves on, one on his right (whose
+    /// holder his marker would hold up) makes him pass it and take the extra turn just before
+    /// his next turn. The seed's rules: he keeps the turn only if he could begin again at once
+    /// (rule 4) and no waiting turn is within 2R positions (he would hold it up).
+    fn may_keep_for_extra(&self, seat: Seat) -> bool {
+        match self.config.rule_set {
+            RuleSet::Cr807 => !self
+                .living_right(seat, 3)
+                .iter()
+                .any(|&other| other != seat && self.turn_at(other).is_some()),
+            RuleSet::Seed => {
+                let reach = 2 * self.range();
+                self.may_begin(seat)
+                    && !self.turns.iter().any(|t| {
+                        t.seat != seat
+                            && t.state == TurnState::Waiting
+                            && self.seat_distance(seat, t.seat) <= reach
+                    })
+            }
         }
     }
 
@@ -918,6 +1188,7 @@ impl Table {
             for index in 0..self.turns.len() {
                 let turn = self.turns[index];
                 if turn.state == TurnState::Waiting && self.may_begin(turn.seat) {
+                    self.remove_departed_positions(out);
                     let player = self.players[turn.seat].id;
                     self.emit(
                         out,
@@ -935,8 +1206,32 @@ impl Table {
         }
     }
 
+    /// CR 807.4h: players on either side of departed seats do not enter each other's range
+    /// until the next turn begins; then every departed position (whose player holds no turn)
+    /// goes. The seed's rules remove positions as turns pass instead (rule 6).
+    fn remove_departed_positions(&mut self, out: &mut Vec<Event>) {
+        if self.config.rule_set != RuleSet::Cr807 || self.living == self.ring.len() {
+            return;
+        }
+        let players: Vec<PlayerId> = self
+            .ring
+            .iter()
+            .filter(|&&s| self.players[s].status == PlayerStatus::Eliminated)
+            .filter(|&&s| self.turn_at(s).is_none())
+            .map(|&s| self.players[s].id)
+            .collect();
+        if !players.is_empty() {
+            self.emit(out, Event::PositionsRemoved { players });
+        }
+    }
+
     fn end_turn(&mut self, turn: usize, reason: TurnEndReason, out: &mut Vec<Event>) {
-        let Turn { id, seat, .. } = self.turns[turn];
+        let Turn {
+            id,
+            seat,
+            designations,
+            ..
+        } = self.turns[turn];
         let player = self.players[seat].id;
         self.emit(
             out,
@@ -946,6 +1241,19 @@ impl Table {
                 reason,
             },
         );
+        // Extra turns (Time Walk): a living player keeps his turn for one, unless the turn is
+        // to be removed or another turn is too close; then it comes before his next turn.
+        let p = &self.players[seat];
+        if p.status.is_alive() && (p.extra_next > 0 || p.extra_turns > 0) {
+            let keep = designations == 0 && (p.extra_next > 0 || self.may_keep_for_extra(seat));
+            if keep {
+                self.emit(out, Event::TurnKept { turn: id, player });
+                return;
+            }
+            if p.extra_turns > 0 {
+                self.emit(out, Event::ExtraTurnDeferred { player });
+            }
+        }
         self.pass_on(id, seat, out);
     }
 
@@ -957,6 +1265,7 @@ impl Table {
             return;
         };
         let player = self.players[from].id;
+        let designations = self.turns[index].designations;
         let removal = if self.turns[index].removal_mark.is_some() {
             Some(TurnRemovalReason::Reduced)
         } else if to == from || self.turn_at(to).is_some() {
@@ -976,6 +1285,8 @@ impl Table {
                 );
                 if reason == TurnRemovalReason::Merged {
                     self.cancel_unneeded_reductions(out);
+                } else {
+                    self.pass_designations_right(from, designations.saturating_sub(1), out);
                 }
             }
             None => {
@@ -1003,7 +1314,8 @@ impl Table {
     /// holds a turn (another member of a group eliminated together) stays until that turn has
     /// passed on.
     fn removable_positions(&self, from: Seat, to: Seat) -> Vec<Seat> {
-        if self.living == self.ring.len() {
+        if self.living == self.ring.len() || self.config.rule_set == RuleSet::Cr807 {
+            // CR 807.4h: departed positions go when the next turn begins.
             return Vec::new();
         }
         let m = self.ring.len();
@@ -1065,30 +1377,35 @@ impl Table {
         })
     }
 
-    /// Rule 7: for every turn over the policy's limit, choose one near the player just
-    /// eliminated; running turns are marked, waiting ones removed at once.
-    fn reduce_turns(&mut self, reference: Seat, out: &mut Vec<Event>) {
+    /// Rule 7 (seed) / CR 807.4e–g: for every turn over the limit, choose one near the player
+    /// just eliminated (the seed) or designate the marker to a departed player's right
+    /// (CR 807); a chosen running turn is marked, a chosen waiting one removed at once.
+    fn reduce_turns(&mut self, group: &[Seat], out: &mut Vec<Event>) {
         let limit = self.config.rule_set.turn_limit(
             self.config.reduction,
             self.living,
             self.config.spell_range,
         );
+        let mut chosen_now: Vec<TurnId> = Vec::new();
         loop {
-            let unmarked = self
-                .turns
-                .iter()
-                .filter(|t| t.removal_mark.is_none())
-                .count();
-            if unmarked <= limit {
+            // 807.4f: designations are disregarded when counting (the seed: marked turns).
+            let designated: usize = self.turns.iter().map(|t| t.designations as usize).sum();
+            if self.turns.len().saturating_sub(designated) <= limit {
                 break;
             }
-            let Some(index) = self.choose_reduction(reference) else {
+            let index = match self.config.rule_set {
+                RuleSet::Seed => group.last().and_then(|&r| self.choose_reduction(r)),
+                RuleSet::Cr807 => self.choose_designation(group, &chosen_now),
+            };
+            let Some(index) = index else {
                 break;
             };
             let Turn {
                 id, seat, state, ..
             } = self.turns[index];
+            chosen_now.push(id);
             if state == TurnState::Waiting {
+                // A waiting turn holds no designation yet: it goes at once.
                 let player = self.players[seat].id;
                 self.emit(
                     out,
@@ -1104,8 +1421,78 @@ impl Table {
         }
     }
 
-    /// The running turn nearest the reference within R (to the right first on a tie); failing
-    /// that, the first turn going right from the reference (his own position last).
+    /// Removes a designated turn that is not being taken (807.4g "removed immediately"; the
+    /// seed's rule 7 "a chosen waiting turn is removed at once"); CR 807.4g passes its further
+    /// designations to the marker on its right.
+    fn remove_designated(&mut self, index: usize, out: &mut Vec<Event>) {
+        let Turn {
+            id,
+            seat,
+            designations,
+            ..
+        } = self.turns[index];
+        let player = self.players[seat].id;
+        self.emit(
+            out,
+            Event::TurnRemoved {
+                turn: id,
+                player,
+                reason: TurnRemovalReason::Reduced,
+            },
+        );
+        self.pass_designations_right(seat, designations.saturating_sub(1), out);
+    }
+
+    /// CR 807.4g: a marker removed with more than one designation passes the rest to the marker
+    /// immediately to its right (which, if it is not being taken, is removed at once in turn).
+    fn pass_designations_right(&mut self, from: Seat, count: u32, out: &mut Vec<Event>) {
+        if count == 0 || self.turns.is_empty() {
+            return;
+        }
+        let Some(index) = self.first_turn_right_of(from) else {
+            return;
+        };
+        let id = self.turns[index].id;
+        for _ in 0..count {
+            self.emit(out, Event::TurnMarkedForRemoval { turn: id });
+        }
+        if let Some(index) = self.turn_index(id)
+            && self.turns[index].state == TurnState::Waiting
+        {
+            self.remove_designated(index, out);
+        }
+    }
+
+    /// The first turn found going right from a seat (the seat itself last).
+    fn first_turn_right_of(&self, seat: Seat) -> Option<usize> {
+        let m = self.ring.len();
+        let pr = self.players[seat].position;
+        (1..=m).find_map(|k| {
+            let s = self.ring[(pr + m - k % m) % m];
+            self.turn_at(s)
+        })
+    }
+
+    /// CR 807.4e: the marker immediately to the departed player's right; when several left at
+    /// once, the lowest-numbered of their markers not yet designated in this step (807.4f lets
+    /// a marker be designated again once every candidate has been).
+    fn choose_designation(&self, group: &[Seat], chosen_now: &[TurnId]) -> Option<usize> {
+        let mut candidates: Vec<usize> = group
+            .iter()
+            .filter_map(|&s| self.first_turn_right_of(s))
+            .collect();
+        candidates.sort_by_key(|&i| self.turns[i].id);
+        candidates.dedup();
+        candidates
+            .iter()
+            .copied()
+            .find(|&i| !chosen_now.contains(&self.turns[i].id))
+            .or_else(|| candidates.first().copied())
+    }
+
+    /// The seed's rule 7 step 1: the turn (running or waiting) nearest the reference within R,
+    /// his own at distance 0, to the right first on a tie; failing that, the first turn going
+    /// right from the reference (his own position last). Turns already chosen are skipped.
     fn choose_reduction(&self, reference: Seat) -> Option<usize> {
         let m = self.ring.len();
         let pr = self.players[reference].position;
@@ -1113,7 +1500,7 @@ impl Table {
             .turns
             .iter()
             .enumerate()
-            .filter(|(_, t)| t.removal_mark.is_none() && matches!(t.state, TurnState::Running(_)))
+            .filter(|(_, t)| t.removal_mark.is_none() && t.state != TurnState::Ended)
             .filter_map(|(index, t)| {
                 let right = (pr + m - self.players[t.seat].position) % m;
                 let distance = right.min(m - right);
@@ -1132,8 +1519,8 @@ impl Table {
         })
     }
 
-    /// After a merge, unmark the newest marked turns that are no longer needed to reach the
-    /// policy's limit.
+    /// After a merge, withdraw the newest designations that are no longer needed to reach the
+    /// limit.
     fn cancel_unneeded_reductions(&mut self, out: &mut Vec<Event>) {
         let limit = self.config.rule_set.turn_limit(
             self.config.reduction,
@@ -1147,17 +1534,48 @@ impl Table {
                 .iter()
                 .filter_map(|t| t.removal_mark.map(|mark| (mark, t.id)))
                 .max();
-            let marked = self
-                .turns
-                .iter()
-                .filter(|t| t.removal_mark.is_some())
-                .count();
+            let designated: usize = self.turns.iter().map(|t| t.designations as usize).sum();
             match newest {
-                Some((_, turn)) if marked > needed => {
+                Some((_, turn)) if designated > needed => {
                     self.emit(out, Event::TurnRemovalCancelled { turn });
                 }
                 _ => break,
             }
+        }
+    }
+
+    /// A d20 for an attack roll or a counter strike, and what it does (not yet emitted).
+    fn roll(
+        &self,
+        roller: PlayerId,
+        opponent: PlayerId,
+        counter: bool,
+        power: u32,
+        opposing: Vec<u32>,
+    ) -> Rolled {
+        let roll = self.dice.rolls;
+        let natural = self.game_dice().d20(roll);
+        let average = if opposing.is_empty() {
+            0
+        } else {
+            opposing.iter().map(|&p| i64::from(p)).sum::<i64>() / opposing.len() as i64
+        };
+        let modifier = i64::from(power) - average;
+        let total = i64::from(natural) + modifier;
+        let (result, damage, self_damage) = RollResult::of(natural, total, power);
+        Rolled {
+            roll,
+            roller,
+            opponent,
+            counter,
+            power,
+            opposing,
+            natural,
+            modifier,
+            total,
+            result,
+            damage,
+            self_damage,
         }
     }
 
@@ -1184,11 +1602,11 @@ impl Table {
         if self.living <= 1 {
             let standings = self.final_standings();
             self.emit(out, Event::GameOver { standings });
+            let secret = self.config.secret.to_hex();
+            self.emit(out, Event::DiceRevealed { secret });
             return;
         }
-        if let Some(&reference) = seats.last() {
-            self.reduce_turns(reference, out);
-        }
+        self.reduce_turns(&seats, out);
         for seat in seats {
             let Some(index) = self.turn_at(seat) else {
                 continue;
@@ -1248,7 +1666,11 @@ impl Table {
     /// Applies one event. This is the only place the state changes.
     pub fn apply(&mut self, event: &Event) -> Result<(), &'static str> {
         match event {
-            Event::PlayerJoined { player, name } => {
+            Event::PlayerJoined {
+                player,
+                name,
+                entropy,
+            } => {
                 if self.stage != Stage::Lobby {
                     return Err("join after the start");
                 }
@@ -1256,6 +1678,9 @@ impl Table {
                     return Err("a player joined twice");
                 }
                 self.lobby.push((*player, name.clone()));
+                if !entropy.is_empty() {
+                    self.dice.entropy.insert(*player, entropy.clone());
+                }
                 self.next_player = player.saturating_add(1).max(self.next_player);
                 self.facts.presence.insert(
                     *player,
@@ -1277,10 +1702,13 @@ impl Table {
                 seating,
                 first_player,
                 turn_holders,
+                commitment,
             } => {
                 if self.stage != Stage::Lobby || seating.len() != self.lobby.len() {
                     return Err("start does not match the lobby");
                 }
+                self.dice.digest = self.lobby_entropy();
+                self.dice.commitment = commitment.clone();
                 let mut players = Vec::with_capacity(seating.len());
                 for (position, id) in seating.iter().enumerate() {
                     if seating[..position].contains(id) {
@@ -1300,6 +1728,8 @@ impl Table {
                         hand_size: self.config.hand_size,
                         kept: false,
                         position,
+                        extra_turns: 0,
+                        extra_next: 0,
                     });
                 }
                 self.players = players;
@@ -1315,6 +1745,7 @@ impl Table {
                         seat: self.seat(*holder).map_err(|_| "unknown turn holder")?,
                         state: TurnState::Waiting,
                         removal_mark: None,
+                        designations: 0,
                     });
                 }
                 self.turns = turns;
@@ -1346,6 +1777,10 @@ impl Table {
             Event::PhaseChanged { turn, phase } => {
                 let index = self.event_turn(*turn)?;
                 self.turns[index].state = TurnState::Running(*phase);
+                let holder = self.players[self.turns[index].seat].id;
+                self.dice
+                    .counters
+                    .retain(|&(attacker, _)| attacker != holder);
             }
             Event::Attacked {
                 defender,
@@ -1387,16 +1822,83 @@ impl Table {
             Event::TurnMarkedForRemoval { turn } => {
                 let index = self.event_turn(*turn)?;
                 self.turns[index].removal_mark = Some(self.next_mark);
+                self.turns[index].designations = self.turns[index].designations.saturating_add(1);
                 self.next_mark += 1;
             }
             Event::TurnRemovalCancelled { turn } => {
                 let index = self.event_turn(*turn)?;
-                self.turns[index].removal_mark = None;
+                let t = &mut self.turns[index];
+                t.designations = t.designations.saturating_sub(1);
+                if t.designations == 0 {
+                    t.removal_mark = None;
+                }
             }
-            Event::TurnEnded { turn, .. } => {
+            Event::TurnEnded { turn, player, .. } => {
                 let index = self.event_turn(*turn)?;
                 self.turns[index].state = TurnState::Ended;
+                self.dice
+                    .counters
+                    .retain(|&(attacker, _)| attacker != *player);
             }
+            Event::TurnKept { turn, player } => {
+                let index = self.event_turn(*turn)?;
+                let seat = self.event_seat(*player)?;
+                if self.turns[index].seat != seat || self.turns[index].state != TurnState::Ended {
+                    return Err("a turn kept by someone else, or not just ended");
+                }
+                self.turns[index].state = TurnState::Waiting;
+                let p = &mut self.players[seat];
+                if p.extra_next > 0 {
+                    p.extra_next -= 1;
+                } else if p.extra_turns > 0 {
+                    p.extra_turns -= 1;
+                } else {
+                    return Err("a turn kept without an extra turn");
+                }
+            }
+            Event::ExtraTurnGranted {
+                player,
+                before_next,
+            } => {
+                let seat = self.event_seat(*player)?;
+                let p = &mut self.players[seat];
+                if *before_next {
+                    p.extra_next = p.extra_next.saturating_add(1);
+                } else {
+                    p.extra_turns = p.extra_turns.saturating_add(1);
+                }
+            }
+            Event::ExtraTurnDeferred { player } => {
+                let seat = self.event_seat(*player)?;
+                let p = &mut self.players[seat];
+                if p.extra_turns == 0 {
+                    return Err("no extra turn to defer");
+                }
+                p.extra_turns -= 1;
+                p.extra_next = p.extra_next.saturating_add(1);
+            }
+            Event::AttackRolled {
+                roll,
+                roller,
+                opponent,
+                counter,
+                opposing,
+                ..
+            } => {
+                self.event_seat(*roller)?;
+                self.event_seat(*opponent)?;
+                if *roll != self.dice.rolls {
+                    return Err("a roll out of order");
+                }
+                self.dice.rolls += 1;
+                if !*counter && !opposing.is_empty() {
+                    let pair = (*roller, *opponent);
+                    if !self.dice.counters.contains(&pair) {
+                        self.dice.counters.push(pair);
+                    }
+                }
+            }
+            Event::DiceRevealed { secret } => self.dice.revealed = Some(secret.clone()),
             Event::TurnPassed { turn, to, .. } => {
                 let index = self.event_turn(*turn)?;
                 let seat = self.event_seat(*to)?;
@@ -1476,4 +1978,51 @@ impl Table {
     fn event_turn(&self, turn: TurnId) -> Result<usize, &'static str> {
         self.turn_index(turn).ok_or("unknown turn")
     }
+}
+
+/// An attack roll decided, before it is emitted as [`Event::AttackRolled`].
+struct Rolled {
+    roll: u32,
+    roller: PlayerId,
+    opponent: PlayerId,
+    counter: bool,
+    power: u32,
+    opposing: Vec<u32>,
+    natural: u8,
+    modifier: i64,
+    total: i64,
+    result: RollResult,
+    damage: u32,
+    self_damage: u32,
+}
+
+impl Rolled {
+    fn into_event(self) -> Event {
+        Event::AttackRolled {
+            roll: self.roll,
+            roller: self.roller,
+            opponent: self.opponent,
+            counter: self.counter,
+            power: self.power,
+            opposing: self.opposing,
+            natural: self.natural,
+            modifier: self.modifier,
+            total: self.total,
+            result: self.result,
+            damage: self.damage,
+            self_damage: self.self_damage,
+        }
+    }
+}
+
+/// Creature powers of an attack roll: each at most [`MAX_AMOUNT`], at most
+/// [`MAX_BLOCKERS`](crate::limits::MAX_BLOCKERS) opposing creatures.
+fn check_powers(power: u32, opposing: &[u32]) -> Result<(), ErrorCode> {
+    if power > MAX_AMOUNT
+        || opposing.len() > crate::limits::MAX_BLOCKERS
+        || opposing.iter().any(|&p| p > MAX_AMOUNT)
+    {
+        return Err(ErrorCode::BadAmount);
+    }
+    Ok(())
 }
