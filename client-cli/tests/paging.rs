@@ -184,7 +184,11 @@ async fn paged_replay_server(table: TableId, total: u64, page: u64) -> String {
                 let player = u16::try_from(i / 2).unwrap() % 8;
                 let name = hostile[usize::from(player)].to_owned();
                 if i < 16 && i % 2 == 0 {
-                    Event::PlayerJoined { player, name, entropy: String::new() }
+                    Event::PlayerJoined {
+                        player,
+                        name,
+                        entropy: String::new(),
+                    }
                 } else {
                     Event::Chat {
                         from: Some(player),

@@ -235,10 +235,7 @@ mod tests {
         };
         for p in 0..players {
             let events = live
-                .handle(
-                    Actor::Host,
-                    Command::join(format!("p{p}")),
-                )
+                .handle(Actor::Host, Command::join(format!("p{p}")))
                 .unwrap();
             step(&mut live, &mut models, events);
         }

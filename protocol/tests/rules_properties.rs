@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use grand_melee_protocol::rules::{
     Actor, Command, SpellRange, Stage, Table, TableConfig, TurnState,
 };
-use grand_melee_protocol::{Event, Phase, PlayerId, Reduction, Ruling, TurnRemovalReason};
+use grand_melee_protocol::{Event, Phase, PlayerId, Reduction, RuleSet, Ruling, TurnRemovalReason};
 use proptest::prelude::*;
 use rand::seq::IndexedRandom;
 use rand::{RngExt, SeedableRng};
@@ -30,12 +30,25 @@ struct Game {
 
 impl Game {
     fn new(players: usize, range: u8, reduction: Reduction, seed: u64) -> Self {
+        Self::with_rules(players, range, reduction, seed, RuleSet::Seed)
+    }
+
+    /// A game under `rules` (CR 807 always has range 1), with Combat with Dice on.
+    fn with_rules(
+        players: usize,
+        range: u8,
+        reduction: Reduction,
+        seed: u64,
+        rules: RuleSet,
+    ) -> Self {
+        let range = if rules == RuleSet::Cr807 { 1 } else { range };
         let config = TableConfig {
             seats: u8::try_from(players).unwrap(),
             spell_range: SpellRange::new(range).unwrap(),
             reduction,
-            seed,
-            ..TableConfig::default()
+            rule_set: rules,
+            combat_dice: true,
+            ..TableConfig::seeded(seed)
         };
         let names = (0..players).map(|i| format!("p{i}"));
         let (table, events) = Table::quick_start(config.clone(), names, None).unwrap();
@@ -145,7 +158,44 @@ impl Game {
                         phase: Phase::Combat,
                     },
                 );
-                if let Some(&target) = self.table.attack_targets(attacker).choose(&mut self.rng) {
+                let target = self
+                    .table
+                    .attack_targets(attacker)
+                    .choose(&mut self.rng)
+                    .copied();
+                if let Some(defender) = target
+                    && roll >= 78
+                {
+                    // Combat with Dice: a roll, sometimes blocked and struck back.
+                    let blockers: Vec<u32> = (0..self.rng.random_range(0..3))
+                        .map(|_| self.rng.random_range(0..6))
+                        .collect();
+                    let blocked = !blockers.is_empty();
+                    let attacker_power = self.rng.random_range(0..8);
+                    self.send(
+                        Actor::Player(attacker),
+                        Command::AttackRoll {
+                            defender,
+                            attacker_power,
+                            blocker_powers: blockers,
+                        },
+                    );
+                    if blocked
+                        && self
+                            .table
+                            .player(defender)
+                            .is_some_and(|p| p.status.is_alive())
+                    {
+                        self.send(
+                            Actor::Player(defender),
+                            Command::CounterRoll {
+                                attacker,
+                                blocker_power: 2,
+                                attacker_power,
+                            },
+                        );
+                    }
+                } else if let Some(target) = target {
                     let damage = self.rng.random_range(0..8);
                     let poison = self.rng.random_range(0..4);
                     self.send(
@@ -158,9 +208,20 @@ impl Game {
                     );
                 }
             }
-            80..=84 => {
+            80..=83 => {
                 let player = *living.choose(&mut self.rng).unwrap();
                 self.send(Actor::Player(player), Command::Concede);
+            }
+            84 => {
+                // Extra turns: the player taking a turn for himself, or a ruling for anyone.
+                let running = self.running();
+                let player = *running.choose(&mut self.rng).unwrap();
+                if self.rng.random_bool(0.5) {
+                    self.send(Actor::Player(player), Command::ExtraTurn);
+                } else {
+                    let player = *living.choose(&mut self.rng).unwrap();
+                    self.send(Actor::Host, Command::Ruling(Ruling::ExtraTurn { player }));
+                }
             }
             85..=87 => {
                 let count = self.rng.random_range(1..=3).min(living.len());
@@ -174,7 +235,13 @@ impl Game {
                     Actor::Player(self.any_player())
                 };
                 let target = self.any_player();
-                let command = match self.rng.random_range(0..9) {
+                let command = match self.rng.random_range(0..11) {
+                    9 => Command::ExtraTurn,
+                    10 => Command::CounterRoll {
+                        attacker: target,
+                        blocker_power: 1,
+                        attacker_power: 1,
+                    },
                     0 => Command::EndTurn,
                     1 => Command::Attack {
                         target,
@@ -253,7 +320,9 @@ impl Game {
         }
         let running = self.running();
         assert!(!running.is_empty(), "deadlock: no running turn\n{table:#?}");
-        for (i, &a) in running.iter().enumerate() {
+        // CR 807 has no spheres: a marker only waits for the three seats on its left.
+        let spheres = self.config.rule_set == RuleSet::Seed;
+        for (i, &a) in running.iter().enumerate().filter(|_| spheres) {
             for &b in &running[i + 1..] {
                 let d = table.distance(a, b).unwrap();
                 assert!(
@@ -267,7 +336,8 @@ impl Game {
             table.living(),
             self.config.spell_range,
         );
-        let unmarked = turns.iter().filter(|t| t.removal_mark.is_none()).count();
+        let designated: usize = turns.iter().map(|t| t.designations as usize).sum();
+        let unmarked = turns.len() - designated;
         assert!(
             unmarked <= limit,
             "{unmarked} turns besides pending removals, limit {limit}"
@@ -307,10 +377,12 @@ proptest! {
         players in 15usize..=40,
         range in 1u8..=3,
         eager in any::<bool>(),
+        cr807 in any::<bool>(),
         seed in any::<u64>(),
     ) {
         let reduction = if eager { Reduction::Eager } else { Reduction::Forced };
-        let mut game = Game::new(players, range, reduction, seed);
+        let rules = if cr807 { RuleSet::Cr807 } else { RuleSet::Seed };
+        let mut game = Game::with_rules(players, range, reduction, seed, rules);
         game.play_to_the_end();
         prop_assert!(game.table.living() <= 1);
         let winner_points = game.table.standings()[0].mana_points;
@@ -365,6 +437,61 @@ fn the_random_games_exercise_every_mechanism() {
         assert!(
             seen.get(kind).copied().unwrap_or(0) > 0,
             "no {kind} in 500 games"
+        );
+    }
+}
+
+#[test]
+fn the_cr807_games_exercise_every_mechanism() {
+    // The same for the official variant, extra turns and Combat with Dice: designations (twice
+    // on one marker too), removals, departed positions going as a turn begins, extra turns kept
+    // and deferred, rolls and counter strikes.
+    let mut seen: HashMap<&'static str, usize> = HashMap::new();
+    for seed in 0..300u64 {
+        let players = 15 + (seed as usize * 7) % 26;
+        let mut game = Game::with_rules(players, 1, Reduction::Eager, seed, RuleSet::Cr807);
+        game.play_to_the_end();
+        for event in &game.events {
+            let kind = match event {
+                Event::TurnRemoved {
+                    reason: TurnRemovalReason::Reduced,
+                    ..
+                } => "reduced",
+                Event::TurnMarkedForRemoval { .. } => "designated",
+                Event::PositionsRemoved { .. } => "positions removed",
+                Event::TurnKept { .. } => "kept",
+                Event::ExtraTurnDeferred { .. } => "deferred",
+                Event::ExtraTurnGranted {
+                    before_next: true, ..
+                } => "before next",
+                Event::AttackRolled { counter: false, .. } => "rolled",
+                Event::AttackRolled { counter: true, .. } => "counter strike",
+                Event::DiceRevealed { .. } => "revealed",
+                _ => continue,
+            };
+            *seen.entry(kind).or_default() += 1;
+        }
+        let twice = game.events.windows(2).any(|w| {
+            matches!(w, [Event::TurnMarkedForRemoval { turn: a }, Event::TurnMarkedForRemoval { turn: b }] if a == b)
+        });
+        if twice {
+            *seen.entry("designated twice").or_default() += 1;
+        }
+    }
+    for kind in [
+        "reduced",
+        "designated",
+        "positions removed",
+        "kept",
+        "deferred",
+        "before next",
+        "rolled",
+        "counter strike",
+        "revealed",
+    ] {
+        assert!(
+            seen.get(kind).copied().unwrap_or(0) > 0,
+            "no {kind} in 300 games: {seen:?}"
         );
     }
 }

@@ -104,7 +104,14 @@ impl Harness {
             let now = self.at(0);
             let player = self
                 .session
-                .join(now, conn(p), peer(conn(p)), format!("P{p}"), String::new(), token(p))
+                .join(
+                    now,
+                    conn(p),
+                    peer(conn(p)),
+                    format!("P{p}"),
+                    String::new(),
+                    token(p),
+                )
                 .unwrap();
             assert_eq!(player, p);
         }
