@@ -17,6 +17,7 @@ use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
 use crate::client::ClientMessage;
+use crate::dice::DiceSecret;
 use crate::error::ErrorCode;
 use crate::event::Event;
 use crate::limit::TokenBucket;
@@ -143,15 +144,16 @@ impl Session {
     /// A new table in its lobby, created at `now` with `settings` and `seed`.
     pub fn new(
         settings: Settings,
-        seed: u64,
+        secret: DiceSecret,
         timing: Timing,
         now: Instant,
     ) -> Result<Self, ErrorCode> {
         if settings.max_spectators > MAX_SPECTATORS {
             return Err(ErrorCode::BadSettings);
         }
-        let config =
-            TableConfig::from_settings(&settings, seed).map_err(|_| ErrorCode::BadSettings)?;
+        let mut config =
+            TableConfig::from_settings(&settings, 0).map_err(|_| ErrorCode::BadSettings)?;
+        config.secret = secret;
         let table = Table::new(config).map_err(|_| ErrorCode::BadSettings)?;
         Ok(Self {
             table,
@@ -179,7 +181,7 @@ impl Session {
     /// returned session's first effects), and any spectator count goes back to 0.
     pub fn recover(
         settings: Settings,
-        seed: u64,
+        secret: DiceSecret,
         timing: Timing,
         events: impl IntoIterator<Item = (u64, Event)>,
         seats: &[(PlayerId, SeatToken)],
@@ -187,7 +189,7 @@ impl Session {
         now: Instant,
     ) -> Result<Self, String> {
         let mut session =
-            Self::new(settings, seed, timing, now).map_err(|code| format!("settings: {code}"))?;
+            Self::new(settings, secret, timing, now).map_err(|code| format!("settings: {code}"))?;
         session.ever_seated = true;
         for (seq, event) in events {
             if seq != session.seq + 1 {

@@ -13,6 +13,7 @@
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::{Duration, Instant};
 
+use grand_melee_protocol::dice::DiceSecret;
 use grand_melee_protocol::rules::{Stage, Table, TableConfig, TurnState};
 use grand_melee_protocol::session::{
     ConnectionId, Effect, Role, Session, TABLE_CHAT_BURST, Timing,
@@ -210,7 +211,7 @@ struct Sim {
 impl Sim {
     fn new(settings: Settings, timing: Timing) -> Self {
         let t0 = Instant::now();
-        let session = Session::new(settings, SEED, timing, t0).unwrap();
+        let session = Session::new(settings, DiceSecret::from_seed(SEED), timing, t0).unwrap();
         let config = session.table().config().clone();
         let sim = Self {
             session,
@@ -1688,7 +1689,7 @@ fn recovery_folds_the_journal_into_the_same_table_and_numbers_on() {
     let restart = sim.at(500);
     let recovered = Session::recover(
         live.settings().clone(),
-        SEED,
+        DiceSecret::from_seed(SEED),
         timing(0.0),
         journal.clone(),
         &seats,
@@ -1759,7 +1760,7 @@ fn recovery_folds_the_journal_into_the_same_table_and_numbers_on() {
     assert!(
         Session::recover(
             live.settings().clone(),
-            SEED,
+            DiceSecret::from_seed(SEED),
             timing(0.0),
             gap,
             &seats,
@@ -1781,7 +1782,7 @@ fn a_recovered_paused_table_in_its_mulligans_counts_every_timer_from_the_restart
     let settings = sim.session.settings().clone();
     let recovered = Session::recover(
         settings,
-        SEED,
+        DiceSecret::from_seed(SEED),
         timing(0.0),
         journal,
         &seats,

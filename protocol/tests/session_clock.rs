@@ -6,6 +6,7 @@
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::{Duration, Instant};
 
+use grand_melee_protocol::dice::DiceSecret;
 use grand_melee_protocol::rules::{Stage, Table, TableConfig};
 use grand_melee_protocol::session::{Effect, Session, TABLE_CHAT_BURST, Timing};
 use grand_melee_protocol::{
@@ -58,7 +59,7 @@ fn conn(player: PlayerId) -> u64 {
 impl Harness {
     fn new(settings: Settings, timing: Timing) -> Self {
         let t0 = Instant::now();
-        let session = Session::new(settings, 7, timing, t0).unwrap();
+        let session = Session::new(settings, DiceSecret::from_seed(7), timing, t0).unwrap();
         let config = session.table().config().clone();
         Self {
             session,
@@ -268,6 +269,53 @@ fn the_mulligan_clock_keeps_and_an_absent_decider_keeps_after_the_grace_period()
             reason: KeepReason::Absent
         }]
     );
+}
+
+#[test]
+fn with_simultaneous_mulligans_the_clock_runs_for_everyone_at_once() {
+    let mut h = Harness::new(
+        Settings {
+            mulligan: grand_melee_protocol::MulliganMode::Simultaneous,
+            ..settings(0, 600, 60)
+        },
+        timing(0.0),
+    );
+    h.seat(4);
+    h.start(0);
+    assert_eq!(h.session.table().mulligan_deciders().len(), 4);
+    // Player 2 keeps at 10 and player 3 mulligans; player 1 drops at 20.
+    h.request(10, 2, ClientMessage::Keep { id: 2 }).unwrap();
+    h.request(11, 3, ClientMessage::Mulligan { id: 3 }).unwrap();
+    h.drain();
+    h.session.gone(h.at(20), conn(1));
+    h.drain();
+    // Player 1's grace period (20 + 30) ends first.
+    assert_eq!(h.session.poll_timeout(), Some(h.at(20 + GRACE)));
+    let (_, events) = h.timeout(20 + GRACE);
+    assert_eq!(
+        events,
+        [Event::Kept {
+            player: 1,
+            hand_size: 7,
+            reason: KeepReason::Absent
+        }]
+    );
+    // At 60 everyone still deciding keeps, together, and play begins.
+    assert_eq!(h.session.poll_timeout(), Some(h.at(60)));
+    let (_, events) = h.timeout(60);
+    let mut kept: Vec<(PlayerId, u8, KeepReason)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Kept {
+                player,
+                hand_size,
+                reason,
+            } => Some((*player, *hand_size, *reason)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(kept, [(0, 7, KeepReason::Clock), (3, 6, KeepReason::Clock)]);
+    assert_eq!(h.session.table().stage(), Stage::Playing);
 }
 
 #[test]
@@ -716,7 +764,7 @@ fn recovery_folds_the_journal_and_announces_who_was_connected() {
     let now = h.at(500);
     let mut recovered = Session::recover(
         settings,
-        7,
+        DiceSecret::from_seed(7),
         timing(0.0),
         journal,
         &seats,

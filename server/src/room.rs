@@ -191,7 +191,7 @@ pub(crate) async fn create(
     info!(table = %id, name, "table created");
     let session = Session::new(
         settings.settings(password.is_some()),
-        settings.config.seed,
+        settings.config.secret,
         timing(shared),
         Instant::now(),
     )?;
@@ -443,7 +443,7 @@ impl Room {
         };
         let session = Session::recover(
             settings.settings(record.password.is_some()),
-            settings.config.seed,
+            settings.config.secret,
             timing(shared),
             events,
             &stored.seats,
