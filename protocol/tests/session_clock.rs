@@ -314,6 +314,7 @@ fn with_simultaneous_mulligans_the_clock_runs_for_everyone_at_once() {
             _ => None,
         })
         .collect();
+    kept.sort_unstable_by_key(|&(player, ..)| player);
     assert_eq!(kept, [(0, 7, KeepReason::Clock), (3, 6, KeepReason::Clock)]);
     assert_eq!(h.session.table().stage(), Stage::Playing);
 }
