@@ -454,7 +454,7 @@ impl ClientMessage {
     }
 
     /// Every `type` tag a client may send.
-    pub const NAMES: [&'static str; 27] = [
+    pub const NAMES: [&'static str; 30] = [
         "hello",
         "list_tables",
         "create_table",
@@ -473,6 +473,9 @@ impl ClientMessage {
         "change_life",
         "change_poison",
         "concede",
+        "extra_turn",
+        "attack_roll",
+        "counter_roll",
         "ruling",
         "chat",
         "pause",

@@ -12,8 +12,8 @@ use crate::error::ErrorCode;
 use crate::event::Event;
 use crate::server::{ServerMessage, TableSummary};
 use crate::types::{
-    EliminationCause, KeepReason, Phase, Reduction, Ruling, SeatToken, StageName, Standing,
-    TableId, TurnEndReason, TurnRemovalReason,
+    EliminationCause, KeepReason, Phase, Reduction, RollResult, Ruling, SeatToken, StageName,
+    Standing, TableId, TurnEndReason, TurnRemovalReason,
 };
 use crate::view::{Settings, TableView};
 
@@ -78,6 +78,15 @@ pub fn view() -> TableView {
     }
 }
 
+/// The example table's dice secret (a real table's is drawn by the server).
+pub fn secret() -> crate::dice::DiceSecret {
+    crate::dice::DiceSecret::from_seed(42)
+}
+
+fn commitment() -> String {
+    secret().commitment()
+}
+
 /// The events that build [`view`], numbered from 1.
 pub fn view_events() -> Vec<Event> {
     let joined = |player: u16, name: &str| Event::PlayerJoined {
@@ -96,7 +105,7 @@ pub fn view_events() -> Vec<Event> {
             seating: vec![2, 0, 3, 1],
             first_player: 0,
             turn_holders: vec![0],
-            commitment: String::new(),
+            commitment: commitment(),
         },
         Event::Kept {
             player: 0,
@@ -197,7 +206,7 @@ pub fn client() -> Vec<ClientMessage> {
             table: TABLE,
             name: "Alice".to_owned(),
             password: None,
-            entropy: None,
+            entropy: Some("kitchen table 7".to_owned()),
         },
         ClientMessage::Watch {
             id: 5,
@@ -236,6 +245,19 @@ pub fn client() -> Vec<ClientMessage> {
         ClientMessage::ChangeLife { id: 16, delta: -4 },
         ClientMessage::ChangePoison { id: 17, delta: 1 },
         ClientMessage::Concede { id: 18 },
+        ClientMessage::ExtraTurn { id: 31 },
+        ClientMessage::AttackRoll {
+            id: 32,
+            defender: 3,
+            attacker_power: 4,
+            blocker_powers: vec![2, 3],
+        },
+        ClientMessage::CounterRoll {
+            id: 33,
+            attacker: 0,
+            blocker_power: 2,
+            attacker_power: 4,
+        },
         ClientMessage::Ruling {
             id: 19,
             ruling: Ruling::Eliminate {
@@ -263,6 +285,10 @@ pub fn client() -> Vec<ClientMessage> {
         ClientMessage::Ruling {
             id: 30,
             ruling: Ruling::Keep { player: 2 },
+        },
+        ClientMessage::Ruling {
+            id: 34,
+            ruling: Ruling::ExtraTurn { player: 2 },
         },
         ClientMessage::Chat {
             id: 23,
@@ -412,14 +438,14 @@ pub fn events() -> Vec<Event> {
         Event::PlayerJoined {
             player: 0,
             name: "Alice".to_owned(),
-            entropy: String::new(),
+            entropy: "kitchen table 7".to_owned(),
         },
         Event::PlayerLeft { player: 4 },
         Event::GameStarted {
             seating: vec![2, 0, 3, 1],
             first_player: 0,
             turn_holders: vec![0],
-            commitment: String::new(),
+            commitment: commitment(),
         },
         Event::Mulliganed {
             player: 1,
@@ -499,6 +525,29 @@ pub fn events() -> Vec<Event> {
                     mana_points: 0,
                 },
             ],
+        },
+        Event::DiceRevealed {
+            secret: secret().to_hex(),
+        },
+        Event::ExtraTurnGranted {
+            player: 0,
+            before_next: false,
+        },
+        Event::ExtraTurnDeferred { player: 0 },
+        Event::TurnKept { turn: 0, player: 0 },
+        Event::AttackRolled {
+            roll: 0,
+            roller: 0,
+            opponent: 3,
+            counter: false,
+            power: 4,
+            opposing: vec![2, 3],
+            natural: 9,
+            modifier: 2,
+            total: 11,
+            result: RollResult::Hit,
+            damage: 4,
+            self_damage: 0,
         },
         Event::ConnectionChanged {
             player: 3,
