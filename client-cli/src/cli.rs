@@ -3,9 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use grand_melee_protocol::{
-    self as wire, DEFAULT_ABSENCE_LIMIT_SECS, DEFAULT_SPELL_RANGE, DEFAULT_STARTING_LIFE,
-};
+use grand_melee_protocol::{self as wire, DEFAULT_ABSENCE_LIMIT_SECS, DEFAULT_STARTING_LIFE};
 
 /// The server when none is given.
 pub const DEFAULT_SERVER: &str = "127.0.0.1:7878";
@@ -98,6 +96,24 @@ pub enum Cmd {
     /// Finished games kept by the server: list them, export one, or step through one.
     #[command(subcommand)]
     Replay(ReplayCmd),
+    /// Check a finished game's dice: recompute the seating, the first player and every d20
+    /// from the secret revealed at the end and the players' entropy, and say which outcome
+    /// does not match, if any.
+    #[command(
+        after_help = "Examples:\n  grand-melee verify Friday\n  grand-melee verify --file friday.jsonl   (from `grand-melee replay export`)\n\nExit status 0: every outcome matches; 1: one does not (named), or the game could not be read."
+    )]
+    Verify {
+        /// The finished game: its table id, the start of its id, or its name (not needed with
+        /// --file).
+        #[arg(required_unless_present = "file")]
+        table: Option<String>,
+        /// Read the game from a `replay export` file (JSON lines) instead of the server.
+        #[arg(long, value_name = "FILE", conflicts_with = "table")]
+        file: Option<PathBuf>,
+        /// The table's password, if the game was played at a table with one.
+        #[arg(long, env = "GM_TABLE_PASSWORD")]
+        password: Option<String>,
+    },
 }
 
 /// What to do with replays (finished games).
@@ -155,9 +171,23 @@ pub struct CreateArgs {
     /// Most players who may sit (2–40).
     #[arg(long, value_parser = clap::value_parser!(u8).range(i64::from(wire::MIN_SEATS)..=i64::from(wire::MAX_SEATS)))]
     pub seats: u8,
-    /// Spell range R (1–4): how many seats on each side a player's spells reach.
-    #[arg(long, default_value_t = DEFAULT_SPELL_RANGE, value_parser = clap::value_parser!(u8).range(i64::from(wire::MIN_SPELL_RANGE)..=i64::from(wire::MAX_SPELL_RANGE)))]
-    pub spell_range: u8,
+    /// Which rules: `seed` (the seed's Grand Melee, spheres of spell range R) or `cr807` (the
+    /// Comprehensive Rules' official variant: range 1, attack left, a turn marker for each full
+    /// four players).
+    #[arg(long, value_enum, default_value_t = RulesArg::Seed)]
+    pub rules: RulesArg,
+    /// Spell range R (1–4): how many seats on each side a player's spells reach [default: 2
+    /// with the seed's rules; cr807 allows only 1].
+    #[arg(long, value_parser = clap::value_parser!(u8).range(i64::from(wire::MIN_SPELL_RANGE)..=i64::from(wire::MAX_SPELL_RANGE)))]
+    pub spell_range: Option<u8>,
+    /// Combat with Dice: attacks are rolled (`roll` and `counter` at the table) with the
+    /// server's verifiable dice.
+    #[arg(long)]
+    pub combat_dice: bool,
+    /// Mulligan decisions one player at a time (`paris`) or everyone at once
+    /// (`simultaneous`: much quicker at a big table).
+    #[arg(long, value_enum, default_value_t = MulliganArg::Paris)]
+    pub mulligan: MulliganArg,
     /// When to give up a simultaneous turn as players are eliminated.
     #[arg(long, value_enum, default_value_t = ReductionArg::Eager)]
     pub reduction: ReductionArg,
@@ -167,8 +197,9 @@ pub struct CreateArgs {
     /// A password to join or watch.
     #[arg(long, env = "GM_TABLE_PASSWORD")]
     pub password: Option<String>,
-    /// Seed of the table's random choices (seating, first player), for reproducible games.
-    #[arg(long)]
+    /// Kept with the table for the record only: seating, first player and dice come from the
+    /// table's verifiable dice, which nobody can predict (`grand-melee verify`).
+    #[arg(long, hide = true)]
     pub seed: Option<u64>,
     /// A running turn longer than this many seconds ends by itself (0: no clock).
     #[arg(long, value_name = "SECS", default_value_t = 0)]
@@ -187,6 +218,42 @@ pub struct CreateArgs {
     /// Sit down at the new table under this name right away.
     #[arg(long, value_name = "NAME")]
     pub join: Option<String>,
+}
+
+/// The rule set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RulesArg {
+    /// The seed's Grand Melee, as docs/RULES.md reads it.
+    Seed,
+    /// The Comprehensive Rules' Grand Melee, rule 807.
+    Cr807,
+}
+
+impl From<RulesArg> for wire::RuleSet {
+    fn from(rules: RulesArg) -> Self {
+        match rules {
+            RulesArg::Seed => wire::RuleSet::Seed,
+            RulesArg::Cr807 => wire::RuleSet::Cr807,
+        }
+    }
+}
+
+/// How mulligan decisions are taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MulliganArg {
+    /// One player at a time, from the first player to the left.
+    Paris,
+    /// Everyone at the same time.
+    Simultaneous,
+}
+
+impl From<MulliganArg> for wire::MulliganMode {
+    fn from(mode: MulliganArg) -> Self {
+        match mode {
+            MulliganArg::Paris => wire::MulliganMode::Paris,
+            MulliganArg::Simultaneous => wire::MulliganMode::Simultaneous,
+        }
+    }
 }
 
 /// The turn reduction policy.
@@ -339,6 +406,11 @@ mod tests {
             "0",
             "--max-spectators",
             "5",
+            "--rules",
+            "cr807",
+            "--combat-dice",
+            "--mulligan",
+            "simultaneous",
             "--join",
             "Ann",
         ])
@@ -347,6 +419,10 @@ mod tests {
             panic!("create expected");
         };
         assert_eq!(args.seats, 28);
+        assert_eq!(args.rules, RulesArg::Cr807);
+        assert!(args.combat_dice);
+        assert_eq!(args.mulligan, MulliganArg::Simultaneous);
+        assert_eq!(args.spell_range, Some(1));
         assert_eq!(args.reduction, ReductionArg::Forced);
         assert_eq!(args.turn_clock, 300);
         assert_eq!((args.mulligan_clock, args.max_spectators), (0, 5));
@@ -363,6 +439,15 @@ mod tests {
                 grand_melee_protocol::DEFAULT_MULLIGAN_CLOCK_SECS,
                 grand_melee_protocol::DEFAULT_MAX_SPECTATORS
             )
+        );
+        assert_eq!(
+            (
+                args.rules,
+                args.spell_range,
+                args.combat_dice,
+                args.mulligan
+            ),
+            (RulesArg::Seed, None, false, MulliganArg::Paris)
         );
     }
 

@@ -40,6 +40,18 @@ pub const HELP: &[(&str, &str)] = &[
     ("keep", "keep your hand (mulligan stage)"),
     ("mulligan", "Paris mulligan: redraw one card fewer"),
     ("concede", "leave the game"),
+    (
+        "extra",
+        "take an extra turn after this one (Time Walk and friends)",
+    ),
+    (
+        "roll <who> <power> [blocker powers…]",
+        "Combat with Dice: roll for an attacking creature (no blockers: undefended)",
+    ),
+    (
+        "counter <who> <your power> <their power>",
+        "Combat with Dice: your blocker strikes back at the attacker",
+    ),
     ("say <text>", "chat with the table"),
     ("status", "show every seat and your situation"),
     ("snapshot", "ask the server for a fresh copy of the table"),
@@ -57,6 +69,10 @@ pub const HELP: &[(&str, &str)] = &[
         "host: set a player's poison counters",
     ),
     ("rule end <who>", "host: end a player's running turn"),
+    (
+        "rule extra <who>",
+        "host: a player takes an extra turn (after his current one, or before his next)",
+    ),
     (
         "rule keep <who>",
         "host: keep the hand of the player whose mulligan decision it is",
@@ -79,9 +95,9 @@ pub const HELP: &[(&str, &str)] = &[
 
 /// The first words of every command, for completion.
 pub const NAMES: &[&str] = &[
-    "attack", "concede", "damage", "end", "help", "host", "keep", "kick", "leave", "life",
-    "mulligan", "mute", "pause", "phase", "poison", "quit", "rule", "say", "snapshot", "start",
-    "status", "unmute", "unpause",
+    "attack", "concede", "counter", "damage", "end", "extra", "help", "host", "keep", "kick",
+    "leave", "life", "mulligan", "mute", "pause", "phase", "poison", "quit", "roll", "rule", "say",
+    "snapshot", "start", "status", "unmute", "unpause",
 ];
 
 /// Parses a typed line. `Ok(None)` for a blank line; `Err` holds a short explanation (usage).
@@ -106,6 +122,34 @@ pub fn parse(
         "keep" => ClientMessage::Keep { id: 0 },
         "mulligan" | "mull" => ClientMessage::Mulligan { id: 0 },
         "concede" => ClientMessage::Concede { id: 0 },
+        "extra" | "extra-turn" => ClientMessage::ExtraTurn { id: 0 },
+        "roll" => {
+            let (defender, rest) = resolve.take(&words)?;
+            let Some((power, blockers)) = rest.split_first() else {
+                return Err("usage: roll <who> <power> [blocker powers…]".into());
+            };
+            ClientMessage::AttackRoll {
+                id: 0,
+                defender,
+                attacker_power: amount(power)?,
+                blocker_powers: blockers
+                    .iter()
+                    .map(|b| amount(b))
+                    .collect::<Result<_, _>>()?,
+            }
+        }
+        "counter" => {
+            let (attacker, rest) = resolve.take(&words)?;
+            let [mine, theirs] = rest else {
+                return Err("usage: counter <who> <your power> <their power>".into());
+            };
+            ClientMessage::CounterRoll {
+                id: 0,
+                attacker,
+                blocker_power: amount(mine)?,
+                attacker_power: amount(theirs)?,
+            }
+        }
         "pause" => ClientMessage::Pause {
             id: 0,
             paused: true,
@@ -238,7 +282,7 @@ fn split_word(line: &str) -> Option<(&str, &str)> {
 }
 
 fn parse_ruling(words: &[&str], rest: &str, resolve: &Resolver<'_>) -> Result<Ruling, String> {
-    const USAGE: &str = "usage: rule eliminate <who>[, <who>…] | rule life <who> <n> | rule poison <who> <n> | rule end <who> | rule keep <who>";
+    const USAGE: &str = "usage: rule eliminate <who>[, <who>…] | rule life <who> <n> | rule poison <who> <n> | rule end <who> | rule extra <who> | rule keep <who>";
     let Some((&kind, args)) = words.split_first() else {
         return Err(USAGE.into());
     };
@@ -290,6 +334,9 @@ fn parse_ruling(words: &[&str], rest: &str, resolve: &Resolver<'_>) -> Result<Ru
             player: resolve.whole(args)?,
         }),
         "keep" => Ok(Ruling::Keep {
+            player: resolve.whole(args)?,
+        }),
+        "extra" => Ok(Ruling::ExtraTurn {
             player: resolve.whole(args)?,
         }),
         _ => Err(USAGE.into()),
@@ -512,6 +559,7 @@ mod tests {
                 first_player: 2,
                 turn_holders: vec![2],
                 commitment: String::new(),
+                first_player_chosen: false,
             },
         ];
         view = view.folded(1, &events).expect("events apply");

@@ -77,6 +77,7 @@ pub fn script_line(seq: u64, event: &Event, view: &TableView) -> String {
             first_player,
             turn_holders,
             commitment,
+            ..
         } => write!(
             line,
             " first={} seating={} turns={} commitment={}",
@@ -472,12 +473,18 @@ impl Situation {
                     .find(|s| s.player == me)
                     .map(|s| s.place),
             },
-            StageName::Mulligan => match view.mulligan_decider {
-                Some(d) if d == me => Situation::MulliganDecide {
+            StageName::Mulligan if view.mulligan_deciders.contains(&me) => {
+                Situation::MulliganDecide {
                     hand: view.player(me).map_or(0, |p| p.hand_size),
-                },
-                Some(d) => Situation::MulliganWait {
+                }
+            }
+            StageName::Mulligan => match view.mulligan_deciders.first() {
+                // Paris mulligans: one decider; simultaneous: the others are still deciding.
+                Some(&d) if view.mulligan_deciders.len() == 1 => Situation::MulliganWait {
                     decider: raw_name(view, d),
+                },
+                Some(_) => Situation::MulliganWait {
+                    decider: format!("{} players", view.mulligan_deciders.len()),
                 },
                 None => Situation::Idle,
             },
@@ -622,6 +629,7 @@ mod tests {
                 first_player: 2,
                 turn_holders: vec![2],
                 commitment: String::new(),
+                first_player_chosen: false,
             },
         ];
         view = view.folded(1, &events).unwrap();
@@ -710,6 +718,7 @@ mod tests {
                     first_player: 2,
                     turn_holders: vec![2, 0],
                     commitment: String::new(),
+                    first_player_chosen: false,
                 },
                 &view,
             );

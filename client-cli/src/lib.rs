@@ -116,6 +116,9 @@ pub enum ClientError {
     /// A table name that matches no table, or several.
     #[error("{0}")]
     Table(String),
+    /// `verify` found an outcome its dice do not give.
+    #[error("NOT VERIFIED: {0}")]
+    Verify(String),
     /// `--ca-cert` could not be used.
     #[error("--ca-cert {path}: {reason}")]
     CaCert {
@@ -169,6 +172,26 @@ pub async fn run(cli: Cli) -> Result<(), ClientError> {
         Cmd::Replay(command) => {
             let store = store().ok();
             return run_replay(&server, command, plain, store).await;
+        }
+        Cmd::Verify {
+            table,
+            file,
+            password,
+        } => {
+            let events = match (file, table) {
+                (Some(path), _) => replay::read_jsonl(&path)?,
+                (None, Some(table)) => {
+                    let access = replay::Access {
+                        password,
+                        store: store().ok(),
+                    };
+                    replay::fetch(&server, &table, &access, PAGE_ITEMS)
+                        .await?
+                        .events
+                }
+                (None, None) => return Err(ClientError::Table("name the game, or --file".into())),
+            };
+            return verify(&events, &mut io::stdout().lock());
         }
         Cmd::Create(args) => {
             let table = create(&server, &args, &mut io::stdout().lock()).await?;
@@ -353,6 +376,31 @@ pub async fn list(server: &str, limit: u32, out: &mut dyn Write) -> Result<(), C
     Ok(())
 }
 
+/// Checks a finished game's dice ([`grand_melee_protocol::dice::verify`]) and says what it
+/// found; a mismatch is an error naming the event.
+pub fn verify(
+    events: &[grand_melee_protocol::Event],
+    out: &mut dyn Write,
+) -> Result<(), ClientError> {
+    let numbered = (1u64..).zip(events);
+    match grand_melee_protocol::dice::verify(numbered) {
+        Ok(verified) => {
+            let first = if verified.first_player_drawn {
+                "the first player drawn"
+            } else {
+                "the first player chosen by the host"
+            };
+            writeln!(
+                out,
+                "verified: the secret matches its commitment; the seating of {} players, {first} and all {} d20 roll(s) are what the dice give",
+                verified.players, verified.rolls
+            )?;
+            Ok(())
+        }
+        Err(mismatch) => Err(ClientError::Verify(mismatch.to_string())),
+    }
+}
+
 /// Creates a table and writes `table_created <id>`; returns the id.
 pub async fn create(
     server: &str,
@@ -365,7 +413,8 @@ pub async fn create(
             id: 0,
             name: args.name.clone(),
             seats: args.seats,
-            spell_range: args.spell_range,
+            // Absent: the rules' own range (2 for the seed's rules, 1 for cr807).
+            spell_range: args.spell_range.unwrap_or(0),
             reduction: match args.reduction {
                 ReductionArg::Eager => Reduction::Eager,
                 ReductionArg::Forced => Reduction::Forced,
@@ -377,9 +426,9 @@ pub async fn create(
             absence_limit_secs: args.absence_limit,
             mulligan_clock_secs: args.mulligan_clock,
             max_spectators: args.max_spectators,
-            rules: Default::default(),
-            combat_dice: false,
-            mulligan: Default::default(),
+            rules: args.rules.into(),
+            combat_dice: args.combat_dice,
+            mulligan: args.mulligan.into(),
         })
         .await?;
     conn.close().await;

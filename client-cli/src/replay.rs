@@ -310,6 +310,37 @@ fn records(replay: &Replay) -> impl Iterator<Item = Record<'_>> {
         .map(|(seq, event)| Record { seq, event })
 }
 
+/// The events of a `replay export` JSON-lines file (the header line is skipped), in order.
+pub fn read_jsonl(path: &std::path::Path) -> Result<Vec<Event>, ClientError> {
+    #[derive(serde::Deserialize)]
+    struct Line {
+        seq: u64,
+        event: Event,
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ClientError::Table(format!("{}: {e}", path.display())))?;
+    let mut events = Vec::new();
+    for (number, line) in text.lines().enumerate().skip(1) {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let record: Line = serde_json::from_str(line).map_err(|e| {
+            ClientError::Table(format!("{} line {}: {e}", path.display(), number + 1))
+        })?;
+        if record.seq != events.len() as u64 + 1 {
+            return Err(ClientError::Table(format!(
+                "{} line {}: event {} where {} was due",
+                path.display(),
+                number + 1,
+                record.seq,
+                events.len() + 1
+            )));
+        }
+        events.push(record.event);
+    }
+    Ok(events)
+}
+
 /// Writes the replay as JSON lines: the header, then one `{"seq":N,"event":{…}}` per event.
 /// Characters that could act on a terminal are written as JSON escapes ([`safe::json`]), so
 /// that an export shown on a terminal cannot act on it.

@@ -124,6 +124,14 @@ const CONFIRM: &[(&str, &str)] = &[
         "leave",
         "Leave? You give up your seat (in a game it is kept, as if you had quit).",
     ),
+    (
+        "extra",
+        "Take an extra turn after this one? Only when a card gives you one (Time Walk…).",
+    ),
+    (
+        "roll",
+        "Roll the d20 for this attack? The roll is final and everyone sees it.",
+    ),
 ];
 
 impl Screen {
@@ -998,7 +1006,7 @@ fn seat_cell(state: &State, view: &TableView, p: &PlayerView, full: bool) -> Vec
     let turn_width = if full { 15 } else { 3 };
     let turn = view.turn_of(p.player).map(|t| {
         let color = Style::default().fg(turn_color(t.turn));
-        let id = t.turn % 10;
+        let id = turn_number(view, t.turn) % 10;
         let last = if t.marked_for_removal { "!" } else { "" };
         match (t.state, full) {
             (TurnStateName::Running, false) => (
@@ -1024,7 +1032,7 @@ fn seat_cell(state: &State, view: &TableView, p: &PlayerView, full: bool) -> Vec
         // The holder of a running turn is in its sphere: `▶1c` says so already.
         Some(t) if t.player == p.player => Span::raw("  "),
         Some(t) => Span::styled(
-            format!("{}┃", t.turn % 10),
+            format!("{}┃", turn_number(view, t.turn) % 10),
             Style::default().fg(turn_color(t.turn)),
         ),
         None => Span::raw("  "),
@@ -1177,8 +1185,8 @@ fn render_oval(frame: &mut Frame<'_>, area: Rect, state: &State, view: &TableVie
         let (head, style) = match t.state {
             TurnStateName::Running => (
                 format!(
-                    "▶ Turn {}: {} · {}",
-                    t.turn,
+                    "▶ {}: {} · {}",
+                    turn_title(view, t.turn),
                     describe::name(view, t.player),
                     t.phase.map_or("", |phase| phase_words(phase))
                 ),
@@ -1186,16 +1194,16 @@ fn render_oval(frame: &mut Frame<'_>, area: Rect, state: &State, view: &TableVie
             ),
             TurnStateName::Waiting => (
                 format!(
-                    "… Turn {}: {} waits",
-                    t.turn,
+                    "… {}: {} waits",
+                    turn_title(view, t.turn),
                     describe::name(view, t.player)
                 ),
                 color,
             ),
             TurnStateName::Ended => (
                 format!(
-                    "■ Turn {}: {} ended",
-                    t.turn,
+                    "■ {}: {} ended",
+                    turn_title(view, t.turn),
                     describe::name(view, t.player)
                 ),
                 color,
@@ -1206,7 +1214,11 @@ fn render_oval(frame: &mut Frame<'_>, area: Rect, state: &State, view: &TableVie
         }
         if t.state == TurnStateName::Running && !t.sphere.is_empty() {
             let sphere: Vec<String> = t.sphere.iter().map(|&p| seat_number(p)).collect();
-            let text = format!("  {}┃ sphere: seats {}", t.turn % 10, sphere.join(", "));
+            let text = format!(
+                "  {}┃ sphere: seats {}",
+                turn_number(view, t.turn) % 10,
+                sphere.join(", ")
+            );
             for row in wrap(&text, middle) {
                 lines.push(Line::styled(row, color));
             }
@@ -1338,6 +1350,23 @@ fn overlay_lines(overlay: &Overlay, state: &State, width: usize) -> (String, Vec
     (title, lines)
 }
 
+/// How a turn is numbered for people: under CR 807 turns are the numbered turn markers (turn 0
+/// is marker 1); under the seed's rules by their id.
+pub fn turn_number(view: &TableView, turn: u8) -> u8 {
+    match view.settings.rules {
+        grand_melee_protocol::RuleSet::Cr807 => turn.saturating_add(1),
+        grand_melee_protocol::RuleSet::Seed => turn,
+    }
+}
+
+/// "Turn 2" or, under CR 807, "Marker 3".
+pub fn turn_title(view: &TableView, turn: u8) -> String {
+    match view.settings.rules {
+        grand_melee_protocol::RuleSet::Cr807 => format!("Marker {}", turn_number(view, turn)),
+        grand_melee_protocol::RuleSet::Seed => format!("Turn {turn}"),
+    }
+}
+
 /// `status` for people: the table, then one line per seat as the ring numbers them, then the
 /// player's range and situation.
 pub fn status_words(state: &State) -> Vec<(String, Style)> {
@@ -1399,13 +1428,26 @@ pub fn status_words(state: &State) -> Vec<(String, Style)> {
         if let Some(t) = view.turn_of(p.player) {
             parts.push(match t.state {
                 TurnStateName::Running => format!(
-                    "taking turn {} ({})",
-                    t.turn,
+                    "taking {} ({})",
+                    turn_title(view, t.turn).to_lowercase(),
                     t.phase.map_or("", |phase| phase_words(phase))
                 ),
-                TurnStateName::Waiting => format!("turn {} waits", t.turn),
-                TurnStateName::Ended => format!("turn {} ended", t.turn),
+                TurnStateName::Waiting => {
+                    format!("{} waits", turn_title(view, t.turn).to_lowercase())
+                }
+                TurnStateName::Ended => {
+                    format!("{} ended", turn_title(view, t.turn).to_lowercase())
+                }
             });
+            if t.designations > 1 {
+                parts.push(format!("designated for removal ×{}", t.designations));
+            } else if t.marked_for_removal {
+                parts.push("to be removed when it ends".into());
+            }
+        }
+        let extra = u32::from(p.extra_turns) + u32::from(p.extra_next);
+        if extra > 0 {
+            parts.push(format!("{extra} extra turn(s) to come"));
         }
         if let Some(t) = view
             .turns

@@ -754,3 +754,45 @@ async fn every_page_of_the_replay_list_is_listed_and_searched() {
     assert_eq!(by_prefix.len(), game.end.seq);
     game.server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verify_checks_a_finished_games_dice_from_the_server_or_an_export() {
+    let game = finished_game().await;
+    // From the server, by name: the seating and the first player are what the dice give.
+    let (status, out, err) = run_once(&game.url(), game.dir(), &["verify", "Replay melee"]).await;
+    assert!(status.success(), "{out}{err}");
+    assert!(
+        out.starts_with("verified: the secret matches its commitment; the seating of 3 players"),
+        "{out}"
+    );
+    // From an export file; then the same file with two seats swapped names the start.
+    let (status, export, err) = run_once(
+        &game.url(),
+        game.dir(),
+        &["replay", "export", "Replay melee"],
+    )
+    .await;
+    assert!(status.success(), "{err}");
+    let file = game.dir().join("game.jsonl");
+    std::fs::write(&file, &export).unwrap();
+    let path = file.to_str().unwrap();
+    let (status, out, err) = run_once(&game.url(), game.dir(), &["verify", "--file", path]).await;
+    assert!(status.success(), "{out}{err}");
+    let forged: String = export
+        .lines()
+        .map(|line| {
+            let mut record: serde_json::Value = serde_json::from_str(line).unwrap();
+            if record["event"]["kind"] == "game_started" {
+                let seating = record["event"]["seating"].as_array_mut().unwrap();
+                seating.swap(0, 1);
+            }
+            format!("{record}\n")
+        })
+        .collect();
+    std::fs::write(&file, forged).unwrap();
+    let (status, out, err) = run_once(&game.url(), game.dir(), &["verify", "--file", path]).await;
+    assert!(!status.success(), "{out}");
+    assert!(err.contains("NOT VERIFIED: event"), "{err}");
+    assert!(err.contains("the seating is"), "{err}");
+    game.server.shutdown().await;
+}

@@ -568,6 +568,7 @@ fn hostile_text_reaches_the_screen_only_as_visible_escapes() {
         first_player: 1,
         turn_holders: vec![1],
         commitment: String::new(),
+        first_player_chosen: false,
     });
     view = folded(&view, &events);
     let state = State {
@@ -672,6 +673,7 @@ fn three_players() -> TableView {
         first_player: 0,
         turn_holders: vec![0],
         commitment: String::new(),
+        first_player_chosen: false,
     });
     folded(&view, &events)
 }

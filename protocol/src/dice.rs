@@ -129,6 +129,172 @@ impl Dice {
     }
 }
 
+/// What [`verify`] checked in a finished game.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verified {
+    /// Players seated.
+    pub players: usize,
+    /// Whether the dice drew the first player (otherwise the host chose him).
+    pub first_player_drawn: bool,
+    /// d20s rolled and checked.
+    pub rolls: u32,
+}
+
+/// The first outcome of a game that its revealed dice do not give.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("event {seq}: {what}")]
+pub struct Mismatch {
+    /// The event's number (0 when the game lacks one: no start, no reveal).
+    pub seq: u64,
+    /// What does not match.
+    pub what: String,
+}
+
+/// Recomputes every random outcome of a finished game from its events (numbered): the
+/// commitment against the revealed secret, the seating and the first player against the
+/// players' entropy, and every d20 with its result (PROTOCOL.md, "Verifiable dice").
+pub fn verify<'a>(
+    events: impl IntoIterator<Item = (u64, &'a crate::Event)>,
+) -> Result<Verified, Mismatch> {
+    use crate::Event;
+    let mismatch = |seq: u64, what: String| Mismatch { seq, what };
+    let mut lobby: Vec<(crate::PlayerId, &str)> = Vec::new();
+    let mut start: Option<(u64, &Event, [u8; 32], Vec<crate::PlayerId>)> = None;
+    let mut rolls: Vec<(u64, &Event)> = Vec::new();
+    let mut secret: Option<(u64, &str)> = None;
+    for (seq, event) in events {
+        match event {
+            Event::PlayerJoined {
+                player, entropy, ..
+            } if start.is_none() => lobby.push((*player, entropy)),
+            Event::PlayerLeft { player } if start.is_none() => {
+                lobby.retain(|(p, _)| p != player);
+            }
+            Event::GameStarted { .. } => {
+                let digest = entropy_digest(lobby.iter().map(|(_, e)| *e));
+                let order = lobby.iter().map(|(p, _)| *p).collect();
+                start = Some((seq, event, digest, order));
+            }
+            Event::AttackRolled { .. } => rolls.push((seq, event)),
+            Event::DiceRevealed { secret: s } => secret = Some((seq, s)),
+            _ => {}
+        }
+    }
+    let Some((start_seq, started, digest, order)) = start else {
+        return Err(mismatch(0, "the game never started".into()));
+    };
+    let Some((reveal_seq, revealed)) = secret else {
+        return Err(mismatch(
+            0,
+            "the dice secret was never revealed (is the game over?)".into(),
+        ));
+    };
+    let Event::GameStarted {
+        seating,
+        first_player,
+        commitment,
+        first_player_chosen,
+        ..
+    } = started
+    else {
+        return Err(mismatch(start_seq, "not a start".into()));
+    };
+    let secret = DiceSecret::from_hex(revealed).ok_or_else(|| {
+        mismatch(
+            reveal_seq,
+            format!("the secret {revealed:?} is not 64 hex digits"),
+        )
+    })?;
+    if commitment.is_empty() {
+        return Err(mismatch(
+            start_seq,
+            "the game started without a commitment (a server older than verifiable dice)".into(),
+        ));
+    }
+    if secret.commitment() != *commitment {
+        return Err(mismatch(
+            reveal_seq,
+            format!(
+                "SHA-256 of the revealed secret is {}, but game_started committed to {commitment}",
+                secret.commitment()
+            ),
+        ));
+    }
+    let dice = Dice::new(secret, digest);
+    let mut expected = order;
+    dice.shuffle(&mut expected);
+    if expected != *seating {
+        return Err(mismatch(
+            start_seq,
+            format!("the seating is {seating:?}, the dice give {expected:?}"),
+        ));
+    }
+    let drawn = expected.get(dice.first_seat(expected.len())).copied();
+    if !first_player_chosen && drawn != Some(*first_player) {
+        return Err(mismatch(
+            start_seq,
+            format!("the first player is {first_player}, the dice give {drawn:?}"),
+        ));
+    }
+    for (index, &(seq, event)) in rolls.iter().enumerate() {
+        let Event::AttackRolled {
+            roll,
+            power,
+            opposing,
+            natural,
+            modifier,
+            total,
+            result,
+            damage,
+            self_damage,
+            ..
+        } = event
+        else {
+            continue;
+        };
+        if *roll as usize != index {
+            return Err(mismatch(
+                seq,
+                format!("roll number {roll} where roll {index} was due"),
+            ));
+        }
+        let d20 = dice.d20(*roll);
+        if d20 != *natural {
+            return Err(mismatch(
+                seq,
+                format!("roll {roll}: natural {natural}, the dice give {d20}"),
+            ));
+        }
+        let average = if opposing.is_empty() {
+            0
+        } else {
+            opposing.iter().map(|&p| i64::from(p)).sum::<i64>() / opposing.len() as i64
+        };
+        let want_modifier = i64::from(*power) - average;
+        let want = crate::RollResult::of(d20, i64::from(d20) + want_modifier, *power);
+        if *modifier != want_modifier
+            || *total != i64::from(d20) + want_modifier
+            || (*result, *damage, *self_damage) != want
+        {
+            return Err(mismatch(
+                seq,
+                format!(
+                    "roll {roll}: {modifier:+} = {total}, {result:?} {damage}/{self_damage}, the Attack Table gives {want_modifier:+} = {}, {:?} {}/{}",
+                    i64::from(d20) + want_modifier,
+                    want.0,
+                    want.1,
+                    want.2
+                ),
+            ));
+        }
+    }
+    Ok(Verified {
+        players: seating.len(),
+        first_player_drawn: !first_player_chosen,
+        rolls: u32::try_from(rolls.len()).unwrap_or(u32::MAX),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -44,6 +44,9 @@ pub enum Event {
         /// (`dice_revealed`). Empty for tables started before verifiable dice existed.
         #[serde(default)]
         commitment: String,
+        /// Whether the host chose the first player (otherwise the dice drew him).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        first_player_chosen: bool,
     },
     /// The deciding player mulliganed.
     Mulliganed {

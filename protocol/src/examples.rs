@@ -106,6 +106,7 @@ pub fn view_events() -> Vec<Event> {
             first_player: 0,
             turn_holders: vec![0],
             commitment: commitment(),
+            first_player_chosen: false,
         },
         Event::Kept {
             player: 0,
@@ -446,6 +447,7 @@ pub fn events() -> Vec<Event> {
             first_player: 0,
             turn_holders: vec![0],
             commitment: commitment(),
+            first_player_chosen: false,
         },
         Event::Mulliganed {
             player: 1,

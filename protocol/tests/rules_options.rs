@@ -488,3 +488,116 @@ fn the_eliminated_players_own_waiting_turn_is_the_one_removed() {
     );
     assert_eq!(table.turns().len(), 1);
 }
+
+#[test]
+fn verify_accepts_a_fair_game_and_names_the_first_outcome_that_was_tampered_with() {
+    use grand_melee_protocol::dice::verify;
+    let config = TableConfig {
+        combat_dice: true,
+        ..seeded(6, 1)
+    };
+    let mut table = Table::new(config).unwrap();
+    let mut events = Vec::new();
+    for i in 0..6 {
+        let entropy = format!("client {i}");
+        events.extend(ok(
+            &mut table,
+            Actor::Host,
+            Command::Join {
+                name: format!("P{i}"),
+                entropy,
+            },
+        ));
+    }
+    events.extend(ok(
+        &mut table,
+        Actor::Host,
+        Command::Start { first_player: None },
+    ));
+    while let Some(&p) = table.mulligan_deciders().first() {
+        events.extend(ok(&mut table, Actor::Player(p), Command::Keep));
+    }
+    // Roll until the game is over: every running player attacks his neighbours with dice.
+    let mut guard = 0;
+    while table.stage() == grand_melee_protocol::rules::Stage::Playing {
+        guard += 1;
+        assert!(guard < 2_000);
+        let running: Vec<PlayerId> = table
+            .turns()
+            .iter()
+            .filter(|t| matches!(t.state, TurnState::Running(_)))
+            .map(|t| table.players()[t.seat].id)
+            .collect();
+        let p = running[guard % running.len()];
+        if table.turn_of(p).map(|t| t.state) != Some(TurnState::Running(Phase::Combat)) {
+            events.extend(ok(
+                &mut table,
+                Actor::Player(p),
+                Command::SetPhase {
+                    phase: Phase::Combat,
+                },
+            ));
+        }
+        let Some(&defender) = table.attack_targets(p).first() else {
+            events.extend(ok(&mut table, Actor::Player(p), Command::EndTurn));
+            continue;
+        };
+        let blockers = if guard % 3 == 0 { vec![1, 2] } else { vec![] };
+        events.extend(ok(
+            &mut table,
+            Actor::Player(p),
+            Command::AttackRoll {
+                defender,
+                attacker_power: 7,
+                blocker_powers: blockers,
+            },
+        ));
+        if guard % 4 == 0 && table.stage() == grand_melee_protocol::rules::Stage::Playing {
+            events.extend(ok(&mut table, Actor::Player(p), Command::EndTurn));
+        }
+    }
+    let numbered = |events: &[Event]| -> Vec<(u64, Event)> {
+        events
+            .iter()
+            .cloned()
+            .zip(1u64..)
+            .map(|(e, n)| (n, e))
+            .collect()
+    };
+    let fair = numbered(&events);
+    let verified = verify(fair.iter().map(|(n, e)| (*n, e))).unwrap();
+    assert_eq!(verified.players, 6);
+    assert!(verified.first_player_drawn);
+    assert!(verified.rolls > 5, "{verified:?}");
+    // A roll changed after the fact is named, with its event number.
+    let mut forged = fair.clone();
+    let (seq, roll) = forged
+        .iter_mut()
+        .filter(|(_, e)| matches!(e, Event::AttackRolled { .. }))
+        .nth(3)
+        .map(|(n, e)| (*n, e))
+        .unwrap();
+    if let Event::AttackRolled { natural, .. } = roll {
+        *natural = if *natural == 20 { 19 } else { *natural + 1 };
+    }
+    let error = verify(forged.iter().map(|(n, e)| (*n, e))).unwrap_err();
+    assert_eq!(error.seq, seq);
+    assert!(error.what.starts_with("roll 3: natural"), "{error}");
+    // Another secret than the one committed to, or another seating, is caught too.
+    let mut forged = fair.clone();
+    for (_, e) in &mut forged {
+        if let Event::DiceRevealed { secret } = e {
+            *secret = DiceSecret::from_seed(1).to_hex();
+        }
+    }
+    let error = verify(forged.iter().map(|(n, e)| (*n, e))).unwrap_err();
+    assert!(error.what.contains("committed"), "{error}");
+    let mut forged = fair;
+    for (_, e) in &mut forged {
+        if let Event::GameStarted { seating, .. } = e {
+            seating.swap(0, 1);
+        }
+    }
+    let error = verify(forged.iter().map(|(n, e)| (*n, e))).unwrap_err();
+    assert!(error.what.contains("seating"), "{error}");
+}

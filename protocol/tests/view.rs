@@ -90,6 +90,7 @@ fn playing(n: u16, spell_range: u8, turn_holders: Vec<PlayerId>) -> TableView {
         first_player: 0,
         turn_holders,
         commitment: String::new(),
+        first_player_chosen: false,
     });
     events.extend((0..n).map(|player| Event::Kept {
         player,
@@ -241,6 +242,7 @@ fn game_start_seats_players_and_mulligans_go_round_from_the_first_player() {
             first_player: 3,
             turn_holders: vec![3],
             commitment: String::new(),
+            first_player_chosen: false,
         }],
     );
     assert_eq!(view.stage, StageName::Mulligan);
@@ -584,24 +586,28 @@ fn a_second_start_or_a_bad_seating_is_refused() {
             first_player: 0,
             turn_holders: vec![0],
             commitment: String::new(),
+            first_player_chosen: false,
         },
         Event::GameStarted {
             seating: vec![0],
             first_player: 0,
             turn_holders: vec![0],
             commitment: String::new(),
+            first_player_chosen: false,
         },
         Event::GameStarted {
             seating: vec![0, 1],
             first_player: 5,
             turn_holders: vec![0],
             commitment: String::new(),
+            first_player_chosen: false,
         },
         Event::GameStarted {
             seating: vec![0, 1],
             first_player: 0,
             turn_holders: vec![6],
             commitment: String::new(),
+            first_player_chosen: false,
         },
         Event::Kept {
             player: 0,
@@ -619,6 +625,7 @@ fn a_second_start_or_a_bad_seating_is_refused() {
         first_player: 0,
         turn_holders: vec![0],
         commitment: String::new(),
+        first_player_chosen: false,
     };
     view.apply(3, &start).unwrap();
     assert!(view.apply(4, &start).is_err());

@@ -777,6 +777,7 @@ impl Table {
         let dice = Dice::new(self.config.secret, self.lobby_entropy());
         let mut seating: Vec<PlayerId> = self.lobby.iter().map(|(id, _)| *id).collect();
         dice.shuffle(&mut seating);
+        let first_player_chosen = first_player.is_some();
         let first = match first_player {
             Some(id) => seating.iter().position(|&p| p == id).unwrap_or(0),
             None => dice.first_seat(n),
@@ -800,6 +801,7 @@ impl Table {
                 first_player,
                 turn_holders,
                 commitment: self.config.secret.commitment(),
+                first_player_chosen,
             },
         );
         Ok(())
@@ -1703,6 +1705,7 @@ impl Table {
                 first_player,
                 turn_holders,
                 commitment,
+                ..
             } => {
                 if self.stage != Stage::Lobby || seating.len() != self.lobby.len() {
                     return Err("start does not match the lobby");
