@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
 use grand_melee_protocol::{
-    self as wire, ClientMessage, Event, PROTOCOL_VERSION, Phase, PlayerId, Reduction,
-    ServerMessage, StageName, TableId, close,
+    self as wire, ClientMessage, Event, MulliganMode, PROTOCOL_VERSION, Phase, PlayerId, Reduction,
+    RuleSet, ServerMessage, StageName, TableId, close,
 };
 use tokio::net::TcpStream;
 use tokio::sync::watch;
@@ -110,6 +110,8 @@ pub struct BotSettings {
     pub seats: u8,
     /// Spell range of the tables the bots create.
     pub spell_range: u8,
+    /// The tables' rules, dice and mulligans.
+    pub options: TableOptions,
     /// Starting life of the tables the bots create.
     pub starting_life: i32,
     /// Probability that a move is a chat line instead.
@@ -126,6 +128,23 @@ pub struct BotSettings {
     pub think: Arc<ThinkTime>,
     /// Where to record.
     pub window: Arc<Window>,
+}
+
+/// What kind of game the bots' tables play, and which of its moves the bots make.
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct TableOptions {
+    /// `seed` or `cr807`.
+    pub rules: RuleSet,
+    /// Combat with Dice: attacks are rolled (`attack_roll`) instead of declared.
+    pub combat_dice: bool,
+    /// Paris or simultaneous mulligans.
+    pub mulligan: MulliganMode,
+    /// Probability that a bot takes an extra turn (once per turn, as it begins).
+    pub extra_turn_chance: f64,
+    /// Whether the host bot checks every random outcome of each finished game
+    /// ([`grand_melee_protocol::dice::verify`] on its events from the server).
+    pub verify_dice: bool,
 }
 
 /// The bots of one table.
@@ -217,6 +236,7 @@ pub struct ServerBot {
     start_sent: bool,
     attacks_this_turn: u32,
     dealt_this_turn: bool,
+    extra_this_turn: bool,
     mismatch_logged: bool,
     seated_signal: Option<SeatedSignal>,
     done_signal: Option<SeatedSignal>,
@@ -262,6 +282,7 @@ impl ServerBot {
             start_sent: false,
             attacks_this_turn: 0,
             dealt_this_turn: false,
+            extra_this_turn: false,
             mismatch_logged: false,
             seated_signal: None,
             done_signal: None,
@@ -387,6 +408,7 @@ impl ServerBot {
         {
             self.attacks_this_turn = 0;
             self.dealt_this_turn = false;
+            self.extra_this_turn = false;
         }
         if self.settings.mirror_check && self.check.is_none() {
             self.batches += 1;
@@ -495,6 +517,11 @@ impl ServerBot {
                 if winners == 1 {
                     Window::bump(&counters.games_with_winner);
                 }
+                if self.settings.options.verify_dice
+                    && let Some((table, _)) = self.table
+                {
+                    self.verify_dice(table).await?;
+                }
             }
             let more = self
                 .settings
@@ -509,6 +536,51 @@ impl ServerBot {
             self.check = None;
         }
         Ok(false)
+    }
+
+    /// Fetches every event of the finished game at `table` and checks its dice: the seating,
+    /// the first player and every d20 against the revealed secret.
+    async fn verify_dice(&mut self, table: TableId) -> Result<(), BotError> {
+        let mut events = Vec::new();
+        let mut from_seq = 1;
+        loop {
+            let page = self
+                .call("get_events", |id| ClientMessage::GetEvents {
+                    id,
+                    table,
+                    from_seq,
+                    limit: wire::MAX_PAGE_ITEMS,
+                })
+                .await?;
+            let ServerMessage::PastEvents {
+                events: page,
+                next_seq,
+                ..
+            } = page
+            else {
+                return Err(BotError::Refused {
+                    request: "get_events",
+                    code: format!("unexpected answer {}", page.name()),
+                });
+            };
+            events.extend(page);
+            match next_seq {
+                Some(next) => from_seq = next,
+                None => break,
+            }
+        }
+        let counters = &self.settings.window.counters;
+        match wire::dice::verify((1u64..).zip(&events)) {
+            Ok(verified) => {
+                Window::bump(&counters.dice_verified);
+                Window::add(&counters.rolls_verified, u64::from(verified.rolls));
+            }
+            Err(mismatch) => {
+                tracing::warn!(table = self.group.index, %mismatch, "dice mismatch");
+                Window::bump(&counters.dice_mismatches);
+            }
+        }
+        Ok(())
     }
 
     /// Its games done, the bot stays at its table until it is told to stop; the server going
@@ -542,7 +614,10 @@ impl ServerBot {
                     id,
                     name,
                     seats: settings.seats,
-                    spell_range: settings.spell_range,
+                    spell_range: match settings.options.rules {
+                        RuleSet::Cr807 => 1,
+                        RuleSet::Seed => settings.spell_range,
+                    },
                     reduction: Reduction::Eager,
                     starting_life: settings.starting_life,
                     password: None,
@@ -551,9 +626,9 @@ impl ServerBot {
                     absence_limit_secs: 600,
                     mulligan_clock_secs: 0,
                     max_spectators: grand_melee_protocol::DEFAULT_MAX_SPECTATORS,
-                    rules: Default::default(),
-                    combat_dice: false,
-                    mulligan: Default::default(),
+                    rules: settings.options.rules,
+                    combat_dice: settings.options.combat_dice,
+                    mulligan: settings.options.mulligan,
                 })
                 .await?;
             let ServerMessage::TableCreated { table, .. } = created else {
@@ -620,7 +695,7 @@ impl ServerBot {
                     && model.host() == Some(model.me())
                     && model.player_count() >= usize::from(self.settings.seats)
             }
-            StageName::Mulligan => model.mulligan_decider() == Some(model.me()),
+            StageName::Mulligan => model.mulligan_deciders().contains(&model.me()),
             StageName::Playing => model.my_running_phase().is_some(),
             StageName::Finished => false,
         }
@@ -729,17 +804,23 @@ impl ServerBot {
             &mut self.rng,
             usize::from(self.settings.seats),
             self.settings.chat_chance,
+            &self.settings.options,
             TurnMemory {
                 attacks: self.attacks_this_turn,
                 dealt: self.dealt_this_turn,
+                extra: self.extra_this_turn,
             },
         ) else {
             return Ok(());
         };
         match request {
             Move::Start => self.start_sent = true,
-            Move::Attack { .. } => self.attacks_this_turn += 1,
+            Move::Attack { .. } | Move::AttackRoll { .. } => self.attacks_this_turn += 1,
             Move::DealDamage { .. } => self.dealt_this_turn = true,
+            Move::ExtraTurn => {
+                self.extra_this_turn = true;
+                Window::bump(&self.window().counters.extra_turns);
+            }
             Move::Chat(_) => Window::bump(&self.window().counters.chats),
             _ => {}
         }
@@ -758,6 +839,8 @@ pub struct TurnMemory {
     pub attacks: u32,
     /// Whether it dealt damage this turn.
     pub dealt: bool,
+    /// Whether it took an extra turn this turn.
+    pub extra: bool,
 }
 
 /// A move a bot makes.
@@ -789,6 +872,17 @@ pub enum Move {
     Chat(&'static str),
     /// End the running turn.
     EndTurn,
+    /// Take an extra turn after this one.
+    ExtraTurn,
+    /// Combat with Dice: roll for an attacking creature.
+    AttackRoll {
+        /// Whom.
+        defender: PlayerId,
+        /// The attacking creature's power.
+        power: u32,
+        /// Powers of up to two blockers (0: no blocker there).
+        blockers: [u32; 2],
+    },
 }
 
 impl Move {
@@ -814,6 +908,17 @@ impl Move {
                 text: text.to_owned(),
             },
             Move::EndTurn => ClientMessage::EndTurn { id },
+            Move::ExtraTurn => ClientMessage::ExtraTurn { id },
+            Move::AttackRoll {
+                defender,
+                power,
+                blockers,
+            } => ClientMessage::AttackRoll {
+                id,
+                defender,
+                attacker_power: power,
+                blocker_powers: blockers.into_iter().filter(|&b| b > 0).collect(),
+            },
         }
     }
 }
@@ -824,6 +929,7 @@ pub fn choose_move(
     rng: &mut Rng,
     seats: usize,
     chat_chance: f64,
+    options: &TableOptions,
     turn: TurnMemory,
 ) -> Option<Move> {
     let me = model.me();
@@ -832,7 +938,7 @@ pub fn choose_move(
             (model.host() == Some(me) && model.player_count() >= seats).then_some(Move::Start)
         }
         StageName::Mulligan => {
-            if model.mulligan_decider() != Some(me) {
+            if !model.mulligan_deciders().contains(&me) {
                 None
             } else if model.my_hand() > 5 && rng.chance(0.2) {
                 Some(Move::Mulligan)
@@ -847,12 +953,24 @@ pub fn choose_move(
                 return rng.pick(&CHAT_LINES).map(Move::Chat);
             }
             Some(match phase {
+                Phase::Beginning if !turn.extra && rng.chance(options.extra_turn_chance) => {
+                    Move::ExtraTurn
+                }
                 Phase::Beginning if rng.chance(0.3) => Move::SetPhase(Phase::PrecombatMain),
                 Phase::Beginning | Phase::PrecombatMain => Move::SetPhase(Phase::Combat),
                 Phase::Combat => {
                     let targets = model.may_attack();
                     let again = turn.attacks == 0 || (turn.attacks < 3 && rng.chance(0.5));
                     match rng.pick(&targets) {
+                        Some(defender) if again && options.combat_dice => Move::AttackRoll {
+                            defender,
+                            power: 1 + rng.below(6) as u32,
+                            blockers: if rng.chance(0.4) {
+                                [1 + rng.below(4) as u32, rng.below(3) as u32]
+                            } else {
+                                [0, 0]
+                            },
+                        },
                         Some(target) if again => Move::Attack {
                             target,
                             damage: 2 + rng.below(6) as u32,

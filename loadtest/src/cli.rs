@@ -11,11 +11,13 @@ use serde::Serialize;
 use tokio::io::BufReader;
 
 use crate::bench::{self, BenchConfig, Machine};
+use crate::bot::TableOptions;
 use crate::fleet::{Fleet, FleetConfig, Target};
 use crate::procfs;
 use crate::relay::{Relay, RelayConfig};
 use crate::report::{self, StepResult, TargetResult};
 use crate::stats::{Counts, WindowData};
+use grand_melee_protocol::{MulliganMode, RuleSet};
 
 /// Bots that play whole Grand Melee games over WebSockets, and a benchmark of the server
 /// against a bare fan-out relay.
@@ -79,6 +81,35 @@ pub struct ShapeArgs {
     /// Connections opened at once while connecting.
     #[arg(long, default_value_t = 128)]
     pub connect_concurrency: usize,
+
+    /// The tables' rules: `seed` or `cr807` (range 1, a turn marker per four players).
+    #[arg(long, default_value = "seed", value_parser = parse_rules)]
+    pub rules: RuleSet,
+
+    /// Combat with Dice at the tables: the bots roll their attacks.
+    #[arg(long)]
+    pub combat_dice: bool,
+
+    /// Everyone decides on mulligans at once instead of one at a time.
+    #[arg(long)]
+    pub simultaneous_mulligans: bool,
+
+    /// Probability that a bot takes an extra turn as its turn begins (0–1).
+    #[arg(long, default_value_t = 0.0)]
+    pub extra_turn_chance: f64,
+
+    /// The host bot of each finished game checks its dice (seating, first player, every d20)
+    /// against the revealed secret; mismatches are counted (and must be 0).
+    #[arg(long)]
+    pub verify_dice: bool,
+}
+
+fn parse_rules(text: &str) -> Result<RuleSet, String> {
+    match text {
+        "seed" => Ok(RuleSet::Seed),
+        "cr807" => Ok(RuleSet::Cr807),
+        other => Err(format!("`{other}`: the rules are `seed` or `cr807`")),
+    }
 }
 
 impl ShapeArgs {
@@ -98,6 +129,17 @@ impl ShapeArgs {
             mirror_check: false,
             relay_frame_bytes: 96,
             connect_concurrency: self.connect_concurrency,
+            options: TableOptions {
+                rules: self.rules,
+                combat_dice: self.combat_dice,
+                mulligan: if self.simultaneous_mulligans {
+                    MulliganMode::Simultaneous
+                } else {
+                    MulliganMode::Paris
+                },
+                extra_turn_chance: self.extra_turn_chance.clamp(0.0, 1.0),
+                verify_dice: self.verify_dice,
+            },
         }
     }
 }

@@ -11,7 +11,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::warn;
 
-use crate::bot::{self, BotError, BotSettings, Group, ServerBot, ThinkTime};
+use crate::bot::{self, BotError, BotSettings, Group, ServerBot, TableOptions, ThinkTime};
 use crate::relay_bot::RelayBot;
 use crate::stats::{Window, WindowData};
 
@@ -62,6 +62,9 @@ pub struct FleetConfig {
     pub relay_frame_bytes: usize,
     /// Connections opened at once while the fleet connects.
     pub connect_concurrency: usize,
+    /// The tables' rules, dice and mulligans, and the bots' extra turns and dice checks.
+    #[serde(default)]
+    pub options: TableOptions,
 }
 
 impl Default for FleetConfig {
@@ -81,6 +84,7 @@ impl Default for FleetConfig {
             mirror_check: false,
             relay_frame_bytes: 96,
             connect_concurrency: 128,
+            options: TableOptions::default(),
         }
     }
 }
@@ -119,6 +123,7 @@ impl Fleet {
         let settings = Arc::new(BotSettings {
             seats: config.seats,
             spell_range: config.spell_range,
+            options: config.options,
             starting_life: config.starting_life,
             chat_chance: config.chat_chance,
             games: config.games,

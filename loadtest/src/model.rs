@@ -93,6 +93,12 @@ impl BotModel {
         self.table().mulligan_decider()
     }
 
+    /// Everyone whose mulligan decision is due (all undecided players with simultaneous
+    /// mulligans).
+    pub fn mulligan_deciders(&self) -> Vec<PlayerId> {
+        self.table().mulligan_deciders()
+    }
+
     /// The phase of my running turn, if I am taking one.
     pub fn my_running_phase(&self) -> Option<Phase> {
         match self.table().turn_of(self.me)?.state {

@@ -84,6 +84,14 @@ counters! {
     undelivered_actions,
     /// Chat lines sent.
     chats,
+    /// Extra turns taken (`extra_turn` requests sent).
+    extra_turns,
+    /// d20 rolls in finished games whose dice were checked (`verify_dice`).
+    rolls_verified,
+    /// Finished games whose every random outcome matched the revealed dice (`verify_dice`).
+    dice_verified,
+    /// Finished games with an outcome their revealed dice do not give (must stay 0).
+    dice_mismatches,
     /// Bots whose game is under way (seated, every hand kept), or, at the relay, whose whole
     /// group is connected.
     seated,
