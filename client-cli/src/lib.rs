@@ -363,12 +363,15 @@ pub async fn list(server: &str, limit: u32, out: &mut dyn Write) -> Result<(), C
         };
         writeln!(
             out,
-            "table {} stage={stage} seated={}/{} spectators={} range={} reduction={reduction} password={} name={}",
+            "table {} stage={stage} seated={}/{} spectators={} rules={} range={} reduction={reduction} dice={} mulligan={} password={} name={}",
             t.table,
             t.seated,
             t.seats,
             t.spectators,
+            t.rules.name(),
             t.spell_range,
+            if t.combat_dice { "yes" } else { "no" },
+            t.mulligan.name(),
             if t.password { "yes" } else { "no" },
             safe::quoted(&t.name)
         )?;

@@ -100,6 +100,9 @@ fn summary(table: TableId, name: &str) -> TableSummary {
         password: false,
         spell_range: 1,
         reduction: Reduction::Eager,
+        rules: Default::default(),
+        combat_dice: false,
+        mulligan: Default::default(),
     }
 }
 

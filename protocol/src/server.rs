@@ -5,7 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ErrorCode;
 use crate::event::Event;
-use crate::types::{PlayerId, Reduction, SeatToken, StageName, TableId, uuid_string};
+use crate::types::{
+    MulliganMode, PlayerId, Reduction, RuleSet, SeatToken, StageName, TableId, uuid_string,
+};
 use crate::view::TableView;
 
 /// One finished game kept as a replay.
@@ -49,6 +51,15 @@ pub struct TableSummary {
     pub spell_range: u8,
     /// Turn reduction policy.
     pub reduction: Reduction,
+    /// `seed` or `cr807`.
+    #[serde(default)]
+    pub rules: RuleSet,
+    /// Whether the table plays Combat with Dice.
+    #[serde(default)]
+    pub combat_dice: bool,
+    /// `paris` or `simultaneous` mulligans.
+    #[serde(default)]
+    pub mulligan: MulliganMode,
 }
 
 /// A message from the server to a client.

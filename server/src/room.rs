@@ -402,6 +402,9 @@ impl Room {
             password: password.is_some(),
             spell_range: u8::from(config.spell_range),
             reduction: config.reduction,
+            rules: config.rule_set,
+            combat_dice: config.combat_dice,
+            mulligan: config.mulligan,
         };
         Self {
             id,
