@@ -574,6 +574,55 @@ mod tests {
     }
 
     #[test]
+    fn extra_turns_rolls_and_counter_strikes_are_typed_like_attacks() {
+        assert_eq!(request("extra"), ClientMessage::ExtraTurn { id: 0 });
+        assert_eq!(
+            request("roll big ben 4 2 3"),
+            ClientMessage::AttackRoll {
+                id: 0,
+                defender: 1,
+                attacker_power: 4,
+                blocker_powers: vec![2, 3],
+            }
+        );
+        assert_eq!(
+            request("roll cid 5"),
+            ClientMessage::AttackRoll {
+                id: 0,
+                defender: 2,
+                attacker_power: 5,
+                blocker_powers: vec![],
+            }
+        );
+        assert_eq!(
+            request("counter cid 2 5"),
+            ClientMessage::CounterRoll {
+                id: 0,
+                attacker: 2,
+                blocker_power: 2,
+                attacker_power: 5,
+            }
+        );
+        assert_eq!(
+            request("rule extra cid"),
+            ClientMessage::Ruling {
+                id: 0,
+                ruling: Ruling::ExtraTurn { player: 2 }
+            }
+        );
+        let table = table();
+        for bad in [
+            "roll",
+            "roll cid",
+            "roll cid x",
+            "counter cid 2",
+            "roll cid 2 -1",
+        ] {
+            assert!(parse(bad, Some(&table), Some(0)).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn players_are_named_by_name_prefix_seat_id_or_me() {
         assert_eq!(
             request("attack cid 3"),

@@ -78,14 +78,20 @@ pub fn script_line(seq: u64, event: &Event, view: &TableView) -> String {
             turn_holders,
             commitment,
             ..
-        } => write!(
-            line,
-            " first={} seating={} turns={} commitment={}",
-            w(*first_player),
-            list(view, seating),
-            list(view, turn_holders),
-            safe::printable(commitment)
-        ),
+        } => {
+            let _ = write!(
+                line,
+                " first={} seating={} turns={}",
+                w(*first_player),
+                list(view, seating),
+                list(view, turn_holders),
+            );
+            if commitment.is_empty() {
+                Ok(())
+            } else {
+                write!(line, " commitment={}", safe::printable(commitment))
+            }
+        }
         Event::Mulliganed { player, hand_size } => {
             write!(line, " player={} hand={hand_size}", w(*player))
         }

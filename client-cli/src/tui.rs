@@ -1674,6 +1674,24 @@ mod tests {
     }
 
     #[test]
+    fn under_cr807_turns_are_named_as_numbered_markers() {
+        let mut view = TableView::new(
+            grand_melee_protocol::TableId::nil(),
+            "t",
+            grand_melee_protocol::Settings::default(),
+        );
+        assert_eq!(
+            (turn_number(&view, 0), turn_title(&view, 2)),
+            (0, "Turn 2".into())
+        );
+        view.settings.rules = grand_melee_protocol::RuleSet::Cr807;
+        assert_eq!(
+            (turn_number(&view, 0), turn_title(&view, 2)),
+            (1, "Marker 3".into())
+        );
+    }
+
+    #[test]
     fn the_needed_size_grows_with_the_table() {
         assert_eq!(needed_size(40), (80, 23));
         assert_eq!(needed_size(28), (80, 19));

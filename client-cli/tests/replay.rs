@@ -410,8 +410,11 @@ async fn replay_watch_in_script_mode_steps_forward_and_back() {
         })
         .await;
     watch.send("end").await;
-    let line = watch.expect_prefix(&format!("event {last} ")).await;
+    // The game's last events: the end, then the dice secret (PROTOCOL.md, "Verifiable dice").
+    let line = watch.expect_prefix(&format!("event {} ", last - 1)).await;
     assert!(line.contains(r#"game_over winner=0 "Ann""#), "{line}");
+    let line = watch.expect_prefix(&format!("event {last} ")).await;
+    assert!(line.contains("dice_revealed secret="), "{line}");
     watch.send("next").await;
     watch.send("back 1000").await;
     watch.send("quit").await;
