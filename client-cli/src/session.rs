@@ -420,7 +420,9 @@ impl Session<'_> {
                             table,
                             name: name.clone(),
                             password,
-                            entropy: None,
+                            // Our share of the table's dice: random text nobody else chose
+                            // (PROTOCOL.md, "Verifiable dice").
+                            entropy: Some(uuid::Uuid::new_v4().simple().to_string()),
                         })
                         .await
                         .map_err(transient_or_fatal)?;

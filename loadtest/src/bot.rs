@@ -650,6 +650,7 @@ impl ServerBot {
 
     async fn sit(&mut self, table: TableId, generation: u32) -> Result<(), BotError> {
         let name = format!("bot {}", self.seat);
+        let entropy = format!("bot {} of table {}", self.seat, self.group.index);
         self.table = Some((table, generation));
         let seated = self
             .call("join", |id| ClientMessage::Join {
@@ -657,7 +658,7 @@ impl ServerBot {
                 table,
                 name,
                 password: None,
-                entropy: None,
+                entropy: Some(entropy),
             })
             .await?;
         let ServerMessage::Seated { player, .. } = seated else {
