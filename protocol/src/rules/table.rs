@@ -606,7 +606,11 @@ impl Table {
             }
             Command::ExtraTurn => {
                 let turn = self.own_running_turn(actor)?;
-                let player = self.players[self.turns[turn].seat].id;
+                let seat = self.turns[turn].seat;
+                if self.players[seat].extra_turns == u8::MAX {
+                    return Err(ErrorCode::BadAmount);
+                }
+                let player = self.players[seat].id;
                 self.emit(
                     &mut out,
                     Event::ExtraTurnGranted {
