@@ -1454,7 +1454,12 @@ pub fn status_words(state: &State) -> Vec<(String, Style)> {
             .iter()
             .find(|t| t.state == TurnStateName::Running && t.sphere.contains(&p.player))
         {
-            parts.push(format!("in turn {}'s sphere", t.turn));
+            parts.push(match view.settings.rules {
+                grand_melee_protocol::RuleSet::Cr807 => {
+                    format!("in {}'s range", turn_title(view, t.turn).to_lowercase())
+                }
+                grand_melee_protocol::RuleSet::Seed => format!("in turn {}'s sphere", t.turn),
+            });
         }
         out.push((parts.join(" · "), plain));
     }

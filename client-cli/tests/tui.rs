@@ -296,10 +296,12 @@ fn check_every_seat(screen: &[String], view: &TableView, what: &str) {
         );
         for t in &view.turns {
             let holder = t.player == player;
+            // Under CR 807 turns show as their marker numbers (turn 0 is marker 1).
+            let n = grand_melee_cli::tui::turn_number(view, t.turn);
             let (mark, expected) = match t.state {
-                TurnStateName::Running => (format!("▶{}", t.turn), holder),
-                TurnStateName::Waiting => (format!("…{}", t.turn), holder),
-                TurnStateName::Ended => (format!("■{}", t.turn), holder),
+                TurnStateName::Running => (format!("▶{n}"), holder),
+                TurnStateName::Waiting => (format!("…{n}"), holder),
+                TurnStateName::Ended => (format!("■{n}"), holder),
             };
             assert_eq!(cell.contains(&mark), expected, "{what}: {mark} on {cell:?}");
             // The holder's `▶n` stands for his own sphere mark.
@@ -307,10 +309,9 @@ fn check_every_seat(screen: &[String], view: &TableView, what: &str) {
                 && t.sphere.contains(&player)
                 && t.player != player;
             assert_eq!(
-                cell.contains(&format!("{}┃", t.turn)),
+                cell.contains(&format!("{n}┃")),
                 in_sphere,
-                "{what}: sphere {} on {cell:?}",
-                t.turn
+                "{what}: sphere {n} on {cell:?}"
             );
         }
     }
@@ -859,4 +860,59 @@ fn the_bell_rings_when_the_decision_comes_up_and_the_standings_show_at_the_end()
         place("Ben").contains("2.") && place("Ben").contains("← you"),
         "{all}"
     );
+}
+
+#[test]
+fn a_cr807_table_shows_numbered_markers_designations_and_extra_turns() {
+    use grand_melee_protocol::rules::{Actor, Command, SpellRange, Table, TableConfig};
+    // 16 players under CR 807: markers 1–4 at the first player and every fourth seat to his
+    // left. One player leaves (marker designated), one takes an extra turn.
+    let config = TableConfig {
+        seats: 16,
+        spell_range: SpellRange::new(1).unwrap(),
+        rule_set: grand_melee_protocol::RuleSet::Cr807,
+        ..TableConfig::seeded(16)
+    };
+    let (mut table, _) =
+        Table::quick_start(config, (0..16).map(|i| format!("Marker{i:02}")), None).unwrap();
+    let holder = |t: &Table, turn: usize| t.players()[t.turns()[turn].seat].id;
+    let first = holder(&table, 0);
+    table
+        .handle(Actor::Player(first), Command::ExtraTurn)
+        .unwrap();
+    let left_of_first = table.players()[(table.turns()[0].seat + 2) % 16].id;
+    table
+        .handle(Actor::Player(left_of_first), Command::Concede)
+        .unwrap();
+    let settings = grand_melee_protocol::Settings {
+        seats: 16,
+        spell_range: 1,
+        rules: grand_melee_protocol::RuleSet::Cr807,
+        ..grand_melee_protocol::Settings::default()
+    };
+    let view = table.view(TableId::nil(), "Official", 40, &settings);
+    let state = state_of(TableId::nil(), &view, first);
+    let mut screen = Screen::new();
+    let ring = draw(80, 24, &screen, &state);
+    check_every_seat(&ring, &view, "a cr807 table at 80×24");
+    let cells = cells(&ring, &view);
+    for (k, turn) in view.turns.iter().enumerate() {
+        let (_, cell) = cells.iter().find(|(p, _)| *p == turn.player).unwrap();
+        assert!(
+            cell.contains(&format!("▶{}", k + 1)),
+            "marker {} shows as ▶{}: {cell}",
+            k + 1,
+            k + 1
+        );
+    }
+    screen.note(&state, Note::Status);
+    let all = draw(120, 40, &screen, &state).join("\n");
+    for text in [
+        "taking marker 1",
+        "to be removed when it ends",
+        "1 extra turn(s) to come",
+        "in marker 1's range",
+    ] {
+        assert!(all.contains(text), "{text}:\n{all}");
+    }
 }
