@@ -909,7 +909,7 @@ fn a_cr807_table_shows_numbered_markers_designations_and_extra_turns() {
     let all = draw(120, 40, &screen, &state).join("\n");
     for text in [
         "taking marker 1",
-        "to be removed when it ends",
+        "removed when it ends",
         "1 extra turn(s) to come",
         "in marker 1's range",
     ] {
