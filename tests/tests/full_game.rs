@@ -225,7 +225,10 @@ async fn a_28_seat_game_from_lobby_to_winner_keeps_every_mirror_exact() {
 
     // The standings match the rules core fed the same requests, with the table's dice secret
     // as the game revealed it at its end.
-    let secret = view.dice_secret.as_deref().expect("the secret is revealed at the end");
+    let secret = view
+        .dice_secret
+        .as_deref()
+        .expect("the secret is revealed at the end");
     let config = TableConfig {
         seats: SEATS as u8,
         seed: SEED,
