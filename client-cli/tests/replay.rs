@@ -457,10 +457,14 @@ fn ring_row(viewer: &Viewer, name: &str) -> (String, Vec<String>) {
                 .collect()
         })
         .collect();
-    // The ring is under the 5-row header and takes the left 58% of the screen.
+    // The ring is under its title row and takes the left 58% of the screen.
+    let title = rows
+        .iter()
+        .position(|r| r.contains("─ Ring"))
+        .expect("the ring panel has a title");
     let found: Vec<String> = rows
         .iter()
-        .skip(5)
+        .skip(title + 1)
         .map(|r| r.chars().take(92).collect::<String>())
         .filter(|r| {
             r.split_whitespace()
