@@ -135,6 +135,9 @@
     confusable_name: "That name looks too much like another player's; pick another.",
     too_many_tables: "Your address has opened as many tables as allowed for now.",
     bad_text: "That text contains invisible or control characters.",
+    not_attack_left: "Under these rules (CR 807) you may attack only the player on your left.",
+    dice_off: "This table does not play Combat with Dice.",
+    no_counter_strike: "No attack roll of that player on you was blocked in his current combat.",
   };
 
   function refusal(message) {
@@ -346,7 +349,24 @@
 
   function learnNames(view) {
     if (view) for (const p of view.players) state.names.set(p.player, p.name);
+    if (view) state.rules = view.settings.rules || "seed";
   }
+
+  /** A turn's short name: "T2", or under CR 807 (turn markers, numbered from 1) "M3". */
+  function tn(turn) {
+    return state.rules === "cr807" ? `M${turn + 1}` : `T${turn}`;
+  }
+
+  /** A random string for `join`'s `entropy` (the players' share of the dice). */
+  function entropy() {
+    const bytes = new Uint8Array(16);
+    try { crypto.getRandomValues(bytes); } catch (_) { return ""; }
+    return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  }
+
+  const RESULTS = {
+    critical_miss: "critical miss", miss: "miss", partial_hit: "partial hit", hit: "hit", critical_hit: "critical hit",
+  };
 
   const CAUSES = { life: "life 0 or less", poison: "10 poison counters", conceded: "conceded", ruling: "ruled out by the host" };
 
@@ -355,22 +375,38 @@
       case "player_joined": state.names.set(e.player, e.name); return `${nameOf(e.player)} sat down`;
       case "player_left": return `${nameOf(e.player)} left the table`;
       case "game_started":
-        return `The game started: ${nameOf(e.first_player)} plays first; ${e.turn_holders.length} simultaneous turn${e.turn_holders.length === 1 ? "" : "s"}`;
+        return `The game started: ${nameOf(e.first_player)} plays first` + (e.first_player_chosen ? " (chosen by the host)" : "") +
+          `; ${e.turn_holders.length} ${state.rules === "cr807" ? "turn marker" : "simultaneous turn"}${e.turn_holders.length === 1 ? "" : "s"}`;
       case "mulliganed": return `${nameOf(e.player)} mulliganed to ${e.hand_size}`;
       case "kept": return `${nameOf(e.player)} kept ${e.hand_size}` + (e.reason === "decided" ? "" : ` (${e.reason})`);
-      case "turn_began": return `${nameOf(e.player)} began turn T${e.turn}`;
-      case "phase_changed": return `T${e.turn}: ${PHASE_NAMES[e.phase] || e.phase}`;
+      case "turn_began": return `${nameOf(e.player)} began turn ${tn(e.turn)}`;
+      case "phase_changed": return `${tn(e.turn)}: ${PHASE_NAMES[e.phase] || e.phase}`;
       case "attacked":
         return `${nameOf(e.attacker)} attacked ${nameOf(e.defender)}: ${e.damage} damage` + (e.poison ? `, ${e.poison} poison` : "");
       case "damage_dealt": return `${nameOf(e.source)} dealt ${e.amount} damage to ${nameOf(e.target)}`;
       case "life_changed": return `${nameOf(e.player)}'s life is now ${e.life}`;
       case "poison_changed": return `${nameOf(e.player)} has ${e.poison} poison`;
       case "eliminated": return `Out: ${e.players.map(nameOf).join(", ")} (${CAUSES[e.cause] || e.cause})`;
-      case "turn_marked_for_removal": return `T${e.turn} will be removed when it ends`;
-      case "turn_removal_cancelled": return `T${e.turn} will pass on after all`;
-      case "turn_ended": return `${nameOf(e.player)} ended T${e.turn}` + (e.reason === "finished" ? "" : ` (${e.reason})`);
-      case "turn_passed": return `T${e.turn} passed to ${nameOf(e.to)}`;
-      case "turn_removed": return `T${e.turn} left the table (${e.reason})`;
+      case "turn_marked_for_removal":
+        return state.rules === "cr807" ? `${tn(e.turn)} designated: it leaves the table when it ends` : `${tn(e.turn)} will be removed when it ends`;
+      case "turn_removal_cancelled":
+        return state.rules === "cr807" ? `${tn(e.turn)}: a designation passed on` : `${tn(e.turn)} will pass on after all`;
+      case "turn_ended": return `${nameOf(e.player)} ended ${tn(e.turn)}` + (e.reason === "finished" ? "" : ` (${e.reason})`);
+      case "turn_passed": return `${tn(e.turn)} passed to ${nameOf(e.to)}`;
+      case "turn_removed": return `${tn(e.turn)} left the table (${e.reason})`;
+      case "extra_turn_granted":
+        return `${nameOf(e.player)} takes an extra turn ` + (e.before_next ? "just before his next turn" : "after this one");
+      case "extra_turn_deferred":
+        return `${nameOf(e.player)}'s extra turn comes just before his next turn (another turn is too close)`;
+      case "turn_kept": return `${nameOf(e.player)} keeps ${tn(e.turn)} for another turn`;
+      case "attack_rolled": {
+        const sign = e.modifier >= 0 ? "+" : "−";
+        const what = e.counter ? `struck back at ${nameOf(e.opponent)}` : `attacked ${nameOf(e.opponent)}`;
+        const blocked = e.opposing.length ? ` (power ${e.power} against ${e.opposing.join(", ")})` : ` (power ${e.power}, unblocked)`;
+        return `🎲 ${nameOf(e.roller)} ${what}${blocked}: rolled ${e.natural} ${sign} ${Math.abs(e.modifier)} = ${e.total}, ` +
+          `${RESULTS[e.result] || e.result}, ${e.damage} damage` + (e.self_damage ? `, ${e.self_damage} to itself` : "");
+      }
+      case "dice_revealed": return `The dice secret was revealed: ${e.secret.slice(0, 12)}… (anyone can check every roll)`;
       case "positions_removed": return `Positions removed from the ring: ${e.players.map(nameOf).join(", ")}`;
       case "game_over": return `Game over: ${e.standings.length ? nameOf(e.standings[0].player) + " wins" : "no winner"}`;
       case "connection_changed": return `${nameOf(e.player)} ${e.connected ? "is back" : "lost the connection"}`;
@@ -388,6 +424,9 @@
 
   function record(seq, e) {
     if (e.kind === "spectators_changed") return; // noise in a log people read
+    if (e.kind === "attack_rolled" && (e.roller === state.me || e.opponent === state.me) && table.rollResult) {
+      table.rollResult.textContent = describe(e);
+    }
     if (e.kind === "chat") state.chat.set(seq, describe(e));
     else state.log.set(seq, describe(e));
   }
@@ -475,7 +514,7 @@
           return;
         }
       } else if (how === "join") {
-        answer = await send({ type: "join", table: route.table, name, password: state.password || null });
+        answer = await send({ type: "join", table: route.table, name, password: state.password || null, entropy: entropy() });
         if (answer.type === "error") return;
         store.set(seatKey(route.table), { token: answer.token, player: answer.player, name });
       } else {
@@ -562,7 +601,8 @@
       const hi = index.get(t.player);
       if (hi !== undefined) {
         const [x, y] = at(hi, inner - 34);
-        const label = t.state === "running" ? `▶T${t.turn} ${PHASE_NAMES[t.phase] || ""}` : `…T${t.turn}`;
+        const label = (t.state === "running" ? `▶${tn(t.turn)} ${PHASE_NAMES[t.phase] || ""}` : `…${tn(t.turn)}`) +
+          (t.designations ? ` ✕${t.designations}` : "");
         svg.append(s("text", { x, y, class: `turn-label sphere-text-${t.turn % 6}`, "text-anchor": "middle",
           "dominant-baseline": "middle", "font-size": Math.max(16, nameFont - 4) }, label));
       }
@@ -629,25 +669,78 @@
         const host = view.host !== null ? nameOf(view.host) : "nobody";
         return `Waiting for players: ${view.players.length} of ${view.settings.seats} seated. ${view.host === me ? "You are the host: start when everyone is here." : `${host} (host) starts the game.`}`;
       }
-      case "mulligan":
-        return view.mulligan_decider === me ? "Your mulligan decision: keep or mulligan." : `${nameOf(view.mulligan_decider)} decides on a mulligan.`;
+      case "mulligan": {
+        const deciders = view.mulligan_deciders || [];
+        if (deciders.includes(me)) {
+          return view.settings.mulligan === "simultaneous"
+            ? "Your mulligan decision: keep or mulligan (everyone decides at once)."
+            : "Your mulligan decision: keep or mulligan.";
+        }
+        if (view.settings.mulligan === "simultaneous") {
+          const names = deciders.map(nameOf);
+          return `Waiting for ${deciders.length} player${deciders.length === 1 ? "" : "s"} to decide on mulligans` +
+            (names.length && names.length <= 6 ? `: ${names.join(", ")}.` : ".");
+        }
+        return `${nameOf(view.mulligan_decider)} decides on a mulligan.`;
+      }
       case "finished":
         return "The game is over.";
       default: {
         if (mine && mine.status !== "alive") return "You are out of the game; you can still watch and chat.";
         const running = view.turns.filter((t) => t.state === "running");
         const own = view.turns.find((t) => t.player === me && t.state !== "ended");
-        if (own && own.state === "running") return `▶ Your turn (T${own.turn}) — ${PHASE_NAMES[own.phase]}.`;
-        const blocking = running.filter((t) => t.sphere.includes(me));
+        const extra = mine ? extraWords(mine) : "";
+        const after = extra ? ` ${extra}` : "";
+        if (own && own.state === "running") return `▶ Your turn (${tn(own.turn)}) — ${PHASE_NAMES[own.phase]}.${after}`;
+        const stacks = mine ? mine.stacks || [] : [];
+        const blocking = running.filter((t) => stacks.includes(t.turn) && t.player !== me);
         if (own && own.state === "waiting") {
           const others = running.filter((t) => t.sphere.some((id) => own.sphere.includes(id)));
-          return `Your turn (T${own.turn}) waits for ${others.map((t) => nameOf(t.player)).join(", ") || "the table"} to finish.`;
+          return `Your turn (${tn(own.turn)}) waits for ${others.map((t) => nameOf(t.player)).join(", ") || "the table"} to finish.${after}`;
         }
-        if (blocking.length) return `You are in ${blocking.map((t) => nameOf(t.player) + "'s").join(" and ")} sphere (T${blocking.map((t) => t.turn).join(", T")}).`;
-        if (running.length) return `Playing now: ${running.map((t) => nameOf(t.player)).join(", ")}.`;
-        return "Between turns.";
+        if (blocking.length) {
+          const whose = blocking.map((t) => nameOf(t.player) + "'s").join(" and ");
+          return (state.rules === "cr807"
+            ? `You are in range of ${whose} turn (${blocking.map((t) => tn(t.turn)).join(", ")}).`
+            : `You are in ${whose} sphere (${blocking.map((t) => tn(t.turn)).join(", ")}).`) + after;
+        }
+        if (running.length) return `Playing now: ${running.map((t) => nameOf(t.player)).join(", ")}.${after}`;
+        return `Between turns.${after}`;
       }
     }
+  }
+
+  /** "You have an extra turn to come." and the like, or "". */
+  function extraWords(p) {
+    const n = (p.extra_turns || 0) + (p.extra_next || 0);
+    if (!n) return "";
+    return n === 1 ? "You have an extra turn to come." : `You have ${n} extra turns to come.`;
+  }
+
+  /** The dice commitment and, after the game, the secret: what anyone needs to check the dice. */
+  function diceBox(view) {
+    if (!view.dice_commitment) return null;
+    const box = h("div", { class: "dice", testid: "dice" },
+      h("p", {}, "Dice commitment (SHA-256 of the table's dice secret, published before anyone joined): ",
+        h("code", { testid: "dice-commitment" }, view.dice_commitment)));
+    if (view.dice_secret) {
+      const check = h("span", { testid: "dice-check" });
+      box.append(h("p", {}, "Dice secret, revealed at the end: ", h("code", { testid: "dice-secret" }, view.dice_secret), " ", check),
+        h("p", { class: "meta" }, `Every seat, the first player and every d20 can be recomputed from it: grand-melee verify ${view.table}`));
+      checkCommitment(view.dice_secret, view.dice_commitment).then((ok) => {
+        if (ok === true) check.textContent = "✓ matches the commitment";
+        else if (ok === false) check.textContent = "✗ does NOT match the commitment";
+      });
+    }
+    return box;
+  }
+
+  /** Whether SHA-256(secret) is the commitment; null where the browser cannot hash (not https). */
+  async function checkCommitment(secretHex, commitment) {
+    if (!(window.crypto && crypto.subtle) || !/^[0-9a-f]{64}$/.test(secretHex)) return null;
+    const bytes = new Uint8Array(secretHex.match(/../g).map((b) => parseInt(b, 16)));
+    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+    return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("") === commitment;
   }
 
   function standingsTable(view) {
@@ -674,7 +767,10 @@
         if (!p.connected) bits.push(p.absent ? "away" : "offline");
         if (p.muted) bits.push("muted");
         const t = view.turns.find((u) => u.player === p.player && u.state !== "ended");
-        if (t) bits.push(t.state === "running" ? `▶ T${t.turn} ${PHASE_NAMES[t.phase]}` : `… T${t.turn} waiting`);
+        if (t) bits.push(t.state === "running" ? `▶ ${tn(t.turn)} ${PHASE_NAMES[t.phase]}` : `… ${tn(t.turn)} waiting`);
+        if (t && t.designations) bits.push(`designated ×${t.designations}`);
+        const extra = (p.extra_turns || 0) + (p.extra_next || 0);
+        if (extra) bits.push(`+${extra} extra turn${extra === 1 ? "" : "s"}`);
         return h("tr", { class: p.player === me ? "you" : "" },
           h("td", {}, p.seat === null ? "–" : String(p.seat + 1)),
           h("td", { class: "pname", title: printable(p.name) }, printable(p.name)),
@@ -695,7 +791,17 @@
         h("h2", {}, "Create a table"),
         field("Table name", "name", { required: true, maxlength: 32, value: "Grand Melee", autocomplete: "off" }),
         field("Seats (2–40)", "seats", { type: "number", min: 2, max: 40, value: 28, required: true }),
-        field("Spell range (1–4)", "spell_range", { type: "number", min: 1, max: 4, value: 2 }),
+        h("label", {}, h("span", {}, "Rules"),
+          h("select", { name: "rules", testid: "create-rules" },
+            h("option", { value: "seed" }, "Grand Melee: simultaneous turns, range 2"),
+            h("option", { value: "cr807" }, "Comprehensive Rules 807: turn markers, range 1, attack left"))),
+        field("Spell range (1–4; empty: the rules' own)", "spell_range", { type: "number", min: 1, max: 4, placeholder: "2, or 1 under CR 807" }),
+        h("label", { class: "inline" }, h("input", { type: "checkbox", name: "combat_dice", testid: "create-combat-dice" }),
+          " Combat with Dice (attacks rolled on a d20 by the server)"),
+        h("label", {}, h("span", {}, "Mulligans"),
+          h("select", { name: "mulligan", testid: "create-mulligan" },
+            h("option", { value: "paris" }, "one player at a time (Paris)"),
+            h("option", { value: "simultaneous" }, "everyone at once"))),
         h("label", {}, h("span", {}, "Turn reduction"),
           h("select", { name: "reduction", testid: "create-reduction" },
             h("option", { value: "eager" }, "eager: as soon as fewer turns fit"),
@@ -706,8 +812,7 @@
           field("Turn clock, seconds (0: none)", "turn_clock_secs", { type: "number", min: 0, value: 0 }),
           field("Absence limit, seconds", "absence_limit_secs", { type: "number", min: 0, value: 600 }),
           field("Mulligan clock, seconds (0: none)", "mulligan_clock_secs", { type: "number", min: 0, value: 60 }),
-          field("Most spectators (0–1000)", "max_spectators", { type: "number", min: 0, max: 1000, value: 100 }),
-          field("Seed (optional, for a reproducible seating)", "seed", { type: "number", min: 0 })),
+          field("Most spectators (0–1000)", "max_spectators", { type: "number", min: 0, max: 1000, value: 100 })),
         h("button", { type: "submit", testid: "create-submit", class: "primary" }, "Create the table"));
       clear(app).append(
         h("section", { class: "lobby" },
@@ -735,7 +840,7 @@
       this.list.append(h("ul", {}, tables.map((t) => h("li", { testid: "table-row", "data-table": t.table },
         h("a", { href: `/t/${t.table}`, class: "table-name" }, printable(t.name)),
         h("span", { class: "meta" },
-          `${STAGES[t.stage] || t.stage} · ${t.seated}/${t.seats} seated · ${t.spectators} watching · range ${t.spell_range}` +
+          `${STAGES[t.stage] || t.stage} · ${t.seated}/${t.seats} seated · ${t.spectators} watching · ${rulesWords(t)}` +
           (t.password ? " · password" : ""))))));
     },
 
@@ -743,9 +848,11 @@
       const v = (name) => form.elements[name].value.trim();
       const n = (name) => Number(v(name));
       const message = {
-        type: "create_table", name: v("name"), seats: n("seats"), spell_range: n("spell_range"),
+        type: "create_table", name: v("name"), seats: n("seats"),
+        spell_range: v("spell_range") === "" ? 0 : n("spell_range"), rules: v("rules"),
+        combat_dice: form.elements.combat_dice.checked, mulligan: v("mulligan"),
         reduction: v("reduction"), starting_life: n("starting_life"),
-        password: v("password") || null, seed: v("seed") === "" ? null : n("seed"),
+        password: v("password") || null,
         turn_clock_secs: n("turn_clock_secs"), absence_limit_secs: n("absence_limit_secs"),
         mulligan_clock_secs: n("mulligan_clock_secs"), max_spectators: n("max_spectators"),
       };
@@ -761,6 +868,13 @@
     },
   };
   const STAGES = { lobby: "waiting for players", mulligan: "mulligans", playing: "in play", finished: "finished" };
+
+  /** A table's rules in a few words: "CR 807 · range 1 · combat dice · mulligans at once". */
+  function rulesWords(settings) {
+    return [settings.rules === "cr807" ? "CR 807" : null, `range ${settings.spell_range}`,
+      settings.combat_dice ? "combat dice" : null, settings.mulligan === "simultaneous" ? "mulligans at once" : null]
+      .filter(Boolean).join(" · ");
+  }
 
   // ---------------------------------------------------------------- the table page
 
@@ -827,7 +941,7 @@
       }
       this.entry.append(
         h("h2", {}, printable(summary.name)),
-        h("p", { class: "meta" }, `${STAGES[summary.stage]} · ${summary.seated}/${summary.seats} seated · spell range ${summary.spell_range}`),
+        h("p", { class: "meta" }, `${STAGES[summary.stage]} · ${summary.seated}/${summary.seats} seated · ${rulesWords(summary)}`),
         h("form", { onsubmit: (ev) => {
           ev.preventDefault();
           state.password = password.value || null;
@@ -853,6 +967,20 @@
         h("span", {}, "Leave the game for good?"),
         button("concede-confirm", "Yes, concede", () => { confirm.hidden = true; go({ type: "concede" }); }, "danger"),
         button("concede-cancel", "No", () => { confirm.hidden = true; }));
+      const extraConfirm = h("div", { class: "confirm", hidden: true },
+        h("span", {}, "Take an extra turn after this one (a card says so)?"),
+        button("extra-turn-confirm", "Yes, extra turn", () => { extraConfirm.hidden = true; go({ type: "extra_turn" }); }, "primary"),
+        button("extra-turn-cancel", "No", () => { extraConfirm.hidden = true; }));
+      const powers = (text) => text.split(/[\s,;]+/).filter(Boolean).map(Number);
+      this.rollDefender = h("select", { testid: "roll-defender", "aria-label": "Defending player" });
+      this.rollPower = h("input", { type: "number", testid: "roll-power", min: 0, value: 2, "aria-label": "Attacking creature's power" });
+      this.rollBlockers = h("input", { testid: "roll-blockers", inputmode: "numeric", placeholder: "none: unblocked",
+        "aria-label": "Blocking creatures' powers (space between them)" });
+      this.counterWho = h("select", { testid: "counter-attacker", "aria-label": "The attacking player" });
+      this.counterMine = h("input", { type: "number", testid: "counter-mine", min: 0, value: 2, "aria-label": "My blocking creature's power" });
+      this.counterTheirs = h("input", { type: "number", testid: "counter-theirs", min: 0, value: 2, "aria-label": "The attacking creature's power" });
+      this.rollResult = h("p", { class: "roll-result", testid: "roll-result", "aria-live": "polite" });
+      const whole = (values) => values.every((x) => Number.isInteger(x) && x >= 0);
       this.groups = {
         lobby: h("div", { class: "group" },
           h("div", { class: "host-only" }, h("label", {}, h("span", {}, "First player"), this.firstSel),
@@ -867,7 +995,32 @@
         turn: h("div", { class: "group" },
           h("div", { class: "phases", role: "group", "aria-label": "Phase" },
             PHASES.map((ph) => button(`phase-${ph}`, PHASE_NAMES[ph], () => go({ type: "set_phase", phase: ph })))),
-          button("end-turn", "End my turn ▶", () => go({ type: "end_turn" }), "primary")),
+          h("div", { class: "row" },
+            button("end-turn", "End my turn ▶", () => go({ type: "end_turn" }), "primary"),
+            button("extra-turn", "Extra turn…", () => { extraConfirm.hidden = false; })),
+          extraConfirm),
+        dice: h("fieldset", { class: "group dice-tools" }, h("legend", {}, "🎲 Combat with Dice"),
+          h("div", { class: "row" }, h("label", {}, h("span", {}, "Defender"), this.rollDefender),
+            h("label", {}, h("span", {}, "Power"), this.rollPower),
+            h("label", {}, h("span", {}, "Blockers' powers"), this.rollBlockers)),
+          h("div", { class: "row" }, this.rollBtn = button("attack-roll", "🎲 Attack roll", () => {
+            const blockers = powers(this.rollBlockers.value);
+            const power = Number(this.rollPower.value);
+            if (this.rollDefender.value === "") { showError("Pick the defending player (only players you may attack are listed)."); return; }
+            if (!whole([power, ...blockers])) { showError("Powers are whole numbers, 0 or more (blockers: separated by spaces)."); return; }
+            go({ type: "attack_roll", defender: Number(this.rollDefender.value), attacker_power: power, blocker_powers: blockers });
+          })),
+          h("div", { class: "row" }, h("label", {}, h("span", {}, "Strike back at"), this.counterWho),
+            h("label", {}, h("span", {}, "My blocker's power"), this.counterMine),
+            h("label", {}, h("span", {}, "Attacker's power"), this.counterTheirs)),
+          h("div", { class: "row" }, this.counterBtn = button("counter-roll", "🎲 Counter strike", () => {
+            const mine = Number(this.counterMine.value);
+            const theirs = Number(this.counterTheirs.value);
+            if (this.counterWho.value === "") { showError("Nobody is in combat within your range."); return; }
+            if (!whole([mine, theirs])) { showError("Powers are whole numbers, 0 or more."); return; }
+            go({ type: "counter_roll", attacker: Number(this.counterWho.value), blocker_power: mine, attacker_power: theirs });
+          })),
+          this.rollResult),
         play: h("div", { class: "group" },
           h("div", { class: "row" }, h("label", {}, h("span", {}, "Target"), this.targetSel),
             h("label", {}, h("span", {}, "Damage"), this.amount), h("label", {}, h("span", {}, "Poison"), this.poisonIn)),
@@ -918,7 +1071,12 @@
             button("rule-set-life", "Set life", () => go({ type: "ruling", ruling: { kind: "set_life", player: pick(ruleWho), life: Number(value.value) } })),
             button("rule-set-poison", "Set poison", () => go({ type: "ruling", ruling: { kind: "set_poison", player: pick(ruleWho), poison: Number(value.value) } })),
             button("rule-end-turn", "End his turn", () => go({ type: "ruling", ruling: { kind: "end_turn", player: pick(ruleWho) } })),
-            button("rule-keep", "Keep for the decider", () => go({ type: "ruling", ruling: { kind: "keep", player: state.view.mulligan_decider } })),
+            button("rule-keep", "Keep (mulligans)", () => {
+              // Paris: the decider's hand; simultaneous: the chosen player's.
+              const decider = state.view.mulligan_decider;
+              go({ type: "ruling", ruling: { kind: "keep", player: decider === null || decider === undefined ? pick(ruleWho) : decider } });
+            }),
+            button("rule-extra-turn", "Extra turn", () => go({ type: "ruling", ruling: { kind: "extra_turn", player: pick(ruleWho) } })),
             button("rule-eliminate", "Eliminate", () => { if (window.confirm(`Eliminate ${nameOf(pick(ruleWho))}?`)) go({ type: "ruling", ruling: { kind: "eliminate", players: [pick(ruleWho)] } }); }, "danger"))));
     },
 
@@ -951,15 +1109,15 @@
       if (state.role) this.entry.hidden = true;
       const me = state.me;
       clear(this.head).append(h("h2", {}, printable(view.name)),
-        h("span", { class: "meta" }, `${STAGES[view.stage]} · spell range ${view.settings.spell_range} · ${view.spectators} watching` +
+        h("span", { class: "meta" }, `${STAGES[view.stage]} · ${rulesWords(view.settings)} · ${view.spectators} watching` +
           (view.paused ? " · ⏸ paused" : "") + (state.role === "spectator" && !this.display ? " · you are watching" : "")));
       this.status.textContent = sentence(view, me);
       clear(this.ringBox).append(ring(view, me, { big: this.display, onSeat: (p) => this.onSeat(p) }));
       clear(this.endBox);
-      if (view.stage === "finished") this.endBox.append(standingsTable(view));
+      if (view.stage === "finished") this.endBox.append(standingsTable(view), diceBox(view));
       this.renderLog();
       if (this.display) return;
-      clear(this.listBox).append(seatList(view, me));
+      clear(this.listBox).append(seatList(view, me), diceBox(view));
       this.renderActions(view, me);
       this.notify(view, me);
     },
@@ -982,7 +1140,9 @@
       const g = this.groups;
       g.lobby.hidden = !(player && view.stage === "lobby");
       g.lobby.querySelector(".host-only").hidden = !host;
-      g.mulligan.hidden = !(player && view.stage === "mulligan" && view.mulligan_decider === me);
+      const deciding = (view.mulligan_deciders || []).includes(me);
+      g.mulligan.hidden = !(player && view.stage === "mulligan" && deciding);
+      g.dice.hidden = !(player && view.stage === "playing" && alive && view.settings.combat_dice);
       g.turn.hidden = !(player && view.stage === "playing" && own && alive);
       g.play.hidden = !(player && view.stage === "playing" && alive);
       g.host.hidden = !host || view.stage === "finished";
@@ -1002,13 +1162,23 @@
       // Only players in range are offered as targets.
       const targets = mine ? mine.may_target.filter((id) => id !== me) : [];
       fillSelect(this.targetSel, targets.map((id) => [String(id), `${nameOf(id)} (life ${view.players.find((p) => p.player === id).life})`]));
+      if (view.settings.combat_dice) {
+        const attackable = mine ? mine.may_attack : [];
+        fillSelect(this.rollDefender, attackable.map((id) => [String(id), nameOf(id)]));
+        this.rollBtn.disabled = !attackable.length;
+        // Whom I may strike back at: players in my range whose running turn is in combat.
+        const inCombat = view.turns.filter((t) => t.state === "running" && t.phase === "combat" && t.player !== me &&
+          mine && mine.may_target.includes(t.player)).map((t) => t.player);
+        fillSelect(this.counterWho, inCombat.map((id) => [String(id), nameOf(id)]));
+        this.counterBtn.disabled = !inCombat.length;
+      }
       this.syncButtons();
       this.chatInput.disabled = !state.role;
     },
 
     /** A banner, the tab title and a sound when your turn begins or your decision comes up. */
     notify(view, me) {
-      const decision = state.role === "player" && view.stage === "mulligan" && view.mulligan_decider === me;
+      const decision = state.role === "player" && view.stage === "mulligan" && (view.mulligan_deciders || []).includes(me);
       const turn = state.role === "player" && view.stage === "playing" && view.turns.some((t) => t.player === me && t.state === "running");
       if ((decision && !state.notified.decision) || (turn && !state.notified.turn)) beep();
       state.notified = { decision, turn };
@@ -1098,6 +1268,7 @@
       this.views = [F.emptyView(head.table, head.name, head.settings)];
       this.lines = [""];
       state.names.clear();
+      state.rules = head.settings.rules || "seed";
       let view = F.clone(this.views[0]);
       try {
         events.forEach((e, i) => {
@@ -1144,7 +1315,7 @@
       this.text.textContent = this.at === 0 ? "Before the first event." : this.lines[this.at];
       clear(this.ringBox).append(ring(view, null, {}));
       clear(this.endBox);
-      if (view.stage === "finished") this.endBox.append(standingsTable(view));
+      if (view.stage === "finished") this.endBox.append(standingsTable(view), diceBox(view));
     },
   };
 

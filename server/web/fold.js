@@ -2,7 +2,7 @@
 //
 // A view starts from a `snapshot` (or, for a replay, from `emptyView`); every event is applied
 // with `applyEvent`, which also recomputes the derived fields (`may_attack`, `may_target`,
-// `sphere`, `mulligan_decider`). The result must equal the server's snapshot at the same `seq`
+// `stacks`, `sphere`, `mulligan_decider`, `mulligan_deciders`). The result must equal the server's snapshot at the same `seq`
 // exactly: the browser tests compare them throughout whole games (`gm.checkMirror()`).
 // Pure: no DOM, no network, no clock.
 "use strict";
@@ -18,8 +18,9 @@
     return {
       table, name, seq: 0, settings,
       stage: "lobby", host: null, first_player: null, mulligan_decider: null,
-      players: [], ring: [], turns: [], standings: [],
+      mulligan_deciders: [], players: [], ring: [], turns: [], standings: [],
       spectators: 0, paused: false, spectators_muted: false,
+      dice_commitment: "", dice_secret: null,
     };
   }
 
@@ -53,6 +54,7 @@
           player: e.player, name: e.name, seat: null, life: s.starting_life, poison: 0,
           status: "alive", hand_size: s.hand_size, kept: false, connected: true,
           absent: false, muted: false, may_attack: [], may_target: [],
+          extra_turns: 0, extra_next: 0, stacks: [],
         });
         break;
       case "player_left":
@@ -69,9 +71,11 @@
         view.players = players;
         view.ring = e.seating.slice();
         view.turns = e.turn_holders.map((holder, turn) => ({
-          turn, player: holder, state: "waiting", phase: null, marked_for_removal: false, sphere: [],
+          turn, player: holder, state: "waiting", phase: null, marked_for_removal: false,
+          designations: 0, sphere: [],
         }));
         view.first_player = e.first_player;
+        view.dice_commitment = e.commitment || "";
         view.stage = "mulligan";
         break;
       }
@@ -117,12 +121,18 @@
       case "eliminated":
         for (const id of e.players) playerOf(view, id).status = "eliminated";
         break;
-      case "turn_marked_for_removal":
-        turnOf(view, e.turn).marked_for_removal = true;
+      case "turn_marked_for_removal": {
+        const t = turnOf(view, e.turn);
+        t.designations = (t.designations || 0) + 1;
+        t.marked_for_removal = true;
         break;
-      case "turn_removal_cancelled":
-        turnOf(view, e.turn).marked_for_removal = false;
+      }
+      case "turn_removal_cancelled": {
+        const t = turnOf(view, e.turn);
+        t.designations = Math.max(0, (t.designations || 0) - 1);
+        t.marked_for_removal = t.designations > 0;
         break;
+      }
       case "turn_ended": {
         const t = turnOf(view, e.turn);
         t.state = "ended";
@@ -148,6 +158,33 @@
         view.stage = "finished";
         view.standings = clone(e.standings);
         view.turns = [];
+        break;
+      case "dice_revealed":
+        view.dice_secret = e.secret;
+        break;
+      case "extra_turn_granted": {
+        const p = playerOf(view, e.player);
+        if (e.before_next) p.extra_next += 1;
+        else p.extra_turns += 1;
+        break;
+      }
+      case "extra_turn_deferred": {
+        const p = playerOf(view, e.player);
+        p.extra_turns = Math.max(0, p.extra_turns - 1);
+        p.extra_next += 1;
+        break;
+      }
+      case "turn_kept": {
+        const t = turnOf(view, e.turn);
+        t.state = "waiting";
+        t.phase = null;
+        const p = playerOf(view, e.player);
+        if (p.extra_next > 0) p.extra_next -= 1;
+        else p.extra_turns = Math.max(0, p.extra_turns - 1);
+        break;
+      }
+      case "attack_rolled":
+        // An `attacked` event follows when the roll changes a life total.
         break;
       case "connection_changed": {
         const p = playerOf(view, e.player);
@@ -185,7 +222,10 @@
     return view;
   }
 
-  /** Recomputes `may_attack`, `may_target`, every turn's `sphere` and `mulligan_decider`. */
+  /**
+   * Recomputes `may_attack`, `may_target`, `stacks`, every turn's `sphere`, `mulligan_decider`
+   * and `mulligan_deciders`.
+   */
   function recomputeDerived(view) {
     const R = view.settings.spell_range;
     const m = view.ring.length;
@@ -201,28 +241,47 @@
       const t = view.turns.find((u) => u.player === id && u.state === "running");
       return t ? t.phase : null;
     };
+    const cr807 = view.settings.rules === "cr807";
     for (const p of view.players) {
       p.may_target = [];
       p.may_attack = [];
+      p.stacks = [];
+      if (view.stage !== "lobby" && p.status === "alive" && position.has(p.player)) {
+        p.stacks = view.turns
+          .filter((t) => t.state === "running" && position.has(t.player))
+          .filter((t) => distance(p.player, t.player) <= R)
+          .map((t) => t.turn);
+      }
       if (view.stage !== "playing" || p.status !== "alive") continue;
       for (const q of view.players) {
         if (inRange(p.player, q.player)) p.may_target.push(q.player);
       }
       if (runningPhase(p.player) === "combat") {
-        p.may_attack = p.may_target.filter((id) => id !== p.player);
+        if (cr807) {
+          // CR 807.2b: attack only the player to your left, one position away.
+          const left = view.ring[(position.get(p.player) + 1) % m];
+          p.may_attack = p.may_target.filter((id) => id === left && id !== p.player);
+        } else {
+          p.may_attack = p.may_target.filter((id) => id !== p.player);
+        }
       }
     }
     for (const t of view.turns) {
       t.sphere = t.state === "ended" ? [] : sphere(view, t.player, R, position);
     }
+    view.mulligan_decider = null;
+    view.mulligan_deciders = [];
     if (view.stage === "mulligan") {
-      const first = byId.get(view.first_player);
-      const kept = view.players.filter((p) => p.kept).length;
-      const n = view.players.length;
-      const decider = first && n ? view.players[(first.seat + kept) % n] : null;
-      view.mulligan_decider = decider ? decider.player : null;
-    } else {
-      view.mulligan_decider = null;
+      if (view.settings.mulligan === "simultaneous") {
+        view.mulligan_deciders = view.players.filter((p) => !p.kept).map((p) => p.player);
+      } else {
+        const first = byId.get(view.first_player);
+        const kept = view.players.filter((p) => p.kept).length;
+        const n = view.players.length;
+        const decider = first && n ? view.players[(first.seat + kept) % n] : null;
+        view.mulligan_decider = decider ? decider.player : null;
+        if (decider) view.mulligan_deciders = [decider.player];
+      }
     }
     return view;
   }
