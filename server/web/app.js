@@ -403,7 +403,7 @@
         const sign = e.modifier >= 0 ? "+" : "−";
         const what = e.counter ? `struck back at ${nameOf(e.opponent)}` : `attacked ${nameOf(e.opponent)}`;
         const blocked = e.opposing.length ? ` (power ${e.power} against ${e.opposing.join(", ")})` : ` (power ${e.power}, unblocked)`;
-        return `🎲 ${nameOf(e.roller)} ${what}${blocked}: rolled ${e.natural} ${sign} ${Math.abs(e.modifier)} = ${e.total}, ` +
+        return `⚄ ${nameOf(e.roller)} ${what}${blocked}: rolled ${e.natural} ${sign} ${Math.abs(e.modifier)} = ${e.total}, ` +
           `${RESULTS[e.result] || e.result}, ${e.damage} damage` + (e.self_damage ? `, ${e.self_damage} to itself` : "");
       }
       case "dice_revealed": return `The dice secret was revealed: ${e.secret.slice(0, 12)}… (anyone can check every roll)`;
@@ -999,11 +999,11 @@
             button("end-turn", "End my turn ▶", () => go({ type: "end_turn" }), "primary"),
             button("extra-turn", "Extra turn…", () => { extraConfirm.hidden = false; })),
           extraConfirm),
-        dice: h("fieldset", { class: "group dice-tools" }, h("legend", {}, "🎲 Combat with Dice"),
+        dice: h("fieldset", { class: "group dice-tools" }, h("legend", {}, "⚄ Combat with Dice"),
           h("div", { class: "row" }, h("label", {}, h("span", {}, "Defender"), this.rollDefender),
             h("label", {}, h("span", {}, "Power"), this.rollPower),
             h("label", {}, h("span", {}, "Blockers' powers"), this.rollBlockers)),
-          h("div", { class: "row" }, this.rollBtn = button("attack-roll", "🎲 Attack roll", () => {
+          h("div", { class: "row" }, this.rollBtn = button("attack-roll", "⚄ Attack roll", () => {
             const blockers = powers(this.rollBlockers.value);
             const power = Number(this.rollPower.value);
             if (this.rollDefender.value === "") { showError("Pick the defending player (only players you may attack are listed)."); return; }
@@ -1013,7 +1013,7 @@
           h("div", { class: "row" }, h("label", {}, h("span", {}, "Strike back at"), this.counterWho),
             h("label", {}, h("span", {}, "My blocker's power"), this.counterMine),
             h("label", {}, h("span", {}, "Attacker's power"), this.counterTheirs)),
-          h("div", { class: "row" }, this.counterBtn = button("counter-roll", "🎲 Counter strike", () => {
+          h("div", { class: "row" }, this.counterBtn = button("counter-roll", "⚄ Counter strike", () => {
             const mine = Number(this.counterMine.value);
             const theirs = Number(this.counterTheirs.value);
             if (this.counterWho.value === "") { showError("Nobody is in combat within your range."); return; }

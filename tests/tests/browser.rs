@@ -653,3 +653,331 @@ async fn two_browser_seats_play_over_wss() {
     ann.close().await;
     bob.close().await;
 }
+
+/// Sets the `<select>` with `data-testid=id` to `value` as a person choosing an option would.
+async fn choose(browser: &Browser, id: &str, value: &str) {
+    let chosen = browser
+        .js(&format!(
+            "const s = document.querySelector('[data-testid=\"{id}\"]'); s.value = '{value}'; \
+             s.dispatchEvent(new Event('change', {{bubbles: true}})); return s.value;"
+        ))
+        .await;
+    assert_eq!(chosen, value, "{id} offers {value}");
+}
+
+/// The values a `<select>` offers, as player ids.
+async fn options_of(browser: &Browser, id: &str) -> Vec<u64> {
+    let values = browser
+        .js(&format!(
+            "const s = document.querySelector('[data-testid=\"{id}\"]'); \
+             return s ? Array.from(s.options).map(o => o.value) : [];"
+        ))
+        .await;
+    values
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_str()?.parse().ok())
+        .collect()
+}
+
+async fn check_mirrors(seats: &[Browser], when: &str) {
+    let all: Vec<&Browser> = seats.iter().collect();
+    settle(&all).await;
+    for (i, b) in seats.iter().enumerate() {
+        b.check_mirror(&format!("seat {i} {when}")).await;
+    }
+}
+
+/// A table under the Comprehensive Rules 807 with Combat with Dice and simultaneous mulligans,
+/// created from the lobby page and played by four browser seats: everyone decides on mulligans at
+/// once; the marker's holder may attack only the player on his left (the page offers no one else
+/// and the server refuses a forged roll); attack rolls and a counter strike go through the page's
+/// forms; an extra turn keeps the marker; at the end the page checks the revealed dice secret
+/// against the commitment and the game's journal verifies. Every page's mirror equals the
+/// server's snapshot throughout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cr807_table_with_combat_dice_and_simultaneous_mulligans_in_four_browsers() {
+    let server = TestServer::start().await;
+    let base = format!("http://{}", server.addr);
+    let driver = Driver::start().await;
+    let mut seats = Vec::new();
+    for _ in 0..4 {
+        seats.push(driver.browser(1024, 768).await);
+    }
+    let host = &seats[0];
+    host.goto(&format!("{base}/")).await;
+    host.fill("create-name", "Marker night").await;
+    host.fill("create-seats", "4").await;
+    choose(host, "create-rules", "cr807").await;
+    host.click("create-combat-dice").await;
+    choose(host, "create-mulligan", "simultaneous").await;
+    host.click("create-submit").await;
+    host.until("the table page", "location.pathname.startsWith('/t/')")
+        .await;
+    let url = host.js("return location.href;").await;
+    let table_url = url.as_str().unwrap().split('?').next().unwrap().to_owned();
+    let table: grand_melee_protocol::TableId =
+        table_url.rsplit('/').next().unwrap().parse().unwrap();
+
+    // The lobby lists the table with its rules.
+    seats[1].goto(&format!("{base}/")).await;
+    seats[1]
+        .until(
+            "the table's rules in the lobby list",
+            "Array.from(document.querySelectorAll('[data-testid=\"table-row\"]')).some(r => \
+             r.textContent.includes('Marker night') && r.textContent.includes('CR 807') && \
+             r.textContent.includes('range 1') && r.textContent.includes('combat dice') && \
+             r.textContent.includes('mulligans at once'))",
+        )
+        .await;
+    for (i, seat) in seats.iter().enumerate() {
+        if i > 0 {
+            seat.goto(&table_url).await;
+        }
+        seat.fill("join-name", NAMES[i]).await;
+        seat.click("join-submit").await;
+        seat.until("seated", "gm.role() === 'player' && gm.me() !== null")
+            .await;
+    }
+    let mut ids = Vec::new();
+    for seat in &seats {
+        ids.push(seat.me().await.unwrap());
+    }
+    // A spectator's connection reads the journal at the end.
+    let mut watcher = server.client().await;
+    watcher.watch(table).await;
+    check_mirrors(&seats, "in the lobby").await;
+    let lobby = host.view().await;
+    let commitment = lobby["dice_commitment"].as_str().unwrap().to_owned();
+    assert_eq!(commitment.len(), 64, "{lobby}");
+    assert_eq!(
+        lobby["settings"]["spell_range"], 1,
+        "CR 807's range: {lobby}"
+    );
+
+    // Everyone decides at once: all four pages offer the decision together.
+    host.click("start").await;
+    check_mirrors(&seats, "at the mulligans").await;
+    let view = host.view().await;
+    assert_eq!(view["stage"], "mulligan");
+    assert_eq!(view["mulligan_decider"], Value::Null);
+    let mut deciders = id_list(&view["mulligan_deciders"]);
+    deciders.sort_unstable();
+    let mut everyone = ids.clone();
+    everyone.sort_unstable();
+    assert_eq!(deciders, everyone);
+    for seat in &seats {
+        seat.until(
+            "the mulligan notice",
+            "document.querySelector('[data-testid=\"banner\"]').offsetParent !== null && \
+             document.querySelector('[data-testid=\"keep\"]').offsetParent !== null",
+        )
+        .await;
+    }
+    seats[2].click("mulligan").await;
+    seats[2]
+        .until(
+            "mulliganed to 6",
+            "gm.view().players.find(p => p.player === gm.me()).hand_size === 6",
+        )
+        .await;
+    for seat in seats.iter().rev() {
+        seat.click("keep").await;
+        seat.until(
+            "kept",
+            "gm.view().players.find(p => p.player === gm.me()).kept",
+        )
+        .await;
+    }
+    check_mirrors(&seats, "after the mulligans").await;
+    let view = host.view().await;
+    assert_eq!(view["stage"], "playing", "{view}");
+    assert_eq!(
+        view["turns"].as_array().unwrap().len(),
+        1,
+        "4 seats: one marker"
+    );
+
+    // The marker's holder goes to combat: only his left neighbour may be attacked.
+    let turn = &view["turns"][0];
+    let holder = turn["player"].as_u64().unwrap();
+    let ring = id_list(&view["ring"]);
+    let pos = ring.iter().position(|&p| p == holder).unwrap();
+    let left = ring[(pos + 1) % 4];
+    let right = ring[(pos + 3) % 4];
+    let at = |id: u64| &seats[ids.iter().position(|&p| p == id).unwrap()];
+    let (h, l) = (at(holder), at(left));
+    h.until(
+        "the marker's label",
+        "document.querySelector('.turn-label').textContent.includes('M1')",
+    )
+    .await;
+    h.click("phase-combat").await;
+    h.until("combat", "gm.view().turns[0].phase === 'combat'")
+        .await;
+    assert_eq!(options_of(h, "roll-defender").await, vec![left]);
+    assert_eq!(
+        id_list(&player(&h.view().await, holder)["may_attack"]),
+        vec![left]
+    );
+    let before = h.seq().await;
+    let forged = h
+        .eval_async(&format!(
+            "gm.send({{type: 'attack_roll', defender: {right}, attacker_power: 3, blocker_powers: []}})"
+        ))
+        .await;
+    assert_eq!(forged["code"], "not_attack_left", "{forged}");
+    assert!(
+        h.js("return gm.lastError();")
+            .await
+            .as_str()
+            .unwrap()
+            .contains("left"),
+        "the refusal is said in words"
+    );
+    assert_eq!(h.seq().await, before, "a refused roll changes nothing");
+
+    // A blocked attack roll, then the defender strikes back from his page.
+    choose(h, "roll-defender", &left.to_string()).await;
+    h.fill("roll-power", "3").await;
+    h.fill("roll-blockers", "1").await;
+    h.click("attack-roll").await;
+    h.until(
+        "the roll in the log",
+        "gm.log().some(l => l.startsWith('⚄') && l.includes('against 1'))",
+    )
+    .await;
+    l.until(
+        "the roll on the defender's page",
+        "document.querySelector('[data-testid=\"roll-result\"]').textContent.includes('⚄')",
+    )
+    .await;
+    assert_eq!(options_of(l, "counter-attacker").await, vec![holder]);
+    l.fill("counter-mine", "1").await;
+    l.fill("counter-theirs", "3").await;
+    l.click("counter-roll").await;
+    l.until(
+        "the counter strike",
+        "gm.log().some(l => l.includes('struck back'))",
+    )
+    .await;
+    // An unblocked roll: its damage, if any, comes off the defender's life.
+    let life = player(&h.view().await, left)["life"].as_i64().unwrap();
+    h.fill("roll-power", "1").await;
+    h.fill("roll-blockers", "").await;
+    h.click("attack-roll").await;
+    h.until(
+        "the unblocked roll",
+        "gm.log().filter(l => l.startsWith('⚄')).length === 3",
+    )
+    .await;
+    check_mirrors(&seats, "after three rolls").await;
+    // For a person to look at: the dice tools on a phone, the log on a laptop.
+    let dir = screenshot_dir();
+    l.screenshot(&dir.join("cr807-dice-1024x768.png")).await;
+    h.client.set_window_size(390, 844).await.unwrap();
+    h.js("document.querySelector('[data-testid=\"attack-roll\"]').scrollIntoView(); return 0;")
+        .await;
+    h.screenshot(&dir.join("cr807-dice-390x844.png")).await;
+    for name in ["cr807-dice-1024x768.png", "cr807-dice-390x844.png"] {
+        let bytes = std::fs::read(dir.join(name)).unwrap();
+        assert!(bytes.starts_with(b"\x89PNG"), "{name}");
+    }
+    let view = h.view().await;
+    let damage: i64 = h
+        .js("const l = gm.log().filter(l => l.startsWith('⚄'))[2]; return Number(l.match(/, (\\d+) damage/)[1]);")
+        .await
+        .as_i64()
+        .unwrap();
+    assert_eq!(
+        player(&view, left)["life"].as_i64().unwrap(),
+        life - damage,
+        "{view}"
+    );
+
+    // An extra turn: the holder keeps the marker when his turn ends.
+    h.click("extra-turn").await;
+    h.click("extra-turn-confirm").await;
+    h.until(
+        "the extra turn",
+        &format!("gm.view().players.find(p => p.player === {holder}).extra_turns === 1"),
+    )
+    .await;
+    h.click("end-turn").await;
+    h.until(
+        "the marker kept",
+        &format!(
+            "gm.log().some(l => l.includes('keeps M1')) && gm.view().turns[0].player === {holder} && \
+             gm.view().turns[0].state === 'running' && \
+             gm.view().players.find(p => p.player === {holder}).extra_turns === 0"
+        ),
+    )
+    .await;
+    check_mirrors(&seats, "after the extra turn began").await;
+    h.click("end-turn").await;
+    h.until(
+        "the marker passed left",
+        &format!("gm.view().turns[0].player === {left}"),
+    )
+    .await;
+    check_mirrors(&seats, "after the marker passed").await;
+
+    // Three concede; the page shows the secret and checks it against the commitment.
+    for seat in seats.iter().filter(|s| !std::ptr::eq(*s, l)) {
+        seat.click("concede").await;
+        seat.click("concede-confirm").await;
+        seat.until(
+            "conceded",
+            "gm.view().players.find(p => p.player === gm.me()).status !== 'alive'",
+        )
+        .await;
+    }
+    check_mirrors(&seats, "at the end").await;
+    for seat in &seats {
+        seat.until(
+            "the dice checked",
+            "gm.view().stage === 'finished' && \
+             (document.querySelector('[data-testid=\"dice-check\"]') || {}).textContent === '✓ matches the commitment'",
+        )
+        .await;
+    }
+    let end = host.view().await;
+    let secret = end["dice_secret"].as_str().unwrap();
+    let secret = grand_melee_protocol::dice::DiceSecret::from_hex(secret).unwrap();
+    assert_eq!(secret.commitment(), commitment);
+    let seq = end["seq"].as_u64().unwrap();
+    watcher.catch_up(seq).await;
+    let mut events = Vec::new();
+    let mut from_seq = 1;
+    loop {
+        let page = watcher
+            .call(|id| ClientMessage::GetEvents {
+                id,
+                table,
+                from_seq,
+                limit: 500,
+            })
+            .await
+            .unwrap();
+        let ServerMessage::PastEvents {
+            events: page,
+            next_seq,
+            ..
+        } = page
+        else {
+            panic!("{page:?}");
+        };
+        events.extend(page);
+        match next_seq {
+            Some(next) => from_seq = next,
+            None => break,
+        }
+    }
+    let verified = grand_melee_protocol::dice::verify((1u64..).zip(&events)).unwrap();
+    assert_eq!((verified.players, verified.rolls), (4, 3));
+    assert!(verified.first_player_drawn);
+    for seat in seats {
+        seat.close().await;
+    }
+}
