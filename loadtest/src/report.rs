@@ -291,6 +291,20 @@ pub fn target_text(result: &TargetResult) -> String {
         t.gaps,
         t.undelivered_actions
     );
+    if t.mirror_checks > 0 {
+        let _ = writeln!(
+            out,
+            "mirror checks: {} snapshots compared, {} differences",
+            t.mirror_checks, t.mirror_mismatches
+        );
+    }
+    if t.extra_turns > 0 || t.dice_verified > 0 || t.dice_mismatches > 0 {
+        let _ = writeln!(
+            out,
+            "rule presets: {} extra turns taken; dice of {} games verified ({} d20 rolls), {} games with a mismatch",
+            t.extra_turns, t.dice_verified, t.rolls_verified, t.dice_mismatches
+        );
+    }
     match result.capacity() {
         Some(step) => {
             let _ = writeln!(

@@ -1,5 +1,5 @@
 //! A whole 40-player Grand Melee game through the rules core: turn ends and eliminations until a
-//! winner. Reported per turn pass (criterion's "elements" are turn passes). The baseline in the
+//! winner, under the seed's rules (eager and forced reduction) and under CR 807 (ten markers). Reported per turn pass (criterion's "elements" are turn passes). The baseline in the
 //! same run applies the very same events to the same started table, i.e. folds without deciding.
 #![allow(clippy::unwrap_used)]
 
@@ -7,7 +7,7 @@ use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use grand_melee_protocol::rules::{Actor, Command, Stage, Table, TableConfig, TurnState};
-use grand_melee_protocol::{Event, Reduction};
+use grand_melee_protocol::{Event, Reduction, RuleSet};
 
 /// Every 8th command a player concedes, otherwise the first running turn ends; this plays a full
 /// game of a few hundred passes. Returns every event.
@@ -42,10 +42,15 @@ fn play(table: &mut Table) -> Vec<Event> {
     all
 }
 
-fn started(reduction: Reduction) -> (Table, Vec<Event>) {
+fn started(rule_set: RuleSet, reduction: Reduction) -> (Table, Vec<Event>) {
     let config = TableConfig {
         seats: 40,
         reduction,
+        rule_set,
+        spell_range: match rule_set {
+            RuleSet::Cr807 => grand_melee_protocol::rules::SpellRange::new(1).unwrap(),
+            RuleSet::Seed => TableConfig::default().spell_range,
+        },
         seed: 40,
         ..TableConfig::default()
     };
@@ -55,8 +60,12 @@ fn started(reduction: Reduction) -> (Table, Vec<Event>) {
 
 fn whole_game(c: &mut Criterion) {
     let mut group = c.benchmark_group("whole 40-player game");
-    for (label, reduction) in [("eager", Reduction::Eager), ("forced", Reduction::Forced)] {
-        let (start, _) = started(reduction);
+    for (label, rule_set, reduction) in [
+        ("eager", RuleSet::Seed, Reduction::Eager),
+        ("forced", RuleSet::Seed, Reduction::Forced),
+        ("cr807", RuleSet::Cr807, Reduction::Eager),
+    ] {
+        let (start, _) = started(rule_set, reduction);
         let played = play(&mut start.clone());
         let passes = played
             .iter()
