@@ -86,7 +86,8 @@ impl StepResult {
         self.healthy() && self.last_delivery.count > 0 && self.last_delivery.p99_ms < P99_BOUND_MS
     }
 
-    /// No errors, disconnects, gaps or undelivered broadcasts.
+    /// No errors, disconnects, gaps or undelivered broadcasts, no mirror that differs from the
+    /// server's snapshot and no game whose dice do not verify.
     pub fn healthy(&self) -> bool {
         let c = &self.counts;
         c.errors == 0
@@ -94,6 +95,8 @@ impl StepResult {
             && c.gaps == 0
             && c.undelivered_actions == 0
             && c.connect_failures == 0
+            && c.mirror_mismatches == 0
+            && c.dice_mismatches == 0
     }
 }
 
