@@ -83,7 +83,8 @@ pub enum ClientMessage {
         /// A password to join or watch, if any.
         #[serde(default)]
         password: Option<String>,
-        /// Seed of the table's random choices (seating, first player); random if absent.
+        /// Kept for the record only: every random outcome (seating, first player, dice) comes
+        /// from the table's verifiable dice, which nobody can predict or choose.
         #[serde(default)]
         seed: Option<u64>,
         /// Turn clock in seconds: a running turn that lasts longer ends by itself. 0 (the
