@@ -457,6 +457,36 @@ impl Client {
         view
     }
 
+    /// Every event of this client's table so far, from the journal (`get_events`, page by page).
+    pub async fn past_events(&mut self, table: TableId) -> Vec<wire::Event> {
+        let mut events = Vec::new();
+        let mut from_seq = 1;
+        loop {
+            let page = self
+                .call(|id| ClientMessage::GetEvents {
+                    id,
+                    table,
+                    from_seq,
+                    limit: 500,
+                })
+                .await
+                .unwrap();
+            let ServerMessage::PastEvents {
+                events: page,
+                next_seq,
+                ..
+            } = page
+            else {
+                panic!("expected past events: {page:?}");
+            };
+            events.extend(page);
+            match next_seq {
+                Some(next) => from_seq = next,
+                None => return events,
+            }
+        }
+    }
+
     /// Receives until the connection closes and returns its close code.
     pub async fn closed_with(&mut self) -> Option<u16> {
         if let Some(code) = self.closed {

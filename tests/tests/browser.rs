@@ -948,32 +948,7 @@ async fn a_cr807_table_with_combat_dice_and_simultaneous_mulligans_in_four_brows
     assert_eq!(secret.commitment(), commitment);
     let seq = end["seq"].as_u64().unwrap();
     watcher.catch_up(seq).await;
-    let mut events = Vec::new();
-    let mut from_seq = 1;
-    loop {
-        let page = watcher
-            .call(|id| ClientMessage::GetEvents {
-                id,
-                table,
-                from_seq,
-                limit: 500,
-            })
-            .await
-            .unwrap();
-        let ServerMessage::PastEvents {
-            events: page,
-            next_seq,
-            ..
-        } = page
-        else {
-            panic!("{page:?}");
-        };
-        events.extend(page);
-        match next_seq {
-            Some(next) => from_seq = next,
-            None => break,
-        }
-    }
+    let events = watcher.past_events(table).await;
     let verified = grand_melee_protocol::dice::verify((1u64..).zip(&events)).unwrap();
     assert_eq!((verified.players, verified.rolls), (4, 3));
     assert!(verified.first_player_drawn);

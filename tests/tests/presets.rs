@@ -237,32 +237,7 @@ async fn a_cr807_dice_game_keeps_its_secret_across_a_restart_and_verifies_at_the
     let secret = wire::dice::DiceSecret::from_hex(&secret).unwrap();
     assert_eq!(secret.commitment(), lobby.dice_commitment);
     // Every outcome of the game, from its journal, is what the dice give.
-    let mut events = Vec::new();
-    let mut from_seq = 1;
-    loop {
-        let page = host
-            .call(|id| ClientMessage::GetEvents {
-                id,
-                table,
-                from_seq,
-                limit: 500,
-            })
-            .await
-            .unwrap();
-        let ServerMessage::PastEvents {
-            events: page,
-            next_seq,
-            ..
-        } = page
-        else {
-            panic!("{page:?}");
-        };
-        events.extend(page);
-        match next_seq {
-            Some(next) => from_seq = next,
-            None => break,
-        }
-    }
+    let events = host.past_events(table).await;
     let verified = wire::dice::verify((1u64..).zip(&events)).unwrap();
     assert_eq!((verified.players, verified.rolls), (4, 2));
     assert!(
