@@ -265,12 +265,7 @@ pub fn verify<'a>(
                 format!("roll {roll}: natural {natural}, the dice give {d20}"),
             ));
         }
-        let average = if opposing.is_empty() {
-            0
-        } else {
-            opposing.iter().map(|&p| i64::from(p)).sum::<i64>() / opposing.len() as i64
-        };
-        let want_modifier = i64::from(*power) - average;
+        let want_modifier = crate::RollResult::modifier(*power, opposing);
         let want = crate::RollResult::of(d20, i64::from(d20) + want_modifier, *power);
         if *modifier != want_modifier
             || *total != i64::from(d20) + want_modifier

@@ -150,6 +150,16 @@ impl RollResult {
         }
     }
 
+    /// A roll's modifier: the rolling creature's power minus the opposing creatures' average
+    /// power, rounded down (the power itself when unopposed). The total is natural + modifier.
+    pub fn modifier(power: u32, opposing: &[u32]) -> i64 {
+        let average = match i64::try_from(opposing.len()) {
+            Ok(n) if n > 0 => opposing.iter().map(|&p| i64::from(p)).sum::<i64>() / n,
+            _ => 0,
+        };
+        i64::from(power) - average
+    }
+
     /// The Attack Table: the result of a natural roll and its total, and the damage a creature
     /// of power `power` deals with it (to the target; a critical miss deals half its power to
     /// the attacking creature instead, returned second).

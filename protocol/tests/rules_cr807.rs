@@ -20,20 +20,13 @@ fn config(players: usize) -> TableConfig {
     }
 }
 
+mod common;
+use common::ok;
+
 /// A started `cr807` table of `players`, every hand kept, and its players by seats to the left
 /// of the first player.
 fn game(players: usize) -> (Table, Vec<PlayerId>) {
-    let names = (0..players).map(|i| format!("P{i}"));
-    let (table, _) = Table::quick_start(config(players), names, None).unwrap();
-    let first = table.seat_of(table.first_player().unwrap()).unwrap();
-    let p = (0..players)
-        .map(|k| table.players()[(first + k) % players].id)
-        .collect();
-    (table, p)
-}
-
-fn ok(table: &mut Table, actor: Actor, command: Command) -> Vec<Event> {
-    table.handle(actor, command).unwrap()
+    common::game(config(players), players)
 }
 
 fn end(table: &mut Table, player: PlayerId) -> Vec<Event> {

@@ -18,20 +18,8 @@ fn seeded(players: usize, range: u8) -> TableConfig {
     }
 }
 
-/// A started table and its players by seats to the left of the first player.
-fn game(config: TableConfig, players: usize) -> (Table, Vec<PlayerId>) {
-    let names = (0..players).map(|i| format!("P{i}"));
-    let (table, _) = Table::quick_start(config, names, None).unwrap();
-    let first = table.seat_of(table.first_player().unwrap()).unwrap();
-    let p = (0..players)
-        .map(|k| table.players()[(first + k) % players].id)
-        .collect();
-    (table, p)
-}
-
-fn ok(table: &mut Table, actor: Actor, command: Command) -> Vec<Event> {
-    table.handle(actor, command).unwrap()
-}
+mod common;
+use common::{game, ok};
 
 // ----- Extra turns under the seed's rules ------------------------------------------------------
 

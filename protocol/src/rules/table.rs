@@ -631,9 +631,9 @@ impl Table {
                 self.check_attack(attacker, defender)?;
                 check_powers(attacker_power, &blocker_powers)?;
                 let undefended = blocker_powers.is_empty();
-                let rolled = self.roll(attacker, defender, false, attacker_power, blocker_powers);
-                let damage = rolled.damage;
-                self.emit(&mut out, rolled.into_event());
+                let (rolled, damage) =
+                    self.roll(attacker, defender, false, attacker_power, blocker_powers);
+                self.emit(&mut out, rolled);
                 if undefended && damage > 0 {
                     self.emit(
                         &mut out,
@@ -663,9 +663,9 @@ impl Table {
                     return Err(ErrorCode::NoCounterStrike);
                 }
                 check_powers(blocker_power, &[attacker_power])?;
-                let rolled =
+                let (rolled, _) =
                     self.roll(blocker, attacker, true, blocker_power, vec![attacker_power]);
-                self.emit(&mut out, rolled.into_event());
+                self.emit(&mut out, rolled);
             }
             Command::Ruling(ruling) => self.rule(actor, ruling, &mut out)?,
             Command::ExpireMulligan { player, reason } => {
@@ -1550,7 +1550,8 @@ impl Table {
         }
     }
 
-    /// A d20 for an attack roll or a counter strike, and what it does (not yet emitted).
+    /// A d20 for an attack roll or a counter strike, and what it does: the
+    /// [`Event::AttackRolled`] to emit and the damage the rolling creature deals.
     fn roll(
         &self,
         roller: PlayerId,
@@ -1558,18 +1559,13 @@ impl Table {
         counter: bool,
         power: u32,
         opposing: Vec<u32>,
-    ) -> Rolled {
+    ) -> (Event, u32) {
         let roll = self.dice.rolls;
         let natural = self.game_dice().d20(roll);
-        let average = if opposing.is_empty() {
-            0
-        } else {
-            opposing.iter().map(|&p| i64::from(p)).sum::<i64>() / opposing.len() as i64
-        };
-        let modifier = i64::from(power) - average;
+        let modifier = RollResult::modifier(power, &opposing);
         let total = i64::from(natural) + modifier;
         let (result, damage, self_damage) = RollResult::of(natural, total, power);
-        Rolled {
+        let event = Event::AttackRolled {
             roll,
             roller,
             opponent,
@@ -1582,7 +1578,8 @@ impl Table {
             result,
             damage,
             self_damage,
-        }
+        };
+        (event, damage)
     }
 
     fn eliminate_if_lethal(&mut self, player: PlayerId, out: &mut Vec<Event>) {
@@ -1983,41 +1980,6 @@ impl Table {
 
     fn event_turn(&self, turn: TurnId) -> Result<usize, &'static str> {
         self.turn_index(turn).ok_or("unknown turn")
-    }
-}
-
-/// An attack roll decided, before it is emitted as [`Event::AttackRolled`].
-struct Rolled {
-    roll: u32,
-    roller: PlayerId,
-    opponent: PlayerId,
-    counter: bool,
-    power: u32,
-    opposing: Vec<u32>,
-    natural: u8,
-    modifier: i64,
-    total: i64,
-    result: RollResult,
-    damage: u32,
-    self_damage: u32,
-}
-
-impl Rolled {
-    fn into_event(self) -> Event {
-        Event::AttackRolled {
-            roll: self.roll,
-            roller: self.roller,
-            opponent: self.opponent,
-            counter: self.counter,
-            power: self.power,
-            opposing: self.opposing,
-            natural: self.natural,
-            modifier: self.modifier,
-            total: self.total,
-            result: self.result,
-            damage: self.damage,
-            self_damage: self.self_damage,
-        }
     }
 }
 
