@@ -171,6 +171,9 @@ impl Driver {
         let capabilities = json!({
             "browserName": "chrome",
             "acceptInsecureCerts": true,
+            // A script killed by a navigation is reported after 5 s (not the default 30 s), and
+            // `until` tries again.
+            "timeouts": {"script": 5000},
             "goog:chromeOptions": {
                 "binary": chromium,
                 "args": [
@@ -241,26 +244,37 @@ impl Browser {
             .unwrap_or_else(|e| panic!("async script failed: {e}\n{expression}"))
     }
 
-    /// Waits until the JavaScript `condition` (an expression) is true in the page, checking on
-    /// every animation frame and on every message; fails with `what` and the page's state.
+    /// Waits until the JavaScript `condition` (an expression) is true in the page, checking every
+    /// 20 ms; fails with `what` and the page's state after `PATIENCE`.
+    ///
+    /// Each attempt runs in the page for at most two seconds and answers false when it gives up,
+    /// so a navigation that destroys the page under a running attempt (the lobby's create button
+    /// opens the table page) costs one attempt, not a WebDriver script timeout.
     pub async fn until(&self, what: &str, condition: &str) {
         let script = format!(
             "const done = arguments[arguments.length - 1];\
              const check = () => {{ try {{ return !!({condition}); }} catch (e) {{ return false; }} }};\
-             const tick = () => check() ? done(true) : setTimeout(tick, 20);\
+             const start = Date.now();\
+             const tick = () => check() ? done(true) : (Date.now() - start > 2000 ? done(false) : setTimeout(tick, 20));\
              tick();"
         );
-        let waited =
-            tokio::time::timeout(PATIENCE, self.client.execute_async(&script, vec![])).await;
-        match waited {
-            Ok(Ok(Value::Bool(true))) => {}
-            other => {
-                let state = self
-                    .js("return JSON.stringify({me: window.gm && gm.me(), role: window.gm && gm.role(), connected: window.gm && gm.connected(), error: window.gm && gm.lastError(), seq: window.gm && gm.view() && gm.view().seq, stage: window.gm && gm.view() && gm.view().stage, url: location.href});")
-                    .await;
-                panic!("waiting for {what} ({condition}): {other:?}; page: {state}");
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        let mut last = None;
+        while tokio::time::Instant::now() < deadline {
+            let attempt = tokio::time::timeout(
+                Duration::from_secs(10),
+                self.client.execute_async(&script, vec![]),
+            )
+            .await;
+            match attempt {
+                Ok(Ok(Value::Bool(true))) => return,
+                other => last = Some(format!("{other:?}")),
             }
         }
+        let state = self
+            .js("return JSON.stringify({me: window.gm && gm.me(), role: window.gm && gm.role(), connected: window.gm && gm.connected(), error: window.gm && gm.lastError(), seq: window.gm && gm.view() && gm.view().seq, stage: window.gm && gm.view() && gm.view().stage, url: location.href});")
+            .await;
+        panic!("waiting for {what} ({condition}): {last:?}; page: {state}");
     }
 
     pub async fn testid(&self, id: &str) -> fantoccini::elements::Element {
