@@ -96,6 +96,10 @@ pub enum Cmd {
     /// Finished games kept by the server: list them, export one, or step through one.
     #[command(subcommand)]
     Replay(ReplayCmd),
+    /// Ascension leagues: create or join one, register and improve your deck, see the
+    /// standings and any deck's ledger.
+    #[command(subcommand)]
+    League(crate::league::LeagueCmd),
     /// Check a finished game's dice: recompute the seating, the first player and every d20
     /// from the secret revealed at the end and the players' entropy, and say which outcome
     /// does not match, if any.
@@ -218,6 +222,11 @@ pub struct CreateArgs {
     /// Sit down at the new table under this name right away.
     #[arg(long, value_name = "NAME")]
     pub join: Option<String>,
+    /// A game of this league (its id, the start of its id, or its name): only its members sit
+    /// down, and their decks are credited at the end. Needs the organiser secret kept by
+    /// `league create` on this computer.
+    #[arg(long, value_name = "LEAGUE")]
+    pub league: Option<String>,
 }
 
 /// The rule set.

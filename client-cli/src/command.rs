@@ -543,16 +543,19 @@ mod tests {
                 player: 0,
                 name: "Ann".into(),
                 entropy: String::new(),
+                deck: None,
             },
             Event::PlayerJoined {
                 player: 1,
                 name: "Big Ben".into(),
                 entropy: String::new(),
+                deck: None,
             },
             Event::PlayerJoined {
                 player: 2,
                 name: "Cid".into(),
                 entropy: String::new(),
+                deck: None,
             },
             Event::GameStarted {
                 seating: vec![2, 0, 1],
@@ -560,6 +563,8 @@ mod tests {
                 turn_holders: vec![2],
                 commitment: String::new(),
                 first_player_chosen: false,
+                bonuses: Vec::new(),
+                first_decided_by: None,
             },
         ];
         view = view.folded(1, &events).expect("events apply");

@@ -619,16 +619,19 @@ mod tests {
                 player: 0,
                 name: "Ann".into(),
                 entropy: String::new(),
+                deck: None,
             },
             Event::PlayerJoined {
                 player: 1,
                 name: "Ben".into(),
                 entropy: String::new(),
+                deck: None,
             },
             Event::PlayerJoined {
                 player: 2,
                 name: hostile.into(),
                 entropy: String::new(),
+                deck: None,
             },
             Event::GameStarted {
                 seating: vec![2, 0, 1],
@@ -636,6 +639,8 @@ mod tests {
                 turn_holders: vec![2],
                 commitment: String::new(),
                 first_player_chosen: false,
+                bonuses: Vec::new(),
+                first_decided_by: None,
             },
         ];
         view = view.folded(1, &events).unwrap();
@@ -672,6 +677,7 @@ mod tests {
                 player: 3,
                 name: hostile.into(),
                 entropy: String::new(),
+                deck: None,
             },
         ]
     }
@@ -725,6 +731,8 @@ mod tests {
                     turn_holders: vec![2, 0],
                     commitment: String::new(),
                     first_player_chosen: false,
+                    bonuses: Vec::new(),
+                    first_decided_by: None,
                 },
                 &view,
             );

@@ -16,6 +16,7 @@
 pub mod cli;
 pub mod command;
 pub mod describe;
+pub mod league;
 pub mod net;
 pub mod replay;
 pub mod safe;
@@ -193,8 +194,21 @@ pub async fn run(cli: Cli) -> Result<(), ClientError> {
             };
             return verify(&events, &mut io::stdout().lock());
         }
+        Cmd::League(command) => {
+            return league::run(&server, command, &store()?, &mut io::stdout().lock()).await;
+        }
         Cmd::Create(args) => {
-            let table = create(&server, &args, &mut io::stdout().lock()).await?;
+            let league = match &args.league {
+                Some(text) => {
+                    let mut conn = Conn::open(&server).await?;
+                    let league = league::resolve(&mut conn, text).await;
+                    conn.close().await;
+                    let league = league?;
+                    Some((league, league::organiser(&store()?, &server, league)?))
+                }
+                None => None,
+            };
+            let table = create(&server, &args, league, &mut io::stdout().lock()).await?;
             let Some(name) = args.join else {
                 if !plain {
                     let mut out = io::stdout().lock();
@@ -205,10 +219,14 @@ pub async fn run(cli: Cli) -> Result<(), ClientError> {
                 }
                 return Ok(());
             };
+            let member_token = league
+                .and_then(|(league, _)| league::saved_member(&store().ok()?, &server, league))
+                .map(|(_, _, token)| token);
             Mode::Join {
                 table,
                 name,
                 password: args.password,
+                member_token,
             }
         }
         Cmd::Join {
@@ -219,6 +237,19 @@ pub async fn run(cli: Cli) -> Result<(), ClientError> {
         } => {
             let table = resolve_table(&server, &table, PAGE_ITEMS).await?;
             let store = store()?;
+            // At a league table the member sits down under his league name, with his token.
+            let (name, member_token) = match table_league(&server, table).await? {
+                Some(league) => {
+                    let (_, member_name, token) = league::saved_member(&store, &server, league)
+                        .ok_or_else(|| {
+                            ClientError::Table(format!(
+                                "this is a game of league {league}, and this computer is not a member: join the league first with `grand-melee league join {league} <your name>`"
+                            ))
+                        })?;
+                    (member_name, Some(token))
+                }
+                None => (name, None),
+            };
             if let Some(saved) = store.load(&server, table)
                 && !takeover
                 && !saved.name.eq_ignore_ascii_case(name.trim())
@@ -234,6 +265,7 @@ pub async fn run(cli: Cli) -> Result<(), ClientError> {
                 table,
                 name,
                 password,
+                member_token,
             }
         }
         Cmd::Resume { table } => Mode::Resume {
@@ -261,6 +293,20 @@ pub async fn run(cli: Cli) -> Result<(), ClientError> {
         ) if game_is_over(&server, *table).await => Err(ClientError::GameOver { table: *table }),
         (result, _) => result,
     }
+}
+
+/// The league whose game is played at `table`, as the table list says.
+async fn table_league(
+    server: &str,
+    table: TableId,
+) -> Result<Option<grand_melee_protocol::league::LeagueId>, ClientError> {
+    let mut conn = Conn::open(server).await?;
+    let tables = all_tables(&mut conn, PAGE_ITEMS).await;
+    conn.close().await;
+    Ok(tables?
+        .iter()
+        .find(|t| t.table == table)
+        .and_then(|t| t.league))
 }
 
 /// Whether `table` has finished: the table list says so, or its replay is kept.
@@ -408,6 +454,7 @@ pub fn verify(
 pub async fn create(
     server: &str,
     args: &CreateArgs,
+    league: Option<(grand_melee_protocol::league::LeagueId, uuid::Uuid)>,
     out: &mut dyn Write,
 ) -> Result<TableId, ClientError> {
     let mut conn = Conn::open(server).await?;
@@ -432,6 +479,8 @@ pub async fn create(
             rules: args.rules.into(),
             combat_dice: args.combat_dice,
             mulligan: args.mulligan.into(),
+            league: league.map(|(league, _)| league),
+            organiser: league.map(|(_, organiser)| organiser),
         })
         .await?;
     conn.close().await;

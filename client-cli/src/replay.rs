@@ -755,12 +755,14 @@ mod tests {
                 player: 0,
                 name: "Ann".into(),
                 entropy: String::new(),
+                deck: None,
             },
             Event::HostChanged { player: Some(0) },
             Event::PlayerJoined {
                 player: 1,
                 name: "Ben".into(),
                 entropy: String::new(),
+                deck: None,
             },
             Event::Chat {
                 from: Some(1),
@@ -855,6 +857,7 @@ mod tests {
                 player: i,
                 name: text.to_owned(),
                 entropy: String::new(),
+                deck: None,
             });
             replay.events.push(Event::Chat {
                 from: Some(i),

@@ -38,6 +38,8 @@ pub enum Mode {
         name: String,
         /// The table's password, if any.
         password: Option<String>,
+        /// At a league table: the member token kept by `league join`.
+        member_token: Option<uuid::Uuid>,
     },
     /// Take back the seat saved for this table (fails if none is saved).
     Resume {
@@ -391,7 +393,12 @@ impl Session<'_> {
                     .note(&self.state, Note::Watching)
                     .map_err(|e| Entry::Fatal(e.into()))?;
             }
-            Mode::Join { name, password, .. } => {
+            Mode::Join {
+                name,
+                password,
+                member_token,
+                ..
+            } => {
                 let saved = self.token.or_else(|| {
                     let seat = self.store.load(&server, table)?;
                     self.saved_name = Some(seat.name);
@@ -423,6 +430,7 @@ impl Session<'_> {
                             // Our share of the table's dice: random text nobody else chose
                             // (PROTOCOL.md, "Verifiable dice").
                             entropy: Some(uuid::Uuid::new_v4().simple().to_string()),
+                            member_token,
                         })
                         .await
                         .map_err(transient_or_fatal)?;

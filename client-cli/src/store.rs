@@ -99,6 +99,87 @@ impl TokenStore {
     }
 }
 
+/// What this computer keeps for one league on one server: the member's token (after `league
+/// join`) and the organiser secret (after `league create`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SavedLeague {
+    /// The member's number, name and token.
+    pub member: Option<(u32, String, uuid::Uuid)>,
+    /// The organiser secret.
+    pub organiser: Option<uuid::Uuid>,
+}
+
+impl TokenStore {
+    /// The file holding what is kept for `league` on `server`.
+    pub fn league_path(&self, server: &str, league: uuid::Uuid) -> PathBuf {
+        self.dir
+            .join("leagues")
+            .join(server_key(server))
+            .join(league.hyphenated().to_string())
+    }
+
+    /// What is kept for a league (nothing if the file is missing or unreadable).
+    pub fn load_league(&self, server: &str, league: uuid::Uuid) -> SavedLeague {
+        let Ok(text) = fs::read_to_string(self.league_path(server, league)) else {
+            return SavedLeague::default();
+        };
+        let mut saved = SavedLeague::default();
+        let (mut member, mut name, mut token) = (None, None, None);
+        for line in text.lines() {
+            let Some((key, value)) = line.split_once('=') else {
+                continue;
+            };
+            match key {
+                "member" => member = value.trim().parse().ok(),
+                "name" => name = Some(value.to_owned()),
+                "token" => token = uuid::Uuid::parse_str(value.trim()).ok(),
+                "organiser" => saved.organiser = uuid::Uuid::parse_str(value.trim()).ok(),
+                _ => {}
+            }
+        }
+        if let (Some(member), Some(token)) = (member, token) {
+            saved.member = Some((member, name.unwrap_or_default(), token));
+        }
+        saved
+    }
+
+    /// Keeps what is known of a league (private to its owner on Unix).
+    pub fn save_league(
+        &self,
+        server: &str,
+        league: uuid::Uuid,
+        saved: &SavedLeague,
+    ) -> io::Result<()> {
+        let path = self.league_path(server, league);
+        let parent = path.parent().unwrap_or(&self.dir);
+        fs::create_dir_all(parent)?;
+        let tmp = path.with_extension("tmp");
+        {
+            let mut options = fs::OpenOptions::new();
+            options.write(true).create(true).truncate(true);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::OpenOptionsExt;
+                options.mode(0o600);
+            }
+            let mut file = options.open(&tmp)?;
+            if let Some((member, name, token)) = &saved.member {
+                let name = name.replace(['\n', '\r'], " ");
+                write!(
+                    file,
+                    "member={member}\nname={name}\ntoken={}\n",
+                    token.hyphenated()
+                )?;
+            }
+            if let Some(organiser) = saved.organiser {
+                writeln!(file, "organiser={}", organiser.hyphenated())?;
+            }
+            file.sync_all()?;
+        }
+        fs::rename(&tmp, &path)
+    }
+}
+
 fn parse(text: &str) -> Option<SavedSeat> {
     let mut player = None;
     let mut name = None;
@@ -185,6 +266,21 @@ mod tests {
             .permissions()
             .mode();
         assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn league_secrets_are_kept_per_server_and_league() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let store = TokenStore::new(dir.path());
+        let league = uuid::Uuid::new_v4();
+        assert_eq!(store.load_league("ws://h:1/ws", league), SavedLeague::default());
+        let saved = SavedLeague {
+            member: Some((3, "Ann".into(), uuid::Uuid::new_v4())),
+            organiser: Some(uuid::Uuid::new_v4()),
+        };
+        store.save_league("ws://h:1/ws", league, &saved).expect("saved");
+        assert_eq!(store.load_league("ws://h:1/ws", league), saved);
+        assert_eq!(store.load_league("ws://h:2/ws", league), SavedLeague::default());
     }
 
     #[test]

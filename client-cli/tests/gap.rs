@@ -46,6 +46,7 @@ fn joined(player: u16, name: &str) -> Event {
         player,
         name: name.into(),
         entropy: String::new(),
+        deck: None,
     }
 }
 
@@ -155,6 +156,7 @@ async fn a_gap_in_the_events_is_repaired_with_a_snapshot() {
                     table,
                     name: "Ann".into(),
                     password: None,
+                    member_token: None,
                 },
                 &store,
                 &mut inputs,

@@ -42,6 +42,8 @@ async fn every_page_of_the_table_list_is_listed_and_searched() {
                 rules: Default::default(),
                 combat_dice: false,
                 mulligan: Default::default(),
+                league: None,
+                organiser: None,
             },
         )
         .await;
@@ -103,6 +105,7 @@ fn summary(table: TableId, name: &str) -> TableSummary {
         rules: Default::default(),
         combat_dice: false,
         mulligan: Default::default(),
+        league: None,
     }
 }
 
@@ -114,6 +117,7 @@ fn replay_summary(table: TableId, name: &str, events: u64) -> ReplaySummary {
         finished_at_ms: 1_000,
         events,
         password: false,
+        league: None,
     }
 }
 
@@ -191,6 +195,7 @@ async fn paged_replay_server(table: TableId, total: u64, page: u64) -> String {
                         player,
                         name,
                         entropy: String::new(),
+                        deck: None,
                     }
                 } else {
                     Event::Chat {

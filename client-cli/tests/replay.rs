@@ -48,6 +48,8 @@ async fn create_with(conn: &mut Conn, name: &str, seats: u8, password: Option<&s
             rules: Default::default(),
             combat_dice: false,
             mulligan: Default::default(),
+            league: None,
+            organiser: None,
         },
     )
     .await;
@@ -112,6 +114,7 @@ async fn finished_game_on(server: TestServer, password: Option<&str>, chat: usiz
                 name: name.into(),
                 password: password.map(Into::into),
                 entropy: None,
+                member_token: None,
             },
         )
         .await;
@@ -683,6 +686,7 @@ async fn quick_game(url: &str, name: &str) -> TableId {
                 name: player.into(),
                 password: None,
                 entropy: None,
+                member_token: None,
             },
         )
         .await;

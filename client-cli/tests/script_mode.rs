@@ -360,6 +360,8 @@ async fn a_dropped_connection_is_resumed_by_itself() {
             rules: Default::default(),
             combat_dice: false,
             mulligan: Default::default(),
+            league: None,
+            organiser: None,
         })
         .await
         .unwrap();
@@ -373,6 +375,7 @@ async fn a_dropped_connection_is_resumed_by_itself() {
             name: "Hana".into(),
             password: None,
             entropy: None,
+            member_token: None,
         })
         .await
         .unwrap();
@@ -434,6 +437,8 @@ async fn create_table(conn: &mut Conn, name: &str, seats: u8) -> grand_melee_pro
             rules: Default::default(),
             combat_dice: false,
             mulligan: Default::default(),
+            league: None,
+            organiser: None,
         })
         .await
         .unwrap();
@@ -481,6 +486,7 @@ async fn hostile_names_and_chat_cannot_forge_lines_or_fields_or_reach_the_termin
         name: "Hana".into(),
         password: None,
         entropy: None,
+        member_token: None,
     })
     .await
     .unwrap();
@@ -507,6 +513,7 @@ async fn hostile_names_and_chat_cannot_forge_lines_or_fields_or_reach_the_termin
                 name: name.into(),
                 password: None,
                 entropy: None,
+                member_token: None,
             })
             .await
         {
@@ -665,12 +672,14 @@ async fn hostile_text_from_a_server_that_lets_it_through_is_escaped() {
         player: 0,
         name: "Ann".into(),
         entropy: String::new(),
+        deck: None,
     }];
     for (player, name) in (1..).zip(RAW) {
         joined.push(Event::PlayerJoined {
             player,
             name: name.into(),
             entropy: String::new(),
+            deck: None,
         });
     }
     let mut mirror = grand_melee_protocol::Mirror::new(&view).unwrap();
@@ -702,6 +711,7 @@ async fn hostile_text_from_a_server_that_lets_it_through_is_escaped() {
             player: 9,
             name: RAW[1].into(),
             entropy: String::new(),
+            deck: None,
         },
     ]);
     let last = first + events.len() as u64 - 1;

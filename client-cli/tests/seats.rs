@@ -120,6 +120,7 @@ async fn a_finished_game_answers_join_with_its_replay_and_bad_settings_are_named
                 name: name.into(),
                 password: None,
                 entropy: None,
+                member_token: None,
             },
         )
         .await;
@@ -251,6 +252,7 @@ async fn a_resumed_client_rebuilds_its_log_from_the_events_before_the_drop() {
             name: "Ben".into(),
             password: None,
             entropy: None,
+            member_token: None,
         },
     )
     .await;

@@ -55,6 +55,8 @@ async fn mid_game(seats: u8) -> (TableId, TableView) {
             rules: Default::default(),
             combat_dice: false,
             mulligan: Default::default(),
+            league: None,
+            organiser: None,
         },
     )
     .await;
@@ -70,6 +72,7 @@ async fn mid_game(seats: u8) -> (TableId, TableView) {
                 name: long_name(i),
                 password: None,
                 entropy: None,
+                member_token: None,
             },
         )
         .await;
@@ -504,6 +507,7 @@ fn the_command_line_edits_completes_and_submits() {
             player: 0,
             name: "Bartholomew".into(),
             entropy: String::new(),
+            deck: None,
         }],
     );
     let state = State {
@@ -562,6 +566,7 @@ fn hostile_text_reaches_the_screen_only_as_visible_escapes() {
             player,
             name: name.into(),
             entropy: String::new(),
+            deck: None,
         })
         .collect();
     events.push(Event::GameStarted {
@@ -570,6 +575,8 @@ fn hostile_text_reaches_the_screen_only_as_visible_escapes() {
         turn_holders: vec![1],
         commitment: String::new(),
         first_player_chosen: false,
+        bonuses: Vec::new(),
+        first_decided_by: None,
     });
     view = folded(&view, &events);
     let state = State {
@@ -666,6 +673,7 @@ fn three_players() -> TableView {
             player,
             name: name.into(),
             entropy: String::new(),
+            deck: None,
         })
         .collect();
     events.push(Event::HostChanged { player: Some(0) });
@@ -675,6 +683,8 @@ fn three_players() -> TableView {
         turn_holders: vec![0],
         commitment: String::new(),
         first_player_chosen: false,
+        bonuses: Vec::new(),
+        first_decided_by: None,
     });
     folded(&view, &events)
 }

@@ -629,6 +629,8 @@ impl ServerBot {
                     rules: settings.options.rules,
                     combat_dice: settings.options.combat_dice,
                     mulligan: settings.options.mulligan,
+                    league: None,
+                    organiser: None,
                 })
                 .await?;
             let ServerMessage::TableCreated { table, .. } = created else {
@@ -659,6 +661,7 @@ impl ServerBot {
                 name,
                 password: None,
                 entropy: Some(entropy),
+                member_token: None,
             })
             .await?;
         let ServerMessage::Seated { player, .. } = seated else {

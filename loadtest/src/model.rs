@@ -202,6 +202,7 @@ mod tests {
                 player,
                 name: format!("p{player}"),
                 entropy: String::new(),
+                deck: None,
             })
             .collect();
         events.insert(1, Event::HostChanged { player: Some(0) });

@@ -7,6 +7,7 @@ use crate::limits::{
     DEFAULT_ABSENCE_LIMIT_SECS, DEFAULT_MAX_SPECTATORS, DEFAULT_MULLIGAN_CLOCK_SECS,
     DEFAULT_PAGE_ITEMS, DEFAULT_STARTING_LIFE,
 };
+use crate::league::{DeckSpec, LeagueId, MemberId, MemberToken, Purchase, Remedy};
 use crate::types::{
     MulliganMode, Phase, PlayerId, Reduction, RuleSet, Ruling, SeatToken, TableId,
     option_uuid_string, uuid_string,
@@ -113,6 +114,13 @@ pub enum ClientMessage {
         /// `paris` (the default: one player at a time) or `simultaneous` (everyone at once).
         #[serde(default)]
         mulligan: MulliganMode,
+        /// A league game: its seats are taken by the league's members with their member token,
+        /// and its mana points are credited to their decks. Needs `organiser`.
+        #[serde(default, with = "option_uuid_string", skip_serializing_if = "Option::is_none")]
+        league: Option<LeagueId>,
+        /// The league's organiser secret (with `league`).
+        #[serde(default, with = "option_uuid_string", skip_serializing_if = "Option::is_none")]
+        organiser: Option<uuid::Uuid>,
     },
     /// Takes a seat at a table in its lobby.
     Join {
@@ -130,6 +138,9 @@ pub enum ClientMessage {
         /// text it chose; published in `player_joined`).
         #[serde(default)]
         entropy: Option<String>,
+        /// At a league table: your member token (the seat takes your member name and deck).
+        #[serde(default, with = "option_uuid_string", skip_serializing_if = "Option::is_none")]
+        member_token: Option<MemberToken>,
     },
     /// Watches a table as a spectator.
     Watch {
@@ -171,6 +182,14 @@ pub enum ClientMessage {
     Snapshot {
         /// Request id.
         id: u32,
+    },
+    /// At a league table in its lobby, the player furthest behind in deck power (5 points or
+    /// more) chooses who plays first.
+    ChooseFirst {
+        /// Request id.
+        id: u32,
+        /// Who plays first.
+        player: PlayerId,
     },
     /// Paris mulligan: redraw one card fewer.
     Mulligan {
@@ -366,6 +385,102 @@ pub enum ClientMessage {
         #[serde(default = "default_page_items")]
         limit: u32,
     },
+    /// Creates an Ascension league, answered by `league_created` with the organiser secret.
+    CreateLeague {
+        /// Request id.
+        id: u32,
+        /// Its name (1–32 characters, unique on the server).
+        name: String,
+        /// A password members need to join, if any (1–64 characters).
+        #[serde(default)]
+        password: Option<String>,
+    },
+    /// Asks for one page of the leagues, sorted by name.
+    ListLeagues {
+        /// Request id.
+        id: u32,
+        /// How many leagues to skip (default 0).
+        #[serde(default)]
+        from: u32,
+        /// The most leagues in the page (default 100, at most 500).
+        #[serde(default = "default_page_items")]
+        limit: u32,
+    },
+    /// Joins a league as a member, answered by `league_joined` with the member token.
+    JoinLeague {
+        /// Request id.
+        id: u32,
+        /// The league.
+        #[serde(with = "uuid_string")]
+        league: LeagueId,
+        /// Your name in the league (1–32 characters, unique in it).
+        name: String,
+        /// The league's password, if it has one.
+        #[serde(default)]
+        password: Option<String>,
+    },
+    /// The league's standings and games, answered by `league`.
+    GetLeague {
+        /// Request id.
+        id: u32,
+        /// The league.
+        #[serde(with = "uuid_string")]
+        league: LeagueId,
+    },
+    /// One member's deck and its whole ledger, answered by `deck`.
+    GetDeck {
+        /// Request id.
+        id: u32,
+        /// The league.
+        #[serde(with = "uuid_string")]
+        league: LeagueId,
+        /// The member.
+        member: MemberId,
+    },
+    /// Registers your deck (once), answered by `deck`.
+    RegisterDeck {
+        /// Request id.
+        id: u32,
+        /// The league.
+        #[serde(with = "uuid_string")]
+        league: LeagueId,
+        /// Your member token.
+        #[serde(with = "uuid_string")]
+        token: MemberToken,
+        /// The deck.
+        deck: DeckSpec,
+    },
+    /// Buys a deck option with your deck's unspent mana points (between games), answered by
+    /// `deck`. Refused with a typed error, changing nothing, if it breaks a limit or overspends.
+    Buy {
+        /// Request id.
+        id: u32,
+        /// The league.
+        #[serde(with = "uuid_string")]
+        league: LeagueId,
+        /// Your member token.
+        #[serde(with = "uuid_string")]
+        token: MemberToken,
+        /// The option.
+        purchase: Purchase,
+        /// Cards taken out of the deck to keep it within 70 (default 0).
+        #[serde(default)]
+        remove: u8,
+    },
+    /// Takes the losing-streak remedy (once, within the deck's first ten games, after five
+    /// losses in a row), answered by `deck`.
+    TakeRemedy {
+        /// Request id.
+        id: u32,
+        /// The league.
+        #[serde(with = "uuid_string")]
+        league: LeagueId,
+        /// Your member token.
+        #[serde(with = "uuid_string")]
+        token: MemberToken,
+        /// Which remedy.
+        remedy: Remedy,
+    },
 }
 
 /// Matches every request, binding its `id` field: the one list of variants behind
@@ -402,7 +517,16 @@ macro_rules! with_request_id {
             | ClientMessage::Mute { $id, .. }
             | ClientMessage::ListReplays { $id, .. }
             | ClientMessage::GetReplay { $id, .. }
-            | ClientMessage::GetEvents { $id, .. } => $body,
+            | ClientMessage::GetEvents { $id, .. }
+            | ClientMessage::ChooseFirst { $id, .. }
+            | ClientMessage::CreateLeague { $id, .. }
+            | ClientMessage::ListLeagues { $id, .. }
+            | ClientMessage::JoinLeague { $id, .. }
+            | ClientMessage::GetLeague { $id, .. }
+            | ClientMessage::GetDeck { $id, .. }
+            | ClientMessage::RegisterDeck { $id, .. }
+            | ClientMessage::Buy { $id, .. }
+            | ClientMessage::TakeRemedy { $id, .. } => $body,
         }
     };
 }
@@ -451,11 +575,20 @@ impl ClientMessage {
             ClientMessage::ListReplays { .. } => "list_replays",
             ClientMessage::GetReplay { .. } => "get_replay",
             ClientMessage::GetEvents { .. } => "get_events",
+            ClientMessage::ChooseFirst { .. } => "choose_first",
+            ClientMessage::CreateLeague { .. } => "create_league",
+            ClientMessage::ListLeagues { .. } => "list_leagues",
+            ClientMessage::JoinLeague { .. } => "join_league",
+            ClientMessage::GetLeague { .. } => "get_league",
+            ClientMessage::GetDeck { .. } => "get_deck",
+            ClientMessage::RegisterDeck { .. } => "register_deck",
+            ClientMessage::Buy { .. } => "buy",
+            ClientMessage::TakeRemedy { .. } => "take_remedy",
         }
     }
 
     /// Every `type` tag a client may send.
-    pub const NAMES: [&'static str; 30] = [
+    pub const NAMES: [&'static str; 39] = [
         "hello",
         "list_tables",
         "create_table",
@@ -486,5 +619,14 @@ impl ClientMessage {
         "list_replays",
         "get_replay",
         "get_events",
+        "choose_first",
+        "create_league",
+        "list_leagues",
+        "join_league",
+        "get_league",
+        "get_deck",
+        "register_deck",
+        "buy",
+        "take_remedy",
     ];
 }

@@ -107,11 +107,39 @@ pub enum ErrorCode {
     DiceOff,
     /// No attack of that player on you was blocked in his current combat.
     NoCounterStrike,
+    /// No league has that id.
+    UnknownLeague,
+    /// The member token does not belong to a member of that league.
+    NotAMember,
+    /// Only the league's organiser (with the organiser secret) may do this.
+    NotOrganiser,
+    /// A league table's seats are taken by the league's members with their member token.
+    LeagueSeat,
+    /// That member already sits at this table.
+    AlreadySeated,
+    /// League rule: nobody plays the same opponent twice in a row in two-player games.
+    SameOpponent,
+    /// Only the player whose deck is furthest behind (5 points or more) decides who plays first.
+    NotDecider,
+    /// The member has not registered a deck yet.
+    NoDeck,
+    /// The member already has a deck in this league.
+    DeckRegistered,
+    /// The option cannot be bought as asked (a count out of range, lands not in pairs, a set already owned).
+    BadPurchase,
+    /// A limit of the seed forbids it (four expansion sets, four copies, fifteen sideboard cards).
+    PurchaseLimit,
+    /// The deck would hold more than 70 cards: take some out (`remove`).
+    DeckFull,
+    /// The deck has not enough unspent mana points.
+    NotEnoughPoints,
+    /// The losing-streak remedy is not open to this deck.
+    NoRemedy,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 48] = [
+    pub const ALL: [ErrorCode; 62] = [
         ErrorCode::BadMessage,
         ErrorCode::UnsupportedVersion,
         ErrorCode::HelloRequired,
@@ -160,6 +188,20 @@ impl ErrorCode {
         ErrorCode::NotAttackLeft,
         ErrorCode::DiceOff,
         ErrorCode::NoCounterStrike,
+        ErrorCode::UnknownLeague,
+        ErrorCode::NotAMember,
+        ErrorCode::NotOrganiser,
+        ErrorCode::LeagueSeat,
+        ErrorCode::AlreadySeated,
+        ErrorCode::SameOpponent,
+        ErrorCode::NotDecider,
+        ErrorCode::NoDeck,
+        ErrorCode::DeckRegistered,
+        ErrorCode::BadPurchase,
+        ErrorCode::PurchaseLimit,
+        ErrorCode::DeckFull,
+        ErrorCode::NotEnoughPoints,
+        ErrorCode::NoRemedy,
     ];
 
     /// The wire name (`"out_of_range"`, …).
@@ -213,6 +255,20 @@ impl ErrorCode {
             ErrorCode::NotAttackLeft => "not_attack_left",
             ErrorCode::DiceOff => "dice_off",
             ErrorCode::NoCounterStrike => "no_counter_strike",
+            ErrorCode::UnknownLeague => "unknown_league",
+            ErrorCode::NotAMember => "not_a_member",
+            ErrorCode::NotOrganiser => "not_organiser",
+            ErrorCode::LeagueSeat => "league_seat",
+            ErrorCode::AlreadySeated => "already_seated",
+            ErrorCode::SameOpponent => "same_opponent",
+            ErrorCode::NotDecider => "not_decider",
+            ErrorCode::NoDeck => "no_deck",
+            ErrorCode::DeckRegistered => "deck_registered",
+            ErrorCode::BadPurchase => "bad_purchase",
+            ErrorCode::PurchaseLimit => "purchase_limit",
+            ErrorCode::DeckFull => "deck_full",
+            ErrorCode::NotEnoughPoints => "not_enough_points",
+            ErrorCode::NoRemedy => "no_remedy",
         }
     }
 
@@ -287,6 +343,20 @@ impl ErrorCode {
             ErrorCode::NoCounterStrike => {
                 "no attack of that player on you was blocked in his current combat"
             }
+            ErrorCode::UnknownLeague => "there is no league with that id",
+            ErrorCode::NotAMember => "that member token does not belong to a member of this league",
+            ErrorCode::NotOrganiser => "only the league's organiser may do this",
+            ErrorCode::LeagueSeat => "this is a league table: join with your league member token",
+            ErrorCode::AlreadySeated => "you already sit at this table",
+            ErrorCode::SameOpponent => "league rule: you may not play the same opponent twice in a row in a two-player game",
+            ErrorCode::NotDecider => "only the player furthest behind in deck power decides who plays first",
+            ErrorCode::NoDeck => "register your deck first",
+            ErrorCode::DeckRegistered => "you already have a deck in this league",
+            ErrorCode::BadPurchase => "that option cannot be bought as asked",
+            ErrorCode::PurchaseLimit => "a limit of the league's rules forbids that purchase",
+            ErrorCode::DeckFull => "a deck holds at most 70 cards",
+            ErrorCode::NotEnoughPoints => "your deck has not enough unspent mana points",
+            ErrorCode::NoRemedy => "the losing-streak remedy is not open to this deck",
         }
     }
 }

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::league::{Bonus, SeatDeck};
 use crate::types::{
     EliminationCause, KeepReason, Phase, PlayerId, RollResult, Standing, TurnEndReason, TurnId,
     TurnRemovalReason,
@@ -25,6 +26,16 @@ pub enum Event {
         /// nothing): mixed into every random outcome (PROTOCOL.md, "Verifiable dice").
         #[serde(default, skip_serializing_if = "String::is_empty")]
         entropy: String,
+        /// At a league table: his member number, deck and deck power.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        deck: Option<SeatDeck>,
+    },
+    /// At a league table, the player whose deck is furthest behind chose who plays first.
+    FirstPlayerChosen {
+        /// Who chose.
+        by: PlayerId,
+        /// Who will play first.
+        player: PlayerId,
     },
     /// A player gave up his seat before the start.
     PlayerLeft {
@@ -47,6 +58,14 @@ pub enum Event {
         /// Whether the host chose the first player (otherwise the dice drew him).
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         first_player_chosen: bool,
+        /// At a league table, who decided who plays first (the player furthest behind in deck
+        /// power, 5 points or more), if anyone did.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        first_decided_by: Option<PlayerId>,
+        /// At a league table, the deck power bonuses (the seed's table, each deck against the
+        /// strongest deck at the table): already in the players' life and hand sizes.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        bonuses: Vec<Bonus>,
     },
     /// The deciding player mulliganed.
     Mulliganed {
@@ -286,6 +305,7 @@ impl Event {
     pub fn name(&self) -> &'static str {
         match self {
             Event::PlayerJoined { .. } => "player_joined",
+            Event::FirstPlayerChosen { .. } => "first_player_chosen",
             Event::PlayerLeft { .. } => "player_left",
             Event::GameStarted { .. } => "game_started",
             Event::Mulliganed { .. } => "mulliganed",

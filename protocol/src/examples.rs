@@ -10,6 +10,11 @@ use crate::client::ClientMessage;
 use crate::codec::encode;
 use crate::error::ErrorCode;
 use crate::event::Event;
+use crate::league::{
+    Alliance, Deck, DeckSpec, LeagueGame, LeagueId, LeagueView, LedgerEntry, LedgerLine,
+    MemberStanding, MemberToken, Purchase, Remedy,
+};
+use crate::league::LeagueSummary;
 use crate::server::{ServerMessage, TableSummary};
 use crate::types::{
     EliminationCause, KeepReason, Phase, Reduction, RollResult, Ruling, SeatToken, StageName,
@@ -65,6 +70,7 @@ pub fn view() -> TableView {
         rules: Default::default(),
         combat_dice: false,
         mulligan: Default::default(),
+        league: None,
     };
     let empty = TableView::new(TABLE, "Friday melee", settings);
     // The events are consistent by construction; should one not apply, the view simply stops
@@ -93,6 +99,7 @@ pub fn view_events() -> Vec<Event> {
         player,
         name: name.to_owned(),
         entropy: String::new(),
+        deck: None,
     };
     vec![
         joined(0, "Alice"),
@@ -107,6 +114,8 @@ pub fn view_events() -> Vec<Event> {
             turn_holders: vec![0],
             commitment: commitment(),
             first_player_chosen: false,
+            first_decided_by: None,
+            bonuses: Vec::new(),
         },
         Event::Kept {
             player: 0,
@@ -201,6 +210,8 @@ pub fn client() -> Vec<ClientMessage> {
             rules: Default::default(),
             combat_dice: false,
             mulligan: Default::default(),
+            league: None,
+            organiser: None,
         },
         ClientMessage::Join {
             id: 4,
@@ -208,6 +219,7 @@ pub fn client() -> Vec<ClientMessage> {
             name: "Alice".to_owned(),
             password: None,
             entropy: Some("kitchen table 7".to_owned()),
+            member_token: None,
         },
         ClientMessage::Watch {
             id: 5,
@@ -328,7 +340,111 @@ pub fn client() -> Vec<ClientMessage> {
             from_seq: 1,
             limit: 100,
         },
+        ClientMessage::ChooseFirst { id: 31, player: 2 },
+        ClientMessage::CreateLeague {
+            id: 40,
+            name: "Tuesday Ascension".to_owned(),
+            password: Some("swordfish".to_owned()),
+        },
+        ClientMessage::ListLeagues {
+            id: 41,
+            from: 0,
+            limit: 100,
+        },
+        ClientMessage::JoinLeague {
+            id: 42,
+            league: LEAGUE,
+            name: "Alice".to_owned(),
+            password: Some("swordfish".to_owned()),
+        },
+        ClientMessage::GetLeague {
+            id: 43,
+            league: LEAGUE,
+        },
+        ClientMessage::GetDeck {
+            id: 44,
+            league: LEAGUE,
+            member: 0,
+        },
+        ClientMessage::RegisterDeck {
+            id: 45,
+            league: LEAGUE,
+            token: MEMBER_TOKEN,
+            deck: deck_spec(),
+        },
+        ClientMessage::Buy {
+            id: 46,
+            league: LEAGUE,
+            token: MEMBER_TOKEN,
+            purchase: Purchase::ExpansionSet {
+                name: "Weatherlight".to_owned(),
+            },
+            remove: 0,
+        },
+        ClientMessage::TakeRemedy {
+            id: 47,
+            league: LEAGUE,
+            token: MEMBER_TOKEN,
+            remedy: Remedy::SwapFive,
+        },
     ]
+}
+
+/// The league in the examples.
+pub const LEAGUE: LeagueId = LeagueId::from_u128(0x1ea9_0e00_aaaa_4bbb_8ccc_0ddd_eeee_ff01);
+
+/// The member token in the examples.
+pub const MEMBER_TOKEN: MemberToken = MemberToken::from_u128(0x3e3b_e700_5555_4666_8777_0888_9999_aa02);
+
+/// The organiser secret in the examples.
+pub const ORGANISER: uuid::Uuid = uuid::Uuid::from_u128(0x0a9a_0000_1111_4222_8333_0444_5555_6603);
+
+fn deck_spec() -> DeckSpec {
+    DeckSpec {
+        name: "Crusade".to_owned(),
+        alliance: Alliance::GreenWhite,
+        basic_set: "Mirage".to_owned(),
+        expansion_set: "Visions".to_owned(),
+    }
+}
+
+/// The example deck's ledger: registered, two games, one purchase.
+pub fn ledger() -> Vec<LedgerLine> {
+    let entries = vec![
+        LedgerEntry::Registered { deck: deck_spec() },
+        LedgerEntry::Credited {
+            table: TABLE,
+            table_name: "Week 1".to_owned(),
+            place: 1,
+            players: 8,
+            mana_points: 7,
+            opponents: vec![1, 2, 3, 4, 5, 6, 7],
+        },
+        LedgerEntry::Credited {
+            table: TABLE,
+            table_name: "Week 2".to_owned(),
+            place: 3,
+            players: 8,
+            mana_points: 5,
+            opponents: vec![1, 2, 3, 4, 5, 6, 7],
+        },
+        LedgerEntry::Bought {
+            purchase: Purchase::ExpansionSet {
+                name: "Weatherlight".to_owned(),
+            },
+            cost: 10,
+            removed: 0,
+        },
+    ];
+    entries
+        .into_iter()
+        .zip(1..)
+        .map(|(entry, seq)| LedgerLine {
+            seq,
+            at_ms: 1_795_000_000_000 + u64::from(seq) * 604_800_000,
+            entry,
+        })
+        .collect()
 }
 
 /// One example of every server message.
@@ -354,6 +470,7 @@ pub fn server() -> Vec<ServerMessage> {
                 rules: Default::default(),
                 combat_dice: false,
                 mulligan: Default::default(),
+                league: None,
             }],
             total: 1,
             next: None,
@@ -412,6 +529,7 @@ pub fn server() -> Vec<ServerMessage> {
                 finished_at_ms: 1_795_010_800_000,
                 events: 15,
                 password: false,
+                league: None,
             }],
             total: 1,
             next: None,
@@ -433,6 +551,57 @@ pub fn server() -> Vec<ServerMessage> {
             events: view_events()[..3].to_vec(),
             next_seq: Some(4),
         },
+        ServerMessage::LeagueCreated {
+            reply_to: 40,
+            league: LEAGUE,
+            organiser: ORGANISER,
+        },
+        ServerMessage::LeagueJoined {
+            reply_to: 42,
+            league: LEAGUE,
+            member: 0,
+            token: MEMBER_TOKEN,
+        },
+        ServerMessage::Leagues {
+            reply_to: 41,
+            leagues: vec![LeagueSummary {
+                league: LEAGUE,
+                name: "Tuesday Ascension".to_owned(),
+                password: true,
+                members: 8,
+                games: 2,
+            }],
+            total: 1,
+            next: None,
+        },
+        ServerMessage::League {
+            reply_to: 43,
+            league: LeagueView {
+                league: LEAGUE,
+                name: "Tuesday Ascension".to_owned(),
+                password: true,
+                created_at_ms: 1_795_000_000_000,
+                standings: vec![MemberStanding::new(
+                    0,
+                    "Alice".to_owned(),
+                    &Deck::fold(ledger().iter().map(|l| &l.entry)),
+                )],
+                games: vec![LeagueGame {
+                    table: TABLE,
+                    name: "Week 2".to_owned(),
+                    created_at_ms: 1_795_600_000_000,
+                    finished_at_ms: Some(1_795_610_800_000),
+                }],
+            },
+        },
+        ServerMessage::Deck {
+            reply_to: 44,
+            league: LEAGUE,
+            member: 0,
+            name: "Alice".to_owned(),
+            deck: Deck::fold(ledger().iter().map(|l| &l.entry)),
+            ledger: ledger(),
+        },
     ]
 }
 
@@ -443,14 +612,18 @@ pub fn events() -> Vec<Event> {
             player: 0,
             name: "Alice".to_owned(),
             entropy: "kitchen table 7".to_owned(),
+            deck: None,
         },
         Event::PlayerLeft { player: 4 },
+        Event::FirstPlayerChosen { by: 2, player: 2 },
         Event::GameStarted {
             seating: vec![2, 0, 3, 1],
             first_player: 0,
             turn_holders: vec![0],
             commitment: commitment(),
             first_player_chosen: false,
+            first_decided_by: None,
+            bonuses: Vec::new(),
         },
         Event::Mulliganed {
             player: 1,

@@ -19,6 +19,7 @@ pub mod dice;
 mod error;
 mod event;
 pub mod examples;
+pub mod league;
 pub mod limit;
 mod limits;
 mod mirror;

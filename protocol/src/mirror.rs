@@ -29,6 +29,7 @@ impl TableConfig {
             rule_set: settings.rules,
             combat_dice: settings.combat_dice,
             mulligan: settings.mulligan,
+            league: settings.league.is_some(),
             seed,
             ..TableConfig::default()
         };
@@ -64,7 +65,13 @@ impl Table {
         view.dice_secret = self.dice_secret().map(str::to_owned);
         let config = self.config();
         let presence = |player| facts.presence(player);
+        let league = self.league_seats();
+        view.first_decider = self.first_decider();
         if self.stage() == Stage::Lobby {
+            view.first_choice = league
+                .first_choice
+                .filter(|(by, _)| Some(*by) == view.first_decider)
+                .map(|(_, chosen)| chosen);
             view.players = self
                 .lobby()
                 .iter()
@@ -91,6 +98,8 @@ impl Table {
                         extra_turns: 0,
                         extra_next: 0,
                         stacks: Vec::new(),
+                        deck: league.decks.get(id).cloned(),
+                        bonus: None,
                     }
                 })
                 .collect();
@@ -126,6 +135,8 @@ impl Table {
                     extra_turns: p.extra_turns,
                     extra_next: p.extra_next,
                     stacks: self.stacks_in_range(p.id),
+                    deck: league.decks.get(&p.id).cloned(),
+                    bonus: league.bonuses.get(&p.id).cloned(),
                 }
             })
             .collect();
@@ -207,6 +218,27 @@ impl Table {
             standings: view.standings.clone(),
             commitment: view.dice_commitment.clone(),
             revealed: view.dice_secret.clone(),
+            league: crate::rules::LeagueSeats {
+                decks: view
+                    .players
+                    .iter()
+                    .filter_map(|p| Some((p.player, p.deck.clone()?)))
+                    .collect(),
+                first_choice: match (stage, view.first_decider, view.first_choice) {
+                    (Stage::Lobby, Some(by), Some(chosen)) => Some((by, chosen)),
+                    _ => None,
+                },
+                first_decided_by: if stage == Stage::Lobby {
+                    None
+                } else {
+                    view.first_decider
+                },
+                bonuses: view
+                    .players
+                    .iter()
+                    .filter_map(|p| Some((p.player, p.bonus.clone()?)))
+                    .collect(),
+            },
         };
         if stage != Stage::Lobby {
             let seat_of = |player| {

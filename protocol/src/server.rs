@@ -5,8 +5,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ErrorCode;
 use crate::event::Event;
+use crate::league::{
+    Deck, LeagueId, LeagueSummary, LeagueView, LedgerLine, MemberId, MemberToken,
+};
 use crate::types::{
-    MulliganMode, PlayerId, Reduction, RuleSet, SeatToken, StageName, TableId, uuid_string,
+    MulliganMode, PlayerId, Reduction, RuleSet, SeatToken, StageName, TableId,
+    option_uuid_string, uuid_string,
 };
 use crate::view::TableView;
 
@@ -27,6 +31,9 @@ pub struct ReplaySummary {
     /// Whether `get_replay` needs the table's password (or a seat token of it).
     #[serde(default)]
     pub password: bool,
+    /// The league it was played in, if any.
+    #[serde(default, with = "option_uuid_string", skip_serializing_if = "Option::is_none")]
+    pub league: Option<LeagueId>,
 }
 
 /// One line of the table list.
@@ -60,6 +67,9 @@ pub struct TableSummary {
     /// `paris` or `simultaneous` mulligans.
     #[serde(default)]
     pub mulligan: MulliganMode,
+    /// The league it is played in, if any (its seats are for the league's members).
+    #[serde(default, with = "option_uuid_string", skip_serializing_if = "Option::is_none")]
+    pub league: Option<LeagueId>,
 }
 
 /// A message from the server to a client.
@@ -212,6 +222,66 @@ pub enum ServerMessage {
         /// event so far.
         next_seq: Option<u64>,
     },
+    /// Answer to `create_league`.
+    LeagueCreated {
+        /// The request's id.
+        reply_to: u32,
+        /// The new league's id.
+        #[serde(with = "uuid_string")]
+        league: LeagueId,
+        /// The organiser's secret: needed to create the league's tables. Keep it secret.
+        #[serde(with = "uuid_string")]
+        organiser: uuid::Uuid,
+    },
+    /// Answer to `join_league`.
+    LeagueJoined {
+        /// The request's id.
+        reply_to: u32,
+        /// The league.
+        #[serde(with = "uuid_string")]
+        league: LeagueId,
+        /// Your member number.
+        member: MemberId,
+        /// Your member token: show it to register and improve your deck and to sit at the
+        /// league's tables. Keep it secret.
+        #[serde(with = "uuid_string")]
+        token: MemberToken,
+    },
+    /// Answer to `list_leagues`: one page of the leagues, sorted by name.
+    Leagues {
+        /// The request's id.
+        reply_to: u32,
+        /// The leagues of this page.
+        leagues: Vec<LeagueSummary>,
+        /// How many leagues there are in all.
+        total: u32,
+        /// The `from` of the next page, or `None` if this page is the last.
+        next: Option<u32>,
+    },
+    /// Answer to `get_league`.
+    League {
+        /// The request's id.
+        reply_to: u32,
+        /// The league.
+        league: LeagueView,
+    },
+    /// Answer to `get_deck`, `register_deck`, `buy` and `take_remedy`: a member's deck (the
+    /// fold of its ledger) and the ledger itself, oldest line first.
+    Deck {
+        /// The request's id.
+        reply_to: u32,
+        /// The league.
+        #[serde(with = "uuid_string")]
+        league: LeagueId,
+        /// The member.
+        member: MemberId,
+        /// His name.
+        name: String,
+        /// The deck.
+        deck: Deck,
+        /// Every credit, purchase and remedy, in order.
+        ledger: Vec<LedgerLine>,
+    },
 }
 
 impl ServerMessage {
@@ -231,6 +301,11 @@ impl ServerMessage {
             ServerMessage::Replays { .. } => "replays",
             ServerMessage::Replay { .. } => "replay",
             ServerMessage::PastEvents { .. } => "past_events",
+            ServerMessage::LeagueCreated { .. } => "league_created",
+            ServerMessage::LeagueJoined { .. } => "league_joined",
+            ServerMessage::Leagues { .. } => "leagues",
+            ServerMessage::League { .. } => "league",
+            ServerMessage::Deck { .. } => "deck",
         }
     }
 
@@ -246,7 +321,12 @@ impl ServerMessage {
             | ServerMessage::Ack { reply_to, .. }
             | ServerMessage::Replays { reply_to, .. }
             | ServerMessage::Replay { reply_to, .. }
-            | ServerMessage::PastEvents { reply_to, .. } => Some(*reply_to),
+            | ServerMessage::PastEvents { reply_to, .. }
+            | ServerMessage::LeagueCreated { reply_to, .. }
+            | ServerMessage::LeagueJoined { reply_to, .. }
+            | ServerMessage::Leagues { reply_to, .. }
+            | ServerMessage::League { reply_to, .. }
+            | ServerMessage::Deck { reply_to, .. } => Some(*reply_to),
             ServerMessage::Snapshot { reply_to, .. } | ServerMessage::Error { reply_to, .. } => {
                 *reply_to
             }
@@ -263,6 +343,16 @@ impl ServerMessage {
         )
     }
 
+    /// An `error` answering `request` with `code` and an explanation of this refusal.
+    pub fn error_because(request: &crate::ClientMessage, code: ErrorCode, message: String) -> Self {
+        ServerMessage::Error {
+            reply_to: Some(request.id()),
+            request: Some(request.name().to_owned()),
+            code,
+            message,
+        }
+    }
+
     /// An `error` answering a request known only by its id and `type` tag (a malformed request
     /// whose `id` and `type` could still be read: see [`peek_request`](crate::peek_request)).
     pub fn error_for(reply_to: Option<u32>, request: Option<&str>, code: ErrorCode) -> Self {
@@ -275,7 +365,7 @@ impl ServerMessage {
     }
 
     /// Every `type` tag the server may send.
-    pub const NAMES: [&'static str; 13] = [
+    pub const NAMES: [&'static str; 18] = [
         "welcome",
         "tables",
         "table_created",
@@ -289,5 +379,10 @@ impl ServerMessage {
         "replays",
         "replay",
         "past_events",
+        "league_created",
+        "league_joined",
+        "leagues",
+        "league",
+        "deck",
     ];
 }

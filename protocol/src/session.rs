@@ -20,6 +20,7 @@ use crate::client::ClientMessage;
 use crate::dice::DiceSecret;
 use crate::error::ErrorCode;
 use crate::event::Event;
+use crate::league::SeatDeck;
 use crate::limit::TokenBucket;
 use crate::limits::{MAX_SPECTATORS, close};
 use crate::rules::{Actor, Authority, Command, Stage, Table, TableConfig, TurnState};
@@ -306,7 +307,9 @@ impl Session {
 
     // ----- Members ---------------------------------------------------------------------------
 
-    /// Seats a new player on `connection` from `peer` with the (fresh, random) `token`.
+    /// Seats a new player on `connection` from `peer` with the (fresh, random) `token` (and at a
+    /// league table, with his league deck).
+    #[allow(clippy::too_many_arguments)]
     pub fn join(
         &mut self,
         _now: Instant,
@@ -314,14 +317,20 @@ impl Session {
         peer: IpAddr,
         name: String,
         entropy: String,
+        deck: Option<SeatDeck>,
         token: SeatToken,
     ) -> Result<PlayerId, ErrorCode> {
         if self.banned.contains(&peer) {
             return Err(ErrorCode::Banned);
         }
-        let events = self
-            .table
-            .handle(Actor::Host, Command::Join { name, entropy })?;
+        let events = self.table.handle(
+            Actor::Host,
+            Command::Join {
+                name,
+                entropy,
+                deck,
+            },
+        )?;
         let Some(Event::PlayerJoined { player, .. }) = events.first() else {
             return Err(ErrorCode::BadMessage);
         };

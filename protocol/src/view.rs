@@ -9,9 +9,10 @@ use crate::limits::{
     DEFAULT_ABSENCE_LIMIT_SECS, DEFAULT_HAND_SIZE, DEFAULT_MAX_SPECTATORS,
     DEFAULT_MULLIGAN_CLOCK_SECS, DEFAULT_SPELL_RANGE, DEFAULT_STARTING_LIFE, MAX_SEATS,
 };
+use crate::league::{Bonus, LeagueId, SeatDeck};
 use crate::types::{
     MulliganMode, Phase, PlayerId, PlayerStatus, Reduction, RuleSet, StageName, Standing, TableId,
-    TurnId, TurnStateName, uuid_string,
+    TurnId, TurnStateName, option_uuid_string, uuid_string,
 };
 
 /// A table's settings, fixed when it is created.
@@ -48,6 +49,9 @@ pub struct Settings {
     /// `paris` or `simultaneous` mulligans.
     #[serde(default)]
     pub mulligan: MulliganMode,
+    /// The league this table's game counts for, if any.
+    #[serde(default, with = "option_uuid_string", skip_serializing_if = "Option::is_none")]
+    pub league: Option<LeagueId>,
 }
 
 fn default_mulligan_clock() -> u32 {
@@ -74,6 +78,7 @@ impl Default for Settings {
             rules: RuleSet::Seed,
             combat_dice: false,
             mulligan: MulliganMode::Paris,
+            league: None,
         }
     }
 }
@@ -118,6 +123,13 @@ pub struct PlayerView {
     /// under the seed's rules the turns whose spheres hold him).
     #[serde(default)]
     pub stacks: Vec<TurnId>,
+    /// At a league table: his member number, deck and its power when he sat down.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deck: Option<SeatDeck>,
+    /// At a league table, once the game has started: his deck power bonus, if his deck is 5 or
+    /// more points behind the strongest (already in his life and hand size).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bonus: Option<Bonus>,
 }
 
 /// One of the simultaneous turns.
@@ -188,6 +200,13 @@ pub struct TableView {
     /// The dice secret, once revealed at the end of the game.
     #[serde(default)]
     pub dice_secret: Option<String>,
+    /// At a league table: who decides who plays first (derived in the lobby: the player whose
+    /// deck is furthest behind the strongest, by 5 points or more; after the start, who did).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_decider: Option<PlayerId>,
+    /// At a league table in its lobby: whom the decider has chosen to play first, if anyone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_choice: Option<PlayerId>,
 }
 
 impl TableView {
@@ -212,6 +231,8 @@ impl TableView {
             spectators_muted: false,
             dice_commitment: String::new(),
             dice_secret: None,
+            first_decider: None,
+            first_choice: None,
         }
     }
 

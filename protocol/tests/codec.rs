@@ -23,7 +23,7 @@ struct Kinded {
 #[test]
 fn every_client_message_round_trips() {
     let all = examples::client();
-    assert_eq!(all.len(), 35);
+    assert_eq!(all.len(), 44);
     for message in all {
         let bytes = encode_client(&message);
         assert!(!bytes.is_empty());
@@ -66,7 +66,7 @@ fn every_server_message_round_trips() {
 #[test]
 fn every_event_round_trips_inside_an_events_message() {
     let events = examples::events();
-    assert_eq!(events.len(), 32);
+    assert_eq!(events.len(), 33);
     for event in events {
         let message = ServerMessage::Events {
             table: examples::TABLE,
@@ -120,6 +120,7 @@ fn uuids_are_strings_on_the_wire() {
         name: "Alice".to_owned(),
         password: None,
         entropy: None,
+        member_token: None,
     };
     let bytes = encode_client(&message);
     let text = examples::TABLE.hyphenated().to_string();
@@ -192,6 +193,8 @@ fn create_table_defaults_and_tag_anywhere() {
             rules: Default::default(),
             combat_dice: false,
             mulligan: Default::default(),
+            league: None,
+            organiser: None,
         }
     );
 }
@@ -374,6 +377,8 @@ fn frames_packed_by_python_msgpack_decode() {
                 rules: Default::default(),
                 combat_dice: false,
                 mulligan: Default::default(),
+                league: None,
+                organiser: None,
             },
         ),
         (
@@ -384,6 +389,7 @@ fn frames_packed_by_python_msgpack_decode() {
                 name: "Zoë".to_owned(),
                 password: None,
                 entropy: None,
+                member_token: None,
             },
         ),
         (

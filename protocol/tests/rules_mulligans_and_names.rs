@@ -189,6 +189,7 @@ fn names_are_normalised_and_unsafe_reserved_taken_or_look_alike_names_are_refuse
             player: 0,
             name: "Ren\u{e9}".into(),
             entropy: String::new(),
+            deck: None,
         }]
     );
     table.handle(Actor::Host, join("Ann")).unwrap();

@@ -321,6 +321,7 @@ fn every_random_outcome_is_recomputed_from_the_revealed_secret_and_the_players_e
             Command::Join {
                 name: format!("P{i}"),
                 entropy: (*entropy).to_owned(),
+                deck: None,
             },
         );
     }
@@ -364,7 +365,8 @@ fn every_random_outcome_is_recomputed_from_the_revealed_secret_and_the_players_e
                 Actor::Host,
                 Command::Join {
                     name: "Z".into(),
-                    entropy: bad
+                    entropy: bad,
+                    deck: None,
                 }
             ),
             Err(ErrorCode::BadText)
@@ -494,6 +496,7 @@ fn verify_accepts_a_fair_game_and_names_the_first_outcome_that_was_tampered_with
             Command::Join {
                 name: format!("P{i}"),
                 entropy,
+                deck: None,
             },
         ));
     }

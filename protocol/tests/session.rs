@@ -356,7 +356,7 @@ impl Sim {
     ) -> Result<(PlayerId, Vec<Effect>), ErrorCode> {
         let now = self.at(secs);
         let name = name.to_owned();
-        self.attempt(|s| s.join(now, connection, peer, name, String::new(), token))
+        self.attempt(|s| s.join(now, connection, peer, name, String::new(), None, token))
     }
 
     /// Player `player` (the next id) joins on his connection, from his address.
@@ -443,6 +443,7 @@ impl Sim {
                 player,
                 name: name(player),
                 entropy: String::new(),
+                deck: None,
             }];
             if player == 0 {
                 expected.push(Event::HostChanged { player: Some(0) });

@@ -111,6 +111,7 @@ impl Harness {
                     peer(conn(p)),
                     format!("P{p}"),
                     String::new(),
+                    None,
                     token(p),
                 )
                 .unwrap();

@@ -83,6 +83,7 @@ fn playing(n: u16, spell_range: u8, turn_holders: Vec<PlayerId>) -> TableView {
             player,
             name: format!("P{player}"),
             entropy: String::new(),
+            deck: None,
         })
         .collect();
     events.push(Event::GameStarted {
@@ -91,6 +92,8 @@ fn playing(n: u16, spell_range: u8, turn_holders: Vec<PlayerId>) -> TableView {
         turn_holders,
         commitment: String::new(),
         first_player_chosen: false,
+        bonuses: Vec::new(),
+        first_decided_by: None,
     });
     events.extend((0..n).map(|player| Event::Kept {
         player,
@@ -108,6 +111,7 @@ fn a_gap_is_reported_and_changes_nothing() {
         player: 0,
         name: "A".to_owned(),
         entropy: String::new(),
+        deck: None,
     };
     let before = view.clone();
     assert_eq!(
@@ -165,6 +169,7 @@ fn unknown_players_and_turns_are_errors_and_change_nothing() {
                 player: 7,
                 name: "Late".to_owned(),
                 entropy: String::new(),
+                deck: None,
             }
         ),
         Err(ApplyError::Invalid(_))
@@ -182,17 +187,20 @@ fn lobby_joins_and_leaves() {
                 player: 0,
                 name: "A".to_owned(),
                 entropy: String::new(),
+                deck: None,
             },
             Event::PlayerJoined {
                 player: 1,
                 name: "B".to_owned(),
                 entropy: String::new(),
+                deck: None,
             },
             Event::HostChanged { player: Some(0) },
             Event::PlayerJoined {
                 player: 2,
                 name: "C".to_owned(),
                 entropy: String::new(),
+                deck: None,
             },
             Event::PlayerLeft { player: 1 },
             Event::ConnectionChanged {
@@ -232,6 +240,7 @@ fn game_start_seats_players_and_mulligans_go_round_from_the_first_player() {
                 player,
                 name: format!("P{player}"),
                 entropy: String::new(),
+                deck: None,
             })
             .collect::<Vec<_>>(),
     );
@@ -243,6 +252,8 @@ fn game_start_seats_players_and_mulligans_go_round_from_the_first_player() {
             turn_holders: vec![3],
             commitment: String::new(),
             first_player_chosen: false,
+            bonuses: Vec::new(),
+            first_decided_by: None,
         }],
     );
     assert_eq!(view.stage, StageName::Mulligan);
@@ -572,11 +583,13 @@ fn a_second_start_or_a_bad_seating_is_refused() {
                 player: 0,
                 name: "A".to_owned(),
                 entropy: String::new(),
+                deck: None,
             },
             Event::PlayerJoined {
                 player: 1,
                 name: "B".to_owned(),
                 entropy: String::new(),
+                deck: None,
             },
         ],
     );
@@ -587,6 +600,8 @@ fn a_second_start_or_a_bad_seating_is_refused() {
             turn_holders: vec![0],
             commitment: String::new(),
             first_player_chosen: false,
+            bonuses: Vec::new(),
+            first_decided_by: None,
         },
         Event::GameStarted {
             seating: vec![0],
@@ -594,6 +609,8 @@ fn a_second_start_or_a_bad_seating_is_refused() {
             turn_holders: vec![0],
             commitment: String::new(),
             first_player_chosen: false,
+            bonuses: Vec::new(),
+            first_decided_by: None,
         },
         Event::GameStarted {
             seating: vec![0, 1],
@@ -601,6 +618,8 @@ fn a_second_start_or_a_bad_seating_is_refused() {
             turn_holders: vec![0],
             commitment: String::new(),
             first_player_chosen: false,
+            bonuses: Vec::new(),
+            first_decided_by: None,
         },
         Event::GameStarted {
             seating: vec![0, 1],
@@ -608,6 +627,8 @@ fn a_second_start_or_a_bad_seating_is_refused() {
             turn_holders: vec![6],
             commitment: String::new(),
             first_player_chosen: false,
+            bonuses: Vec::new(),
+            first_decided_by: None,
         },
         Event::Kept {
             player: 0,
@@ -626,6 +647,8 @@ fn a_second_start_or_a_bad_seating_is_refused() {
         turn_holders: vec![0],
         commitment: String::new(),
         first_player_chosen: false,
+        bonuses: Vec::new(),
+        first_decided_by: None,
     };
     view.apply(3, &start).unwrap();
     assert!(view.apply(4, &start).is_err());

@@ -23,7 +23,7 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
-use crate::conn::{Conn, close_reason};
+use crate::conn::{Conn, Refusal, close_reason};
 use crate::http;
 use crate::lobby::{self, Entry, RoomMsg, Shared};
 use crate::metrics::Metrics;
@@ -475,6 +475,22 @@ async fn handle(
                 Err(code) => conn.reject(Some(&request), code),
             }
         }
+        (
+            _,
+            request @ (ClientMessage::CreateLeague { .. }
+            | ClientMessage::ListLeagues { .. }
+            | ClientMessage::JoinLeague { .. }
+            | ClientMessage::GetLeague { .. }
+            | ClientMessage::GetDeck { .. }
+            | ClientMessage::RegisterDeck { .. }
+            | ClientMessage::Buy { .. }
+            | ClientMessage::TakeRemedy { .. }),
+        ) => match crate::leagues::answer(&request, conn.peer, shared).await {
+            Ok(answer) => {
+                conn.send_message(&answer);
+            }
+            Err(refusal) => conn.reject(Some(&request), refusal),
+        },
         (_, ClientMessage::ListTables { id, from, limit }) => {
             conn.send_message(&list_tables(shared, id, from, limit));
         }
@@ -639,6 +655,7 @@ async fn list_replays(
         finished_at_ms: r.finished_at_ms,
         events: r.events,
         password: r.password,
+        league: r.league,
     });
     let replays = fill_page(summaries, max, page_bytes(shared));
     let end = from.saturating_add(u32::try_from(replays.len()).unwrap_or(u32::MAX));
@@ -753,7 +770,7 @@ async fn get_events(
 
 /// Checks a password against a table's hash, off the async threads, limiting wrong guesses per
 /// address and table.
-async fn check_password(
+pub(crate) async fn check_password(
     shared: &Arc<Shared>,
     peer: IpAddr,
     table: wire::TableId,
@@ -786,13 +803,14 @@ async fn enter(
     request: &ClientMessage,
     conn: &Conn,
     shared: &Arc<Shared>,
-) -> Result<lobby::Membership, ErrorCode> {
+) -> Result<lobby::Membership, Refusal> {
     let (table, password, entry) = match request {
         ClientMessage::Join {
             table,
             name,
             password,
             entropy,
+            member_token,
             ..
         } => (
             *table,
@@ -800,6 +818,8 @@ async fn enter(
             Entry::Join {
                 name: name.clone(),
                 entropy: entropy.clone().unwrap_or_default(),
+                league: None,
+                member_token: *member_token,
             },
         ),
         ClientMessage::Watch {
@@ -808,20 +828,36 @@ async fn enter(
         ClientMessage::Resume { table, token, .. } => {
             (*table, None, Entry::Resume { token: *token })
         }
-        _ => return Err(ErrorCode::BadMessage),
+        _ => return Err(ErrorCode::BadMessage.into()),
     };
-    let (tx, hash) = shared
+    let (tx, hash, league) = shared
         .tables
         .get(&table)
-        .map(|e| (e.tx.clone(), e.password.clone()))
+        .map(|e| (e.tx.clone(), e.password.clone(), e.summary.borrow().league))
         .ok_or(ErrorCode::UnknownTable)?;
+    // At a league table the member sits down with his name and deck, found by his token.
+    let mut entry = entry;
+    if let (
+        Entry::Join {
+            name,
+            league: seat,
+            member_token,
+            ..
+        },
+        Some(league),
+    ) = (&mut entry, league)
+    {
+        let found = crate::leagues::seat(shared, league, *member_token).await?;
+        name.clone_from(&found.name);
+        *seat = Some(found);
+    }
     if let Some(hash) = hash
         && !matches!(entry, Entry::Resume { .. })
     {
         check_password(shared, conn.peer, table, hash, password).await?;
     }
     if matches!(entry, Entry::Watch) && !shared.may_watch(conn.peer, Instant::now()) {
-        return Err(ErrorCode::RateLimited);
+        return Err(ErrorCode::RateLimited.into());
     }
     let spectator = match entry {
         Entry::Watch => Some(
@@ -839,7 +875,7 @@ async fn enter(
         reply,
     };
     if tx.send(enter).await.is_err() {
-        return Err(ErrorCode::UnknownTable);
+        return Err(ErrorCode::UnknownTable.into());
     }
     match answer.await {
         Ok(Ok(_role)) => Ok(lobby::Membership {
@@ -847,8 +883,8 @@ async fn enter(
             table,
             _spectator: spectator,
         }),
-        Ok(Err(code)) => Err(code),
-        Err(_) => Err(ErrorCode::UnknownTable),
+        Ok(Err(code)) => Err(code.into()),
+        Err(_) => Err(ErrorCode::UnknownTable.into()),
     }
 }
 

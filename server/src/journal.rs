@@ -80,7 +80,7 @@ use uuid::Uuid;
 pub const DB_FILE: &str = "grand-melee.sqlite3";
 
 /// The schema version this server writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// How long a connection waits for a lock held by another connection before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -100,7 +100,7 @@ const PRUNE_CHUNK: usize = 100;
 type Migration = fn(&rusqlite::Transaction<'_>) -> Result<(), JournalError>;
 
 /// Every migration step in order. To add a version: append a step and bump [`SCHEMA_VERSION`].
-const MIGRATIONS: &[Migration] = &[migrate_0_to_1, migrate_1_to_2];
+const MIGRATIONS: &[Migration] = &[migrate_0_to_1, migrate_1_to_2, migrate_2_to_3];
 
 const _: () = assert!(MIGRATIONS.len() == SCHEMA_VERSION as usize);
 
@@ -170,6 +170,46 @@ fn migrate_1_to_2(tx: &rusqlite::Transaction<'_>) -> Result<(), JournalError> {
     }
     tx.pragma_update(None, "secure_delete", "OFF")?;
     Ok(())
+}
+
+/// Version 3: Ascension leagues. `melee_tables.league_id` names a league game's league;
+/// `leagues`, `league_members` and `ledger` hold the leagues, their members and every deck's
+/// ledger (see `crate::leagues`).
+fn migrate_2_to_3(tx: &rusqlite::Transaction<'_>) -> Result<(), JournalError> {
+    Ok(tx.execute_batch(
+        "ALTER TABLE melee_tables ADD COLUMN league_id BLOB CHECK (length(league_id) = 16);
+         CREATE INDEX melee_tables_league ON melee_tables (league_id)
+             WHERE league_id IS NOT NULL;
+         CREATE TABLE leagues (
+             id            BLOB    NOT NULL PRIMARY KEY CHECK (length(id) = 16),
+             name          TEXT    NOT NULL,
+             name_key      TEXT    NOT NULL UNIQUE,
+             password      TEXT,
+             organiser     BLOB    NOT NULL CHECK (length(organiser) = 16),
+             created_at_ms INTEGER NOT NULL CHECK (created_at_ms >= 0)
+         ) STRICT, WITHOUT ROWID;
+         CREATE TABLE league_members (
+             league_id    BLOB    NOT NULL REFERENCES leagues (id),
+             member       INTEGER NOT NULL CHECK (member >= 0),
+             name         TEXT    NOT NULL,
+             name_key     TEXT    NOT NULL,
+             token        BLOB    NOT NULL UNIQUE CHECK (length(token) = 16),
+             joined_at_ms INTEGER NOT NULL CHECK (joined_at_ms >= 0),
+             PRIMARY KEY (league_id, member),
+             UNIQUE (league_id, name_key)
+         ) STRICT, WITHOUT ROWID;
+         CREATE TABLE ledger (
+             league_id BLOB    NOT NULL,
+             member    INTEGER NOT NULL,
+             seq       INTEGER NOT NULL CHECK (seq >= 1),
+             at_ms     INTEGER NOT NULL CHECK (at_ms >= 0),
+             table_id  BLOB    CHECK (length(table_id) = 16),
+             entry     BLOB    NOT NULL,
+             PRIMARY KEY (league_id, member, seq),
+             FOREIGN KEY (league_id, member) REFERENCES league_members (league_id, member),
+             UNIQUE (league_id, member, table_id)
+         ) STRICT, WITHOUT ROWID;",
+    )?)
 }
 
 /// How hard each commit is pushed to disk before the writes in it are acknowledged.
@@ -309,6 +349,14 @@ pub enum JournalError {
     /// The writer thread panicked.
     #[error("the journal's writer thread panicked")]
     WriterPanicked,
+    /// A league operation was refused by the league's rules (nothing was written).
+    #[error("{message}")]
+    Refused {
+        /// The error code for the client.
+        code: grand_melee_protocol::ErrorCode,
+        /// What exactly is wrong.
+        message: String,
+    },
 }
 
 /// A table as created: what is needed to rebuild it, besides its events.
@@ -320,6 +368,8 @@ pub struct TableRecord {
     /// The table's settings (including its seed), encoded by the caller.
     pub settings: Vec<u8>,
     pub created_at_ms: u64,
+    /// The league whose game this is, if any.
+    pub league: Option<Uuid>,
 }
 
 /// A table as stored: its record, seat tokens, metadata and every event.
@@ -347,6 +397,8 @@ pub struct ReplaySummary {
     pub events: u64,
     /// Whether the table had a password.
     pub password: bool,
+    /// The league it was played in, if any.
+    pub league: Option<Uuid>,
 }
 
 /// One page of a finished game's events, with what is needed to read them.
@@ -502,7 +554,9 @@ enum Op {
     Finish {
         table: Uuid,
         finished_at_ms: u64,
+        credits: Vec<crate::leagues::Credit>,
     },
+    League(crate::leagues::LeagueWrite),
     DeleteTable(Uuid),
     PruneReplays {
         finished_before_ms: u64,
@@ -527,7 +581,7 @@ impl Op {
             | Op::SetMeta { table, .. }
             | Op::Finish { table, .. }
             | Op::DeleteTable(table) => Some(*table),
-            Op::CreateTable(_) | Op::PruneReplays { .. } => None,
+            Op::CreateTable(_) | Op::PruneReplays { .. } | Op::League(_) => None,
         }
     }
 }
@@ -800,14 +854,31 @@ impl Journal {
     }
 
     /// Marks the game finished at `finished_at_ms`; it is kept as a replay and no longer
-    /// returned by [`Journal::unfinished_tables`].
-    pub async fn finish(&self, table: Uuid, finished_at_ms: u64) -> Result<(), JournalError> {
+    /// returned by [`Journal::unfinished_tables`]. A league game's `credits` are written to the
+    /// decks' ledgers in the same step, and only the first time: finishing a table that is
+    /// already finished credits nothing (a recovered table finishes again).
+    pub async fn finish(
+        &self,
+        table: Uuid,
+        finished_at_ms: u64,
+        credits: Vec<crate::leagues::Credit>,
+    ) -> Result<(), JournalError> {
         self.submit(Op::Finish {
             table,
             finished_at_ms,
+            credits,
         })
         .await
         .map(drop)
+    }
+
+    /// Carries out a league write in the writer's transaction; returns what it says it returns
+    /// (see [`crate::leagues::LeagueWrite`]).
+    pub(crate) async fn league_write(
+        &self,
+        write: crate::leagues::LeagueWrite,
+    ) -> Result<u64, JournalError> {
+        self.submit(Op::League(write)).await
     }
 
     /// Deletes a table with everything it has (for tables abandoned before they started).
@@ -898,7 +969,7 @@ impl Journal {
 
             let scan = (|| -> Result<(), JournalError> {
                 let mut stmt = conn.prepare(
-                    "SELECT id, name, password, settings, created_at_ms, finished_at_ms
+                    "SELECT id, name, password, settings, created_at_ms, finished_at_ms, league_id
                      FROM melee_tables NOT INDEXED",
                 )?;
                 let mut rows = stmt.query([])?;
@@ -983,7 +1054,7 @@ impl Journal {
             let mut stmt = conn.prepare_cached(
                 "SELECT t.id, t.name, t.created_at_ms, t.finished_at_ms,
                         (SELECT count(*) FROM events e WHERE e.table_id = t.id),
-                        t.password IS NOT NULL
+                        t.password IS NOT NULL, t.league_id
                  FROM melee_tables t WHERE t.finished_at_ms IS NOT NULL
                  ORDER BY t.finished_at_ms DESC, t.created_at_ms DESC, t.id",
             )?;
@@ -997,6 +1068,7 @@ impl Journal {
                     finished_at_ms: u64_column(row, 3, "finished_at_ms")?,
                     events: u64_column(row, 4, "event count")?,
                     password: row.get(5)?,
+                    league: optional_uuid_column(row, 6)?,
                 });
             }
             Ok(replays)
@@ -1019,7 +1091,7 @@ impl Journal {
             let mut stmt = conn.prepare_cached(
                 "SELECT t.id, t.name, t.created_at_ms, t.finished_at_ms,
                         (SELECT count(*) FROM events e WHERE e.table_id = t.id),
-                        t.password IS NOT NULL
+                        t.password IS NOT NULL, t.league_id
                  FROM melee_tables t WHERE t.finished_at_ms IS NOT NULL
                  ORDER BY t.finished_at_ms DESC, t.created_at_ms DESC, t.id
                  LIMIT ?1 OFFSET ?2",
@@ -1034,6 +1106,7 @@ impl Journal {
                     finished_at_ms: u64_column(row, 3, "finished_at_ms")?,
                     events: u64_column(row, 4, "event count")?,
                     password: row.get(5)?,
+                    league: optional_uuid_column(row, 6)?,
                 });
             }
             Ok((replays, u32::try_from(total).unwrap_or(u32::MAX)))
@@ -1052,7 +1125,7 @@ impl Journal {
         self.read(|conn| {
             let head = {
                 let mut stmt = conn.prepare_cached(
-                    "SELECT id, name, password, settings, created_at_ms, finished_at_ms
+                    "SELECT id, name, password, settings, created_at_ms, finished_at_ms, league_id
                      FROM melee_tables WHERE id = ?1 AND finished_at_ms IS NOT NULL",
                 )?;
                 let mut rows = stmt.query([table.as_bytes().as_slice()])?;
@@ -1156,7 +1229,7 @@ impl Journal {
     }
 
     /// Runs `f` in one read transaction on the read-only connection.
-    fn read<T>(
+    pub(crate) fn read<T>(
         &self,
         f: impl FnOnce(&Connection) -> Result<T, JournalError>,
     ) -> Result<T, JournalError> {
@@ -1485,15 +1558,16 @@ fn apply(conn: &Connection, op: &Op, untouchable: &HashSet<Uuid>) -> Result<u64,
         Op::CreateTable(record) => {
             let created = to_i64(record.created_at_ms, "created_at_ms")?;
             conn.prepare_cached(
-                "INSERT INTO melee_tables (id, name, password, settings, created_at_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                "INSERT INTO melee_tables (id, name, password, settings, created_at_ms, league_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?
             .execute(params![
                 record.id.as_bytes().as_slice(),
                 record.name,
                 record.password,
                 record.settings,
-                created
+                created,
+                record.league.as_ref().map(|l| l.as_bytes().to_vec())
             ])
             .map_err(|error| match constraint(&error) {
                 Some(ffi::SQLITE_CONSTRAINT_PRIMARYKEY) => JournalError::TableExists(record.id),
@@ -1569,17 +1643,29 @@ fn apply(conn: &Connection, op: &Op, untouchable: &HashSet<Uuid>) -> Result<u64,
         Op::Finish {
             table,
             finished_at_ms,
+            credits,
         } => {
-            let changed = conn
-                .prepare_cached("UPDATE melee_tables SET finished_at_ms = ?2 WHERE id = ?1")?
-                .execute(params![
-                    table.as_bytes().as_slice(),
-                    to_i64(*finished_at_ms, "finished_at_ms")?
-                ])?;
-            if changed == 0 {
-                return Err(JournalError::UnknownTable(*table));
+            let exists: Option<Option<i64>> = conn
+                .prepare_cached("SELECT finished_at_ms FROM melee_tables WHERE id = ?1")?
+                .query_row([table.as_bytes().as_slice()], |row| row.get(0))
+                .optional()?;
+            match exists {
+                None => return Err(JournalError::UnknownTable(*table)),
+                // Finished before (a recovered table finishes again): its credits are in.
+                Some(Some(_)) => {}
+                Some(None) => {
+                    conn.prepare_cached(
+                        "UPDATE melee_tables SET finished_at_ms = ?2 WHERE id = ?1",
+                    )?
+                    .execute(params![
+                        table.as_bytes().as_slice(),
+                        to_i64(*finished_at_ms, "finished_at_ms")?
+                    ])?;
+                    crate::leagues::credit(conn, *table, *finished_at_ms, credits)?;
+                }
             }
         }
+        Op::League(write) => return crate::leagues::apply(conn, write),
         Op::DeleteTable(table) => {
             let id = table.as_bytes().as_slice();
             conn.prepare_cached("DELETE FROM events WHERE table_id = ?1")?
@@ -1680,7 +1766,18 @@ fn optional_u64_column(
         .transpose()
 }
 
-/// A row of `SELECT id, name, password, settings, created_at_ms, finished_at_ms`.
+/// An optional uuid column.
+pub(crate) fn optional_uuid_column(
+    row: &rusqlite::Row<'_>,
+    index: usize,
+) -> Result<Option<Uuid>, JournalError> {
+    let value: Option<Vec<u8>> = row.get(index)?;
+    value
+        .map(|v| Uuid::from_slice(&v).map_err(|_| JournalError::Corrupt("a uuid is not 16 bytes".into())))
+        .transpose()
+}
+
+/// A row of `SELECT id, name, password, settings, created_at_ms, finished_at_ms, league_id`.
 fn table_head(row: &rusqlite::Row<'_>) -> Result<(TableRecord, Option<u64>), JournalError> {
     let record = TableRecord {
         id: uuid_column(row, 0, "table id")?,
@@ -1688,6 +1785,7 @@ fn table_head(row: &rusqlite::Row<'_>) -> Result<(TableRecord, Option<u64>), Jou
         password: row.get(2)?,
         settings: row.get(3)?,
         created_at_ms: u64_column(row, 4, "created_at_ms")?,
+        league: optional_uuid_column(row, 6)?,
     };
     Ok((record, optional_u64_column(row, 5, "finished_at_ms")?))
 }
@@ -1698,7 +1796,7 @@ fn table_by_id(
     id: Uuid,
 ) -> Result<Option<(TableRecord, Option<u64>)>, JournalError> {
     let mut stmt = conn.prepare_cached(
-        "SELECT id, name, password, settings, created_at_ms, finished_at_ms
+        "SELECT id, name, password, settings, created_at_ms, finished_at_ms, league_id
          FROM melee_tables WHERE id = ?1",
     )?;
     let mut rows = stmt.query([id.as_bytes().as_slice()])?;

@@ -18,6 +18,7 @@ mod conn;
 mod connection;
 mod http;
 pub mod journal;
+pub mod leagues;
 mod lobby;
 pub mod metrics;
 mod password;

@@ -40,6 +40,10 @@ pub(crate) enum Entry {
         name: String,
         /// What the client contributes to the table's dice.
         entropy: String,
+        /// At a league table: the member's seat (looked up by the connection).
+        league: Option<crate::leagues::LeagueSeat>,
+        /// At a league table: the member token the request gave.
+        member_token: Option<grand_melee_protocol::league::MemberToken>,
     },
     /// Watch (the password, if any, was checked by the connection).
     Watch,
@@ -179,6 +183,20 @@ impl Shared {
     /// Reserves a place for a new table created from `ip`, or says why not. The place is taken
     /// atomically (concurrent creations can never pass the caps) and given back when the
     /// returned slot is dropped: when creation fails, or when the table's actor ends.
+    /// Whether `ip` may create a league now: league creations share the address's
+    /// `--table-creations-per-minute` budget with table creations.
+    pub(crate) fn may_create_league(&self, ip: IpAddr, now: std::time::Instant) -> bool {
+        let per_minute = self.config.table_creations_per_minute;
+        if per_minute == 0 {
+            return true;
+        }
+        let per_minute = f64::from(per_minute);
+        self.creations
+            .entry(ip)
+            .or_insert_with(|| TokenBucket::new(per_minute, per_minute / 60.0, now))
+            .take(now)
+    }
+
     pub(crate) fn reserve_table(
         self: &Arc<Self>,
         ip: Option<IpAddr>,

@@ -16,6 +16,8 @@ use tokio::sync::{mpsc, watch};
 use tracing::{debug, error, info, warn};
 use uuid::Uuid;
 
+use grand_melee_protocol::PlayerId;
+use grand_melee_protocol::league::{Deck, MemberId};
 use grand_melee_protocol::rules::TableConfig;
 use grand_melee_protocol::session::{Effect, Role, Session, Timing};
 
@@ -36,6 +38,9 @@ struct StoredSettings {
     mulligan_clock_secs: u32,
     #[serde(default = "default_max_spectators")]
     max_spectators: u32,
+    /// The league whose game this is, if any.
+    #[serde(default)]
+    league: Option<Uuid>,
 }
 
 fn default_mulligan_clock() -> u32 {
@@ -63,6 +68,7 @@ impl StoredSettings {
             rules: self.config.rule_set,
             combat_dice: self.config.combat_dice,
             mulligan: self.config.mulligan,
+            league: self.league,
         }
     }
 }
@@ -104,11 +110,16 @@ pub(crate) async fn create(
         rules,
         combat_dice,
         mulligan,
+        league,
+        organiser,
         ..
     } = request
     else {
         return Err(ErrorCode::BadMessage.into());
     };
+    if let Some(league) = league {
+        crate::leagues::check_organiser(shared, *league, *organiser).await?;
+    }
     let name = text::normalize_name(name).map_err(|error| error.code())?;
     if password
         .as_ref()
@@ -135,6 +146,7 @@ pub(crate) async fn create(
             rule_set: *rules,
             combat_dice: *combat_dice,
             mulligan: *mulligan,
+            league: league.is_some(),
             seed: seed.unwrap_or_else(|| Uuid::new_v4().as_u64_pair().0),
             secret: draw_secret(),
             ..TableConfig::default()
@@ -143,6 +155,7 @@ pub(crate) async fn create(
         absence_limit_secs: *absence_limit_secs,
         mulligan_clock_secs: *mulligan_clock_secs,
         max_spectators: *max_spectators,
+        league: *league,
     };
     if settings.max_spectators > wire::MAX_SPECTATORS {
         return Err(Refusal::settings(format!(
@@ -183,6 +196,7 @@ pub(crate) async fn create(
         password: password.clone(),
         settings: rmp_serde::to_vec_named(&settings).map_err(|_| ErrorCode::BadSettings)?,
         created_at_ms: now_ms(),
+        league: *league,
     };
     shared.journal.create_table(record).await.map_err(|error| {
         error!(%error, "journaling a new table");
@@ -313,7 +327,8 @@ enum JournalOp {
     SetSeat { player: u16, token: Uuid },
     RemoveSeat { player: u16 },
     SetMeta { key: &'static str, value: Vec<u8> },
-    Finish,
+    /// The game-over mark, with a league game's credits (written in the same step).
+    Finish { credits: Vec<crate::leagues::Credit> },
 }
 
 /// The journal's per-table metadata key of the addresses banned from the table (a MessagePack
@@ -368,6 +383,9 @@ struct Room {
     /// The game-over mark is in the journal: the replay is complete, and what happens at the
     /// table afterwards (chat, people leaving) is not journaled.
     finish_journaled: bool,
+    /// At a league table: the opponent of each seated member's last game, if it had two
+    /// players (the league rule: never the same opponent twice in a row).
+    last_duels: std::collections::HashMap<PlayerId, Option<MemberId>>,
     /// The table's place under `--max-tables` and its creator's `--max-tables-per-ip`, given
     /// back when the actor ends.
     _slot: TableSlot,
@@ -405,6 +423,7 @@ impl Room {
             rules: config.rule_set,
             combat_dice: config.combat_dice,
             mulligan: config.mulligan,
+            league: session.settings().league,
         };
         Self {
             id,
@@ -418,6 +437,7 @@ impl Room {
             outbox_since: None,
             unjournaled: None,
             journal_ops: Vec::new(),
+            last_duels: std::collections::HashMap::new(),
             broken: false,
             finish_journaled: false,
             _slot: slot,
@@ -572,11 +592,23 @@ impl Room {
     fn enter(&mut self, conn: Conn, request_id: u32, entry: Entry) -> Result<Role, ErrorCode> {
         let now = Instant::now();
         let (role, token) = match entry {
-            Entry::Join { name, entropy } => {
+            Entry::Join {
+                name,
+                entropy,
+                league,
+                ..
+            } => {
                 let token = Uuid::new_v4();
-                let player = self
-                    .session
-                    .join(now, conn.id, conn.peer, name, entropy, token)?;
+                if let Some(seat) = &league {
+                    self.check_duel(seat.deck.member, seat.last_duel, 1)?;
+                }
+                let deck = league.as_ref().map(|seat| seat.deck.clone());
+                let player =
+                    self.session
+                        .join(now, conn.id, conn.peer, name, entropy, deck, token)?;
+                if let Some(seat) = league {
+                    self.last_duels.insert(player, seat.last_duel);
+                }
                 info!(table = %self.id, player, "player joined");
                 (Role::Player(player), Some(token))
             }
@@ -595,6 +627,77 @@ impl Room {
         self.carry_out(now);
         self.admit(conn, role, request_id, token);
         Ok(role)
+    }
+
+    /// The league rule: in a two-player league game nobody plays the opponent of his last game
+    /// if that was a two-player game too. `member` (whose last duel was against `last_duel`)
+    /// would make the table's players `seated + joining`.
+    fn check_duel(
+        &self,
+        member: MemberId,
+        last_duel: Option<MemberId>,
+        joining: usize,
+    ) -> Result<(), ErrorCode> {
+        let table = self.session.table();
+        let seats = usize::from(table.config().seats);
+        let players = table.lobby().len() + joining;
+        if !(seats == 2 || (joining == 0 && players == 2)) {
+            return Ok(());
+        }
+        let decks = self.session.view(self.id, &self.name).players;
+        for other in decks.iter().filter_map(|p| p.deck.as_ref().map(|d| (p.player, d))) {
+            let (player, deck) = other;
+            if deck.member == member {
+                continue;
+            }
+            let theirs = self.last_duels.get(&player).copied().flatten();
+            if last_duel == Some(deck.member) || theirs == Some(member) {
+                return Err(ErrorCode::SameOpponent);
+            }
+        }
+        Ok(())
+    }
+
+    /// A league table that would start as a two-player game between last game's opponents.
+    fn league_start_refusal(&self, request: &ClientMessage) -> Option<ErrorCode> {
+        if !matches!(request, ClientMessage::Start { .. }) || self.last_duels.is_empty() {
+            return None;
+        }
+        let view = self.session.view(self.id, &self.name);
+        let first = view.players.first()?;
+        let member = first.deck.as_ref()?.member;
+        let last = self.last_duels.get(&first.player).copied().flatten();
+        self.check_duel(member, last, 0).err()
+    }
+
+    /// The credits of a finished league game: each deck's mana points, place and opponents.
+    fn credits(&self) -> Vec<crate::leagues::Credit> {
+        let Some(league) = self.session.settings().league else {
+            return Vec::new();
+        };
+        let view = self.session.view(self.id, &self.name);
+        let players = u8::try_from(view.players.len()).unwrap_or(u8::MAX);
+        let members: Vec<(PlayerId, MemberId)> = view
+            .players
+            .iter()
+            .filter_map(|p| Some((p.player, p.deck.as_ref()?.member)))
+            .collect();
+        view.standings
+            .iter()
+            .filter_map(|standing| {
+                let (_, member) = members.iter().find(|(p, _)| *p == standing.player)?;
+                let opponents = members
+                    .iter()
+                    .filter(|(p, _)| *p != standing.player)
+                    .map(|(_, m)| *m)
+                    .collect();
+                Some(crate::leagues::Credit {
+                    league,
+                    member: *member,
+                    entry: Deck::credit(self.id, &self.name, standing, players, opponents),
+                })
+            })
+            .collect()
     }
 
     /// Adds a member and queues its answer and a snapshot (in that order, on its own queue).
@@ -638,7 +741,10 @@ impl Room {
             self.send(&conn, &snapshot);
             return;
         }
-        let result = self.session.request(received, connection, &request);
+        let result = match self.league_start_refusal(&request) {
+            Some(code) => Err(code),
+            None => self.session.request(received, connection, &request),
+        };
         self.carry_out(received);
         match result {
             Ok(seq) => self.send(
@@ -680,7 +786,8 @@ impl Room {
                 }
                 Effect::Finished => {
                     info!(table = %self.id, "game over");
-                    self.journal_ops.push(JournalOp::Finish);
+                    let credits = self.credits();
+                    self.journal_ops.push(JournalOp::Finish { credits });
                 }
                 Effect::Close {
                     connection,
@@ -736,8 +843,8 @@ impl Room {
                 }
                 JournalOp::RemoveSeat { player } => journal.remove_seat(table, player).await?,
                 JournalOp::SetMeta { key, value } => journal.set_meta(table, key, value).await?,
-                JournalOp::Finish => {
-                    journal.finish(table, now_ms()).await?;
+                JournalOp::Finish { credits } => {
+                    journal.finish(table, now_ms(), credits).await?;
                     self.finish_journaled = true;
                 }
             }

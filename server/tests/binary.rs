@@ -233,6 +233,7 @@ async fn a_damaged_journal_stops_the_binary_with_the_reason_on_stderr_unless_all
                 password: None,
                 settings: vec![0],
                 created_at_ms: 1,
+                league: None,
             })
             .await
             .unwrap();

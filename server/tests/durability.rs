@@ -549,12 +549,13 @@ async fn replays_past_their_retention_are_deleted_by_the_maintenance_at_start() 
                     password: None,
                     settings: vec![0],
                     created_at_ms: finished - 1,
+                    league: None,
                 })
                 .await
                 .unwrap();
             journal.append(id, 1, vec![vec![1], vec![2]]).await.unwrap();
             journal.set_seat(id, 0, uuid::Uuid::new_v4()).await.unwrap();
-            journal.finish(id, finished).await.unwrap();
+            journal.finish(id, finished, Vec::new()).await.unwrap();
         }
         journal.close().await.unwrap();
     }
@@ -654,6 +655,7 @@ async fn a_table_that_cannot_be_rebuilt_is_refused_then_counted_and_kept() {
                 password: None,
                 settings: vec![0xc1],
                 created_at_ms: 1,
+                league: None,
             })
             .await
             .unwrap();

@@ -22,6 +22,7 @@ mod journal {
             password: None,
             settings: vec![1, 2, 3, name.len() as u8],
             created_at_ms,
+            league: None,
         }
     }
 
@@ -77,12 +78,12 @@ mod journal {
             .unwrap();
 
         journal.append(done.id, 0, events(0, 4)).await.unwrap();
-        journal.finish(done.id, 9_000).await.unwrap();
+        journal.finish(done.id, 9_000, Vec::new()).await.unwrap();
         journal
             .append(older_done.id, 1, events(1, 2))
             .await
             .unwrap();
-        journal.finish(older_done.id, 3_000).await.unwrap();
+        journal.finish(older_done.id, 3_000, Vec::new()).await.unwrap();
 
         let unfinished = journal.unfinished_tables().unwrap();
         assert_eq!(unfinished.unreadable, vec![]);
@@ -181,7 +182,7 @@ mod journal {
             Err(JournalError::UnknownTable(_))
         ));
         assert!(matches!(
-            journal.finish(ghost, 1).await,
+            journal.finish(ghost, 1, Vec::new()).await,
             Err(JournalError::UnknownTable(_))
         ));
         journal.remove_seat(ghost, 0).await.unwrap();
@@ -190,7 +191,7 @@ mod journal {
         let table = record("t", 1);
         journal.create_table(table.clone()).await.unwrap();
         journal.append(table.id, 0, events(0, 2)).await.unwrap();
-        journal.finish(table.id, 10).await.unwrap();
+        journal.finish(table.id, 10, Vec::new()).await.unwrap();
         assert!(matches!(
             journal.append(table.id, 2, events(2, 1)).await,
             Err(JournalError::TableFinished(_))
@@ -377,7 +378,7 @@ mod journal {
             assert_eq!(journal.durability(), Durability::Normal);
             journal.create_table(table.clone()).await.unwrap();
             journal.append(table.id, 0, events(0, 20)).await.unwrap();
-            journal.finish(table.id, 5).await.unwrap();
+            journal.finish(table.id, 5, Vec::new()).await.unwrap();
             journal.close().await.unwrap();
         }
         // A journal written with one mode opens with the other.
@@ -647,7 +648,7 @@ mod journal {
             journal.set_meta(a.id, "host", vec![1]).await,
             journal.remove_seat(a.id, 0).await,
             journal.delete_table(a.id).await,
-            journal.finish(a.id, 5).await,
+            journal.finish(a.id, 5, Vec::new()).await,
         ] {
             assert!(
                 matches!(result, Err(JournalError::KeptUntouched(id)) if id == a.id),
@@ -716,7 +717,7 @@ mod journal {
             journal.create_table(table.clone()).await.unwrap();
             journal.append(table.id, 0, events(0, 3)).await.unwrap();
         }
-        journal.finish(done.id, 10).await.unwrap();
+        journal.finish(done.id, 10, Vec::new()).await.unwrap();
         journal.close().await.unwrap();
         let path = dir.path().join(DB_FILE);
         let root: i64 = {
@@ -758,7 +759,7 @@ mod journal {
         assert_eq!(unfinished.tables[0].events, numbered(0, 3));
         // Accepting the damage rebuilds the index, so the table's end can be written.
         journal.accept_damage().unwrap();
-        journal.finish(live.id, 20).await.unwrap();
+        journal.finish(live.id, 20, Vec::new()).await.unwrap();
         journal.close().await.unwrap();
         let check: String = rusqlite::Connection::open(&path)
             .unwrap()
@@ -922,7 +923,7 @@ mod journal {
             journal.append(table.id, 0, events(0, 2)).await.unwrap();
             journal.set_seat(table.id, 0, Uuid::new_v4()).await.unwrap();
             journal.set_meta(table.id, "host", vec![0]).await.unwrap();
-            journal.finish(table.id, 1_000 + i).await.unwrap();
+            journal.finish(table.id, 1_000 + i, Vec::new()).await.unwrap();
             old.push(table);
         }
         let recent = record("recent", 1);
@@ -932,8 +933,8 @@ mod journal {
             journal.create_table(table.clone()).await.unwrap();
             journal.append(table.id, 0, events(0, 2)).await.unwrap();
         }
-        journal.finish(recent.id, 5_000).await.unwrap();
-        journal.finish(untouchable.id, 10).await.unwrap();
+        journal.finish(recent.id, 5_000, Vec::new()).await.unwrap();
+        journal.finish(untouchable.id, 10, Vec::new()).await.unwrap();
         journal.keep_untouched([untouchable.id]);
 
         assert_eq!(journal.prune_replays(5_000).await.unwrap(), 130);

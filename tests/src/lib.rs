@@ -337,6 +337,8 @@ impl Client {
                 rules: Default::default(),
                 combat_dice: false,
                 mulligan: Default::default(),
+                league: None,
+                organiser: None,
             })
             .await
             .unwrap();
@@ -355,6 +357,7 @@ impl Client {
                 name: name.into(),
                 password: None,
                 entropy: None,
+                member_token: None,
             })
             .await?;
         let ServerMessage::Seated { player, .. } = answer else {

@@ -44,6 +44,8 @@ fn create(id: u32, name: &str, password: Option<&str>) -> ClientMessage {
         rules: Default::default(),
         combat_dice: false,
         mulligan: Default::default(),
+        league: None,
+        organiser: None,
     }
 }
 
@@ -176,6 +178,7 @@ async fn a_table_nobody_ever_joins_closes_and_stops_counting() {
             name: "Late".into(),
             password: None,
             entropy: None,
+            member_token: None,
         })
         .await;
     assert_eq!(join, Err(ErrorCode::UnknownTable));
@@ -317,6 +320,7 @@ async fn finished_game_with_chat(
                 name: name.into(),
                 password: password.map(str::to_owned),
                 entropy: None,
+                member_token: None,
             })
             .await;
         assert!(
@@ -479,6 +483,7 @@ async fn passwords_are_kept_hashed_and_wrong_guesses_are_throttled() {
             name: "Guesser".into(),
             password: Some(password),
             entropy: None,
+            member_token: None,
         }
     };
     let mut guesser = server.client().await;

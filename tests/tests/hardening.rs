@@ -229,6 +229,7 @@ async fn one_of_28_seats_stops_reading_is_dropped_and_the_others_get_every_event
             name: "stalled".into(),
             password: None,
             entropy: None,
+            member_token: None,
         })
         .await;
     let slow = clients[0]
@@ -412,6 +413,8 @@ async fn a_turn_past_the_clock_ends_by_itself_and_everyone_is_told_why() {
             rules: Default::default(),
             combat_dice: false,
             mulligan: Default::default(),
+            league: None,
+            organiser: None,
         })
         .await
         .unwrap();

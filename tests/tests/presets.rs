@@ -39,6 +39,8 @@ fn create(rules: RuleSet, spell_range: u8, seats: u8) -> impl FnOnce(u32) -> Cli
         rules,
         combat_dice: true,
         mulligan: MulliganMode::Simultaneous,
+        league: None,
+        organiser: None,
     }
 }
 
@@ -158,6 +160,7 @@ async fn a_cr807_dice_game_keeps_its_secret_across_a_restart_and_verifies_at_the
                 name: format!("P{k}"),
                 password: None,
                 entropy: Some(format!("dice from {k}")),
+                member_token: None,
             })
             .await
             .unwrap();

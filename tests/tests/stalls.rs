@@ -59,6 +59,8 @@ async fn create(host: &mut Client, clocks: Clocks) -> TableId {
             rules: Default::default(),
             combat_dice: false,
             mulligan: Default::default(),
+            league: None,
+            organiser: None,
         })
         .await
         .unwrap();

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::client::ClientMessage;
+use crate::league::SeatDeck;
 use crate::types::{Expiry, Phase, PlayerId, Ruling};
 
 /// Who issues a command. The server authenticates connections; the core only checks that the
@@ -25,6 +26,8 @@ pub enum Command {
         name: String,
         /// What his client contributes to the table's dice (0–64 characters).
         entropy: String,
+        /// His league deck, at a league table (the server looks it up from his member token).
+        deck: Option<SeatDeck>,
     },
     /// Give up a seat before the game has started.
     Leave,
@@ -32,6 +35,12 @@ pub enum Command {
     Start {
         /// The first player, if the host chooses; otherwise drawn from the table's seed.
         first_player: Option<PlayerId>,
+    },
+    /// At a league table, the player whose deck is furthest behind (5 points or more) chooses
+    /// who plays first (lobby only).
+    ChooseFirst {
+        /// Who plays first.
+        player: PlayerId,
     },
     /// Paris mulligan: redraw one card fewer.
     Mulligan,
@@ -119,6 +128,7 @@ impl Command {
         Command::Join {
             name: name.into(),
             entropy: String::new(),
+            deck: None,
         }
     }
 }
@@ -144,6 +154,9 @@ impl ClientMessage {
                     first_player: *first_player,
                 },
             ),
+            M::ChooseFirst { player, .. } => {
+                (Authority::Player, Command::ChooseFirst { player: *player })
+            }
             M::Mulligan { .. } => (Authority::Player, Command::Mulligan),
             M::Keep { .. } => (Authority::Player, Command::Keep),
             M::SetPhase { phase, .. } => (Authority::Player, Command::SetPhase { phase: *phase }),

@@ -98,6 +98,9 @@ pub struct TableConfig {
     /// Paris mulligans one player at a time, or everyone at once.
     #[serde(default)]
     pub mulligan: MulliganMode,
+    /// Whether this is a league game: every seat is a league member's, with his deck.
+    #[serde(default)]
+    pub league: bool,
     /// The creator's seed, if he gave one: kept for the record, mixed into nothing (every random
     /// outcome comes from the dice secret and the players' entropy).
     pub seed: u64,
@@ -117,6 +120,7 @@ impl Default for TableConfig {
             rule_set: RuleSet::default(),
             combat_dice: false,
             mulligan: MulliganMode::default(),
+            league: false,
             seed: 0,
             secret: DiceSecret::default(),
         }

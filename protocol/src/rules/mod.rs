@@ -23,7 +23,7 @@ pub mod table;
 
 pub use command::{Actor, Authority, Command};
 pub use config::{ConfigError, RuleSet, SpellRange, TableConfig};
-pub(crate) use table::TableParts;
+pub(crate) use table::{LeagueSeats, TableParts};
 pub use table::{
     Player, Presence, QuickStartError, ReplayError, Seat, SessionFacts, Stage, Table, Turn,
     TurnState,

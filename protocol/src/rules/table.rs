@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use super::command::{Actor, Command};
 use super::config::{ConfigError, RuleSet, TableConfig};
+use crate::league::{self, Bonus, SeatDeck};
 use crate::dice::{Dice, entropy_digest};
 use crate::error::ErrorCode;
 use crate::event::Event;
@@ -180,6 +181,20 @@ pub struct Table {
     next_mark: u32,
     standings: Vec<Standing>,
     dice: DiceState,
+    league: LeagueSeats,
+}
+
+/// A league table's seats: each player's deck, the choice of the first player, the bonuses.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct LeagueSeats {
+    /// Each seated member's deck, as it was when he sat down.
+    pub decks: BTreeMap<PlayerId, SeatDeck>,
+    /// In the lobby: (who chose, whom) the decider chose to play first.
+    pub first_choice: Option<(PlayerId, PlayerId)>,
+    /// After the start: who decided who plays first.
+    pub first_decided_by: Option<PlayerId>,
+    /// After the start: the deck power bonuses.
+    pub bonuses: BTreeMap<PlayerId, Bonus>,
 }
 
 /// The dice of a table: what the players contributed, the commitment, the rolls so far, the
@@ -219,6 +234,7 @@ pub(crate) struct TableParts {
     pub standings: Vec<Standing>,
     pub commitment: String,
     pub revealed: Option<String>,
+    pub league: LeagueSeats,
 }
 
 impl Table {
@@ -264,6 +280,7 @@ impl Table {
                 revealed: parts.revealed,
                 ..DiceState::default()
             },
+            league: parts.league,
         }
     }
 
@@ -288,6 +305,7 @@ impl Table {
                 commitment: config.secret.commitment(),
                 ..DiceState::default()
             },
+            league: LeagueSeats::default(),
             config,
         })
     }
@@ -321,7 +339,14 @@ impl Table {
         let mut events = Vec::new();
         for name in names {
             let entropy = String::new();
-            events.extend(table.handle(Actor::Host, Command::Join { name, entropy })?);
+            events.extend(table.handle(
+                Actor::Host,
+                Command::Join {
+                    name,
+                    entropy,
+                    deck: None,
+                },
+            )?);
         }
         events.extend(table.handle(Actor::Host, Command::Start { first_player })?);
         while let Some(&player) = table.mulligan_deciders().first() {
@@ -533,7 +558,12 @@ impl Table {
     pub fn handle(&mut self, actor: Actor, command: Command) -> Result<Vec<Event>, ErrorCode> {
         let mut out = Vec::new();
         match command {
-            Command::Join { name, entropy } => self.join(actor, name, entropy, &mut out)?,
+            Command::Join {
+                name,
+                entropy,
+                deck,
+            } => self.join(actor, name, entropy, deck, &mut out)?,
+            Command::ChooseFirst { player } => self.choose_first(actor, player, &mut out)?,
             Command::Leave => self.leave(actor, &mut out)?,
             Command::Start { first_player } => self.start(actor, first_player, &mut out)?,
             Command::Mulligan => self.mulligan(actor, &mut out)?,
@@ -692,11 +722,20 @@ impl Table {
         actor: Actor,
         name: String,
         entropy: String,
+        deck: Option<SeatDeck>,
         out: &mut Vec<Event>,
     ) -> Result<(), ErrorCode> {
         self.require_host(actor)?;
         if self.stage != Stage::Lobby {
             return Err(ErrorCode::GameStarted);
+        }
+        match &deck {
+            None if self.config.league => return Err(ErrorCode::LeagueSeat),
+            Some(_) if !self.config.league => return Err(ErrorCode::BadMessage),
+            Some(deck) if self.league.decks.values().any(|d| d.member == deck.member) => {
+                return Err(ErrorCode::AlreadySeated);
+            }
+            _ => {}
         }
         if entropy.chars().count() > crate::limits::MAX_ENTROPY_CHARS
             || entropy.chars().any(char::is_control)
@@ -739,8 +778,53 @@ impl Table {
                 player,
                 name,
                 entropy,
+                deck,
             },
         );
+        Ok(())
+    }
+
+    /// The league decks seated in the lobby, with their powers, in join order.
+    fn lobby_powers(&self) -> Vec<(PlayerId, u32)> {
+        self.lobby
+            .iter()
+            .filter_map(|(id, _)| self.league.decks.get(id).map(|d| (*id, d.power)))
+            .collect()
+    }
+
+    /// A league table's seats: decks, the first player's choice, bonuses.
+    pub(crate) fn league_seats(&self) -> &LeagueSeats {
+        &self.league
+    }
+
+    /// Who decides who plays first at a league table (in the lobby, derived from the seated
+    /// decks; after the start, who did).
+    pub fn first_decider(&self) -> Option<PlayerId> {
+        match self.stage {
+            Stage::Lobby => league::first_decider(&self.lobby_powers()),
+            _ => self.league.first_decided_by,
+        }
+    }
+
+    fn choose_first(
+        &mut self,
+        actor: Actor,
+        player: PlayerId,
+        out: &mut Vec<Event>,
+    ) -> Result<(), ErrorCode> {
+        let Actor::Player(by) = actor else {
+            return Err(ErrorCode::NotAPlayer);
+        };
+        if self.stage != Stage::Lobby {
+            return Err(ErrorCode::GameStarted);
+        }
+        if self.first_decider() != Some(by) {
+            return Err(ErrorCode::NotDecider);
+        }
+        if !self.lobby.iter().any(|(id, _)| *id == player) {
+            return Err(ErrorCode::UnknownPlayer);
+        }
+        self.emit(out, Event::FirstPlayerChosen { by, player });
         Ok(())
     }
 
@@ -777,6 +861,18 @@ impl Table {
         {
             return Err(ErrorCode::UnknownPlayer);
         }
+        // At a league table the deck furthest behind decides who plays first: the decider's
+        // choice, or else the decider himself.
+        let decider = self.first_decider();
+        if decider.is_some() && first_player.is_some() {
+            return Err(ErrorCode::NotDecider);
+        }
+        let first_player = match (decider, self.league.first_choice) {
+            (Some(decider), Some((by, chosen))) if by == decider => Some(chosen),
+            (Some(decider), _) => Some(decider),
+            (None, _) => first_player,
+        };
+        let bonuses = league::bonuses(&self.lobby_powers());
         // Every random outcome comes from the dice (see `crate::dice` and PROTOCOL.md).
         let dice = Dice::new(self.config.secret, self.lobby_entropy());
         let mut seating: Vec<PlayerId> = self.lobby.iter().map(|(id, _)| *id).collect();
@@ -806,6 +902,8 @@ impl Table {
                 turn_holders,
                 commitment: self.config.secret.commitment(),
                 first_player_chosen,
+                first_decided_by: decider,
+                bonuses,
             },
         );
         Ok(())
@@ -1673,6 +1771,7 @@ impl Table {
                 player,
                 name,
                 entropy,
+                deck,
             } => {
                 if self.stage != Stage::Lobby {
                     return Err("join after the start");
@@ -1681,6 +1780,9 @@ impl Table {
                     return Err("a player joined twice");
                 }
                 self.lobby.push((*player, name.clone()));
+                if let Some(deck) = deck {
+                    self.league.decks.insert(*player, deck.clone());
+                }
                 if !entropy.is_empty() {
                     self.dice.entropy.insert(*player, entropy.clone());
                 }
@@ -1699,13 +1801,31 @@ impl Table {
                 // After the start the seating is fixed: the player keeps his place.
                 if self.stage == Stage::Lobby {
                     self.facts.presence.remove(player);
+                    self.league.decks.remove(player);
+                    if self
+                        .league
+                        .first_choice
+                        .is_some_and(|(by, chosen)| by == *player || chosen == *player)
+                    {
+                        self.league.first_choice = None;
+                    }
                 }
+            }
+            Event::FirstPlayerChosen { by, player } => {
+                if self.stage != Stage::Lobby {
+                    return Err("a first player chosen after the start");
+                }
+                self.facts.known(*by)?;
+                self.facts.known(*player)?;
+                self.league.first_choice = Some((*by, *player));
             }
             Event::GameStarted {
                 seating,
                 first_player,
                 turn_holders,
                 commitment,
+                first_decided_by,
+                bonuses,
                 ..
             } => {
                 if self.stage != Stage::Lobby || seating.len() != self.lobby.len() {
@@ -1723,13 +1843,20 @@ impl Table {
                         .iter()
                         .find(|(p, _)| p == id)
                         .ok_or("seated player not in the lobby")?;
+                    let bonus = bonuses.iter().find(|b| b.player == *id);
                     players.push(Player {
                         id: *id,
                         name: name.clone(),
-                        life: self.config.starting_life,
+                        life: self
+                            .config
+                            .starting_life
+                            .saturating_add(bonus.map_or(0, |b| b.life)),
                         poison: 0,
                         status: PlayerStatus::Alive,
-                        hand_size: self.config.hand_size,
+                        hand_size: self
+                            .config
+                            .hand_size
+                            .saturating_add(bonus.map_or(0, |b| b.cards)),
                         kept: false,
                         position,
                         extra_turns: 0,
@@ -1737,6 +1864,9 @@ impl Table {
                     });
                 }
                 self.players = players;
+                self.league.first_choice = None;
+                self.league.first_decided_by = *first_decided_by;
+                self.league.bonuses = bonuses.iter().map(|b| (b.player, b.clone())).collect();
                 self.ring = (0..seating.len()).collect();
                 self.living = seating.len();
                 self.first = self
