@@ -389,7 +389,9 @@ async fn run_on(
         }
         LeagueCmd::Show { league } => {
             let league = resolve(conn, &league).await?;
-            let answer = conn.call(ClientMessage::GetLeague { id: 0, league }).await?;
+            let answer = conn
+                .call(ClientMessage::GetLeague { id: 0, league })
+                .await?;
             let ServerMessage::League { league, .. } = answer else {
                 return Err(ClientError::Protocol(answer.name().to_owned()));
             };
@@ -530,7 +532,9 @@ async fn member_by_name(
     league: LeagueId,
     name: &str,
 ) -> Result<MemberId, ClientError> {
-    let answer = conn.call(ClientMessage::GetLeague { id: 0, league }).await?;
+    let answer = conn
+        .call(ClientMessage::GetLeague { id: 0, league })
+        .await?;
     let ServerMessage::League { league, .. } = answer else {
         return Err(ClientError::Protocol(answer.name().to_owned()));
     };

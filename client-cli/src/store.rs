@@ -273,14 +273,22 @@ mod tests {
         let dir = tempfile::tempdir().expect("a temp dir");
         let store = TokenStore::new(dir.path());
         let league = uuid::Uuid::new_v4();
-        assert_eq!(store.load_league("ws://h:1/ws", league), SavedLeague::default());
+        assert_eq!(
+            store.load_league("ws://h:1/ws", league),
+            SavedLeague::default()
+        );
         let saved = SavedLeague {
             member: Some((3, "Ann".into(), uuid::Uuid::new_v4())),
             organiser: Some(uuid::Uuid::new_v4()),
         };
-        store.save_league("ws://h:1/ws", league, &saved).expect("saved");
+        store
+            .save_league("ws://h:1/ws", league, &saved)
+            .expect("saved");
         assert_eq!(store.load_league("ws://h:1/ws", league), saved);
-        assert_eq!(store.load_league("ws://h:2/ws", league), SavedLeague::default());
+        assert_eq!(
+            store.load_league("ws://h:2/ws", league),
+            SavedLeague::default()
+        );
     }
 
     #[test]

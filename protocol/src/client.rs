@@ -3,11 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::league::{DeckSpec, LeagueId, MemberId, MemberToken, Purchase, Remedy};
 use crate::limits::{
     DEFAULT_ABSENCE_LIMIT_SECS, DEFAULT_MAX_SPECTATORS, DEFAULT_MULLIGAN_CLOCK_SECS,
     DEFAULT_PAGE_ITEMS, DEFAULT_STARTING_LIFE,
 };
-use crate::league::{DeckSpec, LeagueId, MemberId, MemberToken, Purchase, Remedy};
 use crate::types::{
     MulliganMode, Phase, PlayerId, Reduction, RuleSet, Ruling, SeatToken, TableId,
     option_uuid_string, uuid_string,
@@ -116,10 +116,18 @@ pub enum ClientMessage {
         mulligan: MulliganMode,
         /// A league game: its seats are taken by the league's members with their member token,
         /// and its mana points are credited to their decks. Needs `organiser`.
-        #[serde(default, with = "option_uuid_string", skip_serializing_if = "Option::is_none")]
+        #[serde(
+            default,
+            with = "option_uuid_string",
+            skip_serializing_if = "Option::is_none"
+        )]
         league: Option<LeagueId>,
         /// The league's organiser secret (with `league`).
-        #[serde(default, with = "option_uuid_string", skip_serializing_if = "Option::is_none")]
+        #[serde(
+            default,
+            with = "option_uuid_string",
+            skip_serializing_if = "Option::is_none"
+        )]
         organiser: Option<uuid::Uuid>,
     },
     /// Takes a seat at a table in its lobby.
@@ -139,7 +147,11 @@ pub enum ClientMessage {
         #[serde(default)]
         entropy: Option<String>,
         /// At a league table: your member token (the seat takes your member name and deck).
-        #[serde(default, with = "option_uuid_string", skip_serializing_if = "Option::is_none")]
+        #[serde(
+            default,
+            with = "option_uuid_string",
+            skip_serializing_if = "Option::is_none"
+        )]
         member_token: Option<MemberToken>,
     },
     /// Watches a table as a spectator.

@@ -348,8 +348,12 @@ impl ErrorCode {
             ErrorCode::NotOrganiser => "only the league's organiser may do this",
             ErrorCode::LeagueSeat => "this is a league table: join with your league member token",
             ErrorCode::AlreadySeated => "you already sit at this table",
-            ErrorCode::SameOpponent => "league rule: you may not play the same opponent twice in a row in a two-player game",
-            ErrorCode::NotDecider => "only the player furthest behind in deck power decides who plays first",
+            ErrorCode::SameOpponent => {
+                "league rule: you may not play the same opponent twice in a row in a two-player game"
+            }
+            ErrorCode::NotDecider => {
+                "only the player furthest behind in deck power decides who plays first"
+            }
             ErrorCode::NoDeck => "register your deck first",
             ErrorCode::DeckRegistered => "you already have a deck in this league",
             ErrorCode::BadPurchase => "that option cannot be bought as asked",

@@ -10,11 +10,11 @@ use crate::client::ClientMessage;
 use crate::codec::encode;
 use crate::error::ErrorCode;
 use crate::event::Event;
+use crate::league::LeagueSummary;
 use crate::league::{
     Alliance, Deck, DeckSpec, LeagueGame, LeagueId, LeagueView, LedgerEntry, LedgerLine,
     MemberStanding, MemberToken, Purchase, Remedy,
 };
-use crate::league::LeagueSummary;
 use crate::server::{ServerMessage, TableSummary};
 use crate::types::{
     EliminationCause, KeepReason, Phase, Reduction, RollResult, Ruling, SeatToken, StageName,
@@ -394,7 +394,8 @@ pub fn client() -> Vec<ClientMessage> {
 pub const LEAGUE: LeagueId = LeagueId::from_u128(0x1ea9_0e00_aaaa_4bbb_8ccc_0ddd_eeee_ff01);
 
 /// The member token in the examples.
-pub const MEMBER_TOKEN: MemberToken = MemberToken::from_u128(0x3e3b_e700_5555_4666_8777_0888_9999_aa02);
+pub const MEMBER_TOKEN: MemberToken =
+    MemberToken::from_u128(0x3e3b_e700_5555_4666_8777_0888_9999_aa02);
 
 /// The organiser secret in the examples.
 pub const ORGANISER: uuid::Uuid = uuid::Uuid::from_u128(0x0a9a_0000_1111_4222_8333_0444_5555_6603);

@@ -437,7 +437,11 @@ impl Deck {
 
     /// The entry that buys `purchase` (taking `remove` cards out of the deck), or why not. Refused
     /// purchases change nothing: the caller writes the entry only when this returns it.
-    pub fn check_purchase(&self, purchase: &Purchase, remove: u8) -> Result<LedgerEntry, DeckError> {
+    pub fn check_purchase(
+        &self,
+        purchase: &Purchase,
+        remove: u8,
+    ) -> Result<LedgerEntry, DeckError> {
         if self.spec.is_none() {
             return Err(DeckError::NotRegistered);
         }
@@ -822,77 +826,4 @@ pub fn sort_standings(standings: &mut [MemberStanding]) {
             .then(a.games.cmp(&b.games))
             .then(a.member.cmp(&b.member))
     });
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn spec() -> DeckSpec {
-        DeckSpec {
-            name: "Crusade".into(),
-            alliance: Alliance::GreenWhite,
-            basic_set: "Mirage".into(),
-            expansion_set: "Visions".into(),
-        }
-    }
-
-    fn credited(points: u32, place: u8) -> LedgerEntry {
-        LedgerEntry::Credited {
-            table: TableId::nil(),
-            table_name: "t".into(),
-            place,
-            players: 6,
-            mana_points: points,
-            opponents: vec![1, 2, 3, 4, 5],
-        }
-    }
-
-    fn deck_with(points: u32) -> Deck {
-        Deck::fold(&[
-            LedgerEntry::Registered { deck: spec() },
-            credited(points, 1),
-        ])
-    }
-
-    fn buy(deck: &mut Deck, purchase: Purchase) -> Result<u32, DeckError> {
-        let entry = deck.check_purchase(&purchase, 0)?;
-        let LedgerEntry::Bought { cost, .. } = entry else {
-            unreachable!()
-        };
-        deck.apply(&entry);
-        Ok(cost)
-    }
-
-    #[test]
-    fn two_new_sets_cost_22() {
-        let mut deck = deck_with(30);
-        let first = buy(&mut deck, Purchase::ExpansionSet { name: "Weatherlight".into() });
-        let second = buy(&mut deck, Purchase::ExpansionSet { name: "Exodus".into() });
-        assert_eq!(first.unwrap() + second.unwrap(), 22);
-        assert_eq!(deck.cards, STARTER_DECK_CARDS + 10, "5 commons from each set");
-        assert_eq!(deck.power, 30, "spending never lowers power");
-        assert_eq!(deck.balance(), 8);
-    }
-
-    #[test]
-    fn a_fifteen_card_sideboard_from_none_costs_36() {
-        let mut deck = deck_with(40);
-        let total: u32 = (0..3).map(|_| buy(&mut deck, Purchase::Sideboard).unwrap()).sum();
-        assert_eq!(total, 36);
-        assert_eq!(deck.sideboard, 15);
-        assert!(matches!(buy(&mut deck, Purchase::Sideboard), Err(DeckError::Limit(_))));
-    }
-
-    #[test]
-    fn at_15_points_behind_first_choice_and_5_life() {
-        let bonus = bonus_for(0, 15).unwrap();
-        assert!(bonus.first_choice);
-        assert_eq!((bonus.life, bonus.cards), (5, 0));
-        let bonus = bonus_for(0, 25).unwrap();
-        assert_eq!((bonus.first_choice, bonus.life, bonus.cards), (true, 10, 2));
-        assert_eq!(bonus_for(0, 4), None);
-        assert_eq!(bonus_for(0, 20).map(|b| (b.life, b.cards)), Some((5, 1)));
-        assert_eq!(bonus_for(0, 10).map(|b| (b.life, b.cards)), Some((2, 0)));
-    }
 }

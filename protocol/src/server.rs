@@ -5,12 +5,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ErrorCode;
 use crate::event::Event;
-use crate::league::{
-    Deck, LeagueId, LeagueSummary, LeagueView, LedgerLine, MemberId, MemberToken,
-};
+use crate::league::{Deck, LeagueId, LeagueSummary, LeagueView, LedgerLine, MemberId, MemberToken};
 use crate::types::{
-    MulliganMode, PlayerId, Reduction, RuleSet, SeatToken, StageName, TableId,
-    option_uuid_string, uuid_string,
+    MulliganMode, PlayerId, Reduction, RuleSet, SeatToken, StageName, TableId, option_uuid_string,
+    uuid_string,
 };
 use crate::view::TableView;
 
@@ -32,7 +30,11 @@ pub struct ReplaySummary {
     #[serde(default)]
     pub password: bool,
     /// The league it was played in, if any.
-    #[serde(default, with = "option_uuid_string", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        with = "option_uuid_string",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub league: Option<LeagueId>,
 }
 
@@ -68,7 +70,11 @@ pub struct TableSummary {
     #[serde(default)]
     pub mulligan: MulliganMode,
     /// The league it is played in, if any (its seats are for the league's members).
-    #[serde(default, with = "option_uuid_string", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        with = "option_uuid_string",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub league: Option<LeagueId>,
 }
 

@@ -5,11 +5,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::league::{Bonus, LeagueId, SeatDeck};
 use crate::limits::{
     DEFAULT_ABSENCE_LIMIT_SECS, DEFAULT_HAND_SIZE, DEFAULT_MAX_SPECTATORS,
     DEFAULT_MULLIGAN_CLOCK_SECS, DEFAULT_SPELL_RANGE, DEFAULT_STARTING_LIFE, MAX_SEATS,
 };
-use crate::league::{Bonus, LeagueId, SeatDeck};
 use crate::types::{
     MulliganMode, Phase, PlayerId, PlayerStatus, Reduction, RuleSet, StageName, Standing, TableId,
     TurnId, TurnStateName, option_uuid_string, uuid_string,
@@ -50,7 +50,11 @@ pub struct Settings {
     #[serde(default)]
     pub mulligan: MulliganMode,
     /// The league this table's game counts for, if any.
-    #[serde(default, with = "option_uuid_string", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        with = "option_uuid_string",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub league: Option<LeagueId>,
 }
 

@@ -1773,7 +1773,9 @@ pub(crate) fn optional_uuid_column(
 ) -> Result<Option<Uuid>, JournalError> {
     let value: Option<Vec<u8>> = row.get(index)?;
     value
-        .map(|v| Uuid::from_slice(&v).map_err(|_| JournalError::Corrupt("a uuid is not 16 bytes".into())))
+        .map(|v| {
+            Uuid::from_slice(&v).map_err(|_| JournalError::Corrupt("a uuid is not 16 bytes".into()))
+        })
         .transpose()
 }
 

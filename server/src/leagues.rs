@@ -527,7 +527,8 @@ pub(crate) async fn answer(
         }
         &ClientMessage::ListLeagues { from, limit, .. } => {
             let limit = limit.clamp(1, wire::MAX_PAGE_ITEMS);
-            let (leagues, total) = read(shared, move |conn| leagues_page(conn, from, limit)).await?;
+            let (leagues, total) =
+                read(shared, move |conn| leagues_page(conn, from, limit)).await?;
             let end = from.saturating_add(u32::try_from(leagues.len()).unwrap_or(u32::MAX));
             Ok(ServerMessage::Leagues {
                 reply_to: id,
@@ -585,10 +586,24 @@ pub(crate) async fn answer(
                 league: view,
             })
         }
-        &ClientMessage::GetDeck { league, member, .. } => deck_answer(shared, id, league, member).await,
+        &ClientMessage::GetDeck { league, member, .. } => {
+            deck_answer(shared, id, league, member).await
+        }
         ClientMessage::RegisterDeck {
-            league, token, deck, ..
-        } => deck_write(shared, id, *league, *token, DeckCommand::Register(deck.clone())).await,
+            league,
+            token,
+            deck,
+            ..
+        } => {
+            deck_write(
+                shared,
+                id,
+                *league,
+                *token,
+                DeckCommand::Register(deck.clone()),
+            )
+            .await
+        }
         ClientMessage::Buy {
             league,
             token,
@@ -635,7 +650,13 @@ async fn deck_write(
         })
         .await
         .map_err(storage)?;
-    deck_answer(shared, id, league, u32::try_from(member).unwrap_or(u32::MAX)).await
+    deck_answer(
+        shared,
+        id,
+        league,
+        u32::try_from(member).unwrap_or(u32::MAX),
+    )
+    .await
 }
 
 async fn deck_answer(
@@ -648,7 +669,9 @@ async fn deck_answer(
         if league_record(conn, league)?.is_none() {
             return Ok(Err(ErrorCode::UnknownLeague));
         }
-        let Some((_, name)) = members(conn, league)?.into_iter().find(|(m, _)| *m == member)
+        let Some((_, name)) = members(conn, league)?
+            .into_iter()
+            .find(|(m, _)| *m == member)
         else {
             return Ok(Err(ErrorCode::UnknownPlayer));
         };

@@ -324,11 +324,21 @@ pub(crate) async fn recover_all(shared: &Arc<Shared>) -> Result<(), String> {
 /// What the journal has still to record for the current request, before any frame goes out.
 #[derive(Debug)]
 enum JournalOp {
-    SetSeat { player: u16, token: Uuid },
-    RemoveSeat { player: u16 },
-    SetMeta { key: &'static str, value: Vec<u8> },
+    SetSeat {
+        player: u16,
+        token: Uuid,
+    },
+    RemoveSeat {
+        player: u16,
+    },
+    SetMeta {
+        key: &'static str,
+        value: Vec<u8>,
+    },
     /// The game-over mark, with a league game's credits (written in the same step).
-    Finish { credits: Vec<crate::leagues::Credit> },
+    Finish {
+        credits: Vec<crate::leagues::Credit>,
+    },
 }
 
 /// The journal's per-table metadata key of the addresses banned from the table (a MessagePack
@@ -603,9 +613,9 @@ impl Room {
                     self.check_duel(seat.deck.member, seat.last_duel, 1)?;
                 }
                 let deck = league.as_ref().map(|seat| seat.deck.clone());
-                let player =
-                    self.session
-                        .join(now, conn.id, conn.peer, name, entropy, deck, token)?;
+                let player = self
+                    .session
+                    .join(now, conn.id, conn.peer, name, entropy, deck, token)?;
                 if let Some(seat) = league {
                     self.last_duels.insert(player, seat.last_duel);
                 }
@@ -645,7 +655,10 @@ impl Room {
             return Ok(());
         }
         let decks = self.session.view(self.id, &self.name).players;
-        for other in decks.iter().filter_map(|p| p.deck.as_ref().map(|d| (p.player, d))) {
+        for other in decks
+            .iter()
+            .filter_map(|p| p.deck.as_ref().map(|d| (p.player, d)))
+        {
             let (player, deck) = other;
             if deck.member == member {
                 continue;

@@ -83,7 +83,10 @@ mod journal {
             .append(older_done.id, 1, events(1, 2))
             .await
             .unwrap();
-        journal.finish(older_done.id, 3_000, Vec::new()).await.unwrap();
+        journal
+            .finish(older_done.id, 3_000, Vec::new())
+            .await
+            .unwrap();
 
         let unfinished = journal.unfinished_tables().unwrap();
         assert_eq!(unfinished.unreadable, vec![]);
@@ -923,7 +926,10 @@ mod journal {
             journal.append(table.id, 0, events(0, 2)).await.unwrap();
             journal.set_seat(table.id, 0, Uuid::new_v4()).await.unwrap();
             journal.set_meta(table.id, "host", vec![0]).await.unwrap();
-            journal.finish(table.id, 1_000 + i, Vec::new()).await.unwrap();
+            journal
+                .finish(table.id, 1_000 + i, Vec::new())
+                .await
+                .unwrap();
             old.push(table);
         }
         let recent = record("recent", 1);
@@ -934,7 +940,10 @@ mod journal {
             journal.append(table.id, 0, events(0, 2)).await.unwrap();
         }
         journal.finish(recent.id, 5_000, Vec::new()).await.unwrap();
-        journal.finish(untouchable.id, 10, Vec::new()).await.unwrap();
+        journal
+            .finish(untouchable.id, 10, Vec::new())
+            .await
+            .unwrap();
         journal.keep_untouched([untouchable.id]);
 
         assert_eq!(journal.prune_replays(5_000).await.unwrap(), 130);

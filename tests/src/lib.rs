@@ -69,6 +69,32 @@ impl TestServer {
         }
     }
 
+    /// Shuts the server down gracefully and starts a new one with `config` on the same
+    /// journal.
+    pub async fn restart(mut self, mut config: ServerConfig) -> Self {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            tokio::time::timeout(PATIENCE, task).await.unwrap().unwrap();
+        }
+        config.listen = "127.0.0.1:0".parse().unwrap();
+        config.data_dir = self._data.path().to_owned();
+        config.durability = grand_melee_server::journal::Durability::Normal;
+        let server = Server::bind(config).await.unwrap();
+        let addr = server.local_addr().unwrap();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(server.run(async {
+            let _ = stopped.await;
+        }));
+        Self {
+            addr,
+            stop: Some(stop),
+            task: Some(task),
+            _data: std::mem::replace(&mut self._data, tempfile::tempdir().unwrap()),
+        }
+    }
+
     /// The journal's directory.
     pub fn data_dir(&self) -> &std::path::Path {
         self._data.path()
@@ -771,4 +797,223 @@ impl Default for SelfSigned {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// An Ascension league made through the protocol, with its members' tokens.
+#[derive(Debug, Clone)]
+pub struct TestLeague {
+    pub id: grand_melee_protocol::league::LeagueId,
+    pub organiser: uuid::Uuid,
+    /// Each member's number, name and token, in join order.
+    pub members: Vec<(u32, String, uuid::Uuid)>,
+}
+
+impl TestLeague {
+    /// Creates a league named `name` and has `names` join it and register a deck each.
+    pub async fn create(client: &mut Client, name: &str, names: &[&str]) -> Self {
+        use grand_melee_protocol::league::{Alliance, DeckSpec};
+        let created = client
+            .call(|id| ClientMessage::CreateLeague {
+                id,
+                name: name.into(),
+                password: None,
+            })
+            .await
+            .unwrap();
+        let ServerMessage::LeagueCreated {
+            league, organiser, ..
+        } = created
+        else {
+            panic!("expected league_created, got {created:?}");
+        };
+        let mut members = Vec::new();
+        for (i, member_name) in names.iter().enumerate() {
+            let joined = client
+                .call(|id| ClientMessage::JoinLeague {
+                    id,
+                    league,
+                    name: (*member_name).into(),
+                    password: None,
+                })
+                .await
+                .unwrap();
+            let ServerMessage::LeagueJoined { member, token, .. } = joined else {
+                panic!("expected league_joined, got {joined:?}");
+            };
+            let registered = client
+                .call(|id| ClientMessage::RegisterDeck {
+                    id,
+                    league,
+                    token,
+                    deck: DeckSpec {
+                        name: format!("{member_name}'s deck"),
+                        alliance: Alliance::ALL[i % Alliance::ALL.len()],
+                        basic_set: "Mirage".into(),
+                        expansion_set: "Visions".into(),
+                    },
+                })
+                .await;
+            assert!(
+                matches!(registered, Ok(ServerMessage::Deck { .. })),
+                "{registered:?}"
+            );
+            members.push((member, (*member_name).to_owned(), token));
+        }
+        Self {
+            id: league,
+            organiser,
+            members,
+        }
+    }
+
+    /// Creates a table of this league with `seats` seats.
+    pub async fn table(&self, client: &mut Client, name: &str, seats: u8) -> TableId {
+        let created = client
+            .call(|id| ClientMessage::CreateTable {
+                id,
+                name: name.into(),
+                seats,
+                spell_range: 0,
+                reduction: Reduction::Eager,
+                starting_life: 20,
+                password: None,
+                seed: None,
+                turn_clock_secs: 0,
+                absence_limit_secs: 600,
+                mulligan_clock_secs: 0,
+                max_spectators: 100,
+                rules: Default::default(),
+                combat_dice: false,
+                mulligan: Default::default(),
+                league: Some(self.id),
+                organiser: Some(self.organiser),
+            })
+            .await
+            .unwrap();
+        let ServerMessage::TableCreated { table, .. } = created else {
+            panic!("expected table_created, got {created:?}");
+        };
+        table
+    }
+
+    /// Seats member `index` (in join order) on `client`, with his member token.
+    pub async fn sit(
+        &self,
+        client: &mut Client,
+        table: TableId,
+        index: usize,
+    ) -> Result<u16, ErrorCode> {
+        let token = self.members[index].2;
+        let answer = client
+            .call(|id| ClientMessage::Join {
+                id,
+                table,
+                name: "ignored at league tables".into(),
+                password: None,
+                entropy: None,
+                member_token: Some(token),
+            })
+            .await?;
+        let ServerMessage::Seated { player, token, .. } = answer else {
+            panic!("expected seated, got {answer:?}");
+        };
+        client.seat = Some((player, token));
+        client.until_snapshot().await;
+        Ok(player)
+    }
+
+    /// The league's standings and games.
+    pub async fn view(&self, client: &mut Client) -> grand_melee_protocol::league::LeagueView {
+        let answer = client
+            .call(|id| ClientMessage::GetLeague {
+                id,
+                league: self.id,
+            })
+            .await
+            .unwrap();
+        let ServerMessage::League { league, .. } = answer else {
+            panic!("expected league, got {answer:?}");
+        };
+        league
+    }
+
+    /// Member `member`'s deck and ledger.
+    pub async fn deck(
+        &self,
+        client: &mut Client,
+        member: u32,
+    ) -> (
+        grand_melee_protocol::league::Deck,
+        Vec<grand_melee_protocol::league::LedgerLine>,
+    ) {
+        let answer = client
+            .call(|id| ClientMessage::GetDeck {
+                id,
+                league: self.id,
+                member,
+            })
+            .await
+            .unwrap();
+        let ServerMessage::Deck { deck, ledger, .. } = answer else {
+            panic!("expected deck, got {answer:?}");
+        };
+        (deck, ledger)
+    }
+}
+
+/// Keeps every hand at a started table: each due mulligan decision is `keep`, until play
+/// begins. Every client catches up with each decision.
+pub async fn keep_all_hands(clients: &mut [Client]) {
+    let player_of = |c: &Client| c.seat.map(|(p, _)| p);
+    loop {
+        let deciders = clients
+            .iter()
+            .filter_map(|c| c.view.as_ref())
+            .max_by_key(|v| v.seq)
+            .map(|v| v.mulligan_deciders.clone())
+            .unwrap_or_default();
+        let Some(&decider) = deciders.first() else {
+            return;
+        };
+        let client = clients
+            .iter_mut()
+            .find(|c| player_of(c) == Some(decider))
+            .expect("the decider's client");
+        let kept = client.call(|id| ClientMessage::Keep { id }).await;
+        assert!(matches!(kept, Ok(ServerMessage::Ack { .. })), "{kept:?}");
+        let seq = client.view.as_ref().map_or(0, |v| v.seq);
+        for c in clients.iter_mut() {
+            c.catch_up(seq).await;
+        }
+    }
+}
+
+/// `player` concedes; every client catches up with it.
+pub async fn concede(clients: &mut [Client], player: u16) {
+    let client = clients
+        .iter_mut()
+        .find(|c| c.seat.map(|(p, _)| p) == Some(player))
+        .expect("the conceding player's client");
+    let conceded = client.call(|id| ClientMessage::Concede { id }).await;
+    assert!(
+        matches!(conceded, Ok(ServerMessage::Ack { .. })),
+        "{conceded:?}"
+    );
+    let seq = client.view.as_ref().map_or(0, |v| v.seq);
+    for c in clients.iter_mut() {
+        c.catch_up(seq).await;
+    }
+}
+
+/// Plays a started table (every client seated, in the mulligan stage or later) to its end: every
+/// due mulligan decision is `keep`, then the players concede in `order` (player ids) until one
+/// is left. Returns the final standings, as every client saw them.
+pub async fn concede_in_order(clients: &mut [Client], order: &[u16]) -> Vec<wire::Standing> {
+    keep_all_hands(clients).await;
+    for &player in order {
+        concede(clients, player).await;
+    }
+    let view = clients[0].view.clone().expect("a view");
+    assert_eq!(view.stage, wire::StageName::Finished, "the game is over");
+    view.standings
 }

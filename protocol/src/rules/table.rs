@@ -11,10 +11,10 @@ use std::collections::BTreeMap;
 
 use super::command::{Actor, Command};
 use super::config::{ConfigError, RuleSet, TableConfig};
-use crate::league::{self, Bonus, SeatDeck};
 use crate::dice::{Dice, entropy_digest};
 use crate::error::ErrorCode;
 use crate::event::Event;
+use crate::league::{self, Bonus, SeatDeck};
 use crate::limits::{LETHAL_POISON, MAX_AMOUNT};
 use crate::types::{
     EliminationCause, KeepReason, MulliganMode, Phase, PlayerId, PlayerStatus, RollResult, Ruling,

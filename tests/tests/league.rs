@@ -1,0 +1,529 @@
+//! Ascension leagues through the real server: a season of games whose standings are the sum of
+//! the games' mana points, deck power bonuses in the next game's starting life and hand size,
+//! purchases refused without a trace, the two-player rule, and a league that survives a restart.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+
+use grand_melee_e2e::{Client, TestLeague, TestServer, concede_in_order};
+use grand_melee_protocol::league::{Purchase, Rarity, bonus_for};
+use grand_melee_protocol::{ClientMessage, ErrorCode, ServerMessage, TableView};
+use grand_melee_server::ServerConfig;
+
+const NAMES: [&str; 6] = ["Ann", "Bob", "Cy", "Dee", "Eve", "Fay"];
+
+/// The member number of `player` at the table `view` shows.
+fn member_of(view: &TableView, player: u16) -> u32 {
+    view.player(player).unwrap().deck.as_ref().unwrap().member
+}
+
+/// Six members play five games. Before each start every seat shows its deck's power so far; at
+/// the start each deck behind the strongest gets the seed's bonus (in its starting life and
+/// hand size, in the snapshot and in `game_started`); the player furthest behind decides who
+/// plays first. After each game the standings are the sum of the games' mana points, and the
+/// league (standings, ledgers, games) survives a restart of the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_league_of_six_plays_five_games_and_its_standings_are_the_sum_of_their_mana_points() {
+    let server = TestServer::start().await;
+    let mut organiser = server.client().await;
+    let league = TestLeague::create(&mut organiser, "Tuesday Ascension", &NAMES).await;
+    // Expected deck power by member, from the games' own standings.
+    let mut power: BTreeMap<u32, u32> = BTreeMap::new();
+    let mut wins: BTreeMap<u32, u32> = BTreeMap::new();
+    for game in 0..5u32 {
+        let table = league
+            .table(&mut organiser, &format!("Week {}", game + 1), 6)
+            .await;
+        let mut clients = Vec::new();
+        for index in 0..NAMES.len() {
+            let mut client = server.client().await;
+            league.sit(&mut client, table, index).await.unwrap();
+            clients.push(client);
+        }
+        let seq = clients.last().unwrap().view.as_ref().unwrap().seq;
+        for c in &mut clients {
+            c.catch_up(seq).await;
+        }
+        let lobby = clients[0].view.clone().unwrap();
+        for p in &lobby.players {
+            let deck = p.deck.as_ref().unwrap();
+            assert_eq!(
+                p.name, NAMES[deck.member as usize],
+                "seated under the league name"
+            );
+            assert_eq!(
+                deck.power,
+                power.get(&deck.member).copied().unwrap_or(0),
+                "game {game}: {}'s deck power",
+                p.name
+            );
+        }
+        let strongest = power.values().copied().max().unwrap_or(0);
+        let behind = |member: u32| strongest - power.get(&member).copied().unwrap_or(0);
+        // Fay, always out first, falls furthest behind and decides who plays first.
+        let decider = lobby.first_decider;
+        if game == 0 {
+            assert_eq!(decider, None, "nobody is behind before the first game");
+        } else {
+            let fay = lobby
+                .players
+                .iter()
+                .find(|p| p.name == "Fay")
+                .unwrap()
+                .player;
+            assert_eq!(
+                decider,
+                Some(fay),
+                "game {game}: the deck furthest behind decides"
+            );
+            // Anyone else is refused, and nothing changes.
+            let bob = usize::from(
+                lobby
+                    .players
+                    .iter()
+                    .find(|p| p.name == "Bob")
+                    .unwrap()
+                    .player,
+            );
+            let refused = clients[bob]
+                .call(|id| ClientMessage::ChooseFirst { id, player: 0 })
+                .await;
+            assert_eq!(refused, Err(ErrorCode::NotDecider));
+            if game == 2 {
+                // Fay chooses Bob to play first.
+                let chosen = clients[usize::from(fay)]
+                    .call(|id| ClientMessage::ChooseFirst {
+                        id,
+                        player: bob as u16,
+                    })
+                    .await;
+                assert!(
+                    matches!(chosen, Ok(ServerMessage::Ack { .. })),
+                    "{chosen:?}"
+                );
+            }
+            // The host may not choose over the decider's head.
+            let host = usize::from(lobby.host.unwrap());
+            let forced = clients[host]
+                .call(|id| ClientMessage::Start {
+                    id,
+                    first_player: Some(0),
+                })
+                .await;
+            assert_eq!(forced, Err(ErrorCode::NotDecider));
+        }
+        let host = usize::from(clients[0].view.as_ref().unwrap().host.unwrap());
+        let started = clients[host]
+            .call(|id| ClientMessage::Start {
+                id,
+                first_player: None,
+            })
+            .await;
+        assert!(
+            matches!(started, Ok(ServerMessage::Ack { .. })),
+            "{started:?}"
+        );
+        let seq = clients[host].view.as_ref().unwrap().seq;
+        for c in &mut clients {
+            c.catch_up(seq).await;
+        }
+        let view = clients[0].fresh_snapshot().await;
+        assert_eq!(
+            &view,
+            clients[0].view.as_ref().unwrap(),
+            "the mirror folds the bonuses"
+        );
+        for p in &view.players {
+            let member = member_of(&view, p.player);
+            let expected = bonus_for(p.player, behind(member));
+            assert_eq!(p.bonus, expected, "game {game}: {}'s bonus", p.name);
+            let (life, cards) = expected.map_or((0, 0), |b| (b.life, b.cards));
+            assert_eq!(p.life, 20 + life, "game {game}: {}'s starting life", p.name);
+            assert_eq!(p.hand_size, 7 + cards, "game {game}: {}'s hand", p.name);
+        }
+        if game > 0 {
+            let fay = view
+                .players
+                .iter()
+                .find(|p| p.name == "Fay")
+                .unwrap()
+                .player;
+            let bob = view
+                .players
+                .iter()
+                .find(|p| p.name == "Bob")
+                .unwrap()
+                .player;
+            let first = if game == 2 { bob } else { fay };
+            assert_eq!(
+                view.first_player,
+                Some(first),
+                "game {game}: who plays first"
+            );
+            assert_eq!(view.first_decider, Some(fay));
+        }
+        // Fay, Eve, Dee, Cy, Bob out in that order (Ann wins); the last game the other way
+        // round (Fay wins).
+        let mut order: Vec<u16> = ["Fay", "Eve", "Dee", "Cy", "Bob", "Ann"]
+            .iter()
+            .map(|name| {
+                view.players
+                    .iter()
+                    .find(|p| p.name == *name)
+                    .unwrap()
+                    .player
+            })
+            .collect();
+        if game == 4 {
+            order.reverse();
+        }
+        order.pop();
+        let standings = concede_in_order(&mut clients, &order).await;
+        assert_eq!(standings.len(), 6);
+        for s in &standings {
+            let member = member_of(&view, s.player);
+            *power.entry(member).or_default() += u32::from(s.mana_points);
+            if s.place == 1 {
+                *wins.entry(member).or_default() += 1;
+            }
+        }
+        let standings = league.view(&mut organiser).await;
+        for m in &standings.standings {
+            assert_eq!(
+                m.power, power[&m.member],
+                "after game {game}: {}'s power",
+                m.name
+            );
+            assert_eq!(m.balance, m.power, "nothing spent yet");
+            assert_eq!(m.games, game + 1);
+            assert_eq!(m.wins, wins.get(&m.member).copied().unwrap_or(0));
+        }
+        assert_eq!(standings.games.len(), game as usize + 1);
+        assert!(standings.games.iter().all(|g| g.finished_at_ms.is_some()));
+    }
+    // 5 + 4 + 3 + 2 + 1 a game, and the standings are sorted by power.
+    let standings = league.view(&mut organiser).await;
+    assert_eq!(
+        standings.standings.iter().map(|m| m.power).sum::<u32>(),
+        5 * 15
+    );
+    assert_eq!(standings.standings[0].name, "Ann");
+    assert_eq!(standings.standings[0].power, 4 * 5);
+    assert!(
+        standings
+            .standings
+            .windows(2)
+            .all(|w| w[0].power >= w[1].power)
+    );
+    // Each deck's ledger: registered, then five credits that sum to its power.
+    for (member, _, _) in &league.members {
+        let (deck, ledger) = league.deck(&mut organiser, *member).await;
+        assert_eq!(ledger.len(), 6);
+        assert_eq!(deck.power, power[member]);
+        assert_eq!(deck.games, 5);
+    }
+    // Replays of league games name the league.
+    let replays = organiser
+        .call(|id| ClientMessage::ListReplays {
+            id,
+            from: 0,
+            limit: 100,
+        })
+        .await
+        .unwrap();
+    let ServerMessage::Replays { replays, .. } = replays else {
+        panic!("expected replays");
+    };
+    assert_eq!(replays.len(), 5);
+    assert!(replays.iter().all(|r| r.league == Some(league.id)));
+    drop(organiser);
+
+    // The league survives a restart on the same journal.
+    let restarted = server.restart(ServerConfig::default()).await;
+    let mut reader = restarted.client().await;
+    assert_eq!(league.view(&mut reader).await, standings);
+}
+
+/// Purchases against the seed's limits through the server: what is refused changes nothing in
+/// the ledger, what is accepted is recorded with its cost, and spending never lowers power.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_purchases_leave_the_ledger_untouched() {
+    let server = TestServer::start().await;
+    let mut organiser = server.client().await;
+    let league = TestLeague::create(&mut organiser, "Spenders", &NAMES[..4]).await;
+    let table = league.table(&mut organiser, "Week 1", 4).await;
+    let mut clients = Vec::new();
+    for index in 0..4 {
+        let mut client = server.client().await;
+        league.sit(&mut client, table, index).await.unwrap();
+        clients.push(client);
+    }
+    let seq = clients[3].view.as_ref().unwrap().seq;
+    for c in &mut clients {
+        c.catch_up(seq).await;
+    }
+    let host = usize::from(clients[0].view.as_ref().unwrap().host.unwrap());
+    let started = clients[host]
+        .call(|id| ClientMessage::Start {
+            id,
+            first_player: None,
+        })
+        .await;
+    assert!(matches!(started, Ok(ServerMessage::Ack { .. })));
+    // Bob, Cy, Dee out: Ann earns 3.
+    let view = clients[0].view.clone().unwrap();
+    let order: Vec<u16> = ["Bob", "Cy", "Dee"]
+        .iter()
+        .map(|n| view.players.iter().find(|p| p.name == *n).unwrap().player)
+        .collect();
+    concede_in_order(&mut clients, &order).await;
+    let ann = league.members[0].2;
+    let (before, ledger_before) = league.deck(&mut organiser, 0).await;
+    assert_eq!(before.power, 3);
+    let buy = |purchase: Purchase, remove: u8, token: uuid::Uuid| {
+        let league = league.id;
+        move |id| ClientMessage::Buy {
+            id,
+            league,
+            token,
+            purchase,
+            remove,
+        }
+    };
+    for (purchase, remove, token, code) in [
+        // Three rares cost 12 of Ann's 3 points.
+        (
+            Purchase::Cards {
+                rarity: Rarity::Rare,
+                count: 1,
+                gold: false,
+                legend: true,
+                card: Some("Tetsuo Umezawa".into()),
+            },
+            0,
+            ann,
+            ErrorCode::NotEnoughPoints,
+        ),
+        (
+            Purchase::ExpansionSet {
+                name: "Weatherlight".into(),
+            },
+            0,
+            ann,
+            ErrorCode::NotEnoughPoints,
+        ),
+        (
+            Purchase::ExpansionSet {
+                name: "visions".into(),
+            },
+            0,
+            ann,
+            ErrorCode::BadPurchase,
+        ),
+        (
+            Purchase::BasicLands { count: 3 },
+            0,
+            ann,
+            ErrorCode::BadPurchase,
+        ),
+        (
+            Purchase::Cards {
+                rarity: Rarity::Common,
+                count: 3,
+                gold: false,
+                legend: false,
+                card: None,
+            },
+            0,
+            ann,
+            ErrorCode::PurchaseLimit,
+        ),
+        (
+            Purchase::BasicLands { count: 2 },
+            5,
+            ann,
+            ErrorCode::BadPurchase,
+        ),
+        (
+            Purchase::Sideboard,
+            0,
+            uuid::Uuid::new_v4(),
+            ErrorCode::NotAMember,
+        ),
+    ] {
+        let answer = organiser.call(buy(purchase.clone(), remove, token)).await;
+        assert_eq!(answer.err(), Some(code), "{purchase:?}");
+        let (after, ledger) = league.deck(&mut organiser, 0).await;
+        assert_eq!(
+            (&after, &ledger),
+            (&before, &ledger_before),
+            "{purchase:?} left a trace"
+        );
+    }
+    // What Ann can afford: two lands (1) and an uncommon gold card (3 − 1 = 2 … 2 + 1 = 3 > 2).
+    let lands = organiser
+        .call(buy(Purchase::BasicLands { count: 2 }, 0, ann))
+        .await
+        .unwrap();
+    let ServerMessage::Deck { deck, ledger, .. } = lands else {
+        panic!("expected deck");
+    };
+    assert_eq!(
+        (deck.power, deck.spent, deck.balance(), deck.cards),
+        (3, 1, 2, 47)
+    );
+    assert_eq!(ledger.len(), ledger_before.len() + 1);
+    let gold = Purchase::Cards {
+        rarity: Rarity::Uncommon,
+        count: 1,
+        gold: true,
+        legend: false,
+        card: Some("Lim-Dûl's Vault".into()),
+    };
+    let refused = organiser.call(buy(gold, 0, ann)).await;
+    assert_eq!(refused.err(), Some(ErrorCode::NotEnoughPoints), "2 + 1 > 2");
+    let uncommon = Purchase::Cards {
+        rarity: Rarity::Uncommon,
+        count: 1,
+        gold: false,
+        legend: false,
+        card: None,
+    };
+    let bought = organiser.call(buy(uncommon, 0, ann)).await.unwrap();
+    let ServerMessage::Deck { deck, .. } = bought else {
+        panic!("expected deck");
+    };
+    assert_eq!((deck.power, deck.balance(), deck.cards), (3, 0, 48));
+    // A second registration is refused too.
+    let again = organiser
+        .call(|id| ClientMessage::RegisterDeck {
+            id,
+            league: league.id,
+            token: ann,
+            deck: grand_melee_protocol::league::DeckSpec {
+                name: "Another".into(),
+                alliance: grand_melee_protocol::league::Alliance::BlackRed,
+                basic_set: "Tempest".into(),
+                expansion_set: "Stronghold".into(),
+            },
+        })
+        .await;
+    assert_eq!(again.err(), Some(ErrorCode::DeckRegistered));
+}
+
+/// In two-player league games nobody plays the same opponent twice in a row; a table of more
+/// seats, or another opponent, is fine; and a league table takes members only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_player_league_games_never_repeat_an_opponent_in_a_row() {
+    let server = TestServer::start().await;
+    let mut organiser = server.client().await;
+    let league = TestLeague::create(&mut organiser, "Duels", &NAMES[..3]).await;
+    let table = league.table(&mut organiser, "Ann v Bob", 2).await;
+    let mut ann = server.client().await;
+    let mut bob = server.client().await;
+    // A league table takes members only, with their token.
+    let mut stranger = server.client().await;
+    assert_eq!(
+        stranger.join(table, "Zed").await,
+        Err(ErrorCode::LeagueSeat)
+    );
+    league.sit(&mut ann, table, 0).await.unwrap();
+    assert_eq!(
+        league.sit(&mut stranger, table, 0).await,
+        Err(ErrorCode::AlreadySeated),
+        "a member sits once"
+    );
+    league.sit(&mut bob, table, 1).await.unwrap();
+    let seq = bob.view.as_ref().unwrap().seq;
+    ann.catch_up(seq).await;
+    let started = ann
+        .call(|id| ClientMessage::Start {
+            id,
+            first_player: None,
+        })
+        .await;
+    assert!(matches!(started, Ok(ServerMessage::Ack { .. })));
+    let bob_player = bob.seat.unwrap().0;
+    let mut clients = vec![ann, bob];
+    concede_in_order(&mut clients, &[bob_player]).await;
+
+    let rematch = league.table(&mut organiser, "Rematch", 2).await;
+    let mut ann = server.client().await;
+    let mut bob = server.client().await;
+    let mut cy = server.client().await;
+    league.sit(&mut ann, rematch, 0).await.unwrap();
+    assert_eq!(
+        league.sit(&mut bob, rematch, 1).await,
+        Err(ErrorCode::SameOpponent)
+    );
+    league.sit(&mut cy, rematch, 2).await.unwrap();
+    // A bigger table is no two-player game: Bob may sit with Ann there.
+    let bigger = league.table(&mut organiser, "Three", 3).await;
+    let mut ann2 = server.client().await;
+    let mut bob2 = server.client().await;
+    league.sit(&mut ann2, bigger, 0).await.unwrap();
+    league.sit(&mut bob2, bigger, 1).await.unwrap();
+    // … but it may not start as a two-player game between them.
+    let seq = bob2.view.as_ref().unwrap().seq;
+    ann2.catch_up(seq).await;
+    let host = ann2.view.as_ref().unwrap().host.unwrap();
+    let starter = if ann2.seat.unwrap().0 == host {
+        &mut ann2
+    } else {
+        &mut bob2
+    };
+    let start = starter
+        .call(|id| ClientMessage::Start {
+            id,
+            first_player: None,
+        })
+        .await;
+    assert_eq!(start.err(), Some(ErrorCode::SameOpponent));
+}
+
+/// A league table cannot be made without the organiser's secret.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_organiser_creates_league_tables() {
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    let mut league = TestLeague::create(&mut client, "Closed", &NAMES[..2]).await;
+    league.organiser = uuid::Uuid::new_v4();
+    let created = client
+        .call(|id| ClientMessage::CreateTable {
+            id,
+            name: "Sneaky".into(),
+            seats: 4,
+            spell_range: 0,
+            reduction: Default::default(),
+            starting_life: 20,
+            password: None,
+            seed: None,
+            turn_clock_secs: 0,
+            absence_limit_secs: 600,
+            mulligan_clock_secs: 0,
+            max_spectators: 100,
+            rules: Default::default(),
+            combat_dice: false,
+            mulligan: Default::default(),
+            league: Some(league.id),
+            organiser: Some(league.organiser),
+        })
+        .await;
+    assert_eq!(created.err(), Some(ErrorCode::NotOrganiser));
+    let unknown = client
+        .call(|id| ClientMessage::GetLeague {
+            id,
+            league: uuid::Uuid::new_v4(),
+        })
+        .await;
+    assert_eq!(unknown.err(), Some(ErrorCode::UnknownLeague));
+    let mut other = Client::connected(server.addr).await;
+    let taken = other
+        .call(|id| ClientMessage::CreateLeague {
+            id,
+            name: "closed".into(),
+            password: None,
+        })
+        .await;
+    assert_eq!(taken.err(), Some(ErrorCode::NameTaken));
+}
