@@ -60,6 +60,10 @@ pub const HELP: &[(&str, &str)] = &[
         "host: start the game (optionally choosing the first player)",
     ),
     (
+        "first <who>",
+        "league table: the deck furthest behind chooses who plays first",
+    ),
+    (
         "rule eliminate <who>[, <who>…]",
         "host: eliminate players together",
     ),
@@ -95,7 +99,7 @@ pub const HELP: &[(&str, &str)] = &[
 
 /// The first words of every command, for completion.
 pub const NAMES: &[&str] = &[
-    "attack", "concede", "counter", "damage", "end", "extra", "help", "host", "keep", "kick",
+    "attack", "concede", "counter", "damage", "end", "extra", "first", "help", "host", "keep", "kick",
     "leave", "life", "mulligan", "mute", "pause", "phase", "poison", "quit", "roll", "rule", "say",
     "snapshot", "start", "status", "unmute", "unpause",
 ];
@@ -167,6 +171,10 @@ pub fn parse(
                 text: rest.to_owned(),
             }
         }
+        "first" => ClientMessage::ChooseFirst {
+            id: 0,
+            player: resolve.whole(&words)?,
+        },
         "start" => ClientMessage::Start {
             id: 0,
             first_player: if words.is_empty() {

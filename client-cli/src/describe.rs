@@ -63,8 +63,23 @@ pub fn script_line(seq: u64, event: &Event, view: &TableView) -> String {
     let w = |p: PlayerId| who(view, p);
     // Writing to a String cannot fail.
     let _ = match event {
-        Event::PlayerJoined { player, name, .. } => {
-            write!(line, " player={player} {}", safe::quoted(name))
+        Event::PlayerJoined {
+            player, name, deck, ..
+        } => {
+            let _ = write!(line, " player={player} {}", safe::quoted(name));
+            match deck {
+                Some(d) => write!(
+                    line,
+                    " member={} deck={} power={}",
+                    d.member,
+                    safe::quoted(&d.deck),
+                    d.power
+                ),
+                None => Ok(()),
+            }
+        }
+        Event::FirstPlayerChosen { by, player } => {
+            write!(line, " by={} player={}", w(*by), w(*player))
         }
         Event::PlayerLeft { player } | Event::PlayerAbsent { player } => {
             write!(line, " player={}", w(*player))
@@ -77,6 +92,8 @@ pub fn script_line(seq: u64, event: &Event, view: &TableView) -> String {
             first_player,
             turn_holders,
             commitment,
+            first_decided_by,
+            bonuses,
             ..
         } => {
             let _ = write!(
@@ -86,6 +103,19 @@ pub fn script_line(seq: u64, event: &Event, view: &TableView) -> String {
                 list(view, seating),
                 list(view, turn_holders),
             );
+            if let Some(by) = first_decided_by {
+                let _ = write!(line, " decided_by={}", w(*by));
+            }
+            for b in bonuses {
+                let _ = write!(
+                    line,
+                    " bonus={}:behind={},life=+{},cards=+{}",
+                    w(b.player),
+                    b.behind,
+                    b.life,
+                    b.cards
+                );
+            }
             if commitment.is_empty() {
                 Ok(())
             } else {
@@ -240,17 +270,44 @@ fn generic_fields(event: &Event) -> String {
 pub fn sentence(event: &Event, view: &TableView) -> String {
     let n = |p: PlayerId| name(view, p);
     match event {
+        Event::PlayerJoined {
+            name,
+            deck: Some(deck),
+            ..
+        } => format!(
+            "{} sat down with {} (deck power {})",
+            safe::printable(name),
+            safe::printable(&deck.deck),
+            deck.power
+        ),
         Event::PlayerJoined { name, .. } => format!("{} sat down", safe::printable(name)),
+        Event::FirstPlayerChosen { by, player } => {
+            format!("{} chose {} to play first", n(*by), n(*player))
+        }
         Event::PlayerLeft { player } => format!("{} left the table", n(*player)),
         Event::GameStarted {
             first_player,
             turn_holders,
+            bonuses,
             ..
-        } => format!(
-            "The game started: {} plays first, {} simultaneous turn(s)",
-            n(*first_player),
-            turn_holders.len()
-        ),
+        } => {
+            let mut sentence = format!(
+                "The game started: {} plays first, {} simultaneous turn(s)",
+                n(*first_player),
+                turn_holders.len()
+            );
+            for b in bonuses {
+                let _ = write!(
+                    sentence,
+                    "; {} is {} behind: +{} life, +{} card(s)",
+                    n(b.player),
+                    b.behind,
+                    b.life,
+                    b.cards
+                );
+            }
+            sentence
+        }
         Event::Mulliganed { player, hand_size } => {
             format!("{} mulliganed to {hand_size}", n(*player))
         }

@@ -237,8 +237,14 @@ pub async fn run(cli: Cli) -> Result<(), ClientError> {
         } => {
             let table = resolve_table(&server, &table, PAGE_ITEMS).await?;
             let store = store()?;
-            // At a league table the member sits down under his league name, with his token.
-            let (name, member_token) = match table_league(&server, table).await? {
+            // At a league table the member sits down under his league name, with his token
+            // (only a member of some league on this server needs to look).
+            let league = if store.has_leagues(&server) {
+                table_league(&server, table).await?
+            } else {
+                None
+            };
+            let (name, member_token) = match league {
                 Some(league) => {
                     let (_, member_name, token) = league::saved_member(&store, &server, league)
                         .ok_or_else(|| {

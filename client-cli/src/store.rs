@@ -118,6 +118,12 @@ impl TokenStore {
             .join(league.hyphenated().to_string())
     }
 
+    /// Whether this computer keeps anything for a league on `server`.
+    pub fn has_leagues(&self, server: &str) -> bool {
+        fs::read_dir(self.dir.join("leagues").join(server_key(server)))
+            .is_ok_and(|mut entries| entries.next().is_some())
+    }
+
     /// What is kept for a league (nothing if the file is missing or unreadable).
     pub fn load_league(&self, server: &str, league: uuid::Uuid) -> SavedLeague {
         let Ok(text) = fs::read_to_string(self.league_path(server, league)) else {

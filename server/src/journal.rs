@@ -1956,6 +1956,39 @@ mod tests {
         assert!(!crate::password::verify(hashed, "hunter3"));
     }
 
+    /// Version 3 adds the leagues: a version-2 journal keeps its tables (no league) and gains
+    /// the league tables, empty.
+    #[test]
+    fn a_version_2_journal_gains_leagues_and_keeps_its_tables() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        {
+            let tx = conn.transaction().unwrap();
+            MIGRATIONS[0](&tx).unwrap();
+            MIGRATIONS[1](&tx).unwrap();
+            tx.execute(
+                "INSERT INTO melee_tables (id, name, password, settings, created_at_ms)
+                 VALUES (?1, 'old table', NULL, x'00', 5)",
+                params![[7u8; 16].as_slice()],
+            )
+            .unwrap();
+            tx.pragma_update(None, "user_version", 2).unwrap();
+            tx.commit().unwrap();
+        }
+        assert_eq!(migrate(&mut conn).unwrap(), Some(2));
+        let (name, league): (String, Option<Vec<u8>>) = conn
+            .query_row("SELECT name, league_id FROM melee_tables", [], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
+            .unwrap();
+        assert_eq!((name.as_str(), league), ("old table", None));
+        for table in ["leagues", "league_members", "ledger"] {
+            let rows: i64 = conn
+                .query_row(&format!("SELECT count(*) FROM {table}"), [], |row| row.get(0))
+                .unwrap();
+            assert_eq!(rows, 0, "{table}");
+        }
+    }
+
     #[test]
     fn a_journal_sqlite_opens_read_only_is_not_writable() {
         let dir = tempfile::tempdir().unwrap();
@@ -1996,11 +2029,12 @@ mod tests {
         assert!(matches!(check_version(0), Ok(0)));
         assert!(matches!(check_version(1), Ok(1)));
         assert!(matches!(check_version(2), Ok(2)));
+        assert!(matches!(check_version(3), Ok(3)));
         assert!(matches!(
-            check_version(3),
+            check_version(4),
             Err(JournalError::NewerSchema {
-                found: 3,
-                supported: 2
+                found: 4,
+                supported: 3
             })
         ));
         assert!(matches!(check_version(-1), Err(JournalError::Corrupt(_))));
