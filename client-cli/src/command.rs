@@ -99,9 +99,9 @@ pub const HELP: &[(&str, &str)] = &[
 
 /// The first words of every command, for completion.
 pub const NAMES: &[&str] = &[
-    "attack", "concede", "counter", "damage", "end", "extra", "first", "help", "host", "keep", "kick",
-    "leave", "life", "mulligan", "mute", "pause", "phase", "poison", "quit", "roll", "rule", "say",
-    "snapshot", "start", "status", "unmute", "unpause",
+    "attack", "concede", "counter", "damage", "end", "extra", "first", "help", "host", "keep",
+    "kick", "leave", "life", "mulligan", "mute", "pause", "phase", "poison", "quit", "roll",
+    "rule", "say", "snapshot", "start", "status", "unmute", "unpause",
 ];
 
 /// Parses a typed line. `Ok(None)` for a blank line; `Err` holds a short explanation (usage).

@@ -312,7 +312,7 @@ fn answer(
             Some(name) => file(name, request.headers(), site),
             None => text(
                 StatusCode::NOT_FOUND,
-                "not found: the lobby is at /, a table at /t/<table id>; the WebSocket endpoint is /ws\n",
+                "not found: the lobby is at /, a table at /t/<table id>, the leagues at /leagues; the WebSocket endpoint is /ws\n",
             ),
         },
     };
@@ -326,10 +326,11 @@ fn answer(
 fn page_or_asset(path: &str) -> Option<&'static str> {
     let is_id = |s: &str| uuid::Uuid::parse_str(s).is_ok();
     match path {
-        "/" | "/replays" | "/replays/" => Some("index.html"),
+        "/" | "/replays" | "/replays/" | "/leagues" | "/leagues/" => Some("index.html"),
         _ if path
             .strip_prefix("/t/")
             .or_else(|| path.strip_prefix("/replays/"))
+            .or_else(|| path.strip_prefix("/leagues/"))
             .is_some_and(|id| is_id(id.trim_end_matches('/'))) =>
         {
             Some("index.html")
@@ -587,6 +588,12 @@ mod tests {
             page_or_asset("/replays/5f3c1a2e-8d4b-4c6e-9a7f-0b1c2d3e4f50"),
             Some("index.html")
         );
+        assert_eq!(page_or_asset("/leagues"), Some("index.html"));
+        assert_eq!(
+            page_or_asset("/leagues/1ea90e00-aaaa-4bbb-8ccc-0dddeeeeff01"),
+            Some("index.html")
+        );
+        assert_eq!(page_or_asset("/leagues/not-a-league"), None);
         assert_eq!(page_or_asset("/t/not-a-table"), None);
         assert_eq!(page_or_asset("/assets/app.js"), Some("app.js"));
         assert_eq!(page_or_asset("/assets/../Cargo.toml"), None);

@@ -1983,7 +1983,9 @@ mod tests {
         assert_eq!((name.as_str(), league), ("old table", None));
         for table in ["leagues", "league_members", "ledger"] {
             let rows: i64 = conn
-                .query_row(&format!("SELECT count(*) FROM {table}"), [], |row| row.get(0))
+                .query_row(&format!("SELECT count(*) FROM {table}"), [], |row| {
+                    row.get(0)
+                })
                 .unwrap();
             assert_eq!(rows, 0, "{table}");
         }

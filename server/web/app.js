@@ -138,6 +138,15 @@
     not_attack_left: "Under these rules (CR 807) you may attack only the player on your left.",
     dice_off: "This table does not play Combat with Dice.",
     no_counter_strike: "No attack roll of that player on you was blocked in his current combat.",
+    unknown_league: "There is no league with that link.",
+    not_a_member: "This browser's member token is not a member's of this league; join it again.",
+    not_organiser: "Only the league's organiser (the browser that created it) may create its tables.",
+    league_seat: "This is a league game: join the league first, then sit down as its member.",
+    already_seated: "You already sit at this table.",
+    same_opponent: "League rule: you may not play the same opponent twice in a row in a two-player game.",
+    not_decider: "Only the player whose deck is furthest behind decides who plays first.",
+    no_deck: "Register your deck in the league first.",
+    deck_registered: "You already have a deck in this league.",
   };
 
   function refusal(message) {
@@ -250,6 +259,8 @@
     }
     if ((m = path.match(/^\/replays\/([0-9a-fA-F-]{36})$/))) return { page: "replay", table: m[1].toLowerCase() };
     if (path === "/replays") return { page: "replays" };
+    if ((m = path.match(/^\/leagues\/([0-9a-fA-F-]{36})$/))) return { page: "league", league: m[1].toLowerCase() };
+    if (path === "/leagues") return { page: "leagues" };
     return { page: "lobby" };
   })();
 
@@ -270,6 +281,9 @@
     checks: [],
   };
   const seatKey = (table) => `gm.seat.${table}`;
+  // A league membership ({member, name, token}) and an organiser secret, kept per league.
+  const memberKey = (league) => `gm.league.${league}`;
+  const organiserKey = (league) => `gm.organiser.${league}`;
 
   // ---------------------------------------------------------------- the page skeleton
 
@@ -372,11 +386,17 @@
 
   function describe(e) {
     switch (e.kind) {
-      case "player_joined": state.names.set(e.player, e.name); return `${nameOf(e.player)} sat down`;
+      case "player_joined":
+        state.names.set(e.player, e.name);
+        return `${nameOf(e.player)} sat down` + (e.deck ? ` with ${printable(e.deck.deck)} (deck power ${e.deck.power})` : "");
+      case "first_player_chosen": return `${nameOf(e.by)} chose ${nameOf(e.player)} to play first`;
       case "player_left": return `${nameOf(e.player)} left the table`;
       case "game_started":
-        return `The game started: ${nameOf(e.first_player)} plays first` + (e.first_player_chosen ? " (chosen by the host)" : "") +
-          `; ${e.turn_holders.length} ${state.rules === "cr807" ? "turn marker" : "simultaneous turn"}${e.turn_holders.length === 1 ? "" : "s"}`;
+        return `The game started: ${nameOf(e.first_player)} plays first` +
+          (e.first_decided_by !== undefined && e.first_decided_by !== null ? ` (decided by ${nameOf(e.first_decided_by)}, furthest behind in deck power)`
+            : e.first_player_chosen ? " (chosen by the host)" : "") +
+          `; ${e.turn_holders.length} ${state.rules === "cr807" ? "turn marker" : "simultaneous turn"}${e.turn_holders.length === 1 ? "" : "s"}` +
+          (e.bonuses || []).map((b) => `; ${nameOf(b.player)} is ${b.behind} behind: ${bonusWords(b)}`).join("");
       case "mulliganed": return `${nameOf(e.player)} mulliganed to ${e.hand_size}`;
       case "kept": return `${nameOf(e.player)} kept ${e.hand_size}` + (e.reason === "decided" ? "" : ` (${e.reason})`);
       case "turn_began": return `${nameOf(e.player)} began turn ${tn(e.turn)}`;
@@ -422,6 +442,12 @@
     }
   }
 
+  /** A deck power bonus in words: "decides who plays first, +5 life, +1 card". */
+  function bonusWords(b) {
+    return [b.first_choice ? "decides who plays first" : null, b.life ? `+${b.life} life` : null,
+      b.cards ? `+${b.cards} card${b.cards === 1 ? "" : "s"}` : null].filter(Boolean).join(", ");
+  }
+
   function record(seq, e) {
     if (e.kind === "spectators_changed") return; // noise in a log people read
     if (e.kind === "attack_rolled" && (e.roller === state.me || e.opponent === state.me) && table.rollResult) {
@@ -445,7 +471,7 @@
           const d = state.view.seq === m.view.seq ? F.diff(state.view, m.view) : `seq ${state.view.seq} ≠ ${m.view.seq}`;
           check.result = { ok: d === "", seq: m.view.seq, diff: d };
         }
-        state.view = m.view;
+        state.view = F.adopt(m.view);
         learnNames(state.view);
         render();
         break;
@@ -486,6 +512,8 @@
     if (route.page === "lobby") { lobby.refresh(); return; }
     if (route.page === "replays") { replays.load(); return; }
     if (route.page === "replay") { replay.load(); return; }
+    if (route.page === "leagues") { leagues.load(); return; }
+    if (route.page === "league") { league.load(); return; }
     if (route.page === "display") { enter("watch"); return; }
     const seat = store.get(seatKey(route.table));
     if (seat && seat.token) enter("resume");
@@ -514,7 +542,9 @@
           return;
         }
       } else if (how === "join") {
-        answer = await send({ type: "join", table: route.table, name, password: state.password || null, entropy: entropy() });
+        const join = { type: "join", table: route.table, name, password: state.password || null, entropy: entropy() };
+        if (state.memberToken) join.member_token = state.memberToken;
+        answer = await send(join);
         if (answer.type === "error") return;
         store.set(seatKey(route.table), { token: answer.token, player: answer.player, name });
       } else {
@@ -771,6 +801,9 @@
         if (t && t.designations) bits.push(`designated ×${t.designations}`);
         const extra = (p.extra_turns || 0) + (p.extra_next || 0);
         if (extra) bits.push(`+${extra} extra turn${extra === 1 ? "" : "s"}`);
+        if (p.deck) bits.push(`deck ${printable(p.deck.deck)}, power ${p.deck.power}`);
+        if (p.bonus) bits.push(`bonus: ${bonusWords(p.bonus)}`);
+        if (view.stage === "lobby" && view.first_decider === p.player) bits.push("decides who plays first");
         return h("tr", { class: p.player === me ? "you" : "" },
           h("td", {}, p.seat === null ? "–" : String(p.seat + 1)),
           h("td", { class: "pname", title: printable(p.name) }, printable(p.name)),
@@ -816,7 +849,8 @@
         h("button", { type: "submit", testid: "create-submit", class: "primary" }, "Create the table"));
       clear(app).append(
         h("section", { class: "lobby" },
-          h("div", { class: "lobby-head" }, h("h2", {}, "Tables"), h("a", { href: "/replays" }, "Finished games ▸")),
+          h("div", { class: "lobby-head" }, h("h2", {}, "Tables"), h("a", { href: "/leagues", testid: "leagues-link" }, "Leagues ▸"),
+            h("a", { href: "/replays" }, "Finished games ▸")),
           list),
         h("section", { class: "panel" }, form, errorEl));
       setInterval(() => { if (link.up) this.refresh(); }, 3000);
@@ -841,7 +875,7 @@
         h("a", { href: `/t/${t.table}`, class: "table-name" }, printable(t.name)),
         h("span", { class: "meta" },
           `${STAGES[t.stage] || t.stage} · ${t.seated}/${t.seats} seated · ${t.spectators} watching · ${rulesWords(t)}` +
-          (t.password ? " · password" : ""))))));
+          (t.password ? " · password" : "") + (t.league ? " · league game" : ""))))));
     },
 
     async create(form) {
@@ -934,6 +968,26 @@
         value: store.get("gm.name") || "" });
       const pw = summary.password ? h("label", {}, h("span", {}, "Table password"), password) : null;
       const full = summary.seated >= summary.seats || summary.stage !== "lobby";
+      if (summary.league && !this.display) {
+        // A league game: members sit down under their league name, with their member token.
+        const member = store.get(memberKey(summary.league));
+        state.memberToken = member ? member.token : null;
+        const leagueLink = h("a", { href: `/leagues/${summary.league}`, testid: "league-link" }, "the league's page");
+        this.entry.append(h("h2", {}, printable(summary.name)),
+          h("p", { class: "meta" }, `A league game · ${STAGES[summary.stage]} · ${summary.seated}/${summary.seats} seated · ${rulesWords(summary)}`));
+        if (!member) {
+          this.entry.append(h("p", { testid: "league-join-first" }, "Only the league's members sit at this table. Join the league on ", leagueLink,
+            ", register your deck, then come back."),
+          h("button", { type: "button", testid: "watch", onclick: () => enter("watch") }, "Watch"));
+          return;
+        }
+        this.entry.append(h("p", {}, `You sit down as ${printable(member.name)}, with your league deck (`, leagueLink, ")."),
+          h("div", { class: "row" },
+            h("button", { type: "button", class: "primary", testid: "join-submit", disabled: full,
+              onclick: () => enter("join", member.name) }, full ? "No free seat" : `Sit down as ${printable(member.name)}`),
+            h("button", { type: "button", testid: "watch", onclick: () => enter("watch") }, "Watch")));
+        return;
+      }
       if (this.display) {
         this.entry.append(h("form", { onsubmit: (ev) => { ev.preventDefault(); state.password = password.value; enter("watch"); } },
           h("p", {}, "This table has a password."), pw, h("button", { type: "submit", testid: "watch" }, "Show the table")));
@@ -983,7 +1037,11 @@
       const whole = (values) => values.every((x) => Number.isInteger(x) && x >= 0);
       this.groups = {
         lobby: h("div", { class: "group" },
-          h("div", { class: "host-only" }, h("label", {}, h("span", {}, "First player"), this.firstSel),
+          this.deciderBox = h("div", { class: "decider-only", testid: "decider-box" },
+            h("p", {}, "Your deck is furthest behind: you decide who plays first."),
+            h("label", {}, h("span", {}, "Plays first"), this.chooseSel = h("select", { testid: "choose-first", "aria-label": "Who plays first" })),
+            button("choose-first-submit", "Choose", () => go({ type: "choose_first", player: Number(this.chooseSel.value) }), "primary")),
+          h("div", { class: "host-only" }, this.firstLabel = h("label", {}, h("span", {}, "First player"), this.firstSel),
             button("start", "Start the game", () => go({ type: "start", first_player: this.firstSel.value === "" ? null : Number(this.firstSel.value) }), "primary")),
           button("leave", "Give up my seat", async () => {
             const answer = await go({ type: "leave" });
@@ -1110,7 +1168,8 @@
       const me = state.me;
       clear(this.head).append(h("h2", {}, printable(view.name)),
         h("span", { class: "meta" }, `${STAGES[view.stage]} · ${rulesWords(view.settings)} · ${view.spectators} watching` +
-          (view.paused ? " · ⏸ paused" : "") + (state.role === "spectator" && !this.display ? " · you are watching" : "")));
+          (view.paused ? " · ⏸ paused" : "") + (state.role === "spectator" && !this.display ? " · you are watching" : "")),
+        view.settings.league && !this.display ? h("a", { href: `/leagues/${view.settings.league}`, class: "meta", testid: "table-league" }, "League game ▸") : null);
       this.status.textContent = sentence(view, me);
       clear(this.ringBox).append(ring(view, me, { big: this.display, onSeat: (p) => this.onSeat(p) }));
       clear(this.endBox);
@@ -1140,6 +1199,14 @@
       const g = this.groups;
       g.lobby.hidden = !(player && view.stage === "lobby");
       g.lobby.querySelector(".host-only").hidden = !host;
+      const decider = view.first_decider === undefined ? null : view.first_decider;
+      this.deciderBox.hidden = !(player && view.stage === "lobby" && decider === me);
+      // At a league table with a decider the host does not choose the first player.
+      this.firstLabel.hidden = decider !== null;
+      fillSelect(this.chooseSel, view.players.map((p) => [String(p.player), printable(p.name)]));
+      if (view.first_choice !== undefined && view.first_choice !== null && document.activeElement !== this.chooseSel) {
+        this.chooseSel.value = String(view.first_choice);
+      }
       const deciding = (view.mulligan_deciders || []).includes(me);
       g.mulligan.hidden = !(player && view.stage === "mulligan" && deciding);
       g.dice.hidden = !(player && view.stage === "playing" && alive && view.settings.combat_dice);
@@ -1236,7 +1303,8 @@
       if (!all.length) { this.list.append(h("p", { class: "empty" }, "No finished games yet.")); return; }
       this.list.append(h("ul", {}, all.map((r) => h("li", { testid: "replay-row", "data-table": r.table },
         h("a", { href: `/replays/${r.table}`, class: "table-name" }, printable(r.name)),
-        h("span", { class: "meta" }, `${new Date(r.finished_at_ms).toLocaleString()} · ${r.events} events` + (r.password ? " · password" : ""))))));
+        h("span", { class: "meta" }, `${new Date(r.finished_at_ms).toLocaleString()} · ${r.events} events` + (r.password ? " · password" : "")),
+        r.league ? h("a", { href: `/leagues/${r.league}`, class: "meta" }, " · league game") : null))));
     },
   };
 
@@ -1296,7 +1364,9 @@
       this.text = h("p", { class: "status-line" });
       this.endBox = h("div", {});
       const b = (id, label, to) => h("button", { type: "button", testid: id, onclick: () => this.go(to()) }, label);
-      clear(this.box).append(h("div", { class: "table-head" }, h("h2", {}, printable(this.views[0].name)), h("a", { href: "/replays" }, "◂ Finished games")),
+      const leagueId = this.views[0].settings.league;
+      clear(this.box).append(h("div", { class: "table-head" }, h("h2", {}, printable(this.views[0].name)), h("a", { href: "/replays" }, "◂ Finished games"),
+        leagueId ? h("a", { href: `/leagues/${leagueId}`, testid: "replay-league" }, "The league ▸") : null),
         h("div", { class: "row replay-controls" }, b("replay-first", "⏮", () => 0), b("replay-prev", "◀", () => this.at - 1),
           b("replay-next", "▶", () => this.at + 1), b("replay-last", "⏭", () => last), this.stepText),
         this.slider, this.text, this.ringBox, this.endBox);
@@ -1319,6 +1389,279 @@
     },
   };
 
+  // ---------------------------------------------------------------- leagues
+
+  const ALLIANCES = [
+    ["white_blue", "White-Blue"], ["blue_black", "Blue-Black"], ["black_red", "Black-Red"],
+    ["red_green", "Red-Green"], ["green_white", "Green-White"], ["white_blue_black", "White-Blue-Black"],
+    ["blue_black_red", "Blue-Black-Red"], ["black_red_green", "Black-Red-Green"],
+    ["red_green_white", "Red-Green-White"], ["green_white_blue", "Green-White-Blue"],
+  ];
+  const allianceName = (a) => (ALLIANCES.find(([k]) => k === a) || [a, a || "–"])[1];
+  // The seed's basic sets, offered as suggestions (any set name is taken).
+  const BASIC_SETS = ["7th Edition", "Ice Age", "Mirage", "Tempest", "Urza's Saga", "Mercadian Masques", "Invasion", "Odyssey"];
+
+  function average(places, games) {
+    return games ? (places / games).toFixed(1) : "–";
+  }
+
+  /** A ledger line in words. */
+  function ledgerWords(entry) {
+    switch (entry.kind) {
+      case "registered":
+        return `Registered ${printable(entry.deck.name)} (${allianceName(entry.deck.alliance)}, ${printable(entry.deck.basic_set)} / ${printable(entry.deck.expansion_set)})`;
+      case "credited":
+        return `+${entry.mana_points} mana points: place ${entry.place} of ${entry.players} at ${printable(entry.table_name)}`;
+      case "bought": {
+        const p = entry.purchase;
+        const what = {
+          cards: () => `${p.count} ${p.rarity}${p.gold ? " gold" : ""}${p.legend ? " Summon Legend" : ""}${p.card ? ` “${printable(p.card)}”` : ""}`,
+          basic_lands: () => `${p.count} basic lands`,
+          expansion_set: () => `expansion set ${printable(p.name)} (+5 commons)`,
+          duplicates: () => "one more copy of a card allowed",
+          sideboard: () => "five sideboard cards",
+        }[p.option];
+        return `Bought ${what ? what() : p.option} for ${entry.cost}` + (entry.removed ? `, ${entry.removed} cards taken out` : "");
+      }
+      case "remedy_taken":
+        return entry.remedy.remedy === "new_deck"
+          ? `Losing-streak remedy: a new deck with no rares, ${printable(entry.remedy.deck.name)}`
+          : "Losing-streak remedy: five cards swapped for commons";
+      default:
+        return entry.kind;
+    }
+  }
+
+  const leagues = {
+    init() {
+      document.title = `Leagues — ${TITLE}`;
+      this.list = h("div", { class: "table-list", "aria-live": "polite" }, "Loading the leagues…");
+      const name = h("input", { name: "name", testid: "league-name", required: true, maxlength: 32, autocomplete: "off" });
+      const password = h("input", { name: "password", type: "password", testid: "league-password", maxlength: 64, autocomplete: "new-password" });
+      const form = h("form", { class: "create", onsubmit: async (ev) => {
+        ev.preventDefault();
+        if (!name.value.trim()) { showError("Give the league a name."); return; }
+        const answer = await send({ type: "create_league", name: name.value.trim(), password: password.value || null });
+        if (answer.type !== "league_created") return;
+        store.set(organiserKey(answer.league), answer.organiser);
+        location.assign(`/leagues/${answer.league}`);
+      } },
+        h("h2", {}, "Start a league"),
+        h("p", { class: "meta" }, "An Ascension league: every deck earns mana points game after game, buys improvements, and weaker decks get a bonus. This browser keeps the organiser's secret, which creates the league's tables."),
+        h("label", {}, h("span", {}, "League name"), name),
+        h("label", {}, h("span", {}, "Password for members (optional)"), password),
+        h("button", { type: "submit", class: "primary", testid: "league-create" }, "Create the league"));
+      clear(app).append(
+        h("section", { class: "lobby" },
+          h("div", { class: "lobby-head" }, h("h2", {}, "Leagues"), h("a", { href: "/" }, "◂ Tables")), this.list),
+        h("section", { class: "panel" }, form, errorEl));
+    },
+    async load() {
+      const all = [];
+      let from = 0;
+      for (let pages = 0; pages < 20; pages++) {
+        const answer = await send({ type: "list_leagues", from, limit: 500 });
+        if (answer.type !== "leagues") return;
+        all.push(...answer.leagues);
+        if (answer.next === null || answer.next === undefined) break;
+        from = answer.next;
+      }
+      clear(this.list);
+      if (!all.length) { this.list.append(h("p", { class: "empty" }, "No leagues yet: start one.")); return; }
+      this.list.append(h("ul", {}, all.map((l) => h("li", { testid: "league-row", "data-league": l.league },
+        h("a", { href: `/leagues/${l.league}`, class: "table-name" }, printable(l.name)),
+        h("span", { class: "meta" }, `${l.members} member${l.members === 1 ? "" : "s"} · ${l.games} game${l.games === 1 ? "" : "s"}` +
+          (l.password ? " · password" : "") + (store.get(memberKey(l.league)) ? " · you are a member" : ""))))));
+    },
+  };
+
+  const league = {
+    init() {
+      document.title = `League — ${TITLE}`;
+      this.head = h("div", { class: "lobby-head" }, h("h2", {}, "League"), h("a", { href: "/leagues" }, "◂ Leagues"));
+      this.standings = h("div", { class: "league-standings" }, "Loading the league…");
+      this.games = h("div", { class: "league-games" });
+      this.ledger = h("div", { class: "ledger", testid: "ledger", "aria-live": "polite" });
+      this.mine = h("div", { class: "league-mine" });
+      this.notice = h("p", { class: "notice", testid: "buy-result", role: "status", "aria-live": "polite" });
+      clear(app).append(h("section", { class: "lobby" }, this.head, this.standings, this.ledger, this.games),
+        h("section", { class: "panel" }, errorEl, this.notice, this.mine));
+    },
+
+    member() {
+      return store.get(memberKey(route.league));
+    },
+
+    async load() {
+      const answer = await send({ type: "get_league", league: route.league });
+      if (answer.type !== "league") return;
+      const view = answer.league;
+      this.view = view;
+      document.title = `${printable(view.name)} — ${TITLE}`;
+      clear(this.head).append(h("h2", { testid: "league-title" }, printable(view.name)),
+        h("span", { class: "meta" }, `${view.standings.length} members · ${view.games.length} games` + (view.password ? " · password" : "")),
+        h("a", { href: "/leagues" }, "◂ Leagues"));
+      const me = this.member();
+      clear(this.standings).append(h("table", { class: "standings", testid: "league-standings" },
+        h("caption", {}, "Standings (deck power: every mana point earned)"),
+        h("thead", {}, h("tr", {}, ...["#", "Member", "Deck", "Colours", "Power", "Unspent", "Games", "Wins", "Avg place"].map((t) => h("th", {}, t)))),
+        h("tbody", {}, view.standings.map((m, i) => h("tr", { testid: "league-row", "data-member": m.member, class: me && me.member === m.member ? "you" : "" },
+          h("td", {}, String(i + 1)),
+          h("td", {}, h("button", { type: "button", class: "link", testid: `ledger-${m.member}`, onclick: () => this.showDeck(m.member) }, printable(m.name))),
+          h("td", {}, m.deck ? printable(m.deck) : "(no deck yet)"), h("td", {}, m.alliance ? allianceName(m.alliance) : "–"),
+          h("td", { testid: "power" }, String(m.power)), h("td", { testid: "balance" }, String(m.balance)),
+          h("td", {}, String(m.games)), h("td", {}, String(m.wins)), h("td", {}, average(m.places, m.games)))))));
+      clear(this.games).append(h("h3", {}, "Games"), view.games.length
+        ? h("ul", {}, view.games.map((g) => h("li", { testid: "league-game" },
+          h("a", { href: g.finished_at_ms ? `/replays/${g.table}` : `/t/${g.table}`, class: "table-name" }, printable(g.name)),
+          h("span", { class: "meta" }, g.finished_at_ms ? ` finished ${new Date(g.finished_at_ms).toLocaleString()} · replay` : " being played"))))
+        : h("p", { class: "empty" }, "No games yet."));
+      await this.drawMine();
+    },
+
+    async showDeck(member) {
+      const answer = await send({ type: "get_deck", league: route.league, member });
+      if (answer.type !== "deck") return;
+      this.drawDeck(answer);
+    },
+
+    drawDeck(answer) {
+      const d = answer.deck;
+      const spec = d.spec;
+      clear(this.ledger).append(h("h3", {}, `${printable(answer.name)}'s deck`),
+        spec ? h("p", { testid: "deck-summary" },
+          `${printable(spec.name)} · ${allianceName(spec.alliance)} · ${printable(spec.basic_set)} · sets: ${d.expansion_sets.map(printable).join(", ")} · ` +
+          `power ${d.power} · spent ${d.spent} · unspent ${d.power - d.spent} · ${d.cards} cards · up to ${d.duplicates} copies · sideboard ${d.sideboard}` +
+          (d.no_rares ? " · no rares" : "")) : h("p", {}, "No deck registered yet."),
+        h("ol", { class: "ledger-lines", testid: "ledger-lines" }, answer.ledger.map((l) => h("li", { testid: "ledger-line" },
+          h("span", { class: "meta" }, new Date(l.at_ms).toLocaleDateString() + " "), ledgerWords(l.entry)))));
+    },
+
+    async drawMine() {
+      const me = this.member();
+      clear(this.mine);
+      const organiser = store.get(organiserKey(route.league));
+      if (!me) {
+        const name = h("input", { testid: "member-name", maxlength: 32, required: true, value: store.get("gm.name") || "" });
+        const password = h("input", { type: "password", testid: "member-password", maxlength: 64 });
+        this.mine.append(h("form", { class: "create", onsubmit: async (ev) => {
+          ev.preventDefault();
+          const answer = await send({ type: "join_league", league: route.league, name: name.value.trim(), password: password.value || null });
+          if (answer.type !== "league_joined") return;
+          store.set(memberKey(route.league), { member: answer.member, name: name.value.trim(), token: answer.token });
+          this.load();
+        } }, h("h2", {}, "Join this league"),
+          h("label", {}, h("span", {}, "Your name in the league"), name),
+          this.view && this.view.password ? h("label", {}, h("span", {}, "League password"), password) : null,
+          h("button", { type: "submit", class: "primary", testid: "member-join" }, "Join")));
+      } else {
+        const answer = await send({ type: "get_deck", league: route.league, member: me.member });
+        if (answer.type === "deck") {
+          this.mine.append(h("p", { testid: "member-me" }, `You are ${printable(me.name)}, member ${me.member}.`));
+          if (!answer.deck.spec) this.mine.append(this.registerForm());
+          else this.mine.append(this.buyForm(answer.deck), this.remedyForm(answer.deck));
+          if (!this.ledger.firstChild) this.drawDeck(answer);
+        }
+      }
+      if (organiser) this.mine.append(this.tableForm(organiser));
+    },
+
+    deckFields(prefix) {
+      const list = h("datalist", { id: `${prefix}-sets` }, BASIC_SETS.map((b) => h("option", { value: b })));
+      const f = {
+        name: h("input", { testid: `${prefix}-deck-name`, maxlength: 40, required: true }),
+        alliance: h("select", { testid: `${prefix}-alliance` }, ALLIANCES.map(([v, t]) => h("option", { value: v }, t))),
+        basic: h("input", { testid: `${prefix}-basic-set`, maxlength: 40, required: true, list: `${prefix}-sets` }),
+        expansion: h("input", { testid: `${prefix}-expansion-set`, maxlength: 40, required: true }),
+      };
+      f.nodes = [list, h("label", {}, h("span", {}, "Deck name"), f.name), h("label", {}, h("span", {}, "Colours (the seed's alliances)"), f.alliance),
+        h("label", {}, h("span", {}, "Basic set"), f.basic), h("label", {}, h("span", {}, "Expansion set"), f.expansion)];
+      f.spec = () => ({ name: f.name.value.trim(), alliance: f.alliance.value, basic_set: f.basic.value.trim(), expansion_set: f.expansion.value.trim() });
+      return f;
+    },
+
+    registerForm() {
+      const f = this.deckFields("register");
+      return h("form", { class: "create", onsubmit: async (ev) => {
+        ev.preventDefault();
+        const answer = await send({ type: "register_deck", league: route.league, token: this.member().token, deck: f.spec() });
+        if (answer.type === "deck") { this.drawDeck(answer); this.load(); }
+      } }, h("h2", {}, "Register your deck"), h("p", { class: "meta" }, "A starter deck of 45 cards: one basic set and one expansion set."),
+        ...f.nodes, h("button", { type: "submit", class: "primary", testid: "register-submit" }, "Register"));
+    },
+
+    buyForm(deck) {
+      const option = h("select", { testid: "buy-option" },
+        [["common", "Common card (1 each)"], ["uncommon", "Uncommon card (2 each)"], ["rare", "Rare card (4 each)"],
+          ["basic_lands", "Basic lands (two for 1)"], ["expansion_set", "Expansion set (10, 12, 15)"],
+          ["duplicates", "One more copy of a card allowed (8, then 10)"], ["sideboard", "Five sideboard cards (10, 12, 14)"]]
+          .map(([v, t]) => h("option", { value: v }, t)));
+      const count = h("input", { type: "number", testid: "buy-count", min: 1, max: 25, value: 1, "aria-label": "How many" });
+      const gold = h("input", { type: "checkbox", testid: "buy-gold" });
+      const legend = h("input", { type: "checkbox", testid: "buy-legend" });
+      const card = h("input", { testid: "buy-card", maxlength: 40, placeholder: "card name (for the ledger)" });
+      const set = h("input", { testid: "buy-set", maxlength: 40, placeholder: "the set's name" });
+      const remove = h("input", { type: "number", testid: "buy-remove", min: 0, max: 25, value: 0, "aria-label": "Cards taken out" });
+      const purchase = () => {
+        const o = option.value;
+        if (["common", "uncommon", "rare"].includes(o)) {
+          return { option: "cards", rarity: o, count: Number(count.value), gold: gold.checked, legend: legend.checked, card: card.value.trim() || null };
+        }
+        if (o === "basic_lands") return { option: "basic_lands", count: Number(count.value) };
+        if (o === "expansion_set") return { option: "expansion_set", name: set.value.trim() };
+        return { option: o };
+      };
+      return h("form", { class: "create", onsubmit: async (ev) => {
+        ev.preventDefault();
+        this.notice.textContent = "";
+        const answer = await send({ type: "buy", league: route.league, token: this.member().token, purchase: purchase(), remove: Number(remove.value) || 0 });
+        if (answer.type === "deck") {
+          const last = answer.ledger[answer.ledger.length - 1];
+          this.notice.textContent = `Done: ${ledgerWords(last.entry)}.`;
+          this.drawDeck(answer);
+          this.load();
+        }
+      } }, h("h2", {}, "Improve your deck"),
+        h("p", { class: "meta", testid: "buy-balance" }, `${deck.power - deck.spent} unspent mana points · ${deck.cards} of 70 cards`),
+        h("label", {}, h("span", {}, "Option"), option), h("label", {}, h("span", {}, "How many (cards or lands)"), count),
+        h("label", { class: "inline" }, gold, " gold card (+1 each)"), h("label", { class: "inline" }, legend, " Summon Legend (+2 each)"),
+        h("label", {}, h("span", {}, "Card"), card), h("label", {}, h("span", {}, "Expansion set"), set),
+        h("label", {}, h("span", {}, "Cards taken out to stay within 70"), remove),
+        h("button", { type: "submit", class: "primary", testid: "buy-submit" }, "Buy"));
+    },
+
+    remedyForm(deck) {
+      const open = deck.streak_earned && !deck.remedy_used && deck.games <= 10;
+      if (!open) return null;
+      const f = this.deckFields("remedy");
+      return h("details", { class: "group", testid: "remedy" }, h("summary", {}, "Losing streak: take a remedy (once)"),
+        h("button", { type: "button", testid: "remedy-swap", onclick: async () => {
+          const answer = await send({ type: "take_remedy", league: route.league, token: this.member().token, remedy: { remedy: "swap_five" } });
+          if (answer.type === "deck") this.load();
+        } }, "Swap five cards (two commons) for five commons"),
+        h("form", { onsubmit: async (ev) => {
+          ev.preventDefault();
+          const answer = await send({ type: "take_remedy", league: route.league, token: this.member().token, remedy: { remedy: "new_deck", deck: f.spec() } });
+          if (answer.type === "deck") this.load();
+        } }, h("p", {}, "Or build a new deck with no rare cards:"), ...f.nodes,
+          h("button", { type: "submit", testid: "remedy-new-deck" }, "Take the new deck")));
+    },
+
+    tableForm(organiser) {
+      const name = h("input", { testid: "league-table-name", maxlength: 32, required: true, value: `Week ${((this.view && this.view.games.length) || 0) + 1}` });
+      const seats = h("input", { type: "number", testid: "league-table-seats", min: 2, max: 40, value: Math.max(2, (this.view && this.view.standings.length) || 2) });
+      const rules = h("select", { testid: "league-table-rules" }, h("option", { value: "seed" }, "Grand Melee (the seed's)"), h("option", { value: "cr807" }, "Comprehensive Rules 807"));
+      return h("form", { class: "create", onsubmit: async (ev) => {
+        ev.preventDefault();
+        const answer = await send({ type: "create_table", name: name.value.trim(), seats: Number(seats.value), rules: rules.value,
+          league: route.league, organiser });
+        if (answer.type === "table_created") location.assign(`/t/${answer.table}`);
+      } }, h("h2", {}, "Organiser: a league game"), h("p", { class: "meta" }, "Only the league's members sit at it; their decks are credited at the end."),
+        h("label", {}, h("span", {}, "Table name"), name), h("label", {}, h("span", {}, "Seats"), seats), h("label", {}, h("span", {}, "Rules"), rules),
+        h("button", { type: "submit", class: "primary", testid: "league-table-create" }, "Create the league table"));
+    },
+  };
+
   // ---------------------------------------------------------------- start
 
   function render() {
@@ -1328,6 +1671,8 @@
   if (route.page === "lobby") lobby.init();
   else if (route.page === "replays") replays.init();
   else if (route.page === "replay") replay.init();
+  else if (route.page === "leagues") leagues.init();
+  else if (route.page === "league") league.init();
   else table.init(route.page === "display");
 
   link = new Link(onMessage, onUp, drawStatus);

@@ -20,8 +20,19 @@
       stage: "lobby", host: null, first_player: null, mulligan_decider: null,
       mulligan_deciders: [], players: [], ring: [], turns: [], standings: [],
       spectators: 0, paused: false, spectators_muted: false,
-      dice_commitment: "", dice_secret: null,
+      dice_commitment: "", dice_secret: null, first_decider: null, first_choice: null,
     };
+  }
+
+  // A league table's lobby remembers who chose whom to play first (`first_player_chosen`): not a
+  // view field (the view shows `first_choice` only while its author is the decider), so it is
+  // kept off the enumerable keys the mirror check compares.
+  function choiceOf(view) {
+    return view._choice || null;
+  }
+
+  function setChoice(view, choice) {
+    Object.defineProperty(view, "_choice", { value: choice, writable: true, configurable: true, enumerable: false });
   }
 
   function clone(value) {
@@ -54,20 +65,35 @@
           player: e.player, name: e.name, seat: null, life: s.starting_life, poison: 0,
           status: "alive", hand_size: s.hand_size, kept: false, connected: true,
           absent: false, muted: false, may_attack: [], may_target: [],
-          extra_turns: 0, extra_next: 0, stacks: [],
+          extra_turns: 0, extra_next: 0, stacks: [], deck: e.deck ? clone(e.deck) : null, bonus: null,
         });
+        break;
+      case "first_player_chosen":
+        if (view.stage !== "lobby") throw new FoldError("a first player chosen after the start");
+        playerOf(view, e.by);
+        playerOf(view, e.player);
+        setChoice(view, { by: e.by, player: e.player });
         break;
       case "player_left":
-        if (view.stage === "lobby") view.players = view.players.filter((p) => p.player !== e.player);
+        if (view.stage === "lobby") {
+          view.players = view.players.filter((p) => p.player !== e.player);
+          const choice = choiceOf(view);
+          if (choice && (choice.by === e.player || choice.player === e.player)) setChoice(view, null);
+        }
         break;
       case "game_started": {
+        const bonuses = e.bonuses || [];
         const players = e.seating.map((id, seat) => {
           const p = playerOf(view, id);
+          const bonus = bonuses.find((b) => b.player === id) || null;
           return Object.assign(p, {
-            seat, life: s.starting_life, poison: 0, status: "alive",
-            hand_size: s.hand_size, kept: false,
+            seat, life: saturate(s.starting_life + (bonus ? bonus.life : 0)), poison: 0, status: "alive",
+            hand_size: s.hand_size + (bonus ? bonus.cards : 0), kept: false, bonus: bonus ? clone(bonus) : null,
           });
         });
+        setChoice(view, null);
+        view.first_decider = e.first_decided_by === undefined ? null : e.first_decided_by;
+        view.first_choice = null;
         view.players = players;
         view.ring = e.seating.slice();
         view.turns = e.turn_holders.map((holder, turn) => ({
@@ -224,9 +250,24 @@
 
   /**
    * Recomputes `may_attack`, `may_target`, `stacks`, every turn's `sphere`, `mulligan_decider`
-   * and `mulligan_deciders`.
+   * and `mulligan_deciders`, and in a league table's lobby `first_decider` and `first_choice`.
    */
   function recomputeDerived(view) {
+    if (view.stage === "lobby") {
+      // The deck furthest behind the strongest seated deck, by 5 or more; the earliest to join
+      // (lowest id) among equals.
+      const decks = view.players.filter((p) => p.deck);
+      const strongest = Math.max(0, ...decks.map((p) => p.deck.power));
+      let decider = null;
+      let furthest = 4;
+      for (const p of decks.slice().sort((a, b) => a.player - b.player)) {
+        const behind = strongest - p.deck.power;
+        if (behind > furthest) { furthest = behind; decider = p.player; }
+      }
+      view.first_decider = decider;
+      const choice = choiceOf(view);
+      view.first_choice = choice && decider !== null && choice.by === decider ? choice.player : null;
+    }
     const R = view.settings.spell_range;
     const m = view.ring.length;
     const position = new Map(view.ring.map((id, i) => [id, i]));
@@ -324,5 +365,16 @@
     return "";
   }
 
-  global.GMFold = { emptyView, applyEvent, recomputeDerived, diff, clone, FoldError };
+  /**
+   * Takes a `snapshot`'s view as the one to fold into: in a league table's lobby it remembers
+   * the decider's choice the view shows, so that later events keep it.
+   */
+  function adopt(view) {
+    const chosen = view.stage === "lobby" && view.first_choice !== undefined && view.first_choice !== null &&
+      view.first_decider !== undefined && view.first_decider !== null;
+    setChoice(view, chosen ? { by: view.first_decider, player: view.first_choice } : null);
+    return view;
+  }
+
+  global.GMFold = { emptyView, applyEvent, recomputeDerived, diff, clone, adopt, FoldError };
 })(typeof window !== "undefined" ? window : globalThis);

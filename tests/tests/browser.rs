@@ -956,3 +956,358 @@ async fn a_cr807_table_with_combat_dice_and_simultaneous_mulligans_in_four_brows
         seat.close().await;
     }
 }
+
+/// The member token (and number) a browser keeps for `league`.
+async fn member_token(browser: &Browser, league: &str) -> (u32, uuid::Uuid) {
+    let kept = browser
+        .js(&format!(
+            "return JSON.parse(localStorage.getItem('gm.league.{league}'));"
+        ))
+        .await;
+    let member = u32::try_from(kept["member"].as_u64().unwrap()).unwrap();
+    (
+        member,
+        uuid::Uuid::parse_str(kept["token"].as_str().unwrap()).unwrap(),
+    )
+}
+
+/// The league page's standings: (member name, power, unspent) per row, in order.
+async fn league_rows(browser: &Browser) -> Vec<(String, u64, u64)> {
+    let rows = browser
+        .js(
+            "return Array.from(document.querySelectorAll('[data-testid=\"league-row\"]')).map(r => \
+             [r.children[1].textContent, Number(r.querySelector('[data-testid=\"power\"]').textContent), \
+              Number(r.querySelector('[data-testid=\"balance\"]').textContent)]);",
+        )
+        .await;
+    serde_json::from_value(rows).unwrap()
+}
+
+/// Two seats of a league table in their browsers: the organiser's page creates the table, both
+/// members sit down from theirs, and the host starts. Returns the table's address.
+async fn league_game(org: &Browser, league_url: &str, seats: &[&Browser]) -> String {
+    org.goto(league_url).await;
+    org.fill("league-table-seats", &seats.len().to_string())
+        .await;
+    org.click("league-table-create").await;
+    org.until("the league table", "location.pathname.startsWith('/t/')")
+        .await;
+    let table_url = org
+        .js("return location.href;")
+        .await
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for b in seats {
+        b.goto(&table_url).await;
+        b.click("join-submit").await;
+        b.until("seated", "gm.role() === 'player'").await;
+    }
+    settle(seats).await;
+    table_url
+}
+
+/// An Ascension league run from the browser pages: the organiser starts a league and creates its
+/// tables, two members join and register decks on the league page, play a league game at a
+/// table that seats them under their league names, and read the standings and their ledgers; a
+/// purchase is bought and one that costs too much is refused with its numbers, changing
+/// nothing. After more league games (played by bots with the members' tokens) Bob's deck is 11
+/// points behind: at the next table his page lets him choose who plays first and his starting
+/// life shows the bonus. Every page's mirror equals the server's snapshot throughout, and the
+/// replay of a league game links to the league.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_league_season_in_browsers_with_standings_ledgers_and_a_bonus() {
+    use grand_melee_e2e::{Client, TestLeague, concede_in_order};
+    let server = TestServer::start().await;
+    let base = format!("http://{}", server.addr);
+    let driver = Driver::start().await;
+    let org = driver.browser(1280, 800).await;
+    let ann = driver.browser(390, 844).await;
+    let bob = driver.browser(1024, 768).await;
+
+    org.goto(&format!("{base}/")).await;
+    org.click("leagues-link").await;
+    org.until("the leagues page", "location.pathname === '/leagues'")
+        .await;
+    org.fill("league-name", "Browser league").await;
+    org.click("league-create").await;
+    org.until(
+        "the league page",
+        "location.pathname.startsWith('/leagues/') && !!document.querySelector('[data-testid=\"league-title\"]')",
+    )
+    .await;
+    let league_url = org
+        .js("return location.href;")
+        .await
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let league_id = league_url.rsplit('/').next().unwrap().to_owned();
+
+    for (b, name, deck, basic) in [
+        (&ann, "Ann", "Crusade", "Mirage"),
+        (&bob, "Bob", "Pirates", "Tempest"),
+    ] {
+        b.goto(&league_url).await;
+        b.fill("member-name", name).await;
+        b.click("member-join").await;
+        b.until(
+            "a member",
+            "!!document.querySelector('[data-testid=\"member-me\"]')",
+        )
+        .await;
+        b.fill("register-deck-name", deck).await;
+        b.fill("register-basic-set", basic).await;
+        b.fill("register-expansion-set", "Visions").await;
+        b.click("register-submit").await;
+        b.until(
+            "registered",
+            "!!document.querySelector('[data-testid=\"buy-submit\"]')",
+        )
+        .await;
+    }
+
+    // Week 1 in the browsers: Bob concedes, Ann wins 1 point.
+    let table_url = league_game(&org, &league_url, &[&ann, &bob]).await;
+    let view = ann.view().await;
+    let names: Vec<&str> = view["players"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Ann", "Bob"], "seated under their league names");
+    assert_eq!(view["players"][0]["deck"]["deck"], "Crusade");
+    ann.click("start").await;
+    for _ in 0..2 {
+        settle(&[&ann, &bob]).await;
+        let decider = ann.view().await["mulligan_decider"].as_u64();
+        let who = if decider == ann.me().await {
+            &ann
+        } else {
+            &bob
+        };
+        who.click("keep").await;
+    }
+    settle(&[&ann, &bob]).await;
+    ann.check_mirror("Ann, league game").await;
+    bob.check_mirror("Bob, league game").await;
+    bob.click("concede").await;
+    bob.click("concede-confirm").await;
+    ann.until("game over", "gm.view().stage === 'finished'")
+        .await;
+    settle(&[&ann, &bob]).await;
+    ann.check_mirror("Ann, game over").await;
+    let first_table = table_url.rsplit('/').next().unwrap().to_owned();
+
+    org.goto(&league_url).await;
+    org.until(
+        "the standings",
+        "document.querySelectorAll('[data-testid=\"league-row\"]').length === 2",
+    )
+    .await;
+    assert_eq!(
+        league_rows(&org).await,
+        [("Ann".to_owned(), 1, 1), ("Bob".to_owned(), 0, 0)]
+    );
+    org.click("ledger-0").await;
+    org.until(
+        "Ann's ledger",
+        "document.querySelectorAll('[data-testid=\"ledger-line\"]').length === 2",
+    )
+    .await;
+    let ledger = org
+        .js("return document.querySelector('[data-testid=\"ledger-lines\"]').textContent;")
+        .await;
+    assert!(
+        ledger
+            .as_str()
+            .unwrap()
+            .contains("+1 mana points: place 1 of 2"),
+        "{ledger}"
+    );
+
+    // Ann spends: two lands for 1; then a set for 10 is refused, and nothing changes.
+    ann.goto(&league_url).await;
+    ann.until(
+        "the buy form",
+        "!!document.querySelector('[data-testid=\"buy-option\"]')",
+    )
+    .await;
+    choose(&ann, "buy-option", "basic_lands").await;
+    ann.fill("buy-count", "2").await;
+    ann.click("buy-submit").await;
+    ann.until(
+        "bought",
+        "document.querySelector('[data-testid=\"buy-result\"]').textContent.includes('Bought 2 basic lands for 1')",
+    )
+    .await;
+    ann.until("the new balance", "document.querySelector('[data-testid=\"buy-balance\"]').textContent.startsWith('0 unspent')")
+        .await;
+    let lines_before = ann
+        .js("return document.querySelectorAll('[data-testid=\"ledger-line\"]').length;")
+        .await;
+    choose(&ann, "buy-option", "expansion_set").await;
+    ann.fill("buy-set", "Weatherlight").await;
+    ann.click("buy-submit").await;
+    ann.until(
+        "the refusal",
+        "document.querySelector('[data-testid=\"error\"]').textContent.includes('this costs 10 mana points')",
+    )
+    .await;
+    let mut reader = Client::connected(server.addr).await;
+    let league = TestLeague {
+        id: uuid::Uuid::parse_str(&league_id).unwrap(),
+        organiser: uuid::Uuid::parse_str(
+            org.js(&format!(
+                "return JSON.parse(localStorage.getItem('gm.organiser.{league_id}'));"
+            ))
+            .await
+            .as_str()
+            .unwrap(),
+        )
+        .unwrap(),
+        members: vec![],
+    };
+    let (deck, ledger) = league.deck(&mut reader, 0).await;
+    assert_eq!((deck.power, deck.spent, deck.cards), (1, 1, 47));
+    assert_eq!(
+        Value::from(ledger.len()),
+        lines_before,
+        "the refusal left no line"
+    );
+
+    // Five three-player games by bots with the members' tokens (Cy joins by protocol): Ann
+    // wins each (+2), Bob is out first (0). Bob ends 11 behind Ann.
+    let (ann_member, ann_token) = member_token(&ann, &league_id).await;
+    let (bob_member, bob_token) = member_token(&bob, &league_id).await;
+    let joined = reader
+        .call(|id| ClientMessage::JoinLeague {
+            id,
+            league: league.id,
+            name: "Cy".into(),
+            password: None,
+        })
+        .await
+        .unwrap();
+    let ServerMessage::LeagueJoined {
+        member: cy_member,
+        token: cy_token,
+        ..
+    } = joined
+    else {
+        panic!("{joined:?}");
+    };
+    let registered = reader
+        .call(|id| ClientMessage::RegisterDeck {
+            id,
+            league: league.id,
+            token: cy_token,
+            deck: grand_melee_protocol::league::DeckSpec {
+                name: "Elves".into(),
+                alliance: grand_melee_protocol::league::Alliance::RedGreen,
+                basic_set: "Urza's Saga".into(),
+                expansion_set: "Urza's Legacy".into(),
+            },
+        })
+        .await;
+    assert!(matches!(registered, Ok(ServerMessage::Deck { .. })));
+    let league = TestLeague {
+        members: vec![
+            (ann_member, "Ann".into(), ann_token),
+            (bob_member, "Bob".into(), bob_token),
+            (cy_member, "Cy".into(), cy_token),
+        ],
+        ..league
+    };
+    for week in 2..7 {
+        let mut organiser = Client::connected(server.addr).await;
+        let table = league
+            .table(&mut organiser, &format!("Week {week}"), 3)
+            .await;
+        let mut bots = Vec::new();
+        for index in 0..3 {
+            let mut bot = Client::connected(server.addr).await;
+            league.sit(&mut bot, table, index).await.unwrap();
+            bots.push(bot);
+        }
+        let seq = bots[2].view.as_ref().unwrap().seq;
+        for b in &mut bots {
+            b.catch_up(seq).await;
+        }
+        let host = bots[0].view.as_ref().unwrap().host.unwrap();
+        let starter = bots
+            .iter_mut()
+            .find(|b| b.seat.map(|s| s.0) == Some(host))
+            .unwrap();
+        let started = starter
+            .call(|id| ClientMessage::Start {
+                id,
+                first_player: None,
+            })
+            .await;
+        assert!(
+            matches!(started, Ok(ServerMessage::Ack { .. })),
+            "{started:?}"
+        );
+        let view = bots[0].view.clone().unwrap();
+        let id_of = |name: &str| view.players.iter().find(|p| p.name == name).unwrap().player;
+        concede_in_order(&mut bots, &[id_of("Bob"), id_of("Cy")]).await;
+    }
+
+    // Week 7 in the browsers: Bob is 11 behind (first choice, +2 life); he chooses Ann.
+    league_game(&org, &league_url, &[&ann, &bob]).await;
+    bob.until(
+        "Bob decides",
+        "!document.querySelector('[data-testid=\"decider-box\"]').hidden",
+    )
+    .await;
+    let ann_id = ann.me().await.unwrap();
+    choose(&bob, "choose-first", &ann_id.to_string()).await;
+    bob.click("choose-first-submit").await;
+    ann.until(
+        "Bob's choice",
+        &format!("gm.view().first_choice === {ann_id}"),
+    )
+    .await;
+    ann.check_mirror("Ann, the choice").await;
+    bob.check_mirror("Bob, the choice").await;
+    ann.click("start").await;
+    settle(&[&ann, &bob]).await;
+    let view = bob.view().await;
+    let bob_id = bob.me().await.unwrap();
+    assert_eq!(view["first_player"].as_u64(), Some(ann_id));
+    assert_eq!(view["first_decider"].as_u64(), Some(bob_id));
+    assert_eq!(player(&view, bob_id)["life"], 22, "Bob's +2 life");
+    assert_eq!(player(&view, bob_id)["bonus"]["behind"], 11);
+    assert_eq!(player(&view, ann_id)["life"], 20);
+    ann.check_mirror("Ann, bonuses").await;
+    bob.check_mirror("Bob, bonuses").await;
+    let log = bob.log().await;
+    assert!(
+        log.iter().any(|l| l.contains("decided by Bob")
+            && l.contains("Bob is 11 behind: decides who plays first, +2 life")),
+        "{log:?}"
+    );
+    bob.screenshot(&screenshot_dir().join("league-table.png"))
+        .await;
+
+    // The replay of week 1 links to the league.
+    org.goto(&format!("{base}/replays/{first_table}")).await;
+    org.until(
+        "the league link",
+        "!!document.querySelector('[data-testid=\"replay-league\"]')",
+    )
+    .await;
+    org.goto(&league_url).await;
+    org.until(
+        "the standings",
+        "document.querySelectorAll('[data-testid=\"league-row\"]').length === 3",
+    )
+    .await;
+    org.screenshot(&screenshot_dir().join("league-page.png"))
+        .await;
+    org.close().await;
+    ann.close().await;
+    bob.close().await;
+}
