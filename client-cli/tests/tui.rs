@@ -419,14 +419,16 @@ async fn every_seat_and_the_newest_line_show_at_every_size() {
         // The ring is drawn as a ring when there is room: seats on the top row, down both
         // sides and on the bottom row, with the turns in the middle.
         let shown = draw(200, 50, &screen, &state);
+        // Where each seat's cell starts (its number, mark and name: the header and the log may
+        // name the same players elsewhere on the screen).
         let starts: Vec<(usize, usize)> = cells(&shown, &view)
             .iter()
-            .map(|(player, _)| {
-                let name8: String = view.player(*player).unwrap().name.chars().take(8).collect();
+            .map(|(_, cell)| {
+                let cell = cell.trim_end();
                 shown
                     .iter()
                     .enumerate()
-                    .find_map(|(y, row)| row.find(&name8).map(|x| (y, row[..x].chars().count())))
+                    .find_map(|(y, row)| row.find(cell).map(|x| (y, row[..x].chars().count())))
                     .unwrap()
             })
             .collect();
