@@ -116,9 +116,11 @@ pub struct DeckArgs {
     /// The deck's name.
     #[arg(long = "deck")]
     pub name: String,
-    /// Its two or three colours.
-    #[arg(long, value_enum)]
-    pub alliance: AllianceArg,
+    /// Its two or three colours, one of the seed's alliances: white-blue, blue-black,
+    /// black-red, red-green, green-white, white-blue-black, blue-black-red, black-red-green,
+    /// red-green-white, green-white-blue.
+    #[arg(long, value_parser = parse_alliance)]
+    pub alliance: Alliance,
     /// Its basic set (the seed's: 7th Edition, Ice Age, Mirage, Tempest, Urza's Saga,
     /// Mercadian Masques, Invasion, Odyssey).
     #[arg(long)]
@@ -134,9 +136,9 @@ pub struct OptionalDeckArgs {
     /// The new deck's name.
     #[arg(long = "deck")]
     pub name: Option<String>,
-    /// Its alliance.
-    #[arg(long, value_enum)]
-    pub alliance: Option<AllianceArg>,
+    /// Its alliance (as for `register`).
+    #[arg(long, value_parser = parse_alliance)]
+    pub alliance: Option<Alliance>,
     /// Its basic set.
     #[arg(long)]
     pub basic_set: Option<String>,
@@ -145,37 +147,13 @@ pub struct OptionalDeckArgs {
     pub expansion_set: Option<String>,
 }
 
-/// The seed's alliances.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-#[allow(missing_docs)]
-pub enum AllianceArg {
-    WhiteBlue,
-    BlueBlack,
-    BlackRed,
-    RedGreen,
-    GreenWhite,
-    WhiteBlueBlack,
-    BlueBlackRed,
-    BlackRedGreen,
-    RedGreenWhite,
-    GreenWhiteBlue,
-}
-
-impl From<AllianceArg> for Alliance {
-    fn from(a: AllianceArg) -> Self {
-        match a {
-            AllianceArg::WhiteBlue => Alliance::WhiteBlue,
-            AllianceArg::BlueBlack => Alliance::BlueBlack,
-            AllianceArg::BlackRed => Alliance::BlackRed,
-            AllianceArg::RedGreen => Alliance::RedGreen,
-            AllianceArg::GreenWhite => Alliance::GreenWhite,
-            AllianceArg::WhiteBlueBlack => Alliance::WhiteBlueBlack,
-            AllianceArg::BlueBlackRed => Alliance::BlueBlackRed,
-            AllianceArg::BlackRedGreen => Alliance::BlackRedGreen,
-            AllianceArg::RedGreenWhite => Alliance::RedGreenWhite,
-            AllianceArg::GreenWhiteBlue => Alliance::GreenWhiteBlue,
-        }
-    }
+/// Parses an alliance by its wire name (`green_white`; `green-white` too); any other is refused
+/// with the seed's ten.
+fn parse_alliance(text: &str) -> Result<Alliance, String> {
+    Alliance::from_name(&text.trim().to_lowercase().replace('-', "_")).ok_or_else(|| {
+        let names: Vec<&str> = Alliance::ALL.iter().map(|a| a.name()).collect();
+        format!("not one of the seed's alliances: {}", names.join(", "))
+    })
 }
 
 /// What `league buy` buys.
@@ -434,7 +412,7 @@ async fn run_on(
                     token,
                     deck: DeckSpec {
                         name: deck.name,
-                        alliance: deck.alliance.into(),
+                        alliance: deck.alliance,
                         basic_set: deck.basic_set,
                         expansion_set: deck.expansion_set,
                     },
@@ -506,7 +484,7 @@ async fn run_on(
                     Remedy::NewDeck {
                         deck: DeckSpec {
                             name: deck.name.ok_or_else(missing)?,
-                            alliance: deck.alliance.ok_or_else(missing)?.into(),
+                            alliance: deck.alliance.ok_or_else(missing)?,
                             basic_set: deck.basic_set.ok_or_else(missing)?,
                             expansion_set: deck.expansion_set.ok_or_else(missing)?,
                         },

@@ -64,7 +64,19 @@ impl TokenStore {
 
     /// Saves a seat, replacing any earlier one for the same server and table.
     pub fn save(&self, server: &str, table: TableId, seat: &SavedSeat) -> io::Result<()> {
-        let path = self.path(server, table);
+        let name = seat.name.replace(['\n', '\r'], " ");
+        let text = format!(
+            "player={}\nname={}\ntoken={}\n",
+            seat.player,
+            name,
+            seat.token.hyphenated()
+        );
+        self.write_private(&self.path(server, table), &text)
+    }
+
+    /// Replaces `path` with `text` as a whole (a temporary file renamed over it), readable by
+    /// its owner only on Unix.
+    fn write_private(&self, path: &Path, text: &str) -> io::Result<()> {
         let parent = path.parent().unwrap_or(&self.dir);
         fs::create_dir_all(parent)?;
         let tmp = path.with_extension("tmp");
@@ -77,17 +89,10 @@ impl TokenStore {
                 options.mode(0o600);
             }
             let mut file = options.open(&tmp)?;
-            let name = seat.name.replace(['\n', '\r'], " ");
-            write!(
-                file,
-                "player={}\nname={}\ntoken={}\n",
-                seat.player,
-                name,
-                seat.token.hyphenated()
-            )?;
+            file.write_all(text.as_bytes())?;
             file.sync_all()?;
         }
-        fs::rename(&tmp, &path)
+        fs::rename(&tmp, path)
     }
 
     /// Forgets the seat (nothing happens if none is saved).
@@ -156,33 +161,18 @@ impl TokenStore {
         league: uuid::Uuid,
         saved: &SavedLeague,
     ) -> io::Result<()> {
-        let path = self.league_path(server, league);
-        let parent = path.parent().unwrap_or(&self.dir);
-        fs::create_dir_all(parent)?;
-        let tmp = path.with_extension("tmp");
-        {
-            let mut options = fs::OpenOptions::new();
-            options.write(true).create(true).truncate(true);
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::OpenOptionsExt;
-                options.mode(0o600);
-            }
-            let mut file = options.open(&tmp)?;
-            if let Some((member, name, token)) = &saved.member {
-                let name = name.replace(['\n', '\r'], " ");
-                write!(
-                    file,
-                    "member={member}\nname={name}\ntoken={}\n",
-                    token.hyphenated()
-                )?;
-            }
-            if let Some(organiser) = saved.organiser {
-                writeln!(file, "organiser={}", organiser.hyphenated())?;
-            }
-            file.sync_all()?;
+        let mut text = String::new();
+        if let Some((member, name, token)) = &saved.member {
+            let name = name.replace(['\n', '\r'], " ");
+            text.push_str(&format!(
+                "member={member}\nname={name}\ntoken={}\n",
+                token.hyphenated()
+            ));
         }
-        fs::rename(&tmp, &path)
+        if let Some(organiser) = saved.organiser {
+            text.push_str(&format!("organiser={}\n", organiser.hyphenated()));
+        }
+        self.write_private(&self.league_path(server, league), &text)
     }
 }
 

@@ -26,38 +26,6 @@ async fn start(data: &Path) -> ServerProcess {
     ServerProcess::spawn(BINARY, &args).await
 }
 
-/// A started three-seat league table: the clients with their seats, mulligans kept.
-async fn seated(server: &ServerProcess, league: &TestLeague, name: &str) -> (TableId, Vec<Client>) {
-    let mut organiser = Client::connected(server.addr).await;
-    let table = league.table(&mut organiser, name, 3).await;
-    let mut clients = Vec::new();
-    for index in 0..NAMES.len() {
-        let mut client = Client::connected(server.addr).await;
-        league.sit(&mut client, table, index).await.unwrap();
-        clients.push(client);
-    }
-    let seq = clients[2].view.as_ref().unwrap().seq;
-    for c in &mut clients {
-        c.catch_up(seq).await;
-    }
-    let host = clients[0].view.as_ref().unwrap().host.unwrap();
-    let starter = clients
-        .iter_mut()
-        .find(|c| c.seat.map(|s| s.0) == Some(host))
-        .unwrap();
-    let started = starter
-        .call(|id| ClientMessage::Start {
-            id,
-            first_player: None,
-        })
-        .await;
-    assert!(
-        matches!(started, Ok(ServerMessage::Ack { .. })),
-        "{started:?}"
-    );
-    (table, clients)
-}
-
 /// How many credits each member's ledger holds for `table`, and each deck's power.
 async fn credits(
     addr: std::net::SocketAddr,
@@ -108,7 +76,9 @@ async fn a_kill_as_a_league_game_ends_never_credits_twice_or_not_at_all() {
     drop(organiser);
     let mut total = 0;
     for round in 0..4 {
-        let (table, mut clients) = seated(&server, &league, &format!("Game {round}")).await;
+        let (table, mut clients) = league
+            .started(server.addr, &format!("Game {round}"), &[0, 1, 2])
+            .await;
         // Keep every hand, and let one player concede: two are left.
         let view = clients[0].view.clone().unwrap();
         let first_out = view.players[0].player;
@@ -204,7 +174,7 @@ async fn a_game_over_journaled_without_its_finishing_mark_is_credited_once_at_re
     let mut organiser = Client::connected(server.addr).await;
     let league = TestLeague::create(&mut organiser, "Window", &NAMES).await;
     drop(organiser);
-    let (table, mut clients) = seated(&server, &league, "Only game").await;
+    let (table, mut clients) = league.started(server.addr, "Only game", &[0, 1, 2]).await;
     let order: Vec<u16> = clients[0].view.as_ref().unwrap().players[..2]
         .iter()
         .map(|p| p.player)

@@ -40,9 +40,13 @@ impl TestServer {
     /// Starts a server with the given settings. The listen address is replaced by port 0 and
     /// the journal goes to a fresh temporary directory, with `normal` durability (these tests
     /// are not about power cuts, and fsyncs would only slow them down).
-    pub async fn start_with(mut config: ServerConfig) -> Self {
+    pub async fn start_with(config: ServerConfig) -> Self {
+        Self::start_in(config, tempfile::tempdir().unwrap()).await
+    }
+
+    /// [`start_with`](Self::start_with) on the journal in `data`.
+    async fn start_in(mut config: ServerConfig, data: tempfile::TempDir) -> Self {
         config.listen = "127.0.0.1:0".parse().unwrap();
-        let data = tempfile::tempdir().unwrap();
         config.data_dir = data.path().to_owned();
         config.durability = grand_melee_server::journal::Durability::Normal;
         let server = Server::bind(config).await.unwrap();
@@ -71,28 +75,10 @@ impl TestServer {
 
     /// Shuts the server down gracefully and starts a new one with `config` on the same
     /// journal.
-    pub async fn restart(mut self, mut config: ServerConfig) -> Self {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(task) = self.task.take() {
-            tokio::time::timeout(PATIENCE, task).await.unwrap().unwrap();
-        }
-        config.listen = "127.0.0.1:0".parse().unwrap();
-        config.data_dir = self._data.path().to_owned();
-        config.durability = grand_melee_server::journal::Durability::Normal;
-        let server = Server::bind(config).await.unwrap();
-        let addr = server.local_addr().unwrap();
-        let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(server.run(async {
-            let _ = stopped.await;
-        }));
-        Self {
-            addr,
-            stop: Some(stop),
-            task: Some(task),
-            _data: std::mem::replace(&mut self._data, tempfile::tempdir().unwrap()),
-        }
+    pub async fn restart(mut self, config: ServerConfig) -> Self {
+        let data = std::mem::replace(&mut self._data, tempfile::tempdir().unwrap());
+        self.shutdown().await;
+        Self::start_in(config, data).await
     }
 
     /// The journal's directory.
@@ -868,6 +854,16 @@ impl TestLeague {
 
     /// Creates a table of this league with `seats` seats.
     pub async fn table(&self, client: &mut Client, name: &str, seats: u8) -> TableId {
+        self.create_table(client, name, seats).await.unwrap()
+    }
+
+    /// Asks for a table of this league with `seats` seats (with this league's organiser secret).
+    pub async fn create_table(
+        &self,
+        client: &mut Client,
+        name: &str,
+        seats: u8,
+    ) -> Result<TableId, ErrorCode> {
         let created = client
             .call(|id| ClientMessage::CreateTable {
                 id,
@@ -888,12 +884,50 @@ impl TestLeague {
                 league: Some(self.id),
                 organiser: Some(self.organiser),
             })
-            .await
-            .unwrap();
+            .await?;
         let ServerMessage::TableCreated { table, .. } = created else {
             panic!("expected table_created, got {created:?}");
         };
-        table
+        Ok(table)
+    }
+
+    /// A table of this league at `addr` with members `members` (indices in join order) seated,
+    /// each on his own client, and started by its host. The clients are in the order given.
+    pub async fn started(
+        &self,
+        addr: SocketAddr,
+        name: &str,
+        members: &[usize],
+    ) -> (TableId, Vec<Client>) {
+        let mut organiser = Client::connected(addr).await;
+        let seats = u8::try_from(members.len()).unwrap();
+        let table = self.table(&mut organiser, name, seats).await;
+        let mut clients = Vec::new();
+        for &index in members {
+            let mut client = Client::connected(addr).await;
+            self.sit(&mut client, table, index).await.unwrap();
+            clients.push(client);
+        }
+        let seq = clients.last().unwrap().view.as_ref().unwrap().seq;
+        for c in &mut clients {
+            c.catch_up(seq).await;
+        }
+        let host = clients[0].view.as_ref().unwrap().host.unwrap();
+        let starter = clients
+            .iter_mut()
+            .find(|c| c.seat.map(|s| s.0) == Some(host))
+            .unwrap();
+        let started = starter
+            .call(|id| ClientMessage::Start {
+                id,
+                first_player: None,
+            })
+            .await;
+        assert!(
+            matches!(started, Ok(ServerMessage::Ack { .. })),
+            "{started:?}"
+        );
+        (table, clients)
     }
 
     /// Seats member `index` (in join order) on `client`, with his member token.

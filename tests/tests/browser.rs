@@ -635,23 +635,23 @@ async fn two_browser_seats_play_over_wss() {
     bob.click("join-submit").await;
     bob.until("seated", "gm.role() === 'player'").await;
     ann.click("start").await;
-    for _ in 0..2 {
-        settle(&[&ann, &bob]).await;
-        let view = ann.view().await;
-        let decider = view["mulligan_decider"].as_u64();
-        let who = if decider == ann.me().await {
-            &ann
-        } else {
-            &bob
-        };
-        who.click("keep").await;
-    }
+    keep_both(&ann, &bob).await;
     settle(&[&ann, &bob]).await;
     assert_eq!(ann.view().await["stage"], "playing");
     ann.check_mirror("Ann over wss").await;
     bob.check_mirror("Bob over wss").await;
     ann.close().await;
     bob.close().await;
+}
+
+/// Two seats keep their hands from their pages, each when his decision comes up.
+async fn keep_both(ann: &Browser, bob: &Browser) {
+    for _ in 0..2 {
+        settle(&[ann, bob]).await;
+        let decider = ann.view().await["mulligan_decider"].as_u64();
+        let who = if decider == ann.me().await { ann } else { bob };
+        who.click("keep").await;
+    }
 }
 
 /// Sets the `<select>` with `data-testid=id` to `value` as a person choosing an option would.
@@ -1079,16 +1079,7 @@ async fn a_league_season_in_browsers_with_standings_ledgers_and_a_bonus() {
     assert_eq!(names, ["Ann", "Bob"], "seated under their league names");
     assert_eq!(view["players"][0]["deck"]["deck"], "Crusade");
     ann.click("start").await;
-    for _ in 0..2 {
-        settle(&[&ann, &bob]).await;
-        let decider = ann.view().await["mulligan_decider"].as_u64();
-        let who = if decider == ann.me().await {
-            &ann
-        } else {
-            &bob
-        };
-        who.click("keep").await;
-    }
+    keep_both(&ann, &bob).await;
     settle(&[&ann, &bob]).await;
     ann.check_mirror("Ann, league game").await;
     bob.check_mirror("Bob, league game").await;
@@ -1221,35 +1212,9 @@ async fn a_league_season_in_browsers_with_standings_ledgers_and_a_bonus() {
         ..league
     };
     for week in 2..7 {
-        let mut organiser = Client::connected(server.addr).await;
-        let table = league
-            .table(&mut organiser, &format!("Week {week}"), 3)
+        let (_, mut bots) = league
+            .started(server.addr, &format!("Week {week}"), &[0, 1, 2])
             .await;
-        let mut bots = Vec::new();
-        for index in 0..3 {
-            let mut bot = Client::connected(server.addr).await;
-            league.sit(&mut bot, table, index).await.unwrap();
-            bots.push(bot);
-        }
-        let seq = bots[2].view.as_ref().unwrap().seq;
-        for b in &mut bots {
-            b.catch_up(seq).await;
-        }
-        let host = bots[0].view.as_ref().unwrap().host.unwrap();
-        let starter = bots
-            .iter_mut()
-            .find(|b| b.seat.map(|s| s.0) == Some(host))
-            .unwrap();
-        let started = starter
-            .call(|id| ClientMessage::Start {
-                id,
-                first_player: None,
-            })
-            .await;
-        assert!(
-            matches!(started, Ok(ServerMessage::Ack { .. })),
-            "{started:?}"
-        );
         let view = bots[0].view.clone().unwrap();
         let id_of = |name: &str| view.players.iter().find(|p| p.name == name).unwrap().player;
         concede_in_order(&mut bots, &[id_of("Bob"), id_of("Cy")]).await;

@@ -251,25 +251,7 @@ async fn refused_purchases_leave_the_ledger_untouched() {
     let server = TestServer::start().await;
     let mut organiser = server.client().await;
     let league = TestLeague::create(&mut organiser, "Spenders", &NAMES[..4]).await;
-    let table = league.table(&mut organiser, "Week 1", 4).await;
-    let mut clients = Vec::new();
-    for index in 0..4 {
-        let mut client = server.client().await;
-        league.sit(&mut client, table, index).await.unwrap();
-        clients.push(client);
-    }
-    let seq = clients[3].view.as_ref().unwrap().seq;
-    for c in &mut clients {
-        c.catch_up(seq).await;
-    }
-    let host = usize::from(clients[0].view.as_ref().unwrap().host.unwrap());
-    let started = clients[host]
-        .call(|id| ClientMessage::Start {
-            id,
-            first_player: None,
-        })
-        .await;
-    assert!(matches!(started, Ok(ServerMessage::Ack { .. })));
+    let (_, mut clients) = league.started(server.addr, "Week 1", &[0, 1, 2, 3]).await;
     // Bob, Cy, Dee out: Ann earns 3.
     let view = clients[0].view.clone().unwrap();
     let order: Vec<u16> = ["Bob", "Cy", "Dee"]
@@ -488,27 +470,7 @@ async fn only_the_organiser_creates_league_tables() {
     let mut client = server.client().await;
     let mut league = TestLeague::create(&mut client, "Closed", &NAMES[..2]).await;
     league.organiser = uuid::Uuid::new_v4();
-    let created = client
-        .call(|id| ClientMessage::CreateTable {
-            id,
-            name: "Sneaky".into(),
-            seats: 4,
-            spell_range: 0,
-            reduction: Default::default(),
-            starting_life: 20,
-            password: None,
-            seed: None,
-            turn_clock_secs: 0,
-            absence_limit_secs: 600,
-            mulligan_clock_secs: 0,
-            max_spectators: 100,
-            rules: Default::default(),
-            combat_dice: false,
-            mulligan: Default::default(),
-            league: Some(league.id),
-            organiser: Some(league.organiser),
-        })
-        .await;
+    let created = league.create_table(&mut client, "Sneaky", 4).await;
     assert_eq!(created.err(), Some(ErrorCode::NotOrganiser));
     let unknown = client
         .call(|id| ClientMessage::GetLeague {
