@@ -662,6 +662,10 @@ pub struct SeatDeck {
     pub deck: String,
     /// Its power when he sat down.
     pub power: u32,
+    /// The opponent of his last league game, if it had two players (the league rule: not the
+    /// same opponent twice in a row).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_duel: Option<MemberId>,
 }
 
 /// A deck power bonus (the seed's table, cumulative), for a deck behind the strongest deck at

@@ -349,6 +349,7 @@ fn seat_deck(member: u32, power: u32) -> Option<SeatDeck> {
         member,
         deck: format!("deck {member}"),
         power,
+        last_duel: None,
     })
 }
 

@@ -689,13 +689,12 @@ async fn deck_answer(
     })
 }
 
-/// A member's seat at a league table: his name, his deck as it sits down, and the opponent of
-/// his last game if it was a two-player game.
+/// A member's seat at a league table: his name, and his deck as it sits down (with the opponent
+/// of his last game if it was a two-player game).
 #[derive(Debug, Clone)]
 pub(crate) struct LeagueSeat {
     pub name: String,
     pub deck: SeatDeck,
-    pub last_duel: Option<MemberId>,
 }
 
 /// Looks up the member with `token` for a seat at one of `league`'s tables.
@@ -724,8 +723,8 @@ pub(crate) async fn seat(
             member,
             deck: spec.name.clone(),
             power: deck.power,
+            last_duel: deck.last_duel,
         },
-        last_duel: deck.last_duel,
     })
 }
 

@@ -17,7 +17,7 @@ use tracing::{debug, error, info, warn};
 use uuid::Uuid;
 
 use grand_melee_protocol::PlayerId;
-use grand_melee_protocol::league::{Deck, MemberId};
+use grand_melee_protocol::league::{Deck, MemberId, SeatDeck};
 use grand_melee_protocol::rules::TableConfig;
 use grand_melee_protocol::session::{Effect, Role, Session, Timing};
 
@@ -393,9 +393,6 @@ struct Room {
     /// The game-over mark is in the journal: the replay is complete, and what happens at the
     /// table afterwards (chat, people leaving) is not journaled.
     finish_journaled: bool,
-    /// At a league table: the opponent of each seated member's last game, if it had two
-    /// players (the league rule: never the same opponent twice in a row).
-    last_duels: std::collections::HashMap<PlayerId, Option<MemberId>>,
     /// The table's place under `--max-tables` and its creator's `--max-tables-per-ip`, given
     /// back when the actor ends.
     _slot: TableSlot,
@@ -447,7 +444,6 @@ impl Room {
             outbox_since: None,
             unjournaled: None,
             journal_ops: Vec::new(),
-            last_duels: std::collections::HashMap::new(),
             broken: false,
             finish_journaled: false,
             _slot: slot,
@@ -609,16 +605,13 @@ impl Room {
                 ..
             } => {
                 let token = Uuid::new_v4();
-                if let Some(seat) = &league {
-                    self.check_duel(seat.deck.member, seat.last_duel, 1)?;
+                let deck = league.map(|seat| seat.deck);
+                if let Some(deck) = &deck {
+                    self.check_duel(deck, 1)?;
                 }
-                let deck = league.as_ref().map(|seat| seat.deck.clone());
                 let player = self
                     .session
                     .join(now, conn.id, conn.peer, name, entropy, deck, token)?;
-                if let Some(seat) = league {
-                    self.last_duels.insert(player, seat.last_duel);
-                }
                 info!(table = %self.id, player, "player joined");
                 (Role::Player(player), Some(token))
             }
@@ -640,14 +633,10 @@ impl Room {
     }
 
     /// The league rule: in a two-player league game nobody plays the opponent of his last game
-    /// if that was a two-player game too. `member` (whose last duel was against `last_duel`)
-    /// would make the table's players `seated + joining`.
-    fn check_duel(
-        &self,
-        member: MemberId,
-        last_duel: Option<MemberId>,
-        joining: usize,
-    ) -> Result<(), ErrorCode> {
+    /// if that was a two-player game too. `mine` (a deck seated or joining) would make the
+    /// table's players `seated + joining`. Each seat's last duel is in its `player_joined`, so
+    /// the rule holds after a restart too.
+    fn check_duel(&self, mine: &SeatDeck, joining: usize) -> Result<(), ErrorCode> {
         let table = self.session.table();
         let seats = usize::from(table.config().seats);
         let players = table.lobby().len() + joining;
@@ -659,12 +648,11 @@ impl Room {
             .iter()
             .filter_map(|p| p.deck.as_ref().map(|d| (p.player, d)))
         {
-            let (player, deck) = other;
-            if deck.member == member {
+            let (_, deck) = other;
+            if deck.member == mine.member {
                 continue;
             }
-            let theirs = self.last_duels.get(&player).copied().flatten();
-            if last_duel == Some(deck.member) || theirs == Some(member) {
+            if mine.last_duel == Some(deck.member) || deck.last_duel == Some(mine.member) {
                 return Err(ErrorCode::SameOpponent);
             }
         }
@@ -673,14 +661,14 @@ impl Room {
 
     /// A league table that would start as a two-player game between last game's opponents.
     fn league_start_refusal(&self, request: &ClientMessage) -> Option<ErrorCode> {
-        if !matches!(request, ClientMessage::Start { .. }) || self.last_duels.is_empty() {
+        if !matches!(request, ClientMessage::Start { .. })
+            || self.session.settings().league.is_none()
+        {
             return None;
         }
         let view = self.session.view(self.id, &self.name);
-        let first = view.players.first()?;
-        let member = first.deck.as_ref()?.member;
-        let last = self.last_duels.get(&first.player).copied().flatten();
-        self.check_duel(member, last, 0).err()
+        let first = view.players.first()?.deck.clone()?;
+        self.check_duel(&first, 0).err()
     }
 
     /// The credits of a finished league game: each deck's mana points, place and opponents.

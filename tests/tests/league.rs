@@ -429,11 +429,21 @@ async fn two_player_league_games_never_repeat_an_opponent_in_a_row() {
     let mut clients = vec![ann, bob];
     concede_in_order(&mut clients, &[bob_player]).await;
 
+    // Bob then plays Cy: his last opponent is Cy now, but Ann's is still Bob.
+    let (_, mut clients) = league.started(server.addr, "Bob v Cy", &[1, 2]).await;
+    let cy_player = clients[1].seat.unwrap().0;
+    concede_in_order(&mut clients, &[cy_player]).await;
+
     let rematch = league.table(&mut organiser, "Rematch", 2).await;
     let mut ann = server.client().await;
+    league.sit(&mut ann, rematch, 0).await.unwrap();
+    // Across a restart (the rule reads the seats' last duels from the journal): Bob may not
+    // sit with Ann, because Ann's last opponent was Bob; Cy may.
+    drop((ann, organiser));
+    let server = server.restart(ServerConfig::default()).await;
+    let mut organiser = server.client().await;
     let mut bob = server.client().await;
     let mut cy = server.client().await;
-    league.sit(&mut ann, rematch, 0).await.unwrap();
     assert_eq!(
         league.sit(&mut bob, rematch, 1).await,
         Err(ErrorCode::SameOpponent)
