@@ -41,8 +41,6 @@ pub const STREAK_LOSSES: u32 = 5;
 pub const STREAK_GAMES: u32 = 10;
 /// The most cards one purchase may add.
 pub const MAX_CARDS_PER_PURCHASE: u8 = 25;
-/// The longest deck, set or card name.
-pub const MAX_LEAGUE_TEXT: usize = 40;
 
 /// The seed's colour alliances: five of two colours and five of three.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -110,7 +108,7 @@ impl Alliance {
 /// A deck as its member registers it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeckSpec {
-    /// The deck's name (1–40 characters).
+    /// The deck's name (1–32 characters, as any name).
     pub name: String,
     /// Its colours.
     pub alliance: Alliance,
@@ -603,20 +601,22 @@ fn purchase_cards(purchase: &Purchase) -> u8 {
     }
 }
 
-/// A league text (deck, set or card name) as kept: NFC, trimmed, 1–40 characters, nothing that
+/// A league text (deck, set or card name) as kept: a name as [`crate::text::normalize_name`]
+/// keeps it (NFC, trimmed, 1–32 characters), nothing that
 /// could move a terminal's cursor.
 pub fn clean_text(what: &str, raw: &str) -> Result<String, DeckError> {
-    let text = crate::text::normalize_name(raw).map_err(|_| {
-        DeckError::BadText(format!(
-            "the {what} must be 1–{MAX_LEAGUE_TEXT} characters with no control or invisible characters"
-        ))
-    })?;
-    if text.is_empty() || text.chars().count() > MAX_LEAGUE_TEXT {
-        return Err(DeckError::BadText(format!(
-            "the {what} must be 1–{MAX_LEAGUE_TEXT} characters"
-        )));
-    }
-    Ok(text)
+    use crate::text::TextError;
+    let max = crate::limits::MAX_NAME_CHARS;
+    crate::text::normalize_name(raw).map_err(|error| {
+        DeckError::BadText(match error {
+            TextError::Empty | TextError::TooLong => {
+                format!("the {what} must be 1–{max} characters")
+            }
+            TextError::Forbidden(_) => {
+                format!("the {what} may not hold control, invisible or line-breaking characters")
+            }
+        })
+    })
 }
 
 fn clean_spec(spec: &DeckSpec) -> Result<DeckSpec, DeckError> {

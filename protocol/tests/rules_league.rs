@@ -209,6 +209,37 @@ fn cards_cost_by_rarity_gold_and_legend_and_copies_follow_the_duplicate_limit() 
 }
 
 #[test]
+fn league_names_are_names_up_to_32_characters() {
+    let fresh = Deck::default();
+    let long = DeckSpec {
+        name: "x".repeat(33),
+        ..spec("ok")
+    };
+    let Err(DeckError::BadText(message)) = fresh.check_register(&long) else {
+        panic!("33 characters are refused");
+    };
+    assert!(message.contains("1–32"), "{message}");
+    let hidden = DeckSpec {
+        expansion_set: "Vi\u{202e}sions".into(),
+        ..spec("ok")
+    };
+    assert!(matches!(
+        fresh.check_register(&hidden),
+        Err(DeckError::BadText(_))
+    ));
+    let LedgerEntry::Registered { deck } = fresh
+        .check_register(&DeckSpec {
+            name: format!("  {}  ", "y".repeat(32)),
+            ..spec("ok")
+        })
+        .unwrap()
+    else {
+        panic!("registered");
+    };
+    assert_eq!(deck.name, "y".repeat(32), "trimmed, and 32 characters fit");
+}
+
+#[test]
 fn spending_more_than_the_balance_is_refused_with_both_numbers() {
     let mut d = deck(7);
     let before = d.clone();

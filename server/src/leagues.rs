@@ -178,6 +178,9 @@ pub(crate) fn apply(conn: &Connection, write: &LeagueWrite) -> Result<u64, Journ
             command,
             at_ms,
         } => {
+            if league_record(conn, *league)?.is_none() {
+                return Err(refused(ErrorCode::UnknownLeague, "there is no such league"));
+            }
             let (member, _) = member_by_token(conn, *league, *token)?.ok_or_else(|| {
                 refused(
                     ErrorCode::NotAMember,
@@ -634,12 +637,6 @@ async fn deck_write(
     token: MemberToken,
     command: DeckCommand,
 ) -> Result<ServerMessage, Refusal> {
-    if read(shared, move |conn| league_record(conn, league))
-        .await?
-        .is_none()
-    {
-        return Err(ErrorCode::UnknownLeague.into());
-    }
     let member = shared
         .journal
         .league_write(LeagueWrite::Deck {

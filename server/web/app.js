@@ -1569,10 +1569,10 @@
     deckFields(prefix) {
       const list = h("datalist", { id: `${prefix}-sets` }, BASIC_SETS.map((b) => h("option", { value: b })));
       const f = {
-        name: h("input", { testid: `${prefix}-deck-name`, maxlength: 40, required: true }),
+        name: h("input", { testid: `${prefix}-deck-name`, maxlength: 32, required: true }),
         alliance: h("select", { testid: `${prefix}-alliance` }, ALLIANCES.map(([v, t]) => h("option", { value: v }, t))),
-        basic: h("input", { testid: `${prefix}-basic-set`, maxlength: 40, required: true, list: `${prefix}-sets` }),
-        expansion: h("input", { testid: `${prefix}-expansion-set`, maxlength: 40, required: true }),
+        basic: h("input", { testid: `${prefix}-basic-set`, maxlength: 32, required: true, list: `${prefix}-sets` }),
+        expansion: h("input", { testid: `${prefix}-expansion-set`, maxlength: 32, required: true }),
       };
       f.nodes = [list, h("label", {}, h("span", {}, "Deck name"), f.name), h("label", {}, h("span", {}, "Colours (the seed's alliances)"), f.alliance),
         h("label", {}, h("span", {}, "Basic set"), f.basic), h("label", {}, h("span", {}, "Expansion set"), f.expansion)];
@@ -1599,8 +1599,8 @@
       const count = h("input", { type: "number", testid: "buy-count", min: 1, max: 25, value: 1, "aria-label": "How many" });
       const gold = h("input", { type: "checkbox", testid: "buy-gold" });
       const legend = h("input", { type: "checkbox", testid: "buy-legend" });
-      const card = h("input", { testid: "buy-card", maxlength: 40, placeholder: "card name (for the ledger)" });
-      const set = h("input", { testid: "buy-set", maxlength: 40, placeholder: "the set's name" });
+      const card = h("input", { testid: "buy-card", maxlength: 32, placeholder: "card name (for the ledger)" });
+      const set = h("input", { testid: "buy-set", maxlength: 32, placeholder: "the set's name" });
       const remove = h("input", { type: "number", testid: "buy-remove", min: 0, max: 25, value: 0, "aria-label": "Cards taken out" });
       const purchase = () => {
         const o = option.value;

@@ -489,6 +489,16 @@ async fn only_the_organiser_creates_league_tables() {
         })
         .await;
     assert_eq!(unknown.err(), Some(ErrorCode::UnknownLeague));
+    let buy_elsewhere = client
+        .call(|id| ClientMessage::Buy {
+            id,
+            league: uuid::Uuid::new_v4(),
+            token: league.members[0].2,
+            purchase: Purchase::Sideboard,
+            remove: 0,
+        })
+        .await;
+    assert_eq!(buy_elsewhere.err(), Some(ErrorCode::UnknownLeague));
     let mut other = Client::connected(server.addr).await;
     let taken = other
         .call(|id| ClientMessage::CreateLeague {
