@@ -97,4 +97,9 @@ pub mod close {
     pub const MESSAGE_TOO_BIG: u16 = 1009;
     /// The server hit an internal failure (its journal refused a write); reconnect later.
     pub const INTERNAL_ERROR: u16 = 1011;
+    /// Cluster mode: the table moved to another server node (this one lost it). The seat is
+    /// kept: resume with the seat token, on any node.
+    pub const TABLE_MOVED: u16 = 1012;
+    /// The reason sent with [`TABLE_MOVED`].
+    pub const TABLE_MOVED_REASON: &str = "the table moved to another server node: resume your seat";
 }

@@ -182,6 +182,38 @@ pub struct ServerConfig {
     /// closed with 1008.
     #[arg(long, env = "GM_FLOOD_STRIKES", default_value_t = 50.0)]
     pub flood_strikes: f64,
+
+    /// Cluster mode: the NATS servers (with JetStream) to use, comma-separated, e.g.
+    /// `nats://10.0.0.1:4222,nats://10.0.0.2:4222`. Every table's events then go to a
+    /// replicated JetStream stream instead of the SQLite journal, tables are owned by one node
+    /// at a time and taken over when their node dies, and any node serves any client. Without
+    /// it the server runs alone with its SQLite journal (the default). See README.md.
+    #[arg(long, env = "GM_CLUSTER", value_name = "NATS_URLS")]
+    pub cluster: Option<String>,
+
+    /// Cluster mode: this node's name, unique in the cluster (1–32 letters, digits, `-` or
+    /// `_`). A node restarted with the same name takes its tables back at once.
+    #[arg(long, env = "GM_NODE_ID", requires = "cluster")]
+    pub node_id: Option<String>,
+
+    /// Cluster mode: the address clients should use to reach this node (shown in /metrics and
+    /// the node directory), e.g. `wss://node1.example.org`. Default: `http://<--listen>`.
+    #[arg(long, env = "GM_PUBLIC_URL", requires = "cluster")]
+    pub public_url: Option<String>,
+
+    /// Cluster mode: how many NATS servers keep a copy of the journal stream and of the
+    /// directories (1, 3 or 5; at most the number of NATS servers). An event is shown to
+    /// clients only once a majority of them has it.
+    #[arg(long, env = "GM_CLUSTER_REPLICAS", default_value_t = 1,
+          value_parser = clap::value_parser!(u8).range(1..=5))]
+    pub cluster_replicas: u8,
+
+    /// Cluster mode: a node's lease, in milliseconds. A node renews it three times per lease;
+    /// one that has not renewed it for a whole lease is taken for dead and its tables are
+    /// claimed by the others.
+    #[arg(long, env = "GM_LEASE_MS", default_value_t = 10_000,
+          value_parser = clap::value_parser!(u64).range(500..=600_000))]
+    pub lease_ms: u64,
 }
 
 impl Default for ServerConfig {
@@ -210,6 +242,10 @@ impl ServerConfig {
 
     pub(crate) fn unjoined_table(&self) -> Duration {
         Duration::from_secs(self.unjoined_table_secs)
+    }
+
+    pub(crate) fn lease(&self) -> Duration {
+        Duration::from_millis(self.lease_ms)
     }
 
     pub(crate) fn max_message_bytes(&self) -> usize {

@@ -2,6 +2,7 @@
 //! a bounded queue of encoded frames and a way to close it with a code and a reason. It knows
 //! nothing of tables or of the server: everything above it may use it.
 
+use std::borrow::Cow;
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::OnceLock;
@@ -25,11 +26,21 @@ pub(crate) struct Conn {
     pub(crate) out: mpsc::Sender<Bytes>,
     pub(crate) kick: CancellationToken,
     /// The close code and the reason sent with it; the first close wins.
-    pub(crate) close: Arc<OnceLock<(u16, &'static str)>>,
+    pub(crate) close: Arc<OnceLock<(u16, Cow<'static, str>)>>,
     /// Bytes queued and not yet handed to the socket.
     pub(crate) queued_bytes: Arc<AtomicUsize>,
     pub(crate) max_queued_bytes: usize,
     pub(crate) metrics: Arc<Metrics>,
+    /// Cluster mode: a connection held by another node, whose frames the table's owner sends
+    /// through the table's outbound subject instead of a local queue.
+    pub(crate) remote: Option<Arc<Remote>>,
+}
+
+/// Where a connection held by another node is: the node and its id there.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Remote {
+    pub node: Arc<str>,
+    pub id: u64,
 }
 
 impl Conn {
@@ -100,11 +111,11 @@ impl Conn {
 
     /// Closes the connection with a WebSocket close code and a reason saying what happened (the
     /// first close wins).
-    pub fn close_because(&self, code: u16, reason: &'static str) {
+    pub fn close_because(&self, code: u16, reason: impl Into<Cow<'static, str>>) {
         // Cancelled already (by an earlier close, or by the server's shutdown, which means
         // 1001): the first reason stands.
         if !self.kick.is_cancelled() {
-            let _ = self.close.set((code, reason));
+            let _ = self.close.set((code, reason.into()));
             self.kick.cancel();
         }
     }
@@ -121,6 +132,7 @@ pub(crate) fn close_reason(code: u16) -> &'static str {
         close::POLICY_VIOLATION => "policy violation",
         close::MESSAGE_TOO_BIG => "message too big",
         close::INTERNAL_ERROR => "internal error: the server could not write its journal",
+        close::TABLE_MOVED => close::TABLE_MOVED_REASON,
         _ => "",
     }
 }

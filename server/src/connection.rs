@@ -289,6 +289,7 @@ async fn session(ws: WebSocketStream<Stream>, peer: SocketAddr, shared: &Arc<Sha
         queued_bytes: Arc::new(AtomicUsize::new(0)),
         max_queued_bytes: shared.config.outgoing_queue_bytes.max(1024),
         metrics: Arc::clone(&shared.metrics),
+        remote: None,
     };
     debug!(%peer, connection = conn.id, "websocket open");
     let writer = tokio::spawn(write_frames(
@@ -604,11 +605,20 @@ fn fill_page<T: serde::Serialize>(
 
 /// One page of the table list, sorted by name then id.
 fn list_tables(shared: &Shared, id: u32, from: u32, limit: u32) -> ServerMessage {
-    let mut tables: Vec<_> = shared
-        .tables
-        .iter()
-        .map(|entry| entry.summary.borrow().clone())
-        .collect();
+    let mut tables: Vec<_> = match &shared.cluster {
+        // Every node's tables, from the directory.
+        Some(cluster) => cluster
+            .cache
+            .iter()
+            .filter(|c| c.entry.owner.is_some())
+            .map(|c| c.entry.summary.clone())
+            .collect(),
+        None => shared
+            .tables
+            .iter()
+            .map(|entry| entry.summary.borrow().clone())
+            .collect(),
+    };
     tables.sort_by(|a, b| a.name.cmp(&b.name).then(a.table.cmp(&b.table)));
     let total = u32::try_from(tables.len()).unwrap_or(u32::MAX);
     let start = usize::try_from(from)
@@ -637,17 +647,21 @@ async fn list_replays(
     let &ClientMessage::ListReplays { id, from, limit } = request else {
         return Err(ErrorCode::BadMessage);
     };
-    let journal = shared.journal.clone();
     let max = page_items(limit);
-    let (rows, total) = tokio::task::spawn_blocking(move || {
-        journal.replays_page(from, u32::try_from(max).unwrap_or(wire::MAX_PAGE_ITEMS))
-    })
-    .await
-    .map_err(|_| ErrorCode::StorageFailed)?
-    .map_err(|error| {
-        warn!(%error, "listing replays");
-        ErrorCode::StorageFailed
-    })?;
+    let (rows, total) = if let Some(cluster) = &shared.cluster {
+        crate::cluster::replays_page(cluster, from, max)
+    } else {
+        let journal = shared.journal.clone();
+        tokio::task::spawn_blocking(move || {
+            journal.replays_page(from, u32::try_from(max).unwrap_or(wire::MAX_PAGE_ITEMS))
+        })
+        .await
+        .map_err(|_| ErrorCode::StorageFailed)?
+        .map_err(|error| {
+            warn!(%error, "listing replays");
+            ErrorCode::StorageFailed
+        })?
+    };
     let summaries = rows.into_iter().map(|r| wire::ReplaySummary {
         table: r.id,
         name: r.name,
@@ -686,26 +700,40 @@ async fn get_replay(
     };
     let (id, table, token) = (*id, *table, *token);
     let from_seq = (*from_seq).max(1);
-    let journal = shared.journal.clone();
     let budget = page_bytes(shared);
-    let page = tokio::task::spawn_blocking(move || journal.replay_page(table, from_seq, budget))
-        .await
-        .map_err(|_| ErrorCode::StorageFailed)?
-        .map_err(|error| {
-            warn!(%error, %table, "reading a replay");
-            ErrorCode::StorageFailed
-        })?
-        .ok_or(ErrorCode::UnknownReplay)?;
+    let (page, seats) = if let Some(cluster) = &shared.cluster {
+        let (page, seats) = crate::cluster::replay_page(cluster, table, from_seq, budget)
+            .await
+            .map_err(|error| {
+                warn!(%error, %table, "reading a replay");
+                ErrorCode::StorageFailed
+            })?
+            .ok_or(ErrorCode::UnknownReplay)?;
+        (page, Some(seats))
+    } else {
+        let journal = shared.journal.clone();
+        let page =
+            tokio::task::spawn_blocking(move || journal.replay_page(table, from_seq, budget))
+                .await
+                .map_err(|_| ErrorCode::StorageFailed)?
+                .map_err(|error| {
+                    warn!(%error, %table, "reading a replay");
+                    ErrorCode::StorageFailed
+                })?
+                .ok_or(ErrorCode::UnknownReplay)?;
+        (page, None)
+    };
     if let Some(hash) = &page.record.password {
         let journal = shared.journal.clone();
-        let by_token = match token {
-            Some(token) => {
+        let by_token = match (token, seats) {
+            (Some(token), Some(seats)) => seats.iter().any(|(_, t)| *t == token),
+            (Some(token), None) => {
                 tokio::task::spawn_blocking(move || journal.has_seat_token(table, token))
                     .await
                     .map_err(|_| ErrorCode::StorageFailed)?
                     .map_err(|_| ErrorCode::StorageFailed)?
             }
-            None => false,
+            (None, _) => false,
         };
         if !by_token {
             check_password(
@@ -745,14 +773,22 @@ async fn get_events(
     let from_seq = from_seq.max(1);
     let journal = shared.journal.clone();
     let (max, budget) = (page_items(limit), page_bytes(shared));
-    let (rows, more) =
+    let (rows, more) = if let Some(cluster) = &shared.cluster {
+        crate::cluster::events_page(cluster, table, from_seq, max, budget)
+            .await
+            .map_err(|error| {
+                warn!(%error, %table, "reading a table's events");
+                ErrorCode::StorageFailed
+            })?
+    } else {
         tokio::task::spawn_blocking(move || journal.events_page(table, from_seq, max, budget))
             .await
             .map_err(|_| ErrorCode::StorageFailed)?
             .map_err(|error| {
                 warn!(%error, %table, "reading a table's events");
                 ErrorCode::StorageFailed
-            })?;
+            })?
+    };
     let events = rows
         .iter()
         .map(|(_, bytes)| wire::decode_event(bytes))
@@ -830,6 +866,10 @@ async fn enter(
         }
         _ => return Err(ErrorCode::BadMessage.into()),
     };
+    if !shared.tables.contains_key(&table) {
+        // Cluster mode: a table another node owns is entered through its stand-in here.
+        crate::cluster::proxy::open(shared, table);
+    }
     let (tx, hash, league) = shared
         .tables
         .get(&table)
@@ -873,6 +913,7 @@ async fn enter(
         request_id: request.id(),
         entry,
         reply,
+        quiet: false,
     };
     if tx.send(enter).await.is_err() {
         return Err(ErrorCode::UnknownTable.into());
@@ -894,7 +935,7 @@ async fn write_frames(
     mut sink: SplitSink<WebSocketStream<Stream>, Message>,
     mut rx: mpsc::Receiver<Bytes>,
     kick: CancellationToken,
-    close: Arc<OnceLock<(u16, &'static str)>>,
+    close: Arc<OnceLock<(u16, std::borrow::Cow<'static, str>)>>,
     queued_bytes: Arc<AtomicUsize>,
     ping_interval: std::time::Duration,
 ) {
@@ -934,8 +975,8 @@ async fn write_frames(
     }
     let (code, reason) = close
         .get()
-        .copied()
-        .unwrap_or((close::GOING_AWAY, close_reason(close::GOING_AWAY)));
+        .cloned()
+        .unwrap_or((close::GOING_AWAY, close_reason(close::GOING_AWAY).into()));
     let goodbye = async {
         // Deliver what was already queued (the last events before a shutdown, the errors that
         // explain a close). A reader too slow to take them runs into the timeout below.
@@ -944,7 +985,7 @@ async fn write_frames(
         }
         sink.send(Message::Close(Some(CloseFrame {
             code: CloseCode::from(code),
-            reason: reason.into(),
+            reason: reason.into_owned().into(),
         })))
         .await
     };

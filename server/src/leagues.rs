@@ -77,14 +77,14 @@ pub enum DeckCommand {
     Remedy(Remedy),
 }
 
-fn refused(code: ErrorCode, message: impl Into<String>) -> JournalError {
+pub(crate) fn refused(code: ErrorCode, message: impl Into<String>) -> JournalError {
     JournalError::Refused {
         code,
         message: message.into(),
     }
 }
 
-fn key(name: &str) -> String {
+pub(crate) fn key(name: &str) -> String {
     name.to_lowercase()
 }
 
@@ -135,29 +135,7 @@ pub(crate) fn apply(conn: &Connection, write: &LeagueWrite) -> Result<u64, Journ
             if league_record(conn, *league)?.is_none() {
                 return Err(refused(ErrorCode::UnknownLeague, "there is no such league"));
             }
-            let members = members(conn, *league)?;
-            if members.iter().any(|(_, n)| key(n) == key(name)) {
-                return Err(refused(
-                    ErrorCode::NameTaken,
-                    format!("{name} is a member of this league already"),
-                ));
-            }
-            if let Some((_, other)) = members
-                .iter()
-                .find(|(_, n)| text::names_confusable(n, name))
-            {
-                return Err(refused(
-                    ErrorCode::ConfusableName,
-                    format!("{name} looks like {other}, a member already"),
-                ));
-            }
-            let member = u32::try_from(members.len()).unwrap_or(u32::MAX);
-            if member >= MAX_MEMBERS {
-                return Err(refused(
-                    ErrorCode::ServerBusy,
-                    format!("a league has at most {MAX_MEMBERS} members"),
-                ));
-            }
+            let member = check_join(&members(conn, *league)?, name)?;
             conn.prepare_cached(
                 "INSERT INTO league_members (league_id, member, name, name_key, token, joined_at_ms)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -187,18 +165,56 @@ pub(crate) fn apply(conn: &Connection, write: &LeagueWrite) -> Result<u64, Journ
                     "that member token does not belong to a member of this league",
                 )
             })?;
-            let ledger = ledger(conn, *league, member)?;
-            let deck = Deck::fold(ledger.iter().map(|l| &l.entry));
-            let entry = match command {
-                DeckCommand::Register(spec) => deck.check_register(spec),
-                DeckCommand::Buy(purchase, remove) => deck.check_purchase(purchase, *remove),
-                DeckCommand::Remedy(remedy) => deck.check_remedy(remedy),
-            }
-            .map_err(|error| refused(error.code(), error.to_string()))?;
+            let entry = check_deck(&ledger(conn, *league, member)?, command)?;
             append(conn, *league, member, *at_ms, None, &entry)?;
             Ok(u64::from(member))
         }
     }
+}
+
+/// Whether `name` may join a league with `members`; the new member's number.
+pub(crate) fn check_join(
+    members: &[(MemberId, String)],
+    name: &str,
+) -> Result<MemberId, JournalError> {
+    if members.iter().any(|(_, n)| key(n) == key(name)) {
+        return Err(refused(
+            ErrorCode::NameTaken,
+            format!("{name} is a member of this league already"),
+        ));
+    }
+    if let Some((_, other)) = members
+        .iter()
+        .find(|(_, n)| text::names_confusable(n, name))
+    {
+        return Err(refused(
+            ErrorCode::ConfusableName,
+            format!("{name} looks like {other}, a member already"),
+        ));
+    }
+    let member = u32::try_from(members.len()).unwrap_or(u32::MAX);
+    if member >= MAX_MEMBERS {
+        return Err(refused(
+            ErrorCode::ServerBusy,
+            format!("a league has at most {MAX_MEMBERS} members"),
+        ));
+    }
+    Ok(member)
+}
+
+/// What a deck command adds to the deck's ledger, or why it is refused (the league's rules,
+/// on the fold of the ledger).
+pub(crate) fn check_deck(
+    ledger: &[LedgerLine],
+    command: &DeckCommand,
+) -> Result<LedgerEntry, JournalError> {
+    let deck = Deck::fold(ledger.iter().map(|l| &l.entry));
+    match command {
+        DeckCommand::Register(spec) => deck.check_register(spec),
+        DeckCommand::Buy(purchase, remove) => deck.check_purchase(purchase, *remove),
+        DeckCommand::Remedy(remedy) => deck.check_remedy(remedy),
+    }
+    .map_err(|error| refused(error.code(), error.to_string()))
 }
 
 /// Writes a finished league game's credits (called by `Journal::finish` in its operation).
@@ -459,6 +475,23 @@ async fn read<T: Send + 'static>(
         .map_err(storage)
 }
 
+/// Carries out a league write where the leagues are kept: the journal's writer (in its
+/// transaction), or in cluster mode the league store (compare-and-swap).
+async fn write(shared: &Arc<Shared>, write: LeagueWrite) -> Result<u64, Refusal> {
+    match &shared.cluster {
+        Some(cluster) => cluster.league_write(write).await.map_err(storage),
+        None => shared.journal.league_write(write).await.map_err(storage),
+    }
+}
+
+/// A league's record, where the leagues are kept.
+async fn record(shared: &Arc<Shared>, league: LeagueId) -> Result<Option<LeagueRecord>, Refusal> {
+    match &shared.cluster {
+        Some(cluster) => cluster.league_record(league).await.map_err(storage),
+        None => read(shared, move |conn| league_record(conn, league)).await,
+    }
+}
+
 fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -510,17 +543,17 @@ pub(crate) async fn answer(
             };
             let league = Uuid::new_v4();
             let organiser = Uuid::new_v4();
-            shared
-                .journal
-                .league_write(LeagueWrite::Create {
+            write(
+                shared,
+                LeagueWrite::Create {
                     id: league,
                     name: name.clone(),
                     password,
                     organiser,
                     at_ms: now_ms(),
-                })
-                .await
-                .map_err(storage)?;
+                },
+            )
+            .await?;
             info!(%league, name, "league created");
             Ok(ServerMessage::LeagueCreated {
                 reply_to: id,
@@ -530,8 +563,10 @@ pub(crate) async fn answer(
         }
         &ClientMessage::ListLeagues { from, limit, .. } => {
             let limit = limit.clamp(1, wire::MAX_PAGE_ITEMS);
-            let (leagues, total) =
-                read(shared, move |conn| leagues_page(conn, from, limit)).await?;
+            let (leagues, total) = match &shared.cluster {
+                Some(cluster) => cluster.leagues_page(from, limit).await.map_err(storage)?,
+                None => read(shared, move |conn| leagues_page(conn, from, limit)).await?,
+            };
             let end = from.saturating_add(u32::try_from(leagues.len()).unwrap_or(u32::MAX));
             Ok(ServerMessage::Leagues {
                 reply_to: id,
@@ -548,7 +583,7 @@ pub(crate) async fn answer(
         } => {
             let league = *league;
             let name = clean_name(name)?;
-            let record = read(shared, move |conn| league_record(conn, league))
+            let record = record(shared, league)
                 .await?
                 .ok_or(Refusal::from(ErrorCode::UnknownLeague))?;
             if let Some(hash) = record.password {
@@ -562,16 +597,16 @@ pub(crate) async fn answer(
                 .await?;
             }
             let token = Uuid::new_v4();
-            let member = shared
-                .journal
-                .league_write(LeagueWrite::Join {
+            let member = write(
+                shared,
+                LeagueWrite::Join {
                     league,
                     name: name.clone(),
                     token,
                     at_ms: now_ms(),
-                })
-                .await
-                .map_err(storage)?;
+                },
+            )
+            .await?;
             info!(%league, member, name, "league member joined");
             Ok(ServerMessage::LeagueJoined {
                 reply_to: id,
@@ -581,9 +616,11 @@ pub(crate) async fn answer(
             })
         }
         &ClientMessage::GetLeague { league, .. } => {
-            let view = read(shared, move |conn| league_view(conn, league))
-                .await?
-                .ok_or(Refusal::from(ErrorCode::UnknownLeague))?;
+            let view = match &shared.cluster {
+                Some(cluster) => cluster.league_view(league).await.map_err(storage)?,
+                None => read(shared, move |conn| league_view(conn, league)).await?,
+            }
+            .ok_or(Refusal::from(ErrorCode::UnknownLeague))?;
             Ok(ServerMessage::League {
                 reply_to: id,
                 league: view,
@@ -637,16 +674,16 @@ async fn deck_write(
     token: MemberToken,
     command: DeckCommand,
 ) -> Result<ServerMessage, Refusal> {
-    let member = shared
-        .journal
-        .league_write(LeagueWrite::Deck {
+    let member = write(
+        shared,
+        LeagueWrite::Deck {
             league,
             token,
             command,
             at_ms: now_ms(),
-        })
-        .await
-        .map_err(storage)?;
+        },
+    )
+    .await?;
     deck_answer(
         shared,
         id,
@@ -662,19 +699,27 @@ async fn deck_answer(
     league: LeagueId,
     member: MemberId,
 ) -> Result<ServerMessage, Refusal> {
-    let found = read(shared, move |conn| {
-        if league_record(conn, league)?.is_none() {
-            return Ok(Err(ErrorCode::UnknownLeague));
+    let found = match &shared.cluster {
+        Some(cluster) => cluster
+            .member_ledger(league, member)
+            .await
+            .map_err(storage)?,
+        None => {
+            read(shared, move |conn| {
+                if league_record(conn, league)?.is_none() {
+                    return Ok(Err(ErrorCode::UnknownLeague));
+                }
+                let Some((_, name)) = members(conn, league)?
+                    .into_iter()
+                    .find(|(m, _)| *m == member)
+                else {
+                    return Ok(Err(ErrorCode::UnknownPlayer));
+                };
+                Ok(Ok((name, ledger(conn, league, member)?)))
+            })
+            .await?
         }
-        let Some((_, name)) = members(conn, league)?
-            .into_iter()
-            .find(|(m, _)| *m == member)
-        else {
-            return Ok(Err(ErrorCode::UnknownPlayer));
-        };
-        Ok(Ok((name, ledger(conn, league, member)?)))
-    })
-    .await?;
+    };
     let (name, ledger) = found.map_err(Refusal::from)?;
     Ok(ServerMessage::Deck {
         reply_to: id,
@@ -701,13 +746,21 @@ pub(crate) async fn seat(
     token: Option<MemberToken>,
 ) -> Result<LeagueSeat, Refusal> {
     let token = token.ok_or(Refusal::from(ErrorCode::LeagueSeat))?;
-    let found = read(shared, move |conn| {
-        let Some((member, name)) = member_by_token(conn, league, token)? else {
-            return Ok(None);
-        };
-        Ok(Some((member, name, ledger(conn, league, member)?)))
-    })
-    .await?;
+    let found = match &shared.cluster {
+        Some(cluster) => cluster
+            .member_by_token(league, token)
+            .await
+            .map_err(storage)?,
+        None => {
+            read(shared, move |conn| {
+                let Some((member, name)) = member_by_token(conn, league, token)? else {
+                    return Ok(None);
+                };
+                Ok(Some((member, name, ledger(conn, league, member)?)))
+            })
+            .await?
+        }
+    };
     let (member, name, ledger) = found.ok_or(Refusal::from(ErrorCode::NotAMember))?;
     let deck = Deck::fold(ledger.iter().map(|l| &l.entry));
     let spec = deck.spec.as_ref().ok_or(Refusal {
@@ -731,7 +784,7 @@ pub(crate) async fn check_organiser(
     league: LeagueId,
     organiser: Option<Uuid>,
 ) -> Result<(), Refusal> {
-    let record = read(shared, move |conn| league_record(conn, league))
+    let record = record(shared, league)
         .await?
         .ok_or(Refusal::from(ErrorCode::UnknownLeague))?;
     if organiser != Some(record.organiser) {

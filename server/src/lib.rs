@@ -13,6 +13,7 @@
 //! - [`server`]: the accept loop, the lobby registry of tables, and graceful shutdown.
 //! - [`config`], [`metrics`].
 
+mod cluster;
 pub mod config;
 mod conn;
 mod connection;

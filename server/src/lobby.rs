@@ -61,7 +61,11 @@ pub(crate) enum RoomMsg {
         conn: Conn,
         request_id: u32,
         entry: Entry,
-        reply: oneshot::Sender<Result<Role, ErrorCode>>,
+        /// The role, and the seat token of a player.
+        reply: oneshot::Sender<Result<(Role, Option<SeatToken>), ErrorCode>>,
+        /// No `seated`/`watching` answer, only the snapshot: the connection entered before,
+        /// and the table moved to another node (cluster mode).
+        quiet: bool,
     },
     /// A request from a member.
     Request {
@@ -77,6 +81,8 @@ pub(crate) enum RoomMsg {
     },
     /// A member's connection is gone.
     Gone { connection: u64 },
+    /// Cluster mode: the directory names another owner: give the table up.
+    Lost,
 }
 
 /// A table in the lobby registry: the way into its actor, its latest summary, and the hash of
@@ -108,6 +114,8 @@ pub(crate) struct Shared {
     pub journal: Journal,
     /// `--allowed-origins`, shared by every HTTP connection.
     pub allowed_origins: Arc<[String]>,
+    /// Cluster mode: the engine, the directory and this node's name.
+    pub cluster: Option<Arc<crate::cluster::Cluster>>,
     next_connection: AtomicU64,
     /// Open connections per peer address, for the per-IP cap.
     per_ip: DashMap<IpAddr, usize>,
@@ -128,11 +136,17 @@ pub(crate) struct Shared {
 
 impl Shared {
     /// Everything shared, for a server with `config` and `journal`.
-    pub(crate) fn new(config: ServerConfig, journal: Journal) -> Self {
+    pub(crate) fn new(
+        config: ServerConfig,
+        journal: Journal,
+        cluster: Option<Arc<crate::cluster::Cluster>>,
+        metrics: Arc<Metrics>,
+    ) -> Self {
         Self {
+            cluster,
             allowed_origins: Arc::from(config.allowed_origins.clone()),
             config,
-            metrics: Arc::new(Metrics::default()),
+            metrics,
             tables: DashMap::new(),
             shutdown: CancellationToken::new(),
             stop_tables: CancellationToken::new(),

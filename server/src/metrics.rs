@@ -26,9 +26,54 @@ pub struct Metrics {
     pub(crate) tables_unrecoverable: AtomicI64,
     /// Finished games deleted by replay retention.
     pub(crate) replays_pruned: AtomicU64,
-    latency_buckets: [AtomicU64; LATENCY_BUCKETS_US.len()],
-    latency_count: AtomicU64,
-    latency_sum_us: AtomicU64,
+    broadcast: Histogram,
+    /// Cluster mode: requests forwarded to the node that owns the table.
+    pub(crate) routed_requests: AtomicU64,
+    /// Cluster mode: this node's lease renewals.
+    pub(crate) lease_renewals: AtomicU64,
+    /// Cluster mode: tables this node took over from a dead node.
+    pub(crate) takeovers: AtomicU64,
+    /// Cluster mode: appends refused because another node wrote to the table.
+    pub(crate) fenced_appends: AtomicU64,
+    /// Cluster mode: tables this node gave up because another node had taken them.
+    pub(crate) tables_given_up: AtomicU64,
+    /// Cluster mode: stand-ins started for tables owned by other nodes.
+    pub(crate) proxies_started: AtomicU64,
+    /// Cluster mode: time from an append to the engine's acknowledgement.
+    journal_ack: Histogram,
+}
+
+/// A latency histogram with the buckets of [`LATENCY_BUCKETS_US`].
+#[derive(Debug, Default)]
+struct Histogram {
+    buckets: [AtomicU64; LATENCY_BUCKETS_US.len()],
+    count: AtomicU64,
+    sum_us: AtomicU64,
+}
+
+impl Histogram {
+    fn observe(&self, elapsed: Duration) {
+        let us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
+        if let Some(i) = LATENCY_BUCKETS_US.iter().position(|&b| us <= b) {
+            self.buckets[i].fetch_add(1, Relaxed);
+        }
+        self.count.fetch_add(1, Relaxed);
+        self.sum_us.fetch_add(us, Relaxed);
+    }
+
+    fn render(&self, out: &mut String, name: &str, help: &str) {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} histogram");
+        let mut cumulative = 0;
+        for (bound, bucket) in LATENCY_BUCKETS_US.iter().zip(&self.buckets) {
+            cumulative += bucket.load(Relaxed);
+            let le = *bound as f64 / 1e6;
+            let _ = writeln!(out, "{name}_bucket{{le=\"{le}\"}} {cumulative}");
+        }
+        let count = self.count.load(Relaxed);
+        let sum = self.sum_us.load(Relaxed) as f64 / 1e6;
+        let _ = writeln!(out, "{name}_bucket{{le=\"+Inf\"}} {count}");
+        let _ = writeln!(out, "{name}_sum {sum}\n{name}_count {count}");
+    }
 }
 
 impl Metrics {
@@ -44,12 +89,12 @@ impl Metrics {
 
     /// Records how long one broadcast took from receiving the request to queueing the last copy.
     pub(crate) fn observe_broadcast(&self, elapsed: Duration) {
-        let us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
-        if let Some(i) = LATENCY_BUCKETS_US.iter().position(|&b| us <= b) {
-            self.latency_buckets[i].fetch_add(1, Relaxed);
-        }
-        self.latency_count.fetch_add(1, Relaxed);
-        self.latency_sum_us.fetch_add(us, Relaxed);
+        self.broadcast.observe(elapsed);
+    }
+
+    /// Cluster mode: records how long the engine took to acknowledge an append.
+    pub(crate) fn observe_journal_ack(&self, elapsed: Duration) {
+        self.journal_ack.observe(elapsed);
     }
 
     /// The Prometheus text exposition of every counter.
@@ -79,7 +124,7 @@ impl Metrics {
                 "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"
             );
         }
-        let counters: [(&str, &str, &AtomicU64); 10] = [
+        let counters: [(&str, &str, &AtomicU64); 16] = [
             (
                 "gm_connections_total",
                 "Connections accepted.",
@@ -126,6 +171,36 @@ impl Metrics {
                 "Finished games deleted after --replay-retention-days.",
                 &self.replays_pruned,
             ),
+            (
+                "gm_cluster_routed_requests_total",
+                "Cluster mode: requests forwarded to the node that owns the table.",
+                &self.routed_requests,
+            ),
+            (
+                "gm_cluster_lease_renewals_total",
+                "Cluster mode: renewals of this node's lease.",
+                &self.lease_renewals,
+            ),
+            (
+                "gm_cluster_takeovers_total",
+                "Cluster mode: tables taken over from a dead node.",
+                &self.takeovers,
+            ),
+            (
+                "gm_cluster_fenced_appends_total",
+                "Cluster mode: appends refused because another node had written to the table.",
+                &self.fenced_appends,
+            ),
+            (
+                "gm_cluster_tables_given_up_total",
+                "Cluster mode: tables given up because another node had taken them.",
+                &self.tables_given_up,
+            ),
+            (
+                "gm_cluster_proxies_started_total",
+                "Cluster mode: stand-ins started for tables owned by other nodes.",
+                &self.proxies_started,
+            ),
         ];
         for (name, help, value) in counters {
             let value = value.load(Relaxed);
@@ -134,21 +209,16 @@ impl Metrics {
                 "# HELP {name} {help}\n# TYPE {name} counter\n{name} {value}"
             );
         }
-        let name = "gm_broadcast_latency_seconds";
-        let _ = writeln!(
-            out,
-            "# HELP {name} Time from receiving a request to queueing its events for every member.\n# TYPE {name} histogram"
+        self.broadcast.render(
+            &mut out,
+            "gm_broadcast_latency_seconds",
+            "Time from receiving a request to queueing its events for every member.",
         );
-        let mut cumulative = 0;
-        for (bound, bucket) in LATENCY_BUCKETS_US.iter().zip(&self.latency_buckets) {
-            cumulative += bucket.load(Relaxed);
-            let le = *bound as f64 / 1e6;
-            let _ = writeln!(out, "{name}_bucket{{le=\"{le}\"}} {cumulative}");
-        }
-        let count = self.latency_count.load(Relaxed);
-        let sum = self.latency_sum_us.load(Relaxed) as f64 / 1e6;
-        let _ = writeln!(out, "{name}_bucket{{le=\"+Inf\"}} {count}");
-        let _ = writeln!(out, "{name}_sum {sum}\n{name}_count {count}");
+        self.journal_ack.render(
+            &mut out,
+            "gm_cluster_journal_ack_seconds",
+            "Cluster mode: time from appending a table's record to the engine's acknowledgement (a majority of the stream's replicas has it).",
+        );
         out
     }
 }

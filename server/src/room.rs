@@ -12,7 +12,8 @@ use grand_melee_protocol::{
     self as wire, ClientMessage, ErrorCode, MAX_PASSWORD_CHARS, SeatToken, ServerMessage, TableId,
     TableSummary, close, text,
 };
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio_util::sync::CancellationToken;
 use tracing::{debug, error, info, warn};
 use uuid::Uuid;
 
@@ -21,6 +22,7 @@ use grand_melee_protocol::league::{Deck, MemberId, SeatDeck};
 use grand_melee_protocol::rules::TableConfig;
 use grand_melee_protocol::session::{Effect, Role, Session, Timing};
 
+use crate::cluster::{Cluster, DirEntry, OutItem, Record, RecordOp};
 use crate::conn::{Conn, Refusal};
 use crate::journal::{StoredTable, TableRecord};
 use crate::lobby::{Entry, RoomMsg, Shared, TableEntry, TableRefusal, TableSlot};
@@ -82,7 +84,7 @@ fn draw_secret() -> grand_melee_protocol::dice::DiceSecret {
     grand_melee_protocol::dice::DiceSecret(bytes)
 }
 
-fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
@@ -198,10 +200,16 @@ pub(crate) async fn create(
         created_at_ms: now_ms(),
         league: *league,
     };
-    shared.journal.create_table(record).await.map_err(|error| {
-        error!(%error, "journaling a new table");
-        ErrorCode::StorageFailed
-    })?;
+    let link = match &shared.cluster {
+        Some(cluster) => Some(create_in_cluster(cluster, &record, &settings).await?),
+        None => {
+            shared.journal.create_table(record).await.map_err(|error| {
+                error!(%error, "journaling a new table");
+                ErrorCode::StorageFailed
+            })?;
+            None
+        }
+    };
     info!(table = %id, name, "table created");
     let session = Session::new(
         settings.settings(password.is_some()),
@@ -209,9 +217,198 @@ pub(crate) async fn create(
         timing(shared),
         Instant::now(),
     )?;
-    let room = Room::new(id, name, password, session, shared, slot);
-    room.start();
+    let mut room = Room::new(id, name, password, session, shared, slot);
+    room.link = link;
+    room.start().await;
     Ok(id)
+}
+
+/// Cluster mode: writes a new table's creation record and its directory entry (this node owns
+/// it).
+async fn create_in_cluster(
+    cluster: &Arc<Cluster>,
+    record: &TableRecord,
+    settings: &StoredSettings,
+) -> Result<Link, ErrorCode> {
+    let created = Record::Created {
+        name: record.name.clone(),
+        password: record.password.clone(),
+        settings: record.settings.clone(),
+        created_at_ms: record.created_at_ms,
+        league: record.league,
+    };
+    let last = cluster
+        .append(record.id, &created, 0)
+        .await
+        .map_err(|error| {
+            error!(%error, "journaling a new table");
+            ErrorCode::StorageFailed
+        })?;
+    let config = &settings.config;
+    let entry = DirEntry {
+        owner: Some(cluster.node.to_string()),
+        epoch: 1,
+        name: record.name.clone(),
+        password: record.password.clone(),
+        summary: TableSummary {
+            table: record.id,
+            name: record.name.clone(),
+            seats: config.seats,
+            seated: 0,
+            spectators: 0,
+            stage: wire::StageName::Lobby,
+            password: record.password.is_some(),
+            spell_range: u8::from(config.spell_range),
+            reduction: config.reduction,
+            rules: config.rule_set,
+            combat_dice: config.combat_dice,
+            mulligan: config.mulligan,
+            league: record.league,
+        },
+        created_at_ms: record.created_at_ms,
+        finished_at_ms: None,
+        events: 0,
+        league: record.league,
+    };
+    cluster
+        .dir_create(record.id, &entry)
+        .await
+        .map_err(|error| {
+            error!(%error, "adding a new table to the directory");
+            ErrorCode::StorageFailed
+        })?;
+    Ok(Link {
+        cluster: Arc::clone(cluster),
+        last,
+    })
+}
+
+/// Cluster mode: claims `table` (owned by `from`, a dead node, or by this node's previous
+/// run when `from` is `None`), folds its records and starts its actor here. Returns whether
+/// this node took it (`false`: another node claimed it first, or it is over).
+pub(crate) async fn adopt(
+    shared: &Arc<Shared>,
+    table: TableId,
+    from: Option<String>,
+) -> Result<bool, String> {
+    let cluster = shared.cluster.clone().ok_or("not in cluster mode")?;
+    let me = cluster.node.to_string();
+    let expected = from.clone().unwrap_or_else(|| me.clone());
+    let mut epoch = 0;
+    let claimed = cluster
+        .dir_modify(table, |entry| {
+            if entry.finished_at_ms.is_some() || entry.owner.as_deref() != Some(&expected) {
+                return false;
+            }
+            entry.owner = Some(me.clone());
+            entry.epoch += 1;
+            epoch = entry.epoch;
+            true
+        })
+        .await?;
+    if claimed.is_none() {
+        return Ok(false);
+    }
+    // The claim record fences the previous owner: after it, an append of his is refused. If
+    // he slipped one in after the read, read again.
+    let mut read = None;
+    for _ in 0..10 {
+        let Some(table_read) = cluster.read_table(table).await? else {
+            return Err("the table has no records".to_owned());
+        };
+        let claim = Record::Claimed {
+            node: me.clone(),
+            epoch,
+        };
+        match cluster.append(table, &claim, table_read.last).await {
+            Ok(last) => {
+                read = Some((table_read.stored, last));
+                break;
+            }
+            Err(crate::cluster::AppendError::Fenced) => {}
+            Err(error) => return Err(error.to_string()),
+        }
+    }
+    let (stored, last) = read.ok_or("the previous owner kept writing")?;
+    let finished = stored.finished_at_ms;
+    let mut room = Room::recover(stored, shared)?;
+    if let Some(at) = finished {
+        // Over already: its finishing mark reached the journal, but its credits or its
+        // directory entry may not have.
+        let stage = wire::stage_name(room.session.table().stage());
+        finish_in_cluster(
+            &cluster,
+            table,
+            at,
+            room.session.seq(),
+            stage,
+            &room.credits(),
+        )
+        .await?;
+        return Ok(false);
+    }
+    room.link = Some(Link {
+        cluster: Arc::clone(&cluster),
+        last,
+    });
+    room.carry_out(Instant::now());
+    room.flush().await;
+    if room.broken {
+        return Err("the journal refused to record the takeover".to_owned());
+    }
+    info!(%table, seq = room.session.seq(), "table adopted");
+    room.start().await;
+    let _ = cluster.changes.send(table);
+    Ok(true)
+}
+
+/// Cluster mode: a finished game's league credits (each deck once), then its directory entry
+/// (no owner, when it finished): in that order, so a crash between leaves the table owned and
+/// unfinished in the directory, and whoever takes it up finishes it again.
+async fn finish_in_cluster(
+    cluster: &Cluster,
+    table: TableId,
+    at: u64,
+    events: u64,
+    stage: wire::StageName,
+    credits: &[crate::leagues::Credit],
+) -> Result<(), String> {
+    if !credits.is_empty() {
+        cluster
+            .credit(table, at, credits)
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    cluster
+        .dir_modify(table, |entry| {
+            entry.owner = None;
+            entry.finished_at_ms.get_or_insert(at);
+            entry.events = events;
+            entry.summary.stage = stage;
+            true
+        })
+        .await?;
+    Ok(())
+}
+
+/// Cluster mode, at start: takes back the tables the directory says this node owns (a node
+/// restarted under the same name).
+async fn adopt_own(shared: &Arc<Shared>, cluster: &Arc<Cluster>) -> Result<(), String> {
+    crate::cluster::load_directory(cluster).await?;
+    let own: Vec<TableId> = cluster
+        .cache
+        .iter()
+        .filter(|c| c.entry.finished_at_ms.is_none())
+        .filter(|c| c.entry.owner.as_deref().is_some_and(|o| cluster.is_me(o)))
+        .map(|c| *c.key())
+        .collect();
+    for table in own {
+        match adopt(shared, table, None).await {
+            Ok(_) => {}
+            Err(error) => error!(%table, %error, "taking back a table of this node"),
+        }
+    }
+    Ok(())
 }
 
 /// Rebuilds every unfinished table from the journal and starts its actor. Players who were
@@ -226,6 +423,9 @@ pub(crate) async fn create(
 pub(crate) async fn recover_all(shared: &Arc<Shared>) -> Result<(), String> {
     use std::fmt::Write as _;
 
+    if let Some(cluster) = &shared.cluster {
+        return adopt_own(shared, cluster).await;
+    }
     let journal = shared.journal.clone();
     let path = journal.path().display().to_string();
     let allow_damage = shared.config.allow_damaged_journal;
@@ -303,7 +503,7 @@ pub(crate) async fn recover_all(shared: &Arc<Shared>) -> Result<(), String> {
             continue;
         }
         info!(table = %id, seq = room.session.seq(), "table recovered");
-        room.start();
+        room.start().await;
     }
 
     shared.metrics.tables_unrecoverable.store(
@@ -356,7 +556,13 @@ struct Member {
 #[derive(Debug)]
 enum Outgoing {
     /// An events batch for every member whose snapshot does not already include it.
-    Events { last_seq: u64, frame: Bytes },
+    Events {
+        first_seq: u64,
+        last_seq: u64,
+        frame: Bytes,
+    },
+    /// A member on another node was admitted with a snapshot up to `since_seq`.
+    Admitted { conn: Conn, since_seq: u64 },
     /// A frame for one connection.
     Direct { conn: Conn, frame: Bytes },
     /// Close a connection, after what was queued for it before, saying why.
@@ -396,6 +602,32 @@ struct Room {
     /// The table's place under `--max-tables` and its creator's `--max-tables-per-ip`, given
     /// back when the actor ends.
     _slot: TableSlot,
+    /// Cluster mode: where the table's records go.
+    link: Option<Link>,
+    /// Cluster mode: another node has the table now; this actor stops without touching it.
+    given_up: bool,
+    /// Stops the tasks that serve the table to other nodes when the actor ends.
+    _cluster_tasks: Option<tokio_util::sync::DropGuard>,
+}
+
+/// Cluster mode: a table's place in the journal stream.
+#[derive(Debug)]
+struct Link {
+    cluster: Arc<Cluster>,
+    /// The table subject's last sequence: what the next append expects.
+    last: u64,
+}
+
+/// Why the journal did not take what the current request produced.
+#[derive(Debug, thiserror::Error)]
+enum FlushError {
+    #[error(transparent)]
+    Journal(#[from] crate::journal::JournalError),
+    /// Cluster mode: another node has written to the table: this node lost it.
+    #[error("another node took the table over")]
+    Fenced,
+    #[error("the journal stream: {0}")]
+    Engine(String),
 }
 
 /// The server's settings the session rules depend on.
@@ -447,6 +679,9 @@ impl Room {
             broken: false,
             finish_journaled: false,
             _slot: slot,
+            link: None,
+            given_up: false,
+            _cluster_tasks: None,
         }
     }
 
@@ -490,11 +725,36 @@ impl Room {
         ))
     }
 
-    /// Registers the table in the lobby and starts its actor.
-    fn start(self) {
+    /// Registers the table in the lobby and starts its actor (in cluster mode, with the tasks
+    /// that serve it to other nodes and keep its directory entry).
+    async fn start(mut self) {
         let shared = Arc::clone(&self.shared);
         let (tx, rx) = mpsc::channel(shared.config.table_queue.max(1));
         self.publish_summary();
+        if let Some(link) = &self.link {
+            let stop = CancellationToken::new();
+            let (ready, subscribed) = oneshot::channel();
+            shared
+                .table_tasks
+                .spawn(crate::cluster::proxy::serve_inbound(
+                    Arc::clone(&shared),
+                    Arc::clone(&link.cluster),
+                    self.id,
+                    tx.downgrade(),
+                    stop.clone(),
+                    ready,
+                ));
+            let _ = subscribed.await;
+            shared.table_tasks.spawn(keep_directory(
+                Arc::clone(&link.cluster),
+                self.id,
+                self.summary.subscribe(),
+                tx.downgrade(),
+                stop.clone(),
+            ));
+            self._cluster_tasks = Some(stop.drop_guard());
+        }
+        let me = tx.downgrade();
         shared.tables.insert(
             self.id,
             TableEntry {
@@ -507,10 +767,10 @@ impl Room {
             .metrics
             .tables
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        shared.table_tasks.spawn(self.run(rx));
+        shared.table_tasks.spawn(self.run(rx, me));
     }
 
-    async fn run(mut self, mut rx: mpsc::Receiver<RoomMsg>) {
+    async fn run(mut self, mut rx: mpsc::Receiver<RoomMsg>, me: mpsc::WeakSender<RoomMsg>) {
         let shutdown = self.shared.stop_tables.clone();
         loop {
             if self.broken {
@@ -541,9 +801,14 @@ impl Room {
                     request_id,
                     entry,
                     reply,
+                    quiet,
                 } => {
-                    let result = self.enter(conn, request_id, entry);
+                    let result = self.enter(conn, request_id, entry, quiet);
                     let _ = reply.send(result);
+                }
+                RoomMsg::Lost => {
+                    self.give_up();
+                    break;
                 }
                 RoomMsg::Request {
                     connection,
@@ -579,14 +844,26 @@ impl Room {
             self.flush().await;
             self.publish_summary();
         }
-        self.shared.tables.remove(&self.id);
+        // Unless a newer actor or stand-in took the table's place in the registry.
+        self.shared.tables.remove_if(&self.id, |_, entry| {
+            me.upgrade().is_some_and(|tx| tx.same_channel(&entry.tx))
+        });
         self.shared
             .metrics
             .tables
             .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-        if self.session.abandoned() && !self.broken {
+        if self.session.abandoned() && !self.broken && !self.given_up {
             // Never played and nobody to come back: nothing worth keeping.
-            if let Err(error) = self.shared.journal.delete_table(self.id).await {
+            let deleted = match &self.link {
+                Some(link) => link.cluster.delete_table(self.id).await,
+                None => self
+                    .shared
+                    .journal
+                    .delete_table(self.id)
+                    .await
+                    .map_err(|e| e.to_string()),
+            };
+            if let Err(error) = deleted {
                 warn!(table = %self.id, %error, "deleting an abandoned table from the journal");
             }
         }
@@ -595,7 +872,13 @@ impl Room {
 
     // ----- Membership ------------------------------------------------------------------------
 
-    fn enter(&mut self, conn: Conn, request_id: u32, entry: Entry) -> Result<Role, ErrorCode> {
+    fn enter(
+        &mut self,
+        conn: Conn,
+        request_id: u32,
+        entry: Entry,
+        quiet: bool,
+    ) -> Result<(Role, Option<SeatToken>), ErrorCode> {
         let now = Instant::now();
         let (role, token) = match entry {
             Entry::Join {
@@ -628,8 +911,8 @@ impl Room {
         // Everyone already here hears of the newcomer; the newcomer gets a snapshot that
         // includes what this entry changed.
         self.carry_out(now);
-        self.admit(conn, role, request_id, token);
-        Ok(role)
+        self.admit(conn, role, request_id, token, quiet);
+        Ok((role, token))
     }
 
     /// The league rule: in a two-player league game nobody plays the opponent of his last game
@@ -702,7 +985,20 @@ impl Room {
     }
 
     /// Adds a member and queues its answer and a snapshot (in that order, on its own queue).
-    fn admit(&mut self, conn: Conn, role: Role, request_id: u32, token: Option<SeatToken>) {
+    fn admit(
+        &mut self,
+        conn: Conn,
+        role: Role,
+        request_id: u32,
+        token: Option<SeatToken>,
+        quiet: bool,
+    ) {
+        if conn.remote.is_some() {
+            self.outbox.push(Outgoing::Admitted {
+                conn: conn.clone(),
+                since_seq: self.session.seq(),
+            });
+        }
         let answer = match (role, token) {
             (Role::Player(player), Some(token)) => ServerMessage::Seated {
                 reply_to: request_id,
@@ -715,7 +1011,9 @@ impl Room {
                 table: self.id,
             },
         };
-        self.send(&conn, &answer);
+        if !quiet {
+            self.send(&conn, &answer);
+        }
         let snapshot = ServerMessage::Snapshot {
             reply_to: None,
             view: self.view(),
@@ -823,13 +1121,21 @@ impl Room {
             seq: first_seq,
             events,
         }));
-        self.outbox.push(Outgoing::Events { last_seq, frame });
+        self.outbox.push(Outgoing::Events {
+            first_seq,
+            last_seq,
+            frame,
+        });
         self.outbox_since.get_or_insert(received);
     }
 
     /// Writes the current request's events, seats and game-over mark to the journal, as one
-    /// group of operations (the journal's writer commits them together when it can).
-    async fn journal_pending(&mut self) -> Result<(), crate::journal::JournalError> {
+    /// group of operations (the journal's writer commits them together when it can; in cluster
+    /// mode, one record appended to the table's subject).
+    async fn journal_pending(&mut self) -> Result<(), FlushError> {
+        if self.link.is_some() {
+            return self.append_pending().await;
+        }
         let journal = &self.shared.journal;
         let table = self.id;
         if let Some((first, events)) = self.unjournaled.take()
@@ -853,6 +1159,82 @@ impl Room {
         Ok(())
     }
 
+    /// Cluster mode: appends what the current request produced as one record, expecting the
+    /// subject's end where this node left it (so a node that lost the table cannot write).
+    async fn append_pending(&mut self) -> Result<(), FlushError> {
+        let (first_seq, events) = match self.unjournaled.take() {
+            Some((first, events)) if !self.finish_journaled => (first, events),
+            _ => (self.session.seq() + 1, Vec::new()),
+        };
+        let mut finished = None;
+        let mut credits = Vec::new();
+        let ops: Vec<RecordOp> = std::mem::take(&mut self.journal_ops)
+            .into_iter()
+            .map(|op| match op {
+                JournalOp::SetSeat { player, token } => RecordOp::SetSeat { player, token },
+                JournalOp::RemoveSeat { player } => RecordOp::RemoveSeat { player },
+                JournalOp::SetMeta { key, value } => RecordOp::SetMeta {
+                    key: key.to_owned(),
+                    value,
+                },
+                JournalOp::Finish { credits: owed } => {
+                    let at_ms = now_ms();
+                    finished = Some(at_ms);
+                    credits = owed;
+                    RecordOp::Finish { at_ms }
+                }
+            })
+            .collect();
+        if events.is_empty() && ops.is_empty() {
+            return Ok(());
+        }
+        let Some(link) = &mut self.link else {
+            return Ok(());
+        };
+        let record = Record::Flush {
+            first_seq,
+            events: events.into_iter().map(serde_bytes::ByteBuf::from).collect(),
+            ops,
+        };
+        match link.cluster.append(self.id, &record, link.last).await {
+            Ok(seq) => link.last = seq,
+            Err(crate::cluster::AppendError::Fenced) => return Err(FlushError::Fenced),
+            Err(error) => return Err(FlushError::Engine(error.to_string())),
+        }
+        if let Some(at) = finished {
+            self.finish_journaled = true;
+            let cluster = Arc::clone(&link.cluster);
+            let stage = wire::stage_name(self.session.table().stage());
+            if let Err(error) =
+                finish_in_cluster(&cluster, self.id, at, self.session.seq(), stage, &credits).await
+            {
+                // The finishing mark is in the journal: the node that takes the table up next
+                // (this one after a restart, or a survivor) credits and lists it, once.
+                warn!(table = %self.id, %error, "crediting and listing a finished table");
+            }
+        }
+        Ok(())
+    }
+
+    /// Cluster mode: another node has the table. Its members here are told to come back
+    /// (their seats are kept: they resume, on any node); nothing is written.
+    fn give_up(&mut self) {
+        warn!(table = %self.id, "another node took the table over: giving it up");
+        if let Some(link) = &self.link {
+            Metrics::add(&link.cluster.metrics.tables_given_up, 1);
+        }
+        for member in self.members.drain(..) {
+            if member.conn.remote.is_none() {
+                member.conn.close(close::TABLE_MOVED);
+            }
+        }
+        self.outbox.clear();
+        self.unjournaled = None;
+        self.journal_ops.clear();
+        self.given_up = true;
+        self.broken = true;
+    }
+
     /// Queues one message for one connection (delivered by `flush`, in order with the rest).
     fn send(&mut self, conn: &Conn, message: &ServerMessage) {
         self.outbox.push(Outgoing::Direct {
@@ -865,36 +1247,98 @@ impl Room {
     /// client sees can be lost. A member whose queue is full is closed by `Conn::send`; its
     /// reader then reports `Gone`.
     async fn flush(&mut self) {
-        if let Err(error) = self.journal_pending().await {
-            // The state has moved on but is not durable, and nobody has seen it: stop the table
-            // here; it recovers from its last durable event when the server restarts.
-            error!(table = %self.id, %error, "the journal refused a write: stopping the table");
-            for member in self.members.drain(..) {
-                member.conn.close(close::INTERNAL_ERROR);
+        match self.journal_pending().await {
+            Ok(()) => {}
+            Err(FlushError::Fenced) => {
+                self.give_up();
+                return;
             }
-            self.outbox.clear();
-            self.broken = true;
-            return;
+            Err(error) => {
+                // The state has moved on but is not durable, and nobody has seen it: stop the
+                // table here; it recovers from its last durable event when the server (or, in
+                // cluster mode, another node) takes it up again.
+                error!(table = %self.id, %error, "the journal refused a write: stopping the table");
+                for member in self.members.drain(..) {
+                    member.conn.close(close::INTERNAL_ERROR);
+                }
+                self.outbox.clear();
+                self.broken = true;
+                return;
+            }
         }
         let (mut frames, mut bytes) = (0, 0);
+        // What members on other nodes receive, published once for every node.
+        let mut remote = Vec::new();
         for outgoing in self.outbox.drain(..) {
             match outgoing {
-                Outgoing::Events { last_seq, frame } => {
+                Outgoing::Events {
+                    first_seq,
+                    last_seq,
+                    frame,
+                } => {
+                    let mut elsewhere = false;
                     for member in self.members.iter().filter(|m| m.since_seq < last_seq) {
-                        if member.conn.send(frame.clone()) {
+                        if member.conn.remote.is_some() {
+                            elsewhere = true;
+                        } else if member.conn.send(frame.clone()) {
                             frames += 1;
                             bytes += frame.len();
                         }
                     }
+                    if elsewhere {
+                        remote.push(OutItem::Events {
+                            first_seq,
+                            last_seq,
+                            frame: frame.to_vec(),
+                        });
+                    }
+                }
+                Outgoing::Admitted { conn, since_seq } => {
+                    if let Some(at) = &conn.remote {
+                        remote.push(OutItem::Admitted {
+                            node: at.node.to_string(),
+                            conn: at.id,
+                            since_seq,
+                        });
+                    }
                 }
                 Outgoing::Direct { conn, frame } => {
+                    if let Some(at) = &conn.remote {
+                        remote.push(OutItem::Direct {
+                            node: at.node.to_string(),
+                            conn: at.id,
+                            frame: frame.to_vec(),
+                        });
+                        continue;
+                    }
                     let len = frame.len();
                     if conn.send(frame) {
                         frames += 1;
                         bytes += len;
                     }
                 }
-                Outgoing::Close { conn, code, reason } => conn.close_because(code, reason),
+                Outgoing::Close { conn, code, reason } => match &conn.remote {
+                    Some(at) => remote.push(OutItem::Close {
+                        node: at.node.to_string(),
+                        conn: at.id,
+                        code,
+                        reason: reason.to_owned(),
+                    }),
+                    None => conn.close_because(code, reason),
+                },
+            }
+        }
+        if !remote.is_empty()
+            && let Some(link) = &self.link
+        {
+            let subject = crate::cluster::outbound_subject(self.id);
+            if let Err(error) = link
+                .cluster
+                .client
+                .publish(subject, crate::cluster::encode(&remote))
+                .await
+            {
+                warn!(table = %self.id, %error, "publishing to other nodes");
             }
         }
         self.shared.metrics.count_out(frames, bytes);
@@ -920,6 +1364,52 @@ impl Room {
             (current.seated, current.spectators, current.stage) = (seated, spectators, stage);
             changed
         });
+    }
+}
+
+/// Cluster mode: keeps the table's directory entry's summary current (seats, spectators,
+/// stage) for every node's table list, as long as this node owns it; tells the actor to give
+/// the table up if the directory names another owner.
+async fn keep_directory(
+    cluster: Arc<Cluster>,
+    table: TableId,
+    mut summary: watch::Receiver<TableSummary>,
+    room: mpsc::WeakSender<RoomMsg>,
+    stop: CancellationToken,
+) {
+    let me = cluster.node.to_string();
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            changed = summary.changed() => if changed.is_err() { return },
+        }
+        let current = summary.borrow_and_update().clone();
+        let mut lost = false;
+        let written = cluster
+            .dir_modify(table, |entry| {
+                if entry.finished_at_ms.is_some() {
+                    return false;
+                }
+                if entry.owner.as_deref() != Some(&me) {
+                    lost = true;
+                    return false;
+                }
+                if entry.summary == current {
+                    return false;
+                }
+                entry.summary = current.clone();
+                true
+            })
+            .await;
+        if let Err(error) = written {
+            warn!(%table, %error, "updating the table's directory entry");
+        }
+        if lost {
+            if let Some(room) = room.upgrade() {
+                let _ = room.send(RoomMsg::Lost).await;
+            }
+            return;
+        }
     }
 }
 

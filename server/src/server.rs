@@ -53,10 +53,22 @@ impl Server {
             }
         };
         let listener = TcpListener::bind(config.listen).await?;
-        let shared = Arc::new(Shared::new(config, journal));
+        let metrics = Arc::new(Metrics::default());
+        let cluster = match &config.cluster {
+            Some(urls) => Some(
+                crate::cluster::Cluster::connect(&config, urls, Arc::clone(&metrics))
+                    .await
+                    .map_err(std::io::Error::other)?,
+            ),
+            None => None,
+        };
+        let shared = Arc::new(Shared::new(config, journal, cluster, metrics));
         crate::room::recover_all(&shared)
             .await
             .map_err(std::io::Error::other)?;
+        if let Some(cluster) = &shared.cluster {
+            crate::cluster::driver::start(&shared, cluster);
+        }
         Ok(Self {
             listener,
             shared,

@@ -1,0 +1,206 @@
+//! The node's cluster loops: the directory watch (the local copy every node routes with), the
+//! lease renewals, and the claims of dead nodes' tables.
+
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_nats::jetstream::kv;
+use futures_util::StreamExt;
+use grand_melee_protocol::TableId;
+use tracing::{debug, info, warn};
+use uuid::Uuid;
+
+use super::{Cached, Cluster, DirEntry, NodeInfo, decode};
+use crate::lobby::Shared;
+use crate::metrics::Metrics;
+
+/// Starts the node's loops (they stop with the tables).
+pub(crate) fn start(shared: &Arc<Shared>, cluster: &Arc<Cluster>) {
+    let stop = shared.stop_tables.clone();
+    let (c, s) = (Arc::clone(cluster), stop.clone());
+    shared.tasks.spawn(async move {
+        tokio::select! {
+            () = s.cancelled() => {}
+            () = watch_directory(c) => {}
+        }
+    });
+    let (c, sh) = (Arc::clone(cluster), Arc::clone(shared));
+    shared.tasks.spawn(async move {
+        tokio::select! {
+            () = stop.cancelled() => {}
+            () = leases_and_claims(sh, c) => {}
+        }
+    });
+}
+
+/// Keeps the cache equal to the directory, telling the proxies what changed.
+async fn watch_directory(cluster: Arc<Cluster>) {
+    loop {
+        match cluster.directory().watch_with_history(">").await {
+            Ok(mut watch) => {
+                while let Some(entry) = watch.next().await {
+                    let Ok(entry) = entry else { break };
+                    let Ok(table) = Uuid::parse_str(&entry.key) else {
+                        continue;
+                    };
+                    match entry.operation {
+                        kv::Operation::Put => {
+                            let Some(value) = decode::<DirEntry>(&entry.value) else {
+                                warn!(%table, "an unreadable directory entry");
+                                continue;
+                            };
+                            let newer = cluster
+                                .cache
+                                .get(&table)
+                                .is_none_or(|c| c.revision < entry.revision);
+                            if newer {
+                                cluster.cache.insert(
+                                    table,
+                                    Cached {
+                                        entry: value,
+                                        revision: entry.revision,
+                                    },
+                                );
+                                let _ = cluster.changes.send(table);
+                            }
+                        }
+                        kv::Operation::Delete | kv::Operation::Purge => {
+                            cluster.cache.remove(&table);
+                            let _ = cluster.changes.send(table);
+                        }
+                    }
+                }
+                debug!("the directory watch ended; watching again");
+            }
+            Err(error) => warn!(%error, "watching the directory"),
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// What this node knows of another's lease.
+#[derive(Debug)]
+struct Seen {
+    revision: u64,
+    /// When this node first saw the revision.
+    since: Instant,
+}
+
+/// Which live node should claim `table`: the highest hash of (table, node) (rendezvous
+/// hashing), so the tables of a dead node spread over the survivors and every survivor agrees.
+fn chosen<'a>(table: TableId, live: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    live.max_by_key(|node| {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        table.hash(&mut hasher);
+        node.hash(&mut hasher);
+        hasher.finish()
+    })
+}
+
+/// Renews this node's lease three times per lease, watches the others', and claims the tables
+/// of the nodes it finds dead.
+async fn leases_and_claims(shared: Arc<Shared>, cluster: Arc<Cluster>) {
+    let info = NodeInfo {
+        url: cluster.url.clone(),
+        started_at_ms: crate::room::now_ms(),
+    };
+    let tick = cluster.lease / 3;
+    let mut interval = tokio::time::interval(tick);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut seen: HashMap<String, Seen> = HashMap::new();
+    // Tables whose owner this node found dead, and since when.
+    let mut orphans: HashMap<TableId, Instant> = HashMap::new();
+    let claiming: Arc<dashmap::DashSet<TableId>> = Arc::new(dashmap::DashSet::new());
+    let mut reported_dead: HashSet<String> = HashSet::new();
+    loop {
+        interval.tick().await;
+        if let Err(error) = cluster.renew(&info).await {
+            warn!(%error, "renewing this node's lease");
+            continue;
+        }
+        let now = Instant::now();
+        match cluster.leases().await {
+            Ok(leases) => {
+                for (node, revision) in leases {
+                    let entry = seen.entry(node).or_insert(Seen {
+                        revision,
+                        since: now,
+                    });
+                    if entry.revision != revision {
+                        *entry = Seen {
+                            revision,
+                            since: now,
+                        };
+                    }
+                }
+            }
+            Err(error) => {
+                warn!(%error, "reading the leases");
+                continue;
+            }
+        }
+        let Some(renewed) = cluster.renewed_at() else {
+            continue;
+        };
+        let dead = |node: &str, seen: &HashMap<String, Seen>| -> bool {
+            if cluster.is_me(node) {
+                return false;
+            }
+            // A node never seen counts from this node's start.
+            let since = seen.get(node).map_or(cluster.started, |s| s.since);
+            renewed.saturating_duration_since(since) > cluster.lease
+        };
+        let live: Vec<String> = std::iter::once(cluster.node.to_string())
+            .chain(
+                seen.keys()
+                    .filter(|n| !cluster.is_me(n) && !dead(n, &seen))
+                    .cloned(),
+            )
+            .collect();
+        let mut still_orphans = HashSet::new();
+        let candidates: Vec<(TableId, String)> = cluster
+            .cache
+            .iter()
+            .filter(|c| c.entry.finished_at_ms.is_none())
+            .filter_map(|c| Some((*c.key(), c.entry.owner.clone()?)))
+            .filter(|(_, owner)| dead(owner, &seen))
+            .collect();
+        for (table, owner) in candidates {
+            if reported_dead.insert(owner.clone()) {
+                let silent = seen
+                    .get(&owner)
+                    .map_or(Duration::ZERO, |s| now.saturating_duration_since(s.since));
+                info!(
+                    node = owner,
+                    silent_ms = silent.as_millis(),
+                    "a node's lease expired: taking over its tables"
+                );
+            }
+            still_orphans.insert(table);
+            let since = *orphans.entry(table).or_insert(now);
+            let mine =
+                chosen(table, live.iter().map(String::as_str)).is_some_and(|n| cluster.is_me(n));
+            let overdue = now.saturating_duration_since(since) > cluster.lease * 2;
+            if (mine || overdue) && claiming.insert(table) {
+                let (shared, claiming) = (Arc::clone(&shared), Arc::clone(&claiming));
+                tokio::spawn(async move {
+                    match crate::room::adopt(&shared, table, Some(owner.clone())).await {
+                        Ok(true) => {
+                            if let Some(cluster) = &shared.cluster {
+                                Metrics::add(&cluster.metrics.takeovers, 1);
+                            }
+                            info!(%table, from = owner, "took the table over");
+                        }
+                        Ok(false) => debug!(%table, "another node claimed the table first"),
+                        Err(error) => warn!(%table, %error, "taking a table over"),
+                    }
+                    claiming.remove(&table);
+                });
+            }
+        }
+        orphans.retain(|table, _| still_orphans.contains(table));
+        reported_dead.retain(|node| dead(node, &seen));
+    }
+}

@@ -1,0 +1,368 @@
+//! Cluster mode's league store: the key-value bucket [`LEAGUES`]. Each league is one document
+//! (its record, its members and every deck's ledger) under `l.<league>`, changed only by
+//! compare-and-swap on the document's revision: a write reads the document, decides with the
+//! same checks as the SQLite journal (`leagues::check_join`, `leagues::check_deck`, the league's
+//! pure rules) and writes it back expecting the revision it read, reading again when another
+//! node wrote first. So two purchases at once can never spend the same points on any node, and
+//! a refused one writes nothing. League names are reserved under `n.<hex of the lower-case
+//! name>` with a create (which fails if the key exists). A league's games are the directory's
+//! tables with that league.
+
+use async_nats::jetstream::kv;
+use futures_util::StreamExt;
+use grand_melee_protocol::ErrorCode;
+use grand_melee_protocol::league::{
+    Deck, LeagueGame, LeagueId, LeagueSummary, LeagueView, LedgerEntry, LedgerLine, MemberId,
+    MemberStanding, MemberToken, sort_standings,
+};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use super::{Cluster, decode, encode};
+use crate::journal::JournalError;
+use crate::leagues::{Credit, LeagueRecord, LeagueWrite, refused};
+
+/// The key-value bucket of leagues.
+pub const LEAGUES: &str = "gm-leagues";
+
+/// One league, whole.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct LeagueDoc {
+    name: String,
+    password: Option<String>,
+    organiser: Uuid,
+    created_at_ms: u64,
+    members: Vec<MemberDoc>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct MemberDoc {
+    name: String,
+    token: Uuid,
+    joined_at_ms: u64,
+    ledger: Vec<LedgerLine>,
+}
+
+fn doc_key(league: LeagueId) -> String {
+    format!("l.{}", league.simple())
+}
+
+fn name_key(name: &str) -> String {
+    format!("n.{}", hex::encode(crate::leagues::key(name)))
+}
+
+fn failed(error: impl std::fmt::Display) -> JournalError {
+    JournalError::Corrupt(format!("the league store: {error}"))
+}
+
+impl LeagueDoc {
+    fn record(&self) -> LeagueRecord {
+        LeagueRecord {
+            name: self.name.clone(),
+            password: self.password.clone(),
+            organiser: self.organiser,
+            created_at_ms: self.created_at_ms,
+        }
+    }
+
+    fn names(&self) -> Vec<(MemberId, String)> {
+        self.members
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (u32::try_from(i).unwrap_or(u32::MAX), m.name.clone()))
+            .collect()
+    }
+
+    fn append(&mut self, member: MemberId, at_ms: u64, entry: LedgerEntry) {
+        if let Some(doc) = self.members.get_mut(member as usize) {
+            let seq = u32::try_from(doc.ledger.len() + 1).unwrap_or(u32::MAX);
+            doc.ledger.push(LedgerLine { seq, at_ms, entry });
+        }
+    }
+}
+
+impl Cluster {
+    async fn league_doc(&self, league: LeagueId) -> Result<Option<(LeagueDoc, u64)>, JournalError> {
+        let entry = self.leagues.entry(doc_key(league)).await.map_err(failed)?;
+        match entry {
+            Some(entry) if entry.operation == kv::Operation::Put => {
+                let doc = decode(&entry.value)
+                    .ok_or_else(|| failed(format!("league {league} is unreadable")))?;
+                Ok(Some((doc, entry.revision)))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Changes a league's document with `change` (compare-and-swap, read again on a race).
+    async fn modify_league<T>(
+        &self,
+        league: LeagueId,
+        mut change: impl FnMut(&mut LeagueDoc) -> Result<T, JournalError>,
+    ) -> Result<T, JournalError> {
+        for _ in 0..50 {
+            let Some((mut doc, revision)) = self.league_doc(league).await? else {
+                return Err(refused(ErrorCode::UnknownLeague, "there is no such league"));
+            };
+            let answer = change(&mut doc)?;
+            match self
+                .leagues
+                .update(doc_key(league), encode(&doc), revision)
+                .await
+            {
+                Ok(_) => return Ok(answer),
+                Err(e) if e.kind() == kv::UpdateErrorKind::WrongLastRevision => {}
+                Err(e) => return Err(failed(e)),
+            }
+        }
+        Err(failed("the league kept changing"))
+    }
+
+    /// Carries out a league write; returns what [`LeagueWrite`] says it returns.
+    pub(crate) async fn league_write(&self, write: LeagueWrite) -> Result<u64, JournalError> {
+        match write {
+            LeagueWrite::Create {
+                id,
+                name,
+                password,
+                organiser,
+                at_ms,
+            } => {
+                match self
+                    .leagues
+                    .create(name_key(&name), encode(&id.simple().to_string()))
+                    .await
+                {
+                    Ok(_) => {}
+                    Err(e) if e.kind() == kv::CreateErrorKind::AlreadyExists => {
+                        return Err(refused(
+                            ErrorCode::NameTaken,
+                            format!("a league named {name} exists already"),
+                        ));
+                    }
+                    Err(e) => return Err(failed(e)),
+                }
+                let doc = LeagueDoc {
+                    name,
+                    password,
+                    organiser,
+                    created_at_ms: at_ms,
+                    members: Vec::new(),
+                };
+                self.leagues
+                    .create(doc_key(id), encode(&doc))
+                    .await
+                    .map_err(failed)?;
+                Ok(0)
+            }
+            LeagueWrite::Join {
+                league,
+                name,
+                token,
+                at_ms,
+            } => {
+                self.modify_league(league, |doc| {
+                    let member = crate::leagues::check_join(&doc.names(), &name)?;
+                    doc.members.push(MemberDoc {
+                        name: name.clone(),
+                        token,
+                        joined_at_ms: at_ms,
+                        ledger: Vec::new(),
+                    });
+                    Ok(u64::from(member))
+                })
+                .await
+            }
+            LeagueWrite::Deck {
+                league,
+                token,
+                command,
+                at_ms,
+            } => {
+                self.modify_league(league, |doc| {
+                    let member = doc
+                        .members
+                        .iter()
+                        .position(|m| m.token == token)
+                        .ok_or_else(|| {
+                            refused(
+                                ErrorCode::NotAMember,
+                                "that member token does not belong to a member of this league",
+                            )
+                        })?;
+                    let entry = crate::leagues::check_deck(&doc.members[member].ledger, &command)?;
+                    let member = u32::try_from(member).unwrap_or(u32::MAX);
+                    doc.append(member, at_ms, entry);
+                    Ok(u64::from(member))
+                })
+                .await
+            }
+        }
+    }
+
+    /// Writes a finished league game's credits, each once: a deck that has a credit from this
+    /// table already gets nothing more (a table finished again after a takeover).
+    pub(crate) async fn credit(
+        &self,
+        table: Uuid,
+        at_ms: u64,
+        credits: &[Credit],
+    ) -> Result<(), JournalError> {
+        let Some(league) = credits.first().map(|c| c.league) else {
+            return Ok(());
+        };
+        self.modify_league(league, |doc| {
+            for credit in credits.iter().filter(|c| c.league == league) {
+                let Some(member) = doc.members.get(credit.member as usize) else {
+                    continue;
+                };
+                let credited = member.ledger.iter().any(|line| {
+                    matches!(&line.entry, LedgerEntry::Credited { table: t, .. } if *t == table)
+                });
+                if !credited {
+                    doc.append(credit.member, at_ms, credit.entry.clone());
+                }
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    pub(crate) async fn league_record(
+        &self,
+        league: LeagueId,
+    ) -> Result<Option<LeagueRecord>, JournalError> {
+        Ok(self.league_doc(league).await?.map(|(doc, _)| doc.record()))
+    }
+
+    /// A league's games: the directory's tables of that league, newest first.
+    fn league_games(&self, league: LeagueId) -> Vec<LeagueGame> {
+        let mut games: Vec<LeagueGame> = self
+            .cache
+            .iter()
+            .filter(|c| c.entry.league == Some(league))
+            .map(|c| LeagueGame {
+                table: *c.key(),
+                name: c.entry.name.clone(),
+                created_at_ms: c.entry.created_at_ms,
+                finished_at_ms: c.entry.finished_at_ms,
+            })
+            .collect();
+        games.sort_by(|a, b| {
+            b.created_at_ms
+                .cmp(&a.created_at_ms)
+                .then(a.table.cmp(&b.table))
+        });
+        games
+    }
+
+    pub(crate) async fn league_view(
+        &self,
+        league: LeagueId,
+    ) -> Result<Option<LeagueView>, JournalError> {
+        let Some((doc, _)) = self.league_doc(league).await? else {
+            return Ok(None);
+        };
+        let mut standings: Vec<MemberStanding> = doc
+            .members
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let deck = Deck::fold(m.ledger.iter().map(|l| &l.entry));
+                MemberStanding::new(u32::try_from(i).unwrap_or(u32::MAX), m.name.clone(), &deck)
+            })
+            .collect();
+        sort_standings(&mut standings);
+        Ok(Some(LeagueView {
+            league,
+            name: doc.name,
+            password: doc.password.is_some(),
+            created_at_ms: doc.created_at_ms,
+            standings,
+            games: self.league_games(league),
+        }))
+    }
+
+    pub(crate) async fn leagues_page(
+        &self,
+        from: u32,
+        limit: u32,
+    ) -> Result<(Vec<LeagueSummary>, u32), JournalError> {
+        let mut keys = self.leagues.keys().await.map_err(failed)?;
+        let mut ids = Vec::new();
+        while let Some(key) = keys.next().await {
+            let key = key.map_err(failed)?;
+            if let Some(id) = key.strip_prefix("l.").and_then(|k| Uuid::parse_str(k).ok()) {
+                ids.push(id);
+            }
+        }
+        let mut leagues = Vec::new();
+        for id in ids {
+            if let Some((doc, _)) = self.league_doc(id).await? {
+                let games = self
+                    .league_games(id)
+                    .iter()
+                    .filter(|g| g.finished_at_ms.is_some())
+                    .count();
+                leagues.push((
+                    crate::leagues::key(&doc.name),
+                    LeagueSummary {
+                        league: id,
+                        name: doc.name,
+                        password: doc.password.is_some(),
+                        members: u32::try_from(doc.members.len()).unwrap_or(u32::MAX),
+                        games: u32::try_from(games).unwrap_or(u32::MAX),
+                    },
+                ));
+            }
+        }
+        leagues.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.league.cmp(&b.1.league)));
+        let total = u32::try_from(leagues.len()).unwrap_or(u32::MAX);
+        let page = leagues
+            .into_iter()
+            .skip(from as usize)
+            .take(limit as usize)
+            .map(|(_, s)| s)
+            .collect();
+        Ok((page, total))
+    }
+
+    /// A member's name and ledger (`Err`: the league or the member is unknown).
+    pub(crate) async fn member_ledger(
+        &self,
+        league: LeagueId,
+        member: MemberId,
+    ) -> Result<Result<(String, Vec<LedgerLine>), ErrorCode>, JournalError> {
+        let Some((doc, _)) = self.league_doc(league).await? else {
+            return Ok(Err(ErrorCode::UnknownLeague));
+        };
+        Ok(doc
+            .members
+            .get(member as usize)
+            .map(|m| (m.name.clone(), m.ledger.clone()))
+            .ok_or(ErrorCode::UnknownPlayer))
+    }
+
+    /// The member with `token`: number, name and ledger.
+    pub(crate) async fn member_by_token(
+        &self,
+        league: LeagueId,
+        token: MemberToken,
+    ) -> Result<Option<(MemberId, String, Vec<LedgerLine>)>, JournalError> {
+        let Some((doc, _)) = self.league_doc(league).await? else {
+            return Ok(None);
+        };
+        Ok(doc
+            .members
+            .iter()
+            .enumerate()
+            .find(|(_, m)| m.token == token)
+            .map(|(i, m)| {
+                (
+                    u32::try_from(i).unwrap_or(u32::MAX),
+                    m.name.clone(),
+                    m.ledger.clone(),
+                )
+            }))
+    }
+}

@@ -1,0 +1,544 @@
+//! Cluster mode against real `nats-server` processes (installed by the harness when missing):
+//! server nodes as child processes, clients on several nodes at one table, a node killed or
+//! paused mid-game.
+#![allow(clippy::unwrap_used)]
+
+use std::ffi::OsString;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use grand_melee_e2e::nats::NatsCluster;
+use grand_melee_e2e::{Client, Received, ServerProcess, concede, keep_all_hands};
+use grand_melee_protocol::{self as wire, ClientMessage, ServerMessage, TableId};
+
+const BINARY: &str = env!("CARGO_BIN_EXE_grand-melee-server");
+
+/// How long a test waits for a condition the cluster must reach by itself.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// One server node.
+struct Node {
+    process: Option<ServerProcess>,
+    addr: SocketAddr,
+    name: String,
+    _data: tempfile::TempDir,
+}
+
+impl Node {
+    async fn start(nats: &NatsCluster, name: &str, replicas: usize, lease_ms: u64) -> Self {
+        let data = tempfile::tempdir().unwrap();
+        let args: Vec<OsString> = vec![
+            "--data-dir".into(),
+            data.path().into(),
+            "--cluster".into(),
+            nats.urls().into(),
+            "--node-id".into(),
+            name.into(),
+            "--cluster-replicas".into(),
+            replicas.to_string().into(),
+            "--lease-ms".into(),
+            lease_ms.to_string().into(),
+            "--grace-period-secs".into(),
+            "600".into(),
+        ];
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(OsString::as_os_str).collect();
+        let process = ServerProcess::spawn(BINARY, &args).await;
+        Self {
+            addr: process.addr,
+            process: Some(process),
+            name: name.to_owned(),
+            _data: data,
+        }
+    }
+
+    async fn kill(&mut self) {
+        let process = self.process.take().unwrap();
+        process.signal("KILL");
+        process.wait().await;
+    }
+
+    async fn metric(&self, name: &str) -> f64 {
+        let page = grand_melee_e2e::http_get(self.addr, "/metrics").await;
+        page.lines()
+            .find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+            .unwrap_or_else(|| panic!("metric {name} on node {}", self.name))
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        if let Some(process) = &self.process {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &process.id().to_string()])
+                .status();
+        }
+    }
+}
+
+/// Waits until `check` holds, asking again every 50 ms, for at most [`PATIENCE`].
+async fn eventually<F: AsyncFnMut() -> bool>(what: &str, mut check: F) {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while !check().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what}: not within {PATIENCE:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn list_tables(client: &mut Client) -> Vec<wire::TableSummary> {
+    let answer = client
+        .call(|id| ClientMessage::ListTables {
+            id,
+            from: 0,
+            limit: 100,
+        })
+        .await
+        .unwrap();
+    let ServerMessage::Tables { tables, .. } = answer else {
+        panic!("expected tables: {answer:?}");
+    };
+    tables
+}
+
+/// Every client's mirror equals a fresh snapshot from its own node.
+async fn mirrors_agree(clients: &mut [Client]) {
+    let seq = clients
+        .iter()
+        .filter_map(|c| c.view.as_ref().map(|v| v.seq))
+        .max()
+        .unwrap();
+    for client in clients.iter_mut() {
+        client.catch_up(seq).await;
+        let fresh = client.fresh_snapshot().await;
+        assert_eq!(client.view.as_ref().unwrap(), &fresh);
+    }
+}
+
+/// Every event frame a client received is, byte for byte, the journal's event.
+fn seen_events_are_journaled(clients: &[Client], journal: &[wire::Event]) {
+    for client in clients {
+        for (seq, bytes) in &client.event_frames {
+            let Ok(ServerMessage::Events { events, .. }) = wire::decode_server(bytes) else {
+                panic!("an events frame");
+            };
+            for (i, event) in events.iter().enumerate() {
+                let at = usize::try_from(seq + i as u64 - 1).unwrap();
+                assert_eq!(Some(event), journal.get(at), "event {}", seq + i as u64);
+            }
+        }
+    }
+}
+
+/// Joins `names` at `table`, each client on the node given with it.
+async fn seat(table: TableId, at: &[(SocketAddr, &str)]) -> Vec<Client> {
+    let mut clients = Vec::new();
+    for (addr, name) in at {
+        let mut client = Client::connected(*addr).await;
+        client.join(table, name).await.unwrap();
+        clients.push(client);
+    }
+    clients
+}
+
+/// Any client's turn-taking move that keeps the game going: the first running turn's player
+/// passes his phase.
+async fn play_a_little(clients: &mut [Client], moves: usize) {
+    for _ in 0..moves {
+        let running = clients[0].running_players();
+        let Some(&player) = running.first() else {
+            return;
+        };
+        let client = clients
+            .iter_mut()
+            .find(|c| c.seat.map(|(p, _)| p) == Some(player))
+            .unwrap();
+        let answer = client.call(|id| ClientMessage::EndTurn { id }).await;
+        assert!(
+            matches!(answer, Ok(ServerMessage::Ack { .. })),
+            "{answer:?}"
+        );
+        let seq = client.view.as_ref().unwrap().seq;
+        for c in clients.iter_mut() {
+            c.catch_up(seq).await;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_table_played_from_two_nodes_survives_its_owner() {
+    let nats = NatsCluster::start(1).await;
+    let mut a = Node::start(&nats, "a", 1, 1500).await;
+    let b = Node::start(&nats, "b", 1, 1500).await;
+
+    let mut host = Client::connected(a.addr).await;
+    let table = host.create_table("across nodes", 4, 7).await;
+    // Node b lists it (from the directory).
+    let mut lobby_b = Client::connected(b.addr).await;
+    eventually("node b lists the table", async || {
+        list_tables(&mut lobby_b)
+            .await
+            .iter()
+            .any(|t| t.table == table)
+    })
+    .await;
+    host.join(table, "Ann").await.unwrap();
+    let mut clients = vec![host];
+    clients.extend(seat(table, &[(b.addr, "Bob"), (a.addr, "Cid"), (b.addr, "Dee")]).await);
+    let mut watcher = Client::connected(b.addr).await;
+    watcher.watch(table).await;
+
+    let started = clients[0]
+        .call(|id| ClientMessage::Start {
+            id,
+            first_player: None,
+        })
+        .await;
+    assert!(
+        matches!(started, Ok(ServerMessage::Ack { .. })),
+        "{started:?}"
+    );
+    keep_all_hands(&mut clients).await;
+    play_a_little(&mut clients, 3).await;
+    mirrors_agree(&mut clients).await;
+    assert!(b.metric("gm_cluster_routed_requests_total").await >= 1.0);
+    assert_eq!(a.metric("gm_tables").await, 1.0, "node a owns the table");
+    assert_eq!(b.metric("gm_tables").await, 0.0);
+
+    // Node a dies. Node b takes the table over; b's clients keep their connections and get a
+    // fresh snapshot; a's clients come back through b with their seat tokens.
+    let before = clients[1].view.as_ref().unwrap().seq;
+    a.kill().await;
+    eventually("node b owns the table", async || {
+        b.metric("gm_tables").await == 1.0
+    })
+    .await;
+    assert_eq!(b.metric("gm_cluster_takeovers_total").await, 1.0);
+    for i in [1, 3] {
+        // A snapshot without a request: the table moved.
+        clients[i]
+            .until(|r| match r {
+                Received::Message(m, _) => {
+                    matches!(**m, ServerMessage::Snapshot { reply_to: None, .. }).then_some(())
+                }
+                Received::Closed(_) => None,
+            })
+            .await;
+        assert!(clients[i].closed.is_none());
+        assert!(clients[i].view.as_ref().unwrap().seq >= before);
+    }
+    for i in [0, 2] {
+        let (_, token) = clients[i].seat.unwrap();
+        let mut back = Client::connected(b.addr).await;
+        back.resume(table, token).await.unwrap();
+        back.event_frames = std::mem::take(&mut clients[i].event_frames);
+        clients[i] = back;
+    }
+    mirrors_agree(&mut clients).await;
+    play_a_little(&mut clients, 3).await;
+
+    // The game ends with one winner.
+    let order: Vec<u16> = clients.iter().map(|c| c.seat.unwrap().0).take(3).collect();
+    for player in order {
+        concede(&mut clients, player).await;
+    }
+    let view = clients[3].view.clone().unwrap();
+    assert_eq!(view.stage, wire::StageName::Finished);
+    assert_eq!(
+        view.standings.iter().filter(|s| s.place == 1).count(),
+        1,
+        "{:?}",
+        view.standings
+    );
+    let journal = clients[3].past_events(table).await;
+    seen_events_are_journaled(&clients, &journal);
+    // The replay is listed on the surviving node.
+    let replays = lobby_b
+        .call(|id| ClientMessage::ListReplays {
+            id,
+            from: 0,
+            limit: 10,
+        })
+        .await
+        .unwrap();
+    let ServerMessage::Replays { replays, .. } = replays else {
+        panic!("replays");
+    };
+    assert!(
+        replays
+            .iter()
+            .any(|r| r.table == table && r.events == journal.len() as u64)
+    );
+    drop(watcher);
+}
+
+/// A started 4-seat table created on `owner`, players alternating between `owner` and `other`.
+async fn table_across(owner: SocketAddr, other: SocketAddr, name: &str) -> (TableId, Vec<Client>) {
+    let mut host = Client::connected(owner).await;
+    let table = host.create_table(name, 4, 11).await;
+    host.join(table, "Ann").await.unwrap();
+    let mut clients = vec![host];
+    clients.extend(seat(table, &[(other, "Bob"), (owner, "Cid"), (other, "Dee")]).await);
+    let started = clients[0]
+        .call(|id| ClientMessage::Start {
+            id,
+            first_player: None,
+        })
+        .await;
+    assert!(
+        matches!(started, Ok(ServerMessage::Ack { .. })),
+        "{started:?}"
+    );
+    keep_all_hands(&mut clients).await;
+    (table, clients)
+}
+
+/// Waits for a snapshot sent without a request (the table moved) and checks the connection is
+/// still open.
+async fn until_moved(client: &mut Client) {
+    client
+        .until(|r| match r {
+            Received::Message(m, _) => {
+                matches!(**m, ServerMessage::Snapshot { reply_to: None, .. }).then_some(())
+            }
+            Received::Closed(_) => None,
+        })
+        .await;
+    assert!(client.closed.is_none());
+}
+
+/// Concedes until one player is left; checks the one winner and that every event any client saw
+/// is the journal's, numbered without a gap or a repeat.
+async fn finish_and_check(table: TableId, clients: &mut [Client]) {
+    let players: Vec<u16> = clients.iter().map(|c| c.seat.unwrap().0).collect();
+    for &player in &players[..players.len() - 1] {
+        concede(clients, player).await;
+    }
+    let view = clients[players.len() - 1].view.clone().unwrap();
+    assert_eq!(view.stage, wire::StageName::Finished);
+    assert_eq!(view.standings.iter().filter(|s| s.place == 1).count(), 1);
+    let journal = clients[0].past_events(table).await;
+    assert_eq!(
+        journal.len() as u64,
+        view.seq,
+        "the journal holds every event once"
+    );
+    seen_events_are_journaled(clients, &journal);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_paused_owner_is_fenced_and_gives_its_table_up() {
+    let nats = NatsCluster::start(1).await;
+    let a = Node::start(&nats, "a", 1, 1000).await;
+    let b = Node::start(&nats, "b", 1, 1000).await;
+    let (table, mut clients) = table_across(a.addr, b.addr, "fenced").await;
+    play_a_little(&mut clients, 2).await;
+
+    // Node a stops past its lease; node b takes the table over and play goes on there.
+    a.process.as_ref().unwrap().signal("STOP");
+    eventually("node b owns the table", async || {
+        b.metric("gm_tables").await == 1.0
+    })
+    .await;
+    for i in [1, 3] {
+        until_moved(&mut clients[i]).await;
+    }
+    // A player on node a acts while a is stopped: the request waits in a's socket.
+    clients[0].send(|id| ClientMessage::Chat {
+        id,
+        text: "still here?".into(),
+    });
+    // The players on node b cannot act for those on a (who are away now); chat goes on.
+    let said = clients[1]
+        .call(|id| ClientMessage::Chat {
+            id,
+            text: "a is gone".into(),
+        })
+        .await;
+    assert!(matches!(said, Ok(ServerMessage::Ack { .. })), "{said:?}");
+
+    // Node a wakes up: its append expects the subject where a left it and is refused; it gives
+    // the table up and tells its clients to come back.
+    a.process.as_ref().unwrap().signal("CONT");
+    for i in [0, 2] {
+        let code = clients[i].closed_with().await;
+        assert_eq!(code, Some(wire::close::TABLE_MOVED));
+    }
+    assert!(a.metric("gm_cluster_fenced_appends_total").await >= 1.0);
+    assert_eq!(a.metric("gm_cluster_tables_given_up_total").await, 1.0);
+    assert_eq!(a.metric("gm_tables").await, 0.0);
+    // They resume through node a, which now forwards to b.
+    for i in [0, 2] {
+        let (_, token) = clients[i].seat.unwrap();
+        let mut back = Client::connected(a.addr).await;
+        back.resume(table, token).await.unwrap();
+        back.event_frames = std::mem::take(&mut clients[i].event_frames);
+        clients[i] = back;
+    }
+    mirrors_agree(&mut clients).await;
+    let journal = clients[0].past_events(table).await;
+    let chats: Vec<&str> = journal
+        .iter()
+        .filter_map(|e| match e {
+            wire::Event::Chat { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(chats, ["a is gone"], "the fenced write is nowhere");
+    play_a_little(&mut clients, 2).await;
+    finish_and_check(table, &mut clients).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn play_goes_on_when_the_streams_nats_leader_dies() {
+    let mut nats = NatsCluster::start(3).await;
+    let a = Node::start(&nats, "a", 3, 2000).await;
+    let b = Node::start(&nats, "b", 3, 2000).await;
+    let (table, mut clients) = table_across(a.addr, b.addr, "engine fault").await;
+    play_a_little(&mut clients, 2).await;
+    let acknowledged = clients[0].view.as_ref().unwrap().seq;
+
+    let leader = nats.wait_for_stream_leader("GM_TABLES", None).await;
+    nats.kill(leader);
+    // Every move is answered once the engine has a new leader; nothing acknowledged is lost.
+    play_a_little(&mut clients, 4).await;
+    let new_leader = nats.wait_for_stream_leader("GM_TABLES", Some(leader)).await;
+    assert_ne!(new_leader, leader);
+    mirrors_agree(&mut clients).await;
+    assert!(clients[0].view.as_ref().unwrap().seq > acknowledged);
+    finish_and_check(table, &mut clients).await;
+    assert_eq!(
+        a.metric("gm_tables").await + b.metric("gm_tables").await,
+        1.0
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_league_game_across_nodes_credits_each_deck_once() {
+    use grand_melee_e2e::TestLeague;
+    use grand_melee_protocol::league::{LedgerEntry, Purchase, Rarity};
+
+    let nats = NatsCluster::start(1).await;
+    let a = Node::start(&nats, "a", 1, 1000).await;
+    let b = Node::start(&nats, "b", 1, 1000).await;
+    let mut at_a = Client::connected(a.addr).await;
+    let mut at_b = Client::connected(b.addr).await;
+    let league =
+        TestLeague::create(&mut at_a, "Cluster league", &["Ann", "Bob", "Cid", "Dee"]).await;
+    // Every node sees the same league.
+    assert_eq!(league.view(&mut at_a).await, league.view(&mut at_b).await);
+    let listed = at_b
+        .call(|id| ClientMessage::ListLeagues {
+            id,
+            from: 0,
+            limit: 10,
+        })
+        .await
+        .unwrap();
+    assert!(
+        matches!(&listed, ServerMessage::Leagues { leagues, .. } if leagues.iter().any(|l| l.league == league.id && l.members == 4)),
+        "{listed:?}"
+    );
+    // The league table lives on b; members sit down on both nodes.
+    let table = league.table(&mut at_b, "league game", 4).await;
+    let mut clients = Vec::new();
+    for (index, addr) in [(0, a.addr), (1, b.addr), (2, a.addr), (3, b.addr)] {
+        let mut client = Client::connected(addr).await;
+        league.sit(&mut client, table, index).await.unwrap();
+        clients.push(client);
+    }
+    let seq = clients[3].view.as_ref().unwrap().seq;
+    for client in &mut clients {
+        client.catch_up(seq).await;
+    }
+    let view = clients[0].view.clone().unwrap();
+    assert!(
+        view.players.iter().all(|p| p.deck.is_some()),
+        "every seat has its deck"
+    );
+    let host = view.host.unwrap();
+    let starter = clients
+        .iter_mut()
+        .find(|c| c.seat.unwrap().0 == host)
+        .unwrap();
+    let started = starter
+        .call(|id| ClientMessage::Start {
+            id,
+            first_player: None,
+        })
+        .await;
+    assert!(
+        matches!(started, Ok(ServerMessage::Ack { .. })),
+        "{started:?}"
+    );
+    keep_all_hands(&mut clients).await;
+    let players: Vec<u16> = clients.iter().map(|c| c.seat.unwrap().0).collect();
+    for &player in &players[..3] {
+        concede(&mut clients, player).await;
+    }
+    // Each deck has one credit from the game, seen alike from both nodes: 0 + 1 + 2 + 3 mana
+    // points in a four-player game.
+    let mut total = 0;
+    for member in 0..4 {
+        let (deck, ledger) = league.deck(&mut at_a, member).await;
+        assert_eq!(
+            (deck.clone(), ledger.clone()),
+            league.deck(&mut at_b, member).await
+        );
+        let credits = ledger
+            .iter()
+            .filter(|l| matches!(&l.entry, LedgerEntry::Credited { table: t, .. } if *t == table))
+            .count();
+        assert_eq!(credits, 1, "member {member}");
+        total += deck.power - deck.spent;
+    }
+    assert_eq!(total, 6);
+    let standings = league.view(&mut at_b).await;
+    assert!(
+        standings
+            .games
+            .iter()
+            .any(|g| g.table == table && g.finished_at_ms.is_some())
+    );
+
+    // The winner (3 points) buys two uncommons (2 points each) at once, one on each node: the
+    // league store lets exactly one through.
+    let (winner, _, token) = league
+        .members
+        .iter()
+        .find(|(m, _, _)| {
+            standings
+                .standings
+                .iter()
+                .any(|s| s.member == *m && s.power == 3)
+        })
+        .cloned()
+        .unwrap();
+    let buy = |id| ClientMessage::Buy {
+        id,
+        league: league.id,
+        token,
+        purchase: Purchase::Cards {
+            rarity: Rarity::Uncommon,
+            count: 1,
+            gold: false,
+            legend: false,
+            card: None,
+        },
+        remove: 0,
+    };
+    let first = at_a.send(buy);
+    let second = at_b.send(buy);
+    let answers = [at_a.reply(first).await, at_b.reply(second).await];
+    let bought = answers.iter().filter(|a| a.is_ok()).count();
+    assert_eq!(bought, 1, "{answers:?}");
+    assert!(
+        answers
+            .iter()
+            .any(|a| *a == Err(wire::ErrorCode::NotEnoughPoints)),
+        "{answers:?}"
+    );
+    let (deck, _) = league.deck(&mut at_b, winner).await;
+    assert_eq!(deck.power - deck.spent, 1);
+}
