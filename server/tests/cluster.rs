@@ -534,9 +534,7 @@ async fn a_league_game_across_nodes_credits_each_deck_once() {
     let bought = answers.iter().filter(|a| a.is_ok()).count();
     assert_eq!(bought, 1, "{answers:?}");
     assert!(
-        answers
-            .iter()
-            .any(|a| *a == Err(wire::ErrorCode::NotEnoughPoints)),
+        answers.contains(&Err(wire::ErrorCode::NotEnoughPoints)),
         "{answers:?}"
     );
     let (deck, _) = league.deck(&mut at_b, winner).await;
