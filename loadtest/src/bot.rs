@@ -9,6 +9,13 @@
 //! move on its mirrored table, so every move it makes is legal on the table as the server has
 //! it (running turns' spheres never overlap, and distances only shrink as positions are
 //! removed). Any `error` answer is counted: a healthy run has none.
+//!
+//! Against a cluster (several server URLs), a bot whose connection breaks while its game is
+//! under way fails over: it connects to the next URL of its list, says `hello`, takes its seat
+//! back with `resume` and its seat token, rebuilds its mirror from the snapshot that follows
+//! and plays on; the request it had in flight is forgotten (its answer will never come). A
+//! `snapshot` nobody asked for (the table moved to another node) replaces the mirror the same
+//! way. Every event a bot receives can be fed to a shared [`Witness`].
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -17,7 +24,7 @@ use std::time::{Duration, Instant};
 use futures_util::{SinkExt, StreamExt};
 use grand_melee_protocol::{
     self as wire, ClientMessage, Event, MulliganMode, PROTOCOL_VERSION, Phase, PlayerId, Reduction,
-    RuleSet, ServerMessage, StageName, TableId, close,
+    RuleSet, SeatToken, ServerMessage, StageName, Standing, TableId, TableView, close,
 };
 use tokio::net::TcpStream;
 use tokio::sync::watch;
@@ -29,6 +36,7 @@ use tracing::debug;
 
 use crate::fleet::SeatedSignal;
 use crate::model::BotModel;
+use crate::witness::{Observer, Witness};
 
 /// With `--mirror-check`, how many batches a bot folds between two comparisons with a snapshot.
 pub const MIRROR_CHECK_EVERY: u32 = 50;
@@ -39,6 +47,24 @@ use crate::tracker::Tracker;
 /// How long a bot waits for an answer the server owes it before it gives up on the
 /// connection. A bound on a failure, not a pace: answers come in milliseconds.
 pub const ANSWER_PATIENCE: Duration = Duration::from_secs(60);
+
+/// How many times a seated bot tries to take its seat back after its connection broke in the
+/// middle of a game, by default (each try: connect, `hello`, `resume`).
+pub const RESUME_ATTEMPTS: u32 = 50;
+
+/// How long one resume try waits for the connection and for each answer. A bound on a dead or
+/// stuck node, not a pace.
+pub const RESUME_PATIENCE: Duration = Duration::from_secs(10);
+
+/// The pause before resume try `attempt` (0 for the first): 50 ms more per try, at most half
+/// a second. A node that has just died may take a moment to be replaced as its tables' owner
+/// (`unknown_table` meanwhile).
+pub fn resume_backoff(attempt: u32) -> Duration {
+    Duration::from_millis((50 * u64::from(attempt)).min(500))
+}
+
+/// A bot's WebSocket.
+pub type Socket = WebSocketStream<TcpStream>;
 
 /// Chat lines the bots pick from.
 const CHAT_LINES: [&str; 6] = ["gl hf", "nice one", "ouch", "who's next?", "gg", "brb"];
@@ -69,6 +95,22 @@ pub enum BotError {
         /// The error code.
         code: String,
     },
+    /// The connection broke in the middle of a game and the seat could not be taken back.
+    #[error("connection lost and not resumed after {attempts} tries; the last: {last}")]
+    ResumeFailed {
+        /// Tries made.
+        attempts: u32,
+        /// What went wrong the last time.
+        last: Box<BotError>,
+    },
+}
+
+impl BotError {
+    /// Whether the connection itself is gone (end of stream, I/O error, a close frame): what a
+    /// seated bot fails over from.
+    pub fn is_connection_loss(&self) -> bool {
+        matches!(self, Self::WebSocket(_) | Self::Io(_) | Self::Closed(_))
+    }
 }
 
 /// The think time every bot of a process uses, changed while they run (benchmark steps).
@@ -128,6 +170,11 @@ pub struct BotSettings {
     pub think: Arc<ThinkTime>,
     /// Where to record.
     pub window: Arc<Window>,
+    /// Where every bot records every event it receives, if anywhere.
+    pub witness: Option<Arc<Witness>>,
+    /// How many times a bot tries to take its seat back after its connection broke in the
+    /// middle of a game (0: it does not try).
+    pub resume_attempts: u32,
 }
 
 /// What kind of game the bots' tables play, and which of its moves the bots make.
@@ -160,6 +207,31 @@ pub struct Group {
     pub connected: watch::Sender<usize>,
     seats: usize,
     finished: std::sync::atomic::AtomicUsize,
+    games: std::sync::Mutex<std::collections::BTreeMap<u32, GameRecord>>,
+}
+
+/// A finished game of a group, as its bots saw it at `game_over`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GameRecord {
+    /// The game's table.
+    pub table: TableId,
+    /// The standings the first bot to report saw, best place first.
+    pub standings: Vec<Standing>,
+    /// Bots that reported the game.
+    pub reports: usize,
+    /// Bots whose standings differed from the first report's (must be 0).
+    pub disagreements: usize,
+}
+
+impl GameRecord {
+    /// Everyone in first place.
+    pub fn winners(&self) -> Vec<PlayerId> {
+        self.standings
+            .iter()
+            .filter(|s| s.place == 1)
+            .map(|s| s.player)
+            .collect()
+    }
 }
 
 impl Group {
@@ -172,7 +244,29 @@ impl Group {
             connected: watch::Sender::new(0),
             seats,
             finished: std::sync::atomic::AtomicUsize::new(0),
+            games: std::sync::Mutex::new(std::collections::BTreeMap::new()),
         }
+    }
+
+    /// A bot of the group saw game `generation` at `table` end with `standings`.
+    pub fn record_game(&self, generation: u32, table: TableId, standings: &[Standing]) {
+        if let Ok(mut games) = self.games.lock() {
+            let record = games.entry(generation).or_insert_with(|| GameRecord {
+                table,
+                standings: standings.to_vec(),
+                reports: 0,
+                disagreements: 0,
+            });
+            record.reports += 1;
+            if record.table != table || record.standings != standings {
+                record.disagreements += 1;
+            }
+        }
+    }
+
+    /// The group's finished games by generation.
+    pub fn games(&self) -> std::collections::BTreeMap<u32, GameRecord> {
+        self.games.lock().map(|g| g.clone()).unwrap_or_default()
     }
 
     /// A bot of the group is done: once the last one is, broadcasts still in flight are
@@ -194,7 +288,7 @@ pub fn client_websocket_config() -> WebSocketConfig {
 }
 
 /// Opens a WebSocket to `url` (`ws://host:port/path`) with Nagle off and small buffers.
-pub async fn connect(url: &str) -> Result<WebSocketStream<TcpStream>, BotError> {
+pub async fn connect(url: &str) -> Result<Socket, BotError> {
     let authority = url
         .strip_prefix("ws://")
         .and_then(|rest| rest.split('/').next())
@@ -217,7 +311,13 @@ struct InFlight {
 /// One bot at the server.
 #[derive(Debug)]
 pub struct ServerBot {
-    ws: WebSocketStream<TcpStream>,
+    ws: Socket,
+    /// The server's WebSocket URLs (one per node of a cluster), to fail over to in turn.
+    urls: Arc<[String]>,
+    /// The URL of the current connection in `urls`.
+    url_index: usize,
+    /// The bot's connections so far, less one (0 until the first resume).
+    connection: u32,
     settings: Arc<BotSettings>,
     group: Arc<Group>,
     seat: usize,
@@ -226,7 +326,12 @@ pub struct ServerBot {
     stop: CancellationToken,
     /// The current table, its generation and my player id there.
     table: Option<(TableId, u32)>,
+    /// The seat token at the current table, once seated.
+    token: Option<SeatToken>,
     model: Option<BotModel>,
+    /// The mirror was just replaced by a fresh state (a resume, or a snapshot nobody asked
+    /// for): the move being thought about is dropped and the next one chosen anew.
+    fresh: bool,
     /// The snapshot request whose answer is compared with the mirror (`--mirror-check`).
     check: Option<u32>,
     /// Batches folded since the last check.
@@ -255,9 +360,19 @@ impl ServerBot {
         self
     }
 
+    /// Fails over to `urls` (the server's WebSocket URLs, one per node; `ws` is connected to
+    /// `urls[current]`): after its connection breaks in the middle of a game, the bot resumes
+    /// its seat at the URL after the one that failed, round robin (with a single URL, at that
+    /// URL again). Without URLs a broken connection ends the bot.
+    pub fn with_urls(mut self, urls: Arc<[String]>, current: usize) -> Self {
+        self.url_index = current.min(urls.len().saturating_sub(1));
+        self.urls = urls;
+        self
+    }
+
     /// A bot for `seat` of `group`, on an open WebSocket.
     pub fn new(
-        ws: WebSocketStream<TcpStream>,
+        ws: Socket,
         settings: Arc<BotSettings>,
         group: Arc<Group>,
         seat: usize,
@@ -267,6 +382,9 @@ impl ServerBot {
         let rng = Rng::new(settings.seed, stream);
         Self {
             ws,
+            urls: Arc::from(Vec::new()),
+            url_index: 0,
+            connection: 0,
             settings,
             group,
             seat,
@@ -274,7 +392,9 @@ impl ServerBot {
             next_id: 1,
             stop,
             table: None,
+            token: None,
             model: None,
+            fresh: false,
             check: None,
             batches: 0,
             resync: None,
@@ -339,6 +459,9 @@ impl ServerBot {
                 let counters = &self.settings.window.counters;
                 Window::bump(&counters.deliveries);
                 Window::add(&counters.events_in, events.len() as u64);
+                if let Some(witness) = &self.settings.witness {
+                    witness.record_batch(self.observer(), *table, *seq, events);
+                }
                 let Some((current, generation)) = self.table else {
                     return Ok(());
                 };
@@ -351,6 +474,10 @@ impl ServerBot {
                     .delivered(Tracker::server_key(generation, last), now);
                 self.mirror(*seq, events).await?;
             }
+            ServerMessage::Snapshot {
+                reply_to: None,
+                view,
+            } if self.model.is_some() => self.moved(view),
             ServerMessage::Snapshot {
                 reply_to: Some(id),
                 view,
@@ -420,6 +547,56 @@ impl ServerBot {
         Ok(())
     }
 
+    /// Which bot this is, for the witness.
+    fn observer(&self) -> Observer {
+        Observer {
+            table_index: self.group.index,
+            seat: self.seat,
+            connection: self.connection,
+        }
+    }
+
+    /// A snapshot nobody asked for while seated: the table moved to another node, which tells
+    /// the table as it has it. It replaces the mirror; the request in flight may never be
+    /// answered, so it is forgotten, and the next move is chosen from the new state.
+    fn moved(&mut self, view: &TableView) {
+        let Some(me) = self.model.as_ref().map(BotModel::me) else {
+            return;
+        };
+        if self.table.is_none_or(|(table, _)| table != view.table) {
+            return;
+        }
+        debug!(
+            table = self.group.index,
+            seat = self.seat,
+            seq = view.seq,
+            "unsolicited snapshot: the table moved"
+        );
+        Window::bump(&self.settings.window.counters.table_moves);
+        self.model = BotModel::from_view(view, me).ok();
+        self.fresh_state();
+    }
+
+    /// The mirror was just rebuilt from a snapshot the server sent by itself (a resume or a
+    /// move): nothing sent before is owed an answer any more.
+    fn fresh_state(&mut self) {
+        if self.in_flight.take().is_some() {
+            Window::bump(&self.settings.window.counters.lost_requests);
+        }
+        self.check = None;
+        self.resync = None;
+        self.batches = 0;
+        // A `start` that was lost is sent again.
+        if self
+            .model
+            .as_ref()
+            .is_some_and(|m| m.stage() == StageName::Lobby)
+        {
+            self.start_sent = false;
+        }
+        self.fresh = true;
+    }
+
     /// Counts (and logs once) a difference between the mirror and the server.
     fn note_mismatch(&mut self, differs: Option<String>) {
         if let Some(what) = differs {
@@ -431,10 +608,11 @@ impl ServerBot {
         }
     }
 
-    /// Sends a session request and waits for its answer; an `error` answer is `Refused`.
-    async fn call(
+    /// Sends a request and waits up to `patience` for its answer, whatever it is.
+    async fn exchange(
         &mut self,
         request: &'static str,
+        patience: Duration,
         build: impl FnOnce(u32) -> ClientMessage,
     ) -> Result<ServerMessage, BotError> {
         let id = self.send(build).await?;
@@ -446,9 +624,18 @@ impl ServerBot {
                 }
             }
         };
-        let message = tokio::time::timeout(ANSWER_PATIENCE, answer)
+        tokio::time::timeout(patience, answer)
             .await
-            .map_err(|_| BotError::Timeout(request))??;
+            .map_err(|_| BotError::Timeout(request))?
+    }
+
+    /// Sends a session request and waits for its answer; an `error` answer is `Refused`.
+    async fn call(
+        &mut self,
+        request: &'static str,
+        build: impl FnOnce(u32) -> ClientMessage,
+    ) -> Result<ServerMessage, BotError> {
+        let message = self.exchange(request, ANSWER_PATIENCE, build).await?;
         if let ServerMessage::Error { code, .. } = &message {
             self.settings.window.record_error(code.name());
             return Err(BotError::Refused {
@@ -507,6 +694,15 @@ impl ServerBot {
                 // Told to stop in the middle of a game.
                 return Ok(false);
             }
+            if let Some(signal) = self.seated_signal.take() {
+                // The game went by without the bot seeing it under way (it came back to a
+                // finished table): it was ready all the same.
+                Window::bump(&self.settings.window.counters.seated);
+                signal.fire();
+            }
+            if let (Some(model), Some((table, _))) = (&self.model, self.table) {
+                self.group.record_game(generation, table, model.standings());
+            }
             if self.seat == 0 {
                 let counters = &self.settings.window.counters;
                 Window::bump(&counters.games_finished);
@@ -531,6 +727,7 @@ impl ServerBot {
                 return self.idle().await;
             }
             self.table = None;
+            self.token = None;
             self.call("leave", |id| ClientMessage::Leave { id }).await?;
             self.model = None;
             self.check = None;
@@ -584,18 +781,22 @@ impl ServerBot {
     }
 
     /// Its games done, the bot stays at its table until it is told to stop; the server going
-    /// away meanwhile (close 1001) is a normal end. Returns whether it did.
+    /// away meanwhile (close 1001) is a normal end, and so is any loss of the connection when
+    /// the bot plays against a cluster (its node may die after the game). Returns whether it
+    /// did.
     async fn idle(&mut self) -> Result<bool, BotError> {
         if let Some(done) = &self.done_signal {
             done.fire();
         }
         let stop = self.stop.clone();
+        let cluster = self.urls.len() > 1;
         loop {
             tokio::select! {
                 () = stop.cancelled() => return Ok(false),
                 message = self.recv() => match message {
                     Ok(_) => {}
                     Err(BotError::Closed(Some(close::GOING_AWAY))) => return Ok(true),
+                    Err(error) if cluster && error.is_connection_loss() => return Ok(true),
                     Err(error) => return Err(error),
                 },
             }
@@ -664,13 +865,33 @@ impl ServerBot {
                 member_token: None,
             })
             .await?;
-        let ServerMessage::Seated { player, .. } = seated else {
+        let ServerMessage::Seated { player, token, .. } = seated else {
             return Err(BotError::Refused {
                 request: "join",
                 code: format!("unexpected answer {}", seated.name()),
             });
         };
-        let snapshot = tokio::time::timeout(ANSWER_PATIENCE, async {
+        self.token = Some(token);
+        self.start_sent = false;
+        match self.seated_snapshot(ANSWER_PATIENCE).await {
+            Ok(snapshot) => {
+                self.model = BotModel::from_view(&snapshot, player).ok();
+                self.check = None;
+            }
+            Err(error) if error.is_connection_loss() && !self.stop.is_cancelled() => {
+                self.failover(error).await?;
+            }
+            Err(error) => return Err(error),
+        }
+        if self.seat == 0 {
+            self.group.table.send_replace(Some((generation, table)));
+        }
+        Ok(())
+    }
+
+    /// The snapshot that follows `seated`.
+    async fn seated_snapshot(&mut self, patience: Duration) -> Result<TableView, BotError> {
+        tokio::time::timeout(patience, async {
             loop {
                 if let ServerMessage::Snapshot { view, .. } = self.recv().await? {
                     return Ok::<_, BotError>(view);
@@ -678,14 +899,7 @@ impl ServerBot {
             }
         })
         .await
-        .map_err(|_| BotError::Timeout("snapshot"))??;
-        self.model = BotModel::from_view(&snapshot, player).ok();
-        self.check = None;
-        self.start_sent = false;
-        if self.seat == 0 {
-            self.group.table.send_replace(Some((generation, table)));
-        }
-        Ok(())
+        .map_err(|_| BotError::Timeout("snapshot"))?
     }
 
     /// Whether the bot has something to do at its table now.
@@ -746,19 +960,158 @@ impl ServerBot {
             tokio::select! {
                 biased;
                 () = stop.cancelled(), if !stopping => stopping = true,
-                message = self.recv() => {
-                    let message = message?;
-                    self.on_answer(&message);
-                }
+                message = self.recv() => match message {
+                    Ok(message) => self.on_answer(&message),
+                    Err(error) => self.recover(error, stopping).await?,
+                },
                 () = sleep_until(next_move), if next_move.is_some() && in_flight.is_none() && !stopping => {
                     next_move = None;
-                    self.act().await?;
+                    if let Err(error) = self.act().await {
+                        self.recover(error, stopping).await?;
+                    }
                 }
                 () = sleep_until(patience), if patience.is_some() => {
                     return Err(BotError::Timeout("game request"));
                 }
             }
+            if std::mem::take(&mut self.fresh) {
+                // A new state: the move thought about on the old one is dropped.
+                next_move = None;
+            }
         }
+    }
+
+    /// A message could not be read or sent during a game: fails over if the connection is
+    /// gone, the game is not over and the bot is not stopping; otherwise that is the end.
+    async fn recover(&mut self, error: BotError, stopping: bool) -> Result<(), BotError> {
+        let over = self
+            .model
+            .as_ref()
+            .is_none_or(|m| m.stage() == StageName::Finished);
+        if stopping || over || !error.is_connection_loss() {
+            return Err(error);
+        }
+        self.failover(error).await
+    }
+
+    /// The connection broke while the bot holds a seat: connects to the next URL (round robin
+    /// from the one that failed), says `hello` and `resume`s the seat with its token, up to
+    /// `resume_attempts` times with a growing pause in between; every refusal (`unknown_table`
+    /// while another node takes the table over, say) is tried again. Then the mirror is the
+    /// snapshot that follows, and the request in flight is forgotten. A bot without a seat
+    /// token (still creating or joining) cannot fail over.
+    async fn failover(&mut self, cause: BotError) -> Result<(), BotError> {
+        let (Some((table, _)), Some(token)) = (self.table, self.token) else {
+            return Err(cause);
+        };
+        let attempts = self.settings.resume_attempts;
+        if self.urls.is_empty() || attempts == 0 {
+            return Err(cause);
+        }
+        debug!(table = self.group.index, seat = self.seat, error = %cause, "connection lost: resuming");
+        let me = self.model.as_ref().map(BotModel::me);
+        let stop = self.stop.clone();
+        let mut last = cause;
+        for attempt in 0..attempts {
+            let pause = resume_backoff(attempt);
+            if !pause.is_zero() {
+                tokio::select! {
+                    () = stop.cancelled() => return Err(last),
+                    () = tokio::time::sleep(pause) => {}
+                }
+            }
+            self.url_index = (self.url_index + 1) % self.urls.len();
+            match self.resume_at(table, token, me).await {
+                Ok(()) => {
+                    Window::bump(&self.settings.window.counters.reconnects);
+                    debug!(
+                        table = self.group.index,
+                        seat = self.seat,
+                        url = self.urls[self.url_index],
+                        attempt,
+                        "seat resumed"
+                    );
+                    return Ok(());
+                }
+                Err(error) => {
+                    Window::bump(&self.settings.window.counters.resume_retries);
+                    debug!(
+                        table = self.group.index,
+                        seat = self.seat,
+                        url = self.urls[self.url_index],
+                        attempt,
+                        %error,
+                        "resume failed"
+                    );
+                    last = error;
+                }
+            }
+        }
+        Err(BotError::ResumeFailed {
+            attempts,
+            last: Box::new(last),
+        })
+    }
+
+    /// One resume try at the current URL: connect, `hello`, `resume`, the snapshot. A refusal
+    /// is not counted as an error (it is expected while a node takes the table over).
+    async fn resume_at(
+        &mut self,
+        table: TableId,
+        token: SeatToken,
+        me: Option<PlayerId>,
+    ) -> Result<(), BotError> {
+        let url = self.urls[self.url_index].clone();
+        let ws = tokio::time::timeout(RESUME_PATIENCE, connect(&url))
+            .await
+            .map_err(|_| BotError::Timeout("connect"))??;
+        // The old connection is dropped; nothing sent on it is owed an answer any more.
+        self.ws = ws;
+        self.connection += 1;
+        self.model = None;
+        let refused = |request: &'static str, answer: &ServerMessage| match answer {
+            ServerMessage::Error { code, .. } => BotError::Refused {
+                request,
+                code: code.name().to_owned(),
+            },
+            other => BotError::Refused {
+                request,
+                code: format!("unexpected answer {}", other.name()),
+            },
+        };
+        let welcome = self
+            .exchange("hello", RESUME_PATIENCE, |id| ClientMessage::Hello {
+                id,
+                protocol: PROTOCOL_VERSION,
+                client: "grand-melee-loadtest".into(),
+            })
+            .await?;
+        if !matches!(welcome, ServerMessage::Welcome { .. }) {
+            return Err(refused("hello", &welcome));
+        }
+        let seated = self
+            .exchange("resume", RESUME_PATIENCE, |id| ClientMessage::Resume {
+                id,
+                table,
+                token,
+            })
+            .await?;
+        let ServerMessage::Seated { player, .. } = seated else {
+            return Err(refused("resume", &seated));
+        };
+        if me.is_some_and(|me| me != player) {
+            tracing::warn!(
+                table = self.group.index,
+                seat = self.seat,
+                ?me,
+                player,
+                "resumed as another player"
+            );
+        }
+        let snapshot = self.seated_snapshot(RESUME_PATIENCE).await?;
+        self.model = BotModel::from_view(&snapshot, player).ok();
+        self.fresh_state();
+        Ok(())
     }
 
     /// Handles the answer to the request in flight, if this is it.

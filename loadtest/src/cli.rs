@@ -11,7 +11,7 @@ use serde::Serialize;
 use tokio::io::BufReader;
 
 use crate::bench::{self, BenchConfig, Machine};
-use crate::bot::TableOptions;
+use crate::bot::{RESUME_ATTEMPTS, TableOptions};
 use crate::fleet::{Fleet, FleetConfig, Target};
 use crate::procfs;
 use crate::relay::{Relay, RelayConfig};
@@ -140,6 +140,7 @@ impl ShapeArgs {
                 extra_turn_chance: self.extra_turn_chance.clamp(0.0, 1.0),
                 verify_dice: self.verify_dice,
             },
+            resume_attempts: RESUME_ATTEMPTS,
         }
     }
 }
@@ -147,7 +148,11 @@ impl ShapeArgs {
 /// `bots`: bots against a running server or relay.
 #[derive(Debug, Clone, Args)]
 pub struct BotsArgs {
-    /// Base address of the server or relay (the bots add `/ws` or `/relay/<table>`).
+    /// Base address of the server or relay (the bots add `/ws` or `/relay/<table>`). Against
+    /// a cluster, every node's, comma-separated: the bots of a table are spread over them
+    /// (bot k of table t at URL (t + k) mod n), and a bot whose connection breaks in the
+    /// middle of a game resumes its seat at the next URL. With the relay, each table's bots
+    /// use URL t mod n.
     #[arg(long, env = "GM_LOADTEST_URL", default_value = "ws://127.0.0.1:7878")]
     pub url: String,
 
@@ -189,6 +194,12 @@ pub struct BotsArgs {
     /// benchmarks).
     #[arg(long)]
     pub mirror_check: bool,
+
+    /// Tries a bot makes to take its seat back (connect, `hello`, `resume`) after its
+    /// connection broke in the middle of a game, 50 ms more apart each time up to half a
+    /// second; 0: the bot stops instead.
+    #[arg(long, default_value_t = RESUME_ATTEMPTS)]
+    pub resume_attempts: u32,
 
     /// Runtime threads.
     #[arg(long, default_value_t = 2)]
@@ -430,11 +441,13 @@ struct BotsReport {
 }
 
 async fn bots(args: BotsArgs, print: &mut dyn FnMut(&str)) -> Result<(), CliError> {
-    let mut config = args.shape.fleet(
-        args.url.trim_end_matches('/').to_owned(),
-        args.target,
-        args.think_ms,
-    );
+    let mut config = args
+        .shape
+        .fleet(args.url.clone(), args.target, args.think_ms);
+    if config.base_urls().is_empty() {
+        return Err(CliError::Usage(format!("--url {:?}: no URL", args.url)));
+    }
+    config.resume_attempts = args.resume_attempts;
     config.games = args.games;
     config.mirror_check = args.mirror_check;
     config.relay_frame_bytes = args.relay_frame_bytes;
@@ -537,11 +550,12 @@ async fn bots(args: BotsArgs, print: &mut dyn FnMut(&str)) -> Result<(), CliErro
         Ok(())
     } else {
         Err(CliError::Unhealthy(format!(
-            "{seated_bots}/{bots} seated, {} errors, {} disconnects, {} gaps, {} mirror mismatches",
+            "{seated_bots}/{bots} seated, {} errors, {} disconnects, {} gaps, {} mirror mismatches ({} reconnects)",
             totals.counts.errors,
             totals.counts.disconnects,
             totals.counts.gaps,
-            totals.counts.mirror_mismatches
+            totals.counts.mirror_mismatches,
+            totals.counts.reconnects
         )))
     }
 }

@@ -1,8 +1,13 @@
 //! A fleet: every bot of one process, table by table, against the server or the relay. It is
 //! launched, steered while it runs (think time, measurement windows) and stopped.
+//!
+//! Against a cluster, the fleet is given every node's URL (comma-separated): the bots of a
+//! table are spread over them, bot `k` of table `t` starting at URL `(t + k) mod n`, so that
+//! the players of one table sit on different nodes, and each bot fails over to the next URL
+//! when its connection breaks in the middle of a game.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -11,9 +16,12 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::warn;
 
-use crate::bot::{self, BotError, BotSettings, Group, ServerBot, TableOptions, ThinkTime};
+use crate::bot::{
+    self, BotError, BotSettings, Group, RESUME_ATTEMPTS, ServerBot, TableOptions, ThinkTime,
+};
 use crate::relay_bot::RelayBot;
 use crate::stats::{Window, WindowData};
+use crate::witness::Witness;
 
 /// What the bots talk to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -33,7 +41,8 @@ pub fn starting_turns(seats: u8, spell_range: u8) -> usize {
 /// Everything a fleet needs to know.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FleetConfig {
-    /// `ws://host:port` of the server or relay (the path is added per target).
+    /// `ws://host:port` of the server or relay (the path is added per target); against a
+    /// cluster, every node's, comma-separated ([`FleetConfig::base_urls`]).
     pub base_url: String,
     /// Server or relay.
     pub target: Target,
@@ -65,6 +74,51 @@ pub struct FleetConfig {
     /// The tables' rules, dice and mulligans, and the bots' extra turns and dice checks.
     #[serde(default)]
     pub options: TableOptions,
+    /// How many times a bot tries to take its seat back after its connection broke in the
+    /// middle of a game (0: never).
+    #[serde(default = "default_resume_attempts")]
+    pub resume_attempts: u32,
+}
+
+fn default_resume_attempts() -> u32 {
+    RESUME_ATTEMPTS
+}
+
+/// One base URL as the fleet uses it: no spaces, no trailing `/`, and no `/ws` (the bots add
+/// the path of their target).
+fn normalize_base_url(url: &str) -> String {
+    let url = url.trim().trim_end_matches('/');
+    url.strip_suffix("/ws").unwrap_or(url).to_owned()
+}
+
+impl FleetConfig {
+    /// The base URLs: `base_url` split at commas, each without a trailing `/` or `/ws`; empty
+    /// entries are skipped.
+    pub fn base_urls(&self) -> Vec<String> {
+        self.base_url
+            .split(',')
+            .map(normalize_base_url)
+            .filter(|url| !url.is_empty())
+            .collect()
+    }
+
+    /// The URLs bot `seat` of table `table` may use, and the one it starts at. At the server:
+    /// every node's `/ws`, starting at `(table + seat) mod n`. At the relay, one group lives in
+    /// one relay process: the table's URL only, `table mod n`.
+    pub fn bot_urls(&self, table: usize, seat: usize) -> (Vec<String>, usize) {
+        let mut bases = self.base_urls();
+        if bases.is_empty() {
+            bases.push(normalize_base_url(&self.base_url));
+        }
+        let n = bases.len();
+        match self.target {
+            Target::Server => (
+                bases.iter().map(|base| format!("{base}/ws")).collect(),
+                (table + seat) % n,
+            ),
+            Target::Relay => (vec![format!("{}/relay/{table}", bases[table % n])], 0),
+        }
+    }
 }
 
 impl Default for FleetConfig {
@@ -85,6 +139,7 @@ impl Default for FleetConfig {
             relay_frame_bytes: 96,
             connect_concurrency: 128,
             options: TableOptions::default(),
+            resume_attempts: RESUME_ATTEMPTS,
         }
     }
 }
@@ -99,6 +154,10 @@ pub struct Live {
     pub done: AtomicU64,
     /// Bots that have played all their games (runs with a number of games).
     pub played: AtomicU64,
+    /// Bots that finished without ever taking their seat.
+    pub unseated: AtomicU64,
+    /// Bots that finished without playing all their games.
+    pub unplayed: AtomicU64,
     changed: Notify,
 }
 
@@ -111,11 +170,17 @@ pub struct Fleet {
     live: Arc<Live>,
     stop: CancellationToken,
     tasks: JoinSet<()>,
+    groups: Vec<Arc<Group>>,
 }
 
 impl Fleet {
     /// Starts every bot; they connect (a few at a time), sit down and play.
     pub fn launch(config: FleetConfig) -> Self {
+        Self::launch_with_witness(config, None)
+    }
+
+    /// [`Fleet::launch`], every bot feeding `witness` (if any) with every event it receives.
+    pub fn launch_with_witness(config: FleetConfig, witness: Option<Arc<Witness>>) -> Self {
         let window = Arc::new(Window::default());
         let think = Arc::new(ThinkTime::new(config.think));
         let live = Arc::new(Live::default());
@@ -131,20 +196,22 @@ impl Fleet {
             seed: config.seed,
             think: Arc::clone(&think),
             window: Arc::clone(&window),
+            witness,
+            resume_attempts: config.resume_attempts,
         });
         let gate = Arc::new(Semaphore::new(config.connect_concurrency.max(1)));
         let seats = usize::from(config.seats);
         let actors = starting_turns(config.seats, config.spell_range);
         let mut tasks = JoinSet::new();
+        let mut groups = Vec::new();
         for table in config.first_table..config.first_table + config.tables {
             let group = Arc::new(Group::new(table, seats, Arc::clone(&window)));
+            groups.push(Arc::clone(&group));
             for seat in 0..seats {
-                let url = match config.target {
-                    Target::Server => format!("{}/ws", config.base_url),
-                    Target::Relay => format!("{}/relay/{table}", config.base_url),
-                };
+                let (urls, first) = config.bot_urls(table, seat);
                 let spec = BotSpec {
-                    url,
+                    urls: urls.into(),
+                    first,
                     target: config.target,
                     settings: Arc::clone(&settings),
                     group: Arc::clone(&group),
@@ -165,7 +232,13 @@ impl Fleet {
             live,
             stop,
             tasks,
+            groups,
         }
+    }
+
+    /// The groups of bots, one per table, in order.
+    pub fn groups(&self) -> &[Arc<Group>] {
+        &self.groups
     }
 
     /// Bots in this fleet.
@@ -178,15 +251,18 @@ impl Fleet {
         &self.live
     }
 
-    /// Waits until every bot has taken its seat (or finished), or until `patience` is over;
-    /// returns whether every bot did.
+    /// Waits until every bot has taken its seat (or finished without), or until `patience`
+    /// is over; returns whether every bot did.
     pub async fn seated(&self, patience: Duration) -> bool {
         let bots = self.bots() as u64;
         let all = async {
             loop {
                 let changed = self.live.changed.notified();
-                let (seated, done) = (self.live.seated.load(Relaxed), self.live.done.load(Relaxed));
-                if seated + done >= bots || seated >= bots {
+                let (seated, never) = (
+                    self.live.seated.load(Relaxed),
+                    self.live.unseated.load(Relaxed),
+                );
+                if seated + never >= bots {
                     return;
                 }
                 changed.await;
@@ -195,15 +271,18 @@ impl Fleet {
         tokio::time::timeout(patience, all).await.is_ok() && self.live.seated.load(Relaxed) >= bots
     }
 
-    /// Waits until every bot has played all its games (or finished), or until `patience` is
-    /// over; returns whether every bot played them all.
+    /// Waits until every bot has played all its games (or finished without), or until
+    /// `patience` is over; returns whether every bot played them all.
     pub async fn played(&self, patience: Duration) -> bool {
         let bots = self.bots() as u64;
         let all = async {
             loop {
                 let changed = self.live.changed.notified();
-                let (played, done) = (self.live.played.load(Relaxed), self.live.done.load(Relaxed));
-                if played + done >= bots || played >= bots {
+                let (played, never) = (
+                    self.live.played.load(Relaxed),
+                    self.live.unplayed.load(Relaxed),
+                );
+                if played + never >= bots {
                     return;
                 }
                 changed.await;
@@ -234,6 +313,17 @@ impl Fleet {
         self.window.take()
     }
 
+    /// [`Fleet::join`] for at most `patience`; bots still running then are aborted. Returns
+    /// the last window and whether every bot finished in time.
+    pub async fn join_within(mut self, patience: Duration) -> (WindowData, bool) {
+        let all = async { while self.tasks.join_next().await.is_some() {} };
+        let in_time = tokio::time::timeout(patience, all).await.is_ok();
+        if !in_time {
+            self.tasks.shutdown().await;
+        }
+        (self.window.take(), in_time)
+    }
+
     /// Waits until every bot has finished by itself (a run with a number of games) or
     /// `patience` is over; returns whether they all did.
     pub async fn finished(&mut self, patience: Duration) -> bool {
@@ -244,7 +334,10 @@ impl Fleet {
 
 /// One bot to start.
 struct BotSpec {
-    url: String,
+    /// The URLs it may use (failing over from one to the next).
+    urls: Arc<[String]>,
+    /// The one it connects to first.
+    first: usize,
     target: Target,
     settings: Arc<BotSettings>,
     group: Arc<Group>,
@@ -263,7 +356,10 @@ impl BotSpec {
         let table = self.group.index;
         let seat = self.seat;
         let group = Arc::clone(&self.group);
-        let result = self.play().await;
+        let seated = SeatedSignal::new(Arc::clone(&live), Signal::Seated);
+        let played = SeatedSignal::new(Arc::clone(&live), Signal::Played);
+        let (was_seated, has_played) = (seated.fired_flag(), played.fired_flag());
+        let result = self.play(seated, played).await;
         group.bot_done();
         match result {
             Ok(()) => {}
@@ -275,28 +371,34 @@ impl BotSpec {
                 warn!(table, seat, %error, "bot lost its connection");
             }
         }
+        if !was_seated.load(Relaxed) {
+            live.unseated.fetch_add(1, Relaxed);
+        }
+        if !has_played.load(Relaxed) {
+            live.unplayed.fetch_add(1, Relaxed);
+        }
         live.done.fetch_add(1, Relaxed);
         live.changed.notify_waiters();
     }
 
-    async fn play(self) -> Result<(), BotError> {
+    async fn play(self, seated: SeatedSignal, played: SeatedSignal) -> Result<(), BotError> {
+        let url = self.urls.get(self.first).cloned().unwrap_or_default();
         let connected = {
             let _permit = self.gate.acquire().await;
-            bot::connect(&self.url).await
+            bot::connect(&url).await
         };
         let ws = match connected {
             Ok(ws) => ws,
             Err(error) => {
                 Window::bump(&self.settings.window.counters.connect_failures);
-                warn!(url = self.url, %error, "cannot connect");
+                warn!(url, %error, "cannot connect");
                 return Ok(());
             }
         };
-        let seated = SeatedSignal(Arc::clone(&self.live), Signal::Seated);
-        let played = SeatedSignal(Arc::clone(&self.live), Signal::Played);
         match self.target {
             Target::Server => {
                 ServerBot::new(ws, self.settings, self.group, self.seat, self.stop)
+                    .with_urls(self.urls, self.first)
                     .with_seated_signal(seated)
                     .with_done_signal(played)
                     .run()
@@ -328,16 +430,69 @@ enum Signal {
 
 /// Tells the fleet that a bot has taken its seat, or has played all its games.
 #[derive(Debug)]
-pub struct SeatedSignal(Arc<Live>, Signal);
+pub struct SeatedSignal(Arc<Live>, Signal, Arc<AtomicBool>);
 
 impl SeatedSignal {
+    fn new(live: Arc<Live>, signal: Signal) -> Self {
+        Self(live, signal, Arc::new(AtomicBool::new(false)))
+    }
+
+    /// Set once the signal has fired.
+    fn fired_flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.2)
+    }
+
     /// It happened.
     pub fn fire(&self) {
         let counter = match self.1 {
             Signal::Seated => &self.0.seated,
             Signal::Played => &self.0.played,
         };
+        // Before the count: whoever sees the count sees the flag.
+        self.2.store(true, Relaxed);
         counter.fetch_add(1, Relaxed);
         self.0.changed.notify_waiters();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bots_of_a_table_are_spread_over_the_urls() {
+        let config = FleetConfig {
+            base_url: " ws://a:1/ , ws://b:2/ws,,ws://c:3".into(),
+            ..FleetConfig::default()
+        };
+        assert_eq!(config.base_urls(), ["ws://a:1", "ws://b:2", "ws://c:3"]);
+        let (urls, first) = config.bot_urls(1, 0);
+        assert_eq!(urls, ["ws://a:1/ws", "ws://b:2/ws", "ws://c:3/ws"]);
+        assert_eq!(first, 1);
+        let starts: Vec<usize> = (0..4).map(|seat| config.bot_urls(2, seat).1).collect();
+        assert_eq!(
+            starts,
+            [2, 0, 1, 2],
+            "bot k of table t starts at (t + k) mod n"
+        );
+
+        let relay = FleetConfig {
+            target: Target::Relay,
+            ..config.clone()
+        };
+        assert_eq!(
+            relay.bot_urls(4, 3),
+            (vec!["ws://b:2/relay/4".to_owned()], 0)
+        );
+
+        let single = FleetConfig {
+            base_url: "ws://127.0.0.1:7878/".into(),
+            ..FleetConfig::default()
+        };
+        assert_eq!(
+            single.bot_urls(5, 7),
+            (vec!["ws://127.0.0.1:7878/ws".to_owned()], 0),
+            "one URL: as before"
+        );
     }
 }

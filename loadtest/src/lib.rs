@@ -10,8 +10,11 @@
 //! - [`stats`]: counters and HDR histograms, taken per measurement window, mergeable across
 //!   processes.
 //! - [`fleet`]: every bot of one process, launched, steered (think time, windows) and stopped.
+//! - [`witness`]: what every bot was told, event by event, to hold against the server's journal.
+//! - [`mod@play`]: a whole run in this process for tests: tables of bots play their games to the
+//!   end against one server or a cluster, and the outcome is returned.
 //! - [`procfs`]: CPU time and resident memory of a process, from `/proc`.
-//! - [`bench`]: the benchmark: starts the server and the relay, spreads the bots over worker
+//! - [`mod@bench`]: the benchmark: starts the server and the relay, spreads the bots over worker
 //!   processes, steps the load, and compares.
 //! - [`report`]: the human-readable tables and the JSON.
 //! - [`cli`]: the command line of `grand-melee-loadtest`.
@@ -21,6 +24,7 @@ pub mod bot;
 pub mod cli;
 pub mod fleet;
 pub mod model;
+pub mod play;
 pub mod procfs;
 pub mod relay;
 pub mod relay_bot;
@@ -28,6 +32,9 @@ pub mod report;
 pub mod rng;
 pub mod stats;
 pub mod tracker;
+pub mod witness;
+
+pub use play::{PlayConfig, PlayError, PlayOutcome, TableOutcome, play};
 
 /// Raises this process's soft limit on open files as far as the hard limit allows and returns
 /// the new soft limit (thousands of connections need thousands of descriptors).

@@ -294,6 +294,13 @@ pub fn target_text(result: &TargetResult) -> String {
         t.gaps,
         t.undelivered_actions
     );
+    if t.reconnects > 0 || t.resume_retries > 0 || t.table_moves > 0 || t.lost_requests > 0 {
+        let _ = writeln!(
+            out,
+            "failover: {} seats resumed after a broken connection ({} failed tries), {} table moves, {} requests lost unanswered",
+            t.reconnects, t.resume_retries, t.table_moves, t.lost_requests
+        );
+    }
     if t.mirror_checks > 0 {
         let _ = writeln!(
             out,

@@ -95,6 +95,17 @@ counters! {
     /// Bots whose game is under way (seated, every hand kept), or, at the relay, whose whole
     /// group is connected.
     seated,
+    /// Seats taken back with `resume` after a connection broke in the middle of a game (a
+    /// node of a cluster died, say).
+    reconnects,
+    /// Resume tries that failed (no connection, or a refusal such as `unknown_table` while
+    /// another node takes the table over) before a seat was taken back or given up.
+    resume_retries,
+    /// Snapshots nobody asked for while seated (the table moved to another node).
+    table_moves,
+    /// Game requests forgotten unanswered because a resume or a table move replaced the
+    /// mirror (their answers will never come).
+    lost_requests,
 }
 
 /// A latency histogram as plain data: `(value in µs, count)` for every recorded bucket.
