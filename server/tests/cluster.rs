@@ -40,6 +40,17 @@ impl Node {
             lease_ms.to_string().into(),
             "--grace-period-secs".into(),
             "600".into(),
+            // Every bot connects from 127.0.0.1, and bots act faster than people.
+            "--max-connections-per-ip".into(),
+            "0".into(),
+            "--rate-limit".into(),
+            "1000".into(),
+            "--rate-burst".into(),
+            "1000".into(),
+            "--chat-per-minute".into(),
+            "1000".into(),
+            "--table-chat-per-minute".into(),
+            "0".into(),
         ];
         let args: Vec<&std::ffi::OsStr> = args.iter().map(OsString::as_os_str).collect();
         let process = ServerProcess::spawn(BINARY, &args).await;
@@ -539,4 +550,122 @@ async fn a_league_game_across_nodes_credits_each_deck_once() {
     );
     let (deck, _) = league.deck(&mut at_b, winner).await;
     assert_eq!(deck.power - deck.spent, 1);
+}
+
+/// Every event of a finished game, read with `get_replay` from `addr`.
+async fn replay_events(addr: SocketAddr, table: TableId) -> Vec<wire::Event> {
+    let mut client = Client::connected(addr).await;
+    let mut events = Vec::new();
+    let mut from_seq = 1;
+    loop {
+        let page = client
+            .call(|id| ClientMessage::GetReplay {
+                id,
+                table,
+                from_seq,
+                password: None,
+                token: None,
+            })
+            .await
+            .unwrap_or_else(|code| panic!("replay of {table}: {code:?}"));
+        let ServerMessage::Replay {
+            events: page,
+            next_seq,
+            ..
+        } = page
+        else {
+            panic!("expected a replay: {page:?}");
+        };
+        events.extend(page);
+        match next_seq {
+            Some(next) => from_seq = next,
+            None => return events,
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn twenty_tables_of_28_bots_survive_the_node_that_owns_the_most() {
+    use grand_melee_loadtest::PlayConfig;
+    use grand_melee_loadtest::witness::Witness;
+    use std::sync::Arc;
+
+    const TABLES: usize = 20;
+    let nats = NatsCluster::start(3).await;
+    let mut nodes = Vec::new();
+    for name in ["n1", "n2", "n3"] {
+        nodes.push(Node::start(&nats, name, 3, 2000).await);
+    }
+    let witness = Arc::new(Witness::new());
+    let config = PlayConfig {
+        urls: nodes.iter().map(|n| format!("ws://{}", n.addr)).collect(),
+        tables: TABLES,
+        seats: 28,
+        games: 1,
+        starting_life: 40,
+        think: Duration::from_millis(60),
+        seed: 16,
+        setup_timeout: Duration::from_secs(120),
+        patience: Duration::from_secs(400),
+        witness: Arc::clone(&witness),
+        ..PlayConfig::default()
+    };
+    let run = tokio::spawn(grand_melee_loadtest::play(config));
+
+    // Mid-game: every table has begun playing.
+    let under_way = witness
+        .wait_until(Duration::from_secs(180), |w| {
+            let tables = w.tables();
+            tables.len() == TABLES && tables.iter().all(|t| w.table(*t).len() >= 120)
+        })
+        .await;
+    assert!(under_way, "every table under way");
+    let mut owned = Vec::new();
+    for node in &nodes {
+        owned.push(node.metric("gm_tables").await);
+    }
+    let victim = (0..nodes.len())
+        .max_by(|a, b| owned[*a].total_cmp(&owned[*b]))
+        .unwrap();
+    assert!(owned[victim] >= 1.0, "{owned:?}");
+    nodes[victim].kill().await;
+
+    let outcome = run.await.unwrap().unwrap_or_else(|e| panic!("{e}"));
+    assert!(outcome.all_finished, "{}", outcome.summary());
+    assert_eq!(outcome.errors, 0, "{}", outcome.summary());
+    assert!(
+        outcome.witness.conflicts().is_empty(),
+        "a number issued twice"
+    );
+    assert!(outcome.reconnects > 0, "{}", outcome.summary());
+    let mut takeovers = 0.0;
+    for (i, node) in nodes.iter().enumerate() {
+        if i != victim {
+            takeovers += node.metric("gm_cluster_takeovers_total").await;
+        }
+    }
+    assert!(
+        takeovers >= 1.0 && takeovers <= owned[victim],
+        "{takeovers} takeovers of {} tables",
+        owned[victim]
+    );
+    let survivor = nodes[(victim + 1) % nodes.len()].addr;
+    assert_eq!(outcome.tables.len(), TABLES);
+    for game in &outcome.tables {
+        assert!(game.finished, "{game:?}");
+        assert!(game.winner().is_some(), "one winner: {game:?}");
+        assert_eq!(game.disagreements, 0);
+        let table = game.table.unwrap();
+        let journal = replay_events(survivor, table).await;
+        assert!(
+            journal
+                .iter()
+                .any(|e| matches!(e, wire::Event::GameOver { .. })),
+            "{table}: the journal holds the game's end"
+        );
+        let check = witness.check_journal(table, &journal);
+        // What bots saw after the game-over mark (players leaving) is not journaled, by design.
+        assert!(check.differing.is_empty(), "{table}: {check:?}");
+        assert!(check.matching > journal.len() / 2, "{table}: {check:?}");
+    }
 }

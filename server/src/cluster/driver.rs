@@ -114,13 +114,19 @@ async fn leases_and_claims(shared: Arc<Shared>, cluster: Arc<Cluster>) {
     let mut orphans: HashMap<TableId, Instant> = HashMap::new();
     let claiming: Arc<dashmap::DashSet<TableId>> = Arc::new(dashmap::DashSet::new());
     let mut reported_dead: HashSet<String> = HashSet::new();
+    // Since when this node's renewals have succeeded without a break: another node is judged
+    // only over a time this node could see the engine, so an engine outage (an election) that
+    // stops everyone's renewals accuses nobody.
+    let mut healthy_since: Option<Instant> = None;
     loop {
         interval.tick().await;
         if let Err(error) = cluster.renew(&info).await {
             warn!(%error, "renewing this node's lease");
+            healthy_since = None;
             continue;
         }
         let now = Instant::now();
+        let healthy = *healthy_since.get_or_insert(now);
         match cluster.leases().await {
             Ok(leases) => {
                 for (node, revision) in leases {
@@ -138,6 +144,7 @@ async fn leases_and_claims(shared: Arc<Shared>, cluster: Arc<Cluster>) {
             }
             Err(error) => {
                 warn!(%error, "reading the leases");
+                healthy_since = None;
                 continue;
             }
         }
@@ -150,7 +157,7 @@ async fn leases_and_claims(shared: Arc<Shared>, cluster: Arc<Cluster>) {
             }
             // A node never seen counts from this node's start.
             let since = seen.get(node).map_or(cluster.started, |s| s.since);
-            renewed.saturating_duration_since(since) > cluster.lease
+            renewed.saturating_duration_since(since.max(healthy)) > cluster.lease
         };
         let live: Vec<String> = std::iter::once(cluster.node.to_string())
             .chain(

@@ -353,6 +353,11 @@ impl Proxy {
                     last_seq,
                     frame,
                 } => {
+                    // The owner publishes every batch while a member here has a snapshot (so
+                    // batches are consecutive only then).
+                    if !self.members.values().any(|m| m.since.is_some()) {
+                        self.last_seq = None;
+                    }
                     if let Some(last) = self.last_seq
                         && first_seq > last + 1
                     {
@@ -377,6 +382,9 @@ impl Proxy {
                     conn,
                     since_seq,
                 } if node == me => {
+                    if !self.members.values().any(|m| m.since.is_some()) {
+                        self.last_seq = None;
+                    }
                     if let Some(member) = self.members.get_mut(&conn) {
                         member.since = Some(since_seq);
                     }
