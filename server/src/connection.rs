@@ -866,8 +866,17 @@ async fn enter(
         }
         _ => return Err(ErrorCode::BadMessage.into()),
     };
-    if !shared.tables.contains_key(&table) {
-        // Cluster mode: a table another node owns is entered through its stand-in here.
+    if !shared.tables.contains_key(&table)
+        && let Some(cluster) = &shared.cluster
+    {
+        // Cluster mode: a table another node owns is entered through its stand-in here. A table
+        // created a moment ago may not have reached this node's copy of the directory yet: ask
+        // the directory itself.
+        if !cluster.cache.contains_key(&table)
+            && let Ok(Some(cached)) = cluster.dir_get(table).await
+        {
+            cluster.cache.entry(table).or_insert(cached);
+        }
         crate::cluster::proxy::open(shared, table);
     }
     let (tx, hash, league) = shared

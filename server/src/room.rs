@@ -345,6 +345,7 @@ pub(crate) async fn adopt(
             &room.credits(),
         )
         .await?;
+        release(&cluster, table).await?;
         return Ok(false);
     }
     room.link = Some(Link {
@@ -363,8 +364,9 @@ pub(crate) async fn adopt(
 }
 
 /// Cluster mode: a finished game's league credits (each deck once), then its directory entry
-/// (no owner, when it finished): in that order, so a crash between leaves the table owned and
-/// unfinished in the directory, and whoever takes it up finishes it again.
+/// (when it finished): in that order, so a crash between leaves the table unfinished in the
+/// directory, and whoever takes it up finishes it again. The owner keeps the table (listed, open
+/// to its people) until its actor closes it.
 async fn finish_in_cluster(
     cluster: &Cluster,
     table: TableId,
@@ -381,11 +383,25 @@ async fn finish_in_cluster(
     }
     cluster
         .dir_modify(table, |entry| {
-            entry.owner = None;
             entry.finished_at_ms.get_or_insert(at);
             entry.events = events;
             entry.summary.stage = stage;
             true
+        })
+        .await?;
+    Ok(())
+}
+
+/// Cluster mode: takes this node's name off a table's directory entry (nobody runs it now).
+async fn release(cluster: &Cluster, table: TableId) -> Result<(), String> {
+    let me = cluster.node.to_string();
+    cluster
+        .dir_modify(table, |entry| {
+            let mine = entry.owner.as_deref() == Some(me.as_str());
+            if mine {
+                entry.owner = None;
+            }
+            mine
         })
         .await?;
     Ok(())
@@ -402,6 +418,17 @@ async fn adopt_own(shared: &Arc<Shared>, cluster: &Arc<Cluster>) -> Result<(), S
         .filter(|c| c.entry.owner.as_deref().is_some_and(|o| cluster.is_me(o)))
         .map(|c| *c.key())
         .collect();
+    // Finished tables this node ran before it stopped are closed now.
+    let closed: Vec<TableId> = cluster
+        .cache
+        .iter()
+        .filter(|c| c.entry.finished_at_ms.is_some())
+        .filter(|c| c.entry.owner.as_deref().is_some_and(|o| cluster.is_me(o)))
+        .map(|c| *c.key())
+        .collect();
+    for table in closed {
+        release(cluster, table).await?;
+    }
     for table in own {
         match adopt(shared, table, None).await {
             Ok(_) => {}
@@ -852,6 +879,15 @@ impl Room {
             .metrics
             .tables
             .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        if let Some(link) = &self.link
+            && self.finish_journaled
+            && !self.given_up
+        {
+            // A finished table that closes leaves the list: nobody runs it any more.
+            if let Err(error) = release(&link.cluster, self.id).await {
+                warn!(table = %self.id, %error, "releasing a closed table in the directory");
+            }
+        }
         if self.session.abandoned() && !self.broken && !self.given_up {
             // Never played and nobody to come back: nothing worth keeping.
             let deleted = match &self.link {
@@ -1387,11 +1423,8 @@ async fn keep_directory(
         let mut lost = false;
         let written = cluster
             .dir_modify(table, |entry| {
-                if entry.finished_at_ms.is_some() {
-                    return false;
-                }
                 if entry.owner.as_deref() != Some(&me) {
-                    lost = true;
+                    lost = entry.finished_at_ms.is_none();
                     return false;
                 }
                 if entry.summary == current {

@@ -156,7 +156,16 @@ async fn seat(table: TableId, at: &[(SocketAddr, &str)]) -> Vec<Client> {
 /// Any client's turn-taking move that keeps the game going: the first running turn's player
 /// passes his phase.
 async fn play_a_little(clients: &mut [Client], moves: usize) {
-    for _ in 0..moves {
+    let mut done = 0;
+    while done < moves {
+        let seq = clients
+            .iter()
+            .filter_map(|c| c.view.as_ref().map(|v| v.seq))
+            .max()
+            .unwrap();
+        for c in clients.iter_mut() {
+            c.catch_up(seq).await;
+        }
         let running = clients[0].running_players();
         let Some(&player) = running.first() else {
             return;
@@ -165,14 +174,27 @@ async fn play_a_little(clients: &mut [Client], moves: usize) {
             .iter_mut()
             .find(|c| c.seat.map(|(p, _)| p) == Some(player))
             .unwrap();
-        let answer = client.call(|id| ClientMessage::EndTurn { id }).await;
-        assert!(
-            matches!(answer, Ok(ServerMessage::Ack { .. })),
-            "{answer:?}"
-        );
-        let seq = client.view.as_ref().unwrap().seq;
-        for c in clients.iter_mut() {
-            c.catch_up(seq).await;
+        let id = client.send(|id| ClientMessage::EndTurn { id });
+        // The answer, or a snapshot nobody asked for: the table was resynchronised (it moved,
+        // or messages between nodes may have been lost) and the request may never be answered
+        // (PROTOCOL.md): choose again from the new view.
+        let answer = client
+            .until(|r| match r {
+                Received::Message(m, _) => match &**m {
+                    ServerMessage::Error { reply_to, code, .. } if *reply_to == Some(id) => {
+                        Some(Some(Err(*code)))
+                    }
+                    ServerMessage::Snapshot { reply_to: None, .. } => Some(None),
+                    m if m.reply_to() == Some(id) => Some(Some(Ok(m.clone()))),
+                    _ => None,
+                },
+                Received::Closed(_) => None,
+            })
+            .await;
+        match answer {
+            Some(Ok(ServerMessage::Ack { .. })) => done += 1,
+            None => {}
+            Some(other) => panic!("{other:?}"),
         }
     }
 }

@@ -634,6 +634,7 @@ impl ServerProcess {
             .spawn()
             .unwrap();
         let stdout = child.stdout.take().unwrap();
+        let pid = child.id();
         let addr = tokio::task::spawn_blocking(move || {
             let mut lines = BufReader::new(stdout).lines();
             let addr = lines
@@ -645,8 +646,19 @@ impl ServerProcess {
                         .then(|| rest.split_whitespace().next().unwrap_or("").to_owned())
                 })
                 .expect("the server logs its address");
-            // Keep draining the log so the server never blocks on a full pipe.
-            std::thread::spawn(move || lines.for_each(drop));
+            // Keep draining the log so the server never blocks on a full pipe (into
+            // `$GM_TEST_SERVER_LOGS/<pid>.log` when that is set, for looking into a failure).
+            let keep = std::env::var_os("GM_TEST_SERVER_LOGS")
+                .map(|dir| std::path::PathBuf::from(dir).join(format!("{pid}.log")));
+            std::thread::spawn(move || {
+                use std::io::Write as _;
+                let mut file = keep.and_then(|path| std::fs::File::create(path).ok());
+                for line in lines.map_while(Result::ok) {
+                    if let Some(file) = &mut file {
+                        let _ = writeln!(file, "{line}");
+                    }
+                }
+            });
             addr
         });
         let addr = tokio::time::timeout(PATIENCE, addr).await.unwrap().unwrap();

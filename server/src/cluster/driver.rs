@@ -26,6 +26,13 @@ pub(crate) fn start(shared: &Arc<Shared>, cluster: &Arc<Cluster>) {
             () = watch_directory(c) => {}
         }
     });
+    let (c, s) = (Arc::clone(cluster), stop.clone());
+    shared.tasks.spawn(async move {
+        tokio::select! {
+            () = s.cancelled() => {}
+            () = resync_after_losses(c) => {}
+        }
+    });
     let (c, sh) = (Arc::clone(cluster), Arc::clone(shared));
     shared.tasks.spawn(async move {
         tokio::select! {
@@ -33,6 +40,32 @@ pub(crate) fn start(shared: &Arc<Shared>, cluster: &Arc<Cluster>) {
             () = leases_and_claims(sh, c) => {}
         }
     });
+}
+
+/// When this node's messages may have been lost (it reconnected to NATS), tells every node with
+/// members of a table it runs to enter them again (`OutItem::Resync`).
+async fn resync_after_losses(cluster: Arc<Cluster>) {
+    let mut losses = cluster.losses.subscribe();
+    losses.borrow_and_update();
+    while losses.changed().await.is_ok() {
+        losses.borrow_and_update();
+        let mine: Vec<TableId> = cluster
+            .cache
+            .iter()
+            .filter(|c| c.entry.owner.as_deref().is_some_and(|o| cluster.is_me(o)))
+            .map(|c| *c.key())
+            .collect();
+        let resync = super::encode(&[super::OutItem::Resync]);
+        for table in mine {
+            if let Err(error) = cluster
+                .client
+                .publish(super::outbound_subject(table), resync.clone())
+                .await
+            {
+                warn!(%table, %error, "asking other nodes to resynchronise");
+            }
+        }
+    }
 }
 
 /// Keeps the cache equal to the directory, telling the proxies what changed.
@@ -166,6 +199,28 @@ async fn leases_and_claims(shared: Arc<Shared>, cluster: Arc<Cluster>) {
                     .cloned(),
             )
             .collect();
+        // A finished table whose owner died is over and closed: it leaves the list.
+        let closed: Vec<(TableId, String)> = cluster
+            .cache
+            .iter()
+            .filter(|c| c.entry.finished_at_ms.is_some())
+            .filter_map(|c| Some((*c.key(), c.entry.owner.clone()?)))
+            .filter(|(_, owner)| dead(owner, &seen))
+            .collect();
+        for (table, owner) in closed {
+            let released = cluster
+                .dir_modify(table, |entry| {
+                    let still = entry.owner.as_deref() == Some(owner.as_str());
+                    if still {
+                        entry.owner = None;
+                    }
+                    still
+                })
+                .await;
+            if let Err(error) = released {
+                warn!(%table, %error, "releasing a dead node's finished table");
+            }
+        }
         let mut still_orphans = HashSet::new();
         let candidates: Vec<(TableId, String)> = cluster
             .cache

@@ -36,7 +36,7 @@ use dashmap::DashMap;
 use futures_util::StreamExt;
 use grand_melee_protocol::{ErrorCode, SeatToken, TableId, TableSummary};
 use serde::{Deserialize, Serialize};
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 use tracing::{info, warn};
 use uuid::Uuid;
 
@@ -70,7 +70,7 @@ pub(crate) fn outbound_subject(table: TableId) -> String {
 /// A table's line in the directory.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct DirEntry {
-    /// The node that runs the table; `None` once the game is over.
+    /// The node that runs the table; `None` once nobody does (a finished table that closed).
     pub owner: Option<String>,
     /// Bumped by every claim.
     pub epoch: u64,
@@ -357,6 +357,9 @@ pub(crate) enum OutItem {
         code: u16,
         reason: String,
     },
+    /// The owner's messages may have been lost (it reconnected to NATS): every node enters its
+    /// members again (each gets a fresh snapshot).
+    Resync,
 }
 
 /// Encodes a node-to-node message.
@@ -396,6 +399,9 @@ pub(crate) struct Cluster {
     pub started: Instant,
     /// When this node last renewed its lease, in ms since `started`.
     renewed_ms: AtomicU64,
+    /// Bumped whenever node-to-node messages may have been lost (a reconnection to NATS, a
+    /// subscriber that fell behind).
+    pub losses: watch::Sender<u64>,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -446,8 +452,26 @@ impl Cluster {
         if addrs.is_empty() {
             return Err("--cluster: give at least one NATS URL, e.g. nats://127.0.0.1:4222".into());
         }
+        // Core NATS delivers at most once: a message on its way when this node's NATS server
+        // died, or dropped because a subscriber fell behind, is gone. Both are counted here, and
+        // the proxies and owners resynchronise their members (a fresh snapshot each).
+        let (losses, _) = watch::channel(0u64);
+        let counted = losses.clone();
         let client = async_nats::ConnectOptions::new()
             .name(format!("grand-melee {node}"))
+            .event_callback(move |event| {
+                let counted = counted.clone();
+                async move {
+                    match event {
+                        async_nats::Event::Connected | async_nats::Event::SlowConsumer(_) => {
+                            info!(%event, "NATS connection event: resynchronising tables");
+                            counted.send_modify(|n| *n += 1);
+                        }
+                        async_nats::Event::Disconnected => warn!("disconnected from NATS"),
+                        _ => {}
+                    }
+                }
+            })
             .connection_timeout(Duration::from_secs(5))
             .retry_on_initial_connect()
             .max_reconnects(None)
@@ -500,6 +524,7 @@ impl Cluster {
             metrics,
             started: Instant::now(),
             renewed_ms: AtomicU64::new(0),
+            losses,
         }))
     }
 
@@ -632,6 +657,25 @@ impl Cluster {
         &self,
         table: TableId,
     ) -> Result<Option<(Vec<Record>, u64)>, String> {
+        // The engine may be electing a leader: try again for a while.
+        let mut attempt = 0u64;
+        loop {
+            attempt += 1;
+            match self.read_records_once(table).await {
+                Ok(read) => return Ok(read),
+                Err(error) if attempt < 30 => {
+                    warn!(%table, %error, attempt, "reading a table's records; trying again");
+                    tokio::time::sleep(Duration::from_millis(100 * attempt.min(10))).await;
+                }
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
+    async fn read_records_once(
+        &self,
+        table: TableId,
+    ) -> Result<Option<(Vec<Record>, u64)>, String> {
         let last = self.last_sequence(table).await?;
         if last == 0 {
             return Ok(None);
@@ -660,9 +704,9 @@ impl Cluster {
             }
             Err("the journal stream ended early".to_owned())
         };
-        tokio::time::timeout(Duration::from_secs(60), read)
+        tokio::time::timeout(Duration::from_secs(20), read)
             .await
-            .map_err(|_| format!("reading table {table} took over 60 s"))??;
+            .map_err(|_| format!("reading table {table} took over 20 s"))??;
         Ok(Some((records, last)))
     }
 

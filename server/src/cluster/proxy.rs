@@ -134,9 +134,18 @@ impl Proxy {
     ) {
         let (entered_tx, mut entered) = mpsc::unbounded_channel::<Entered>();
         let stop = self.shared.stop_tables.clone();
+        let mut losses = self.cluster.losses.subscribe();
+        losses.borrow_and_update();
         loop {
             tokio::select! {
                 () = stop.cancelled() => break,
+                Ok(()) = losses.changed() => {
+                    losses.borrow_and_update();
+                    if !matches!(self.target, Target::Pending) {
+                        info!(table = %self.table, "messages may be lost: re-entering every member");
+                        self.reenter_all(&entered_tx);
+                    }
+                }
                 message = rx.recv() => {
                     let Some(message) = message else { break };
                     self.forward(message, &entered_tx).await;
@@ -407,6 +416,12 @@ impl Proxy {
                 } if node == me => {
                     if let Some(member) = self.members.remove(&conn) {
                         member.conn.close_because(code, reason);
+                    }
+                }
+                OutItem::Resync => {
+                    if matches!(self.target, Target::Remote(_)) {
+                        self.reenter_all(entered);
+                        return;
                     }
                 }
                 _ => {}
