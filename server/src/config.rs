@@ -208,7 +208,7 @@ pub struct ServerConfig {
           value_parser = clap::value_parser!(u8).range(1..=5))]
     pub cluster_replicas: u8,
 
-    /// Cluster mode: a node's lease, in milliseconds. A node renews it three times per lease;
+    /// Cluster mode: a node's lease, in milliseconds. A node renews it six times per lease;
     /// one that has not renewed it for a whole lease is taken for dead and its tables are
     /// claimed by the others.
     #[arg(long, env = "GM_LEASE_MS", default_value_t = 10_000,

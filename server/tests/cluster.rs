@@ -3,12 +3,11 @@
 //! paused mid-game.
 #![allow(clippy::unwrap_used)]
 
-use std::ffi::OsString;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use grand_melee_e2e::nats::NatsCluster;
-use grand_melee_e2e::{Client, Received, ServerProcess, concede, keep_all_hands};
+use grand_melee_e2e::nats::{NatsCluster, ServerNode};
+use grand_melee_e2e::{Client, Received, concede, keep_all_hands};
 use grand_melee_protocol::{self as wire, ClientMessage, ServerMessage, TableId};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_grand-melee-server");
@@ -16,74 +15,9 @@ const BINARY: &str = env!("CARGO_BIN_EXE_grand-melee-server");
 /// How long a test waits for a condition the cluster must reach by itself.
 const PATIENCE: Duration = Duration::from_secs(60);
 
-/// One server node.
-struct Node {
-    process: Option<ServerProcess>,
-    addr: SocketAddr,
-    name: String,
-    _data: tempfile::TempDir,
-}
-
-impl Node {
-    async fn start(nats: &NatsCluster, name: &str, replicas: usize, lease_ms: u64) -> Self {
-        let data = tempfile::tempdir().unwrap();
-        let args: Vec<OsString> = vec![
-            "--data-dir".into(),
-            data.path().into(),
-            "--cluster".into(),
-            nats.urls().into(),
-            "--node-id".into(),
-            name.into(),
-            "--cluster-replicas".into(),
-            replicas.to_string().into(),
-            "--lease-ms".into(),
-            lease_ms.to_string().into(),
-            "--grace-period-secs".into(),
-            "600".into(),
-            // Every bot connects from 127.0.0.1, and bots act faster than people.
-            "--max-connections-per-ip".into(),
-            "0".into(),
-            "--rate-limit".into(),
-            "1000".into(),
-            "--rate-burst".into(),
-            "1000".into(),
-            "--chat-per-minute".into(),
-            "1000".into(),
-            "--table-chat-per-minute".into(),
-            "0".into(),
-        ];
-        let args: Vec<&std::ffi::OsStr> = args.iter().map(OsString::as_os_str).collect();
-        let process = ServerProcess::spawn(BINARY, &args).await;
-        Self {
-            addr: process.addr,
-            process: Some(process),
-            name: name.to_owned(),
-            _data: data,
-        }
-    }
-
-    async fn kill(&mut self) {
-        let process = self.process.take().unwrap();
-        process.signal("KILL");
-        process.wait().await;
-    }
-
-    async fn metric(&self, name: &str) -> f64 {
-        let page = grand_melee_e2e::http_get(self.addr, "/metrics").await;
-        page.lines()
-            .find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
-            .unwrap_or_else(|| panic!("metric {name} on node {}", self.name))
-    }
-}
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        if let Some(process) = &self.process {
-            let _ = std::process::Command::new("kill")
-                .args(["-KILL", &process.id().to_string()])
-                .status();
-        }
-    }
+/// A node of the cluster under test.
+async fn node(nats: &NatsCluster, name: &str, replicas: usize, lease_ms: u64) -> ServerNode {
+    ServerNode::cluster(BINARY, nats, name, replicas, lease_ms).await
 }
 
 /// Waits until `check` holds, asking again every 50 ms, for at most [`PATIENCE`].
@@ -202,8 +136,8 @@ async fn play_a_little(clients: &mut [Client], moves: usize) {
 #[tokio::test(flavor = "multi_thread")]
 async fn one_table_played_from_two_nodes_survives_its_owner() {
     let nats = NatsCluster::start(1).await;
-    let mut a = Node::start(&nats, "a", 1, 1500).await;
-    let b = Node::start(&nats, "b", 1, 1500).await;
+    let mut a = node(&nats, "a", 1, 1500).await;
+    let b = node(&nats, "b", 1, 1500).await;
 
     let mut host = Client::connected(a.addr).await;
     let table = host.create_table("across nodes", 4, 7).await;
@@ -363,13 +297,13 @@ async fn finish_and_check(table: TableId, clients: &mut [Client]) {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_paused_owner_is_fenced_and_gives_its_table_up() {
     let nats = NatsCluster::start(1).await;
-    let a = Node::start(&nats, "a", 1, 1000).await;
-    let b = Node::start(&nats, "b", 1, 1000).await;
+    let a = node(&nats, "a", 1, 1000).await;
+    let b = node(&nats, "b", 1, 1000).await;
     let (table, mut clients) = table_across(a.addr, b.addr, "fenced").await;
     play_a_little(&mut clients, 2).await;
 
     // Node a stops past its lease; node b takes the table over and play goes on there.
-    a.process.as_ref().unwrap().signal("STOP");
+    a.signal("STOP");
     eventually("node b owns the table", async || {
         b.metric("gm_tables").await == 1.0
     })
@@ -393,7 +327,7 @@ async fn a_paused_owner_is_fenced_and_gives_its_table_up() {
 
     // Node a wakes up: its append expects the subject where a left it and is refused; it gives
     // the table up and tells its clients to come back.
-    a.process.as_ref().unwrap().signal("CONT");
+    a.signal("CONT");
     for i in [0, 2] {
         let code = clients[i].closed_with().await;
         assert_eq!(code, Some(wire::close::TABLE_MOVED));
@@ -426,8 +360,8 @@ async fn a_paused_owner_is_fenced_and_gives_its_table_up() {
 #[tokio::test(flavor = "multi_thread")]
 async fn play_goes_on_when_the_streams_nats_leader_dies() {
     let mut nats = NatsCluster::start(3).await;
-    let a = Node::start(&nats, "a", 3, 2000).await;
-    let b = Node::start(&nats, "b", 3, 2000).await;
+    let a = node(&nats, "a", 3, 2000).await;
+    let b = node(&nats, "b", 3, 2000).await;
     let (table, mut clients) = table_across(a.addr, b.addr, "engine fault").await;
     play_a_little(&mut clients, 2).await;
     let acknowledged = clients[0].view.as_ref().unwrap().seq;
@@ -453,8 +387,8 @@ async fn a_league_game_across_nodes_credits_each_deck_once() {
     use grand_melee_protocol::league::{LedgerEntry, Purchase, Rarity};
 
     let nats = NatsCluster::start(1).await;
-    let a = Node::start(&nats, "a", 1, 1000).await;
-    let b = Node::start(&nats, "b", 1, 1000).await;
+    let a = node(&nats, "a", 1, 1000).await;
+    let b = node(&nats, "b", 1, 1000).await;
     let mut at_a = Client::connected(a.addr).await;
     let mut at_b = Client::connected(b.addr).await;
     let league =
@@ -616,7 +550,7 @@ async fn twenty_tables_of_28_bots_survive_the_node_that_owns_the_most() {
     let nats = NatsCluster::start(3).await;
     let mut nodes = Vec::new();
     for name in ["n1", "n2", "n3"] {
-        nodes.push(Node::start(&nats, name, 3, 2000).await);
+        nodes.push(node(&nats, name, 3, 2000).await);
     }
     let witness = Arc::new(Witness::new());
     let config = PlayConfig {

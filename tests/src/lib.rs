@@ -250,15 +250,22 @@ impl Client {
 
     /// The next message (mirroring it), or the close. Fails the test after [`PATIENCE`].
     pub async fn recv(&mut self) -> Received {
-        let received = tokio::time::timeout(PATIENCE, self.inbox.recv())
+        self.recv_within(PATIENCE)
             .await
             .expect("the server answered in time")
+    }
+
+    /// The next message (mirroring it) or the close, if one comes within `patience`.
+    pub async fn recv_within(&mut self, patience: Duration) -> Option<Received> {
+        let received = tokio::time::timeout(patience, self.inbox.recv())
+            .await
+            .ok()?
             .unwrap_or(Received::Closed(None));
         match &received {
             Received::Message(message, bytes) => self.mirror(message, bytes),
             Received::Closed(code) => self.closed = Some(*code),
         }
-        received
+        Some(received)
     }
 
     fn mirror(&mut self, message: &ServerMessage, bytes: &Bytes) {

@@ -551,6 +551,11 @@ impl NatsCluster {
             .join(",")
     }
 
+    /// Node `i`'s process id, while it runs.
+    pub fn pid(&self, i: usize) -> Option<u32> {
+        self.nodes[i].child.as_ref().map(Child::id)
+    }
+
     /// Node `i`'s server name, `n<i>`.
     pub fn name(&self, i: usize) -> String {
         self.nodes[i].name.clone()
@@ -678,6 +683,123 @@ impl Drop for NatsCluster {
     fn drop(&mut self) {
         for node in &mut self.nodes {
             node.kill();
+        }
+    }
+}
+
+/// The flags every harness-started server gets: bots all connect from 127.0.0.1 and act faster
+/// than people, so the per-address and rate limits are lifted; grace periods are long so a
+/// player never loses a seat while the harness kills nodes.
+pub const BOT_FRIENDLY_FLAGS: &[&str] = &[
+    "--max-connections-per-ip",
+    "0",
+    "--max-tables-per-ip",
+    "0",
+    "--table-creations-per-minute",
+    "0",
+    "--rate-limit",
+    "100000",
+    "--rate-burst",
+    "100000",
+    "--chat-per-minute",
+    "1000000",
+    "--table-chat-per-minute",
+    "0",
+    "--grace-period-secs",
+    "600",
+];
+
+/// A `grand-melee-server` child process with its own data directory (single-node, or a node of
+/// a cluster), SIGKILLed when dropped.
+#[derive(Debug)]
+pub struct ServerNode {
+    process: Option<crate::ServerProcess>,
+    /// Where it listens.
+    pub addr: std::net::SocketAddr,
+    /// Its `--node-id` (empty for a single node).
+    pub name: String,
+    _data: tempfile::TempDir,
+}
+
+impl ServerNode {
+    /// Starts `binary` with [`BOT_FRIENDLY_FLAGS`], a fresh data directory and `extra`.
+    pub async fn start(binary: &str, name: &str, extra: &[String]) -> Self {
+        let data = tempfile::tempdir().expect("a temporary directory");
+        let mut args: Vec<std::ffi::OsString> = BOT_FRIENDLY_FLAGS
+            .iter()
+            .map(std::ffi::OsString::from)
+            .collect();
+        args.push("--data-dir".into());
+        args.push(data.path().into());
+        args.extend(extra.iter().map(std::ffi::OsString::from));
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsString::as_os_str).collect();
+        let process = crate::ServerProcess::spawn(binary, &args).await;
+        Self {
+            addr: process.addr,
+            process: Some(process),
+            name: name.to_owned(),
+            _data: data,
+        }
+    }
+
+    /// Starts a node of a cluster on `nats`, named `name`, with `replicas` copies of the
+    /// journal and a lease of `lease_ms`.
+    pub async fn cluster(
+        binary: &str,
+        nats: &NatsCluster,
+        name: &str,
+        replicas: usize,
+        lease_ms: u64,
+    ) -> Self {
+        let extra = [
+            "--cluster".to_owned(),
+            nats.urls(),
+            "--node-id".to_owned(),
+            name.to_owned(),
+            "--cluster-replicas".to_owned(),
+            replicas.to_string(),
+            "--lease-ms".to_owned(),
+            lease_ms.to_string(),
+        ];
+        Self::start(binary, name, &extra).await
+    }
+
+    /// The process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.process.as_ref().map(crate::ServerProcess::id)
+    }
+
+    /// Sends `signal` (`STOP`, `CONT`, …) to the running process.
+    pub fn signal(&self, signal: &str) {
+        self.process
+            .as_ref()
+            .unwrap_or_else(|| panic!("node {} is not running", self.name))
+            .signal(signal);
+    }
+
+    /// SIGKILLs the process and waits for it to exit.
+    pub async fn kill(&mut self) {
+        if let Some(process) = self.process.take() {
+            process.signal("KILL");
+            process.wait().await;
+        }
+    }
+
+    /// The value of the metric `name` on the node's `/metrics` page.
+    pub async fn metric(&self, name: &str) -> f64 {
+        let page = crate::http_get(self.addr, "/metrics").await;
+        page.lines()
+            .find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+            .unwrap_or_else(|| panic!("metric {name} on node {}", self.name))
+    }
+}
+
+impl Drop for ServerNode {
+    fn drop(&mut self) {
+        if let Some(process) = &self.process {
+            let _ = Command::new("kill")
+                .args(["-KILL", &process.id().to_string()])
+                .status();
         }
     }
 }

@@ -121,6 +121,9 @@ struct Seen {
     since: Instant,
 }
 
+/// How many times per lease a node renews its own lease and looks at the others'.
+const RENEWALS_PER_LEASE: u32 = 6;
+
 /// Which live node should claim `table`: the highest hash of (table, node) (rendezvous
 /// hashing), so the tables of a dead node spread over the survivors and every survivor agrees.
 fn chosen<'a>(table: TableId, live: impl Iterator<Item = &'a str>) -> Option<&'a str> {
@@ -132,14 +135,15 @@ fn chosen<'a>(table: TableId, live: impl Iterator<Item = &'a str>) -> Option<&'a
     })
 }
 
-/// Renews this node's lease three times per lease, watches the others', and claims the tables
-/// of the nodes it finds dead.
+/// Renews this node's lease six times per lease, watches the others', and claims the tables
+/// of the nodes it finds dead. Looking six times per lease means a dead node is noticed between
+/// one lease and a sixth more after the last renewal this node saw.
 async fn leases_and_claims(shared: Arc<Shared>, cluster: Arc<Cluster>) {
     let info = NodeInfo {
         url: cluster.url.clone(),
         started_at_ms: crate::room::now_ms(),
     };
-    let tick = cluster.lease / 3;
+    let tick = cluster.lease / RENEWALS_PER_LEASE;
     let mut interval = tokio::time::interval(tick);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut seen: HashMap<String, Seen> = HashMap::new();
@@ -190,7 +194,7 @@ async fn leases_and_claims(shared: Arc<Shared>, cluster: Arc<Cluster>) {
             }
             // A node never seen counts from this node's start.
             let since = seen.get(node).map_or(cluster.started, |s| s.since);
-            renewed.saturating_duration_since(since.max(healthy)) > cluster.lease
+            renewed.saturating_duration_since(since.max(healthy)) >= cluster.lease
         };
         let live: Vec<String> = std::iter::once(cluster.node.to_string())
             .chain(

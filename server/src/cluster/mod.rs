@@ -9,7 +9,7 @@
 //! - **The directory** is the key-value bucket [`DIRECTORY`]: one [`DirEntry`] per table (its
 //!   owner, an epoch bumped by every claim, the lobby summary, and once the game is over, when
 //!   it finished). Claims and summary updates are compare-and-swap on the entry's revision.
-//! - **Leases** are the bucket [`NODES`]: each node rewrites its key three times per lease;
+//! - **Leases** are the bucket [`NODES`]: each node rewrites its key six times per lease;
 //!   a node whose key has not changed for a whole lease (while this node's own renewals
 //!   succeeded) is taken for dead, and each of its tables is claimed by one survivor.
 //! - **Routing** is core NATS, per table: requests from clients on other nodes go to
