@@ -244,27 +244,18 @@ async fn create_in_cluster(
             error!(%error, "journaling a new table");
             ErrorCode::StorageFailed
         })?;
-    let config = &settings.config;
     let entry = DirEntry {
         owner: Some(cluster.node.to_string()),
         epoch: 1,
         name: record.name.clone(),
         password: record.password.clone(),
-        summary: TableSummary {
-            table: record.id,
-            name: record.name.clone(),
-            seats: config.seats,
-            seated: 0,
-            spectators: 0,
-            stage: wire::StageName::Lobby,
-            password: record.password.is_some(),
-            spell_range: u8::from(config.spell_range),
-            reduction: config.reduction,
-            rules: config.rule_set,
-            combat_dice: config.combat_dice,
-            mulligan: config.mulligan,
-            league: record.league,
-        },
+        summary: new_summary(
+            record.id,
+            &record.name,
+            record.password.is_some(),
+            &settings.config,
+            record.league,
+        ),
         created_at_ms: record.created_at_ms,
         finished_at_ms: None,
         events: 0,
@@ -666,6 +657,32 @@ fn timing(shared: &Shared) -> Timing {
     }
 }
 
+/// A new table's line in the lobby: its fixed parts, nobody seated yet. `publish_summary`
+/// keeps the parts that change current.
+fn new_summary(
+    id: TableId,
+    name: &str,
+    password: bool,
+    config: &TableConfig,
+    league: Option<Uuid>,
+) -> TableSummary {
+    TableSummary {
+        table: id,
+        name: name.to_owned(),
+        seats: config.seats,
+        seated: 0,
+        spectators: 0,
+        stage: wire::StageName::Lobby,
+        password,
+        spell_range: u8::from(config.spell_range),
+        reduction: config.reduction,
+        rules: config.rule_set,
+        combat_dice: config.combat_dice,
+        mulligan: config.mulligan,
+        league,
+    }
+}
+
 impl Room {
     fn new(
         id: TableId,
@@ -675,22 +692,13 @@ impl Room {
         shared: &Arc<Shared>,
         slot: TableSlot,
     ) -> Self {
-        let config = session.table().config();
-        let summary = TableSummary {
-            table: id,
-            name: name.clone(),
-            seats: config.seats,
-            seated: 0,
-            spectators: 0,
-            stage: wire::StageName::Lobby,
-            password: password.is_some(),
-            spell_range: u8::from(config.spell_range),
-            reduction: config.reduction,
-            rules: config.rule_set,
-            combat_dice: config.combat_dice,
-            mulligan: config.mulligan,
-            league: session.settings().league,
-        };
+        let summary = new_summary(
+            id,
+            &name,
+            password.is_some(),
+            session.table().config(),
+            session.settings().league,
+        );
         Self {
             id,
             name,
