@@ -1,35 +1,26 @@
 //! The handle through which a table actor (or a connection's reader) talks to one connection:
-//! a bounded queue of encoded frames and a way to close it with a code and a reason. It knows
+//! its outbox of WebSocket frames and a way to close it with a code and a reason. It knows
 //! nothing of tables or of the server: everything above it may use it.
 
 use std::borrow::Cow;
 use std::net::IpAddr;
 use std::sync::Arc;
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
-use bytes::Bytes;
 use grand_melee_protocol::{self as wire, ClientMessage, ErrorCode, ServerMessage, close};
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 use tracing::info;
 
 use crate::metrics::Metrics;
+use crate::outbox::{Frame, Outbox, Refused};
 
-/// The way a table actor (or the reader) talks to one connection: a bounded queue of encoded
-/// frames and a way to close it with a code.
+/// The way a table actor (or the reader) talks to one connection: its outbox (frames written
+/// straight to the socket when they would not block, a bounded queue otherwise) and a way to
+/// close it with a code.
 #[derive(Debug, Clone)]
 pub(crate) struct Conn {
     pub id: u64,
     /// The client's address (for per-address caps and bans).
     pub peer: IpAddr,
-    pub(crate) out: mpsc::Sender<Bytes>,
-    pub(crate) kick: CancellationToken,
-    /// The close code and the reason sent with it; the first close wins.
-    pub(crate) close: Arc<OnceLock<(u16, Cow<'static, str>)>>,
-    /// Bytes queued and not yet handed to the socket.
-    pub(crate) queued_bytes: Arc<AtomicUsize>,
-    pub(crate) max_queued_bytes: usize,
+    pub(crate) outbox: Arc<Outbox>,
     pub(crate) metrics: Arc<Metrics>,
     /// Cluster mode: a connection held by another node, whose frames the table's owner sends
     /// through the table's outbound subject instead of a local queue.
@@ -44,23 +35,15 @@ pub(crate) struct Remote {
 }
 
 impl Conn {
-    /// Queues one encoded frame. A full queue means the client cannot keep up: it is closed
-    /// (1008) rather than allowed to stall whoever is sending. Returns whether it was queued.
-    /// The caller counts what it sends (once per batch, not once per frame: the counters are
-    /// shared by every thread).
-    pub fn send(&self, frame: Bytes) -> bool {
-        let len = frame.len();
-        let queued = self.queued_bytes.fetch_add(len, Relaxed) + len;
-        let result = if queued > self.max_queued_bytes {
-            Err(mpsc::error::TrySendError::Full(frame))
-        } else {
-            self.out.try_send(frame)
-        };
-        match result {
+    /// Sends one frame (shared, not copied). A full queue means the client cannot keep up: it
+    /// is closed (1008) rather than allowed to stall whoever is sending. Returns whether it was
+    /// sent. The caller counts what it sends (once per batch, not once per frame: the counters
+    /// are shared by every thread).
+    pub fn send(&self, frame: &Frame) -> bool {
+        match self.outbox.push(frame) {
             Ok(()) => true,
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                self.queued_bytes.fetch_sub(len, Relaxed);
-                if !self.kick.is_cancelled() {
+            Err(Refused::Full) => {
+                if !self.outbox.kick.is_cancelled() {
                     Metrics::add(&self.metrics.slow_readers_dropped, 1);
                     info!(
                         connection = self.id,
@@ -73,20 +56,16 @@ impl Conn {
                 }
                 false
             }
-            Err(mpsc::error::TrySendError::Closed(_)) => {
-                self.queued_bytes.fetch_sub(len, Relaxed);
-                false
-            }
+            Err(Refused::Finished) => false,
         }
     }
 
     /// Encodes and queues one message, counting it.
     pub fn send_message(&self, message: &ServerMessage) -> bool {
-        let frame = Bytes::from(wire::encode_server(message));
-        let len = frame.len();
-        let sent = self.send(frame);
+        let frame = Frame::binary(&wire::encode_server(message));
+        let sent = self.send(&frame);
         if sent {
-            self.metrics.count_out(1, len);
+            self.metrics.count_out(1, frame.payload().len());
         }
         sent
     }
@@ -112,12 +91,7 @@ impl Conn {
     /// Closes the connection with a WebSocket close code and a reason saying what happened (the
     /// first close wins).
     pub fn close_because(&self, code: u16, reason: impl Into<Cow<'static, str>>) {
-        // Cancelled already (by an earlier close, or by the server's shutdown, which means
-        // 1001): the first reason stands.
-        if !self.kick.is_cancelled() {
-            let _ = self.close.set((code, reason.into()));
-            self.kick.cancel();
-        }
+        self.outbox.close_because(code, reason);
     }
 }
 

@@ -1,42 +1,39 @@
 //! One client connection: the HTTP routing, then a WebSocket session split into a reader (this
 //! task: decodes requests, answers session requests, forwards table requests to the table's
-//! actor) and a writer task (drains a bounded queue of encoded frames, batching writes).
+//! actor) and a writer task (writes what the connection's outbox could not write at once).
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
-use bytes::Bytes;
-use futures_util::stream::SplitSink;
-use futures_util::{SinkExt, StreamExt};
+use futures_util::StreamExt;
 use grand_melee_protocol::{
     self as wire, ClientMessage, ErrorCode, PROTOCOL_VERSION, ServerMessage, close, text,
 };
+use tokio::io::ReadHalf;
 use tokio::net::TcpStream;
+use tokio::net::tcp::OwnedReadHalf;
 use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::WebSocketStream;
-use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
+use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
-use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use crate::conn::{Conn, Refusal, close_reason};
 use crate::http;
 use crate::lobby::{self, Entry, RoomMsg, Shared};
 use crate::metrics::Metrics;
+use crate::outbox::{Frame, Outbox, WriteSide};
 use crate::room;
 use grand_melee_protocol::limit::TokenBucket;
 
 fn websocket_config(config: &crate::ServerConfig) -> WebSocketConfig {
     WebSocketConfig::default()
         .read_buffer_size(config.read_buffer_bytes.max(256))
-        // tungstenite's write buffer keeps the capacity of the largest frame it ever held, for
-        // the life of the connection: a small target plus `fragments` keeps it near 1 KiB.
-        .write_buffer_size(FRAGMENT_BYTES)
-        .max_write_buffer_size(1 << 20)
+        // Only the reader uses tungstenite; what it would write (pongs, close replies) is
+        // discarded (the reader answers those itself, through the outbox).
+        .write_buffer_size(0)
         .max_message_size(Some(config.max_message_bytes()))
         .max_frame_size(Some(config.max_message_bytes()))
 }
@@ -141,15 +138,8 @@ pub(crate) async fn serve(
         shared.config.handshake_timeout(),
     ));
     if let Some((stream, rest)) = upgraded.await {
-        let ws = WebSocketStream::from_partially_read(
-            stream,
-            rest,
-            Role::Server,
-            Some(websocket_config(&shared.config)),
-        )
-        .await;
         metrics.websockets_open.fetch_add(1, Relaxed);
-        session(ws, peer, &shared).await;
+        session(stream, rest, peer, &shared).await;
         metrics.websockets_open.fetch_sub(1, Relaxed);
     }
     metrics.connections_open.fetch_sub(1, Relaxed);
@@ -204,67 +194,50 @@ pub(crate) enum Stream {
     Tls(Box<tokio_rustls::server::TlsStream<TcpStream>>),
 }
 
-impl tokio::io::AsyncRead for Stream {
+/// The reading half of a WebSocket's stream, as the reader's WebSocket decoder sees it. What
+/// the decoder would write (its automatic pongs and close replies) is discarded: everything the
+/// server sends goes through the connection's outbox, and the reader answers pings and closes
+/// itself.
+#[derive(Debug)]
+enum ReadSide {
+    Plain(OwnedReadHalf),
+    Tls(ReadHalf<tokio_rustls::server::TlsStream<TcpStream>>),
+}
+
+impl tokio::io::AsyncRead for ReadSide {
     fn poll_read(
         self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
         buf: &mut tokio::io::ReadBuf<'_>,
     ) -> std::task::Poll<std::io::Result<()>> {
         match self.get_mut() {
-            Stream::Plain(s) => std::pin::Pin::new(s).poll_read(cx, buf),
-            Stream::Tls(s) => std::pin::Pin::new(s.as_mut()).poll_read(cx, buf),
+            ReadSide::Plain(s) => std::pin::Pin::new(s).poll_read(cx, buf),
+            ReadSide::Tls(s) => std::pin::Pin::new(s).poll_read(cx, buf),
         }
     }
 }
 
-impl tokio::io::AsyncWrite for Stream {
+impl tokio::io::AsyncWrite for ReadSide {
     fn poll_write(
         self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
+        _: &mut std::task::Context<'_>,
         buf: &[u8],
     ) -> std::task::Poll<std::io::Result<usize>> {
-        match self.get_mut() {
-            Stream::Plain(s) => std::pin::Pin::new(s).poll_write(cx, buf),
-            Stream::Tls(s) => std::pin::Pin::new(s.as_mut()).poll_write(cx, buf),
-        }
+        std::task::Poll::Ready(Ok(buf.len()))
     }
 
     fn poll_flush(
         self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
+        _: &mut std::task::Context<'_>,
     ) -> std::task::Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            Stream::Plain(s) => std::pin::Pin::new(s).poll_flush(cx),
-            Stream::Tls(s) => std::pin::Pin::new(s.as_mut()).poll_flush(cx),
-        }
+        std::task::Poll::Ready(Ok(()))
     }
 
     fn poll_shutdown(
         self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
+        _: &mut std::task::Context<'_>,
     ) -> std::task::Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            Stream::Plain(s) => std::pin::Pin::new(s).poll_shutdown(cx),
-            Stream::Tls(s) => std::pin::Pin::new(s.as_mut()).poll_shutdown(cx),
-        }
-    }
-
-    fn poll_write_vectored(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        bufs: &[std::io::IoSlice<'_>],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        match self.get_mut() {
-            Stream::Plain(s) => std::pin::Pin::new(s).poll_write_vectored(cx, bufs),
-            Stream::Tls(s) => std::pin::Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
-        }
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        match self {
-            Stream::Plain(s) => s.is_write_vectored(),
-            Stream::Tls(s) => s.is_write_vectored(),
-        }
+        std::task::Poll::Ready(Ok(()))
     }
 }
 
@@ -276,28 +249,41 @@ enum State {
     InTable(lobby::Membership),
 }
 
-async fn session(ws: WebSocketStream<Stream>, peer: SocketAddr, shared: &Arc<Shared>) {
-    let (sink, mut stream) = ws.split();
-    let (out, rx) = mpsc::channel(shared.config.outgoing_queue.max(1));
+async fn session(stream: Stream, rest: Vec<u8>, peer: SocketAddr, shared: &Arc<Shared>) {
     let kick = shared.shutdown.child_token();
+    let (read, write, socket) = match stream {
+        Stream::Plain(tcp) => {
+            let (read, write) = tcp.into_split();
+            (ReadSide::Plain(read), WriteSide::Plain, Some(write))
+        }
+        Stream::Tls(tls) => {
+            let (read, write) = tokio::io::split(*tls);
+            (ReadSide::Tls(read), WriteSide::Tls(write), None)
+        }
+    };
+    let mut stream = WebSocketStream::from_partially_read(
+        read,
+        rest,
+        Role::Server,
+        Some(websocket_config(&shared.config)),
+    )
+    .await;
     let conn = Conn {
         id: shared.next_connection_id(),
-        out,
-        kick: kick.clone(),
         peer: peer.ip(),
-        close: Arc::new(OnceLock::new()),
-        queued_bytes: Arc::new(AtomicUsize::new(0)),
-        max_queued_bytes: shared.config.outgoing_queue_bytes.max(1024),
+        outbox: Arc::new(Outbox::new(
+            socket,
+            kick.clone(),
+            shared.config.outgoing_queue,
+            shared.config.outgoing_queue_bytes.max(1024),
+        )),
         metrics: Arc::clone(&shared.metrics),
         remote: None,
     };
     debug!(%peer, connection = conn.id, "websocket open");
     let writer = tokio::spawn(write_frames(
-        sink,
-        rx,
-        kick.clone(),
-        Arc::clone(&conn.close),
-        Arc::clone(&conn.queued_bytes),
+        Arc::clone(&conn.outbox),
+        write,
         shared.config.ping_interval(),
     ));
     let mut state = State::New;
@@ -382,13 +368,15 @@ async fn session(ws: WebSocketStream<Stream>, peer: SocketAddr, shared: &Arc<Sha
                 conn.close(close::NORMAL);
                 break;
             }
-            // tungstenite answers every ping with a pong: a flood of pings is a flood of writes,
-            // so pings count against the request limit like any frame.
-            Message::Ping(_) => {
-                if limits.frame(received) == Verdict::Close {
-                    break close_flooder(&conn, peer);
+            // Every ping is answered with a pong: a flood of pings is a flood of writes, so
+            // pings count against the request limit like any frame.
+            Message::Ping(payload) => match limits.frame(received) {
+                Verdict::Close => break close_flooder(&conn, peer),
+                Verdict::Refuse => {}
+                Verdict::Admit => {
+                    conn.send(&Frame::pong(&payload));
                 }
-            }
+            },
             Message::Pong(_) | Message::Frame(_) => {}
         }
     }
@@ -938,100 +926,62 @@ async fn enter(
     }
 }
 
-/// The writer task: drains the queue, feeding every frame that is ready and flushing once, sends
-/// pings, and closes with the connection's close code when told to.
+/// The writer task: writes what the connection's outbox could not write at once, sends pings,
+/// and closes with the connection's close code when told to.
 async fn write_frames(
-    mut sink: SplitSink<WebSocketStream<Stream>, Message>,
-    mut rx: mpsc::Receiver<Bytes>,
-    kick: CancellationToken,
-    close: Arc<OnceLock<(u16, std::borrow::Cow<'static, str>)>>,
-    queued_bytes: Arc<AtomicUsize>,
+    outbox: Arc<Outbox>,
+    mut socket: WriteSide,
     ping_interval: std::time::Duration,
 ) {
-    let take = |frame: Bytes| {
-        queued_bytes.fetch_sub(frame.len(), Relaxed);
-        frame
-    };
     let mut ping = tokio::time::interval(ping_interval);
     ping.reset();
     // Made once, not on every wake-up: each costs a registration.
+    let kick = outbox.kick.clone();
     let cancelled = kick.cancelled();
     tokio::pin!(cancelled);
     loop {
+        tokio::select! {
+            biased;
+            () = &mut cancelled => break,
+            () = outbox.woken() => {}
+            _ = ping.tick() => {
+                // A full queue is a slow reader, which the next frame for it reports.
+                let _ = outbox.push(&Frame::ping());
+            }
+        }
         let written = tokio::select! {
             biased;
             () = &mut cancelled => break,
-            frame = rx.recv() => {
-                let Some(frame) = frame else { break };
-                let write = async {
-                    feed_fragments(&mut sink, take(frame)).await?;
-                    while let Ok(frame) = rx.try_recv() {
-                        feed_fragments(&mut sink, take(frame)).await?;
-                    }
-                    sink.flush().await
-                };
-                tokio::select! {
-                    () = &mut cancelled => break,
-                    written = write => written,
-                }
-            }
-            _ = ping.tick() => sink.send(Message::Ping(Bytes::new())).await,
+            written = socket.drain(&outbox) => written,
         };
         if written.is_err() {
+            outbox.abandon();
             kick.cancel();
             return;
         }
     }
-    let (code, reason) = close
+    let (code, reason) = outbox
+        .close
         .get()
         .cloned()
         .unwrap_or((close::GOING_AWAY, close_reason(close::GOING_AWAY).into()));
+    // Deliver what was already queued (the last events before a shutdown, the errors that
+    // explain a close), then the close frame. A reader too slow to take them runs into the
+    // timeout.
+    outbox.finish(&Frame::close(code, &reason));
     let goodbye = async {
-        // Deliver what was already queued (the last events before a shutdown, the errors that
-        // explain a close). A reader too slow to take them runs into the timeout below.
-        while let Ok(frame) = rx.try_recv() {
-            feed_fragments(&mut sink, take(frame)).await?;
+        if socket.drain(&outbox).await.is_ok() {
+            socket.shutdown(&outbox).await;
         }
-        sink.send(Message::Close(Some(CloseFrame {
-            code: CloseCode::from(code),
-            reason: reason.into_owned().into(),
-        })))
-        .await
     };
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), goodbye).await;
+    if tokio::time::timeout(std::time::Duration::from_secs(2), goodbye)
+        .await
+        .is_err()
+    {
+        outbox.abandon();
+    }
 }
 
 /// How long a closing connection keeps reading what the client still sends, while its close
 /// frame goes out.
 const CLOSE_DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// The largest WebSocket frame the server writes. Longer messages (snapshots of big tables) go
-/// out as a binary frame and continuation frames of at most this size, which every WebSocket
-/// library reassembles into one message; this keeps tungstenite's write buffer small for the
-/// life of each connection.
-const FRAGMENT_BYTES: usize = 1024;
-
-/// Feeds one binary message to the sink, in fragments of at most [`FRAGMENT_BYTES`].
-async fn feed_fragments(
-    sink: &mut SplitSink<WebSocketStream<Stream>, Message>,
-    message: Bytes,
-) -> Result<(), WsError> {
-    use tokio_tungstenite::tungstenite::protocol::frame::Frame;
-    use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
-    if message.len() <= FRAGMENT_BYTES {
-        return sink.feed(Message::Binary(message)).await;
-    }
-    let mut start = 0;
-    while start < message.len() {
-        let end = (start + FRAGMENT_BYTES).min(message.len());
-        let opcode = if start == 0 {
-            OpCode::Data(Data::Binary)
-        } else {
-            OpCode::Data(Data::Continue)
-        };
-        let frame = Frame::message(message.slice(start..end), opcode, end == message.len());
-        sink.feed(Message::Frame(frame)).await?;
-        start = end;
-    }
-    Ok(())
-}

@@ -8,8 +8,10 @@
 //!   event sequence; publishes each event batch encoded once to every member.
 //! - `http` (private): plain HTTP on hyper — the browser page and its assets (embedded),
 //!   `/healthz`, `/metrics`, and the WebSocket handshake; `tls` (private): `--tls-cert`.
-//! - `connection` (private): one client — TLS, then HTTP, then the WebSocket reader that answers session requests and forwards table requests, and the writer
-//!   task with its bounded queue.
+//! - `connection` (private): one client — TLS, then HTTP, then the WebSocket reader that
+//!   answers session requests and forwards table requests, and the writer task.
+//! - `outbox` (private): what the server sends — WebSocket frames built once and shared, each
+//!   connection's bounded queue, written straight to the socket when it would not block.
 //! - [`server`]: the accept loop, the lobby registry of tables, and graceful shutdown.
 //! - [`config`], [`metrics`].
 
@@ -22,6 +24,7 @@ pub mod journal;
 pub mod leagues;
 mod lobby;
 pub mod metrics;
+mod outbox;
 mod password;
 mod room;
 pub mod server;

@@ -7,7 +7,6 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use bytes::Bytes;
 use grand_melee_protocol::{
     self as wire, ClientMessage, ErrorCode, MAX_PASSWORD_CHARS, SeatToken, ServerMessage, TableId,
     TableSummary, close, text,
@@ -27,6 +26,7 @@ use crate::conn::{Conn, Refusal};
 use crate::journal::{StoredTable, TableRecord};
 use crate::lobby::{Entry, RoomMsg, Shared, TableEntry, TableRefusal, TableSlot};
 use crate::metrics::Metrics;
+use crate::outbox::Frame;
 
 /// What the journal keeps of a table's settings (everything besides its name and password).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -577,12 +577,12 @@ enum Outgoing {
     Events {
         first_seq: u64,
         last_seq: u64,
-        frame: Bytes,
+        frame: Frame,
     },
     /// A member on another node was admitted with a snapshot up to `since_seq`.
     Admitted { conn: Conn, since_seq: u64 },
     /// A frame for one connection.
-    Direct { conn: Conn, frame: Bytes },
+    Direct { conn: Conn, frame: Frame },
     /// Close a connection, after what was queued for it before, saying why.
     Close {
         conn: Conn,
@@ -1160,7 +1160,7 @@ impl Room {
             .get_or_insert_with(|| (first_seq, Vec::new()));
         journal.extend(events.iter().map(wire::encode_event));
         debug!(table = %self.id, first_seq, last_seq, ?events, "published");
-        let frame = Bytes::from(wire::encode_server(&ServerMessage::Events {
+        let frame = Frame::binary(&wire::encode_server(&ServerMessage::Events {
             table: self.id,
             seq: first_seq,
             events,
@@ -1283,7 +1283,7 @@ impl Room {
     fn send(&mut self, conn: &Conn, message: &ServerMessage) {
         self.outbox.push(Outgoing::Direct {
             conn: conn.clone(),
-            frame: Bytes::from(wire::encode_server(message)),
+            frame: Frame::binary(&wire::encode_server(message)),
         });
     }
 
@@ -1324,16 +1324,16 @@ impl Room {
                     for member in self.members.iter().filter(|m| m.since_seq < last_seq) {
                         if member.conn.remote.is_some() {
                             elsewhere = true;
-                        } else if member.conn.send(frame.clone()) {
+                        } else if member.conn.send(&frame) {
                             frames += 1;
-                            bytes += frame.len();
+                            bytes += frame.payload().len();
                         }
                     }
                     if elsewhere {
                         remote.push(OutItem::Events {
                             first_seq,
                             last_seq,
-                            frame: frame.to_vec(),
+                            frame: frame.payload().to_vec(),
                         });
                     }
                 }
@@ -1351,14 +1351,13 @@ impl Room {
                         remote.push(OutItem::Direct {
                             node: at.node.to_string(),
                             conn: at.id,
-                            frame: frame.to_vec(),
+                            frame: frame.payload().to_vec(),
                         });
                         continue;
                     }
-                    let len = frame.len();
-                    if conn.send(frame) {
+                    if conn.send(&frame) {
                         frames += 1;
-                        bytes += len;
+                        bytes += frame.payload().len();
                     }
                 }
                 Outgoing::Close { conn, code, reason } => match &conn.remote {

@@ -16,11 +16,8 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Arc;
-use std::sync::OnceLock;
-use std::sync::atomic::AtomicUsize;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use futures_util::StreamExt;
 use grand_melee_protocol::{self as wire, ErrorCode, SeatToken, ServerMessage, TableId, close};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
@@ -31,6 +28,7 @@ use super::{Cluster, EnterReply, InMessage, Inbound, OutItem, RemoteEntry, decod
 use crate::conn::{Conn, Remote};
 use crate::lobby::{Entry, RoomMsg, Shared, TableEntry};
 use crate::metrics::Metrics;
+use crate::outbox::{Frame, Outbox};
 use grand_melee_protocol::session::Role;
 
 /// How long a proxy waits for an owner's answer to an entry.
@@ -376,13 +374,13 @@ impl Proxy {
                         return;
                     }
                     self.last_seq = Some(last_seq.max(self.last_seq.unwrap_or(0)));
-                    let frame = Bytes::from(frame);
+                    let frame = Frame::binary(&frame);
                     for member in self.members.values() {
                         if member.since.is_some_and(|since| since < last_seq)
-                            && member.conn.send(frame.clone())
+                            && member.conn.send(&frame)
                         {
                             frames += 1;
-                            bytes += frame.len();
+                            bytes += frame.payload().len();
                         }
                     }
                 }
@@ -402,7 +400,7 @@ impl Proxy {
                 OutItem::Direct { node, conn, frame } if node == me => {
                     if let Some(member) = self.members.get(&conn) {
                         let len = frame.len();
-                        if member.conn.send(Bytes::from(frame)) {
+                        if member.conn.send(&Frame::binary(&frame)) {
                             frames += 1;
                             bytes += len;
                         }
@@ -685,16 +683,11 @@ pub(crate) async fn serve_inbound(
 
 /// The stand-in for a connection held by another node.
 fn remote_conn(shared: &Arc<Shared>, node: &str, id: u64, peer: IpAddr) -> Conn {
-    // Its queue is never read: the actor sends its frames through the outbound subject.
-    let (out, _) = mpsc::channel(1);
+    // It accepts nothing: the actor sends its frames through the outbound subject.
     Conn {
         id: shared.next_connection_id(),
         peer,
-        out,
-        kick: CancellationToken::new(),
-        close: Arc::new(OnceLock::new()),
-        queued_bytes: Arc::new(AtomicUsize::new(0)),
-        max_queued_bytes: usize::MAX,
+        outbox: Arc::new(Outbox::detached()),
         metrics: Arc::clone(&shared.metrics),
         remote: Some(Arc::new(Remote {
             node: Arc::from(node),

@@ -1,0 +1,463 @@
+//! What the server sends on one connection, and how it reaches the socket.
+//!
+//! Every outgoing message is a WebSocket [`Frame`] built once, header and payload in one buffer:
+//! a table's broadcast is framed once and the same bytes are shared by every member (no framing,
+//! copying or buffering per connection).
+//!
+//! Each connection has an [`Outbox`]: its frames not yet written, in order, behind a lock that
+//! belongs to this connection alone. Whoever produces a frame (a table's actor, the
+//! connection's reader) writes it straight to the socket when nothing is waiting before it and
+//! the kernel takes it: one `write` and no task wake-up, the usual case (uWebSockets' "cork and
+//! flush"). Only what the kernel would not take now waits in the queue, for the connection's
+//! writer task, which writes everything waiting with one vectored `write` when the socket is
+//! writable again. TLS connections are written by their writer task only. A queue past its
+//! limit means a reader too slow to keep up: it is refused, and the caller drops the
+//! connection rather than let it stall anyone.
+
+use std::borrow::Cow;
+use std::collections::VecDeque;
+use std::io::{self, IoSlice};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+use bytes::{Buf, BufMut, Bytes, BytesMut};
+use tokio::io::{AsyncWriteExt, WriteHalf};
+use tokio::net::TcpStream;
+use tokio::net::tcp::OwnedWriteHalf;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+/// One WebSocket frame as the server sends it (final, unmasked): header and payload in one
+/// buffer, cheap to clone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Frame {
+    bytes: Bytes,
+    header: u8,
+}
+
+const OP_BINARY: u8 = 0x2;
+const OP_CLOSE: u8 = 0x8;
+const OP_PING: u8 = 0x9;
+const OP_PONG: u8 = 0xA;
+/// A close frame's reason: a control frame carries at most 125 bytes, two of them the code.
+const MAX_CLOSE_REASON: usize = 123;
+
+impl Frame {
+    /// A binary message (every message of the protocol is one).
+    pub fn binary(payload: &[u8]) -> Self {
+        Self::build(OP_BINARY, &[payload])
+    }
+
+    /// A ping with no payload.
+    pub fn ping() -> Self {
+        Self::build(OP_PING, &[])
+    }
+
+    /// The answer to a client's ping, with its payload (at most 125 bytes: the reader refuses
+    /// longer control frames).
+    pub fn pong(payload: &[u8]) -> Self {
+        Self::build(OP_PONG, &[&payload[..payload.len().min(125)]])
+    }
+
+    /// A close frame: the code, then the reason cut to fit a control frame (at a character
+    /// boundary, so it stays UTF-8).
+    pub fn close(code: u16, reason: &str) -> Self {
+        let mut end = reason.len().min(MAX_CLOSE_REASON);
+        while !reason.is_char_boundary(end) {
+            end -= 1;
+        }
+        Self::build(OP_CLOSE, &[&code.to_be_bytes(), &reason.as_bytes()[..end]])
+    }
+
+    fn build(opcode: u8, parts: &[&[u8]]) -> Self {
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        let mut buf = BytesMut::with_capacity(len + 10);
+        buf.put_u8(0x80 | opcode);
+        if len < 126 {
+            buf.put_u8(len as u8);
+        } else if let Ok(len) = u16::try_from(len) {
+            buf.put_u8(126);
+            buf.put_u16(len);
+        } else {
+            buf.put_u8(127);
+            buf.put_u64(len as u64);
+        }
+        let header = buf.len() as u8;
+        for part in parts {
+            buf.extend_from_slice(part);
+        }
+        Self {
+            bytes: buf.freeze(),
+            header,
+        }
+    }
+
+    /// The message inside the frame.
+    pub fn payload(&self) -> &[u8] {
+        &self.bytes[usize::from(self.header)..]
+    }
+
+    /// The frame as written, header included.
+    #[cfg(test)]
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+/// Why a frame was not accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// The queue is past its limit: the reader is too slow.
+    Full,
+    /// The connection has said goodbye, or its socket failed.
+    Finished,
+}
+
+/// The frames of one connection that the kernel has not taken yet, and what closes it.
+#[derive(Debug)]
+pub(crate) struct Outbox {
+    /// A plain TCP connection's socket, written by whoever holds the queue's lock; `None` for
+    /// TLS (its writer task holds the stream) and for stand-ins of connections on other nodes.
+    socket: Option<OwnedWriteHalf>,
+    queue: Mutex<Queue>,
+    /// Wakes the writer task when the queue stops being empty.
+    wake: Notify,
+    /// Cancelled to close the connection (wakes the reader and the writer).
+    pub(crate) kick: CancellationToken,
+    /// The close code and the reason sent with it; the first close wins.
+    pub(crate) close: OnceLock<(u16, Cow<'static, str>)>,
+    max_frames: usize,
+    max_bytes: usize,
+}
+
+#[derive(Debug, Default)]
+struct Queue {
+    /// Frames not written yet, oldest first; the first may be partly written.
+    frames: VecDeque<Bytes>,
+    /// Their length.
+    bytes: usize,
+    /// Nothing more is accepted: the close frame is queued, or the socket failed.
+    finished: bool,
+}
+
+impl Queue {
+    /// Forgets the first `written` bytes.
+    fn advance(&mut self, mut written: usize) {
+        self.bytes -= written;
+        while written > 0 {
+            let Some(front) = self.frames.front_mut() else {
+                return;
+            };
+            if written < front.len() {
+                front.advance(written);
+                return;
+            }
+            written -= front.len();
+            self.frames.pop_front();
+        }
+    }
+
+    /// Writes what waits with vectored writes until the queue is empty (`true`) or the kernel
+    /// takes no more (`false`).
+    fn write_to(&mut self, socket: &OwnedWriteHalf) -> io::Result<bool> {
+        while !self.frames.is_empty() {
+            let mut slices = [IoSlice::new(&[]); MAX_IOVECS];
+            let mut count = 0;
+            for (slot, frame) in slices.iter_mut().zip(&self.frames) {
+                *slot = IoSlice::new(frame);
+                count += 1;
+            }
+            match socket.try_write_vectored(&slices[..count]) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => self.advance(n),
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// The most frames handed to one vectored write.
+const MAX_IOVECS: usize = 64;
+
+impl Outbox {
+    /// The outbox of a connection: `socket` is a plain connection's write half (`None` for
+    /// TLS). `max_frames` and `max_bytes` bound what may wait in the queue.
+    pub fn new(
+        socket: Option<OwnedWriteHalf>,
+        kick: CancellationToken,
+        max_frames: usize,
+        max_bytes: usize,
+    ) -> Self {
+        Self {
+            socket,
+            queue: Mutex::new(Queue::default()),
+            wake: Notify::new(),
+            kick,
+            close: OnceLock::new(),
+            max_frames: max_frames.max(1),
+            max_bytes,
+        }
+    }
+
+    /// An outbox that accepts nothing: the stand-in of a connection held by another node,
+    /// whose frames go through the table's outbound subject instead.
+    pub fn detached() -> Self {
+        let outbox = Self::new(None, CancellationToken::new(), 1, 0);
+        outbox.lock().finished = true;
+        outbox
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        // Nothing panics while holding the lock; if something did, the queue is still sound.
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sends one frame: written at once when nothing waits before it and the kernel takes it,
+    /// queued otherwise (the writer task finishes it).
+    pub fn push(&self, frame: &Frame) -> Result<(), Refused> {
+        let mut queue = self.lock();
+        if queue.finished {
+            return Err(Refused::Finished);
+        }
+        let mut rest = frame.bytes.clone();
+        let was_empty = queue.frames.is_empty();
+        if was_empty && let Some(socket) = &self.socket {
+            match socket.try_write(&rest) {
+                Ok(n) if n == rest.len() => return Ok(()),
+                Ok(n) => rest.advance(n),
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => {}
+                Err(_) => {
+                    // The writer task meets the same error on its next write; nothing more
+                    // can be sent.
+                    queue.finished = true;
+                    drop(queue);
+                    self.kick.cancel();
+                    return Err(Refused::Finished);
+                }
+            }
+        } else if queue.frames.len() >= self.max_frames || queue.bytes + rest.len() > self.max_bytes
+        {
+            return Err(Refused::Full);
+        }
+        queue.bytes += rest.len();
+        queue.frames.push_back(rest);
+        drop(queue);
+        if was_empty {
+            self.wake.notify_one();
+        }
+        Ok(())
+    }
+
+    /// Waits until the queue may have something to write.
+    pub async fn woken(&self) {
+        self.wake.notified().await;
+    }
+
+    /// Queues the close frame after everything else; nothing more is accepted after it.
+    pub fn finish(&self, close: &Frame) {
+        let mut queue = self.lock();
+        if !queue.finished {
+            queue.finished = true;
+            queue.bytes += close.bytes.len();
+            queue.frames.push_back(close.bytes.clone());
+        }
+    }
+
+    /// Accepts nothing more and drops what waits (the socket failed).
+    pub fn abandon(&self) {
+        let mut queue = self.lock();
+        queue.finished = true;
+        queue.frames.clear();
+        queue.bytes = 0;
+    }
+
+    /// Plain connections: writes what waits until the queue is empty (`true`) or the kernel
+    /// takes no more (`false`).
+    fn write_queued(&self, socket: &OwnedWriteHalf) -> io::Result<bool> {
+        self.lock().write_to(socket)
+    }
+
+    /// Takes everything that waits (TLS connections, whose writer task writes it).
+    fn take(&self) -> Vec<Bytes> {
+        let mut queue = self.lock();
+        queue.bytes = 0;
+        queue.frames.drain(..).collect()
+    }
+
+    /// Closes the connection with a WebSocket close code and a reason (the first close wins).
+    pub fn close_because(&self, code: u16, reason: impl Into<Cow<'static, str>>) {
+        // Cancelled already (by an earlier close, or by the server's shutdown, which means
+        // 1001): the first reason stands.
+        if !self.kick.is_cancelled() {
+            let _ = self.close.set((code, reason.into()));
+            self.kick.cancel();
+        }
+    }
+}
+
+/// What a connection's writer task writes to.
+#[derive(Debug)]
+pub(crate) enum WriteSide {
+    /// A plain TCP connection: the socket is in the outbox.
+    Plain,
+    /// A TLS connection's write half.
+    Tls(WriteHalf<tokio_rustls::server::TlsStream<TcpStream>>),
+}
+
+impl WriteSide {
+    /// Writes everything that waits in `outbox`, waiting for the socket as long as it takes.
+    pub async fn drain(&mut self, outbox: &Outbox) -> io::Result<()> {
+        match self {
+            WriteSide::Plain => {
+                let Some(socket) = &outbox.socket else {
+                    return Ok(());
+                };
+                while !outbox.write_queued(socket)? {
+                    socket.writable().await?;
+                }
+                Ok(())
+            }
+            WriteSide::Tls(stream) => loop {
+                let frames = outbox.take();
+                if frames.is_empty() {
+                    return Ok(());
+                }
+                for frame in frames {
+                    stream.write_all(&frame).await?;
+                }
+                stream.flush().await?;
+            },
+        }
+    }
+
+    /// Ends the sending direction (after the close frame): the client reads the end of the
+    /// stream.
+    pub async fn shutdown(&mut self, outbox: &Outbox) {
+        match self {
+            WriteSide::Plain => {
+                if let Some(socket) = &outbox.socket {
+                    let socket: &TcpStream = socket.as_ref();
+                    let _ = socket2::SockRef::from(socket).shutdown(std::net::Shutdown::Write);
+                }
+            }
+            WriteSide::Tls(stream) => {
+                let _ = stream.shutdown().await;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_have_the_shortest_header_for_their_length() {
+        for (len, header) in [(0, 2), (125, 2), (126, 4), (65_535, 4), (65_536, 10)] {
+            let payload = vec![7u8; len];
+            let frame = Frame::binary(&payload);
+            assert_eq!(frame.as_bytes().len(), len + header, "{len}");
+            assert_eq!(frame.as_bytes()[0], 0x82);
+            assert_eq!(frame.payload(), &payload[..]);
+            // The length as the header states it.
+            let bytes = frame.as_bytes();
+            let stated = match bytes[1] {
+                126 => usize::from(u16::from_be_bytes([bytes[2], bytes[3]])),
+                127 => bytes[2..10]
+                    .iter()
+                    .fold(0usize, |n, &b| (n << 8) | usize::from(b)),
+                n => usize::from(n),
+            };
+            assert_eq!(stated, len);
+        }
+    }
+
+    #[test]
+    fn a_close_reason_is_cut_at_a_character_boundary() {
+        let reason = "é".repeat(100); // 200 bytes
+        let frame = Frame::close(1008, &reason);
+        let payload = frame.payload();
+        assert!(payload.len() <= 125);
+        assert_eq!(&payload[..2], &1008u16.to_be_bytes());
+        let text = std::str::from_utf8(&payload[2..]).expect("UTF-8");
+        assert_eq!(text.len(), 122);
+        assert_eq!(frame.as_bytes()[0], 0x88);
+        assert_eq!(Frame::ping().as_bytes(), &[0x89, 0]);
+        assert_eq!(Frame::pong(b"ab").as_bytes(), &[0x8A, 2, b'a', b'b']);
+    }
+
+    #[test]
+    fn a_queue_forgets_exactly_what_was_written() {
+        let mut queue = Queue::default();
+        for part in [&b"abc"[..], b"de", b"fghi"] {
+            queue.bytes += part.len();
+            queue.frames.push_back(Bytes::copy_from_slice(part));
+        }
+        queue.advance(4);
+        assert_eq!(queue.bytes, 5);
+        assert_eq!(queue.frames.front().map(|f| &f[..]), Some(&b"e"[..]));
+        queue.advance(5);
+        assert!(queue.frames.is_empty());
+        assert_eq!(queue.bytes, 0);
+    }
+
+    #[tokio::test]
+    async fn frames_go_straight_to_the_socket_and_queue_only_what_the_kernel_refuses() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("loopback");
+        let mut client = TcpStream::connect(listener.local_addr().expect("address"))
+            .await
+            .expect("loopback");
+        let (server, _) = listener.accept().await.expect("loopback");
+        let (_read, write) = server.into_split();
+        let outbox = Outbox::new(Some(write), CancellationToken::new(), 1 << 20, 1 << 30);
+        let (one, two) = (Frame::binary(b"events"), Frame::binary(b"ack"));
+        assert_eq!(outbox.push(&one), Ok(()));
+        assert_eq!(outbox.push(&two), Ok(()));
+        // Nothing waited: both were written at once, in order.
+        assert!(outbox.lock().frames.is_empty());
+        let expected = [one.as_bytes(), two.as_bytes()].concat();
+        let mut got = vec![0; expected.len()];
+        tokio::io::AsyncReadExt::read_exact(&mut client, &mut got)
+            .await
+            .expect("the frames");
+        assert_eq!(got, expected);
+        // A client that does not read: the kernel's buffers fill, then frames wait in order.
+        let big = Frame::binary(&[1u8; 60_000]);
+        while outbox.lock().frames.is_empty() {
+            assert_eq!(outbox.push(&big), Ok(()));
+        }
+        let waiting = outbox.lock().bytes;
+        assert!(waiting > 0 && waiting <= big.as_bytes().len());
+        assert_eq!(outbox.push(&two), Ok(()));
+        assert_eq!(outbox.lock().frames.len(), 2);
+        assert_eq!(outbox.lock().bytes, waiting + two.as_bytes().len());
+    }
+
+    #[test]
+    fn a_detached_outbox_accepts_nothing() {
+        let outbox = Outbox::detached();
+        assert_eq!(outbox.push(&Frame::ping()), Err(Refused::Finished));
+    }
+
+    #[test]
+    fn a_queue_past_its_limit_refuses_and_keeps_what_it_has() {
+        // No socket: everything waits for the writer.
+        let outbox = Outbox::new(None, CancellationToken::new(), 2, 1 << 20);
+        assert_eq!(outbox.push(&Frame::binary(b"one")), Ok(()));
+        assert_eq!(outbox.push(&Frame::binary(b"two")), Ok(()));
+        assert_eq!(outbox.push(&Frame::binary(b"three")), Err(Refused::Full));
+        let frames = outbox.take();
+        assert_eq!(frames.len(), 2);
+        assert_eq!(&frames[1][2..], b"two");
+        let small = Outbox::new(None, CancellationToken::new(), 100, 8);
+        assert_eq!(small.push(&Frame::binary(b"12345")), Ok(()));
+        assert_eq!(small.push(&Frame::binary(b"6")), Err(Refused::Full));
+        small.finish(&Frame::close(1000, "bye"));
+        assert_eq!(small.push(&Frame::binary(b"6")), Err(Refused::Finished));
+        let frames = small.take();
+        assert_eq!(frames.last().map(|f| f[0]), Some(0x88));
+    }
+}
