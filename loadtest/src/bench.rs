@@ -1,15 +1,19 @@
-//! The benchmark: the same traffic shape against the server and against the relay, in one
+//! The benchmark: the same traffic shape against the server, the relay and the floor, in one
 //! invocation, with the bots spread over worker processes.
 //!
-//! For each target the coordinator starts the target process (the `grand-melee-server`
-//! binary, or this binary's `relay`), starts the workers (this binary's hidden `worker`
-//! command, each a [`Fleet`] steered over its stdin/stdout with one JSON line per command and
-//! per reply), waits until every seat is taken, then runs the load steps: for each think time,
-//! a warm-up, then a measured window during which it reads the target's CPU time and memory
-//! from `/proc`. The relay runs after the server with frames the size of the server's mean
-//! broadcast, and the ratios are computed from the two runs.
+//! The benchmark runs in rounds. Before each round it measures the latency of small synced
+//! appends in the directory that holds the server's data directory. In each round it runs every
+//! target in turn (the server first): it starts the target process (the `grand-melee-server`
+//! binary, or this binary's `relay` or `floor`), starts the workers (this binary's hidden
+//! `worker` command, each a [`Fleet`] steered over its stdin/stdout with one JSON line per
+//! command and per reply), waits until every seat is taken, then runs the steps, each a warm-up
+//! and a measured window during which it reads the target's CPU time and memory from `/proc`:
+//! the reference step (`cpu_think_ms`), any fixed steps, then the probes of the capacity search
+//! ([`Bisection`]). The relay and the floor get frames the size of that round's server's mean
+//! broadcast. The per-round ratios, their median and spread are in [`Summary`].
 
-use std::path::PathBuf;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -19,9 +23,10 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufRea
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tracing::{info, warn};
 
+use crate::capacity::Bisection;
 use crate::fleet::{Fleet, FleetConfig, Target};
 use crate::procfs::{self, ProcSample};
-use crate::report::{Comparison, StepResult, TargetResult};
+use crate::report::{FsyncLatency, RoundResult, StepKind, StepResult, Summary, TargetResult};
 use crate::stats::WindowData;
 
 /// What can stop a benchmark.
@@ -164,13 +169,26 @@ pub struct BenchConfig {
     pub server_bin: PathBuf,
     /// Extra flags for the server (after the harness's own).
     pub server_args: Vec<String>,
-    /// This binary (for `relay` and `worker`).
+    /// This binary (for `relay`, `floor` and `worker`).
     pub self_exe: PathBuf,
     /// The shape: tables, seats, seed, range, life, chat (the URL and think time are set per
-    /// target and step).
+    /// target and step). Its `relay_frame_bytes` is the relay's and the floor's frame size when
+    /// the server does not run.
     pub fleet: FleetConfig,
-    /// Think times of the load steps, ms, lightest load first.
+    /// Rounds; each runs every target once, in a fresh process with fresh bots.
+    pub rounds: usize,
+    /// Which targets (the server runs first in each round: the others take its frame size).
+    pub targets: Vec<Target>,
+    /// Think time of the reference step, ms (CPU per delivery, latency, bots' CPU).
+    pub cpu_think_ms: f64,
+    /// Extra fixed steps after the reference step, think times in ms.
     pub think_ms: Vec<f64>,
+    /// The capacity search's light end (longest think time, probed first), ms.
+    pub think_max_ms: f64,
+    /// The capacity search's heavy end, ms.
+    pub think_min_ms: f64,
+    /// Probes of the capacity search per target and round.
+    pub probes: usize,
     /// Measured length of each step.
     pub step: Duration,
     /// Warm-up before each step's window.
@@ -179,10 +197,24 @@ pub struct BenchConfig {
     pub processes: usize,
     /// Runtime threads per worker.
     pub worker_threads: usize,
-    /// Which targets, in order (the relay after the server takes the server's frame size).
-    pub targets: Vec<Target>,
     /// Longest time to seat every bot.
     pub setup_timeout: Duration,
+    /// Synced appends per fsync measurement (0: none).
+    pub fsync_samples: usize,
+}
+
+impl BenchConfig {
+    /// Steps per target and round, at most: the reference, the fixed ones and the probes.
+    pub fn steps_per_target(&self) -> usize {
+        1 + self.think_ms.len() + self.probes
+    }
+
+    /// Seconds of warm-ups and measured windows of the whole run, at most (seating, starting
+    /// and stopping come on top).
+    pub fn measured_secs(&self) -> u64 {
+        (self.rounds * self.targets.len() * self.steps_per_target()) as u64
+            * (self.step + self.warmup).as_secs()
+    }
 }
 
 /// The machine a benchmark ran on.
@@ -229,53 +261,163 @@ pub struct BenchResult {
     pub machine: Machine,
     /// Tables, seats and the other shape settings.
     pub shape: FleetConfig,
-    /// Think times of the steps, ms.
+    /// Think time of the reference step, ms.
+    pub cpu_think_ms: f64,
+    /// Fixed steps' think times, ms.
     pub think_ms: Vec<f64>,
+    /// The capacity search's light and heavy ends, ms, and its probes.
+    pub think_max_ms: f64,
+    /// The heavy end, ms.
+    pub think_min_ms: f64,
+    /// Probes per target and round.
+    pub probes: usize,
     /// Measured seconds per step.
     pub step_secs: f64,
+    /// Warm-up seconds per step.
+    pub warmup_secs: f64,
     /// Worker processes.
     pub processes: usize,
-    /// One result per target.
-    pub targets: Vec<TargetResult>,
-    /// Server against relay, when both ran.
-    pub comparison: Option<Comparison>,
+    /// Every round, in order.
+    pub rounds: Vec<RoundResult>,
+    /// The ratios over the rounds and the verdicts.
+    pub summary: Summary,
 }
 
 /// Runs the benchmark.
 pub async fn run(config: &BenchConfig) -> Result<BenchResult, BenchError> {
-    let per_target = config.think_ms.len() as u64 * (config.step + config.warmup).as_secs().max(1);
-    let progress = ProgressBar::new(per_target * config.targets.len() as u64);
+    let progress = ProgressBar::new(config.measured_secs().max(1));
     progress.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len}s {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len}s of steps {msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let mut results: Vec<TargetResult> = Vec::new();
-    let mut frame_bytes = config.fleet.relay_frame_bytes;
-    for &target in &config.targets {
-        let result = run_target(config, target, frame_bytes, &progress).await?;
-        if target == Target::Server && result.mean_delivery_bytes > 0.0 {
-            frame_bytes = result.mean_delivery_bytes.round() as usize;
+    let mut targets = config.targets.clone();
+    // The server first: the others take its frame size.
+    targets.sort_by_key(|&t| t != Target::Server);
+    let data_parent = std::env::temp_dir();
+    let mut rounds = Vec::new();
+    for round in 1..=config.rounds {
+        let label = format!("round {round}/{}", config.rounds);
+        let fsync = if config.fsync_samples > 0 {
+            progress.set_message(format!("{label} · fsync latency"));
+            let dir = data_parent.clone();
+            let samples = config.fsync_samples;
+            match tokio::task::spawn_blocking(move || fsync_latency(&dir, samples)).await {
+                Ok(Ok(fsync)) => {
+                    progress.println(crate::report::fsync_text(round, Some(&fsync)));
+                    Some(fsync)
+                }
+                Ok(Err(error)) => {
+                    warn!(%error, "cannot measure the fsync latency");
+                    None
+                }
+                Err(error) => {
+                    warn!(%error, "the fsync measurement failed");
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let mut frame_bytes = config.fleet.relay_frame_bytes;
+        let mut results: Vec<TargetResult> = Vec::new();
+        for &target in &targets {
+            let which = Which {
+                round,
+                label: format!("{label} · {}", target.name()),
+            };
+            let result = run_target(config, &which, target, frame_bytes, &progress).await?;
+            if target == Target::Server && result.mean_delivery_bytes > 0.0 {
+                frame_bytes = result.mean_delivery_bytes.round() as usize;
+            }
+            results.push(result);
         }
-        results.push(result);
+        rounds.push(RoundResult {
+            round,
+            fsync,
+            frame_bytes,
+            targets: results,
+        });
     }
     progress.finish_and_clear();
-    let server = results.iter().find(|r| r.target == Target::Server);
-    let relay = results.iter().find(|r| r.target == Target::Relay);
-    let comparison = server.zip(relay).map(|(s, r)| Comparison::new(s, r));
-    let mut shape = config.fleet.clone();
-    shape.relay_frame_bytes = frame_bytes;
+    let summary = Summary::new(&rounds, config.cpu_think_ms);
     Ok(BenchResult {
         machine: Machine::describe(),
-        shape,
+        shape: config.fleet.clone(),
+        cpu_think_ms: config.cpu_think_ms,
         think_ms: config.think_ms.clone(),
+        think_max_ms: config.think_max_ms,
+        think_min_ms: config.think_min_ms,
+        probes: config.probes,
         step_secs: config.step.as_secs_f64(),
+        warmup_secs: config.warmup.as_secs_f64(),
         processes: config.processes,
-        targets: results,
-        comparison,
+        rounds,
+        summary,
     })
 }
 
-/// A started server or relay process.
+/// Bytes per synced append of the fsync measurement (a journal's small write).
+pub const FSYNC_BYTES: usize = 4096;
+
+/// The value at quantile `q` of `sorted` (nearest rank), 0 if empty.
+pub fn quantile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = (q * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// Appends [`FSYNC_BYTES`] to a new file in `dir` and `fdatasync`s it, `samples` times, and
+/// returns the latencies of write + sync. The file is removed afterwards.
+pub fn fsync_latency(dir: &Path, samples: usize) -> std::io::Result<FsyncLatency> {
+    let path = dir.join(format!(
+        "grand-melee-loadtest-fsync-{}-{:?}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos()
+    ));
+    let measure = || {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)?;
+        let block = vec![0x5Au8; FSYNC_BYTES];
+        let mut ms = Vec::with_capacity(samples);
+        for _ in 0..samples {
+            let started = Instant::now();
+            file.write_all(&block)?;
+            file.sync_data()?;
+            ms.push(started.elapsed().as_secs_f64() * 1000.0);
+        }
+        Ok::<_, std::io::Error>(ms)
+    };
+    let measured = measure();
+    let _ = std::fs::remove_file(&path);
+    let mut ms = measured?;
+    ms.sort_by(f64::total_cmp);
+    Ok(FsyncLatency {
+        dir: dir.display().to_string(),
+        samples,
+        bytes: FSYNC_BYTES,
+        p50_ms: quantile(&ms, 0.50),
+        p99_ms: quantile(&ms, 0.99),
+        max_ms: ms.last().copied().unwrap_or(0.0),
+    })
+}
+
+/// Which round and target a run is, for the progress line.
+#[derive(Debug)]
+struct Which {
+    round: usize,
+    label: String,
+}
+
+/// A started server, relay or floor process.
 #[derive(Debug)]
 struct TargetProcess {
     child: Child,
@@ -371,20 +513,23 @@ async fn start_target(config: &BenchConfig, target: Target) -> Result<TargetProc
             let (child, _) = start_process(command, "the server", "listening").await?;
             (child, format!("ws://127.0.0.1:{port}"))
         }
-        Target::Relay => {
+        Target::Relay | Target::Floor => {
+            let name = target.name();
             let mut command = Command::new(&config.self_exe);
-            let bound = (config.setup_timeout
-                + (config.step + config.warmup) * (config.think_ms.len() as u32 + 2))
-                .as_secs()
-                .to_string();
-            command.args([
-                "relay",
-                "--listen",
-                "127.0.0.1:0",
-                "--duration-secs",
-                &bound,
-            ]);
-            let (child, line) = start_process(command, "the relay", "relay listening on").await?;
+            // A bound on the process's life, should the harness die: everything this target
+            // runs, with room to spare.
+            let steps = u32::try_from(config.steps_per_target()).unwrap_or(u32::MAX);
+            let bound = (config.setup_timeout * 2
+                + (config.step + config.warmup) * steps.saturating_add(2))
+            .as_secs()
+            .to_string();
+            command.args([name, "--listen", "127.0.0.1:0", "--duration-secs", &bound]);
+            let (child, line) = start_process(
+                command,
+                &format!("the {name}"),
+                &format!("{name} listening on"),
+            )
+            .await?;
             let addr = line
                 .rsplit(' ')
                 .next()
@@ -469,15 +614,13 @@ async fn gather(
 
 async fn run_target(
     config: &BenchConfig,
+    which: &Which,
     target: Target,
     frame_bytes: usize,
     progress: &ProgressBar,
 ) -> Result<TargetResult, BenchError> {
-    let name = match target {
-        Target::Server => "server",
-        Target::Relay => "relay",
-    };
-    progress.set_message(format!("{name}: starting"));
+    let name = &which.label;
+    progress.set_message(format!("{name} · starting"));
     let process = start_target(config, target).await?;
     let idle = process.sample();
     let processes = config.processes.clamp(1, config.fleet.tables.max(1));
@@ -492,9 +635,7 @@ async fn run_target(
             target,
             tables,
             first_table,
-            think: Duration::from_secs_f64(
-                config.think_ms.first().copied().unwrap_or(1000.0) / 1000.0,
-            ),
+            think: Duration::from_secs_f64(config.cpu_think_ms / 1000.0),
             relay_frame_bytes: frame_bytes,
             ..config.fleet.clone()
         };
@@ -524,7 +665,7 @@ async fn run_target(
         });
     }
     progress.set_message(format!(
-        "{name}: seating {} bots",
+        "{name} · seating {} bots",
         config.fleet.tables * usize::from(config.fleet.seats)
     ));
     let mut seats = 0;
@@ -554,38 +695,54 @@ async fn run_target(
         }
     }
     let setup_secs = started.elapsed().as_secs_f64();
-    info!(target = name, seats, setup_secs, "every bot seated");
-    let (mut totals, _) = gather(&mut workers, &WorkerCommand::Take).await?;
+    info!(
+        target = target.name(),
+        round = which.round,
+        seats,
+        setup_secs,
+        "every bot seated"
+    );
+    let (totals, _) = gather(&mut workers, &WorkerCommand::Take).await?;
+    let mut run = TargetRun {
+        config,
+        name,
+        progress,
+        process: &process,
+        workers,
+        totals,
+    };
     let mut steps = Vec::new();
-    let mut loaded_rss = None;
+    let reference = run
+        .step(StepKind::Reference, config.cpu_think_ms, "reference")
+        .await?;
+    let loaded_rss = reference.target_rss_kib;
+    steps.push(reference);
     for &think_ms in &config.think_ms {
-        for worker in &mut workers {
-            worker.send(&WorkerCommand::Think { ms: think_ms }).await?;
-        }
-        progress.set_message(format!("{name}: think {think_ms} ms, warming up"));
-        tick(progress, config.warmup).await;
-        let (warmup, _) = gather(&mut workers, &WorkerCommand::Take).await?;
-        totals.append(&warmup);
-        let before = process.sample();
-        progress.set_message(format!("{name}: think {think_ms} ms, measuring"));
-        tick(progress, config.step).await;
-        let (window, bots_cpu) = gather(&mut workers, &WorkerCommand::Take).await?;
-        let after = process.sample();
-        totals.append(&window);
-        let step = StepResult::new(think_ms, &window, before.zip(after), Some(bots_cpu));
-        if loaded_rss.is_none() {
-            loaded_rss = after.map(|a| a.rss_kib);
-        }
-        progress.println(format!(
-            "{name}: think {think_ms:.0} ms: {:.0} deliveries/s, last-seat p99 {:.2} ms, target CPU {:.2} cores",
-            step.deliveries_per_s,
-            step.last_delivery.p99_ms,
-            step.target_cpu_cores.unwrap_or(0.0)
-        ));
+        steps.push(run.step(StepKind::Fixed, think_ms, "step").await?);
+    }
+    let mut search = Bisection::new(config.think_max_ms, config.think_min_ms, config.probes);
+    let mut probes = 0;
+    while let Some(think_ms) = search.next() {
+        probes += 1;
+        let what = format!("probe {probes}/{}", config.probes);
+        let step = run.step(StepKind::Probe, think_ms, &what).await?;
+        search.record(think_ms, step.within_bound(), step.deliveries_per_s);
         steps.push(step);
     }
-    progress.set_message(format!("{name}: stopping"));
+    // Probes the search did not need: their time is not coming.
+    progress.inc((config.probes - probes) as u64 * (config.step + config.warmup).as_secs());
+    let capacity = search.outcome();
+    progress.println(format!(
+        "{name}: capacity {}",
+        crate::report::capacity_text(&capacity)
+    ));
+    progress.set_message(format!("{name} · stopping"));
     let peak = process.sample().map(|s| s.peak_rss_kib);
+    let TargetRun {
+        mut workers,
+        mut totals,
+        ..
+    } = run;
     let (last, _) = gather(&mut workers, &WorkerCommand::Stop).await?;
     totals.append(&last);
     for mut worker in workers {
@@ -604,15 +761,69 @@ async fn run_target(
     };
     Ok(TargetResult {
         target,
+        round: which.round,
+        frame_bytes: (target != Target::Server).then_some(frame_bytes),
         seats,
         setup_secs,
         idle_rss_kib: idle.map(|s| s.rss_kib),
         loaded_rss_kib: loaded_rss,
         peak_rss_kib: peak,
         steps,
+        capacity: Some(capacity),
         totals: totals.counts,
         mean_delivery_bytes,
     })
+}
+
+/// One target's seated bots, stepping through their loads.
+struct TargetRun<'a> {
+    config: &'a BenchConfig,
+    name: &'a str,
+    progress: &'a ProgressBar,
+    process: &'a TargetProcess,
+    workers: Vec<Worker>,
+    /// Everything the bots counted so far.
+    totals: WindowData,
+}
+
+impl TargetRun<'_> {
+    /// One step: the think time set, a warm-up, then a measured window.
+    async fn step(
+        &mut self,
+        kind: StepKind,
+        think_ms: f64,
+        what: &str,
+    ) -> Result<StepResult, BenchError> {
+        let (name, progress) = (self.name, self.progress);
+        for worker in &mut self.workers {
+            worker.send(&WorkerCommand::Think { ms: think_ms }).await?;
+        }
+        progress.set_message(format!(
+            "{name} · {what} · think {think_ms:.0} ms · warming up"
+        ));
+        tick(progress, self.config.warmup).await;
+        let (warmup, _) = gather(&mut self.workers, &WorkerCommand::Take).await?;
+        self.totals.append(&warmup);
+        let before = self.process.sample();
+        progress.set_message(format!(
+            "{name} · {what} · think {think_ms:.0} ms · measuring"
+        ));
+        tick(progress, self.config.step).await;
+        let (window, bots_cpu) = gather(&mut self.workers, &WorkerCommand::Take).await?;
+        let after = self.process.sample();
+        self.totals.append(&window);
+        let mut step = StepResult::new(think_ms, &window, before.zip(after), Some(bots_cpu));
+        step.kind = kind;
+        progress.println(format!(
+            "{name}: {what}, think {think_ms:.0} ms: {:.0} deliveries/s, last-seat p99 {:.2} ms{}, target CPU {:.2} cores, bots CPU {:.2} cores",
+            step.deliveries_per_s,
+            step.last_delivery.p99_ms,
+            if step.within_bound() { "" } else { " (over the bound)" },
+            step.target_cpu_cores.unwrap_or(0.0),
+            step.bots_cpu_cores.unwrap_or(0.0),
+        ));
+        Ok(step)
+    }
 }
 
 /// Waits `length`, moving the progress bar one tick per second. (A measurement window, not a
@@ -626,5 +837,32 @@ async fn tick(progress: &ProgressBar, length: Duration) {
             () = tokio::time::sleep_until(end) => return,
             _ = second.tick() => progress.inc(1),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn quantiles_by_nearest_rank() {
+        assert_eq!(quantile(&[], 0.5), 0.0);
+        let values: Vec<f64> = (1..=200).map(f64::from).collect();
+        assert_eq!(quantile(&values, 0.50), 100.0);
+        assert_eq!(quantile(&values, 0.99), 198.0);
+        assert_eq!(quantile(&values, 1.0), 200.0);
+        assert_eq!(quantile(&[7.0], 0.99), 7.0);
+    }
+
+    #[test]
+    fn fsync_latency_is_measured_and_its_file_removed() {
+        let dir = std::env::temp_dir().join(format!("gm-fsync-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fsync = fsync_latency(&dir, 5).unwrap();
+        assert_eq!((fsync.samples, fsync.bytes), (5, FSYNC_BYTES));
+        assert!(fsync.p50_ms <= fsync.p99_ms && fsync.p99_ms <= fsync.max_ms);
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing left");
+        std::fs::remove_dir(&dir).unwrap();
     }
 }

@@ -1,5 +1,5 @@
-//! The command line of `grand-melee-loadtest`: `bots`, `relay`, `bench` (and the hidden
-//! `worker` that `bench` starts). Everything runs here; `main` only parses and prints.
+//! The command line of `grand-melee-loadtest`: `bots`, `relay`, `floor`, `bench` (and the
+//! hidden `worker` that `bench` starts). Everything runs here; `main` only parses and prints.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -13,6 +13,7 @@ use tokio::io::BufReader;
 use crate::bench::{self, BenchConfig, Machine};
 use crate::bot::{RESUME_ATTEMPTS, TableOptions};
 use crate::fleet::{Fleet, FleetConfig, Target};
+use crate::floor::{Floor, FloorConfig};
 use crate::procfs;
 use crate::relay::{Relay, RelayConfig};
 use crate::report::{self, StepResult, TargetResult};
@@ -20,7 +21,7 @@ use crate::stats::{Counts, WindowData};
 use grand_melee_protocol::{MulliganMode, RuleSet};
 
 /// Bots that play whole Grand Melee games over WebSockets, and a benchmark of the server
-/// against a bare fan-out relay.
+/// against a bare fan-out relay and the kernel's own floor.
 #[derive(Debug, Parser)]
 #[command(name = "grand-melee-loadtest", version, about, long_about = None)]
 pub struct Cli {
@@ -36,14 +37,19 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum CliCommand {
-    /// Run bots against a server (or relay) that is already running, and print what they
-    /// measured.
+    /// Run bots against a server (or a relay or floor) that is already running, and print
+    /// what they measured.
     Bots(BotsArgs),
     /// Run the bare fan-out relay: every frame a client sends to `/relay/<group>` goes to every
     /// connection of the group.
     Relay(RelayArgs),
-    /// Start the server and the relay, run the same load against each (bots in worker
-    /// processes), and print both with their ratios.
+    /// Run the floor: the relay's protocol, delivered by one thread with bare `write` calls
+    /// (no runtime, no WebSocket library), the cost of the kernel alone.
+    Floor(FloorArgs),
+    /// Start the server, the relay and the floor in rounds, run the same load against each
+    /// (bots in worker processes), find each one's capacity, and print the ratios with their
+    /// spread over the rounds.
+    #[command(long_about = BENCH_ABOUT)]
     Bench(BenchArgs),
     /// One bot process of a benchmark, steered over stdin/stdout (started by `bench`).
     #[command(hide = true)]
@@ -185,7 +191,7 @@ pub struct BotsArgs {
     #[arg(long)]
     pub server_pid: Option<u32>,
 
-    /// Relay frames' size in bytes (relay target only).
+    /// Relay frames' size in bytes (relay and floor targets only).
     #[arg(long, default_value_t = 96)]
     pub relay_frame_bytes: usize,
 
@@ -234,24 +240,99 @@ pub struct RelayArgs {
     pub threads: usize,
 }
 
-/// `bench`: server against relay.
+/// `floor`: the kernel-only baseline.
+#[derive(Debug, Clone, Args)]
+pub struct FloorArgs {
+    /// Address and port to listen on (port 0 picks one; the address is printed).
+    #[arg(long, env = "GM_FLOOR_LISTEN", default_value = "127.0.0.1:7880")]
+    pub listen: SocketAddr,
+
+    /// Stop after this many seconds.
+    #[arg(long, default_value_t = 3600)]
+    pub duration_secs: u64,
+
+    /// Bytes a connection may owe (frames it could not take yet) before it is dropped.
+    #[arg(long, default_value_t = 1 << 20)]
+    pub max_backlog_bytes: usize,
+
+    /// Largest frame a client may send, bytes (the relay's limit).
+    #[arg(long, default_value_t = 16 * 1024)]
+    pub max_frame_bytes: usize,
+
+    /// Threads reading the HTTP upgrade requests (delivery is always one thread).
+    #[arg(long, default_value_t = 2)]
+    pub handshake_threads: usize,
+}
+
+const BENCH_ABOUT: &str = "\
+Start the server, the relay and the floor in rounds, run the same load against each (bots in
+worker processes), find each one's capacity, and print the ratios with their spread over the
+rounds.
+
+Each round runs every target once (the server first), each in a fresh process with fresh bots:
+a reference step at --cpu-think-ms, any --think-ms steps, then up to --probes probes of a
+bisection on the think time between --think-max-ms and --think-min-ms for the highest
+deliveries/s with p99 action -> last delivery under 50 ms. Every step is a warm-up and a
+measured window. Before each round, the latency of 4 KiB appends + fdatasync is measured in the
+directory that holds the server's data directory.
+
+Duration: at most rounds x targets x (seating + (probes + 1 + fixed steps) x (warm-up + step)).
+With the defaults (3 rounds, 3 targets, 5 probes, 4 + 10 s) that is 756 s of steps, plus the
+seating: about 17 minutes at 400 tables x 40 seats (about 25 s to seat 16,000 bots).";
+
+/// `bench`: server, relay and floor.
 #[derive(Debug, Clone, Args)]
 pub struct BenchArgs {
     /// The shape of the load.
     #[command(flatten)]
     pub shape: ShapeArgs,
 
-    /// Think times of the load steps, ms, lightest load first.
-    #[arg(long, value_delimiter = ',', default_value = "2000,1000,500,250")]
+    /// Rounds: each runs every target once, in a fresh process with fresh bots; the ratios are
+    /// given per round, with their median and spread.
+    #[arg(long, default_value_t = 3)]
+    pub rounds: usize,
+
+    /// Think time of the reference step, ms: CPU per delivery, latency and the bots' CPU are
+    /// compared there.
+    #[arg(long, default_value_t = 2000.0)]
+    pub cpu_think_ms: f64,
+
+    /// The capacity search's light end (probed first), ms: over the bound there, the capacity
+    /// is "none".
+    #[arg(long, default_value_t = 4000.0)]
+    pub think_max_ms: f64,
+
+    /// The capacity search's heavy end (probed second), ms: within the bound there, the
+    /// capacity is reported as a lower bound (≥).
+    #[arg(long, default_value_t = 400.0)]
+    pub think_min_ms: f64,
+
+    /// Probes of the capacity search per target and round (the two ends, then bisection by
+    /// the geometric mean).
+    #[arg(long, default_value_t = 5)]
+    pub probes: usize,
+
+    /// Extra fixed steps after the reference step, think times in ms (comma-separated; none by
+    /// default).
+    #[arg(long, value_delimiter = ',')]
     pub think_ms: Vec<f64>,
 
     /// Measured seconds per step.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 10)]
     pub step_secs: u64,
 
     /// Warm-up seconds before each step's measurement.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 4)]
     pub warmup_secs: u64,
+
+    /// Frame size of the relay and the floor when the server does not run, bytes (otherwise
+    /// they take the server's mean broadcast of the same round).
+    #[arg(long, default_value_t = 96)]
+    pub relay_frame_bytes: usize,
+
+    /// Appends of 4 KiB + fdatasync per fsync measurement (before each round; 0: none).
+    #[arg(long, default_value_t = 200)]
+    pub fsync_samples: usize,
 
     /// Worker processes for the bots (each must stay under the open-file limit).
     #[arg(long, default_value_t = 2)]
@@ -269,12 +350,12 @@ pub struct BenchArgs {
     #[arg(long, allow_hyphen_values = true)]
     pub server_arg: Vec<String>,
 
-    /// Targets, in order.
+    /// Targets (the server always runs first in a round: the others take its frame size).
     #[arg(
         long,
         value_enum,
         value_delimiter = ',',
-        default_value = "server,relay"
+        default_value = "server,relay,floor"
     )]
     pub targets: Vec<Target>,
 
@@ -338,6 +419,7 @@ pub fn run(cli: Cli, print: &mut dyn FnMut(&str)) -> Result<(), CliError> {
     match cli.command {
         CliCommand::Bots(args) => runtime(args.threads)?.block_on(bots(args, print)),
         CliCommand::Relay(args) => runtime(args.threads)?.block_on(relay(args, print)),
+        CliCommand::Floor(args) => floor(&args, print),
         CliCommand::Bench(args) => runtime(1)?.block_on(bench(args, print)),
         CliCommand::Worker(args) => runtime(args.threads)?.block_on(worker(args)),
     }
@@ -363,6 +445,20 @@ async fn relay(args: RelayArgs, print: &mut dyn FnMut(&str)) -> Result<(), CliEr
     Ok(())
 }
 
+fn floor(args: &FloorArgs, print: &mut dyn FnMut(&str)) -> Result<(), CliError> {
+    let floor = Floor::bind(FloorConfig {
+        listen: args.listen,
+        max_backlog_bytes: args.max_backlog_bytes,
+        max_frame_bytes: args.max_frame_bytes,
+        handshake_threads: args.handshake_threads.max(1),
+        run_for: Some(Duration::from_secs(args.duration_secs)),
+    })?;
+    print(&format!("floor listening on {}", floor.local_addr()?));
+    // Stops by itself after the duration (Ctrl-C ends the process).
+    floor.start()?.join();
+    Ok(())
+}
+
 async fn worker(args: WorkerArgs) -> Result<(), CliError> {
     let config: FleetConfig = serde_json::from_str(&args.config)
         .map_err(|e| CliError::Usage(format!("--config: {e}")))?;
@@ -377,6 +473,7 @@ async fn worker(args: WorkerArgs) -> Result<(), CliError> {
 }
 
 async fn bench(args: BenchArgs, print: &mut dyn FnMut(&str)) -> Result<(), CliError> {
+    check_bench_args(&args)?;
     let self_exe = std::env::current_exe()?;
     let server_bin = match args.server_bin {
         Some(path) => path,
@@ -388,23 +485,29 @@ async fn bench(args: BenchArgs, print: &mut dyn FnMut(&str)) -> Result<(), CliEr
             server_bin.display()
         )));
     }
-    if args.think_ms.is_empty() {
-        return Err(CliError::Usage("--think-ms needs at least one step".into()));
-    }
     let config = BenchConfig {
         server_bin,
         server_args: args.server_arg,
         self_exe,
-        fleet: args
-            .shape
-            .fleet(String::new(), Target::Server, args.think_ms[0]),
+        fleet: FleetConfig {
+            relay_frame_bytes: args.relay_frame_bytes,
+            ..args
+                .shape
+                .fleet(String::new(), Target::Server, args.cpu_think_ms)
+        },
+        rounds: args.rounds,
+        targets: args.targets,
+        cpu_think_ms: args.cpu_think_ms,
         think_ms: args.think_ms,
-        step: Duration::from_secs(args.step_secs.max(1)),
+        think_max_ms: args.think_max_ms,
+        think_min_ms: args.think_min_ms,
+        probes: args.probes,
+        step: Duration::from_secs(args.step_secs),
         warmup: Duration::from_secs(args.warmup_secs),
         processes: args.processes.max(1),
         worker_threads: args.worker_threads.max(1),
-        targets: args.targets,
         setup_timeout: Duration::from_secs(args.setup_timeout_secs),
+        fsync_samples: args.fsync_samples,
     };
     let result = bench::run(&config).await?;
     if args.json {
@@ -419,12 +522,81 @@ async fn bench(args: BenchArgs, print: &mut dyn FnMut(&str)) -> Result<(), CliEr
             m.kernel,
             result.processes
         ));
-        for target in &result.targets {
-            print(&report::target_text(target));
+        print(&format!(
+            "shape: {} tables x {} seats, starting life {}; {} round(s); reference think {:.0} ms; capacity search {:.0} -> {:.0} ms in {} probes; steps {:.0} s after {:.0} s of warm-up",
+            result.shape.tables,
+            result.shape.seats,
+            result.shape.starting_life,
+            result.rounds.len(),
+            result.cpu_think_ms,
+            result.think_max_ms,
+            result.think_min_ms,
+            result.probes,
+            result.step_secs,
+            result.warmup_secs
+        ));
+        for round in &result.rounds {
+            print(&report::fsync_text(round.round, round.fsync.as_ref()));
         }
-        if let Some(comparison) = &result.comparison {
-            print(&report::comparison_text(comparison));
+        for round in &result.rounds {
+            for target in &round.targets {
+                print(&report::target_text(target));
+            }
         }
+        print(&report::summary_text(&result.summary));
+    }
+    Ok(())
+}
+
+/// Checks the benchmark's flags.
+fn check_bench_args(args: &BenchArgs) -> Result<(), CliError> {
+    let usage = |m: String| Err(CliError::Usage(m));
+    if args.rounds == 0 {
+        return usage("--rounds must be at least 1".into());
+    }
+    if args.probes == 0 {
+        return usage("--probes must be at least 1 (the light end)".into());
+    }
+    if args.targets.is_empty() {
+        return usage("--targets needs at least one target".into());
+    }
+    for (i, target) in args.targets.iter().enumerate() {
+        if args.targets[..i].contains(target) {
+            return usage(format!("--targets names {} twice", target.name()));
+        }
+    }
+    let positive = |name: &str, v: f64| {
+        if v.is_finite() && v > 0.0 {
+            Ok(())
+        } else {
+            Err(CliError::Usage(format!(
+                "{name} must be a positive number of ms, not {v}"
+            )))
+        }
+    };
+    positive("--cpu-think-ms", args.cpu_think_ms)?;
+    positive("--think-max-ms", args.think_max_ms)?;
+    positive("--think-min-ms", args.think_min_ms)?;
+    for &think in &args.think_ms {
+        positive("--think-ms", think)?;
+    }
+    if args.think_min_ms >= args.think_max_ms {
+        return usage(format!(
+            "--think-min-ms ({}) must be below --think-max-ms ({}): the heavy end of the search has the shorter think time",
+            args.think_min_ms, args.think_max_ms
+        ));
+    }
+    if args.step_secs == 0 {
+        return usage("--step-secs must be at least 1".into());
+    }
+    if args.shape.tables == 0 {
+        return usage("--tables must be at least 1".into());
+    }
+    if args.relay_frame_bytes < crate::relay_bot::KEY_BYTES {
+        return usage(format!(
+            "--relay-frame-bytes must be at least {} (the frame's key)",
+            crate::relay_bot::KEY_BYTES
+        ));
     }
     Ok(())
 }
@@ -531,6 +703,9 @@ async fn bots(args: BotsArgs, print: &mut dyn FnMut(&str)) -> Result<(), CliErro
     } else {
         let result = TargetResult {
             target: args.target,
+            round: 0,
+            frame_bytes: (args.target != Target::Server).then_some(args.relay_frame_bytes),
+            capacity: None,
             seats: usize::try_from(seated_bots).unwrap_or(0),
             setup_secs,
             idle_rss_kib: None,
@@ -557,5 +732,57 @@ async fn bots(args: BotsArgs, print: &mut dyn FnMut(&str)) -> Result<(), CliErro
             totals.counts.mirror_mismatches,
             totals.counts.reconnects
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bench_args(extra: &[&str]) -> Result<BenchArgs, String> {
+        let cli = Cli::try_parse_from(["grand-melee-loadtest", "bench"].iter().chain(extra))
+            .map_err(|e| e.to_string())?;
+        match cli.command {
+            CliCommand::Bench(args) => Ok(args),
+            other => Err(format!("{other:?}")),
+        }
+    }
+
+    fn refusal(extra: &[&str]) -> String {
+        match bench_args(extra).map(|args| check_bench_args(&args)) {
+            Ok(Ok(())) => panic!("{extra:?} accepted"),
+            Ok(Err(error)) => error.to_string(),
+            Err(error) => error,
+        }
+    }
+
+    #[test]
+    fn bench_defaults_fit_the_budget() {
+        let args = bench_args(&[]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(check_bench_args(&args).is_ok());
+        assert_eq!(args.targets, [Target::Server, Target::Relay, Target::Floor]);
+        assert_eq!((args.rounds, args.probes), (3, 5));
+        assert!(args.think_ms.is_empty());
+        // Rounds × targets × (seating + (probes + 1) × (warm-up + step)), with about 25 s to
+        // seat 16,000 bots: under 25 minutes.
+        let per_target = 25 + (args.probes as u64 + 1) * (args.warmup_secs + args.step_secs);
+        let total = args.rounds as u64 * args.targets.len() as u64 * per_target;
+        assert!(total < 20 * 60, "{total} s");
+    }
+
+    #[test]
+    fn bad_bench_flags_are_refused_clearly() {
+        assert!(refusal(&["--rounds", "0"]).contains("--rounds"));
+        assert!(refusal(&["--probes", "0"]).contains("--probes"));
+        assert!(
+            refusal(&["--think-min-ms", "4000", "--think-max-ms", "400"])
+                .contains("--think-min-ms")
+        );
+        assert!(refusal(&["--think-min-ms", "500", "--think-max-ms", "500"]).contains("below"));
+        assert!(refusal(&["--think-min-ms=-1"]).contains("positive"));
+        assert!(refusal(&["--cpu-think-ms", "0"]).contains("--cpu-think-ms"));
+        assert!(refusal(&["--targets", "relay,relay"]).contains("twice"));
+        assert!(refusal(&["--targets", "nothing"]).contains("nothing"));
+        assert!(refusal(&["--step-secs", "0"]).contains("--step-secs"));
     }
 }

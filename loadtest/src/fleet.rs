@@ -31,6 +31,20 @@ pub enum Target {
     Server,
     /// The bare relay (`/relay/<table>`), the same traffic shape without the game.
     Relay,
+    /// The floor (`/relay/<table>`): the relay's protocol, delivered by one thread with bare
+    /// `write` calls, the cost of the kernel alone.
+    Floor,
+}
+
+impl Target {
+    /// The target's name, as on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Server => "server",
+            Self::Relay => "relay",
+            Self::Floor => "floor",
+        }
+    }
 }
 
 /// Starting simultaneous turns of a table: ⌊seats / (2R + 2)⌋, at least one.
@@ -44,7 +58,7 @@ pub struct FleetConfig {
     /// `ws://host:port` of the server or relay (the path is added per target); against a
     /// cluster, every node's, comma-separated ([`FleetConfig::base_urls`]).
     pub base_url: String,
-    /// Server or relay.
+    /// Server, relay or floor.
     pub target: Target,
     /// Tables this fleet plays.
     pub tables: usize,
@@ -116,7 +130,9 @@ impl FleetConfig {
                 bases.iter().map(|base| format!("{base}/ws")).collect(),
                 (table + seat) % n,
             ),
-            Target::Relay => (vec![format!("{}/relay/{table}", bases[table % n])], 0),
+            Target::Relay | Target::Floor => {
+                (vec![format!("{}/relay/{table}", bases[table % n])], 0)
+            }
         }
     }
 }
@@ -404,7 +420,7 @@ impl BotSpec {
                     .run()
                     .await
             }
-            Target::Relay => {
+            Target::Relay | Target::Floor => {
                 RelayBot::new(
                     ws,
                     self.settings,

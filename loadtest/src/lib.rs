@@ -6,6 +6,8 @@
 //!   rules core's own questions to choose legal moves.
 //! - [`bot`]: one bot at the server: session, table, the move policy ([`bot::choose_move`]).
 //! - [`relay`] and [`relay_bot`]: the baseline relay and its bots (same traffic shape, no game).
+//! - [`floor`]: the relay's protocol delivered by one thread with bare `write` calls (the cost
+//!   of the kernel alone), for the same relay bots.
 //! - [`tracker`]: action → last-seat delivery, in one process on one monotonic clock.
 //! - [`stats`]: counters and HDR histograms, taken per measurement window, mergeable across
 //!   processes.
@@ -14,15 +16,20 @@
 //! - [`mod@play`]: a whole run in this process for tests: tables of bots play their games to the
 //!   end against one server or a cluster, and the outcome is returned.
 //! - [`procfs`]: CPU time and resident memory of a process, from `/proc`.
-//! - [`mod@bench`]: the benchmark: starts the server and the relay, spreads the bots over worker
-//!   processes, steps the load, and compares.
+//! - [`capacity`]: the search for the highest load within the latency bound (bisection on the
+//!   think time), as a pure decision procedure.
+//! - [`mod@bench`]: the benchmark: rounds of server, relay and floor, each started fresh, the
+//!   bots spread over worker processes; a reference step and a capacity search per target, and
+//!   the ratios with their spread over the rounds.
 //! - [`report`]: the human-readable tables and the JSON.
 //! - [`cli`]: the command line of `grand-melee-loadtest`.
 
 pub mod bench;
 pub mod bot;
+pub mod capacity;
 pub mod cli;
 pub mod fleet;
+pub mod floor;
 pub mod model;
 pub mod play;
 pub mod procfs;

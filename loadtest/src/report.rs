@@ -1,10 +1,12 @@
-//! Results: one [`StepResult`] per measured window, the comparison of server and relay, and
-//! their human-readable tables (the JSON is the same structures, serialized).
+//! Results: one [`StepResult`] per measured window, one [`TargetResult`] per target and round,
+//! the [`Summary`] over the rounds (per-round ratios, their median and spread, the verdicts),
+//! and their human-readable tables (the JSON is the same structures, serialized).
 
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
+use crate::capacity::Capacity;
 use crate::fleet::Target;
 use crate::procfs::{self, ProcSample};
 use crate::stats::{Counts, LatencySummary, WindowData};
@@ -12,9 +14,35 @@ use crate::stats::{Counts, LatencySummary, WindowData};
 /// The latency bound of the throughput target: p99 action → last delivery under this.
 pub const P99_BOUND_MS: f64 = 50.0;
 
+/// What a step was measured for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepKind {
+    /// A fixed think time (`--think-ms`, or the `bots` command's one window).
+    #[default]
+    Fixed,
+    /// The reference step (`--cpu-think-ms`): CPU per delivery, latency, bots' CPU.
+    Reference,
+    /// A probe of the capacity search.
+    Probe,
+}
+
+impl StepKind {
+    fn label(self) -> &'static str {
+        match self {
+            Self::Fixed => "step",
+            Self::Reference => "ref",
+            Self::Probe => "probe",
+        }
+    }
+}
+
 /// One measured window of one target.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StepResult {
+    /// What the step was for.
+    #[serde(default)]
+    pub kind: StepKind,
     /// Mean think time of the step, ms.
     pub think_ms: f64,
     /// Length of the window, s.
@@ -58,6 +86,7 @@ impl StepResult {
         let c = &window.counts;
         let target_cpu = target.map(|(before, after)| procfs::cpu_between(&before, &after));
         Self {
+            kind: StepKind::Fixed,
             think_ms,
             seconds: window.seconds,
             actions_per_s: window.per_second(c.actions),
@@ -100,23 +129,33 @@ impl StepResult {
     }
 }
 
-/// Everything measured against one target.
+/// Everything measured against one target (in one round of a benchmark).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TargetResult {
-    /// Server or relay.
+    /// Server, relay or floor.
     pub target: Target,
+    /// The benchmark round, from 1 (0: not part of a benchmark).
+    #[serde(default)]
+    pub round: usize,
+    /// Size of the frames the relay bots sent (relay and floor), bytes.
+    #[serde(default)]
+    pub frame_bytes: Option<usize>,
     /// Seats connected.
     pub seats: usize,
     /// Seconds from launch until every bot had its seat.
     pub setup_secs: f64,
     /// Resident memory of the idle target before any bot, KiB.
     pub idle_rss_kib: Option<u64>,
-    /// Resident memory with every seat connected and playing (end of the first step), KiB.
+    /// Resident memory with every seat connected and playing (end of the first step: the
+    /// reference step in a benchmark), KiB.
     pub loaded_rss_kib: Option<u64>,
     /// Peak resident memory, KiB.
     pub peak_rss_kib: Option<u64>,
-    /// The measured steps, lightest load first.
+    /// The measured steps, in the order they ran.
     pub steps: Vec<StepResult>,
+    /// What the capacity search found (benchmarks only).
+    #[serde(default)]
+    pub capacity: Option<Capacity>,
     /// Everything the bots counted over the whole run, setup and teardown included.
     pub totals: Counts,
     /// Mean size of a broadcast message, bytes.
@@ -132,72 +171,18 @@ impl TargetResult {
         Some((loaded / seats, (loaded - idle) / seats))
     }
 
+    /// The reference step, if one ran.
+    pub fn reference(&self) -> Option<&StepResult> {
+        self.steps.iter().find(|s| s.kind == StepKind::Reference)
+    }
+
     /// The highest delivery rate of a step that kept p99 action → last delivery under the
     /// bound, and that step.
-    pub fn capacity(&self) -> Option<&StepResult> {
+    pub fn best_step(&self) -> Option<&StepResult> {
         self.steps
             .iter()
             .filter(|s| s.within_bound())
             .max_by(|a, b| a.deliveries_per_s.total_cmp(&b.deliveries_per_s))
-    }
-}
-
-/// Server against relay, with the ratios the targets are stated in.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Comparison {
-    /// Server deliveries/s within the latency bound over the relay's (target ≥ 0.8).
-    pub throughput_ratio: Option<f64>,
-    /// Server CPU per delivery over the relay's, at the heaviest think time both kept within
-    /// the bound (target ≤ 1.25).
-    pub cpu_per_delivery_ratio: Option<f64>,
-    /// The think time that ratio was taken at, ms.
-    pub cpu_ratio_think_ms: Option<f64>,
-    /// Server RSS per seat over the relay's.
-    pub rss_per_seat_ratio: Option<f64>,
-    /// Server RSS per seat, KiB (target ≤ 12).
-    pub server_rss_per_seat_kib: Option<f64>,
-}
-
-impl Comparison {
-    /// Compares a server run with a relay run of the same shape.
-    pub fn new(server: &TargetResult, relay: &TargetResult) -> Self {
-        let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
-            (Some(a), Some(b)) if b > 0.0 => Some(a / b),
-            _ => None,
-        };
-        let throughput_ratio = ratio(
-            server.capacity().map(|s| s.deliveries_per_s),
-            relay.capacity().map(|s| s.deliveries_per_s),
-        );
-        // The CPU comparison at one think time: the busiest one both kept within the bound, or
-        // failing that the lightest one both ran.
-        let pairs: Vec<(&StepResult, &StepResult)> = server
-            .steps
-            .iter()
-            .filter_map(|s| {
-                relay
-                    .steps
-                    .iter()
-                    .find(|r| (r.think_ms - s.think_ms).abs() < 1e-9)
-                    .map(|r| (s, r))
-            })
-            .collect();
-        let chosen = pairs
-            .iter()
-            .filter(|(s, r)| s.within_bound() && r.within_bound())
-            .min_by(|a, b| a.0.think_ms.total_cmp(&b.0.think_ms))
-            .or_else(|| pairs.first());
-        let cpu_per_delivery_ratio = chosen
-            .and_then(|(s, r)| ratio(s.target_cpu_us_per_delivery, r.target_cpu_us_per_delivery));
-        let server_rss = server.rss_per_seat_kib().map(|(total, _)| total);
-        let relay_rss = relay.rss_per_seat_kib().map(|(total, _)| total);
-        Self {
-            throughput_ratio,
-            cpu_per_delivery_ratio,
-            cpu_ratio_think_ms: chosen.map(|(s, _)| s.think_ms),
-            rss_per_seat_ratio: ratio(server_rss, relay_rss),
-            server_rss_per_seat_kib: server_rss,
-        }
     }
 }
 
@@ -210,7 +195,8 @@ pub fn steps_table(result: &TargetResult) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:>8} {:>6} {:>9} {:>11} {:>10} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6} {:>8} {:>8} {:>6} {:>6}",
+        "{:<5} {:>8} {:>6} {:>9} {:>11} {:>10} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6} {:>8} {:>8} {:>6} {:>6}",
+        "step",
         "think ms",
         "secs",
         "actions/s",
@@ -232,7 +218,8 @@ pub fn steps_table(result: &TargetResult) -> String {
         let c = &s.counts;
         let _ = writeln!(
             out,
-            "{:>8.0} {:>6.1} {:>9.0} {:>11.0}  {:>10.0} {:>10.0} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.1} {:>6} {:>8} {:>8} {:>6} {:>6}{}",
+            "{:<5} {:>8.0} {:>6.1} {:>9.0} {:>11.0}  {:>10.0} {:>10.0} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.1} {:>6} {:>8} {:>8} {:>6} {:>6}{}",
+            s.kind.label(),
             s.think_ms,
             s.seconds,
             s.actions_per_s,
@@ -262,14 +249,20 @@ pub fn steps_table(result: &TargetResult) -> String {
 /// A whole target's result: header, steps and totals.
 pub fn target_text(result: &TargetResult) -> String {
     let mut out = String::new();
-    let target = match result.target {
-        Target::Server => "server",
-        Target::Relay => "relay",
-    };
+    let target = result.target.name();
     let t = &result.totals;
+    let round = if result.round > 0 {
+        format!("round {} · ", result.round)
+    } else {
+        String::new()
+    };
+    let frames = result
+        .frame_bytes
+        .map(|b| format!(" (frames of {b} bytes sent)"))
+        .unwrap_or_default();
     let _ = writeln!(
         out,
-        "== {target}: {} seats, seated in {:.1} s, mean broadcast {:.0} bytes",
+        "== {round}{target}: {} seats, seated in {:.1} s, mean broadcast {:.0} bytes{frames}",
         result.seats, result.setup_secs, result.mean_delivery_bytes
     );
     out.push_str(&steps_table(result));
@@ -315,7 +308,15 @@ pub fn target_text(result: &TargetResult) -> String {
             t.extra_turns, t.dice_verified, t.rolls_verified, t.dice_mismatches
         );
     }
-    match result.capacity() {
+    if let Some(capacity) = &result.capacity {
+        let _ = writeln!(
+            out,
+            "capacity (p99 action → last delivery < {P99_BOUND_MS} ms): {}",
+            capacity_text(capacity)
+        );
+        return out;
+    }
+    match result.best_step() {
         Some(step) => {
             let _ = writeln!(
                 out,
@@ -330,34 +331,751 @@ pub fn target_text(result: &TargetResult) -> String {
     out
 }
 
-/// The ratios, with the targets they are measured against.
-pub fn comparison_text(c: &Comparison) -> String {
-    let mut out = String::new();
-    let verdict = |ok: Option<bool>| match ok {
-        Some(true) => "met",
-        Some(false) => "MISSED",
-        None => "not measured",
+/// A capacity in words: `12345 deliveries/s (think 1265 ms; over the bound at 949 ms)`.
+pub fn capacity_text(capacity: &Capacity) -> String {
+    match *capacity {
+        Capacity::None => "none (over the bound at the lightest load probed)".to_owned(),
+        Capacity::AtLeast {
+            deliveries_per_s,
+            think_ms,
+        } => format!(
+            "≥ {deliveries_per_s:.0} deliveries/s (within the bound at the heaviest load probed, think {think_ms:.0} ms)"
+        ),
+        Capacity::Bracketed {
+            deliveries_per_s,
+            think_ms,
+            failing_think_ms,
+        } => format!(
+            "{deliveries_per_s:.0} deliveries/s (think {think_ms:.0} ms; over the bound at {failing_think_ms:.0} ms)"
+        ),
+    }
+}
+
+/// The latency of small synced appends on the disk that holds the server's data directory.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FsyncLatency {
+    /// The directory written in.
+    pub dir: String,
+    /// Appends, each followed by `fdatasync`.
+    pub samples: usize,
+    /// Bytes per append.
+    pub bytes: usize,
+    /// Median write + `fdatasync`, ms.
+    pub p50_ms: f64,
+    /// 99th percentile, ms.
+    pub p99_ms: f64,
+    /// Slowest, ms.
+    pub max_ms: f64,
+}
+
+/// One round of a benchmark: every target once, each in a fresh process with fresh bots.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RoundResult {
+    /// The round, from 1.
+    pub round: usize,
+    /// The disk's fsync latency, measured before the round.
+    pub fsync: Option<FsyncLatency>,
+    /// The relay's and the floor's frame size this round (the server's mean broadcast), bytes.
+    pub frame_bytes: usize,
+    /// One result per target, in the order they ran.
+    pub targets: Vec<TargetResult>,
+}
+
+impl RoundResult {
+    /// The result of `target` this round.
+    pub fn target(&self, target: Target) -> Option<&TargetResult> {
+        self.targets.iter().find(|t| t.target == target)
+    }
+}
+
+/// The middle and the spread of a few values.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    /// Values.
+    pub n: usize,
+    /// The median (the mean of the middle two for an even count).
+    pub median: f64,
+    /// The smallest.
+    pub min: f64,
+    /// The largest.
+    pub max: f64,
+    /// (max − min) / median, in %; `None` when the median is 0.
+    pub spread_pct: Option<f64>,
+}
+
+/// The median, range and relative spread of the finite `values`; `None` if there are none.
+pub fn spread(values: &[f64]) -> Option<Spread> {
+    let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+    if sorted.is_empty() {
+        return None;
+    }
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    let median = if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
     };
-    let _ = writeln!(out, "== server / relay");
+    let (min, max) = (sorted[0], sorted[n - 1]);
+    Some(Spread {
+        n,
+        median,
+        min,
+        max,
+        spread_pct: (median != 0.0).then(|| (max - min) / median.abs() * 100.0),
+    })
+}
+
+/// What a figure is: the value itself, or only a bound on it (a capacity search that ended
+/// within the bound at its heaviest load gives a lower bound).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bound {
+    /// The value.
+    #[default]
+    Exact,
+    /// The true figure is at least this.
+    AtLeast,
+    /// The true figure is at most this.
+    AtMost,
+    /// Both sides are lower bounds: the ratio says little.
+    Unknown,
+}
+
+impl Bound {
+    fn prefix(self) -> &'static str {
+        match self {
+            Self::Exact => "",
+            Self::AtLeast => "≥",
+            Self::AtMost => "≤",
+            Self::Unknown => "?",
+        }
+    }
+
+    /// The bound of a ratio of a figure bounded by `self` over one bounded by `other`.
+    fn over(self, other: Self) -> Self {
+        match (self, other) {
+            (Self::Exact, Self::Exact) => Self::Exact,
+            (Self::AtLeast | Self::Exact, Self::AtMost | Self::Exact) => Self::AtLeast,
+            (Self::AtMost | Self::Exact, Self::AtLeast | Self::Exact) => Self::AtMost,
+            _ => Self::Unknown,
+        }
+    }
+
+    /// The bound of a median of figures with these bounds.
+    fn of_all(bounds: impl IntoIterator<Item = Self>) -> Self {
+        bounds
+            .into_iter()
+            .fold(Self::Exact, |acc, b| match (acc, b) {
+                (Self::Exact, b) | (b, Self::Exact) => b,
+                (a, b) if a == b => a,
+                _ => Self::Unknown,
+            })
+    }
+}
+
+/// A ratio, or a bound on it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Ratio {
+    /// The value.
+    pub value: f64,
+    /// Whether it is the ratio or a bound on it.
+    pub bound: Bound,
+}
+
+impl Ratio {
+    /// `a / b` of two figures with their bounds; `None` if either is missing or `b` is not
+    /// positive.
+    pub fn of(a: Option<(f64, Bound)>, b: Option<(f64, Bound)>) -> Option<Self> {
+        let ((a, a_bound), (b, b_bound)) = (a?, b?);
+        (b > 0.0 && a.is_finite() && b.is_finite()).then(|| Self {
+            value: a / b,
+            bound: a_bound.over(b_bound),
+        })
+    }
+}
+
+/// One figure over the rounds: each round's value, their median and spread.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Series {
+    /// Each round's figure (`None`: not measured that round).
+    pub per_round: Vec<Option<Ratio>>,
+    /// Median, range and spread of the measured ones.
+    pub spread: Option<Spread>,
+    /// Whether the median is the figure or a bound on it.
+    pub bound: Bound,
+}
+
+impl Series {
+    /// The series of `per_round`.
+    pub fn new(per_round: Vec<Option<Ratio>>) -> Self {
+        let values: Vec<f64> = per_round.iter().flatten().map(|r| r.value).collect();
+        let bound = Bound::of_all(per_round.iter().flatten().map(|r| r.bound));
+        Self {
+            spread: spread(&values),
+            bound,
+            per_round,
+        }
+    }
+
+    /// The median, with its bound.
+    pub fn median(&self) -> Option<Ratio> {
+        self.spread.map(|s| Ratio {
+            value: s.median,
+            bound: self.bound,
+        })
+    }
+}
+
+/// One target's figures over the rounds.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TargetSummary {
+    /// The target.
+    pub target: Target,
+    /// CPU per delivery at the reference step, µs.
+    pub cpu_us_per_delivery: Series,
+    /// p99 action → last delivery at the reference step, ms.
+    pub last_delivery_p99_ms: Series,
+    /// The bots' CPU at the reference step, cores.
+    pub bots_cpu_cores: Series,
+    /// The capacity, deliveries/s.
+    pub capacity: Series,
+    /// Resident memory per seat, KiB.
+    pub rss_per_seat_kib: Series,
+}
+
+/// The ratios of one pair of targets over the rounds.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PairSummary {
+    /// The numerator.
+    pub a: Target,
+    /// The denominator.
+    pub b: Target,
+    /// CPU per delivery at the reference step.
+    pub cpu_per_delivery: Series,
+    /// Capacity (deliveries/s within the latency bound).
+    pub capacity: Series,
+    /// Resident memory per seat.
+    pub rss_per_seat: Series,
+}
+
+/// Whether a target was met.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Met.
+    Met,
+    /// Missed.
+    Missed,
+    /// Only a bound was measured, on the wrong side to tell.
+    Undetermined,
+    /// Not measured.
+    NotMeasured,
+}
+
+impl Verdict {
+    fn text(self) -> &'static str {
+        match self {
+            Self::Met => "met",
+            Self::Missed => "MISSED",
+            Self::Undetermined => "undetermined (only a bound)",
+            Self::NotMeasured => "not measured",
+        }
+    }
+
+    /// Whether `ratio` (with its bound) is at least `target`.
+    pub fn at_least(ratio: Option<Ratio>, target: f64) -> Self {
+        let Some(Ratio { value, bound }) = ratio else {
+            return Self::NotMeasured;
+        };
+        match (value >= target, bound) {
+            (true, Bound::Exact | Bound::AtLeast) => Self::Met,
+            (false, Bound::Exact | Bound::AtMost) => Self::Missed,
+            _ => Self::Undetermined,
+        }
+    }
+}
+
+/// The server's latency at the reference step against what its durability allows: the time
+/// of one synced append plus 10 ms.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LatencyVerdict {
+    /// The reference think time, ms.
+    pub think_ms: f64,
+    /// Each round's server p99 action → last delivery at the reference step, ms.
+    pub server_p99_ms: Vec<Option<f64>>,
+    /// Each round's fsync p99 + 10 ms.
+    pub bound_ms: Vec<Option<f64>>,
+    /// Median server p99, ms.
+    pub median_server_p99_ms: Option<f64>,
+    /// Median bound, ms.
+    pub median_bound_ms: Option<f64>,
+    /// Median against median.
+    pub verdict: Verdict,
+}
+
+/// Added to the fsync p99 for the server's latency target.
+pub const FSYNC_SLACK_MS: f64 = 10.0;
+
+/// Everything over the rounds.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Summary {
+    /// Rounds.
+    pub rounds: usize,
+    /// The disk's fsync p99 over the rounds, ms.
+    pub fsync_p99_ms: Option<Spread>,
+    /// Per target.
+    pub targets: Vec<TargetSummary>,
+    /// Per pair: server / relay, server / floor, relay / floor (those that ran).
+    pub pairs: Vec<PairSummary>,
+    /// The server's p99 at the reference step against fsync p99 + 10 ms.
+    pub latency: LatencyVerdict,
+    /// The median capacity ratio server / relay against 1.0.
+    pub capacity_server_relay: Verdict,
+}
+
+fn exact(value: Option<f64>) -> Option<Ratio> {
+    value.filter(|v| v.is_finite()).map(|value| Ratio {
+        value,
+        bound: Bound::Exact,
+    })
+}
+
+fn capacity_figure(result: &TargetResult) -> Option<(f64, Bound)> {
+    let capacity = result.capacity.as_ref()?;
+    let bound = if capacity.is_lower_bound() {
+        Bound::AtLeast
+    } else {
+        Bound::Exact
+    };
+    capacity.deliveries_per_s().map(|v| (v, bound))
+}
+
+fn exact_figure(value: Option<f64>) -> Option<(f64, Bound)> {
+    value.map(|v| (v, Bound::Exact))
+}
+
+impl Summary {
+    /// The summary of `rounds`, with `think_ms` the reference think time.
+    pub fn new(rounds: &[RoundResult], think_ms: f64) -> Self {
+        let order = [Target::Server, Target::Relay, Target::Floor];
+        let ran: Vec<Target> = order
+            .into_iter()
+            .filter(|&t| rounds.iter().any(|r| r.target(t).is_some()))
+            .collect();
+        let per_round = |target: Target, figure: &dyn Fn(&TargetResult) -> Option<Ratio>| {
+            Series::new(
+                rounds
+                    .iter()
+                    .map(|r| r.target(target).and_then(figure))
+                    .collect(),
+            )
+        };
+        let targets = ran
+            .iter()
+            .map(|&target| TargetSummary {
+                target,
+                cpu_us_per_delivery: per_round(target, &|t| {
+                    exact(t.reference().and_then(|s| s.target_cpu_us_per_delivery))
+                }),
+                last_delivery_p99_ms: per_round(target, &|t| {
+                    exact(t.reference().map(|s| s.last_delivery.p99_ms))
+                }),
+                bots_cpu_cores: per_round(target, &|t| {
+                    exact(t.reference().and_then(|s| s.bots_cpu_cores))
+                }),
+                capacity: per_round(target, &|t| {
+                    capacity_figure(t).map(|(value, bound)| Ratio { value, bound })
+                }),
+                rss_per_seat_kib: per_round(target, &|t| {
+                    exact(t.rss_per_seat_kib().map(|(total, _)| total))
+                }),
+            })
+            .collect();
+        let pair_list = [
+            (Target::Server, Target::Relay),
+            (Target::Server, Target::Floor),
+            (Target::Relay, Target::Floor),
+        ];
+        let pairs: Vec<PairSummary> = pair_list
+            .into_iter()
+            .filter(|(a, b)| ran.contains(a) && ran.contains(b))
+            .map(|(a, b)| {
+                let ratio = |figure: &dyn Fn(&TargetResult) -> Option<(f64, Bound)>| {
+                    Series::new(
+                        rounds
+                            .iter()
+                            .map(|r| {
+                                Ratio::of(
+                                    r.target(a).and_then(figure),
+                                    r.target(b).and_then(figure),
+                                )
+                            })
+                            .collect(),
+                    )
+                };
+                PairSummary {
+                    a,
+                    b,
+                    cpu_per_delivery: ratio(&|t| {
+                        exact_figure(t.reference().and_then(|s| s.target_cpu_us_per_delivery))
+                    }),
+                    capacity: ratio(&capacity_figure),
+                    rss_per_seat: ratio(&|t| exact_figure(t.rss_per_seat_kib().map(|(v, _)| v))),
+                }
+            })
+            .collect();
+        let server_p99_ms: Vec<Option<f64>> = rounds
+            .iter()
+            .map(|r| {
+                r.target(Target::Server)
+                    .and_then(TargetResult::reference)
+                    .filter(|s| s.last_delivery.count > 0)
+                    .map(|s| s.last_delivery.p99_ms)
+            })
+            .collect();
+        let bound_ms: Vec<Option<f64>> = rounds
+            .iter()
+            .map(|r| r.fsync.as_ref().map(|f| f.p99_ms + FSYNC_SLACK_MS))
+            .collect();
+        let median = |values: &[Option<f64>]| {
+            spread(&values.iter().flatten().copied().collect::<Vec<_>>()).map(|s| s.median)
+        };
+        let (median_server_p99_ms, median_bound_ms) = (median(&server_p99_ms), median(&bound_ms));
+        let verdict = match (median_server_p99_ms, median_bound_ms) {
+            (Some(p99), Some(bound)) if p99 <= bound => Verdict::Met,
+            (Some(_), Some(_)) => Verdict::Missed,
+            _ => Verdict::NotMeasured,
+        };
+        let capacity_server_relay = pairs
+            .iter()
+            .find(|p| (p.a, p.b) == (Target::Server, Target::Relay))
+            .map_or(Verdict::NotMeasured, |p| {
+                Verdict::at_least(p.capacity.median(), 1.0)
+            });
+        let fsync: Vec<f64> = rounds
+            .iter()
+            .filter_map(|r| r.fsync.as_ref().map(|f| f.p99_ms))
+            .collect();
+        Self {
+            rounds: rounds.len(),
+            fsync_p99_ms: spread(&fsync),
+            targets,
+            pairs,
+            latency: LatencyVerdict {
+                think_ms,
+                server_p99_ms,
+                bound_ms,
+                median_server_p99_ms,
+                median_bound_ms,
+                verdict,
+            },
+            capacity_server_relay,
+        }
+    }
+}
+
+fn ratio_cell(ratio: Option<Ratio>, digits: usize) -> String {
+    ratio.map_or_else(
+        || "-".to_owned(),
+        |r| format!("{}{:.digits$}", r.bound.prefix(), r.value),
+    )
+}
+
+fn spread_cells(series: &Series, digits: usize) -> String {
+    match series.spread {
+        Some(s) => format!(
+            "{:>9} {:>21} {:>7}",
+            ratio_cell(series.median(), digits),
+            format!("{:.digits$}–{:.digits$}", s.min, s.max),
+            opt(s.spread_pct, 1) + "%"
+        ),
+        None => format!("{:>9} {:>21} {:>7}", "-", "-", "-"),
+    }
+}
+
+/// The fsync line of a round.
+pub fn fsync_text(round: usize, fsync: Option<&FsyncLatency>) -> String {
+    match fsync {
+        Some(f) => format!(
+            "round {round}: {} appends of {} bytes + fdatasync in {}: p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
+            f.samples, f.bytes, f.dir, f.p50_ms, f.p99_ms, f.max_ms
+        ),
+        None => format!("round {round}: fsync latency not measured"),
+    }
+}
+
+/// The summary over the rounds: per target, per pair, and the verdicts.
+pub fn summary_text(summary: &Summary) -> String {
+    let mut out = String::new();
+    let rounds = summary.rounds;
+    let round_heads: String = (1..=rounds)
+        .map(|r| format!(" {:>9}", format!("round {r}")))
+        .collect();
+    let head = |out: &mut String, first: &str| {
+        let _ = writeln!(
+            out,
+            "{first:<16} {:<26}{round_heads} | {:>9} {:>21} {:>7}",
+            "figure", "median", "min–max", "spread"
+        );
+    };
+    let row = |out: &mut String, first: &str, name: &str, series: &Series, digits: usize| {
+        let cells: String = (0..rounds)
+            .map(|i| {
+                format!(
+                    " {:>9}",
+                    ratio_cell(series.per_round.get(i).copied().flatten(), digits)
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "{first:<16} {name:<26}{cells} | {}",
+            spread_cells(series, digits)
+        );
+    };
     let _ = writeln!(
         out,
-        "throughput at p99 < {P99_BOUND_MS} ms: {}x (target >= 0.8: {})",
-        opt(c.throughput_ratio, 2),
-        verdict(c.throughput_ratio.map(|r| r >= 0.8))
+        "== per target over {rounds} round(s): each round, median, min–max, spread = (max − min) / median"
     );
+    head(&mut out, "target");
+    for t in &summary.targets {
+        let name = t.target.name();
+        row(
+            &mut out,
+            name,
+            "µs CPU/delivery (ref)",
+            &t.cpu_us_per_delivery,
+            2,
+        );
+        row(
+            &mut out,
+            "",
+            "last p99 ms (ref)",
+            &t.last_delivery_p99_ms,
+            2,
+        );
+        row(&mut out, "", "bots CPU cores (ref)", &t.bots_cpu_cores, 2);
+        row(&mut out, "", "capacity deliveries/s", &t.capacity, 0);
+        row(&mut out, "", "RSS KiB/seat", &t.rss_per_seat_kib, 2);
+    }
+    if !summary.pairs.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "== ratios over {rounds} round(s) (≥/≤: a capacity search ended within the bound at its heaviest load, so only a bound)"
+        );
+        head(&mut out, "pair");
+        for p in &summary.pairs {
+            let name = format!("{} / {}", p.a.name(), p.b.name());
+            row(
+                &mut out,
+                &name,
+                "CPU per delivery (ref)",
+                &p.cpu_per_delivery,
+                2,
+            );
+            row(&mut out, "", "capacity", &p.capacity, 2);
+            row(&mut out, "", "RSS per seat", &p.rss_per_seat, 2);
+        }
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "== verdicts");
+    if let Some(f) = &summary.fsync_p99_ms {
+        let _ = writeln!(
+            out,
+            "disk: fsync p99 median {:.3} ms (min–max {:.3}–{:.3})",
+            f.median, f.min, f.max
+        );
+    }
+    let l = &summary.latency;
+    let per_round: Vec<String> = l
+        .server_p99_ms
+        .iter()
+        .zip(&l.bound_ms)
+        .enumerate()
+        .map(|(i, (p99, bound))| format!("round {}: {} vs {}", i + 1, opt(*p99, 2), opt(*bound, 2)))
+        .collect();
     let _ = writeln!(
         out,
-        "CPU per delivered message (think {} ms): {}x (target <= 1.25: {})",
-        opt(c.cpu_ratio_think_ms, 0),
-        opt(c.cpu_per_delivery_ratio, 2),
-        verdict(c.cpu_per_delivery_ratio.map(|r| r <= 1.25))
+        "server p99 action → last delivery at think {:.0} ms (target for --durability full: ≤ fsync p99 + {FSYNC_SLACK_MS} ms): {} ms against {} ms: {} ({})",
+        l.think_ms,
+        opt(l.median_server_p99_ms, 2),
+        opt(l.median_bound_ms, 2),
+        l.verdict.text(),
+        per_round.join(", ")
     );
+    let capacity = summary
+        .pairs
+        .iter()
+        .find(|p| (p.a, p.b) == (Target::Server, Target::Relay))
+        .and_then(|p| p.capacity.median());
     let _ = writeln!(
         out,
-        "RSS per seat: server {} KiB (target <= 12: {}), {}x the relay's",
-        opt(c.server_rss_per_seat_kib, 2),
-        verdict(c.server_rss_per_seat_kib.map(|k| k <= 12.0)),
-        opt(c.rss_per_seat_ratio, 2)
+        "capacity server / relay (target ≥ 1.0): {}x: {}",
+        ratio_cell(capacity, 2),
+        summary.capacity_server_relay.text()
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn median_and_spread() {
+        assert_eq!(spread(&[]), None);
+        assert_eq!(spread(&[f64::NAN]), None);
+        let one = spread(&[2.0]).unwrap();
+        assert_eq!((one.n, one.median, one.min, one.max), (1, 2.0, 2.0, 2.0));
+        assert_eq!(one.spread_pct, Some(0.0));
+        let odd = spread(&[3.0, 1.0, 2.0]).unwrap();
+        assert_eq!((odd.median, odd.min, odd.max), (2.0, 1.0, 3.0));
+        assert!((odd.spread_pct.unwrap() - 100.0).abs() < 1e-9);
+        let even = spread(&[4.0, 1.0, 2.0, 3.0]).unwrap();
+        assert!((even.median - 2.5).abs() < 1e-12);
+        assert!((even.spread_pct.unwrap() - 120.0).abs() < 1e-9);
+        assert_eq!(spread(&[-1.0, 0.0, 1.0]).unwrap().spread_pct, None);
+    }
+
+    #[test]
+    fn ratios_of_bounds_are_bounds() {
+        let exact = |v| Some((v, Bound::Exact));
+        let lower = |v| Some((v, Bound::AtLeast));
+        assert_eq!(
+            Ratio::of(exact(3.0), exact(2.0)),
+            Some(Ratio {
+                value: 1.5,
+                bound: Bound::Exact
+            })
+        );
+        assert_eq!(
+            Ratio::of(lower(3.0), exact(2.0)).unwrap().bound,
+            Bound::AtLeast
+        );
+        assert_eq!(
+            Ratio::of(exact(3.0), lower(2.0)).unwrap().bound,
+            Bound::AtMost
+        );
+        assert_eq!(
+            Ratio::of(lower(3.0), lower(2.0)).unwrap().bound,
+            Bound::Unknown
+        );
+        assert_eq!(Ratio::of(exact(3.0), exact(0.0)), None);
+        assert_eq!(Ratio::of(None, exact(1.0)), None);
+
+        let r = |value, bound| Some(Ratio { value, bound });
+        let series = Series::new(vec![r(0.8, Bound::Exact), None, r(0.9, Bound::AtMost)]);
+        assert_eq!(
+            series.bound,
+            Bound::AtMost,
+            "a median of upper bounds and values"
+        );
+        assert!((series.median().unwrap().value - 0.85).abs() < 1e-12);
+        assert_eq!(Verdict::at_least(series.median(), 1.0), Verdict::Missed);
+        let mixed = Series::new(vec![r(1.2, Bound::AtLeast), r(0.9, Bound::AtMost)]);
+        assert_eq!(mixed.bound, Bound::Unknown);
+        assert_eq!(
+            Verdict::at_least(mixed.median(), 1.0),
+            Verdict::Undetermined
+        );
+        assert_eq!(Verdict::at_least(r(1.1, Bound::AtLeast), 1.0), Verdict::Met);
+        assert_eq!(
+            Verdict::at_least(r(0.9, Bound::AtLeast), 1.0),
+            Verdict::Undetermined
+        );
+        assert_eq!(Verdict::at_least(None, 1.0), Verdict::NotMeasured);
+    }
+
+    fn target(target: Target, cpu_us: f64, capacity: Capacity, rss_kib: u64) -> TargetResult {
+        let mut reference = StepResult::new(2000.0, &WindowData::default(), None, None);
+        reference.kind = StepKind::Reference;
+        reference.target_cpu_us_per_delivery = Some(cpu_us);
+        reference.last_delivery.p99_ms = cpu_us;
+        reference.last_delivery.count = 1;
+        TargetResult {
+            target,
+            round: 1,
+            frame_bytes: None,
+            seats: 100,
+            setup_secs: 1.0,
+            idle_rss_kib: None,
+            loaded_rss_kib: Some(rss_kib),
+            peak_rss_kib: None,
+            steps: vec![reference],
+            capacity: Some(capacity),
+            totals: Counts::default(),
+            mean_delivery_bytes: 100.0,
+        }
+    }
+
+    #[test]
+    fn summary_ratios_per_round_and_verdicts() {
+        let bracketed = |rate| Capacity::Bracketed {
+            deliveries_per_s: rate,
+            think_ms: 1000.0,
+            failing_think_ms: 900.0,
+        };
+        let at_least = |rate| Capacity::AtLeast {
+            deliveries_per_s: rate,
+            think_ms: 400.0,
+        };
+        let fsync = |p99_ms| FsyncLatency {
+            dir: "/tmp".into(),
+            samples: 200,
+            bytes: 4096,
+            p50_ms: 0.0,
+            p99_ms,
+            max_ms: p99_ms,
+        };
+        let rounds: Vec<RoundResult> = [(20.0, 900.0, 5.0), (24.0, 1100.0, 15.0)]
+            .into_iter()
+            .enumerate()
+            .map(
+                |(i, (server_cpu, server_capacity, fsync_p99))| RoundResult {
+                    round: i + 1,
+                    fsync: Some(fsync(fsync_p99)),
+                    frame_bytes: 120,
+                    targets: vec![
+                        target(Target::Server, server_cpu, bracketed(server_capacity), 1600),
+                        target(Target::Relay, 10.0, bracketed(1000.0), 800),
+                        target(Target::Floor, 4.0, at_least(4000.0), 100),
+                    ],
+                },
+            )
+            .collect();
+        let summary = Summary::new(&rounds, 2000.0);
+        assert_eq!(summary.targets.len(), 3);
+        assert_eq!(summary.pairs.len(), 3);
+        let server_relay = &summary.pairs[0];
+        assert_eq!(
+            (server_relay.a, server_relay.b),
+            (Target::Server, Target::Relay)
+        );
+        let cpu = server_relay.cpu_per_delivery.spread.unwrap();
+        assert!((cpu.median - 2.2).abs() < 1e-12);
+        assert!((cpu.min - 2.0).abs() < 1e-12 && (cpu.max - 2.4).abs() < 1e-12);
+        assert!((cpu.spread_pct.unwrap() - 0.4 / 2.2 * 100.0).abs() < 1e-9);
+        assert_eq!(server_relay.capacity.bound, Bound::Exact);
+        assert!((server_relay.capacity.spread.unwrap().median - 1.0).abs() < 1e-12);
+        assert_eq!(summary.capacity_server_relay, Verdict::Met);
+        assert!((server_relay.rss_per_seat.spread.unwrap().median - 2.0).abs() < 1e-12);
+        let server_floor = &summary.pairs[1];
+        assert_eq!(
+            server_floor.capacity.bound,
+            Bound::AtMost,
+            "the floor's is a lower bound"
+        );
+        // Server p99 (here = its CPU figure) 20 and 24 ms, against 15 and 25 ms: medians 22
+        // against 20.
+        assert_eq!(summary.latency.server_p99_ms, [Some(20.0), Some(24.0)]);
+        assert_eq!(summary.latency.bound_ms, [Some(15.0), Some(25.0)]);
+        assert_eq!(summary.latency.verdict, Verdict::Missed);
+        let text = summary_text(&summary);
+        assert!(text.contains("server / relay"), "{text}");
+        assert!(text.contains("relay / floor"), "{text}");
+        assert!(text.contains("≤"), "{text}");
+    }
 }

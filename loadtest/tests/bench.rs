@@ -1,0 +1,110 @@
+//! A very short `bench` run of the real binary against the relay and the floor (the server's
+//! binary is not built by `cargo test`): both start as subprocesses, the bots in a worker
+//! process take their seats, and every round has the reference step, the probes of the capacity
+//! search, the fsync figures and the relay / floor ratios.
+#![allow(clippy::unwrap_used)]
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// A bound on a failure, not a pace: the run takes a few seconds.
+const PATIENCE: Duration = Duration::from_secs(120);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_short_bench_of_the_relay_and_the_floor() {
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_grand-melee-loadtest"))
+        .args([
+            "bench",
+            "--targets",
+            "relay,floor",
+            "--tables",
+            "2",
+            "--seats",
+            "15",
+            "--processes",
+            "1",
+            "--rounds",
+            "1",
+            "--probes",
+            "2",
+            "--cpu-think-ms",
+            "200",
+            "--think-max-ms",
+            "300",
+            "--think-min-ms",
+            "100",
+            "--step-secs",
+            "1",
+            "--warmup-secs",
+            "0",
+            "--fsync-samples",
+            "5",
+            "--relay-frame-bytes",
+            "120",
+            "--json",
+        ])
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(PATIENCE, output)
+        .await
+        .unwrap()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let result: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let rounds = result["rounds"].as_array().unwrap();
+    assert_eq!(rounds.len(), 1);
+    let round = &rounds[0];
+    assert_eq!(round["fsync"]["samples"], 5);
+    assert_eq!(round["frame_bytes"], 120);
+    let targets = round["targets"].as_array().unwrap();
+    let names: Vec<&str> = targets
+        .iter()
+        .map(|t| t["target"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["relay", "floor"]);
+    for target in targets {
+        assert_eq!(target["seats"], 30);
+        assert_eq!(target["frame_bytes"], 120);
+        let steps = target["steps"].as_array().unwrap();
+        assert_eq!(steps[0]["kind"], "reference");
+        assert_eq!(steps[0]["think_ms"], 200.0);
+        let probes: Vec<f64> = steps[1..]
+            .iter()
+            .map(|s| {
+                assert_eq!(s["kind"], "probe");
+                s["think_ms"].as_f64().unwrap()
+            })
+            .collect();
+        assert!(
+            probes == [300.0] || probes == [300.0, 100.0],
+            "the light end first, then the heavy end: {probes:?}"
+        );
+        assert!(
+            steps
+                .iter()
+                .all(|s| s["deliveries_per_s"].as_f64().unwrap() > 0.0)
+        );
+        assert!(target["capacity"]["kind"].is_string());
+        let totals = &target["totals"];
+        for counter in ["errors", "disconnects", "gaps", "connect_failures"] {
+            assert_eq!(totals[counter], 0, "{counter} at {}", target["target"]);
+        }
+        assert!(target["loaded_rss_kib"].as_u64().unwrap() > 0);
+    }
+    let pairs = result["summary"]["pairs"].as_array().unwrap();
+    assert_eq!(pairs.len(), 1);
+    assert_eq!(
+        (pairs[0]["a"].as_str(), pairs[0]["b"].as_str()),
+        (Some("relay"), Some("floor"))
+    );
+    assert_eq!(
+        pairs[0]["cpu_per_delivery"]["per_round"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(result["summary"]["capacity_server_relay"], "not_measured");
+}
