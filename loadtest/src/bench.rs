@@ -722,6 +722,18 @@ async fn run_target(
     }
     let mut search = Bisection::new(config.think_max_ms, config.think_min_ms, config.probes);
     let mut probes = 0;
+    // The reference step at the search's light end is its first probe.
+    if let Some(reference) = steps
+        .first()
+        .filter(|r| (r.think_ms - config.think_max_ms).abs() < 1e-6)
+    {
+        probes += 1;
+        search.record(
+            reference.think_ms,
+            reference.within_bound(),
+            reference.deliveries_per_s,
+        );
+    }
     while let Some(think_ms) = search.next() {
         probes += 1;
         let what = format!("probe {probes}/{}", config.probes);

@@ -272,13 +272,16 @@ rounds.
 Each round runs every target once (the server first), each in a fresh process with fresh bots:
 a reference step at --cpu-think-ms, any --think-ms steps, then up to --probes probes of a
 bisection on the think time between --think-max-ms and --think-min-ms for the highest
-deliveries/s with p99 action -> last delivery under 50 ms. Every step is a warm-up and a
-measured window. Before each round, the latency of 4 KiB appends + fdatasync is measured in the
+deliveries/s with p99 action -> last delivery under 50 ms (when the reference step is at
+--think-max-ms, as by default, it is the first probe). Every step is a warm-up and a measured
+window. Before each round, the latency of 4 KiB appends + fdatasync is measured in the
 directory that holds the server's data directory.
 
-Duration: at most rounds x targets x (seating + (probes + 1 + fixed steps) x (warm-up + step)).
-With the defaults (3 rounds, 3 targets, 5 probes, 4 + 10 s) that is 756 s of steps, plus the
-seating: about 17 minutes at 400 tables x 40 seats (about 25 s to seat 16,000 bots).";
+Duration: at most rounds x targets x (seating + (probes + fixed steps) x (warm-up + step)),
+plus one step per target if the reference is not the first probe. With the defaults (3 rounds,
+3 targets, 7 probes, 4 + 10 s) that is 882 s of steps, plus the seating: about 19 minutes at
+400 tables x 40 seats (about 25 s to seat 16,000 bots). The search's bracket then narrows to
+(2000/700)^(1/32), about 3 %, of the think time.";
 
 /// `bench`: server, relay and floor.
 #[derive(Debug, Clone, Args)]
@@ -299,17 +302,17 @@ pub struct BenchArgs {
 
     /// The capacity search's light end (probed first), ms: over the bound there, the capacity
     /// is "none".
-    #[arg(long, default_value_t = 4000.0)]
+    #[arg(long, default_value_t = 2000.0)]
     pub think_max_ms: f64,
 
     /// The capacity search's heavy end (probed second), ms: within the bound there, the
     /// capacity is reported as a lower bound (≥).
-    #[arg(long, default_value_t = 400.0)]
+    #[arg(long, default_value_t = 700.0)]
     pub think_min_ms: f64,
 
     /// Probes of the capacity search per target and round (the two ends, then bisection by
     /// the geometric mean).
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 7)]
     pub probes: usize,
 
     /// Extra fixed steps after the reference step, think times in ms (comma-separated; none by
@@ -761,11 +764,13 @@ mod tests {
         let args = bench_args(&[]).unwrap_or_else(|e| panic!("{e}"));
         assert!(check_bench_args(&args).is_ok());
         assert_eq!(args.targets, [Target::Server, Target::Relay, Target::Floor]);
-        assert_eq!((args.rounds, args.probes), (3, 5));
+        assert_eq!((args.rounds, args.probes), (3, 7));
         assert!(args.think_ms.is_empty());
-        // Rounds × targets × (seating + (probes + 1) × (warm-up + step)), with about 25 s to
-        // seat 16,000 bots: under 25 minutes.
-        let per_target = 25 + (args.probes as u64 + 1) * (args.warmup_secs + args.step_secs);
+        // The reference step is the search's first probe.
+        assert_eq!(args.cpu_think_ms, args.think_max_ms);
+        // Rounds × targets × (seating + probes × (warm-up + step)), with about 25 s to seat
+        // 16,000 bots: under 20 minutes.
+        let per_target = 25 + args.probes as u64 * (args.warmup_secs + args.step_secs);
         let total = args.rounds as u64 * args.targets.len() as u64 * per_target;
         assert!(total < 20 * 60, "{total} s");
     }

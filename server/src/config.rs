@@ -162,8 +162,9 @@ pub struct ServerConfig {
     #[arg(long, env = "GM_SEND_BUFFER_BYTES", default_value_t = 64 * 1024)]
     pub send_buffer_bytes: usize,
 
-    /// Read buffer per WebSocket connection, in bytes.
-    #[arg(long, env = "GM_READ_BUFFER_BYTES", default_value_t = 1024)]
+    /// Read buffer per WebSocket connection, in bytes (client messages are small; longer ones
+    /// are read in several pieces).
+    #[arg(long, env = "GM_READ_BUFFER_BYTES", default_value_t = 512)]
     pub read_buffer_bytes: usize,
 
     /// Requests per second one connection may send on average.

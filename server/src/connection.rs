@@ -350,7 +350,10 @@ async fn session(stream: Stream, rest: Vec<u8>, peer: SocketAddr, shared: &Arc<S
                         reject_undecodable(&conn, &bytes, ErrorCode::RateLimited);
                     }
                     (Verdict::Admit, Ok(request)) => {
-                        handle(request, &mut state, &conn, shared, received).await;
+                        // Boxed: the futures of the rarer requests (entering a table, reading
+                        // replays) are large, and would otherwise live in every connection's
+                        // task for as long as the connection.
+                        Box::pin(handle(request, &mut state, &conn, shared, received)).await;
                     }
                     (Verdict::Admit, Err(error)) => {
                         debug!(connection = conn.id, %error, "undecodable message");
