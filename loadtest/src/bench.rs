@@ -17,7 +17,6 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
@@ -26,6 +25,7 @@ use tracing::{info, warn};
 use crate::capacity::Bisection;
 use crate::fleet::{Fleet, FleetConfig, Target};
 use crate::procfs::{self, ProcSample};
+use crate::progress::Progress;
 use crate::report::{FsyncLatency, RoundResult, StepKind, StepResult, Summary, TargetResult};
 use crate::stats::WindowData;
 
@@ -285,12 +285,9 @@ pub struct BenchResult {
 
 /// Runs the benchmark.
 pub async fn run(config: &BenchConfig) -> Result<BenchResult, BenchError> {
-    let progress = ProgressBar::new(config.measured_secs().max(1));
-    progress.set_style(
-        ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len}s of steps {msg}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    let progress = Progress::new(
+        config.measured_secs().max(1),
+        "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len}s of steps {msg}",
     );
     let mut targets = config.targets.clone();
     // The server first: the others take its frame size.
@@ -300,12 +297,12 @@ pub async fn run(config: &BenchConfig) -> Result<BenchResult, BenchError> {
     for round in 1..=config.rounds {
         let label = format!("round {round}/{}", config.rounds);
         let fsync = if config.fsync_samples > 0 {
-            progress.set_message(format!("{label} · fsync latency"));
+            progress.status(format!("{label} · fsync latency"));
             let dir = data_parent.clone();
             let samples = config.fsync_samples;
             match tokio::task::spawn_blocking(move || fsync_latency(&dir, samples)).await {
                 Ok(Ok(fsync)) => {
-                    progress.println(crate::report::fsync_text(round, Some(&fsync)));
+                    progress.line(crate::report::fsync_text(round, Some(&fsync)));
                     Some(fsync)
                 }
                 Ok(Err(error)) => {
@@ -617,10 +614,10 @@ async fn run_target(
     which: &Which,
     target: Target,
     frame_bytes: usize,
-    progress: &ProgressBar,
+    progress: &Progress,
 ) -> Result<TargetResult, BenchError> {
     let name = &which.label;
-    progress.set_message(format!("{name} · starting"));
+    progress.status(format!("{name} · starting"));
     let process = start_target(config, target).await?;
     let idle = process.sample();
     let processes = config.processes.clamp(1, config.fleet.tables.max(1));
@@ -664,7 +661,7 @@ async fn run_target(
             cpu_seconds: 0.0,
         });
     }
-    progress.set_message(format!(
+    progress.status(format!(
         "{name} · seating {} bots",
         config.fleet.tables * usize::from(config.fleet.seats)
     ));
@@ -744,11 +741,11 @@ async fn run_target(
     // Probes the search did not need: their time is not coming.
     progress.inc((config.probes - probes) as u64 * (config.step + config.warmup).as_secs());
     let capacity = search.outcome();
-    progress.println(format!(
+    progress.line(format!(
         "{name}: capacity {}",
         crate::report::capacity_text(&capacity)
     ));
-    progress.set_message(format!("{name} · stopping"));
+    progress.status(format!("{name} · stopping"));
     let peak = process.sample().map(|s| s.peak_rss_kib);
     let TargetRun {
         mut workers,
@@ -791,7 +788,7 @@ async fn run_target(
 struct TargetRun<'a> {
     config: &'a BenchConfig,
     name: &'a str,
-    progress: &'a ProgressBar,
+    progress: &'a Progress,
     process: &'a TargetProcess,
     workers: Vec<Worker>,
     /// Everything the bots counted so far.
@@ -810,14 +807,14 @@ impl TargetRun<'_> {
         for worker in &mut self.workers {
             worker.send(&WorkerCommand::Think { ms: think_ms }).await?;
         }
-        progress.set_message(format!(
+        progress.status(format!(
             "{name} · {what} · think {think_ms:.0} ms · warming up"
         ));
         tick(progress, self.config.warmup).await;
         let (warmup, _) = gather(&mut self.workers, &WorkerCommand::Take).await?;
         self.totals.append(&warmup);
         let before = self.process.sample();
-        progress.set_message(format!(
+        progress.status(format!(
             "{name} · {what} · think {think_ms:.0} ms · measuring"
         ));
         tick(progress, self.config.step).await;
@@ -826,7 +823,7 @@ impl TargetRun<'_> {
         self.totals.append(&window);
         let mut step = StepResult::new(think_ms, &window, before.zip(after), Some(bots_cpu));
         step.kind = kind;
-        progress.println(format!(
+        progress.line(format!(
             "{name}: {what}, think {think_ms:.0} ms: {:.0} deliveries/s, last-seat p99 {:.2} ms{}, target CPU {:.2} cores, bots CPU {:.2} cores",
             step.deliveries_per_s,
             step.last_delivery.p99_ms,
@@ -840,7 +837,7 @@ impl TargetRun<'_> {
 
 /// Waits `length`, moving the progress bar one tick per second. (A measurement window, not a
 /// synchronisation: the bots run on their own meanwhile.)
-async fn tick(progress: &ProgressBar, length: Duration) {
+async fn tick(progress: &Progress, length: Duration) {
     let end = tokio::time::Instant::now() + length;
     let mut second = tokio::time::interval(Duration::from_secs(1));
     second.tick().await;

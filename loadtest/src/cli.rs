@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use clap::{Args, Parser, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use tokio::io::BufReader;
 
@@ -15,6 +14,7 @@ use crate::bot::{RESUME_ATTEMPTS, TableOptions};
 use crate::fleet::{Fleet, FleetConfig, Target};
 use crate::floor::{Floor, FloorConfig};
 use crate::procfs;
+use crate::progress::Progress;
 use crate::relay::{Relay, RelayConfig};
 use crate::report::{self, StepResult, TargetResult};
 use crate::stats::{Counts, WindowData};
@@ -628,12 +628,15 @@ async fn bots(args: BotsArgs, print: &mut dyn FnMut(&str)) -> Result<(), CliErro
     config.relay_frame_bytes = args.relay_frame_bytes;
     let fleet = Fleet::launch(config.clone());
     let bots = fleet.bots() as u64;
-    let progress = ProgressBar::new(bots);
-    progress.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    let progress = Progress::new(
+        bots,
+        "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}",
     );
-    progress.set_message("seated");
+    progress.status(if progress.is_plain() {
+        format!("seating {bots} bots")
+    } else {
+        "seated".to_owned()
+    });
     let started = Instant::now();
     let seated = {
         let wait = fleet.seated(Duration::from_secs(args.setup_timeout_secs));
@@ -660,7 +663,14 @@ async fn bots(args: BotsArgs, print: &mut dyn FnMut(&str)) -> Result<(), CliErro
         let length = Duration::from_secs(args.duration_secs);
         progress.set_length(args.duration_secs.max(1));
         progress.set_position(0);
-        progress.set_message("s playing");
+        progress.status(if progress.is_plain() {
+            format!(
+                "{seated_bots} bots seated; playing for {} s",
+                args.duration_secs
+            )
+        } else {
+            "s playing".to_owned()
+        });
         let end = tokio::time::Instant::now() + length;
         let mut tick = tokio::time::interval(Duration::from_millis(500));
         let games = args.games.is_some();
@@ -679,7 +689,7 @@ async fn bots(args: BotsArgs, print: &mut dyn FnMut(&str)) -> Result<(), CliErro
     let window = fleet.take_window();
     let after = args.server_pid.and_then(|pid| procfs::sample(pid).ok());
     let own_after = procfs::sample(std::process::id()).ok();
-    progress.set_message("leaving");
+    progress.status("leaving");
     fleet.stop();
     let last = fleet.join().await;
     progress.finish_and_clear();

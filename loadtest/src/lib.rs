@@ -33,6 +33,7 @@ pub mod floor;
 pub mod model;
 pub mod play;
 pub mod procfs;
+pub mod progress;
 pub mod relay;
 pub mod relay_bot;
 pub mod report;

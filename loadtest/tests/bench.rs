@@ -1,7 +1,8 @@
 //! A very short `bench` run of the real binary against the relay and the floor (the server's
 //! binary is not built by `cargo test`): both start as subprocesses, the bots in a worker
 //! process take their seats, and every round has the reference step, the probes of the capacity
-//! search, the fsync figures and the relay / floor ratios.
+//! search, the fsync figures and the relay / floor ratios; and its progress, written to a pipe,
+//! comes as plain lines.
 #![allow(clippy::unwrap_used)]
 
 use std::time::Duration;
@@ -52,6 +53,21 @@ async fn a_short_bench_of_the_relay_and_the_floor() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
+    // Standard error is a pipe here, not a terminal: the progress comes as plain lines.
+    for expected in [
+        "] round 1/1 · relay · starting",
+        "] round 1/1 · relay · reference · think 200 ms · measuring",
+        "] round 1/1 · relay: reference, think 200 ms: ",
+        "] round 1/1 · floor: capacity ",
+        "] round 1: 5 appends of 4096 bytes + fdatasync in ",
+    ] {
+        assert!(
+            stderr
+                .lines()
+                .any(|line| line.starts_with("[0:0") && line.contains(expected)),
+            "no progress line with {expected:?} in:\n{stderr}"
+        );
+    }
     let result: Value = serde_json::from_slice(&output.stdout).unwrap();
     let rounds = result["rounds"].as_array().unwrap();
     assert_eq!(rounds.len(), 1);
