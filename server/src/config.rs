@@ -79,6 +79,41 @@ pub struct ServerConfig {
     #[arg(long, env = "GM_WRONG_PASSWORDS_PER_MINUTE", default_value_t = 10.0)]
     pub wrong_passwords_per_minute: f64,
 
+    /// Password checks one IP address may ask for per minute, right or wrong, at tables and
+    /// leagues together (bursts of as many; 0: no limit). Each check costs a 19 MiB Argon2id
+    /// hash; past it, the request answers `rate_limited` without hashing.
+    #[arg(long, env = "GM_PASSWORD_CHECKS_PER_MINUTE", default_value_t = 30.0)]
+    pub password_checks_per_minute: f64,
+
+    /// Password hashes computed at once, for the whole server (0: one per CPU core). Each has
+    /// its own thread and keeps one 19 MiB buffer, so this bounds their memory; a check that
+    /// finds 16 more waiting per thread answers `server_busy`.
+    #[arg(long, env = "GM_PASSWORD_HASH_THREADS", default_value_t = 0)]
+    pub password_hash_threads: usize,
+
+    /// Times one IP address may join a league per minute (bursts of as many; 0: no limit);
+    /// past it, `join_league` answers `rate_limited`.
+    #[arg(long, env = "GM_LEAGUE_JOINS_PER_MINUTE", default_value_t = 5.0)]
+    pub league_joins_per_minute: f64,
+
+    /// Most members one IP address may add to one league (0: no limit); past it,
+    /// `join_league` answers `rate_limited` with a message saying so. Counted since the server
+    /// started.
+    #[arg(long, env = "GM_MAX_LEAGUE_MEMBERS_PER_IP", default_value_t = 20)]
+    pub max_league_members_per_ip: usize,
+
+    /// How many leading bits of an IPv6 address name one client for every per-address cap,
+    /// throttle and ban (64: a home's whole /64 counts as one address).
+    #[arg(long, env = "GM_IPV6_PREFIX", default_value_t = 64,
+          value_parser = clap::value_parser!(u8).range(1..=128))]
+    pub ipv6_prefix: u8,
+
+    /// How many leading bits of an IPv4 address name one client for every per-address cap,
+    /// throttle and ban (32: each address on its own; 24 groups a /24).
+    #[arg(long, env = "GM_IPV4_PREFIX", default_value_t = 32,
+          value_parser = clap::value_parser!(u8).range(1..=32))]
+    pub ipv4_prefix: u8,
+
     /// Days a finished game is kept as a replay before it is deleted (0: forever). Checked at
     /// start and every hour.
     #[arg(long, env = "GM_REPLAY_RETENTION_DAYS", default_value_t = 90)]

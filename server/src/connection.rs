@@ -270,7 +270,8 @@ async fn session(stream: Stream, rest: Vec<u8>, peer: SocketAddr, shared: &Arc<S
     .await;
     let conn = Conn {
         id: shared.next_connection_id(),
-        peer: peer.ip(),
+        // Caps, throttles and bans count the client's address as its key (an IPv6 /64).
+        peer: shared.key(peer.ip()),
         outbox: Arc::new(Outbox::new(
             socket,
             kick.clone(),
@@ -795,8 +796,11 @@ async fn get_events(
     })
 }
 
-/// Checks a password against a table's hash, off the async threads, limiting wrong guesses per
-/// address and table.
+/// Checks a password against a table's (or a league's) hash, on the server's hashing pool.
+/// Everything cheap comes first: wrong guesses are limited per address and table (or league),
+/// a missing or overlong password is wrong without a hash, and every check that would hash,
+/// right or wrong, takes one of the address's password checks (`rate_limited` past them). The
+/// pool bounds the hashes in flight for the whole server: a full queue is `server_busy`.
 pub(crate) async fn check_password(
     shared: &Arc<Shared>,
     peer: IpAddr,
@@ -811,9 +815,21 @@ pub(crate) async fn check_password(
     let right = match given {
         // Longer than any password a table can have: wrong, without spending a hash on it.
         Some(given) if given.chars().count() > wire::MAX_PASSWORD_CHARS => false,
-        Some(given) => tokio::task::spawn_blocking(move || crate::password::verify(&hash, &given))
-            .await
-            .unwrap_or(false),
+        Some(given) => {
+            if !shared.may_check_password(peer, now) {
+                return Err(ErrorCode::RateLimited);
+            }
+            match shared.hasher.verify(hash, given).await {
+                Ok(right) => {
+                    Metrics::add(&shared.metrics.password_checks, 1);
+                    right
+                }
+                Err(crate::password::Busy) => {
+                    Metrics::add(&shared.metrics.password_checks_refused, 1);
+                    return Err(ErrorCode::ServerBusy);
+                }
+            }
+        }
         None => false,
     };
     if right {
@@ -891,22 +907,41 @@ async fn enter(
         name.clone_from(&found.name);
         *seat = Some(found);
     }
+    // Everything the connection can check without the table comes before the password, whose
+    // hash is the expensive step: the seat's name and the table's stage, the watch budget and
+    // the spectator caps.
+    let summary = shared
+        .tables
+        .get(&table)
+        .map(|e| e.summary.borrow().clone())
+        .ok_or(ErrorCode::UnknownTable)?;
+    if let Entry::Join { name, entropy, .. } = &entry {
+        grand_melee_protocol::rules::check_seat_text(name, entropy)?;
+        if summary.stage != wire::StageName::Lobby {
+            return Err(ErrorCode::GameStarted.into());
+        }
+        if summary.seated >= summary.seats {
+            return Err(ErrorCode::TableFull.into());
+        }
+    }
+    let spectator = match entry {
+        Entry::Watch => {
+            if !shared.may_watch(conn.peer, Instant::now()) {
+                return Err(ErrorCode::RateLimited.into());
+            }
+            Some(
+                shared
+                    .admit_spectator(conn.peer)
+                    .ok_or(ErrorCode::SpectatorsFull)?,
+            )
+        }
+        _ => None,
+    };
     if let Some(hash) = hash
         && !matches!(entry, Entry::Resume { .. })
     {
         check_password(shared, conn.peer, table, hash, password).await?;
     }
-    if matches!(entry, Entry::Watch) && !shared.may_watch(conn.peer, Instant::now()) {
-        return Err(ErrorCode::RateLimited.into());
-    }
-    let spectator = match entry {
-        Entry::Watch => Some(
-            shared
-                .admit_spectator(conn.peer)
-                .ok_or(ErrorCode::SpectatorsFull)?,
-        ),
-        _ => None,
-    };
     let (reply, answer) = oneshot::channel();
     let enter = RoomMsg::Enter {
         conn: conn.clone(),

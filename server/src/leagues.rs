@@ -534,9 +534,11 @@ pub(crate) async fn answer(
             }
             let password = match password.clone() {
                 Some(password) => Some(
-                    tokio::task::spawn_blocking(move || crate::password::hash(&password))
+                    shared
+                        .hasher
+                        .hash(password)
                         .await
-                        .map_err(|_| Refusal::from(ErrorCode::StorageFailed))?
+                        .map_err(|_| Refusal::from(ErrorCode::ServerBusy))?
                         .map_err(|_| Refusal::from(ErrorCode::StorageFailed))?,
                 ),
                 None => None,
@@ -586,6 +588,13 @@ pub(crate) async fn answer(
             let record = record(shared, league)
                 .await?
                 .ok_or(Refusal::from(ErrorCode::UnknownLeague))?;
+            // Per address, like tables: a budget of joins and a cap of members per league.
+            shared
+                .may_join_league(peer, league, std::time::Instant::now())
+                .map_err(|message| Refusal {
+                    code: ErrorCode::RateLimited,
+                    message: Some(message.to_owned()),
+                })?;
             if let Some(hash) = record.password {
                 crate::connection::check_password(
                     shared,
@@ -607,6 +616,7 @@ pub(crate) async fn answer(
                 },
             )
             .await?;
+            shared.league_member_added(peer, league);
             info!(%league, member, name, "league member joined");
             Ok(ServerMessage::LeagueJoined {
                 reply_to: id,

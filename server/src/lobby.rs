@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::time::Instant;
 
 use dashmap::DashMap;
+use grand_melee_protocol::league::LeagueId;
 use grand_melee_protocol::{ClientMessage, ErrorCode, SeatToken, TableId, TableSummary};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
@@ -132,6 +133,14 @@ pub(crate) struct Shared {
     guesses: DashMap<(IpAddr, TableId), TokenBucket>,
     /// Starts of watching per address, for `--watches-per-minute`.
     watches: DashMap<IpAddr, TokenBucket>,
+    /// Password checks per address, right or wrong, for `--password-checks-per-minute`.
+    password_checks: DashMap<IpAddr, TokenBucket>,
+    /// League joins per address, for `--league-joins-per-minute`.
+    league_joins: DashMap<IpAddr, TokenBucket>,
+    /// Members added per address and league, for `--max-league-members-per-ip`.
+    league_members: DashMap<(IpAddr, LeagueId), usize>,
+    /// Where every password is hashed: a fixed pool of threads, each with one buffer.
+    pub hasher: crate::password::Hasher,
 }
 
 impl Shared {
@@ -142,6 +151,7 @@ impl Shared {
         cluster: Option<Arc<crate::cluster::Cluster>>,
         metrics: Arc<Metrics>,
     ) -> Self {
+        let hasher = crate::password::Hasher::new(config.password_hash_threads);
         Self {
             cluster,
             allowed_origins: Arc::from(config.allowed_origins.clone()),
@@ -160,8 +170,20 @@ impl Shared {
             spectators_per_ip: DashMap::new(),
             guesses: DashMap::new(),
             watches: DashMap::new(),
+            password_checks: DashMap::new(),
+            league_joins: DashMap::new(),
+            league_members: DashMap::new(),
+            hasher,
             journal,
         }
+    }
+
+    /// The address every per-address cap, throttle and ban counts `ip` as: an IPv6 address by
+    /// its first `--ipv6-prefix` bits (a home's /64 is one client), an IPv4 address by its first
+    /// `--ipv4-prefix` bits (all 32 by default). An IPv4 address mapped into IPv6 counts as
+    /// IPv4. The same address always gives the same key, and a key is its own key.
+    pub(crate) fn key(&self, ip: IpAddr) -> IpAddr {
+        client_key(ip, self.config.ipv4_prefix, self.config.ipv6_prefix)
     }
 
     pub fn next_connection_id(&self) -> u64 {
@@ -170,6 +192,7 @@ impl Shared {
 
     /// Counts a connection from `ip` against the per-IP cap; `None` if the cap is reached.
     pub(crate) fn admit_ip(self: &Arc<Self>, ip: IpAddr) -> Option<IpSlot> {
+        let ip = self.key(ip);
         let cap = self.config.max_connections_per_ip;
         let mut count = self.per_ip.entry(ip).or_insert(0);
         if cap != 0 && *count >= cap {
@@ -180,6 +203,26 @@ impl Shared {
             shared: Arc::clone(self),
             ip,
         })
+    }
+}
+
+/// `ip` as its client: the first `v4_prefix` or `v6_prefix` bits, the rest zero (an IPv4
+/// address mapped into IPv6 is taken as IPv4).
+pub(crate) fn client_key(ip: IpAddr, v4_prefix: u8, v6_prefix: u8) -> IpAddr {
+    let mask = |bits: u32, prefix: u8| -> u128 {
+        let prefix = u32::from(prefix).min(bits);
+        if prefix == 0 {
+            0
+        } else {
+            (u128::MAX << (128 - prefix)) >> (128 - bits)
+        }
+    };
+    match ip.to_canonical() {
+        IpAddr::V4(v4) => {
+            let bits = u32::from(v4) & u32::try_from(mask(32, v4_prefix)).unwrap_or(u32::MAX);
+            IpAddr::V4(bits.into())
+        }
+        IpAddr::V6(v6) => IpAddr::V6((u128::from(v6) & mask(128, v6_prefix)).into()),
     }
 }
 
@@ -200,6 +243,7 @@ impl Shared {
     /// Whether `ip` may create a league now: league creations share the address's
     /// `--table-creations-per-minute` budget with table creations.
     pub(crate) fn may_create_league(&self, ip: IpAddr, now: std::time::Instant) -> bool {
+        let ip = self.key(ip);
         let per_minute = self.config.table_creations_per_minute;
         if per_minute == 0 {
             return true;
@@ -228,7 +272,9 @@ impl Shared {
             shared: Arc::clone(self),
             ip: None,
         };
-        let Some(ip) = ip else { return Ok(slot) };
+        let Some(ip) = ip.map(|ip| self.key(ip)) else {
+            return Ok(slot);
+        };
         let per_ip = self.config.max_tables_per_ip;
         {
             let mut count = self.tables_per_ip.entry(ip).or_insert(0);
@@ -255,6 +301,7 @@ impl Shared {
     /// Counts a spectator from `ip` against `--max-spectators-per-ip`; `None` if the cap is
     /// reached. The place is given back when the slot is dropped.
     pub(crate) fn admit_spectator(self: &Arc<Self>, ip: IpAddr) -> Option<SpectatorSlot> {
+        let ip = self.key(ip);
         let cap = self.config.max_spectators_per_ip;
         let mut count = self.spectators_per_ip.entry(ip).or_insert(0);
         if cap != 0 && *count >= cap {
@@ -269,6 +316,7 @@ impl Shared {
 
     /// Whether `ip` may start watching a table now (`--watches-per-minute`); takes a token.
     pub(crate) fn may_watch(&self, ip: IpAddr, now: std::time::Instant) -> bool {
+        let ip = self.key(ip);
         let per_minute = self.config.watches_per_minute;
         if per_minute <= 0.0 {
             return true;
@@ -282,6 +330,7 @@ impl Shared {
     /// Whether `ip` may try a password at `table` now (wrong guesses are limited per address
     /// and table; a right one costs nothing).
     pub(crate) fn may_guess(&self, ip: IpAddr, table: TableId, now: std::time::Instant) -> bool {
+        let ip = self.key(ip);
         let per_minute = self.config.wrong_passwords_per_minute;
         if per_minute <= 0.0 {
             return true;
@@ -295,11 +344,58 @@ impl Shared {
 
     /// Records a wrong password from `ip` at `table`.
     pub(crate) fn wrong_guess(&self, ip: IpAddr, table: TableId, now: std::time::Instant) {
+        let ip = self.key(ip);
         let per_minute = self.config.wrong_passwords_per_minute;
         self.guesses
             .entry((ip, table))
             .or_insert_with(|| TokenBucket::new(5.0, per_minute / 60.0, now))
             .take(now);
+    }
+
+    /// Takes one of `ip`'s password checks (`--password-checks-per-minute`): every check, right
+    /// or wrong, at a table or a league, costs one, because each costs a hash.
+    pub(crate) fn may_check_password(&self, ip: IpAddr, now: std::time::Instant) -> bool {
+        let ip = self.key(ip);
+        let per_minute = self.config.password_checks_per_minute;
+        if per_minute <= 0.0 {
+            return true;
+        }
+        self.password_checks
+            .entry(ip)
+            .or_insert_with(|| TokenBucket::new(per_minute, per_minute / 60.0, now))
+            .take(now)
+    }
+
+    /// Whether `ip` may join `league` now: a token of `--league-joins-per-minute`, and fewer
+    /// than `--max-league-members-per-ip` members added to that league from the address.
+    /// `Err` carries the message of the refusal.
+    pub(crate) fn may_join_league(
+        &self,
+        ip: IpAddr,
+        league: LeagueId,
+        now: std::time::Instant,
+    ) -> Result<(), &'static str> {
+        let ip = self.key(ip);
+        let cap = self.config.max_league_members_per_ip;
+        if cap != 0 && self.league_members.get(&(ip, league)).is_some_and(|n| *n >= cap) {
+            return Err("this address has added as many members to this league as allowed");
+        }
+        let per_minute = self.config.league_joins_per_minute;
+        if per_minute > 0.0
+            && !self
+                .league_joins
+                .entry(ip)
+                .or_insert_with(|| TokenBucket::new(per_minute, per_minute / 60.0, now))
+                .take(now)
+        {
+            return Err("too many league joins from this address: try again in a minute");
+        }
+        Ok(())
+    }
+
+    /// Counts a member added to `league` from `ip`.
+    pub(crate) fn league_member_added(&self, ip: IpAddr, league: LeagueId) {
+        *self.league_members.entry((self.key(ip), league)).or_insert(0) += 1;
     }
 
     /// Forgets rate-limit state that has refilled completely (so the maps do not grow with every
@@ -308,6 +404,8 @@ impl Shared {
         self.guesses.retain(|_, bucket| !bucket.is_full(now));
         self.creations.retain(|_, bucket| !bucket.is_full(now));
         self.watches.retain(|_, bucket| !bucket.is_full(now));
+        self.password_checks.retain(|_, bucket| !bucket.is_full(now));
+        self.league_joins.retain(|_, bucket| !bucket.is_full(now));
     }
 
     /// A place for a table recovered from the journal: counted, but never refused (the tables
@@ -372,5 +470,33 @@ impl Drop for IpSlot {
             *count -= 1;
             *count == 0
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::client_key;
+    use std::net::IpAddr;
+
+    fn key(ip: &str, v4: u8, v6: u8) -> String {
+        client_key(ip.parse::<IpAddr>().unwrap_or(IpAddr::from([0, 0, 0, 0])), v4, v6).to_string()
+    }
+
+    #[test]
+    fn ipv6_addresses_count_by_their_prefix_and_ipv4_by_theirs() {
+        assert_eq!(key("2001:db8:1:2:aaaa:bbbb:cccc:dddd", 32, 64), "2001:db8:1:2::");
+        assert_eq!(key("2001:db8:1:2::1", 32, 64), "2001:db8:1:2::");
+        assert_eq!(key("2001:db8:1:3::1", 32, 64), "2001:db8:1:3::");
+        assert_eq!(key("2001:db8:1:2:ff::1", 32, 56), "2001:db8:1::");
+        assert_eq!(key("2001:db8:1:2::1", 32, 128), "2001:db8:1:2::1");
+        assert_eq!(key("2001:db8:1:2::1", 32, 1), "::");
+        assert_eq!(key("203.0.113.77", 32, 64), "203.0.113.77");
+        assert_eq!(key("203.0.113.77", 24, 64), "203.0.113.0");
+        assert_eq!(key("203.0.113.77", 1, 64), "128.0.0.0");
+        assert_eq!(key("::ffff:203.0.113.77", 24, 64), "203.0.113.0", "mapped IPv4 is IPv4");
+        assert_eq!(key("::1", 32, 64), "::");
+        // A key is its own key.
+        let once = key("2001:db8:1:2:aaaa::1", 32, 48);
+        assert_eq!(key(&once, 32, 48), once);
     }
 }

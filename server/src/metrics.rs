@@ -21,6 +21,10 @@ pub struct Metrics {
     pub(crate) bytes_out: AtomicU64,
     pub(crate) rejected: AtomicU64,
     pub(crate) slow_readers_dropped: AtomicU64,
+    /// Password checks computed (one Argon2id hash each).
+    pub(crate) password_checks: AtomicU64,
+    /// Password checks refused because the hashing pool's queue was full.
+    pub(crate) password_checks_refused: AtomicU64,
     pub(crate) events: AtomicU64,
     /// Tables found in the journal at start that could not be read or rebuilt.
     pub(crate) tables_unrecoverable: AtomicI64,
@@ -124,7 +128,7 @@ impl Metrics {
                 "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"
             );
         }
-        let counters: [(&str, &str, &AtomicU64); 16] = [
+        let counters: [(&str, &str, &AtomicU64); 18] = [
             (
                 "gm_connections_total",
                 "Connections accepted.",
@@ -164,6 +168,16 @@ impl Metrics {
                 "gm_slow_readers_dropped_total",
                 "Connections dropped because their outgoing queue overflowed.",
                 &self.slow_readers_dropped,
+            ),
+            (
+                "gm_password_checks_total",
+                "Password checks computed, right or wrong (one Argon2id hash each).",
+                &self.password_checks,
+            ),
+            (
+                "gm_password_checks_refused_total",
+                "Password checks answered server_busy: the hashing pool's queue was full.",
+                &self.password_checks_refused,
             ),
             ("gm_events_total", "Table events published.", &self.events),
             (

@@ -181,9 +181,11 @@ pub(crate) async fn create(
             })?;
     let password = match password.clone() {
         Some(password) => Some(
-            tokio::task::spawn_blocking(move || crate::password::hash(&password))
+            shared
+                .hasher
+                .hash(password)
                 .await
-                .map_err(|_| ErrorCode::StorageFailed)?
+                .map_err(|_| ErrorCode::ServerBusy)?
                 .map_err(|error| {
                     error!(%error, "hashing a table password");
                     ErrorCode::StorageFailed

@@ -45,9 +45,21 @@ impl TestServer {
         Self::start_in(config, tempfile::tempdir().unwrap()).await
     }
 
+    /// [`start_with`](Self::start_with), listening on `listen` (`[::1]:0` for IPv6 clients)
+    /// instead of `127.0.0.1:0`.
+    pub async fn start_on(mut config: ServerConfig, listen: SocketAddr) -> Self {
+        config.listen = listen;
+        Self::start_at(config, tempfile::tempdir().unwrap()).await
+    }
+
     /// [`start_with`](Self::start_with) on the journal in `data`.
     async fn start_in(mut config: ServerConfig, data: tempfile::TempDir) -> Self {
         config.listen = "127.0.0.1:0".parse().unwrap();
+        Self::start_at(config, data).await
+    }
+
+    /// A server with `config` (and its listen address) on the journal in `data`.
+    async fn start_at(mut config: ServerConfig, data: tempfile::TempDir) -> Self {
         config.data_dir = data.path().to_owned();
         config.durability = grand_melee_server::journal::Durability::Normal;
         let server = Server::bind(config).await.unwrap();
@@ -137,7 +149,11 @@ impl Client {
     /// Opens a WebSocket to `/ws` from another loopback address (`127.0.0.2`, …), so that a
     /// test can be several clients' addresses at once.
     pub async fn connect_from(addr: SocketAddr, local: std::net::IpAddr) -> Self {
-        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        let socket = if local.is_ipv6() {
+            tokio::net::TcpSocket::new_v6().unwrap()
+        } else {
+            tokio::net::TcpSocket::new_v4().unwrap()
+        };
         socket.bind(SocketAddr::new(local, 0)).unwrap();
         let stream = socket.connect(addr).await.unwrap();
         let (ws, _) = tokio_tungstenite::client_async(format!("ws://{addr}/ws"), stream)

@@ -737,20 +737,7 @@ impl Table {
             }
             _ => {}
         }
-        if entropy.chars().count() > crate::limits::MAX_ENTROPY_CHARS
-            || entropy.chars().any(char::is_control)
-        {
-            return Err(ErrorCode::BadText);
-        }
-        // Names are shown on every other player's screen: see `grand_melee_protocol::text`.
-        let name = text::normalize_name(&name).map_err(|error| match error {
-            TextError::Forbidden(_) => ErrorCode::BadText,
-            TextError::Empty | TextError::TooLong => ErrorCode::BadName,
-        })?;
-        debug_assert!(name.chars().count() <= crate::limits::MAX_NAME_CHARS);
-        if text::is_reserved_name(&name) {
-            return Err(ErrorCode::ReservedName);
-        }
+        let name = check_seat_text(&name, &entropy)?;
         if self.lobby.len() >= usize::from(self.config.seats) {
             return Err(ErrorCode::TableFull);
         }
@@ -2123,4 +2110,25 @@ fn check_powers(power: u32, opposing: &[u32]) -> Result<(), ErrorCode> {
         return Err(ErrorCode::BadAmount);
     }
     Ok(())
+}
+
+/// The text a player sits down with, checked as `join` checks it (before anything about the
+/// table): his entropy, and his name, returned normalized. The server runs it before the
+/// password's hash too, so a bad name costs no hash.
+pub fn check_seat_text(name: &str, entropy: &str) -> Result<String, ErrorCode> {
+    if entropy.chars().count() > crate::limits::MAX_ENTROPY_CHARS
+        || entropy.chars().any(char::is_control)
+    {
+        return Err(ErrorCode::BadText);
+    }
+    // Names are shown on every other player's screen: see `grand_melee_protocol::text`.
+    let name = text::normalize_name(name).map_err(|error| match error {
+        TextError::Forbidden(_) => ErrorCode::BadText,
+        TextError::Empty | TextError::TooLong => ErrorCode::BadName,
+    })?;
+    debug_assert!(name.chars().count() <= crate::limits::MAX_NAME_CHARS);
+    if text::is_reserved_name(&name) {
+        return Err(ErrorCode::ReservedName);
+    }
+    Ok(name)
 }
