@@ -377,7 +377,12 @@ impl Shared {
     ) -> Result<(), &'static str> {
         let ip = self.key(ip);
         let cap = self.config.max_league_members_per_ip;
-        if cap != 0 && self.league_members.get(&(ip, league)).is_some_and(|n| *n >= cap) {
+        if cap != 0
+            && self
+                .league_members
+                .get(&(ip, league))
+                .is_some_and(|n| *n >= cap)
+        {
             return Err("this address has added as many members to this league as allowed");
         }
         let per_minute = self.config.league_joins_per_minute;
@@ -395,7 +400,10 @@ impl Shared {
 
     /// Counts a member added to `league` from `ip`.
     pub(crate) fn league_member_added(&self, ip: IpAddr, league: LeagueId) {
-        *self.league_members.entry((self.key(ip), league)).or_insert(0) += 1;
+        *self
+            .league_members
+            .entry((self.key(ip), league))
+            .or_insert(0) += 1;
     }
 
     /// Forgets rate-limit state that has refilled completely (so the maps do not grow with every
@@ -404,7 +412,8 @@ impl Shared {
         self.guesses.retain(|_, bucket| !bucket.is_full(now));
         self.creations.retain(|_, bucket| !bucket.is_full(now));
         self.watches.retain(|_, bucket| !bucket.is_full(now));
-        self.password_checks.retain(|_, bucket| !bucket.is_full(now));
+        self.password_checks
+            .retain(|_, bucket| !bucket.is_full(now));
         self.league_joins.retain(|_, bucket| !bucket.is_full(now));
     }
 
@@ -479,12 +488,20 @@ mod tests {
     use std::net::IpAddr;
 
     fn key(ip: &str, v4: u8, v6: u8) -> String {
-        client_key(ip.parse::<IpAddr>().unwrap_or(IpAddr::from([0, 0, 0, 0])), v4, v6).to_string()
+        client_key(
+            ip.parse::<IpAddr>().unwrap_or(IpAddr::from([0, 0, 0, 0])),
+            v4,
+            v6,
+        )
+        .to_string()
     }
 
     #[test]
     fn ipv6_addresses_count_by_their_prefix_and_ipv4_by_theirs() {
-        assert_eq!(key("2001:db8:1:2:aaaa:bbbb:cccc:dddd", 32, 64), "2001:db8:1:2::");
+        assert_eq!(
+            key("2001:db8:1:2:aaaa:bbbb:cccc:dddd", 32, 64),
+            "2001:db8:1:2::"
+        );
         assert_eq!(key("2001:db8:1:2::1", 32, 64), "2001:db8:1:2::");
         assert_eq!(key("2001:db8:1:3::1", 32, 64), "2001:db8:1:3::");
         assert_eq!(key("2001:db8:1:2:ff::1", 32, 56), "2001:db8:1::");
@@ -493,7 +510,11 @@ mod tests {
         assert_eq!(key("203.0.113.77", 32, 64), "203.0.113.77");
         assert_eq!(key("203.0.113.77", 24, 64), "203.0.113.0");
         assert_eq!(key("203.0.113.77", 1, 64), "128.0.0.0");
-        assert_eq!(key("::ffff:203.0.113.77", 24, 64), "203.0.113.0", "mapped IPv4 is IPv4");
+        assert_eq!(
+            key("::ffff:203.0.113.77", 24, 64),
+            "203.0.113.0",
+            "mapped IPv4 is IPv4"
+        );
         assert_eq!(key("::1", 32, 64), "::");
         // A key is its own key.
         let once = key("2001:db8:1:2:aaaa::1", 32, 48);

@@ -57,12 +57,7 @@ fn hash_with(password: &str, memory: &mut Vec<Block>) -> Result<String, String> 
     let mut out = [0u8; Params::DEFAULT_OUTPUT_LEN];
     let count = params.block_count();
     Argon2::new(Algorithm::Argon2id, Version::V0x13, params.clone())
-        .hash_password_into_with_memory(
-            password.as_bytes(),
-            &salt,
-            &mut out,
-            blocks(memory, count),
-        )
+        .hash_password_into_with_memory(password.as_bytes(), &salt, &mut out, blocks(memory, count))
         .map_err(|error| error.to_string())?;
     let phc = PasswordHash {
         algorithm: argon2::ARGON2ID_IDENT,
@@ -94,7 +89,10 @@ fn verify_with(stored: &str, given: &str, memory: &mut Vec<Block>) -> bool {
     };
     let count = params.block_count();
     if count > MAX_BLOCKS {
-        warn!(blocks = count, "a stored password hash asks for too much memory");
+        warn!(
+            blocks = count,
+            "a stored password hash asks for too much memory"
+        );
         return false;
     }
     let mut out = vec![0u8; expected.len()];
@@ -152,7 +150,11 @@ impl Hasher {
                 warn!(%error, "could not start a password hashing thread");
             }
         }
-        debug!(threads, queue = threads * QUEUED_PER_THREAD, "password hashing pool");
+        debug!(
+            threads,
+            queue = threads * QUEUED_PER_THREAD,
+            "password hashing pool"
+        );
         Self { jobs }
     }
 
@@ -220,7 +222,10 @@ mod tests {
         let first = hash("hunter2").unwrap();
         let second = hash("hunter2").unwrap();
         assert!(is_hash(&first));
-        assert!(first.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"), "{first}");
+        assert!(
+            first.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"),
+            "{first}"
+        );
         assert!(!first.contains("hunter2"));
         assert_ne!(first, second, "each hash has its own salt");
         assert!(verify(&first, "hunter2"));
@@ -241,7 +246,11 @@ mod tests {
         let mut memory = Vec::new();
         assert!(verify_with(&stored, "old secret", &mut memory));
         assert!(!verify_with(&stored, "old secret!", &mut memory));
-        assert_eq!(memory.len(), Params::default().block_count(), "one buffer, reused");
+        assert_eq!(
+            memory.len(),
+            Params::default().block_count(),
+            "one buffer, reused"
+        );
     }
 
     #[tokio::test]

@@ -1,7 +1,7 @@
 //! Per-address limits: every password check costs the address one of its checks (a hash each),
 //! a flood of them leaves other tables their latency, league joins are limited like table
 //! creations, and addresses count by prefix (an IPv6 /64 is one client).
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::print_stderr)] // the measurements are printed
 
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::time::{Duration, Instant};
@@ -81,7 +81,11 @@ async fn league(client: &mut Client, name: &str, password: Option<&str>) -> Uuid
     }
 }
 
-fn join_league(league: Uuid, name: &str, password: Option<&str>) -> impl FnOnce(u32) -> ClientMessage {
+fn join_league(
+    league: Uuid,
+    name: &str,
+    password: Option<&str>,
+) -> impl FnOnce(u32) -> ClientMessage {
     let (name, password) = (name.to_owned(), password.map(str::to_owned));
     move |id| ClientMessage::JoinLeague {
         id,
@@ -122,9 +126,14 @@ async fn every_password_check_counts_against_the_address_at_tables_and_leagues()
     let answer = attacker.call(join(mine, "Ann", Some("pw"))).await;
     assert_eq!(answer, Err(ErrorCode::RateLimited));
     // The same budget covers leagues, even with the right password.
-    let answer = attacker.call(join_league(club, "Mallory", Some("lpw"))).await;
+    let answer = attacker
+        .call(join_league(club, "Mallory", Some("lpw")))
+        .await;
     assert_eq!(answer.map(|_| ()), Err(ErrorCode::RateLimited));
-    assert_eq!(metric(&server, "gm_password_checks_total").await, before + 4);
+    assert_eq!(
+        metric(&server, "gm_password_checks_total").await,
+        before + 4
+    );
 
     // Another address has its own budget.
     let mut friend = Client::connected_from(server.addr, v4(5)).await;
@@ -221,10 +230,19 @@ async fn a_flood_of_password_checks_leaves_other_tables_their_latency() {
     for task in flood {
         codes.extend(task.await.unwrap());
     }
-    let hashed = codes.iter().filter(|&&c| c == Some(ErrorCode::NameTaken)).count();
-    let limited = codes.iter().filter(|&&c| c == Some(ErrorCode::RateLimited)).count();
+    let hashed = codes
+        .iter()
+        .filter(|&&c| c == Some(ErrorCode::NameTaken))
+        .count();
+    let limited = codes
+        .iter()
+        .filter(|&&c| c == Some(ErrorCode::RateLimited))
+        .count();
     assert_eq!(hashed + limited, codes.len(), "{codes:?}");
-    assert!(hashed <= 30, "the address's budget is 30 checks, {hashed} hashed");
+    assert!(
+        hashed <= 30,
+        "the address's budget is 30 checks, {hashed} hashed"
+    );
     eprintln!("victim's slowest chat round trip under the flood: {slowest:?}");
     assert!(slowest < Duration::from_secs(1), "{slowest:?}");
 }
@@ -240,14 +258,21 @@ async fn one_address_cannot_fill_a_league() {
     for c in 0..10 {
         let mut client = Client::connected_from(server.addr, v4(9)).await;
         for n in 0..3 {
-            match client.call(join_league(club, &format!("Sock {c} {n}"), None)).await {
+            match client
+                .call(join_league(club, &format!("Sock {c} {n}"), None))
+                .await
+            {
                 Ok(ServerMessage::LeagueJoined { .. }) => joined += 1,
                 Err(ErrorCode::RateLimited) => refused += 1,
                 other => panic!("{other:?}"),
             }
         }
     }
-    assert_eq!((joined, refused), (5, 25), "five joins at once from one address");
+    assert_eq!(
+        (joined, refused),
+        (5, 25),
+        "five joins at once from one address"
+    );
     let mut player = Client::connected_from(server.addr, v4(10)).await;
     let answer = player.call(join_league(club, "Real Player", None)).await;
     assert!(
@@ -269,7 +294,9 @@ async fn one_address_adds_at_most_its_share_of_a_league_s_members() {
     let other = league(&mut organiser, "Other club", None).await;
     let mut client = Client::connected_from(server.addr, v4(12)).await;
     for n in 0..3 {
-        let answer = client.call(join_league(club, &format!("Member {n}"), None)).await;
+        let answer = client
+            .call(join_league(club, &format!("Member {n}"), None))
+            .await;
         assert!(
             matches!(answer, Ok(ServerMessage::LeagueJoined { .. })),
             "{answer:?}"
@@ -363,7 +390,15 @@ impl LoopbackV6 {
         }
         for address in addresses {
             let output = std::process::Command::new("ip")
-                .args(["-6", "addr", "add", &format!("{address}/128"), "dev", "lo", "nodad"])
+                .args([
+                    "-6",
+                    "addr",
+                    "add",
+                    &format!("{address}/128"),
+                    "dev",
+                    "lo",
+                    "nodad",
+                ])
                 .output()
                 .unwrap();
             let error = String::from_utf8_lossy(&output.stderr);
@@ -428,7 +463,10 @@ async fn an_ipv6_slash_64_is_one_client_for_caps_throttles_and_bans() {
             ban: true,
         })
         .await;
-    assert!(matches!(kicked, Ok(ServerMessage::Ack { .. })), "{kicked:?}");
+    assert!(
+        matches!(kicked, Ok(ServerMessage::Ack { .. })),
+        "{kicked:?}"
+    );
     let mut again = Client::connected_from(server.addr, home_a[13].into()).await;
     assert_eq!(again.join(mine, "Nice Guy").await, Err(ErrorCode::Banned));
     server.shutdown().await;

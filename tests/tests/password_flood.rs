@@ -1,7 +1,7 @@
 //! A flood of password checks from one address must not exhaust the server's memory: every
 //! Argon2id hash takes 19 MiB. (Alone in its test binary: it reads the process's resident
 //! memory, which other tests running beside it would disturb.)
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::print_stderr)] // the measurements are printed
 
 use grand_melee_e2e::{Client, TestServer, http_get};
 use grand_melee_protocol::{ClientMessage, ErrorCode, Reduction, ServerMessage, TableId};
@@ -118,17 +118,17 @@ async fn a_flood_of_password_checks_keeps_memory_bounded_and_is_answered_server_
     // The reproduction: a name nobody may have, with the right password. The name is checked
     // before the hash, so none is computed.
     let codes = flood(&server, table, "", 10).await;
-    assert!(
-        codes.iter().all(|&c| c == ErrorCode::BadName),
-        "{codes:?}"
-    );
+    assert!(codes.iter().all(|&c| c == ErrorCode::BadName), "{codes:?}");
     assert_eq!(metric(&server, "gm_password_checks_total").await, 1);
 
     // A name taken at the table passes every cheap check, so each costs a hash: at most a few
     // run at once, the rest wait in a bounded queue, and past it the answer is `server_busy`.
     let codes = flood(&server, table, "Ann", 4).await;
     let taken = codes.iter().filter(|&&c| c == ErrorCode::NameTaken).count();
-    let busy = codes.iter().filter(|&&c| c == ErrorCode::ServerBusy).count();
+    let busy = codes
+        .iter()
+        .filter(|&&c| c == ErrorCode::ServerBusy)
+        .count();
     assert_eq!(taken + busy, codes.len(), "{codes:?}");
     assert!(taken > 0 && busy > 0, "taken {taken}, busy {busy}");
     assert_eq!(
