@@ -93,13 +93,14 @@ pub struct ServerConfig {
 
     /// Times one IP address may join a league per minute (bursts of as many; 0: no limit);
     /// past it, `join_league` answers `rate_limited`.
-    #[arg(long, env = "GM_LEAGUE_JOINS_PER_MINUTE", default_value_t = 5.0)]
+    #[arg(long, env = "GM_LEAGUE_JOINS_PER_MINUTE", default_value_t = 20.0)]
     pub league_joins_per_minute: f64,
 
-    /// Most members one IP address may add to one league (0: no limit); past it,
+    /// Most members one IP address may add to one league (0: no limit; 40 lets a whole game
+    /// night behind one router join); past it,
     /// `join_league` answers `rate_limited` with a message saying so. Counted since the server
     /// started.
-    #[arg(long, env = "GM_MAX_LEAGUE_MEMBERS_PER_IP", default_value_t = 20)]
+    #[arg(long, env = "GM_MAX_LEAGUE_MEMBERS_PER_IP", default_value_t = 40)]
     pub max_league_members_per_ip: usize,
 
     /// How many leading bits of an IPv6 address name one client for every per-address cap,

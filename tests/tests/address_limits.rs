@@ -270,8 +270,8 @@ async fn one_address_cannot_fill_a_league() {
     }
     assert_eq!(
         (joined, refused),
-        (5, 25),
-        "five joins at once from one address"
+        (20, 10),
+        "twenty joins at once from one address"
     );
     let mut player = Client::connected_from(server.addr, v4(10)).await;
     let answer = player.call(join_league(club, "Real Player", None)).await;
@@ -364,9 +364,24 @@ async fn ipv4_addresses_can_be_grouped_by_prefix() {
     assert!(handshake_from(server.addr, [127, 0, 6, 1].into()).await);
 }
 
-/// IPv6 addresses on the loopback interface for the test (root's `ip addr add … nodad`),
-/// removed when dropped.
-struct LoopbackV6(Vec<Ipv6Addr>);
+/// IPv6 addresses on the loopback interface for the test (`ip addr add … nodad`, as root or
+/// through password-less sudo), removed when dropped.
+struct LoopbackV6 {
+    addresses: Vec<Ipv6Addr>,
+    sudo: bool,
+}
+
+/// Runs `ip` with `args`, through `sudo -n` if `sudo`.
+fn ip(sudo: bool, args: &[&str]) -> std::io::Result<std::process::Output> {
+    let mut command = if sudo {
+        let mut command = std::process::Command::new("sudo");
+        command.args(["-n", "ip"]);
+        command
+    } else {
+        std::process::Command::new("ip")
+    };
+    command.args(args).output()
+}
 
 impl LoopbackV6 {
     fn add(addresses: &[Ipv6Addr]) -> Self {
@@ -374,51 +389,53 @@ impl LoopbackV6 {
             .arg("-u")
             .output()
             .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
-        if std::process::Command::new("ip").arg("-V").output().is_err() {
-            assert!(
-                root,
-                "this test needs the `ip` command: run `sudo apt-get install -y iproute2`"
-            );
-            let status = std::process::Command::new("apt-get")
-                .args(["install", "-y", "-qq", "iproute2"])
+        let sudo = !root
+            && std::process::Command::new("sudo")
+                .args(["-n", "true"])
+                .status()
+                .is_ok_and(|s| s.success());
+        assert!(
+            root || sudo,
+            "this test adds IPv6 addresses to the loopback interface: run it as root or with \
+             password-less sudo, or first run `sudo ip -6 addr add ADDRESS/128 dev lo nodad` \
+             for each address of fd00:4742:0:a:N::1 (N = 1..14) and fd00:4742:0:b::1"
+        );
+        if ip(sudo, &["-V"]).is_err() {
+            let mut install = vec!["apt-get", "install", "-y", "-qq", "iproute2"];
+            if sudo {
+                install.splice(0..0, ["sudo", "-n"]);
+            }
+            let status = std::process::Command::new(install[0])
+                .args(&install[1..])
                 .env("DEBIAN_FRONTEND", "noninteractive")
                 .status();
             assert!(
                 status.is_ok_and(|s| s.success()),
-                "could not install iproute2: run `apt-get install -y iproute2`"
+                "this test needs the `ip` command: run `sudo apt-get install -y iproute2`"
             );
         }
         for address in addresses {
-            let output = std::process::Command::new("ip")
-                .args([
-                    "-6",
-                    "addr",
-                    "add",
-                    &format!("{address}/128"),
-                    "dev",
-                    "lo",
-                    "nodad",
-                ])
-                .output()
-                .unwrap();
+            let cidr = format!("{address}/128");
+            let output = ip(sudo, &["-6", "addr", "add", &cidr, "dev", "lo", "nodad"]).unwrap();
             let error = String::from_utf8_lossy(&output.stderr);
             assert!(
                 output.status.success() || error.contains("exists"),
-                "adding {address} to the loopback interface failed ({error}); this test needs \
-                 root (or CAP_NET_ADMIN) and IPv6 on lo: run it as root, or first run \
-                 `sudo ip -6 addr add {address}/128 dev lo nodad` for each address it names"
+                "adding {address} to the loopback interface failed ({error}): this test needs \
+                 IPv6 on lo; run `sudo ip -6 addr add {cidr} dev lo nodad` to see why"
             );
         }
-        Self(addresses.to_vec())
+        Self {
+            addresses: addresses.to_vec(),
+            sudo,
+        }
     }
 }
 
 impl Drop for LoopbackV6 {
     fn drop(&mut self) {
-        for address in &self.0 {
-            let _ = std::process::Command::new("ip")
-                .args(["-6", "addr", "del", &format!("{address}/128"), "dev", "lo"])
-                .output();
+        for address in &self.addresses {
+            let cidr = format!("{address}/128");
+            let _ = ip(self.sudo, &["-6", "addr", "del", &cidr, "dev", "lo"]);
         }
     }
 }
