@@ -738,7 +738,15 @@ impl Room {
             Some((_, value)) => {
                 let banned: Vec<String> =
                     rmp_serde::from_slice(value).map_err(|e| format!("banned addresses: {e}"))?;
-                banned.iter().filter_map(|a| a.parse().ok()).collect()
+                // As client addresses (an older journal may hold whole IPv6 addresses).
+                let mut banned: Vec<std::net::IpAddr> = banned
+                    .iter()
+                    .filter_map(|a| a.parse().ok())
+                    .map(|a| shared.key(a))
+                    .collect();
+                banned.sort_unstable();
+                banned.dedup();
+                banned
             }
             None => Vec::new(),
         };
