@@ -367,11 +367,22 @@ pub fn sentence(event: &Event, view: &TableView) -> String {
             format!("Positions of {} removed", names(view, players))
         }
         Event::GameOver { standings } => {
-            let winner = standings
+            let first: Vec<PlayerId> = standings
                 .iter()
-                .find(|s| s.place == 1)
-                .map_or_else(|| "nobody".to_owned(), |s| n(s.player));
-            format!("Game over: {winner} wins")
+                .filter(|s| s.place == 1)
+                .map(|s| s.player)
+                .collect();
+            match first.as_slice() {
+                [] => "Game over: nobody wins".to_owned(),
+                [winner] => format!("Game over: {} wins", n(*winner)),
+                // An abandoned game: the players still in it share the first place.
+                shared => format!("Game over: {} share first place", names(view, shared)),
+            }
+        }
+        Event::GameAbandoned => {
+            "Everyone still in the game has been away for the table's absence limit: the game \
+             ends as it stands"
+                .to_owned()
         }
         Event::ConnectionChanged { player, connected } => {
             if *connected {

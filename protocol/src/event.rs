@@ -182,7 +182,11 @@ pub enum Event {
         /// Whose positions, in ring order.
         players: Vec<PlayerId>,
     },
-    /// One player or none is left.
+    /// Every living player has been disconnected for the table's absence limit (never less than
+    /// the grace period): the game ends where it stands. `game_over` (the living players share
+    /// the best place) and `dice_revealed` follow in the same batch.
+    GameAbandoned,
+    /// One player or none is left, or the game was abandoned (`game_abandoned` just before).
     GameOver {
         /// Everyone's place and mana points, best place first.
         standings: Vec<Standing>,
@@ -323,6 +327,7 @@ impl Event {
             Event::TurnPassed { .. } => "turn_passed",
             Event::TurnRemoved { .. } => "turn_removed",
             Event::PositionsRemoved { .. } => "positions_removed",
+            Event::GameAbandoned => "game_abandoned",
             Event::GameOver { .. } => "game_over",
             Event::DiceRevealed { .. } => "dice_revealed",
             Event::ExtraTurnGranted { .. } => "extra_turn_granted",

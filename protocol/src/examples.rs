@@ -681,6 +681,7 @@ pub fn events() -> Vec<Event> {
             reason: TurnRemovalReason::Merged,
         },
         Event::PositionsRemoved { players: vec![3] },
+        Event::GameAbandoned,
         Event::GameOver {
             standings: vec![
                 Standing {

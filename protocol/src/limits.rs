@@ -49,6 +49,10 @@ pub const DEFAULT_ABSENCE_LIMIT_SECS: u32 = 600;
 /// Seconds a player has for each mulligan decision before it is taken as `keep`, unless the
 /// table says otherwise (0: no clock).
 pub const DEFAULT_MULLIGAN_CLOCK_SECS: u32 = 60;
+/// The longest a table's `turn_clock_secs`, `absence_limit_secs` and `mulligan_clock_secs` may
+/// be (24 hours): no wait a table sets may be effectively endless. `create_table` refuses
+/// more; a table journaled before the cap existed counts with the cap.
+pub const MAX_CLOCK_SECS: u32 = 24 * 60 * 60;
 /// Spectators a table admits, unless it says otherwise.
 pub const DEFAULT_MAX_SPECTATORS: u32 = 100;
 /// The most spectators a table may admit.

@@ -22,7 +22,7 @@ use crate::error::ErrorCode;
 use crate::event::Event;
 use crate::league::SeatDeck;
 use crate::limit::TokenBucket;
-use crate::limits::{MAX_SPECTATORS, close};
+use crate::limits::{MAX_CLOCK_SECS, MAX_SPECTATORS, close};
 use crate::rules::{Actor, Authority, Command, Stage, Table, TableConfig, TurnState};
 use crate::text::{self, TextError};
 use crate::types::{Expiry, PlayerId, Ruling, SeatToken, TurnId};
@@ -126,6 +126,9 @@ pub struct Session {
     empty_since: Option<Instant>,
     /// Since when the host has paused the table.
     paused_since: Option<Instant>,
+    /// When the host last sent the table a request, or became host if that was later: his
+    /// silence while the table waits on him counts from here.
+    host_heard_at: Instant,
     /// When each running turn began (by turn and holder); paused time shifted out.
     running_since: Vec<(TurnId, PlayerId, Instant)>,
     /// The players whose mulligan decision is due, and since when.
@@ -165,6 +168,7 @@ impl Session {
             spectators: Vec::new(),
             empty_since: Some(now),
             paused_since: None,
+            host_heard_at: now,
             running_since: Vec::new(),
             deciding_since: Vec::new(),
             banned: Vec::new(),
@@ -267,8 +271,9 @@ impl Session {
         self.banned.contains(&address)
     }
 
-    /// Whether the table was never played and nobody can come back to it: nothing worth keeping.
-    pub fn abandoned(&self) -> bool {
+    /// Whether the table was never played and nobody can come back to it: nothing worth keeping
+    /// (not to be confused with a game abandoned by its players, which is kept as a replay).
+    pub fn nothing_to_keep(&self) -> bool {
         self.table.stage() == Stage::Lobby && self.seats.is_empty()
     }
 
@@ -312,7 +317,7 @@ impl Session {
     #[allow(clippy::too_many_arguments)]
     pub fn join(
         &mut self,
-        _now: Instant,
+        now: Instant,
         connection: ConnectionId,
         peer: IpAddr,
         name: String,
@@ -350,6 +355,7 @@ impl Session {
             events.push(Event::HostChanged {
                 player: Some(player),
             });
+            self.host_heard_at = now;
         }
         self.publish(events);
         self.empty_since = None;
@@ -380,7 +386,7 @@ impl Session {
     /// before is closed.
     pub fn resume(
         &mut self,
-        _now: Instant,
+        now: Instant,
         connection: ConnectionId,
         peer: IpAddr,
         token: SeatToken,
@@ -391,6 +397,9 @@ impl Session {
             .find(|s| s.token == token)
             .ok_or(ErrorCode::BadToken)?;
         let player = seat.player;
+        if self.table.facts().host == Some(player) {
+            self.host_heard_at = now;
+        }
         let previous = seat.connection.replace(connection);
         seat.dropped_at = None;
         seat.left_at = None;
@@ -421,7 +430,7 @@ impl Session {
         match self.role(connection) {
             Some(Role::Spectator) => self.spectator_left(connection),
             Some(Role::Player(player)) if self.table.stage() == Stage::Lobby => {
-                self.give_up_seat(player);
+                self.give_up_seat(player, now);
             }
             Some(Role::Player(player)) => self.player_dropped(now, player),
             None => {}
@@ -460,7 +469,7 @@ impl Session {
 
     /// A player gives up his seat in the lobby (by leaving, or by staying away past the grace
     /// period). If he was the host, the next player in join order becomes host.
-    fn give_up_seat(&mut self, player: PlayerId) {
+    fn give_up_seat(&mut self, player: PlayerId, now: Instant) {
         let Ok(mut events) = self.table.handle(Actor::Player(player), Command::Leave) else {
             return;
         };
@@ -469,6 +478,7 @@ impl Session {
         if self.table.facts().host == Some(player) {
             let next = self.seats.first().map(|s| s.player);
             events.push(Event::HostChanged { player: next });
+            self.host_heard_at = now;
         }
         self.publish(events);
     }
@@ -494,6 +504,12 @@ impl Session {
         request: &ClientMessage,
     ) -> Result<u64, ErrorCode> {
         let role = self.role(connection).ok_or(ErrorCode::NotInTable)?;
+        if let Role::Player(me) = role
+            && self.table.facts().host == Some(me)
+        {
+            // Any request from the host, accepted or not, shows he is there.
+            self.host_heard_at = now;
+        }
         if let ClientMessage::Chat { text, .. } = request {
             return self.chat(now, role, text);
         }
@@ -530,7 +546,7 @@ impl Session {
                 if self.seat(*player).is_none() {
                     return Err(ErrorCode::UnknownPlayer);
                 }
-                self.set_host(Some(*player));
+                self.set_host(Some(*player), now);
                 Ok(self.seq)
             }
             ClientMessage::Kick { player, ban, .. } => {
@@ -765,7 +781,7 @@ impl Session {
             self.note_if_empty(now);
         }
         if self.table.facts().host == Some(player) {
-            self.set_host(self.first_connected());
+            self.set_host(self.first_connected(), now);
         }
         Ok(self.seq)
     }
@@ -778,8 +794,9 @@ impl Session {
             .map(|s| s.player)
     }
 
-    fn set_host(&mut self, host: Option<PlayerId>) {
+    fn set_host(&mut self, host: Option<PlayerId>, now: Instant) {
         if self.table.facts().host != host {
+            self.host_heard_at = now;
             self.publish(vec![Event::HostChanged { player: host }]);
         }
     }
@@ -797,11 +814,25 @@ impl Session {
     }
 
     fn closable(&self) -> bool {
-        self.table.stage() == Stage::Finished || self.abandoned()
+        self.table.stage() == Stage::Finished || self.nothing_to_keep()
     }
 
+    /// A table's clock setting as a duration, never longer than [`MAX_CLOCK_SECS`] (a table
+    /// journaled before the cap existed may hold more).
     fn secs(secs: u32) -> Duration {
-        Duration::from_secs(secs.into())
+        Duration::from_secs(secs.min(MAX_CLOCK_SECS).into())
+    }
+
+    /// The table's absence limit (`absence_limit_secs`, at most [`MAX_CLOCK_SECS`]).
+    fn absence_limit(&self) -> Duration {
+        Self::secs(self.settings.absence_limit_secs)
+    }
+
+    /// How long one person may hold the whole table up: the absence limit, and never less than
+    /// the grace period. The longest a pause lasts, the silence after which a host the table
+    /// waits on loses the role, and how long a game everyone has left waits for them.
+    fn holdup_limit(&self) -> Duration {
+        self.absence_limit().max(self.timing.grace)
     }
 
     /// When each running turn expires: by the turn clock, or because its player has been away
@@ -854,7 +885,7 @@ impl Session {
 
     /// Players due to be announced absent, with the moment.
     fn absence_deadlines(&self) -> impl Iterator<Item = (PlayerId, Instant)> + '_ {
-        let limit = Self::secs(self.settings.absence_limit_secs);
+        let limit = self.absence_limit();
         let counting = self.table.stage() == Stage::Playing && self.paused_since.is_none();
         let facts = self.table.facts();
         self.seats
@@ -863,8 +894,8 @@ impl Session {
             .filter_map(move |s| s.dropped_at.map(|t| (s.player, t + limit)))
     }
 
-    /// When the host role passes to someone else: the host has been away for the grace period
-    /// and another seated player is connected.
+    /// When the host role passes to someone else because the host is away: he has been
+    /// disconnected for the grace period and another seated player is connected.
     fn host_deadline(&self) -> Option<Instant> {
         let host = self.seat(self.table.facts().host?)?;
         let dropped = host.left_at?;
@@ -874,12 +905,67 @@ impl Session {
             .then(|| dropped + self.timing.grace)
     }
 
+    /// When the host role passes to someone else because the host is silent: he is connected,
+    /// the table waits on him — his mulligan decision is due or a turn of his is running, and
+    /// the table is not paused — and he has sent the table nothing (no request of any kind) for
+    /// the hold-up limit since it began waiting on him or he became host, whichever is later;
+    /// and another seated player is connected to take the role. Then, like an absent host, he
+    /// hands it to the first connected player in join order (other than himself), who can rule
+    /// `keep` or `end_turn` for him.
+    fn host_silence_deadline(&self) -> Option<Instant> {
+        let host = self.table.facts().host?;
+        self.seat(host)?.connection?;
+        if self.paused_since.is_some() {
+            return None;
+        }
+        let waiting = self
+            .deciding_since
+            .iter()
+            .filter(|&&(p, _)| p == host)
+            .map(|&(_, since)| since)
+            .chain(
+                self.running_since
+                    .iter()
+                    .filter(|&&(_, p, _)| p == host)
+                    .map(|&(_, _, since)| since),
+            )
+            .min()?;
+        self.next_host(host)?;
+        Some(waiting.max(self.host_heard_at) + self.holdup_limit())
+    }
+
+    /// The first connected seated player in join order other than `host`.
+    fn next_host(&self, host: PlayerId) -> Option<PlayerId> {
+        self.seats
+            .iter()
+            .find(|s| s.player != host && s.connection.is_some())
+            .map(|s| s.player)
+    }
+
     /// When a pause ends by itself: one person may not hold the whole table still for longer
-    /// than the table lets an absent player hold it up (its absence limit, and never less than
-    /// the grace period). The host may pause again.
+    /// than the hold-up limit. The host may pause again.
     fn pause_deadline(&self) -> Option<Instant> {
-        let limit = Self::secs(self.settings.absence_limit_secs).max(self.timing.grace);
-        self.paused_since.map(|since| since + limit)
+        self.paused_since.map(|since| since + self.holdup_limit())
+    }
+
+    /// When a game nobody is left at ends as it stands (`game_abandoned`): every living seated
+    /// player has been disconnected for the hold-up limit (counted from the last of them to
+    /// drop, paused time left out; after a restart everyone counts as dropped at the restart),
+    /// during mulligans or play, and the table is not paused (a pause ends by itself first).
+    fn abandon_deadline(&self) -> Option<Instant> {
+        // Issue 34: an adjourned table waits for its players however long they are away and
+        // must not end this way; the condition belongs here.
+        if !matches!(self.table.stage(), Stage::Mulligan { .. } | Stage::Playing)
+            || self.paused_since.is_some()
+        {
+            return None;
+        }
+        let mut last_dropped = None;
+        for seat in self.seats.iter().filter(|s| self.alive(s.player)) {
+            let dropped = seat.dropped_at?;
+            last_dropped = last_dropped.max(Some(dropped));
+        }
+        last_dropped.map(|t| t + self.holdup_limit())
     }
 
     /// How long an empty, closable table stays open.
@@ -913,8 +999,10 @@ impl Session {
             lobby_seat,
             empty,
             self.host_deadline(),
+            self.host_silence_deadline(),
             mulligan,
             self.pause_deadline(),
+            self.abandon_deadline(),
         ]
         .into_iter()
         .flatten()
@@ -931,6 +1019,11 @@ impl Session {
             // The pause has lasted the table's absence limit: play resumes.
             self.pause(false, now);
         }
+        if self.abandon_deadline().is_some_and(|t| t <= now) {
+            // Nobody has been left at the game for the absence limit: it ends as it stands.
+            // Cannot be refused (the deadline exists only during mulligans and play).
+            let _ = self.run_core(Actor::Host, Command::Abandon, now);
+        }
         if self.table.stage() == Stage::Lobby {
             let expired: Vec<PlayerId> = self
                 .seats
@@ -939,7 +1032,7 @@ impl Session {
                 .map(|s| s.player)
                 .collect();
             for player in expired {
-                self.give_up_seat(player);
+                self.give_up_seat(player, now);
             }
         }
         // Every decision due by now (with simultaneous mulligans, many expire together).
@@ -976,7 +1069,12 @@ impl Session {
             self.publish(vec![Event::PlayerAbsent { player }]);
         }
         if self.host_deadline().is_some_and(|t| t <= now) {
-            self.set_host(self.first_connected());
+            self.set_host(self.first_connected(), now);
+        }
+        if let Some(host) = self.table.facts().host
+            && self.host_silence_deadline().is_some_and(|t| t <= now)
+        {
+            self.set_host(self.next_host(host), now);
         }
         self.closable()
             && self

@@ -66,7 +66,7 @@ fn every_server_message_round_trips() {
 #[test]
 fn every_event_round_trips_inside_an_events_message() {
     let events = examples::events();
-    assert_eq!(events.len(), 33);
+    assert_eq!(events.len(), 34);
     for event in events {
         let message = ServerMessage::Events {
             table: examples::TABLE,

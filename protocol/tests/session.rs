@@ -724,7 +724,13 @@ fn without_a_mulligan_clock_only_an_absent_decider_is_waited_out() {
     sim.gone(10_000, conn(1));
     assert_eq!(sim.deadline(), Some(10_000 + GRACE));
     assert_eq!(sim.expire(10_000 + GRACE), [kept(1, 7, KeepReason::Absent)]);
-    assert_eq!(sim.deadline(), None);
+    // A connected decider is not waited out, unless he is the host (then his silence hands the
+    // role on after the absence limit: section 5).
+    let next = sim.session.table().mulligan_decider();
+    assert_eq!(
+        sim.deadline(),
+        (next == Some(0)).then_some(10_000 + GRACE + 600)
+    );
 }
 
 // ----- 4. Absence announcements --------------------------------------------------------------
@@ -741,11 +747,12 @@ fn a_player_is_announced_absent_after_the_absence_limit_in_play_and_cleared_when
     sim.quiet(11);
     sim.resume(12, conn(2), peer(2), token(2)).unwrap();
     assert_eq!(sim.deadline(), None);
-    sim.start(13, 0);
+    // Player 1 plays first: the table does not wait on the host (section 5).
+    sim.start(13, 1);
     for player in sim.deciding_order() {
         sim.ok(20, conn(player), keep());
     }
-    assert_eq!(sim.running(), [(0, 0)]);
+    assert_eq!(sim.running(), [(0, 1)]);
     // During play: dropped at 30, announced at 30 + 10.
     let away = 2;
     sim.gone(30, conn(away));
@@ -781,7 +788,8 @@ fn a_player_is_announced_absent_after_the_absence_limit_in_play_and_cleared_when
 #[test]
 fn an_eliminated_player_is_never_announced_absent() {
     let mut sim = Sim::new(settings(0, 10, 0), timing(0.0));
-    sim.play(3, 0, 10);
+    // Player 2 plays first: the table does not wait on the host (section 5).
+    sim.play(3, 2, 10);
     assert_eq!(
         sim.ok(20, conn(1), concede()),
         [Event::Eliminated {
@@ -1313,7 +1321,8 @@ fn players_kicked_during_mulligans_keep_when_due_and_are_eliminated_together_as_
     );
     assert_eq!(sim.session.table().stage(), Stage::Playing);
     assert_eq!(sim.session.table().living(), 3);
-    assert_eq!(sim.deadline(), None);
+    // Only Ann's own silence while her turn runs: she is the host (section 5).
+    assert_eq!(sim.deadline(), Some(9 + 600));
 }
 
 #[test]
@@ -1534,7 +1543,7 @@ fn a_pause_that_ended_does_not_delay_the_giving_up_of_a_lobby_seat() {
 #[test]
 fn a_table_nobody_ever_sat_at_closes_after_the_unjoined_time() {
     let mut sim = Sim::new(settings(0, 600, 0), timing(0.0));
-    assert!(sim.session.abandoned());
+    assert!(sim.session.nothing_to_keep());
     assert_eq!(sim.deadline(), Some(UNJOINED));
     assert!(!sim.session.handle_timeout(sim.at(0)));
     assert!(!sim.session.handle_timeout(sim.at(UNJOINED - 1)));
@@ -1559,7 +1568,7 @@ fn a_table_nobody_ever_sat_at_closes_after_the_unjoined_time() {
     let mut sim = Sim::new(settings(0, 600, 0), timing(0.0));
     sim.lobby(1);
     sim.leave(10, conn(0));
-    assert!(sim.session.abandoned());
+    assert!(sim.session.nothing_to_keep());
     assert_eq!(sim.deadline(), Some(10 + GRACE));
     assert!(!sim.session.handle_timeout(sim.at(10 + GRACE - 1)));
     assert!(sim.session.handle_timeout(sim.at(10 + GRACE)));
@@ -1609,32 +1618,40 @@ fn a_finished_game_closes_a_grace_period_after_the_last_member_left() {
 }
 
 #[test]
-fn a_game_in_play_never_closes_while_its_players_are_away() {
+fn a_game_in_play_does_not_close_while_its_players_are_away_and_ends_after_the_absence_limit() {
     let mut sim = Sim::new(settings(0, 600, 0), timing(0.0));
     sim.play(2, 0, 10);
     sim.gone(20, conn(0));
     sim.gone(20, conn(1));
     // Nobody connected: no hand-over. The running turn is skipped a grace period after it
-    // begins, again and again (each skip journals three events, for as long as the table lives),
-    // and both are announced absent at 20 + 600; the table never
-    // closes.
+    // begins, again and again, and the table does not close: they may come back.
     let mut holder = 0;
-    for now in (20 + GRACE..=1_000).step_by(30) {
+    for now in (20 + GRACE..620).step_by(30) {
         assert_eq!(sim.deadline(), Some(now));
         let (close, effects) = sim.timeout(now);
         assert!(!close);
-        let mut expected = sim.passes_on(holder, TurnEndReason::Absent);
-        if now == 620 {
-            expected.push(Event::PlayerAbsent { player: 0 });
-            expected.push(Event::PlayerAbsent { player: 1 });
-        }
+        let expected = sim.passes_on(holder, TurnEndReason::Absent);
         assert_eq!(events(&effects), expected, "at {now}");
         holder = sim.left_of(holder);
     }
-    let (close, _) = sim.timeout(1_000_000);
-    assert!(!close);
     assert_eq!(sim.session.table().stage(), Stage::Playing);
-    assert!(!sim.session.abandoned());
+    // Both have been away for the absence limit at 20 + 600: the game ends as it stands (no
+    // more skips, no absence announcements) and the empty table closes.
+    assert_eq!(sim.deadline(), Some(620));
+    let (close, effects) = sim.timeout(620);
+    assert!(close);
+    assert_eq!(others(&effects), [Effect::Finished]);
+    let events = events(&effects);
+    assert_eq!(events.first(), Some(&Event::GameAbandoned), "{events:?}");
+    assert!(
+        matches!(&events[1], Event::GameOver { standings }
+            if standings.iter().all(|s| s.place == 1 && s.mana_points == 0)),
+        "{events:?}"
+    );
+    assert!(matches!(events[2], Event::DiceRevealed { .. }));
+    assert_eq!(events.len(), 3);
+    assert_eq!(sim.session.table().stage(), Stage::Finished);
+    assert!(!sim.session.nothing_to_keep(), "kept as a replay");
 }
 
 // ----- 11. Resume ----------------------------------------------------------------------------

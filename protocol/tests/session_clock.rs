@@ -323,7 +323,8 @@ fn with_simultaneous_mulligans_the_clock_runs_for_everyone_at_once() {
 #[test]
 fn a_player_away_past_the_absence_limit_is_announced_and_cleared_when_he_returns() {
     let mut h = Harness::new(settings(0, 120, 0), timing(0.0));
-    h.playing(4, 0, 10);
+    // Player 1 plays first: the table does not wait on the (silent) host.
+    h.playing(4, 1, 10);
     h.session.gone(h.at(20), conn(2));
     h.drain();
     assert_eq!(h.session.poll_timeout(), Some(h.at(140)));
@@ -689,16 +690,22 @@ fn empty_tables_close_when_nothing_can_come_back() {
     assert_eq!(h.session.poll_timeout(), Some(h.at(UNJOINED)));
     assert!(!h.session.handle_timeout(h.at(UNJOINED - 1)));
     assert!(h.session.handle_timeout(h.at(UNJOINED)));
-    assert!(h.session.abandoned());
+    assert!(h.session.nothing_to_keep());
 
-    // A game in play with everyone away does not close: they may come back.
+    // A game in play with everyone away does not close while they may come back: it ends (and
+    // then closes) once they have all been away for the absence limit.
     let mut h = Harness::new(settings(0, 600, 0), timing(0.0));
     h.playing(2, 0, 10);
     h.session.gone(h.at(20), conn(0));
     h.session.gone(h.at(20), conn(1));
     h.drain();
-    let (close, _) = h.timeout(100_000);
+    let (close, _) = h.timeout(619);
     assert!(!close);
+    assert_eq!(h.session.table().stage(), Stage::Playing);
+    let (close, events) = h.timeout(620);
+    assert!(close);
+    assert_eq!(events.first(), Some(&Event::GameAbandoned), "{events:?}");
+    assert_eq!(h.session.table().stage(), Stage::Finished);
 
     // A finished game closes a grace period after the last one left.
     let mut h = Harness::new(settings(0, 600, 0), timing(0.0));
@@ -812,4 +819,304 @@ fn recovery_folds_the_journal_and_announces_who_was_connected() {
         Some(now + Duration::from_secs(GRACE))
     );
     assert_eq!(recovered.resume(now, 80, peer(80), token(1)), Ok(1));
+}
+
+fn standing(player: PlayerId, place: u8, mana_points: u8) -> grand_melee_protocol::Standing {
+    grand_melee_protocol::Standing {
+        player,
+        place,
+        mana_points,
+    }
+}
+
+#[test]
+fn a_game_every_living_player_has_left_ends_as_it_stands_after_the_absence_limit() {
+    let mut h = Harness::new(settings(0, 600, 0), timing(0.0));
+    h.playing(4, 1, 10);
+    h.request(15, 3, ClientMessage::Concede { id: 9 }).unwrap();
+    h.drain();
+    // Player 3 is out and stays connected: he does not hold the game up.
+    h.session.gone(h.at(20), conn(0));
+    h.session.gone(h.at(25), conn(1));
+    h.session.gone(h.at(30), conn(2));
+    h.drain();
+    // Player 1 comes back for a moment: the limit counts from the last to drop.
+    h.session.resume(h.at(100), 70, peer(70), token(1)).unwrap();
+    h.session.gone(h.at(110), 70);
+    h.drain();
+    let (_, events) = h.timeout(709);
+    assert!(!events.contains(&Event::GameAbandoned), "{events:?}");
+    assert_eq!(h.session.table().stage(), Stage::Playing);
+    assert_eq!(h.session.poll_timeout(), Some(h.at(710)));
+    let close = h.session.handle_timeout(h.at(710));
+    // Player 3 is still at the table: it closes once he has gone too.
+    assert!(!close);
+    let effects = h.drain();
+    assert!(effects.contains(&Effect::Finished), "{effects:?}");
+    let events: Vec<Event> = effects
+        .into_iter()
+        .filter_map(|e| match e {
+            Effect::Events { events, .. } => Some(events),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert_eq!(
+        events,
+        [
+            Event::GameAbandoned,
+            Event::GameOver {
+                standings: vec![
+                    standing(0, 1, 1),
+                    standing(1, 1, 1),
+                    standing(2, 1, 1),
+                    standing(3, 4, 0)
+                ]
+            },
+            Event::DiceRevealed {
+                secret: DiceSecret::from_seed(7).to_hex()
+            },
+        ]
+    );
+    assert_eq!(h.session.table().stage(), Stage::Finished);
+    h.session.gone(h.at(720), conn(3));
+    h.drain();
+    assert!(!h.session.handle_timeout(h.at(720 + GRACE - 1)));
+    assert!(h.session.handle_timeout(h.at(720 + GRACE)));
+}
+
+#[test]
+fn an_abandoned_game_waits_at_least_the_grace_period_and_paused_time_does_not_count() {
+    // An absence limit below the grace period: the grace period counts.
+    let mut h = Harness::new(settings(0, 5, 0), timing(0.0));
+    h.playing(2, 1, 10);
+    h.session.gone(h.at(20), conn(0));
+    h.session.gone(h.at(20), conn(1));
+    h.drain();
+    let (_, events) = h.timeout(20 + GRACE - 1);
+    assert!(!events.contains(&Event::GameAbandoned), "{events:?}");
+    let (close, events) = h.timeout(20 + GRACE);
+    assert!(close);
+    assert_eq!(events.first(), Some(&Event::GameAbandoned), "{events:?}");
+
+    // The host pauses, then everyone leaves: the pause ends by itself after the absence limit,
+    // and only then does their absence count.
+    let mut h = Harness::new(settings(0, 100, 0), timing(0.0));
+    h.playing(2, 1, 10);
+    h.request(
+        20,
+        0,
+        ClientMessage::Pause {
+            id: 3,
+            paused: true,
+        },
+    )
+    .unwrap();
+    h.session.gone(h.at(30), conn(0));
+    h.session.gone(h.at(30), conn(1));
+    h.drain();
+    assert_eq!(h.session.poll_timeout(), Some(h.at(120)));
+    let (_, events) = h.timeout(120);
+    assert_eq!(events, [Event::TablePaused { paused: false }]);
+    let (_, events) = h.timeout(219);
+    assert!(!events.contains(&Event::GameAbandoned), "{events:?}");
+    let (close, events) = h.timeout(220);
+    assert!(close);
+    assert_eq!(events.first(), Some(&Event::GameAbandoned), "{events:?}");
+}
+
+#[test]
+fn a_game_in_mulligans_everyone_has_left_ends_too() {
+    let mut h = Harness::new(settings(0, 60, 0), timing(0.0));
+    h.seat(3);
+    h.start(0);
+    for p in 0..3 {
+        h.session.gone(h.at(5), conn(p));
+    }
+    h.drain();
+    // Deciders away past the grace period keep, and play begins with their turns skipped, but
+    // the game ends once they have all been away for the absence limit.
+    let mut abandoned = false;
+    let mut now = 5;
+    while let Some(at) = h.session.poll_timeout() {
+        now = (at - h.t0).as_secs();
+        assert!(now <= 65, "nothing ended the game: at {now}");
+        let (_, events) = h.timeout(now);
+        if events.contains(&Event::GameAbandoned) {
+            abandoned = true;
+            break;
+        }
+    }
+    assert!(abandoned);
+    assert_eq!(now, 65);
+    let standings = h.session.table().standings().to_vec();
+    assert_eq!(
+        standings,
+        [standing(0, 1, 0), standing(1, 1, 0), standing(2, 1, 0)]
+            .into_iter()
+            .filter(|s| standings.iter().any(|t| t.player == s.player))
+            .collect::<Vec<_>>()
+    );
+    assert!(standings.iter().all(|s| s.place == 1 && s.mana_points == 0));
+    assert_eq!(standings.len(), 3);
+}
+
+#[test]
+fn after_a_restart_a_game_nobody_comes_back_to_ends_one_absence_limit_later() {
+    let mut h = Harness::new(settings(0, 600, 0), timing(0.0));
+    h.playing(3, 1, 10);
+    h.drain();
+    let journal: Vec<(u64, Event)> = (1..).zip(h.events.iter().cloned()).collect();
+    let seats: Vec<(PlayerId, Uuid)> = (0..3).map(|p| (p, token(p))).collect();
+    let now = h.at(5_000);
+    let mut recovered = Session::recover(
+        h.session.settings().clone(),
+        DiceSecret::from_seed(7),
+        timing(0.0),
+        journal,
+        &seats,
+        Vec::new(),
+        now,
+    )
+    .unwrap();
+    recovered.take_effects();
+    let limit = Duration::from_secs(600);
+    let mut ended = false;
+    while let Some(at) = recovered.poll_timeout() {
+        assert!(at <= now + limit, "nothing ended the game by the limit");
+        let close = recovered.handle_timeout(at);
+        let effects = recovered.take_effects();
+        if effects.contains(&Effect::Finished) {
+            assert_eq!(at, now + limit);
+            assert!(close, "nobody is there: it closes at once");
+            ended = true;
+            break;
+        }
+    }
+    assert!(ended);
+    assert_eq!(recovered.table().stage(), Stage::Finished);
+}
+
+#[test]
+fn a_silent_host_whose_mulligan_decision_is_due_hands_the_role_on() {
+    // Mulligan clock off, the host decides first and sends nothing.
+    let mut h = Harness::new(settings(0, 300, 0), timing(0.0));
+    h.seat(3);
+    h.start(0);
+    assert_eq!(h.session.table().mulligan_decider(), Some(0));
+    let keep_for_host = || ClientMessage::Ruling {
+        id: 7,
+        ruling: grand_melee_protocol::Ruling::Keep { player: 0 },
+    };
+    h.refused(100, 1, keep_for_host(), ErrorCode::NotHost);
+    // Any request of his counts: a chat line at 100 moves the hand-over to 400.
+    h.request(
+        100,
+        0,
+        ClientMessage::Chat {
+            id: 8,
+            text: "thinking".into(),
+        },
+    )
+    .unwrap();
+    h.drain();
+    assert_eq!(h.session.poll_timeout(), Some(h.at(400)));
+    let (_, events) = h.timeout(399);
+    assert!(events.is_empty(), "{events:?}");
+    let (_, events) = h.timeout(400);
+    assert_eq!(events, [Event::HostChanged { player: Some(1) }]);
+    // The new host rules for him.
+    h.request(401, 1, keep_for_host()).unwrap();
+    let events = h.drain_events();
+    assert!(
+        events.iter().any(|e| matches!(
+            e,
+            Event::Kept {
+                player: 0,
+                reason: KeepReason::Ruling,
+                ..
+            }
+        )),
+        "{events:?}"
+    );
+    assert_eq!(h.session.table().mulligan_decider(), Some(1));
+}
+
+#[test]
+fn a_silent_host_whose_turn_runs_hands_the_role_on_and_the_new_host_ends_it() {
+    // Turn clock off; the host plays first, keeps at 10 and then sends nothing.
+    let mut h = Harness::new(settings(0, 300, 0), timing(0.0));
+    h.playing(3, 0, 10);
+    assert_eq!(h.running_holders(), [0]);
+    let end_hosts_turn = || ClientMessage::Ruling {
+        id: 7,
+        ruling: grand_melee_protocol::Ruling::EndTurn { player: 0 },
+    };
+    h.refused(200, 2, end_hosts_turn(), ErrorCode::NotHost);
+    assert_eq!(h.session.poll_timeout(), Some(h.at(310)));
+    let (_, events) = h.timeout(310);
+    assert_eq!(events, [Event::HostChanged { player: Some(1) }]);
+    h.request(311, 1, end_hosts_turn()).unwrap();
+    let events = h.drain_events();
+    assert!(
+        events.contains(&Event::TurnEnded {
+            turn: 0,
+            player: 0,
+            reason: TurnEndReason::Ruling
+        }),
+        "{events:?}"
+    );
+    // The turn passed to player 1, the new host: his own silence counts from his ruling.
+    assert_eq!(h.running_holders(), [1]);
+    assert_eq!(h.session.poll_timeout(), Some(h.at(611)));
+}
+
+#[test]
+fn a_silent_host_keeps_the_role_while_the_table_does_not_wait_on_him_or_nobody_can_take_it() {
+    // Another player's turn runs: the host's silence holds nothing up.
+    let mut h = Harness::new(settings(0, 300, 0), timing(0.0));
+    h.playing(3, 1, 10);
+    assert_eq!(h.running_holders(), [1]);
+    assert_eq!(h.session.poll_timeout(), None);
+    let (_, events) = h.timeout(100_000);
+    assert!(events.is_empty(), "{events:?}");
+    assert_eq!(h.session.table().facts().host, Some(0));
+
+    // His turn runs, but nobody else is connected to take the role.
+    let mut h = Harness::new(settings(0, 300, 0), timing(0.0));
+    h.playing(2, 0, 10);
+    h.session.gone(h.at(11), conn(1));
+    h.drain();
+    let (_, events) = h.timeout(10_000);
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::HostChanged { .. })),
+        "{events:?}"
+    );
+    assert_eq!(h.session.table().facts().host, Some(0));
+}
+
+#[test]
+fn an_absurd_absence_limit_counts_as_the_cap() {
+    let mut h = Harness::new(settings(u32::MAX, u32::MAX, u32::MAX), timing(0.0));
+    h.seat(2);
+    h.start(1);
+    let cap = u64::from(grand_melee_protocol::MAX_CLOCK_SECS);
+    // The mulligan clock counts as 24 hours.
+    assert_eq!(h.session.poll_timeout(), Some(h.at(cap)));
+    h.request(
+        5,
+        0,
+        ClientMessage::Pause {
+            id: 3,
+            paused: true,
+        },
+    )
+    .unwrap();
+    h.drain();
+    // A pause ends after 24 hours, not 136 years.
+    assert_eq!(h.session.poll_timeout(), Some(h.at(5 + cap)));
+    let (_, events) = h.timeout(5 + cap);
+    assert_eq!(events, [Event::TablePaused { paused: false }]);
 }

@@ -166,6 +166,19 @@ pub(crate) async fn create(
             settings.max_spectators
         )));
     }
+    for (field, secs) in [
+        ("turn_clock_secs", settings.turn_clock_secs),
+        ("absence_limit_secs", settings.absence_limit_secs),
+        ("mulligan_clock_secs", settings.mulligan_clock_secs),
+    ] {
+        // No wait a table sets may be effectively endless.
+        if secs > wire::MAX_CLOCK_SECS {
+            return Err(Refusal::settings(format!(
+                "{field}: at most {} seconds (24 hours), not {secs}",
+                wire::MAX_CLOCK_SECS
+            )));
+        }
+    }
     settings
         .config
         .validate()
@@ -906,7 +919,7 @@ impl Room {
                 warn!(table = %self.id, %error, "releasing a closed table in the directory");
             }
         }
-        if self.session.abandoned() && !self.broken && !self.given_up {
+        if self.session.nothing_to_keep() && !self.broken && !self.given_up {
             // Never played and nobody to come back: nothing worth keeping.
             let deleted = match &self.link {
                 Some(link) => link.cluster.delete_table(self.id).await,

@@ -428,7 +428,12 @@
       }
       case "dice_revealed": return `The dice secret was revealed: ${e.secret.slice(0, 12)}… (anyone can check every roll)`;
       case "positions_removed": return `Positions removed from the ring: ${e.players.map(nameOf).join(", ")}`;
-      case "game_over": return `Game over: ${e.standings.length ? nameOf(e.standings[0].player) + " wins" : "no winner"}`;
+      case "game_over": {
+        const first = e.standings.filter((s) => s.place === 1).map((s) => nameOf(s.player));
+        if (first.length > 1) return `Game over: ${first.join(", ")} share first place`;
+        return `Game over: ${first.length ? first[0] + " wins" : "no winner"}`;
+      }
+      case "game_abandoned": return "Everyone still in the game has been away for the table's absence limit: the game ends as it stands";
       case "connection_changed": return `${nameOf(e.player)} ${e.connected ? "is back" : "lost the connection"}`;
       case "host_changed": return e.player === null ? "Nobody is host now" : `${nameOf(e.player)} is the host`;
       case "spectators_changed": return `${e.spectators} watching`;
@@ -774,11 +779,13 @@
   }
 
   function standingsTable(view) {
+    // An abandoned game: the players still in it share the first place.
+    const shared = view.standings.filter((st) => st.place === 1).length > 1;
     return h("table", { class: "standings", testid: "standings" },
       h("caption", {}, "Final standings"),
       h("thead", {}, h("tr", {}, h("th", {}, "Place"), h("th", {}, "Player"), h("th", {}, "Mana points"))),
       h("tbody", {}, view.standings.map((st) => h("tr", { testid: "standing-row" },
-        h("td", {}, st.place === 1 ? "1 — winner" : String(st.place)),
+        h("td", {}, st.place === 1 ? (shared ? "1 — shared" : "1 — winner") : String(st.place)),
         h("td", {}, nameOf(st.player)),
         h("td", {}, String(st.mana_points))))));
   }

@@ -180,6 +180,10 @@
         for (const id of e.players) playerOf(view, id).status = "removed";
         view.ring = view.ring.filter((id) => !e.players.includes(id));
         break;
+      case "game_abandoned":
+        // What ends the game is the `game_over` that follows.
+        if (view.stage !== "mulligan" && view.stage !== "playing") throw new FoldError("game abandoned outside a game");
+        break;
       case "game_over":
         view.stage = "finished";
         view.standings = clone(e.standings);

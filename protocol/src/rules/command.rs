@@ -120,6 +120,11 @@ pub enum Command {
         /// Why.
         reason: Expiry,
     },
+    /// The table ends a game nobody is left at, as it stands (`game_abandoned`, `game_over`
+    /// with the living players sharing the best place, `dice_revealed`). The caller decides
+    /// when (every living player away for the absence limit): the core has no clock. Needs the
+    /// host's authority; only the session issues it.
+    Abandon,
 }
 
 impl Command {

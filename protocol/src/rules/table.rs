@@ -90,7 +90,7 @@ pub enum Stage {
     },
     /// Turns are being played.
     Playing,
-    /// One player or none is left.
+    /// One player or none is left, or the game was abandoned.
     Finished,
 }
 
@@ -709,6 +709,17 @@ impl Table {
                 let seat = self.living_target(player)?;
                 let turn = self.running_turn_at(seat).ok_or(ErrorCode::NoRunningTurn)?;
                 self.end_turn(turn, reason.into(), &mut out);
+            }
+            Command::Abandon => {
+                self.require_host(actor)?;
+                if !matches!(self.stage, Stage::Mulligan { .. } | Stage::Playing) {
+                    return Err(ErrorCode::NotPlaying);
+                }
+                self.emit(&mut out, Event::GameAbandoned);
+                let standings = self.final_standings();
+                self.emit(&mut out, Event::GameOver { standings });
+                let secret = self.config.secret.to_hex();
+                self.emit(&mut out, Event::DiceRevealed { secret });
             }
         }
         if self.stage == Stage::Playing {
@@ -1720,6 +1731,8 @@ impl Table {
                 mana_points: place(eliminated),
             });
         }
+        // Several survivors (an abandoned game) share the first place, like a group.
+        standings.sort_by_key(|s| s.player);
         let mut before = 0;
         let mut groups = Vec::with_capacity(self.eliminations.len());
         for group in &self.eliminations {
@@ -2042,6 +2055,12 @@ impl Table {
                     .retain(|&s| players[s].status != PlayerStatus::Removed);
                 for (position, &seat) in self.ring.iter().enumerate() {
                     self.players[seat].position = position;
+                }
+            }
+            Event::GameAbandoned => {
+                // What ends the game is the `game_over` that follows.
+                if !matches!(self.stage, Stage::Mulligan { .. } | Stage::Playing) {
+                    return Err("game abandoned outside a game");
                 }
             }
             Event::GameOver { standings } => {
