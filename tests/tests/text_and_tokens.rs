@@ -226,7 +226,7 @@ async fn every_other_spelling_is_refused(client: &mut Client, message: &ClientMe
             Some(ErrorCode::BadMessage),
             "{} with {:?}",
             message.name(),
-            String::from_utf8_lossy(&spelling)
+            String::from_utf8_lossy(&spelling[2..])
         );
     }
 }
