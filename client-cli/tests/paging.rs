@@ -173,7 +173,9 @@ async fn repeating_server(table: TableId) -> String {
             total: 1_000,
             next: Some(from),
         }],
-        ClientMessage::GetLeague { id, league, from, .. } => vec![ServerMessage::League {
+        ClientMessage::GetLeague {
+            id, league, from, ..
+        } => vec![ServerMessage::League {
             reply_to: id,
             league: league_page(league, from..from + 1, 0..0),
             total_members: 1_000,
@@ -369,16 +371,10 @@ async fn every_page_of_a_league_is_shown() {
     let (status, out, err) = run_once(&server, dir.path(), &["league", "show", &league]).await;
     assert!(status.success(), "{err}");
     assert!(
-        out.lines()
-            .next()
-            .unwrap()
-            .contains(" members=23 games=6 "),
+        out.lines().next().unwrap().contains(" members=23 games=6 "),
         "{out}"
     );
-    let rows: Vec<&str> = out
-        .lines()
-        .filter(|l| l.contains(" Member "))
-        .collect();
+    let rows: Vec<&str> = out.lines().filter(|l| l.contains(" Member ")).collect();
     assert_eq!(rows.len(), 23, "{out}");
     for (rank, row) in rows.iter().enumerate() {
         assert!(

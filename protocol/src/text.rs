@@ -250,10 +250,24 @@ mod tests {
             "\u{301}\u{302}",
             "\u{fe0f}",
         ] {
-            assert_eq!(normalize_name(blank), Err(TextError::Invisible), "{blank:?}");
+            assert_eq!(
+                normalize_name(blank),
+                Err(TextError::Invisible),
+                "{blank:?}"
+            );
             assert_eq!(TextError::Invisible.code(), crate::ErrorCode::BadName);
         }
-        for fine in ["A", "7", "?", "✓", "🙂", "\u{3164}x", "가", "ᄀ", "é\u{301}"] {
+        for fine in [
+            "A",
+            "7",
+            "?",
+            "✓",
+            "🙂",
+            "\u{3164}x",
+            "가",
+            "ᄀ",
+            "é\u{301}",
+        ] {
             assert!(normalize_name(fine).is_ok(), "{fine:?}");
         }
         // A blank beside a name does not make another name: it looks the same as the name.
@@ -262,7 +276,14 @@ mod tests {
 
     #[test]
     fn entropy_follows_the_same_character_rules() {
-        for bad in ["a\u{202e}b", "a\u{200b}b", "a\u{2028}b", "a\u{e000}b", "a\u{1b}b", "\n"] {
+        for bad in [
+            "a\u{202e}b",
+            "a\u{200b}b",
+            "a\u{2028}b",
+            "a\u{e000}b",
+            "a\u{1b}b",
+            "\n",
+        ] {
             assert!(
                 matches!(check_entropy(bad), Err(TextError::Forbidden(_))),
                 "{bad:?}"

@@ -976,6 +976,27 @@ impl TestLeague {
         Ok(player)
     }
 
+    /// Has `count` more members join (`Member 000`, `Member 001`, …; no deck), each from his own
+    /// loopback address (127.0.1.1, 127.0.1.2, …), as strangers would.
+    pub async fn join_many(&self, addr: SocketAddr, count: u8) {
+        for i in 0..count {
+            let address = std::net::Ipv4Addr::new(127, 0, 1, i.saturating_add(1));
+            let mut member = Client::connected_from(addr, address.into()).await;
+            let joined = member
+                .call(|id| ClientMessage::JoinLeague {
+                    id,
+                    league: self.id,
+                    name: format!("Member {i:03}"),
+                    password: None,
+                })
+                .await;
+            assert!(
+                matches!(joined, Ok(ServerMessage::LeagueJoined { .. })),
+                "{joined:?}"
+            );
+        }
+    }
+
     /// The league's standings and games: every page of `get_league`, `limit` members a page.
     pub async fn view_in_pages(
         &self,
@@ -1016,7 +1037,11 @@ impl TestLeague {
             whole.games.extend(league.games);
             match next {
                 Some(next) => {
-                    assert_eq!(next, from + u32::try_from(got).unwrap(), "the page moves on");
+                    assert_eq!(
+                        next,
+                        from + u32::try_from(got).unwrap(),
+                        "the page moves on"
+                    );
                     assert!(got > 0, "a page that says more follow holds something");
                     from = next;
                 }

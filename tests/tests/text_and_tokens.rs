@@ -3,8 +3,6 @@
 //! UUID) is read only in its one canonical spelling.
 #![allow(clippy::unwrap_used)]
 
-use std::net::{IpAddr, Ipv4Addr};
-
 use grand_melee_e2e::{Client, TestLeague, TestServer};
 use grand_melee_protocol::league::{Alliance, DeckSpec, Purchase};
 use grand_melee_protocol::{self as wire, ClientMessage, ErrorCode, ServerMessage, Uuid};
@@ -338,22 +336,7 @@ async fn a_league_of_many_members_is_read_in_pages_that_fit_the_queue() {
             .table(&mut organiser, &format!("Week {week}"), 2)
             .await;
     }
-    for i in 0..117u8 {
-        let address = IpAddr::V4(Ipv4Addr::new(127, 0, 1, i + 1));
-        let mut member = Client::connected_from(server.addr, address).await;
-        let joined = member
-            .call(|id| ClientMessage::JoinLeague {
-                id,
-                league: league.id,
-                name: format!("Member {i:03} of the big one"),
-                password: None,
-            })
-            .await;
-        assert!(
-            matches!(joined, Ok(ServerMessage::LeagueJoined { .. })),
-            "{joined:?}"
-        );
-    }
+    league.join_many(server.addr, 117).await;
 
     // One answer asked for up to 500 members holds fewer than all of them: the page ends at
     // the byte budget, and says where the next starts.
