@@ -214,6 +214,40 @@ pub async fn all_leagues(conn: &mut Conn) -> Result<Vec<LeagueSummary>, ClientEr
     }
 }
 
+/// A league's whole standings and games: every page of `get_league`.
+pub async fn whole_league(conn: &mut Conn, league: LeagueId) -> Result<LeagueView, ClientError> {
+    let mut whole: Option<LeagueView> = None;
+    let mut from = 0;
+    loop {
+        let answer = conn
+            .call(ClientMessage::GetLeague {
+                id: 0,
+                league,
+                from,
+                limit: crate::PAGE_ITEMS,
+            })
+            .await?;
+        let ServerMessage::League {
+            league: page, next, ..
+        } = answer
+        else {
+            return Err(ClientError::Protocol(answer.name().to_owned()));
+        };
+        let got = page.standings.len().max(page.games.len());
+        match &mut whole {
+            None => whole = Some(page),
+            Some(whole) => {
+                whole.standings.extend(page.standings);
+                whole.games.extend(page.games);
+            }
+        }
+        match next_page("league", u64::from(from), got, next.map(u64::from))? {
+            Some(next) => from = u32::try_from(next).unwrap_or(u32::MAX),
+            None => return whole.ok_or_else(|| ClientError::Protocol("league".into())),
+        }
+    }
+}
+
 /// A league named by its id, the start of its id, or its name.
 pub async fn resolve(conn: &mut Conn, text: &str) -> Result<LeagueId, ClientError> {
     if let Ok(id) = LeagueId::parse_str(text.trim()) {
@@ -367,13 +401,7 @@ async fn run_on(
         }
         LeagueCmd::Show { league } => {
             let league = resolve(conn, &league).await?;
-            let answer = conn
-                .call(ClientMessage::GetLeague { id: 0, league })
-                .await?;
-            let ServerMessage::League { league, .. } = answer else {
-                return Err(ClientError::Protocol(answer.name().to_owned()));
-            };
-            write_standings(&league, out)?;
+            write_standings(&whole_league(conn, league).await?, out)?;
         }
         LeagueCmd::Deck { league, member } => {
             let league = resolve(conn, &league).await?;
@@ -510,12 +538,7 @@ async fn member_by_name(
     league: LeagueId,
     name: &str,
 ) -> Result<MemberId, ClientError> {
-    let answer = conn
-        .call(ClientMessage::GetLeague { id: 0, league })
-        .await?;
-    let ServerMessage::League { league, .. } = answer else {
-        return Err(ClientError::Protocol(answer.name().to_owned()));
-    };
+    let league = whole_league(conn, league).await?;
     let lower = name.trim().to_lowercase();
     let found: Vec<MemberId> = league
         .standings

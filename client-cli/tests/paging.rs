@@ -10,6 +10,7 @@ use std::sync::Arc;
 use common::{TestServer, call, check_script_output, fake_server, run_once, run_with};
 use grand_melee_cli::net::Conn;
 use grand_melee_cli::{PAGE_ITEMS, resolve_table};
+use grand_melee_protocol::league::{LeagueGame, LeagueId, LeagueView, MemberStanding};
 use grand_melee_protocol::{
     ClientMessage, Event, Reduction, ReplaySummary, ServerMessage, Settings, StageName, TableId,
     TableSummary,
@@ -109,6 +110,41 @@ fn summary(table: TableId, name: &str) -> TableSummary {
     }
 }
 
+/// A league's page: the standings of members `members` and the games `games`.
+fn league_page(
+    league: LeagueId,
+    members: std::ops::Range<u32>,
+    games: std::ops::Range<u32>,
+) -> LeagueView {
+    LeagueView {
+        league,
+        name: "Big league".into(),
+        password: false,
+        created_at_ms: 0,
+        standings: members
+            .map(|m| MemberStanding {
+                member: m,
+                name: format!("Member {m:03}"),
+                deck: None,
+                alliance: None,
+                power: 1000 - m,
+                balance: 0,
+                games: 0,
+                wins: 0,
+                places: 0,
+            })
+            .collect(),
+        games: games
+            .map(|g| LeagueGame {
+                table: TableId::from_u128(u128::from(g) + 1),
+                name: format!("Week {g}"),
+                created_at_ms: 0,
+                finished_at_ms: None,
+            })
+            .collect(),
+    }
+}
+
 fn replay_summary(table: TableId, name: &str, events: u64) -> ReplaySummary {
     ReplaySummary {
         table,
@@ -135,6 +171,15 @@ async fn repeating_server(table: TableId) -> String {
             reply_to: id,
             replays: vec![replay_summary(TableId::new_v4(), "Again", 1)],
             total: 1_000,
+            next: Some(from),
+        }],
+        ClientMessage::GetLeague {
+            id, league, from, ..
+        } => vec![ServerMessage::League {
+            reply_to: id,
+            league: league_page(league, from..from + 1, 0..0),
+            total_members: 1_000,
+            total_games: 0,
             next: Some(from),
         }],
         ClientMessage::GetReplay { id, from_seq, .. } => vec![ServerMessage::Replay {
@@ -165,6 +210,7 @@ async fn a_server_that_repeats_a_page_is_not_asked_forever() {
         &["replay", "list"],
         &["replay", "export", "Again"],
         &["replay", "export", &id],
+        &["league", "show", &id],
     ] {
         let (status, out, err) = run_once(&server, dir.path(), args).await;
         assert!(!status.success(), "{args:?}: {out}");
@@ -297,4 +343,45 @@ async fn a_replay_in_many_pages_is_put_back_together_and_printed_safely() {
             && l.contains(" life=20 ")),
         "{out}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_page_of_a_league_is_shown() {
+    // 23 members and 6 games, served 4 positions a page whatever the client asks.
+    let (members, games) = (23, 6);
+    let server = fake_server(move |request| match request {
+        ClientMessage::GetLeague {
+            id, league, from, ..
+        } => {
+            let end = (from + 4).min(members);
+            vec![ServerMessage::League {
+                reply_to: id,
+                league: league_page(league, from..end, from.min(games)..end.min(games)),
+                total_members: members,
+                total_games: games,
+                next: (end < members).then_some(end),
+            }]
+        }
+        _ => Vec::new(),
+    })
+    .await
+    .to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let league = LeagueId::new_v4().to_string();
+    let (status, out, err) = run_once(&server, dir.path(), &["league", "show", &league]).await;
+    assert!(status.success(), "{err}");
+    assert!(
+        out.lines().next().unwrap().contains(" members=23 games=6 "),
+        "{out}"
+    );
+    let rows: Vec<&str> = out.lines().filter(|l| l.contains(" Member ")).collect();
+    assert_eq!(rows.len(), 23, "{out}");
+    for (rank, row) in rows.iter().enumerate() {
+        assert!(
+            row.trim_start().starts_with(&format!("{} ", rank + 1)),
+            "{row}"
+        );
+        assert!(row.contains(&format!("Member {rank:03}")), "{row}");
+    }
+    assert_eq!(out.lines().filter(|l| l.starts_with("game ")).count(), 6);
 }

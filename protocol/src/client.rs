@@ -431,13 +431,21 @@ pub enum ClientMessage {
         #[serde(default)]
         password: Option<String>,
     },
-    /// The league's standings and games, answered by `league`.
+    /// One page of the league's standings and games, answered by `league`: the standings and
+    /// the games at positions `from`.. of each list (a page also ends before it would pass
+    /// [`MAX_PAGE_BYTES`](crate::MAX_PAGE_BYTES)).
     GetLeague {
         /// Request id.
         id: u32,
         /// The league.
         #[serde(with = "uuid_string")]
         league: LeagueId,
+        /// How many members (and games) to skip (default 0).
+        #[serde(default)]
+        from: u32,
+        /// The most members (and games) in the page (default 100, at most 500).
+        #[serde(default = "default_page_items")]
+        limit: u32,
     },
     /// One member's deck and its whole ledger, answered by `deck`.
     GetDeck {

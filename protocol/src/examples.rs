@@ -360,6 +360,8 @@ pub fn client() -> Vec<ClientMessage> {
         ClientMessage::GetLeague {
             id: 43,
             league: LEAGUE,
+            from: 0,
+            limit: 100,
         },
         ClientMessage::GetDeck {
             id: 44,
@@ -594,6 +596,9 @@ pub fn server() -> Vec<ServerMessage> {
                     finished_at_ms: Some(1_795_610_800_000),
                 }],
             },
+            total_members: 1,
+            total_games: 1,
+            next: None,
         },
         ServerMessage::Deck {
             reply_to: 44,

@@ -612,6 +612,7 @@ pub fn clean_text(what: &str, raw: &str) -> Result<String, DeckError> {
             TextError::Empty | TextError::TooLong => {
                 format!("the {what} must be 1–{max} characters")
             }
+            TextError::Invisible => format!("the {what} must have a visible character"),
             TextError::Forbidden(_) => {
                 format!("the {what} may not hold control, invisible or line-breaking characters")
             }

@@ -43,7 +43,7 @@ pub use server::{ReplaySummary, ServerMessage, TableSummary};
 pub use types::{
     EliminationCause, Expiry, KeepReason, MulliganMode, Phase, PlayerId, PlayerStatus, Reduction,
     RollResult, RuleSet, Ruling, SeatToken, StageName, Standing, TableId, TurnEndReason, TurnId,
-    TurnRemovalReason, TurnStateName,
+    TurnRemovalReason, TurnStateName, UuidFormError, parse_uuid,
 };
 pub use uuid::Uuid;
 pub use view::{PlayerView, Settings, TableView, TurnView};

@@ -268,8 +268,14 @@ pub enum ServerMessage {
     League {
         /// The request's id.
         reply_to: u32,
-        /// The league.
+        /// The league, with one page of its standings and of its games.
         league: LeagueView,
+        /// Every member of the league (the standings of every page together).
+        total_members: u32,
+        /// Every game of the league.
+        total_games: u32,
+        /// The `from` of the next page, or `None` after the last.
+        next: Option<u32>,
     },
     /// Answer to `get_deck`, `register_deck`, `buy` and `take_remedy`: a member's deck (the
     /// fold of its ledger) and the ledger itself, oldest line first.

@@ -9,12 +9,19 @@
 //! Names are also normalised (Unicode NFC, surrounding white space trimmed) so that two ways of
 //! typing the same name are the same name, and a name may not look like another one at the same
 //! table ([`name_skeletons`], Unicode's confusables skeleton from UTS #39) or like a word the
-//! clients use for something else ([`RESERVED_NAMES`]).
+//! clients use for something else ([`RESERVED_NAMES`]). A name must also show something: at
+//! least one visible character ([`is_visible_char`]), so a name made only of Hangul fillers or
+//! the braille blank, which draw as empty space, is refused like an empty one.
+//!
+//! The same forbidden characters are refused in the `entropy` a client contributes to a table's
+//! dice ([`check_entropy`]): it is published in `player_joined` and shown like a name.
 
 use unicode_normalization::UnicodeNormalization;
-use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
+use unicode_properties::{GeneralCategory, GeneralCategoryGroup, UnicodeGeneralCategory};
 
-use crate::limits::{MAX_CHAT_CHARS, MAX_CLIENT_NAME_CHARS, MAX_NAME_CHARS, MIN_NAME_CHARS};
+use crate::limits::{
+    MAX_CHAT_CHARS, MAX_CLIENT_NAME_CHARS, MAX_ENTROPY_CHARS, MAX_NAME_CHARS, MIN_NAME_CHARS,
+};
 
 /// Words no player may take as a name (nor anything confusable with them, in any case): clients
 /// use them for spectators, the host and the server's own lines.
@@ -32,13 +39,19 @@ pub enum TextError {
     /// A control, format, separator, private-use or unassigned character.
     #[error("contains the invisible or control character U+{0:04X}")]
     Forbidden(u32),
+    /// A name with no visible character ([`is_visible_char`]): only blanks such as the Hangul
+    /// filler U+3164, or only combining marks.
+    #[error("has no visible character")]
+    Invisible,
 }
 
 impl TextError {
     /// The error code a refused name is answered with.
     pub fn code(self) -> crate::ErrorCode {
         match self {
-            TextError::Empty | TextError::TooLong => crate::ErrorCode::BadName,
+            TextError::Empty | TextError::TooLong | TextError::Invisible => {
+                crate::ErrorCode::BadName
+            }
             TextError::Forbidden(_) => crate::ErrorCode::BadText,
         }
     }
@@ -60,6 +73,25 @@ pub fn is_forbidden_char(c: char) -> bool {
     )
 }
 
+/// Whether a character shows something on its own: a letter, number, punctuation mark or
+/// symbol (Unicode general categories L, N, P and S) other than the ones that draw as empty
+/// space — the Hangul fillers U+115F, U+1160, U+3164 and U+FFA0 (the only letters Unicode makes
+/// default-ignorable) and the braille pattern blank U+2800. White space, combining marks
+/// (which sit on the character before them) and the forbidden characters
+/// ([`is_forbidden_char`]) are not visible. A name needs at least one visible character.
+pub fn is_visible_char(c: char) -> bool {
+    !matches!(
+        c,
+        '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' | '\u{2800}'
+    ) && matches!(
+        c.general_category_group(),
+        GeneralCategoryGroup::Letter
+            | GeneralCategoryGroup::Number
+            | GeneralCategoryGroup::Punctuation
+            | GeneralCategoryGroup::Symbol
+    )
+}
+
 fn check_chars(text: &str) -> Result<(), TextError> {
     match text.chars().find(|&c| is_forbidden_char(c)) {
         Some(c) => Err(TextError::Forbidden(u32::from(c))),
@@ -67,10 +99,11 @@ fn check_chars(text: &str) -> Result<(), TextError> {
     }
 }
 
-/// A display name (player or table) as the server keeps it: NFC-normalised, trimmed, 1–32
-/// characters, none of them forbidden ([`is_forbidden_char`]) and no white space but plain
-/// spaces (a no-break space would make `Ann` and `Ann ` two names). Reserved words are checked
-/// separately ([`is_reserved_name`]) because table names may use them.
+/// A name as the server keeps it — a player's, a table's, a league's, a league member's, a deck's
+/// or a set's: NFC-normalised, trimmed, 1–32 characters, none of them forbidden
+/// ([`is_forbidden_char`]), no white space but plain spaces (a no-break space would make `Ann`
+/// and `Ann ` two names) and at least one visible character ([`is_visible_char`]). Reserved
+/// words are checked separately ([`is_reserved_name`]) because table names may use them.
 pub fn normalize_name(raw: &str) -> Result<String, TextError> {
     let name: String = raw.nfc().collect();
     let name = name.trim();
@@ -84,6 +117,9 @@ pub fn normalize_name(raw: &str) -> Result<String, TextError> {
     }
     if chars > MAX_NAME_CHARS {
         return Err(TextError::TooLong);
+    }
+    if !name.chars().any(is_visible_char) {
+        return Err(TextError::Invisible);
     }
     Ok(name.to_owned())
 }
@@ -101,6 +137,18 @@ pub fn normalize_chat(raw: &str) -> Result<String, TextError> {
         return Err(TextError::TooLong);
     }
     Ok(text.to_owned())
+}
+
+/// The `entropy` a client contributes to a table's dice at `join`: at most 64 characters, none
+/// of them forbidden ([`is_forbidden_char`], as in names and chat: it is published in
+/// `player_joined` and shown). May be empty; kept exactly as sent (not trimmed or normalised:
+/// the dice hash its bytes). Too long is [`TextError::TooLong`].
+pub fn check_entropy(raw: &str) -> Result<(), TextError> {
+    check_chars(raw)?;
+    if raw.chars().count() > MAX_ENTROPY_CHARS {
+        return Err(TextError::TooLong);
+    }
+    Ok(())
 }
 
 /// The client name announced in `hello`: at most 64 characters, none of them forbidden (it is
@@ -188,6 +236,63 @@ mod tests {
             normalize_chat("hello, world: ünïcödé ✓ 🙂").unwrap(),
             "hello, world: ünïcödé ✓ 🙂"
         );
+    }
+
+    #[test]
+    fn a_name_needs_a_visible_character() {
+        for blank in [
+            "\u{3164}",
+            "\u{3164}\u{3164}\u{3164}",
+            "\u{115f}\u{1160}",
+            "\u{ffa0}",
+            "\u{2800}",
+            " \u{3164} \u{2800} ",
+            "\u{301}\u{302}",
+            "\u{fe0f}",
+        ] {
+            assert_eq!(
+                normalize_name(blank),
+                Err(TextError::Invisible),
+                "{blank:?}"
+            );
+            assert_eq!(TextError::Invisible.code(), crate::ErrorCode::BadName);
+        }
+        for fine in [
+            "A",
+            "7",
+            "?",
+            "✓",
+            "🙂",
+            "\u{3164}x",
+            "가",
+            "ᄀ",
+            "é\u{301}",
+        ] {
+            assert!(normalize_name(fine).is_ok(), "{fine:?}");
+        }
+        // A blank beside a name does not make another name: it looks the same as the name.
+        assert!(names_confusable("Ann", "Ann\u{3164}"));
+    }
+
+    #[test]
+    fn entropy_follows_the_same_character_rules() {
+        for bad in [
+            "a\u{202e}b",
+            "a\u{200b}b",
+            "a\u{2028}b",
+            "a\u{e000}b",
+            "a\u{1b}b",
+            "\n",
+        ] {
+            assert!(
+                matches!(check_entropy(bad), Err(TextError::Forbidden(_))),
+                "{bad:?}"
+            );
+        }
+        assert_eq!(check_entropy(""), Ok(()));
+        assert_eq!(check_entropy("  kitchen table 7 ✓ 🎲 "), Ok(()));
+        assert_eq!(check_entropy(&"é".repeat(64)), Ok(()));
+        assert_eq!(check_entropy(&"é".repeat(65)), Err(TextError::TooLong));
     }
 
     #[test]

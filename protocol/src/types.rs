@@ -2,6 +2,7 @@
 //! of the game, written once.
 
 use serde::{Deserialize, Serialize};
+use uuid::Uuid;
 
 /// A player on the wire: the table numbers players in join order, from 0. Stable for the whole
 /// life of the table.
@@ -387,7 +388,7 @@ pub(crate) mod option_uuid_string {
 
     pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Uuid>, D::Error> {
         match Option::<String>::deserialize(d)? {
-            Some(text) => Uuid::parse_str(&text)
+            Some(text) => super::parse_uuid(&text)
                 .map(Some)
                 .map_err(serde::de::Error::custom),
             None => Ok(None),
@@ -395,8 +396,32 @@ pub(crate) mod option_uuid_string {
     }
 }
 
+/// Why a UUID on the wire was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "not a UUID in its one accepted form: 36 characters, lower-case hex in groups of 8-4-4-4-12 \
+     joined by hyphens, like 67e55044-10b1-426f-9247-bb680e5fe0c8"
+)]
+pub struct UuidFormError;
+
+/// A UUID (a table id, seat token, league id, member token, organiser secret) as the protocol
+/// writes it, and the only form it accepts: the 36-character hyphenated lower-case string,
+/// `67e55044-10b1-426f-9247-bb680e5fe0c8`. Upper case, the 32-digit form without hyphens, braces
+/// and `urn:uuid:` are refused, so a token has one spelling and a secret compared or logged as
+/// text is the same text everywhere.
+pub fn parse_uuid(text: &str) -> Result<Uuid, UuidFormError> {
+    let id = Uuid::try_parse(text).map_err(|_| UuidFormError)?;
+    let mut buf = Uuid::encode_buffer();
+    if id.hyphenated().encode_lower(&mut buf) == text {
+        Ok(id)
+    } else {
+        Err(UuidFormError)
+    }
+}
+
 /// Serde helpers writing a UUID as its hyphenated string whatever the format, so MessagePack
-/// carries `"67e55044-10b1-426f-9247-bb680e5fe0c8"` rather than 16 raw bytes.
+/// carries `"67e55044-10b1-426f-9247-bb680e5fe0c8"` rather than 16 raw bytes, and reading only
+/// that form ([`parse_uuid`]).
 pub(crate) mod uuid_string {
     use serde::{Deserialize, Deserializer, Serializer};
     use uuid::Uuid;
@@ -408,6 +433,32 @@ pub(crate) mod uuid_string {
 
     pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Uuid, D::Error> {
         let text = String::deserialize(d)?;
-        Uuid::parse_str(&text).map_err(serde::de::Error::custom)
+        super::parse_uuid(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn a_uuid_is_read_only_in_its_canonical_form() {
+        let canonical = "67e55044-10b1-426f-9247-bb680e5fe0c8";
+        let id = parse_uuid(canonical).unwrap();
+        assert_eq!(id.to_string(), canonical);
+        for other in [
+            "67E55044-10B1-426F-9247-BB680E5FE0C8",
+            "67e55044-10b1-426f-9247-BB680e5fe0c8",
+            "67e5504410b1426f9247bb680e5fe0c8",
+            "{67e55044-10b1-426f-9247-bb680e5fe0c8}",
+            "urn:uuid:67e55044-10b1-426f-9247-bb680e5fe0c8",
+            " 67e55044-10b1-426f-9247-bb680e5fe0c8",
+            "67e55044-10b1-426f-9247-bb680e5fe0c",
+            "",
+        ] {
+            assert_eq!(parse_uuid(other), Err(UuidFormError), "{other:?}");
+        }
     }
 }

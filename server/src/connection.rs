@@ -562,14 +562,14 @@ pub(crate) fn server_name() -> String {
 
 /// The number of items a page may hold: the request's `limit`, at least 1, at most
 /// [`wire::MAX_PAGE_ITEMS`].
-fn page_items(limit: u32) -> usize {
+pub(crate) fn page_items(limit: u32) -> usize {
     usize::try_from(limit.clamp(1, wire::MAX_PAGE_ITEMS)).unwrap_or(1)
 }
 
 /// The most bytes of items one answer holds: [`wire::MAX_PAGE_BYTES`], or less if this server's
 /// outgoing queues are small, so that a page always fits a connection's queue with room to
 /// spare for the events that arrive meanwhile.
-fn page_bytes(shared: &Shared) -> usize {
+pub(crate) fn page_bytes(shared: &Shared) -> usize {
     wire::MAX_PAGE_BYTES
         .min(shared.config.outgoing_queue_bytes / 4)
         .max(1024)
@@ -577,7 +577,7 @@ fn page_bytes(shared: &Shared) -> usize {
 
 /// Takes items from `items` until `max` of them or until the next one would push the page past
 /// `budget` bytes (at least one item, whatever its size).
-fn fill_page<T: serde::Serialize>(
+pub(crate) fn fill_page<T: serde::Serialize>(
     items: impl Iterator<Item = T>,
     max: usize,
     budget: usize,

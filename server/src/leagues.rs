@@ -625,16 +625,18 @@ pub(crate) async fn answer(
                 token,
             })
         }
-        &ClientMessage::GetLeague { league, .. } => {
+        &ClientMessage::GetLeague {
+            league,
+            from,
+            limit,
+            ..
+        } => {
             let view = match &shared.cluster {
                 Some(cluster) => cluster.league_view(league).await.map_err(storage)?,
                 None => read(shared, move |conn| league_view(conn, league)).await?,
             }
             .ok_or(Refusal::from(ErrorCode::UnknownLeague))?;
-            Ok(ServerMessage::League {
-                reply_to: id,
-                league: view,
-            })
+            Ok(league_page(id, view, from, limit, shared))
         }
         &ClientMessage::GetDeck { league, member, .. } => {
             deck_answer(shared, id, league, member).await
@@ -674,6 +676,40 @@ pub(crate) async fn answer(
             deck_write(shared, id, *league, *token, command).await
         }
         _ => Err(ErrorCode::BadMessage.into()),
+    }
+}
+
+/// One page of a league (`get_league`): the standings and the games at positions `from`.. of
+/// each list, as many positions as `limit` and the page's byte budget allow (a position counts
+/// with its standing and its game together), so a league of 1000 members or games is read in
+/// pages that each fit a connection's queue.
+fn league_page(id: u32, view: LeagueView, from: u32, limit: u32, shared: &Shared) -> ServerMessage {
+    let LeagueView {
+        standings, games, ..
+    } = &view;
+    let (total_members, total_games) = (standings.len(), games.len());
+    let positions = total_members.max(total_games);
+    let start = usize::try_from(from).unwrap_or(usize::MAX).min(positions);
+    let page = crate::connection::fill_page(
+        (start..positions).map(|i| (standings.get(i), games.get(i))),
+        crate::connection::page_items(limit),
+        crate::connection::page_bytes(shared),
+    );
+    let end = start + page.len();
+    let (standings, games): (Vec<_>, Vec<_>) = page.into_iter().unzip();
+    let standings: Vec<MemberStanding> = standings.into_iter().flatten().cloned().collect();
+    let games: Vec<LeagueGame> = games.into_iter().flatten().cloned().collect();
+    let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+    ServerMessage::League {
+        reply_to: id,
+        league: LeagueView {
+            standings,
+            games,
+            ..view
+        },
+        total_members: count(total_members),
+        total_games: count(total_games),
+        next: (end < positions).then(|| count(end)),
     }
 }
 

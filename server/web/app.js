@@ -1500,9 +1500,21 @@
     },
 
     async load() {
-      const answer = await send({ type: "get_league", league: route.league });
-      if (answer.type !== "league") return;
-      const view = answer.league;
+      // Every page of the standings and games: a big league takes several.
+      let view = null;
+      let from = 0;
+      for (;;) {
+        const answer = await send({ type: "get_league", league: route.league, from, limit: 500 });
+        if (answer.type !== "league") return;
+        if (!view) view = answer.league;
+        else {
+          view.standings.push(...answer.league.standings);
+          view.games.push(...answer.league.games);
+        }
+        if (answer.next === null || answer.next === undefined) break;
+        if (!(answer.next > from)) { showError("The server sent a page of the league that does not move on; showing what came."); break; }
+        from = answer.next;
+      }
       this.view = view;
       document.title = `${printable(view.name)} — ${TITLE}`;
       clear(this.head).append(h("h2", { testid: "league-title" }, printable(view.name)),

@@ -992,19 +992,89 @@ impl TestLeague {
         Ok(player)
     }
 
-    /// The league's standings and games.
+    /// Has `count` more members join (`Member 000`, `Member 001`, …; no deck), each from his own
+    /// loopback address (127.0.1.1, 127.0.1.2, …), as strangers would.
+    pub async fn join_many(&self, addr: SocketAddr, count: u8) {
+        for i in 0..count {
+            let address = std::net::Ipv4Addr::new(127, 0, 1, i.saturating_add(1));
+            let mut member = Client::connected_from(addr, address.into()).await;
+            let joined = member
+                .call(|id| ClientMessage::JoinLeague {
+                    id,
+                    league: self.id,
+                    name: format!("Member {i:03}"),
+                    password: None,
+                })
+                .await;
+            assert!(
+                matches!(joined, Ok(ServerMessage::LeagueJoined { .. })),
+                "{joined:?}"
+            );
+        }
+    }
+
+    /// The league's standings and games: every page of `get_league`, `limit` members a page.
+    pub async fn view_in_pages(
+        &self,
+        client: &mut Client,
+        limit: u32,
+    ) -> (grand_melee_protocol::league::LeagueView, usize) {
+        let mut whole: Option<grand_melee_protocol::league::LeagueView> = None;
+        let mut from = 0;
+        let mut pages = 0;
+        loop {
+            pages += 1;
+            let answer = client
+                .call(|id| ClientMessage::GetLeague {
+                    id,
+                    league: self.id,
+                    from,
+                    limit,
+                })
+                .await
+                .unwrap();
+            let ServerMessage::League {
+                league,
+                total_members,
+                total_games,
+                next,
+                ..
+            } = answer
+            else {
+                panic!("expected league, got {answer:?}");
+            };
+            let whole = whole.get_or_insert_with(|| grand_melee_protocol::league::LeagueView {
+                standings: Vec::new(),
+                games: Vec::new(),
+                ..league.clone()
+            });
+            let got = league.standings.len().max(league.games.len());
+            whole.standings.extend(league.standings);
+            whole.games.extend(league.games);
+            match next {
+                Some(next) => {
+                    assert_eq!(
+                        next,
+                        from + u32::try_from(got).unwrap(),
+                        "the page moves on"
+                    );
+                    assert!(got > 0, "a page that says more follow holds something");
+                    from = next;
+                }
+                None => {
+                    assert_eq!(whole.standings.len(), total_members as usize);
+                    assert_eq!(whole.games.len(), total_games as usize);
+                    return (whole.clone(), pages);
+                }
+            }
+        }
+    }
+
+    /// The league's standings and games (every page).
     pub async fn view(&self, client: &mut Client) -> grand_melee_protocol::league::LeagueView {
-        let answer = client
-            .call(|id| ClientMessage::GetLeague {
-                id,
-                league: self.id,
-            })
+        self.view_in_pages(client, grand_melee_protocol::MAX_PAGE_ITEMS)
             .await
-            .unwrap();
-        let ServerMessage::League { league, .. } = answer else {
-            panic!("expected league, got {answer:?}");
-        };
-        league
+            .0
     }
 
     /// Member `member`'s deck and ledger.

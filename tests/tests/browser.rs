@@ -1276,3 +1276,54 @@ async fn a_league_season_in_browsers_with_standings_ledgers_and_a_bonus() {
     ann.close().await;
     bob.close().await;
 }
+
+/// A league too big for one page of `get_league` (the server's pages are small here): the
+/// league page asks for every page and shows every member and game.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_league_page_shows_every_member_of_a_league_in_many_pages() {
+    use grand_melee_e2e::{Client, TestLeague};
+    // Pages of at most 4 KiB of items: about 40 members each.
+    let server = TestServer::start_with(grand_melee_server::ServerConfig {
+        outgoing_queue_bytes: 16 * 1024,
+        ..grand_melee_server::ServerConfig::default()
+    })
+    .await;
+    let mut organiser = Client::connected(server.addr).await;
+    let league = TestLeague::create(&mut organiser, "Big league", &["Ann", "Bob"]).await;
+    for week in 1..=2 {
+        league
+            .table(&mut organiser, &format!("Week {week}"), 2)
+            .await;
+    }
+    league.join_many(server.addr, 148).await;
+    let (_, pages) = league.view_in_pages(&mut organiser, 500).await;
+    assert!(pages >= 3, "{pages} pages");
+
+    let driver = Driver::start().await;
+    let browser = driver.browser(1280, 800).await;
+    browser
+        .goto(&format!("http://{}/leagues/{}", server.addr, league.id))
+        .await;
+    browser
+        .until(
+            "the standings",
+            "!!document.querySelector('[data-testid=\"league-standings\"]')",
+        )
+        .await;
+    let rows = league_rows(&browser).await;
+    assert_eq!(rows.len(), 150);
+    let mut names: Vec<&str> = rows.iter().map(|(name, _, _)| name.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), 150, "every member once");
+    assert!(names.contains(&"Ann") && names.contains(&"Member 147"));
+    let games = browser
+        .js("return document.querySelectorAll('[data-testid=\"league-game\"]').length;")
+        .await;
+    assert_eq!(games, Value::from(2));
+    let meta = browser
+        .js("return document.querySelector('.lobby-head .meta').textContent;")
+        .await;
+    assert_eq!(meta, Value::from("150 members · 2 games"));
+    browser.close().await;
+}

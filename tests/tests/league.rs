@@ -486,6 +486,8 @@ async fn only_the_organiser_creates_league_tables() {
         .call(|id| ClientMessage::GetLeague {
             id,
             league: uuid::Uuid::new_v4(),
+            from: 0,
+            limit: 100,
         })
         .await;
     assert_eq!(unknown.err(), Some(ErrorCode::UnknownLeague));

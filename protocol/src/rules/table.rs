@@ -2135,16 +2135,10 @@ fn check_powers(power: u32, opposing: &[u32]) -> Result<(), ErrorCode> {
 /// table): his entropy, and his name, returned normalized. The server runs it before the
 /// password's hash too, so a bad name costs no hash.
 pub fn check_seat_text(name: &str, entropy: &str) -> Result<String, ErrorCode> {
-    if entropy.chars().count() > crate::limits::MAX_ENTROPY_CHARS
-        || entropy.chars().any(char::is_control)
-    {
-        return Err(ErrorCode::BadText);
-    }
+    // Published in `player_joined` and shown: the names' and chat's character rules.
+    text::check_entropy(entropy).map_err(|_| ErrorCode::BadText)?;
     // Names are shown on every other player's screen: see `grand_melee_protocol::text`.
-    let name = text::normalize_name(name).map_err(|error| match error {
-        TextError::Forbidden(_) => ErrorCode::BadText,
-        TextError::Empty | TextError::TooLong => ErrorCode::BadName,
-    })?;
+    let name = text::normalize_name(name).map_err(TextError::code)?;
     debug_assert!(name.chars().count() <= crate::limits::MAX_NAME_CHARS);
     if text::is_reserved_name(&name) {
         return Err(ErrorCode::ReservedName);
