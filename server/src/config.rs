@@ -167,9 +167,13 @@ pub struct ServerConfig {
     pub max_connections_per_ip: usize,
 
     /// Browser origins allowed to open a WebSocket, comma-separated (e.g.
-    /// `https://melee.example`). Empty: any origin. Requests without an `Origin` header (bots,
-    /// terminal clients) are always allowed.
-    #[arg(long, env = "GM_ALLOWED_ORIGINS", value_delimiter = ',')]
+    /// `https://melee.example`). Empty: any origin. When set, the server's own pages are allowed
+    /// too: the origin of `--public-url`, with TLS the certificate's DNS names, and the address
+    /// a client connected to (an IP address, or `localhost` on loopback); never a name taken
+    /// from the request's `Host`. Requests without an `Origin` header (bots, terminal clients)
+    /// are always allowed.
+    #[arg(long, env = "GM_ALLOWED_ORIGINS", value_delimiter = ',', value_name = "ORIGINS",
+          value_parser = crate::origin::origin_arg)]
     pub allowed_origins: Vec<String>,
 
     /// TLS certificate chain (PEM) for `https://` and `wss://` on the same port; needs
@@ -233,9 +237,12 @@ pub struct ServerConfig {
     #[arg(long, env = "GM_NODE_ID", requires = "cluster")]
     pub node_id: Option<String>,
 
-    /// Cluster mode: the address clients should use to reach this node (shown in /metrics and
-    /// the node directory), e.g. `wss://node1.example.org`. Default: `http://<--listen>`.
-    #[arg(long, env = "GM_PUBLIC_URL", requires = "cluster")]
+    /// The address people open in their browser, `http://HOST[:PORT]` or `https://HOST[:PORT]`
+    /// (nothing after it but `/`), e.g. `https://melee.example` behind a reverse proxy. Its
+    /// origin is the server's own under `--allowed-origins`. In cluster mode, also this node's
+    /// address in /metrics and the node directory (default there: `http://<--listen>`).
+    #[arg(long, env = "GM_PUBLIC_URL", value_name = "URL",
+          value_parser = crate::origin::origin_arg)]
     pub public_url: Option<String>,
 
     /// Cluster mode: how many NATS servers keep a copy of the journal stream and of the

@@ -122,8 +122,12 @@ pub(crate) async fn serve(
         }
     }
     let site = http::Site {
-        allowed_origins: Arc::clone(&shared.allowed_origins),
-        secure: tls.is_some(),
+        origins: Arc::clone(&shared.origins),
+        arrival: crate::origin::Arrival {
+            local: stream.local_addr().ok(),
+            secure: tls.is_some(),
+        },
+        peer,
         web_dir: shared.config.web_dir.clone(),
         metrics: Arc::clone(&metrics),
         handshake_timeout: shared.config.handshake_timeout(),

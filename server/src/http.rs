@@ -2,6 +2,7 @@
 //! (embedded in the binary), `GET /healthz`, `GET /metrics`, and the WebSocket handshake at
 //! `GET /ws`, after which the connection is handed to [`crate::connection`] as a raw stream.
 
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -11,11 +12,14 @@ use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::upgrade::OnUpgrade;
-use hyper::{Method, Request, Response, StatusCode};
+use hyper::{Method, Request, Response, StatusCode, Version};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tracing::debug;
+
+use crate::metrics::Metrics;
+use crate::origin::{Arrival, OriginPolicy};
 
 /// Largest request head the server reads.
 const MAX_HEAD_BYTES: usize = 8 * 1024;
@@ -30,10 +34,13 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'
 /// What one HTTP connection needs to know, besides the request.
 #[derive(Debug, Clone)]
 pub(crate) struct Site {
-    /// `--allowed-origins`; the server's own origin is always allowed too.
-    pub allowed_origins: Arc<[String]>,
-    /// Whether the connection came in over TLS (the page's own origin is then `https://…`).
-    pub secure: bool,
+    /// Which browser pages may open a WebSocket.
+    pub origins: Arc<OriginPolicy>,
+    /// How this connection reached the server (its local address, TLS or not), as the socket
+    /// says: the server's own origins are built from it, never from the request.
+    pub arrival: Arrival,
+    /// The client's address, for the log.
+    pub peer: SocketAddr,
     /// `--web-dir`: serve the page's files from this folder instead of the embedded copies.
     pub web_dir: Option<PathBuf>,
     /// Renders `/metrics`.
@@ -126,32 +133,142 @@ async fn read_head<S: AsyncRead + Unpin>(io: &mut S) -> std::io::Result<Head> {
     }
 }
 
-/// The `Sec-WebSocket-Accept` value if `head` is a valid WebSocket handshake at `/ws` from an
-/// allowed origin; `None` for anything else (hyper then answers it, refusals included).
+/// The `Sec-WebSocket-Accept` value if `head` is a WebSocket handshake at `/ws` that
+/// [`decide`] accepts; `None` for anything else (hyper then answers it, refusals included, with
+/// the same [`decide`]).
 fn fast_upgrade(head: &[u8], site: &Site) -> Option<String> {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut request = httparse::Request::new(&mut headers);
     request.parse(head).ok()?;
-    if request.method != Some("GET") || request.path != Some("/ws") {
+    if request.path != Some("/ws") {
         return None;
     }
-    let header = |name: &str| {
-        request
-            .headers
-            .iter()
-            .find(|h| h.name.eq_ignore_ascii_case(name))
-            .and_then(|h| std::str::from_utf8(h.value).ok())
-            .map(str::trim)
+    let handshake = Handshake {
+        method: request.method?,
+        http_1_1: request.version == Some(1),
+        headers: request.headers.iter().map(|h| (h.name, h.value)),
     };
-    let is_upgrade = header("upgrade").is_some_and(|v| v.eq_ignore_ascii_case("websocket"));
-    let connection = header("connection").is_some_and(|v| {
-        v.split(',')
-            .any(|t| t.trim().eq_ignore_ascii_case("upgrade"))
-    });
-    let version = header("sec-websocket-version") == Some("13");
-    let key = header("sec-websocket-key")?;
-    let origin_ok = header("origin").is_none_or(|o| origin_allowed(o, header("host"), site));
-    (is_upgrade && connection && version && origin_ok).then(|| derive_accept_key(key.as_bytes()))
+    decide(handshake, site).ok()
+}
+
+/// A WebSocket handshake's request line and headers, as either path reads them.
+struct Handshake<'a, H> {
+    method: &'a str,
+    /// HTTP/1.1 (not 1.0).
+    http_1_1: bool,
+    /// Every header line, in order, duplicates included: `(name, value)`.
+    headers: H,
+}
+
+/// Why a WebSocket handshake is refused: the status and a short reason for the body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Refusal {
+    status: StatusCode,
+    reason: &'static str,
+}
+
+impl Refusal {
+    const fn new(status: StatusCode, reason: &'static str) -> Self {
+        Self { status, reason }
+    }
+}
+
+/// Decides a WebSocket handshake at `/ws` (RFC 6455 §4.2.1): the `Sec-WebSocket-Accept` value,
+/// or why not. The one place that decides, for the fast path and for hyper alike.
+///
+/// Refused: a request that is not an upgrade to `websocket` (426, naming version 13), one that
+/// is not a GET or not HTTP/1.1, one with no, two or an empty `Host` (400), a
+/// `Sec-WebSocket-Version` other than 13 (426), a `Sec-WebSocket-Key` that is missing, repeated
+/// or not the base64 of 16 bytes (400), more than one `Origin` (400), and an `Origin` the
+/// [`OriginPolicy`] does not allow (403). A request without `Origin` (not a browser) passes.
+fn decide<'a, H>(handshake: Handshake<'a, H>, site: &Site) -> Result<String, Refusal>
+where
+    H: Iterator<Item = (&'a str, &'a [u8])> + Clone,
+{
+    let headers = handshake.headers;
+    // Every value of a header; a value that is not UTF-8 reads as "".
+    let values = |name: &'static str| {
+        headers
+            .clone()
+            .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| std::str::from_utf8(v).unwrap_or("").trim())
+    };
+    let has_token = |name: &'static str, token: &str| {
+        values(name).any(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case(token)))
+    };
+    let one = |name: &'static str, twice: &'static str| {
+        let mut all = values(name);
+        match (all.next(), all.next()) {
+            (value, None) => Ok(value),
+            _ => Err(Refusal::new(StatusCode::BAD_REQUEST, twice)),
+        }
+    };
+    if !has_token("upgrade", "websocket") || !has_token("connection", "upgrade") {
+        return Err(Refusal::new(
+            StatusCode::UPGRADE_REQUIRED,
+            "/ws is a WebSocket endpoint (version 13)",
+        ));
+    }
+    if handshake.method != "GET" {
+        return Err(Refusal::new(
+            StatusCode::BAD_REQUEST,
+            "a WebSocket handshake must be a GET request",
+        ));
+    }
+    if !handshake.http_1_1 {
+        return Err(Refusal::new(
+            StatusCode::BAD_REQUEST,
+            "a WebSocket handshake needs HTTP/1.1",
+        ));
+    }
+    match one("host", "more than one Host header")? {
+        None => return Err(Refusal::new(StatusCode::BAD_REQUEST, "no Host header")),
+        Some("") => return Err(Refusal::new(StatusCode::BAD_REQUEST, "empty Host header")),
+        Some(_) => {}
+    }
+    if one(
+        "sec-websocket-version",
+        "more than one Sec-WebSocket-Version header",
+    )? != Some("13")
+    {
+        return Err(Refusal::new(
+            StatusCode::UPGRADE_REQUIRED,
+            "only WebSocket version 13 is spoken here",
+        ));
+    }
+    let key = one(
+        "sec-websocket-key",
+        "more than one Sec-WebSocket-Key header",
+    )?
+    .filter(|key| is_websocket_key(key))
+    .ok_or(Refusal::new(
+        StatusCode::BAD_REQUEST,
+        "Sec-WebSocket-Key must be the base64 of 16 bytes",
+    ))?;
+    if let Some(origin) = one("origin", "more than one Origin header")?
+        && !site.origins.allows(origin, site.arrival)
+    {
+        return Err(Refusal::new(StatusCode::FORBIDDEN, "origin not allowed"));
+    }
+    Ok(derive_accept_key(key.as_bytes()))
+}
+
+/// Whether `key` is the base64 of 16 bytes, as RFC 6455 wants a `Sec-WebSocket-Key`: 22
+/// characters of the alphabet (the last one's four padding bits clear) and `==`.
+fn is_websocket_key(key: &str) -> bool {
+    let sextet = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    };
+    let bytes = key.as_bytes();
+    bytes.len() == 24
+        && bytes.ends_with(b"==")
+        && bytes[..22].iter().all(|&c| sextet(c).is_some())
+        && sextet(bytes[21]).is_some_and(|last| last & 0x0f == 0)
 }
 
 /// hyper on the connection, for everything but the WebSocket fast path.
@@ -506,43 +623,44 @@ fn text(status: StatusCode, body: &str) -> Response<Full<Bytes>> {
         .unwrap_or_default()
 }
 
-/// The WebSocket handshake (RFC 6455 §4.2): checks the request and the origin, answers 101 and
-/// leaves the upgrade for [`serve`] to pick up.
+/// The WebSocket handshake on hyper's side: [`decide`]s, then answers 101 and leaves the
+/// upgrade for [`serve`] to pick up, or answers the refusal (counted, nothing else changes).
 fn websocket(
     request: &mut Request<Incoming>,
     site: &Site,
     upgrade: &Mutex<Option<OnUpgrade>>,
 ) -> Response<Full<Bytes>> {
-    let headers = request.headers();
-    let header = |name: header::HeaderName| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::trim)
+    let headers: Vec<(&str, &[u8])> = request
+        .headers()
+        .iter()
+        .map(|(name, value)| (name.as_str(), value.as_bytes()))
+        .collect();
+    let handshake = Handshake {
+        method: request.method().as_str(),
+        http_1_1: request.version() == Version::HTTP_11,
+        headers: headers.iter().copied(),
     };
-    let is_upgrade = header(header::UPGRADE).is_some_and(|v| v.eq_ignore_ascii_case("websocket"));
-    let connection = header(header::CONNECTION).is_some_and(|v| {
-        v.split(',')
-            .any(|t| t.trim().eq_ignore_ascii_case("upgrade"))
-    });
-    let version = header(header::SEC_WEBSOCKET_VERSION) == Some("13");
-    let key = header(header::SEC_WEBSOCKET_KEY).map(str::to_owned);
-    let (true, true, true, Some(key)) = (is_upgrade, connection, version, key) else {
-        let mut response = text(
-            StatusCode::UPGRADE_REQUIRED,
-            "/ws is a WebSocket endpoint (version 13)\n",
-        );
-        response.headers_mut().insert(
-            header::SEC_WEBSOCKET_VERSION,
-            HeaderValue::from_static("13"),
-        );
-        return response;
+    let accept = match decide(handshake, site) {
+        Ok(accept) => accept,
+        Err(refusal) => {
+            Metrics::add(&site.metrics.handshakes_refused, 1);
+            debug!(
+                peer = %site.peer,
+                status = refusal.status.as_u16(),
+                reason = refusal.reason,
+                origin = ?request.headers().get(header::ORIGIN),
+                "WebSocket handshake refused"
+            );
+            let mut response = text(refusal.status, &format!("{}\n", refusal.reason));
+            if refusal.status == StatusCode::UPGRADE_REQUIRED {
+                response.headers_mut().insert(
+                    header::SEC_WEBSOCKET_VERSION,
+                    HeaderValue::from_static("13"),
+                );
+            }
+            return response;
+        }
     };
-    if let Some(origin) = header(header::ORIGIN)
-        && !origin_allowed(origin, header(header::HOST), site)
-    {
-        return text(StatusCode::FORBIDDEN, "origin not allowed\n");
-    }
     let Ok(mut slot) = upgrade.lock() else {
         return text(StatusCode::INTERNAL_SERVER_ERROR, "try again\n");
     };
@@ -551,25 +669,9 @@ fn websocket(
         .status(StatusCode::SWITCHING_PROTOCOLS)
         .header(header::UPGRADE, "websocket")
         .header(header::CONNECTION, "Upgrade")
-        .header(
-            header::SEC_WEBSOCKET_ACCEPT,
-            derive_accept_key(key.as_bytes()),
-        )
+        .header(header::SEC_WEBSOCKET_ACCEPT, accept)
         .body(Full::new(Bytes::new()))
         .unwrap_or_default()
-}
-
-/// Whether a browser page from `origin` may open a WebSocket: always when it is the server's own
-/// page (the origin is this connection's scheme and `Host`), otherwise when `--allowed-origins`
-/// is empty or lists it.
-fn origin_allowed(origin: &str, host: Option<&str>, site: &Site) -> bool {
-    let scheme = if site.secure { "https" } else { "http" };
-    let own = host.is_some_and(|host| origin.eq_ignore_ascii_case(&format!("{scheme}://{host}")));
-    own || site.allowed_origins.is_empty()
-        || site
-            .allowed_origins
-            .iter()
-            .any(|o| o.eq_ignore_ascii_case(origin))
 }
 
 #[cfg(test)]
@@ -601,40 +703,20 @@ mod tests {
     }
 
     #[test]
-    fn the_own_origin_is_allowed_under_an_allow_list() {
-        let site = Site {
-            allowed_origins: Arc::from(vec!["https://melee.example".to_owned()]),
-            secure: false,
-            web_dir: None,
-            metrics: Arc::new(crate::metrics::Metrics::default()),
-            handshake_timeout: Duration::from_secs(1),
-        };
-        assert!(origin_allowed(
-            "http://10.0.0.5:7878",
-            Some("10.0.0.5:7878"),
-            &site
-        ));
-        assert!(origin_allowed("https://melee.example", None, &site));
-        assert!(!origin_allowed(
-            "https://evil.example",
-            Some("10.0.0.5:7878"),
-            &site
-        ));
-        // The scheme counts: a plain-HTTP page is not this TLS server's own.
-        let tls = Site {
-            secure: true,
-            ..site
-        };
-        assert!(!origin_allowed(
-            "http://10.0.0.5:7878",
-            Some("10.0.0.5:7878"),
-            &tls
-        ));
-        assert!(origin_allowed(
-            "https://10.0.0.5:7878",
-            Some("10.0.0.5:7878"),
-            &tls
-        ));
+    fn websocket_keys_are_base64_of_16_bytes() {
+        assert!(is_websocket_key("dGhlIHNhbXBsZSBub25jZQ=="));
+        assert!(is_websocket_key("AAAAAAAAAAAAAAAAAAAAAA=="));
+        for bad in [
+            "",
+            "a",
+            "dGhlIHNhbXBsZSBub25jZQ",
+            "dGhlIHNhbXBsZSBub25jZR==",
+            "dGhlIHNhbXBsZSBub25jZQ=!",
+            "dGhlIHNhbXBsZSBub25j*Q==",
+            "dGhlIHNhbXBsZSBub25jZQ==dGhl",
+        ] {
+            assert!(!is_websocket_key(bad), "{bad}");
+        }
     }
 
     #[test]

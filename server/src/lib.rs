@@ -7,7 +7,8 @@
 //! - `room` (private): a table's actor — owns one core table, its members, seat tokens, host and
 //!   event sequence; publishes each event batch encoded once to every member.
 //! - `http` (private): plain HTTP on hyper — the browser page and its assets (embedded),
-//!   `/healthz`, `/metrics`, and the WebSocket handshake; `tls` (private): `--tls-cert`.
+//!   `/healthz`, `/metrics`, and the WebSocket handshake; `tls` (private): `--tls-cert`;
+//!   `origin` (private): which browser pages may open a WebSocket.
 //! - `connection` (private): one client — TLS, then HTTP, then the WebSocket reader that
 //!   answers session requests and forwards table requests, and the writer task.
 //! - `outbox` (private): what the server sends — WebSocket frames built once and shared, each
@@ -24,6 +25,7 @@ pub mod journal;
 pub mod leagues;
 mod lobby;
 pub mod metrics;
+mod origin;
 mod outbox;
 mod password;
 mod room;

@@ -113,8 +113,9 @@ pub(crate) struct Shared {
     pub table_tasks: TaskTracker,
     /// Where every table's events are made durable before anyone sees them.
     pub journal: Journal,
-    /// `--allowed-origins`, shared by every HTTP connection.
-    pub allowed_origins: Arc<[String]>,
+    /// Which browser pages may open a WebSocket (`--allowed-origins`, `--public-url`, the
+    /// certificate's names), shared by every HTTP connection.
+    pub origins: Arc<crate::origin::OriginPolicy>,
     /// Cluster mode: the engine, the directory and this node's name.
     pub cluster: Option<Arc<crate::cluster::Cluster>>,
     next_connection: AtomicU64,
@@ -150,11 +151,12 @@ impl Shared {
         journal: Journal,
         cluster: Option<Arc<crate::cluster::Cluster>>,
         metrics: Arc<Metrics>,
+        origins: crate::origin::OriginPolicy,
     ) -> Self {
         let hasher = crate::password::Hasher::new(config.password_hash_threads);
         Self {
             cluster,
-            allowed_origins: Arc::from(config.allowed_origins.clone()),
+            origins: Arc::new(origins),
             config,
             metrics,
             tables: DashMap::new(),

@@ -13,6 +13,8 @@ pub struct Metrics {
     pub(crate) connections_open: AtomicI64,
     pub(crate) connections_total: AtomicU64,
     pub(crate) connections_refused: AtomicU64,
+    /// WebSocket handshakes at `/ws` refused (400, 403, 426).
+    pub(crate) handshakes_refused: AtomicU64,
     pub(crate) websockets_open: AtomicI64,
     pub(crate) tables: AtomicI64,
     pub(crate) messages_in: AtomicU64,
@@ -128,7 +130,7 @@ impl Metrics {
                 "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"
             );
         }
-        let counters: [(&str, &str, &AtomicU64); 18] = [
+        let counters: [(&str, &str, &AtomicU64); 19] = [
             (
                 "gm_connections_total",
                 "Connections accepted.",
@@ -138,6 +140,11 @@ impl Metrics {
                 "gm_connections_refused_total",
                 "Connections refused at the connection cap.",
                 &self.connections_refused,
+            ),
+            (
+                "gm_handshakes_refused_total",
+                "WebSocket handshakes refused (400 malformed, 403 origin not allowed, 426 not a WebSocket version 13 upgrade).",
+                &self.handshakes_refused,
             ),
             (
                 "gm_messages_in_total",

@@ -15,6 +15,7 @@ use crate::connection;
 use crate::journal::Journal;
 use crate::lobby::Shared;
 use crate::metrics::Metrics;
+use crate::origin::OriginPolicy;
 
 /// A bound server, ready to run.
 pub struct Server {
@@ -52,6 +53,23 @@ impl Server {
                 ));
             }
         };
+        let origins = OriginPolicy::new(
+            &config.allowed_origins,
+            config.public_url.as_deref(),
+            tls.as_ref().map_or(&[][..], |tls| &tls.dns_names),
+        )
+        .map_err(std::io::Error::other)?;
+        if let Some(tls) = &tls
+            && tls.dns_names.is_empty()
+            && !config.allowed_origins.is_empty()
+            && config.public_url.is_none()
+        {
+            warn!(
+                "the TLS certificate names no DNS name: under --allowed-origins, a page opened \
+                 by a host name needs --public-url (or that origin listed) to connect"
+            );
+        }
+        let tls = tls.map(|tls| tls.acceptor);
         let listener = TcpListener::bind(config.listen).await?;
         let metrics = Arc::new(Metrics::default());
         let cluster = match &config.cluster {
@@ -62,7 +80,7 @@ impl Server {
             ),
             None => None,
         };
-        let shared = Arc::new(Shared::new(config, journal, cluster, metrics));
+        let shared = Arc::new(Shared::new(config, journal, cluster, metrics, origins));
         crate::room::recover_all(&shared)
             .await
             .map_err(std::io::Error::other)?;

@@ -6,9 +6,18 @@ use std::sync::Arc;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_rustls::TlsAcceptor;
+use tracing::warn;
+
+/// The server's TLS side: the acceptor, and the names its certificate is for.
+pub(crate) struct Tls {
+    pub acceptor: TlsAcceptor,
+    /// The DNS names of the certificate (its subject alternative names; a wildcard one starts
+    /// with `*.`): the server's own `https://` origins.
+    pub dns_names: Vec<String>,
+}
 
 /// Reads a PEM certificate chain and private key into a TLS acceptor (TLS 1.2 and 1.3, ring).
-pub(crate) fn acceptor(cert: &Path, key: &Path) -> std::io::Result<TlsAcceptor> {
+pub(crate) fn acceptor(cert: &Path, key: &Path) -> std::io::Result<Tls> {
     let chain = CertificateDer::pem_file_iter(cert)
         .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
         .map_err(|error| {
@@ -20,6 +29,7 @@ pub(crate) fn acceptor(cert: &Path, key: &Path) -> std::io::Result<TlsAcceptor> 
             cert.display()
         )));
     }
+    let dns_names = dns_names(&chain[0]);
     let key_der = PrivateKeyDer::from_pem_file(key)
         .map_err(|error| std::io::Error::other(format!("--tls-key {}: {error}", key.display())))?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -36,5 +46,22 @@ pub(crate) fn acceptor(cert: &Path, key: &Path) -> std::io::Result<TlsAcceptor> 
             ))
         })?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(TlsAcceptor::from(Arc::new(config)))
+    Ok(Tls {
+        acceptor: TlsAcceptor::from(Arc::new(config)),
+        dns_names,
+    })
+}
+
+/// The DNS names a certificate is for; none if it cannot be read.
+fn dns_names(certificate: &CertificateDer<'_>) -> Vec<String> {
+    match webpki::EndEntityCert::try_from(certificate) {
+        Ok(parsed) => parsed
+            .valid_dns_names()
+            .map(str::to_ascii_lowercase)
+            .collect(),
+        Err(error) => {
+            warn!(?error, "cannot read the certificate's names");
+            Vec::new()
+        }
+    }
 }

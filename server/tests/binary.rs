@@ -182,6 +182,86 @@ impl Run {
     }
 }
 
+#[test]
+fn the_public_url_and_the_allowed_origins_are_checked_at_start() {
+    let data = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let mut command = Command::new(BINARY);
+        command.arg("--data-dir").arg(data.path()).args(args);
+        Run::of(command)
+    };
+    for (args, flag, why) in [
+        (
+            ["--public-url", "https://melee.example/play"],
+            "--public-url",
+            "path",
+        ),
+        (
+            ["--public-url", "wss://melee.example"],
+            "--public-url",
+            "http or https",
+        ),
+        (
+            ["--allowed-origins", "melee.example"],
+            "--allowed-origins",
+            "https://HOST",
+        ),
+    ] {
+        let (status, stderr) = run(&args).refused();
+        assert!(!status.success());
+        assert!(
+            stderr.contains(flag) && stderr.contains(why),
+            "{args:?}: {stderr}"
+        );
+    }
+    // Well formed, and not only for cluster mode: the public URL's page is the server's own.
+    let run = run(&[
+        "--public-url",
+        "https://Melee.Example/",
+        "--allowed-origins",
+        "http://192.168.1.5:7878",
+    ]);
+    let Run::Listening {
+        mut child, addr, ..
+    } = run
+    else {
+        panic!("the server did not start");
+    };
+    for (origin, status) in [
+        ("https://melee.example", "101"),
+        ("http://melee.example", "403"),
+    ] {
+        let line = first_line(
+            addr,
+            &format!(
+                "GET /ws HTTP/1.1\r\nHost: melee.example\r\nUpgrade: websocket\r\n\
+                 Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\
+                 Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nOrigin: {origin}\r\n\r\n"
+            ),
+        );
+        assert!(
+            line.starts_with(&format!("HTTP/1.1 {status} ")),
+            "{origin}: {line}"
+        );
+    }
+    // Stopping gracefully is another test's business.
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+/// The first line of the answer to `request`.
+fn first_line(addr: std::net::SocketAddr, request: &str) -> String {
+    use std::io::{BufRead, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(stream)
+        .read_line(&mut line)
+        .unwrap();
+    line
+}
+
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack
         .windows(needle.len())

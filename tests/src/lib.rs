@@ -791,7 +791,12 @@ pub struct SelfSigned {
 impl SelfSigned {
     /// Makes a fresh key and certificate.
     pub fn new() -> Self {
-        let names = vec!["localhost".to_owned(), "127.0.0.1".to_owned()];
+        Self::for_names(&["localhost", "127.0.0.1"])
+    }
+
+    /// Makes a fresh key and a certificate for `names` (DNS names, or IP addresses).
+    pub fn for_names(names: &[&str]) -> Self {
+        let names: Vec<String> = names.iter().map(|&name| name.to_owned()).collect();
         let rcgen::CertifiedKey { cert, signing_key } =
             rcgen::generate_simple_self_signed(names).unwrap();
         let dir = tempfile::tempdir().unwrap();

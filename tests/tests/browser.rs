@@ -421,6 +421,9 @@ async fn a_seat_comes_back_by_itself_after_a_server_restart() {
         listen: format!("127.0.0.1:{port}").parse().unwrap(),
         data_dir: data.path().to_owned(),
         durability: grand_melee_server::journal::Durability::Normal,
+        // Under an allow-list that names another site, the page opened at the address the
+        // server listens on (http://127.0.0.1:PORT) is its own and connects.
+        allowed_origins: vec!["https://elsewhere.example".to_owned()],
         ..grand_melee_server::ServerConfig::default()
     };
     let (stop, task) = start_server(config.clone()).await;

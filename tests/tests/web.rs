@@ -3,7 +3,7 @@
 //! table, from which a reloaded page rebuilds its log and chat).
 #![allow(clippy::unwrap_used)]
 
-use grand_melee_e2e::{TestServer, http_get, http_request, started_game};
+use grand_melee_e2e::{SelfSigned, TestServer, http_get, http_request, started_game};
 use grand_melee_protocol::{ClientMessage, ErrorCode, Mirror, Phase, ServerMessage, TableView};
 use grand_melee_server::ServerConfig;
 
@@ -90,52 +90,269 @@ async fn assets_are_revalidated_by_entity_tag_and_gzipped_on_request() {
     assert!(length < plain_length / 2, "{length} vs {plain_length}");
 }
 
+/// A WebSocket handshake at `/ws` with `origin` (none if empty) and the `Host` `host`.
+fn handshake(origin: &str, host: &str) -> String {
+    let origin = if origin.is_empty() {
+        String::new()
+    } else {
+        format!("Origin: {origin}\r\n")
+    };
+    format!(
+        "GET /ws HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n{origin}\r\n"
+    )
+}
+
+/// The two ways a handshake reaches the server: as a connection's first request (answered
+/// without hyper), and after a page request on a kept-alive connection (answered by hyper).
+const PATHS: [&str; 2] = ["first request", "after a page request"];
+
+/// The answer to `request` sent on a fresh connection, first or after a `GET /healthz` (see
+/// [`PATHS`]): its status code and body.
+async fn handshake_answer(addr: std::net::SocketAddr, path: &str, request: &str) -> (u16, String) {
+    let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    answer_on(stream, path, request).await
+}
+
+/// [`handshake_answer`] on a connection already made (plain or TLS).
+async fn answer_on<S>(stream: S, path: &str, request: &str) -> (u16, String)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    use tokio::io::AsyncWriteExt;
+    let mut stream = tokio::io::BufReader::new(stream);
+    if path == PATHS[1] {
+        stream
+            .write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            .await
+            .unwrap();
+        assert_eq!(
+            read_answer(&mut stream, false).await,
+            (200, "ok\n".to_owned())
+        );
+    }
+    stream.write_all(request.as_bytes()).await.unwrap();
+    read_answer(&mut stream, request.starts_with("HEAD ")).await
+}
+
+/// Reads one answer: its status code and its body (none for `101`, or for a `HEAD`).
+async fn read_answer<S>(stream: &mut tokio::io::BufReader<S>, head_only: bool) -> (u16, String)
+where
+    S: tokio::io::AsyncRead + Unpin,
+{
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt};
+    let mut status = String::new();
+    stream.read_line(&mut status).await.unwrap();
+    let code = status
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or_else(|| panic!("no status line: {status:?}"));
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        stream.read_line(&mut line).await.unwrap();
+        if line.trim().is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().unwrap();
+        }
+    }
+    if code == 101 || head_only {
+        return (code, String::new());
+    }
+    let mut body = vec![0; length];
+    stream.read_exact(&mut body).await.unwrap();
+    (code, String::from_utf8(body).unwrap())
+}
+
+/// The value of one counter of `/metrics`.
+async fn counter(addr: std::net::SocketAddr, name: &str) -> u64 {
+    let metrics = http_get(addr, "/metrics").await;
+    metrics
+        .lines()
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in /metrics"))
+}
+
 #[tokio::test]
-async fn the_servers_own_page_may_connect_under_an_origin_allow_list() {
+async fn the_origin_check_trusts_the_socket_and_the_configuration_not_the_host_header() {
     let config = ServerConfig {
-        allowed_origins: vec!["https://melee.example".to_owned()],
+        allowed_origins: vec!["https://good.example".to_owned()],
+        public_url: Some("https://play.example".to_owned()),
         ..ServerConfig::default()
     };
     let server = TestServer::start_with(config).await;
-    let handshake = |origin: &str, host: &str| {
-        format!(
-            "GET /ws HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-             Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
-             Origin: {origin}\r\n\r\n"
-        )
-    };
-    let own = format!("http://{}", server.addr);
-    for (origin, host, allowed) in [
-        (own.as_str(), server.addr.to_string(), true),
-        ("https://melee.example", server.addr.to_string(), true),
-        ("https://evil.example", server.addr.to_string(), false),
-        // The page of another host (or another scheme) is not the server's own.
-        (own.as_str(), "other.example:7878".to_owned(), false),
+    let port = server.addr.port();
+    let at = |host: &str| format!("{host}:{port}");
+    let cases = [
+        // The issue's case: a page whose Host is its own name is not the server's page.
         (
-            &format!("https://{}", server.addr),
-            server.addr.to_string(),
-            false,
+            "http://evil.example".to_owned(),
+            "evil.example".to_owned(),
+            403,
         ),
-    ] {
-        let answer = first_line(server.addr, &handshake(origin, &host)).await;
-        let expected = if allowed {
-            "HTTP/1.1 101"
-        } else {
-            "HTTP/1.1 403"
-        };
-        assert!(answer.starts_with(expected), "{origin} at {host}: {answer}");
+        // DNS rebinding: evil.example resolves to this server, on this port.
+        (at("http://evil.example"), at("evil.example"), 403),
+        // The address the client connected to is the server's own, whatever the Host says.
+        (at("http://127.0.0.1"), at("evil.example"), 101),
+        (at("http://localhost"), at("localhost"), 101),
+        (at("https://127.0.0.1"), at("127.0.0.1"), 403),
+        (
+            format!("http://127.0.0.1:{}", port ^ 1),
+            at("127.0.0.1"),
+            403,
+        ),
+        // --public-url is the server's own, with its scheme; --allowed-origins is listed.
+        ("https://play.example".to_owned(), at("127.0.0.1"), 101),
+        (
+            "https://play.example:443".to_owned(),
+            "play.example".to_owned(),
+            101,
+        ),
+        (
+            "http://play.example".to_owned(),
+            "play.example".to_owned(),
+            403,
+        ),
+        ("https://good.example".to_owned(), at("127.0.0.1"), 101),
+        (
+            "https://evil.example".to_owned(),
+            "good.example".to_owned(),
+            403,
+        ),
+        ("null".to_owned(), at("127.0.0.1"), 403),
+        // No Origin: not a browser (a bot, the terminal client).
+        (String::new(), "evil.example".to_owned(), 101),
+    ];
+    for path in PATHS {
+        for (origin, host, expected) in &cases {
+            let (code, body) = handshake_answer(server.addr, path, &handshake(origin, host)).await;
+            assert_eq!(code, *expected, "{origin} at {host}, {path}: {body}");
+            if code == 403 {
+                assert_eq!(body, "origin not allowed\n");
+            }
+        }
     }
+    let refused = cases.iter().filter(|c| c.2 == 403).count() * PATHS.len();
+    assert_eq!(
+        counter(server.addr, "gm_handshakes_refused_total").await,
+        refused as u64
+    );
 }
 
-/// The first line of the answer to `request` (a WebSocket handshake keeps the connection open,
-/// so the whole answer never ends).
-async fn first_line(addr: std::net::SocketAddr, request: &str) -> String {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut line = String::new();
-    BufReader::new(stream).read_line(&mut line).await.unwrap();
-    line
+#[tokio::test]
+async fn malformed_handshakes_are_refused_with_400_and_counted() {
+    let server = TestServer::start().await;
+    let valid = handshake("", "localhost");
+    let cases = [
+        (
+            valid.replace(
+                "Host: localhost\r\n",
+                "Host: localhost\r\nHost: evil.example\r\n",
+            ),
+            "more than one Host header",
+        ),
+        (
+            valid.replace("Host: localhost", "Host:"),
+            "empty Host header",
+        ),
+        (
+            valid.replace("Host: localhost", "Host:  "),
+            "empty Host header",
+        ),
+        (valid.replace("Host: localhost\r\n", ""), "no Host header"),
+        (
+            valid.replacen("GET", "HEAD", 1),
+            "a WebSocket handshake must be a GET request",
+        ),
+        (
+            valid.replace("HTTP/1.1", "HTTP/1.0"),
+            "a WebSocket handshake needs HTTP/1.1",
+        ),
+        (
+            valid.replace("dGhlIHNhbXBsZSBub25jZQ==", ""),
+            "Sec-WebSocket-Key must be the base64 of 16 bytes",
+        ),
+        (
+            // Ten bytes, not sixteen.
+            valid.replace("dGhlIHNhbXBsZSBub25jZQ==", "dGhlIHNhbXBsZQ=="),
+            "Sec-WebSocket-Key must be the base64 of 16 bytes",
+        ),
+        (
+            valid.replace("dGhlIHNhbXBsZSBub25jZQ==", "not base64 at all, 24 ch"),
+            "Sec-WebSocket-Key must be the base64 of 16 bytes",
+        ),
+        (
+            valid.replace(
+                "\r\n\r\n",
+                "\r\nOrigin: http://a.example\r\nOrigin: http://b.example\r\n\r\n",
+            ),
+            "more than one Origin header",
+        ),
+    ];
+    for path in PATHS {
+        for (request, reason) in &cases {
+            let (code, body) = handshake_answer(server.addr, path, request).await;
+            assert_eq!(code, 400, "{reason}, {path}: {body}");
+            if !request.starts_with("HEAD ") {
+                assert_eq!(body, format!("{reason}\n"), "{path}");
+            }
+        }
+        // The same request, well formed, is accepted.
+        assert_eq!(handshake_answer(server.addr, path, &valid).await.0, 101);
+    }
+    assert_eq!(
+        counter(server.addr, "gm_handshakes_refused_total").await,
+        (cases.len() * PATHS.len()) as u64
+    );
+}
+
+#[tokio::test]
+async fn over_tls_the_certificates_names_are_the_servers_own_origins() {
+    use tokio_rustls::rustls::{self, pki_types};
+    let certificate = SelfSigned::for_names(&["melee.test", "*.tables.test"]);
+    let config = ServerConfig {
+        allowed_origins: vec!["https://elsewhere.example".to_owned()],
+        ..certificate.config()
+    };
+    let server = TestServer::start_with(config).await;
+    let port = server.addr.port();
+    let mut roots = rustls::RootCertStore::empty();
+    let pem = std::fs::read(&certificate.cert).unwrap();
+    for der in <pki_types::CertificateDer as pki_types::pem::PemObject>::pem_slice_iter(&pem) {
+        roots.add(der.unwrap()).unwrap();
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let client = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(client));
+    for (name, origin, expected) in [
+        ("melee.test", format!("https://melee.test:{port}"), 101),
+        (
+            "east.tables.test",
+            format!("https://east.tables.test:{port}"),
+            101,
+        ),
+        // The page the browser test loads: https://localhost:PORT, on loopback.
+        ("melee.test", format!("https://localhost:{port}"), 101),
+        ("melee.test", format!("https://other.test:{port}"), 403),
+        ("melee.test", format!("https://a.b.tables.test:{port}"), 403),
+        ("melee.test", format!("http://melee.test:{port}"), 403),
+        ("melee.test", "https://melee.test".to_owned(), 403),
+    ] {
+        let tcp = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+        let server_name = pki_types::ServerName::try_from(name.to_owned()).unwrap();
+        let tls = connector.connect(server_name, tcp).await.unwrap();
+        let (code, body) = answer_on(tls, PATHS[0], &handshake(&origin, name)).await;
+        assert_eq!(code, expected, "{origin} over TLS to {name}: {body}");
+    }
 }
 
 #[tokio::test]
