@@ -569,6 +569,12 @@ pub(crate) async fn answer(
                 Some(cluster) => cluster.leagues_page(from, limit).await.map_err(storage)?,
                 None => read(shared, move |conn| leagues_page(conn, from, limit)).await?,
             };
+            // Bounded in bytes too, like every list: a page always fits the client's queue.
+            let leagues = crate::connection::fill_page(
+                leagues.into_iter(),
+                usize::try_from(limit).unwrap_or(usize::MAX),
+                crate::connection::page_bytes(shared),
+            );
             let end = from.saturating_add(u32::try_from(leagues.len()).unwrap_or(u32::MAX));
             Ok(ServerMessage::Leagues {
                 reply_to: id,

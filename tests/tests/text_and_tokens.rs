@@ -397,3 +397,61 @@ async fn a_league_of_many_members_is_read_in_pages_that_fit_the_queue() {
         "{past:?}"
     );
 }
+
+#[tokio::test]
+async fn the_league_list_is_paged_in_bytes_too() {
+    // A small outgoing queue makes a page hold at most 1 KiB of leagues.
+    let server = TestServer::start_with(ServerConfig {
+        outgoing_queue_bytes: 4 * 1024,
+        ..ServerConfig::default()
+    })
+    .await;
+    let long = "L".repeat(30);
+    for n in 0..24u8 {
+        // League creations share the per-address creation budget: one address per league.
+        let mut organiser = Client::connected_from(server.addr, [127, 0, 3, n + 1].into()).await;
+        let created = organiser
+            .call(|id| ClientMessage::CreateLeague {
+                id,
+                name: format!("{long}{n:02}"),
+                password: None,
+            })
+            .await;
+        assert!(
+            matches!(created, Ok(ServerMessage::LeagueCreated { .. })),
+            "{created:?}"
+        );
+    }
+    let mut reader = server.client().await;
+    let (mut from, mut names, mut pages) = (Some(0), Vec::new(), 0);
+    while let Some(at) = from {
+        let page = reader
+            .call(|id| ClientMessage::ListLeagues {
+                id,
+                from: at,
+                limit: 500,
+            })
+            .await
+            .unwrap();
+        let bytes = wire::encode_server(&page).len();
+        let ServerMessage::Leagues {
+            leagues,
+            total,
+            next,
+            ..
+        } = page
+        else {
+            panic!("{page:?}");
+        };
+        assert_eq!(total, 24);
+        // 1 KiB of leagues, and the answer's own few fields.
+        assert!(bytes <= 1024 + 64, "a page of {bytes} bytes");
+        names.extend(leagues.into_iter().map(|l| l.name));
+        pages += 1;
+        from = next;
+    }
+    assert!(pages > 1, "one page held all 24 leagues");
+    let mut expected: Vec<String> = (0..24).map(|n| format!("{long}{n:02}")).collect();
+    expected.sort();
+    assert_eq!(names, expected);
+}
