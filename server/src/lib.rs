@@ -8,7 +8,8 @@
 //!   event sequence; publishes each event batch encoded once to every member.
 //! - `http` (private): plain HTTP on hyper — the browser page and its assets (embedded),
 //!   `/healthz`, `/metrics`, and the WebSocket handshake; `tls` (private): `--tls-cert`;
-//!   `origin` (private): which browser pages may open a WebSocket.
+//!   `origin` (private): which browser pages may open a WebSocket; [`proxy`]: whom a request
+//!   from a `--trusted-proxy` speaks for.
 //! - `connection` (private): one client — TLS, then HTTP, then the WebSocket reader that
 //!   answers session requests and forwards table requests, and the writer task.
 //! - `outbox` (private): what the server sends — WebSocket frames built once and shared, each
@@ -28,6 +29,7 @@ pub mod metrics;
 mod origin;
 mod outbox;
 mod password;
+pub mod proxy;
 mod room;
 pub mod server;
 mod tls;

@@ -138,10 +138,19 @@ impl Server {
                 }
             };
             Metrics::add(&shared.metrics.connections_total, 1);
+            // A connection from a trusted proxy takes no place under the per-address cap here:
+            // its client is known once its handshake is read (`http::accept`), and its plain
+            // HTTP requests may be for any number of clients.
+            let from_proxy = crate::proxy::trusts(&shared.config.trusted_proxies, peer.ip());
             let admitted = Arc::clone(&permits)
                 .try_acquire_owned()
                 .ok()
-                .and_then(|permit| Some((permit, shared.admit_ip(peer.ip())?)));
+                .and_then(|permit| {
+                    if from_proxy {
+                        return Some((permit, None));
+                    }
+                    Some((permit, Some(shared.admit_ip(peer.ip())?)))
+                });
             let Some((permit, slot)) = admitted else {
                 Metrics::add(&shared.metrics.connections_refused, 1);
                 shared.tasks.spawn(refuse(stream, tls.is_some()));
