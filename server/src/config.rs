@@ -188,7 +188,7 @@ pub struct ServerConfig {
         value_delimiter = ',',
         value_name = "CIDR"
     )]
-    pub trusted_proxies: Vec<crate::proxy::Cidr>,
+    pub trusted_proxies: Vec<crate::forwarded::Cidr>,
 
     /// TLS certificate chain (PEM) for `https://` and `wss://` on the same port; needs
     /// `--tls-key`. Without it the server speaks plain HTTP (put it behind a reverse proxy for

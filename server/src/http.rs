@@ -18,10 +18,10 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tracing::debug;
 
+use crate::forwarded;
 use crate::lobby::{IpSlot, Shared};
 use crate::metrics::Metrics;
 use crate::origin::{Arrival, OriginPolicy};
-use crate::proxy;
 
 /// Largest request head the server reads.
 const MAX_HEAD_BYTES: usize = 8 * 1024;
@@ -60,7 +60,7 @@ pub(crate) struct Upgraded<S> {
     pub io: S,
     /// The bytes the client sent after its request head.
     pub rest: Vec<u8>,
-    /// The client: the socket's peer, or the one a trusted proxy forwarded ([`proxy::via`]).
+    /// The client: the socket's peer, or the one a trusted proxy forwarded ([`forwarded::via`]).
     pub client: IpAddr,
     /// From a trusted proxy: the client's place under `--max-connections-per-ip` (any other
     /// connection took its place when it was accepted).
@@ -212,7 +212,7 @@ impl Refusal {
 struct Accepted {
     /// The `Sec-WebSocket-Accept` value.
     key: String,
-    /// Who it is from ([`proxy::via`]).
+    /// Who it is from ([`forwarded::via`]).
     client: IpAddr,
     /// From a trusted proxy: the client's place under the per-address cap.
     slot: Option<IpSlot>,
@@ -220,7 +220,7 @@ struct Accepted {
 
 /// Accepts a WebSocket handshake at `/ws`, or says why not: the one place for the fast path and
 /// for hyper alike. The client is the socket's peer or, from a `--trusted-proxy`, the one the
-/// proxy forwards ([`proxy::via`], which also gives the scheme the origin check uses). From a
+/// proxy forwards ([`forwarded::via`], which also gives the scheme the origin check uses). From a
 /// trusted proxy the client then takes its place under `--max-connections-per-ip` (503 if it
 /// has none left); every other connection took its place when it was accepted.
 fn accept<'a, H>(handshake: Handshake<'a, H>, site: &Site) -> Result<Accepted, Refusal>
@@ -228,7 +228,7 @@ where
     H: Iterator<Item = (&'a str, &'a [u8])> + Clone,
 {
     let proxies = &site.shared.config.trusted_proxies;
-    let via = proxy::via(site.peer, proxies, handshake.headers.clone());
+    let via = forwarded::via(site.peer, proxies, handshake.headers.clone());
     let arrival = match via.secure {
         Some(secure) => Arrival {
             secure,
@@ -238,7 +238,7 @@ where
         None => site.arrival,
     };
     let key = decide(handshake, site, arrival)?;
-    let slot = if proxy::trusts(proxies, site.peer.ip()) {
+    let slot = if forwarded::trusts(proxies, site.peer.ip()) {
         Some(site.shared.admit_ip(via.client).ok_or(Refusal::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "too many connections from this address",
@@ -739,7 +739,7 @@ fn websocket(
                 &site.metrics.handshakes_refused
             };
             Metrics::add(counter, 1);
-            let via = proxy::via(
+            let via = forwarded::via(
                 site.peer,
                 &site.shared.config.trusted_proxies,
                 headers.iter().copied(),

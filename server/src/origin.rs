@@ -34,8 +34,8 @@ pub(crate) struct OriginPolicy {
     certificate_names: Vec<String>,
 }
 
-/// How a connection reached the server, as its socket (not its request) says, or for the
-/// scheme a `--trusted-proxy` (see [`crate::proxy::via`]).
+/// How a connection reached the server, as its socket (not its request) says; only the scheme
+/// may come from a `--trusted-proxy`'s header ([`crate::forwarded::via`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Arrival {
     /// The local address the client connected to (`local_addr()` of the accepted stream).

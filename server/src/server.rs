@@ -141,7 +141,7 @@ impl Server {
             // A connection from a trusted proxy takes no place under the per-address cap here:
             // its client is known once its handshake is read (`http::accept`), and its plain
             // HTTP requests may be for any number of clients.
-            let from_proxy = crate::proxy::trusts(&shared.config.trusted_proxies, peer.ip());
+            let from_proxy = crate::forwarded::trusts(&shared.config.trusted_proxies, peer.ip());
             let admitted = Arc::clone(&permits)
                 .try_acquire_owned()
                 .ok()
