@@ -69,6 +69,26 @@ impl Server {
                  by a host name needs --public-url (or that origin listed) to connect"
             );
         }
+        if let Some(everyone) = config
+            .trusted_proxies
+            .iter()
+            .find(|range| range.to_string().ends_with("/0"))
+        {
+            warn!(
+                range = %everyone,
+                "--trusted-proxy trusts every address: any client can name any address in \
+                 X-Forwarded-For and pass every per-address cap and ban; list only the proxy"
+            );
+        }
+        if !config.trusted_proxies.is_empty()
+            && !config.allowed_origins.is_empty()
+            && config.public_url.is_none()
+        {
+            warn!(
+                "--trusted-proxy without --public-url: under --allowed-origins, a page opened \
+                 through the proxy can connect only if its origin is listed"
+            );
+        }
         let tls = tls.map(|tls| tls.acceptor);
         let listener = TcpListener::bind(config.listen).await?;
         let metrics = Arc::new(Metrics::default());

@@ -529,3 +529,41 @@ async fn the_log_names_the_client_a_trusted_proxy_forwards() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+#[test]
+fn trusting_every_address_is_warned_about() {
+    let data = tempfile::tempdir().unwrap();
+    let mut command = Command::new(BINARY);
+    command.arg("--data-dir").arg(data.path()).args([
+        "--trusted-proxy",
+        "127.0.0.1",
+        "--trusted-proxy",
+        "::/0",
+    ]);
+    let log = served_and_stopped(Run::of(command));
+    assert!(
+        log.iter()
+            .any(|line| line.contains("WARN") && line.contains("trusts every address")),
+        "{log:#?}"
+    );
+    let mut command = Command::new(BINARY);
+    command
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["--trusted-proxy", "127.0.0.1"]);
+    let log = served_and_stopped(Run::of(command));
+    assert!(!log.iter().any(|line| line.contains("WARN")), "{log:#?}");
+}
+
+/// Stops a run once it serves (its signal handler is in place once it has answered).
+fn served_and_stopped(run: Run) -> Vec<String> {
+    let Run::Listening { addr, .. } = &run else {
+        panic!("the server did not start");
+    };
+    let line = first_line(
+        *addr,
+        "GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+    );
+    assert!(line.starts_with("HTTP/1.1 200"), "{line}");
+    run.stop()
+}
