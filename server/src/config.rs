@@ -176,6 +176,20 @@ pub struct ServerConfig {
           value_parser = crate::origin::origin_arg)]
     pub allowed_origins: Vec<String>,
 
+    /// A reverse proxy's address or range (`127.0.0.1`, `10.0.0.0/8`, `fd00::/8`); repeat the
+    /// flag (or comma-separate the variable) for several. From those addresses only, the client
+    /// is the one `Forwarded` or `X-Forwarded-For` names (the right-most address that is not a
+    /// trusted proxy) and its scheme the one `X-Forwarded-Proto` names; every per-address cap,
+    /// throttle, ban and log line uses that client. Headers from any other address are ignored.
+    /// Without it, behind a proxy every client counts as the proxy's address.
+    #[arg(
+        long = "trusted-proxy",
+        env = "GM_TRUSTED_PROXY",
+        value_delimiter = ',',
+        value_name = "CIDR"
+    )]
+    pub trusted_proxies: Vec<crate::forwarded::Cidr>,
+
     /// TLS certificate chain (PEM) for `https://` and `wss://` on the same port; needs
     /// `--tls-key`. Without it the server speaks plain HTTP (put it behind a reverse proxy for
     /// TLS, see README.md).
@@ -295,5 +309,40 @@ impl ServerConfig {
     pub(crate) fn max_message_bytes(&self) -> usize {
         self.max_message_bytes
             .clamp(1, grand_melee_protocol::MAX_CLIENT_MESSAGE_BYTES)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trusted_proxies_repeat_and_are_checked() {
+        let config = ServerConfig::try_parse_from([
+            "grand-melee-server",
+            "--trusted-proxy",
+            "127.0.0.1",
+            "--trusted-proxy",
+            "10.0.0.0/8,fd00::/8",
+        ])
+        .unwrap();
+        let ranges: Vec<String> = config
+            .trusted_proxies
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(ranges, ["127.0.0.1/32", "10.0.0.0/8", "fd00::/8"]);
+        assert!(ServerConfig::default().trusted_proxies.is_empty());
+        let error =
+            ServerConfig::try_parse_from(["grand-melee-server", "--trusted-proxy", "10.0.0.1/8"])
+                .unwrap_err()
+                .to_string();
+        assert!(error.contains("did you mean 10.0.0.0/8"), "{error}");
+        let error =
+            ServerConfig::try_parse_from(["grand-melee-server", "--trusted-proxy", "proxy.lan"])
+                .unwrap_err()
+                .to_string();
+        assert!(error.contains("not an IP address"), "{error}");
     }
 }

@@ -96,7 +96,7 @@ enum Verdict {
 }
 
 /// Closes a connection that kept sending over the rate limit.
-fn close_flooder(conn: &Conn, peer: SocketAddr) {
+fn close_flooder(conn: &Conn, peer: IpAddr) {
     info!(connection = conn.id, %peer, "flooding: disconnected");
     conn.close_because(
         close::POLICY_VIOLATION,
@@ -105,7 +105,8 @@ fn close_flooder(conn: &Conn, peer: SocketAddr) {
 }
 
 /// Serves one TCP connection to the end: TLS first if the server has a certificate, then HTTP
-/// (pages, health, metrics), then, if it asked for one, the WebSocket session.
+/// (pages, health, metrics), then, if it asked for one, the WebSocket session. `peer` is the
+/// socket's; the session's client is the one a `--trusted-proxy` forwards, if it is one.
 pub(crate) async fn serve(
     stream: TcpStream,
     peer: SocketAddr,
@@ -126,8 +127,10 @@ pub(crate) async fn serve(
         arrival: crate::origin::Arrival {
             local: stream.local_addr().ok(),
             secure: tls.is_some(),
+            forwarded: false,
         },
         peer,
+        shared: Arc::clone(&shared),
         web_dir: shared.config.web_dir.clone(),
         metrics: Arc::clone(&metrics),
         handshake_timeout: shared.config.handshake_timeout(),
@@ -141,9 +144,15 @@ pub(crate) async fn serve(
         site,
         shared.config.handshake_timeout(),
     ));
-    if let Some((stream, rest)) = upgraded.await {
+    if let Some(upgraded) = upgraded.await {
         metrics.websockets_open.fetch_add(1, Relaxed);
-        session(stream, rest, peer, &shared).await;
+        let client = upgraded.client;
+        if client != peer.ip().to_canonical() {
+            debug!(%client, proxy = %peer, "forwarded by a trusted proxy");
+        }
+        session(upgraded.io, upgraded.rest, client, &shared).await;
+        // From a trusted proxy: the client's place under the per-address cap, held until now.
+        drop(upgraded.slot);
         metrics.websockets_open.fetch_sub(1, Relaxed);
     }
     metrics.connections_open.fetch_sub(1, Relaxed);
@@ -162,7 +171,7 @@ async fn handshake(
     tls: Option<tokio_rustls::TlsAcceptor>,
     site: http::Site,
     timeout: std::time::Duration,
-) -> Option<(Stream, Vec<u8>)> {
+) -> Option<http::Upgraded<Stream>> {
     let upgraded = match tls {
         Some(acceptor) => {
             let stream = match tokio::time::timeout(timeout, acceptor.accept(stream)).await {
@@ -178,11 +187,11 @@ async fn handshake(
             };
             tokio::time::timeout(HTTP_PHASE, http::serve(stream, site))
                 .await
-                .map(|u| u.map(|(s, rest)| (Stream::Tls(Box::new(s)), rest)))
+                .map(|u| u.map(|u| u.map_io(|s| Stream::Tls(Box::new(s)))))
         }
         None => tokio::time::timeout(HTTP_PHASE, http::serve(stream, site))
             .await
-            .map(|u| u.map(|(s, rest)| (Stream::Plain(s), rest))),
+            .map(|u| u.map(|u| u.map_io(Stream::Plain))),
     };
     upgraded.unwrap_or_else(|_| {
         debug!(%peer, "http connection kept too long: closed");
@@ -253,7 +262,8 @@ enum State {
     InTable(lobby::Membership),
 }
 
-async fn session(stream: Stream, rest: Vec<u8>, peer: SocketAddr, shared: &Arc<Shared>) {
+/// A WebSocket session with `peer`, the client (forwarded by a trusted proxy or not).
+async fn session(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Shared>) {
     let kick = shared.shutdown.child_token();
     let (read, write, socket) = match stream {
         Stream::Plain(tcp) => {
@@ -275,7 +285,7 @@ async fn session(stream: Stream, rest: Vec<u8>, peer: SocketAddr, shared: &Arc<S
     let conn = Conn {
         id: shared.next_connection_id(),
         // Caps, throttles and bans count the client's address as its key (an IPv6 /64).
-        peer: shared.key(peer.ip()),
+        peer: shared.key(peer),
         outbox: Arc::new(Outbox::new(
             socket,
             kick.clone(),

@@ -2,7 +2,7 @@
 //! (embedded in the binary), `GET /healthz`, `GET /metrics`, and the WebSocket handshake at
 //! `GET /ws`, after which the connection is handed to [`crate::connection`] as a raw stream.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -18,6 +18,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tracing::debug;
 
+use crate::forwarded;
+use crate::lobby::{IpSlot, Shared};
 use crate::metrics::Metrics;
 use crate::origin::{Arrival, OriginPolicy};
 
@@ -39,8 +41,11 @@ pub(crate) struct Site {
     /// How this connection reached the server (its local address, TLS or not), as the socket
     /// says: the server's own origins are built from it, never from the request.
     pub arrival: Arrival,
-    /// The client's address, for the log.
+    /// The socket's peer: the client, or a reverse proxy.
     pub peer: SocketAddr,
+    /// The `--trusted-proxy` ranges, and for a connection from one of them the per-address cap
+    /// its forwarded client takes a place under once its handshake is read.
+    pub shared: Arc<Shared>,
     /// `--web-dir`: serve the page's files from this folder instead of the embedded copies.
     pub web_dir: Option<PathBuf>,
     /// Renders `/metrics`.
@@ -49,16 +54,40 @@ pub(crate) struct Site {
     pub handshake_timeout: Duration,
 }
 
+/// A connection that a request upgraded to a WebSocket (the 101 answer has been sent).
+pub(crate) struct Upgraded<S> {
+    /// The connection's own stream.
+    pub io: S,
+    /// The bytes the client sent after its request head.
+    pub rest: Vec<u8>,
+    /// The client: the socket's peer, or the one a trusted proxy forwarded ([`forwarded::via`]).
+    pub client: IpAddr,
+    /// From a trusted proxy: the client's place under `--max-connections-per-ip` (any other
+    /// connection took its place when it was accepted).
+    pub slot: Option<IpSlot>,
+}
+
+impl<S> Upgraded<S> {
+    /// The same connection over another stream type.
+    pub(crate) fn map_io<T>(self, wrap: impl FnOnce(S) -> T) -> Upgraded<T> {
+        Upgraded {
+            io: wrap(self.io),
+            rest: self.rest,
+            client: self.client,
+            slot: self.slot,
+        }
+    }
+}
+
 /// Serves HTTP requests on one connection until it closes, or until a request upgrades it to a
-/// WebSocket: then returns the connection's own stream and the bytes the client sent after its
-/// request head (the 101 answer has been sent).
+/// WebSocket: then returns the [`Upgraded`] connection.
 ///
 /// The WebSocket path stays lean: the first request head is read here into a small buffer, and
 /// a valid upgrade at `/ws` is answered at once, without hyper (whose per-connection buffers
 /// would otherwise be allocated and freed on every one of thousands of seats). Everything else —
 /// pages, assets, health, metrics, every malformed or refused request — goes to hyper, which
 /// gets the bytes already read first.
-pub(crate) async fn serve<S>(mut io: S, site: Site) -> Option<(S, Vec<u8>)>
+pub(crate) async fn serve<S>(mut io: S, site: Site) -> Option<Upgraded<S>>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -75,16 +104,22 @@ where
         }
     };
     if let Some(head_len) = read.complete
-        && let Some(accept) = fast_upgrade(&read.bytes[..head_len], &site)
+        && let Some(accepted) = fast_upgrade(&read.bytes[..head_len], &site)
     {
         let answer = format!(
-            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n\r\n"
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {}\r\n\r\n",
+            accepted.key
         );
         if let Err(error) = io.write_all(answer.as_bytes()).await {
             debug!(%error, "answering a websocket handshake");
             return None;
         }
-        return Some((io, read.bytes[head_len..].to_vec()));
+        return Some(Upgraded {
+            io,
+            rest: read.bytes[head_len..].to_vec(),
+            client: accepted.client,
+            slot: accepted.slot,
+        });
     }
     if read.bytes.is_empty() {
         return None;
@@ -133,10 +168,10 @@ async fn read_head<S: AsyncRead + Unpin>(io: &mut S) -> std::io::Result<Head> {
     }
 }
 
-/// The `Sec-WebSocket-Accept` value if `head` is a WebSocket handshake at `/ws` that
-/// [`decide`] accepts; `None` for anything else (hyper then answers it, refusals included, with
-/// the same [`decide`]).
-fn fast_upgrade(head: &[u8], site: &Site) -> Option<String> {
+/// The accepted handshake if `head` is a WebSocket handshake at `/ws` that [`accept`]
+/// accepts; `None` for anything else (hyper then answers it, refusals included, with the same
+/// [`accept`]).
+fn fast_upgrade(head: &[u8], site: &Site) -> Option<Accepted> {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut request = httparse::Request::new(&mut headers);
     request.parse(head).ok()?;
@@ -148,7 +183,7 @@ fn fast_upgrade(head: &[u8], site: &Site) -> Option<String> {
         http_1_1: request.version == Some(1),
         headers: request.headers.iter().map(|h| (h.name, h.value)),
     };
-    decide(handshake, site).ok()
+    accept(handshake, site).ok()
 }
 
 /// A WebSocket handshake's request line and headers, as either path reads them.
@@ -173,15 +208,64 @@ impl Refusal {
     }
 }
 
-/// Decides a WebSocket handshake at `/ws` (RFC 6455 §4.2.1): the `Sec-WebSocket-Accept` value,
-/// or why not. The one place that decides, for the fast path and for hyper alike.
+/// An accepted WebSocket handshake.
+struct Accepted {
+    /// The `Sec-WebSocket-Accept` value.
+    key: String,
+    /// Who it is from ([`forwarded::via`]).
+    client: IpAddr,
+    /// From a trusted proxy: the client's place under the per-address cap.
+    slot: Option<IpSlot>,
+}
+
+/// Accepts a WebSocket handshake at `/ws`, or says why not: the one place for the fast path and
+/// for hyper alike. The client is the socket's peer or, from a `--trusted-proxy`, the one the
+/// proxy forwards ([`forwarded::via`], which also gives the scheme the origin check uses). From a
+/// trusted proxy the client then takes its place under `--max-connections-per-ip` (503 if it
+/// has none left); every other connection took its place when it was accepted.
+fn accept<'a, H>(handshake: Handshake<'a, H>, site: &Site) -> Result<Accepted, Refusal>
+where
+    H: Iterator<Item = (&'a str, &'a [u8])> + Clone,
+{
+    let proxies = &site.shared.config.trusted_proxies;
+    let via = forwarded::via(site.peer, proxies, handshake.headers.clone());
+    let arrival = match via.secure {
+        Some(secure) => Arrival {
+            secure,
+            forwarded: true,
+            ..site.arrival
+        },
+        None => site.arrival,
+    };
+    let key = decide(handshake, site, arrival)?;
+    let slot = if forwarded::trusts(proxies, site.peer.ip()) {
+        Some(site.shared.admit_ip(via.client).ok_or(Refusal::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too many connections from this address",
+        ))?)
+    } else {
+        None
+    };
+    Ok(Accepted {
+        key,
+        client: via.client,
+        slot,
+    })
+}
+
+/// Decides a WebSocket handshake at `/ws` (RFC 6455 §4.2.1) that arrived as `arrival`: the
+/// `Sec-WebSocket-Accept` value, or why not.
 ///
 /// Refused: a request that is not an upgrade to `websocket` (426, naming version 13), one that
 /// is not a GET or not HTTP/1.1, one with no, two or an empty `Host` (400), a
 /// `Sec-WebSocket-Version` other than 13 (426), a `Sec-WebSocket-Key` that is missing, repeated
 /// or not the base64 of 16 bytes (400), more than one `Origin` (400), and an `Origin` the
 /// [`OriginPolicy`] does not allow (403). A request without `Origin` (not a browser) passes.
-fn decide<'a, H>(handshake: Handshake<'a, H>, site: &Site) -> Result<String, Refusal>
+fn decide<'a, H>(
+    handshake: Handshake<'a, H>,
+    site: &Site,
+    arrival: Arrival,
+) -> Result<String, Refusal>
 where
     H: Iterator<Item = (&'a str, &'a [u8])> + Clone,
 {
@@ -246,7 +330,7 @@ where
         "Sec-WebSocket-Key must be the base64 of 16 bytes",
     ))?;
     if let Some(origin) = one("origin", "more than one Origin header")?
-        && !site.origins.allows(origin, site.arrival)
+        && !site.origins.allows(origin, arrival)
     {
         return Err(Refusal::new(StatusCode::FORBIDDEN, "origin not allowed"));
     }
@@ -272,11 +356,11 @@ fn is_websocket_key(key: &str) -> bool {
 }
 
 /// hyper on the connection, for everything but the WebSocket fast path.
-async fn with_hyper<S>(io: Rewind<S>, site: Site) -> Option<(S, Vec<u8>)>
+async fn with_hyper<S>(io: Rewind<S>, site: Site) -> Option<Upgraded<S>>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let upgrade: Arc<Mutex<Option<OnUpgrade>>> = Arc::new(Mutex::new(None));
+    let upgrade: Arc<Mutex<Option<(OnUpgrade, Accepted)>>> = Arc::new(Mutex::new(None));
     let slot = Arc::clone(&upgrade);
     let timeout = site.handshake_timeout.max(Duration::from_millis(100));
     let site = Arc::new(site);
@@ -300,7 +384,7 @@ where
     }
     // A WebSocket asked for after other requests on the same connection (a browser reusing a
     // kept-alive connection): hyper answered the handshake; take the stream back from it.
-    let pending = upgrade.lock().ok()?.take()?;
+    let (pending, accepted) = upgrade.lock().ok()?.take()?;
     let upgraded = match pending.await {
         Ok(upgraded) => upgraded,
         Err(error) => {
@@ -312,7 +396,12 @@ where
         Ok(parts) => {
             let (io, mut rest) = parts.io.into_inner().into_inner();
             rest.extend_from_slice(&parts.read_buf);
-            Some((io, rest))
+            Some(Upgraded {
+                io,
+                rest,
+                client: accepted.client,
+                slot: accepted.slot,
+            })
         }
         Err(_) => {
             debug!("websocket upgrade: not the connection's own stream");
@@ -401,7 +490,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Rewind<S> {
 fn answer(
     mut request: Request<Incoming>,
     site: &Site,
-    upgrade: &Mutex<Option<OnUpgrade>>,
+    upgrade: &Mutex<Option<(OnUpgrade, Accepted)>>,
 ) -> Response<Full<Bytes>> {
     let method = request.method().clone();
     let path = request.uri().path().to_owned();
@@ -623,12 +712,12 @@ fn text(status: StatusCode, body: &str) -> Response<Full<Bytes>> {
         .unwrap_or_default()
 }
 
-/// The WebSocket handshake on hyper's side: [`decide`]s, then answers 101 and leaves the
+/// The WebSocket handshake on hyper's side: [`accept`]s, then answers 101 and leaves the
 /// upgrade for [`serve`] to pick up, or answers the refusal (counted, nothing else changes).
 fn websocket(
     request: &mut Request<Incoming>,
     site: &Site,
-    upgrade: &Mutex<Option<OnUpgrade>>,
+    upgrade: &Mutex<Option<(OnUpgrade, Accepted)>>,
 ) -> Response<Full<Bytes>> {
     let headers: Vec<(&str, &[u8])> = request
         .headers()
@@ -640,12 +729,24 @@ fn websocket(
         http_1_1: request.version() == Version::HTTP_11,
         headers: headers.iter().copied(),
     };
-    let accept = match decide(handshake, site) {
-        Ok(accept) => accept,
+    let accepted = match accept(handshake, site) {
+        Ok(accepted) => accepted,
         Err(refusal) => {
-            Metrics::add(&site.metrics.handshakes_refused, 1);
+            // Over the per-address cap is a refused connection, as when it is counted at accept.
+            let counter = if refusal.status == StatusCode::SERVICE_UNAVAILABLE {
+                &site.metrics.connections_refused
+            } else {
+                &site.metrics.handshakes_refused
+            };
+            Metrics::add(counter, 1);
+            let via = forwarded::via(
+                site.peer,
+                &site.shared.config.trusted_proxies,
+                headers.iter().copied(),
+            );
             debug!(
-                peer = %site.peer,
+                peer = %via.client,
+                socket = %site.peer,
                 status = refusal.status.as_u16(),
                 reason = refusal.reason,
                 origin = ?request.headers().get(header::ORIGIN),
@@ -664,12 +765,13 @@ fn websocket(
     let Ok(mut slot) = upgrade.lock() else {
         return text(StatusCode::INTERNAL_SERVER_ERROR, "try again\n");
     };
-    *slot = Some(hyper::upgrade::on(request));
+    let key = accepted.key.clone();
+    *slot = Some((hyper::upgrade::on(request), accepted));
     Response::builder()
         .status(StatusCode::SWITCHING_PROTOCOLS)
         .header(header::UPGRADE, "websocket")
         .header(header::CONNECTION, "Upgrade")
-        .header(header::SEC_WEBSOCKET_ACCEPT, accept)
+        .header(header::SEC_WEBSOCKET_ACCEPT, key)
         .body(Full::new(Bytes::new()))
         .unwrap_or_default()
 }

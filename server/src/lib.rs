@@ -8,7 +8,8 @@
 //!   event sequence; publishes each event batch encoded once to every member.
 //! - `http` (private): plain HTTP on hyper — the browser page and its assets (embedded),
 //!   `/healthz`, `/metrics`, and the WebSocket handshake; `tls` (private): `--tls-cert`;
-//!   `origin` (private): which browser pages may open a WebSocket.
+//!   `origin` (private): which browser pages may open a WebSocket; [`forwarded`]: whom a request
+//!   from a `--trusted-proxy` speaks for.
 //! - `connection` (private): one client — TLS, then HTTP, then the WebSocket reader that
 //!   answers session requests and forwards table requests, and the writer task.
 //! - `outbox` (private): what the server sends — WebSocket frames built once and shared, each
@@ -20,6 +21,7 @@ mod cluster;
 pub mod config;
 mod conn;
 mod connection;
+pub mod forwarded;
 mod http;
 pub mod journal;
 pub mod leagues;

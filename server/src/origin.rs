@@ -8,6 +8,8 @@
 //! DNS-rebinding page would pass a check based on it):
 //!
 //! - the origin of `--public-url`, the address people use (behind a reverse proxy: the proxy's);
+//!   on a connection whose scheme a `--trusted-proxy` named (`X-Forwarded-Proto`), also its host
+//!   and port with that scheme (the default port of that scheme when the URL names none);
 //! - with `--tls-cert`: `https://<each DNS name of the certificate>[:port]` (a `*.` name covers
 //!   one label), the port being the one the connection came in on;
 //! - the address the client connected to, as the accepted socket reports it:
@@ -32,16 +34,19 @@ pub(crate) struct OriginPolicy {
     certificate_names: Vec<String>,
 }
 
-/// How a connection reached the server, as its socket (not its request) says.
-///
-/// Issue 34 (`--trusted-proxy`): for a connection from a trusted proxy, `secure` would come
-/// from the proxy's `X-Forwarded-Proto`; this is where that goes, nowhere else.
+/// How a connection reached the server, as its socket (not its request) says; only the scheme
+/// may come from a `--trusted-proxy`'s header ([`crate::forwarded::via`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Arrival {
     /// The local address the client connected to (`local_addr()` of the accepted stream).
     pub local: Option<SocketAddr>,
-    /// Whether the connection is TLS (the page's origin is then `https://…`).
+    /// Whether the connection is TLS (the page's origin is then `https://…`), or the client's
+    /// connection to a trusted proxy was.
     pub secure: bool,
+    /// Whether `secure` is what a trusted proxy's `X-Forwarded-Proto` (or `Forwarded: proto=`)
+    /// said: the host the proxy was reached at is not known from the socket, so `--public-url`'s
+    /// host then counts with that scheme.
+    pub forwarded: bool,
 }
 
 impl OriginPolicy {
@@ -90,10 +95,23 @@ impl OriginPolicy {
         let Origin::Tuple(scheme, host, port) = origin else {
             return false;
         };
+        let own_scheme = if arrival.secure { "https" } else { "http" };
+        if arrival.forwarded
+            && let Some(Origin::Tuple(public_scheme, public_host, public_port)) = &self.public
+        {
+            let default_port = |scheme: &str| if scheme == "https" { 443 } else { 80 };
+            let own_port = if *public_port == default_port(public_scheme) {
+                default_port(own_scheme)
+            } else {
+                *public_port
+            };
+            if scheme == own_scheme && host == public_host && *port == own_port {
+                return true;
+            }
+        }
         let Some(local) = arrival.local else {
             return false;
         };
-        let own_scheme = if arrival.secure { "https" } else { "http" };
         if scheme != own_scheme || *port != local.port() {
             return false;
         }
@@ -177,6 +195,7 @@ mod tests {
         Arrival {
             local: Some(local.parse().unwrap()),
             secure,
+            forwarded: false,
         }
     }
 
@@ -214,6 +233,7 @@ mod tests {
         let unknown = Arrival {
             local: None,
             secure: false,
+            forwarded: false,
         };
         assert!(!plain.allows("http://127.0.0.1:7878", unknown));
     }
@@ -235,6 +255,40 @@ mod tests {
         assert!(!tls.allows("http://melee.test:443", at));
         let plain = arrival("203.0.113.7:443", false);
         assert!(!tls.allows("https://melee.test", plain));
+    }
+
+    #[test]
+    fn a_trusted_proxy_names_the_scheme_of_the_public_host() {
+        let proxied = policy(Some("http://play.example"), &[]);
+        let https = Arrival {
+            local: Some("127.0.0.1:7878".parse().unwrap()),
+            secure: true,
+            forwarded: true,
+        };
+        assert!(proxied.allows("https://play.example", https));
+        assert!(
+            proxied.allows("http://play.example", https),
+            "--public-url itself"
+        );
+        assert!(!proxied.allows("https://play.example:8443", https));
+        assert!(!proxied.allows("https://evil.example", https));
+        let not_said = Arrival {
+            forwarded: false,
+            ..https
+        };
+        assert!(!proxied.allows("https://play.example", not_said));
+        let with_port = policy(Some("http://play.example:8080"), &[]);
+        assert!(with_port.allows("https://play.example:8080", https));
+        assert!(!with_port.allows("https://play.example", https));
+        let plain = Arrival {
+            secure: false,
+            ..https
+        };
+        let secure_url = policy(Some("https://play.example"), &[]);
+        assert!(secure_url.allows("http://play.example", plain));
+        assert!(!secure_url.allows("http://play.example:443", plain));
+        let none = policy(None, &[]);
+        assert!(!none.allows("https://play.example", https));
     }
 
     #[test]

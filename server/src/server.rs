@@ -69,6 +69,26 @@ impl Server {
                  by a host name needs --public-url (or that origin listed) to connect"
             );
         }
+        if let Some(everyone) = config
+            .trusted_proxies
+            .iter()
+            .find(|range| range.to_string().ends_with("/0"))
+        {
+            warn!(
+                range = %everyone,
+                "--trusted-proxy trusts every address: any client can name any address in \
+                 X-Forwarded-For and pass every per-address cap and ban; list only the proxy"
+            );
+        }
+        if !config.trusted_proxies.is_empty()
+            && !config.allowed_origins.is_empty()
+            && config.public_url.is_none()
+        {
+            warn!(
+                "--trusted-proxy without --public-url: under --allowed-origins, a page opened \
+                 through the proxy can connect only if its origin is listed"
+            );
+        }
         let tls = tls.map(|tls| tls.acceptor);
         let listener = TcpListener::bind(config.listen).await?;
         let metrics = Arc::new(Metrics::default());
@@ -138,10 +158,19 @@ impl Server {
                 }
             };
             Metrics::add(&shared.metrics.connections_total, 1);
+            // A connection from a trusted proxy takes no place under the per-address cap here:
+            // its client is known once its handshake is read (`http::accept`), and its plain
+            // HTTP requests may be for any number of clients.
+            let from_proxy = crate::forwarded::trusts(&shared.config.trusted_proxies, peer.ip());
             let admitted = Arc::clone(&permits)
                 .try_acquire_owned()
                 .ok()
-                .and_then(|permit| Some((permit, shared.admit_ip(peer.ip())?)));
+                .and_then(|permit| {
+                    if from_proxy {
+                        return Some((permit, None));
+                    }
+                    Some((permit, Some(shared.admit_ip(peer.ip())?)))
+                });
             let Some((permit, slot)) = admitted else {
                 Metrics::add(&shared.metrics.connections_refused, 1);
                 shared.tasks.spawn(refuse(stream, tls.is_some()));

@@ -434,3 +434,136 @@ async fn a_data_directory_that_cannot_be_written_is_refused_at_start() {
         );
     }
 }
+
+/// `GM_TRUSTED_PROXY` (comma-separated) and the log: a WebSocket through a trusted proxy is
+/// logged with the client the proxy forwards; the same header from another address is not
+/// believed. A range that is no range stops the binary with the reason.
+#[tokio::test]
+async fn the_log_names_the_client_a_trusted_proxy_forwards() {
+    use std::io::{BufRead, BufReader};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let data = tempfile::tempdir().unwrap();
+    let output = Command::new(BINARY)
+        .arg("--data-dir")
+        .arg(data.path())
+        .env("GM_TRUSTED_PROXY", "10.0.0.1/8")
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--trusted-proxy") && stderr.contains("did you mean 10.0.0.0/8"),
+        "{stderr}"
+    );
+
+    let mut child = Command::new(BINARY)
+        .arg("--data-dir")
+        .arg(data.path())
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--log",
+            "grand_melee_server=debug,info",
+        ])
+        .env("GM_TRUSTED_PROXY", "10.0.0.0/8,127.0.0.2")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (lines, mut arriving) = tokio::sync::mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut next_line_with = async |words: &[&str]| {
+        tokio::time::timeout(PATIENCE, async {
+            loop {
+                let line = arriving.recv().await.expect("the server stopped logging");
+                if words.iter().all(|word| line.contains(word)) {
+                    return line;
+                }
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("no log line with {words:?}"))
+    };
+    let listening = next_line_with(&["listening"]).await;
+    let addr: std::net::SocketAddr = listening
+        .split_once("addr=")
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut open = Vec::new();
+    for (from, client) in [
+        ([127, 0, 0, 2], "198.51.100.7"),
+        ([127, 0, 0, 3], "127.0.0.3"),
+    ] {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind(std::net::SocketAddr::from((from, 0))).unwrap();
+        let mut stream = socket.connect(addr).await.unwrap();
+        stream
+            .write_all(
+                b"GET /ws HTTP/1.1\r\nHost: melee.example\r\nUpgrade: websocket\r\n\
+                  Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\
+                  Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+                  X-Forwarded-For: 198.51.100.7\r\n\r\n",
+            )
+            .await
+            .unwrap();
+        let mut answer = [0u8; 12];
+        tokio::time::timeout(PATIENCE, stream.read_exact(&mut answer))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(&answer, b"HTTP/1.1 101");
+        let line = next_line_with(&["websocket open"]).await;
+        assert!(line.contains(&format!("peer={client} ")), "{line}");
+        open.push(stream);
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn trusting_every_address_is_warned_about() {
+    let data = tempfile::tempdir().unwrap();
+    let mut command = Command::new(BINARY);
+    command.arg("--data-dir").arg(data.path()).args([
+        "--trusted-proxy",
+        "127.0.0.1",
+        "--trusted-proxy",
+        "::/0",
+    ]);
+    let log = served_and_stopped(Run::of(command));
+    assert!(
+        log.iter()
+            .any(|line| line.contains("WARN") && line.contains("trusts every address")),
+        "{log:#?}"
+    );
+    let mut command = Command::new(BINARY);
+    command
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["--trusted-proxy", "127.0.0.1"]);
+    let log = served_and_stopped(Run::of(command));
+    assert!(!log.iter().any(|line| line.contains("WARN")), "{log:#?}");
+}
+
+/// Stops a run once it serves (its signal handler is in place once it has answered).
+fn served_and_stopped(run: Run) -> Vec<String> {
+    let Run::Listening { addr, .. } = &run else {
+        panic!("the server did not start");
+    };
+    let line = first_line(
+        *addr,
+        "GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+    );
+    assert!(line.starts_with("HTTP/1.1 200"), "{line}");
+    run.stop()
+}

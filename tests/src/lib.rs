@@ -149,6 +149,17 @@ impl Client {
     /// Opens a WebSocket to `/ws` from another loopback address (`127.0.0.2`, …), so that a
     /// test can be several clients' addresses at once.
     pub async fn connect_from(addr: SocketAddr, local: std::net::IpAddr) -> Self {
+        Self::connect_with(addr, local, &[]).await
+    }
+
+    /// Opens a WebSocket to `/ws` from `local` with extra handshake headers (`X-Forwarded-For`
+    /// and the like, as a reverse proxy would add).
+    pub async fn connect_with(
+        addr: SocketAddr,
+        local: std::net::IpAddr,
+        headers: &[(&str, &str)],
+    ) -> Self {
+        use tokio_tungstenite::tungstenite::client::IntoClientRequest;
         let socket = if local.is_ipv6() {
             tokio::net::TcpSocket::new_v6().unwrap()
         } else {
@@ -156,7 +167,15 @@ impl Client {
         };
         socket.bind(SocketAddr::new(local, 0)).unwrap();
         let stream = socket.connect(addr).await.unwrap();
-        let (ws, _) = tokio_tungstenite::client_async(format!("ws://{addr}/ws"), stream)
+        let mut request = format!("ws://{addr}/ws").into_client_request().unwrap();
+        for (name, value) in headers {
+            request.headers_mut().append(
+                tokio_tungstenite::tungstenite::http::HeaderName::from_bytes(name.as_bytes())
+                    .unwrap(),
+                value.parse().unwrap(),
+            );
+        }
+        let (ws, _) = tokio_tungstenite::client_async(request, stream)
             .await
             .unwrap();
         let close_reason = std::sync::Arc::new(std::sync::Mutex::new(None));
