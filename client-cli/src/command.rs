@@ -83,6 +83,14 @@ pub const HELP: &[(&str, &str)] = &[
     ),
     ("pause / unpause", "host: pause or resume the whole table"),
     (
+        "adjourn",
+        "host: adjourn the game (clocks stop; everyone may leave and come back days later)",
+    ),
+    (
+        "resume-game",
+        "resume an adjourned game (host), or ask to (a majority of the players resumes it)",
+    ),
+    (
         "kick <who> [ban]",
         "host: remove a player (`ban`: and refuse his address at this table)",
     ),
@@ -99,9 +107,35 @@ pub const HELP: &[(&str, &str)] = &[
 
 /// The first words of every command, for completion.
 pub const NAMES: &[&str] = &[
-    "attack", "concede", "counter", "damage", "end", "extra", "first", "help", "host", "keep",
-    "kick", "leave", "life", "mulligan", "mute", "pause", "phase", "poison", "quit", "roll",
-    "rule", "say", "snapshot", "start", "status", "unmute", "unpause",
+    "adjourn",
+    "attack",
+    "concede",
+    "counter",
+    "damage",
+    "end",
+    "extra",
+    "first",
+    "help",
+    "host",
+    "keep",
+    "kick",
+    "leave",
+    "life",
+    "mulligan",
+    "mute",
+    "pause",
+    "phase",
+    "poison",
+    "quit",
+    "resume-game",
+    "roll",
+    "rule",
+    "say",
+    "snapshot",
+    "start",
+    "status",
+    "unmute",
+    "unpause",
 ];
 
 /// Parses a typed line. `Ok(None)` for a blank line; `Err` holds a short explanation (usage).
@@ -162,6 +196,8 @@ pub fn parse(
             id: 0,
             paused: false,
         },
+        "adjourn" => ClientMessage::Adjourn { id: 0 },
+        "resume-game" => ClientMessage::ResumeGame { id: 0 },
         "say" | "chat" => {
             if rest.is_empty() {
                 return Err("usage: say <text>".into());

@@ -81,7 +81,9 @@ pub fn script_line(seq: u64, event: &Event, view: &TableView) -> String {
         Event::FirstPlayerChosen { by, player } => {
             write!(line, " by={} player={}", w(*by), w(*player))
         }
-        Event::PlayerLeft { player } | Event::PlayerAbsent { player } => {
+        Event::PlayerLeft { player }
+        | Event::PlayerAbsent { player }
+        | Event::ResumeRequested { player } => {
             write!(line, " player={}", w(*player))
         }
         Event::PlayerKicked { player, banned } => {
@@ -231,6 +233,7 @@ pub fn script_line(seq: u64, event: &Event, view: &TableView) -> String {
             )
         }
         Event::TablePaused { paused } => write!(line, " paused={paused}"),
+        Event::TableAdjourned { adjourned } => write!(line, " adjourned={adjourned}"),
         Event::PlayerMuted { player, muted } => match player {
             Some(p) => write!(line, " player={} muted={muted}", w(*p)),
             None => write!(line, " player=spectators muted={muted}"),
@@ -406,6 +409,20 @@ pub fn sentence(event: &Event, view: &TableView) -> String {
                 "The table resumed".to_owned()
             }
         }
+        Event::TableAdjourned { adjourned: true } => {
+            "The host adjourned the game: everyone may leave, and it waits for the host \
+             (`resume-game`) or a majority of the players (`resume-game` from each) to resume it"
+                .to_owned()
+        }
+        Event::TableAdjourned { adjourned: false } => {
+            "The game resumed where it stopped".to_owned()
+        }
+        Event::ResumeRequested { player } => format!(
+            "{} asks to resume the game ({} of {} asks needed)",
+            n(*player),
+            view.resume_asks.len() + 1,
+            view.resume_quorum()
+        ),
         Event::PlayerAbsent { player } => format!("{} is absent", n(*player)),
         Event::PlayerKicked { player, banned } => {
             if *banned {

@@ -415,7 +415,7 @@ pub async fn list(server: &str, limit: u32, out: &mut dyn Write) -> Result<(), C
         };
         writeln!(
             out,
-            "table {} stage={stage} seated={}/{} spectators={} rules={} range={} reduction={reduction} dice={} mulligan={} password={} name={}",
+            "table {} stage={stage} seated={}/{} spectators={} rules={} range={} reduction={reduction} dice={} mulligan={} adjourned={} password={} name={}",
             t.table,
             t.seated,
             t.seats,
@@ -424,6 +424,7 @@ pub async fn list(server: &str, limit: u32, out: &mut dyn Write) -> Result<(), C
             t.spell_range,
             if t.combat_dice { "yes" } else { "no" },
             t.mulligan.name(),
+            if t.adjourned { "yes" } else { "no" },
             if t.password { "yes" } else { "no" },
             safe::quoted(&t.name)
         )?;

@@ -82,7 +82,7 @@ pub fn status_lines(state: &State) -> Vec<String> {
         return vec![format!("status table={} no snapshot yet", state.table)];
     };
     let mut lines = vec![format!(
-        "status table={} stage={} seq={} players={} alive={} spectators={} spectators_muted={} host={} paused={} name={}",
+        "status table={} stage={} seq={} players={} alive={} spectators={} spectators_muted={} host={} paused={} adjourned={} name={}",
         view.table,
         stage_name(view.stage),
         view.seq,
@@ -93,6 +93,7 @@ pub fn status_lines(state: &State) -> Vec<String> {
         view.host
             .map_or_else(|| "none".to_owned(), |h| describe::who(view, h)),
         view.paused,
+        view.adjourned,
         safe::quoted(&view.name),
     )];
     for p in &view.players {

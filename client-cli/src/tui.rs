@@ -777,10 +777,17 @@ fn render_header(frame: &mut Frame<'_>, area: Rect, state: &State, replay: Optio
     if view.paused {
         first.push_str(" · PAUSED");
     }
+    if view.adjourned {
+        first.push_str(&format!(
+            " · ADJOURNED (resume asks {}/{})",
+            view.resume_asks.len(),
+            view.resume_quorum()
+        ));
+    }
     if !state.connected {
         first.push_str(" · OFFLINE");
     }
-    let first_style = if state.connected && !view.paused {
+    let first_style = if state.connected && !view.paused && !view.adjourned {
         Style::default().add_modifier(Modifier::REVERSED)
     } else {
         Style::default()
@@ -1384,7 +1391,13 @@ pub fn status_words(state: &State) -> Vec<(String, Style)> {
             view.settings.spell_range,
             view.spectators,
             view.seq,
-            if view.paused { ", PAUSED" } else { "" }
+            if view.adjourned {
+                ", ADJOURNED"
+            } else if view.paused {
+                ", PAUSED"
+            } else {
+                ""
+            }
         ),
         Style::default().add_modifier(Modifier::BOLD),
     )];

@@ -107,6 +107,7 @@ fn summary(table: TableId, name: &str) -> TableSummary {
         combat_dice: false,
         mulligan: Default::default(),
         league: None,
+        adjourned: false,
     }
 }
 

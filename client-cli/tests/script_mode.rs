@@ -942,3 +942,90 @@ async fn a_silent_decider_keeps_when_the_mulligan_clock_runs_out() {
     drop((ann, host));
     server.shutdown().await;
 }
+
+/// Issue 34 (adjourning) from the terminal client: `adjourn` is refused in the lobby, adjourns
+/// a game in progress (game commands then wait, `list` and `status` say adjourned), another
+/// player's `resume-game` is an ask counted once, and the host's `resume-game` resumes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_host_adjourns_and_resumes_and_the_others_ask() {
+    let server = TestServer::start().await;
+    let addr = server.addr.to_string();
+    let dirs: Vec<tempfile::TempDir> = (0..4).map(|_| tempfile::tempdir().unwrap()).collect();
+    let (status, out, err) = run_once(
+        &addr,
+        dirs[3].path(),
+        &["create", "--name", "Night", "--seats", "3", "--seed", "5"],
+    )
+    .await;
+    assert!(status.success(), "{out}{err}");
+    let table = out
+        .lines()
+        .find_map(|l| l.strip_prefix("table_created "))
+        .unwrap()
+        .to_owned();
+    let mut players = Vec::new();
+    for (i, name) in NAMES.iter().enumerate() {
+        let mut p = Player::spawn(name, &addr, dirs[i].path(), &["join", &table, name]);
+        p.expect_all(&["seated", &format!("player={i} ")]).await;
+        p.expect_prefix("snapshot ").await;
+        players.push(p);
+    }
+    let [ann, ben, cid] = &mut players[..] else {
+        unreachable!()
+    };
+    ann.send("adjourn").await;
+    ann.expect_prefix("error not_playing: ").await;
+    ann.send("start").await;
+    let started = ann.expect_all(&["event", "game_started"]).await;
+    // Everyone keeps, in seating order from the first player.
+    let mut order = ids(&started, "seating");
+    let first = ids(&started, "first")[0];
+    let at = order.iter().position(|&p| p == first).unwrap();
+    order.rotate_left(at);
+    for player in order {
+        let p = match player {
+            0 => &mut *ann,
+            1 => &mut *ben,
+            _ => &mut *cid,
+        };
+        p.send("keep").await;
+        p.expect_all(&["kept", &format!("player={player} ")]).await;
+    }
+    ann.expect_all(&["event", "turn_began"]).await;
+
+    ann.send("adjourn").await;
+    for p in [&mut *ann, &mut *ben, &mut *cid] {
+        p.expect_all(&["event ", "table_adjourned", "adjourned=true"])
+            .await;
+    }
+    ann.expect_prefix("ok adjourn ").await;
+    ben.send("life -1").await;
+    ben.expect_prefix("error table_adjourned: ").await;
+    let (status, out, err) = run_once(&addr, dirs[3].path(), &["list"]).await;
+    assert!(status.success(), "{err}");
+    assert!(out.contains(" adjourned=yes "), "{out}");
+    ann.send("status").await;
+    ann.expect_all(&["status ", " adjourned=true "]).await;
+
+    // Ben asks (1 of 2), once.
+    ben.send("resume-game").await;
+    for p in [&mut *ann, &mut *ben] {
+        p.expect_all(&["resume_requested", r#"player=1 "Ben""#])
+            .await;
+    }
+    ben.expect_prefix("ok resume_game ").await;
+    ben.send("resume-game").await;
+    ben.expect_prefix("error already_asked: ").await;
+
+    // The host resumes.
+    ann.send("resume-game").await;
+    for p in [&mut *ann, &mut *ben, &mut *cid] {
+        p.expect_all(&["event ", "table_adjourned", "adjourned=false"])
+            .await;
+    }
+    let (status, out, err) = run_once(&addr, dirs[3].path(), &["list"]).await;
+    assert!(status.success(), "{err}");
+    assert!(out.contains(" adjourned=no "), "{out}");
+    drop(players);
+    server.shutdown().await;
+}

@@ -318,6 +318,23 @@ pub enum ClientMessage {
         /// Pause or resume.
         paused: bool,
     },
+    /// Host only, during mulligans or play: adjourns the game (`table_adjourned`). Every clock
+    /// stops and nobody is judged absent until it is resumed (`resume_game`); players keep their
+    /// seats and tokens and may leave. Refused with `not_playing` in the lobby or after the
+    /// game, `table_adjourned` if it already is.
+    Adjourn {
+        /// Request id.
+        id: u32,
+    },
+    /// Resumes an adjourned game (not to be confused with `resume`, which takes a seat back
+    /// with its token). From the host it resumes the game at once; from another player still in
+    /// the game it is an ask (`resume_requested`, once per player: `already_asked`), and the
+    /// ask that makes a majority of the players still in the game resumes it. `not_adjourned`
+    /// if it is not adjourned.
+    ResumeGame {
+        /// Request id.
+        id: u32,
+    },
     /// Host only, in every stage: removes a player. In the lobby he loses his seat; during
     /// mulligans his decision is taken as `keep` and he is eliminated when play begins; during
     /// play he is eliminated by ruling. Either way his connection is closed and his seat token
@@ -532,6 +549,8 @@ macro_rules! with_request_id {
             | ClientMessage::Ruling { $id, .. }
             | ClientMessage::Chat { $id, .. }
             | ClientMessage::Pause { $id, .. }
+            | ClientMessage::Adjourn { $id, .. }
+            | ClientMessage::ResumeGame { $id, .. }
             | ClientMessage::Kick { $id, .. }
             | ClientMessage::TransferHost { $id, .. }
             | ClientMessage::Mute { $id, .. }
@@ -589,6 +608,8 @@ impl ClientMessage {
             ClientMessage::Ruling { .. } => "ruling",
             ClientMessage::Chat { .. } => "chat",
             ClientMessage::Pause { .. } => "pause",
+            ClientMessage::Adjourn { .. } => "adjourn",
+            ClientMessage::ResumeGame { .. } => "resume_game",
             ClientMessage::Kick { .. } => "kick",
             ClientMessage::TransferHost { .. } => "transfer_host",
             ClientMessage::Mute { .. } => "mute",
@@ -608,7 +629,7 @@ impl ClientMessage {
     }
 
     /// Every `type` tag a client may send.
-    pub const NAMES: [&'static str; 39] = [
+    pub const NAMES: [&'static str; 41] = [
         "hello",
         "list_tables",
         "create_table",
@@ -633,6 +654,8 @@ impl ClientMessage {
         "ruling",
         "chat",
         "pause",
+        "adjourn",
+        "resume_game",
         "kick",
         "transfer_host",
         "mute",

@@ -82,6 +82,12 @@ pub enum ErrorCode {
     ServerBusy,
     /// The host has paused the table; game requests wait until he resumes it.
     TablePaused,
+    /// The host has adjourned the game; it waits until he (or a quorum of players) resumes it.
+    TableAdjourned,
+    /// The game is not adjourned: there is nothing to resume.
+    NotAdjourned,
+    /// You have already asked to resume this adjourned game.
+    AlreadyAsked,
     /// No finished game with that id is kept.
     UnknownReplay,
     /// The server's journal could not be read or written; try again later.
@@ -139,7 +145,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 62] = [
+    pub const ALL: [ErrorCode; 65] = [
         ErrorCode::BadMessage,
         ErrorCode::UnsupportedVersion,
         ErrorCode::HelloRequired,
@@ -176,6 +182,9 @@ impl ErrorCode {
         ErrorCode::RateLimited,
         ErrorCode::ServerBusy,
         ErrorCode::TablePaused,
+        ErrorCode::TableAdjourned,
+        ErrorCode::NotAdjourned,
+        ErrorCode::AlreadyAsked,
         ErrorCode::UnknownReplay,
         ErrorCode::StorageFailed,
         ErrorCode::Banned,
@@ -243,6 +252,9 @@ impl ErrorCode {
             ErrorCode::RateLimited => "rate_limited",
             ErrorCode::ServerBusy => "server_busy",
             ErrorCode::TablePaused => "table_paused",
+            ErrorCode::TableAdjourned => "table_adjourned",
+            ErrorCode::NotAdjourned => "not_adjourned",
+            ErrorCode::AlreadyAsked => "already_asked",
             ErrorCode::UnknownReplay => "unknown_replay",
             ErrorCode::StorageFailed => "storage_failed",
             ErrorCode::Banned => "banned",
@@ -313,6 +325,11 @@ impl ErrorCode {
             ErrorCode::RateLimited => "too many requests; slow down",
             ErrorCode::ServerBusy => "the server is busy; try again later",
             ErrorCode::TablePaused => "the host has paused the table",
+            ErrorCode::TableAdjourned => {
+                "the game is adjourned: the host (or a majority of the players) resumes it"
+            }
+            ErrorCode::NotAdjourned => "the game is not adjourned",
+            ErrorCode::AlreadyAsked => "you have already asked to resume the game",
             ErrorCode::UnknownReplay => "no finished game with that id is kept",
             ErrorCode::StorageFailed => {
                 "the server could not read or write its journal; try again later"

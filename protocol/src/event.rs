@@ -279,6 +279,21 @@ pub enum Event {
         /// Whether the table is paused now.
         paused: bool,
     },
+    /// The host adjourned the game (`adjourned: true`): every clock stops, nobody is judged
+    /// absent, the game is never abandoned, seats and seat tokens stay valid and everyone may
+    /// leave, however long it lasts (across restarts too). `adjourned: false`: it was resumed
+    /// (by the host, or by a quorum of players asking: `resume_requested`), and play goes on
+    /// where it stopped. Adjourning ends a pause.
+    TableAdjourned {
+        /// Whether the game is adjourned now.
+        adjourned: bool,
+    },
+    /// A player asked to resume an adjourned game. When a majority of the players still in the
+    /// game have asked, `table_adjourned` with `adjourned: false` follows in the same batch.
+    ResumeRequested {
+        /// Who asked.
+        player: PlayerId,
+    },
     /// A player has been disconnected for longer than the table's absence limit; the host may
     /// rule him out. Cleared when he reconnects (`connection_changed`).
     PlayerAbsent {
@@ -339,6 +354,8 @@ impl Event {
             Event::SpectatorsChanged { .. } => "spectators_changed",
             Event::Chat { .. } => "chat",
             Event::TablePaused { .. } => "table_paused",
+            Event::TableAdjourned { .. } => "table_adjourned",
+            Event::ResumeRequested { .. } => "resume_requested",
             Event::PlayerAbsent { .. } => "player_absent",
             Event::PlayerKicked { .. } => "player_kicked",
             Event::PlayerMuted { .. } => "player_muted",
@@ -355,6 +372,8 @@ impl Event {
                 | Event::SpectatorsChanged { .. }
                 | Event::Chat { .. }
                 | Event::TablePaused { .. }
+                | Event::TableAdjourned { .. }
+                | Event::ResumeRequested { .. }
                 | Event::PlayerAbsent { .. }
                 | Event::PlayerKicked { .. }
                 | Event::PlayerMuted { .. }

@@ -311,6 +311,8 @@ pub fn client() -> Vec<ClientMessage> {
             id: 24,
             paused: true,
         },
+        ClientMessage::Adjourn { id: 48 },
+        ClientMessage::ResumeGame { id: 49 },
         ClientMessage::Kick {
             id: 25,
             player: 3,
@@ -474,6 +476,7 @@ pub fn server() -> Vec<ServerMessage> {
                 combat_dice: false,
                 mulligan: Default::default(),
                 league: None,
+                adjourned: false,
             }],
             total: 1,
             next: None,
@@ -746,6 +749,8 @@ pub fn events() -> Vec<Event> {
             text: "gl hf".to_owned(),
         },
         Event::TablePaused { paused: true },
+        Event::TableAdjourned { adjourned: true },
+        Event::ResumeRequested { player: 2 },
         Event::PlayerAbsent { player: 3 },
         Event::PlayerKicked {
             player: 3,

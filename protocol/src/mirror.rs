@@ -60,6 +60,8 @@ impl Table {
         view.host = facts.host;
         view.spectators = facts.spectators;
         view.paused = facts.paused;
+        view.adjourned = facts.adjourned;
+        view.resume_asks = facts.resume_asks.clone();
         view.spectators_muted = facts.spectators_muted;
         view.dice_commitment = self.dice_commitment().to_owned();
         view.dice_secret = self.dice_secret().map(str::to_owned);
@@ -210,6 +212,8 @@ impl Table {
             host: view.host,
             spectators: view.spectators,
             paused: view.paused,
+            adjourned: view.adjourned,
+            resume_asks: view.resume_asks.clone(),
             spectators_muted: view.spectators_muted,
             players: Vec::new(),
             ring: Vec::new(),

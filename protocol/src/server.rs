@@ -76,6 +76,9 @@ pub struct TableSummary {
         skip_serializing_if = "Option::is_none"
     )]
     pub league: Option<LeagueId>,
+    /// Whether its game is adjourned (waiting, without a time limit, to be resumed).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub adjourned: bool,
 }
 
 /// A message from the server to a client.

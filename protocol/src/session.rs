@@ -126,6 +126,9 @@ pub struct Session {
     empty_since: Option<Instant>,
     /// Since when the host has paused the table.
     paused_since: Option<Instant>,
+    /// Since when the game has been adjourned (or paused, if it was paused when adjourned):
+    /// the timers count nothing from then until it is resumed.
+    adjourned_since: Option<Instant>,
     /// When the host last sent the table a request, or became host if that was later: his
     /// silence while the table waits on him counts from here.
     host_heard_at: Instant,
@@ -168,6 +171,7 @@ impl Session {
             spectators: Vec::new(),
             empty_since: Some(now),
             paused_since: None,
+            adjourned_since: None,
             host_heard_at: now,
             running_since: Vec::new(),
             deciding_since: Vec::new(),
@@ -220,6 +224,7 @@ impl Session {
             .collect();
         session.banned = banned;
         session.paused_since = facts.paused.then_some(now);
+        session.adjourned_since = facts.adjourned.then_some(now);
         // A kicked player's decision is settled in the request that makes it due, so there is
         // normally nothing to do here; if there is, it is done now rather than never.
         session.settle_kicks();
@@ -280,6 +285,16 @@ impl Session {
     /// Whether the host has paused the table.
     pub fn paused(&self) -> bool {
         self.paused_since.is_some()
+    }
+
+    /// Whether the host has adjourned the game.
+    pub fn adjourned(&self) -> bool {
+        self.adjourned_since.is_some()
+    }
+
+    /// Whether the clocks stand still: the table is paused or the game adjourned.
+    fn stopped(&self) -> bool {
+        self.paused_since.is_some() || self.adjourned_since.is_some()
     }
 
     /// The role of a member connection.
@@ -527,8 +542,16 @@ impl Session {
         match request {
             ClientMessage::Pause { paused, .. } => {
                 host_only(host)?;
+                if self.adjourned() {
+                    return Err(ErrorCode::TableAdjourned);
+                }
                 Ok(self.pause(*paused, now))
             }
+            ClientMessage::Adjourn { .. } => {
+                host_only(host)?;
+                self.adjourn(now)
+            }
+            ClientMessage::ResumeGame { .. } => self.resume_game(me, host, now),
             ClientMessage::Mute { player, muted, .. } => {
                 host_only(host)?;
                 if let Some(player) = player
@@ -551,6 +574,10 @@ impl Session {
             }
             ClientMessage::Kick { player, ban, .. } => {
                 host_only(host)?;
+                if self.adjourned() {
+                    // The game stands still: nobody is eliminated until it is resumed.
+                    return Err(ErrorCode::TableAdjourned);
+                }
                 self.kick(now, *player, *ban)
             }
             _ => {
@@ -560,6 +587,9 @@ impl Session {
                     Authority::Host if host => Actor::Host,
                     Authority::Host => return Err(ErrorCode::NotHost),
                 };
+                if self.adjourned() {
+                    return Err(ErrorCode::TableAdjourned);
+                }
                 if self.paused_since.is_some() {
                     return Err(ErrorCode::TablePaused);
                 }
@@ -705,22 +735,67 @@ impl Session {
         match (paused, self.paused_since) {
             (true, None) => self.paused_since = Some(now),
             (false, Some(since)) => {
-                for (_, _, started) in &mut self.running_since {
-                    *started = unpaused(*started, since, now);
-                }
-                for (_, decided) in &mut self.deciding_since {
-                    *decided = unpaused(*decided, since, now);
-                }
-                for seat in &mut self.seats {
-                    if let Some(dropped) = &mut seat.dropped_at {
-                        *dropped = unpaused(*dropped, since, now);
-                    }
-                }
+                self.restart_clocks(since, now);
                 self.paused_since = None;
             }
             _ => return self.seq,
         }
         self.publish(vec![Event::TablePaused { paused }])
+    }
+
+    /// The timers go on at `now` after standing still since `since`: what they count from
+    /// moves on by the time they stood still.
+    fn restart_clocks(&mut self, since: Instant, now: Instant) {
+        for (_, _, started) in &mut self.running_since {
+            *started = unpaused(*started, since, now);
+        }
+        for (_, decided) in &mut self.deciding_since {
+            *decided = unpaused(*decided, since, now);
+        }
+        for seat in &mut self.seats {
+            if let Some(dropped) = &mut seat.dropped_at {
+                *dropped = unpaused(*dropped, since, now);
+            }
+        }
+    }
+
+    /// The host adjourns the game (during mulligans or play): every clock stops until it is
+    /// resumed, however long that takes. A pause ends with it (its time is not counted either).
+    fn adjourn(&mut self, now: Instant) -> Result<u64, ErrorCode> {
+        if self.adjourned() {
+            return Err(ErrorCode::TableAdjourned);
+        }
+        if !matches!(self.table.stage(), Stage::Mulligan { .. } | Stage::Playing) {
+            return Err(ErrorCode::NotPlaying);
+        }
+        self.adjourned_since = Some(self.paused_since.take().unwrap_or(now));
+        Ok(self.publish(vec![Event::TableAdjourned { adjourned: true }]))
+    }
+
+    /// `resume_game` from player `me`: the host resumes the adjourned game; another player
+    /// still in the game asks to, once, and the ask that makes the quorum resumes it.
+    fn resume_game(&mut self, me: PlayerId, host: bool, now: Instant) -> Result<u64, ErrorCode> {
+        let Some(since) = self.adjourned_since else {
+            return Err(ErrorCode::NotAdjourned);
+        };
+        let mut events = Vec::new();
+        if !host {
+            if !self.alive(me) {
+                return Err(ErrorCode::Eliminated);
+            }
+            if self.table.facts().resume_asks.contains(&me) {
+                return Err(ErrorCode::AlreadyAsked);
+            }
+            events.push(Event::ResumeRequested { player: me });
+            let asks = self.table.facts().resume_asks.len() + 1;
+            if asks < crate::rules::resume_quorum(self.table.living()) {
+                return Ok(self.publish(events));
+            }
+        }
+        self.restart_clocks(since, now);
+        self.adjourned_since = None;
+        events.push(Event::TableAdjourned { adjourned: false });
+        Ok(self.publish(events))
     }
 
     /// Removes a player on the host's word: his seat token stops working and his connection is
@@ -838,7 +913,7 @@ impl Session {
     /// When each running turn expires: by the turn clock, or because its player has been away
     /// for the grace period while it runs (his turn waits that long, then is skipped).
     fn turn_deadlines(&self) -> impl Iterator<Item = (PlayerId, Expiry, Instant)> + '_ {
-        let playing = self.table.stage() == Stage::Playing && self.paused_since.is_none();
+        let playing = self.table.stage() == Stage::Playing && !self.stopped();
         let clock =
             (self.settings.turn_clock_secs > 0).then(|| Self::secs(self.settings.turn_clock_secs));
         self.running_since
@@ -861,7 +936,7 @@ impl Session {
     /// decider has been away for the grace period while it is due (counted from when it came up
     /// or when he dropped, whichever is later). Paused time does not count.
     fn mulligan_deadline(&self) -> Option<(PlayerId, Expiry, Instant)> {
-        if self.paused_since.is_some() {
+        if self.stopped() {
             return None;
         }
         self.deciding_since
@@ -886,7 +961,7 @@ impl Session {
     /// Players due to be announced absent, with the moment.
     fn absence_deadlines(&self) -> impl Iterator<Item = (PlayerId, Instant)> + '_ {
         let limit = self.absence_limit();
-        let counting = self.table.stage() == Stage::Playing && self.paused_since.is_none();
+        let counting = self.table.stage() == Stage::Playing && !self.stopped();
         let facts = self.table.facts();
         self.seats
             .iter()
@@ -897,6 +972,10 @@ impl Session {
     /// When the host role passes to someone else because the host is away: he has been
     /// disconnected for the grace period and another seated player is connected.
     fn host_deadline(&self) -> Option<Instant> {
+        if self.adjourned() {
+            // The host role waits for him as the game does; a quorum resumes without him.
+            return None;
+        }
         let host = self.seat(self.table.facts().host?)?;
         let dropped = host.left_at?;
         self.seats
@@ -907,7 +986,7 @@ impl Session {
 
     /// When the host role passes to someone else because the host is silent: he is connected,
     /// the table waits on him — his mulligan decision is due or a turn of his is running, and
-    /// the table is not paused — and he has sent the table nothing (no request of any kind) for
+    /// the table is neither paused nor adjourned — and he has sent the table nothing (no request of any kind) for
     /// the hold-up limit since it began waiting on him or he became host, whichever is later;
     /// and another seated player is connected to take the role. Then, like an absent host, he
     /// hands it to the first connected player in join order (other than himself), who can rule
@@ -915,7 +994,7 @@ impl Session {
     fn host_silence_deadline(&self) -> Option<Instant> {
         let host = self.table.facts().host?;
         self.seat(host)?.connection?;
-        if self.paused_since.is_some() {
+        if self.stopped() {
             return None;
         }
         let waiting = self
@@ -951,12 +1030,11 @@ impl Session {
     /// When a game nobody is left at ends as it stands (`game_abandoned`): every living seated
     /// player has been disconnected for the hold-up limit (counted from the last of them to
     /// drop, paused time left out; after a restart everyone counts as dropped at the restart),
-    /// during mulligans or play, and the table is not paused (a pause ends by itself first).
+    /// during mulligans or play, and the table is neither paused (a pause ends by itself first)
+    /// nor adjourned (that waits until it is resumed, without a limit).
     fn abandon_deadline(&self) -> Option<Instant> {
-        // Issue 34: an adjourned table waits for its players however long they are away and
-        // must not end this way; the condition belongs here.
-        if !matches!(self.table.stage(), Stage::Mulligan { .. } | Stage::Playing)
-            || self.paused_since.is_some()
+        // An adjourned game waits for its players however long they are away.
+        if !matches!(self.table.stage(), Stage::Mulligan { .. } | Stage::Playing) || self.stopped()
         {
             return None;
         }

@@ -195,6 +195,13 @@ pub struct TableView {
     pub spectators: u32,
     /// Whether the host has paused the table.
     pub paused: bool,
+    /// Whether the host has adjourned the game (`table_adjourned`).
+    #[serde(default)]
+    pub adjourned: bool,
+    /// While adjourned: who has asked to resume it (`resume_requested`), in the order they
+    /// asked. The game resumes when they are [`resume_quorum`](Self::resume_quorum).
+    #[serde(default)]
+    pub resume_asks: Vec<PlayerId>,
     /// Whether the host has muted the spectators' chat.
     #[serde(default)]
     pub spectators_muted: bool,
@@ -232,6 +239,8 @@ impl TableView {
             standings: Vec::new(),
             spectators: 0,
             paused: false,
+            adjourned: false,
+            resume_asks: Vec::new(),
             spectators_muted: false,
             dice_commitment: String::new(),
             dice_secret: None,
@@ -241,6 +250,12 @@ impl TableView {
     }
 
     // ----- Queries ---------------------------------------------------------------------------
+
+    /// How many asks resume an adjourned game without the host: a majority of the players still
+    /// in the game ([`crate::rules::resume_quorum`]).
+    pub fn resume_quorum(&self) -> usize {
+        crate::rules::resume_quorum(self.living())
+    }
 
     /// A player by id.
     pub fn player(&self, player: PlayerId) -> Option<&PlayerView> {

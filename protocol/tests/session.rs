@@ -1969,3 +1969,195 @@ fn every_refused_request_changes_nothing_and_decides_nothing() {
         Err(ErrorCode::BadName)
     );
 }
+
+// ----- Adjourning ----------------------------------------------------------------------------
+
+fn adjourn() -> ClientMessage {
+    ClientMessage::Adjourn { id: 13 }
+}
+
+fn resume_game() -> ClientMessage {
+    ClientMessage::ResumeGame { id: 14 }
+}
+
+/// PROTOCOL.md ("Adjourning"): every clock stands still without a limit — no turn clock, no
+/// absence, no abandoned game, no hand-over of the host role — and the game goes on where it
+/// stopped when the host resumes it.
+#[test]
+fn an_adjourned_game_waits_for_everyone_without_a_limit_and_resumes_where_it_stopped() {
+    // Absence limit = grace: without the adjournment, the game everyone leaves is abandoned
+    // 30 s after the last of them drops.
+    let mut sim = Sim::new(settings(60, 30, 0), timing(0.0));
+    sim.play(4, 1, 10);
+    // Player 2 drops before: announced absent at 15 + 30 if nothing stops the clock.
+    sim.gone(15, conn(2));
+    sim.refused(16, conn(1), adjourn(), ErrorCode::NotHost);
+    sim.refused(16, conn(1), resume_game(), ErrorCode::NotAdjourned);
+    assert_eq!(
+        sim.ok(20, conn(0), adjourn()),
+        [Event::TableAdjourned { adjourned: true }]
+    );
+    assert!(sim.session.adjourned() && sim.session.table().facts().adjourned);
+    assert_eq!(sim.deadline(), None, "nothing counts while adjourned");
+    // The game stands still: game requests, pause and kick wait; chat does not.
+    sim.refused(21, conn(1), end_turn(), ErrorCode::TableAdjourned);
+    sim.refused(21, conn(3), concede(), ErrorCode::TableAdjourned);
+    sim.refused(
+        21,
+        conn(0),
+        ruling(Ruling::EndTurn { player: 1 }),
+        ErrorCode::TableAdjourned,
+    );
+    sim.refused(21, conn(0), pause(true), ErrorCode::TableAdjourned);
+    sim.refused(21, conn(0), kick(3, false), ErrorCode::TableAdjourned);
+    sim.refused(21, conn(0), adjourn(), ErrorCode::TableAdjourned);
+    sim.ok(22, conn(3), chat("see you tomorrow"));
+    // Everyone leaves; nobody is announced absent, nobody's turn is skipped, the host keeps the
+    // role and the game is not abandoned, however long they stay away.
+    sim.leave(23, conn(0));
+    sim.gone(23, conn(1));
+    sim.leave(24, conn(3));
+    assert_eq!(sim.deadline(), None);
+    sim.quiet(100);
+    sim.quiet(3 * 24 * 3600);
+    assert_eq!(sim.session.table().facts().host, Some(0));
+    assert_eq!(sim.session.table().stage(), Stage::Playing);
+    // Days later: players 1 and 0 come back, and the host resumes the game.
+    let back = 3 * 24 * 3600 + 1;
+    sim.resume(back, conn(1), peer(1), token(1)).unwrap();
+    sim.resume(back, conn(0), peer(0), token(0)).unwrap();
+    assert_eq!(sim.deadline(), None);
+    assert_eq!(
+        sim.ok(back, conn(0), resume_game()),
+        [Event::TableAdjourned { adjourned: false }]
+    );
+    assert!(!sim.session.adjourned());
+    assert_eq!(sim.running(), [(0, 1)]);
+    // The turn had 50 s left; player 2's absence limit had 25 s, player 3 (gone during the
+    // adjournment) has the whole limit from now.
+    assert_eq!(sim.deadline(), Some(back + 25));
+    assert_eq!(sim.expire(back + 25), [Event::PlayerAbsent { player: 2 }]);
+    assert_eq!(sim.deadline(), Some(back + 30));
+    assert_eq!(sim.expire(back + 30), [Event::PlayerAbsent { player: 3 }]);
+    assert_eq!(sim.deadline(), Some(back + 50));
+    assert_eq!(
+        sim.expire(back + 50),
+        sim.passes_on(1, TurnEndReason::Clock)
+    );
+}
+
+/// PROTOCOL.md ("Adjourning"): a host who does not come back does not keep the game adjourned:
+/// a majority of the players still in the game (the asker counted) resumes it, each ask counted
+/// once; an eliminated player does not ask.
+#[test]
+fn a_quorum_of_the_players_still_in_the_game_resumes_it_without_the_host() {
+    let mut sim = Sim::new(settings(60, 600, 0), timing(0.0));
+    sim.play(5, 1, 10);
+    // Player 4 concedes: 4 players left, quorum 3.
+    sim.ok(12, conn(4), concede());
+    assert_eq!(sim.session.table().living(), 4);
+    sim.ok(20, conn(0), adjourn());
+    sim.gone(21, conn(0));
+    assert_eq!(sim.deadline(), None, "the absent host keeps the role");
+    assert_eq!(
+        sim.ok(22, conn(1), resume_game()),
+        [Event::ResumeRequested { player: 1 }]
+    );
+    sim.refused(23, conn(1), resume_game(), ErrorCode::AlreadyAsked);
+    sim.refused(23, conn(4), resume_game(), ErrorCode::Eliminated);
+    assert_eq!(
+        sim.ok(24, conn(2), resume_game()),
+        [Event::ResumeRequested { player: 2 }]
+    );
+    assert_eq!(sim.session.table().facts().resume_asks, [1, 2]);
+    assert!(sim.session.adjourned());
+    assert_eq!(sim.deadline(), None);
+    // The third ask makes the quorum: the game resumes in the same batch.
+    assert_eq!(
+        sim.ok(25, conn(3), resume_game()),
+        [
+            Event::ResumeRequested { player: 3 },
+            Event::TableAdjourned { adjourned: false }
+        ]
+    );
+    assert!(!sim.session.adjourned());
+    assert!(sim.session.table().facts().resume_asks.is_empty());
+    sim.refused(26, conn(3), resume_game(), ErrorCode::NotAdjourned);
+    // Play goes on: the absent host hands the role on a grace period after he left.
+    assert_eq!(sim.deadline(), Some(21 + GRACE));
+    assert_eq!(
+        sim.expire(21 + GRACE),
+        [Event::HostChanged { player: Some(1) }]
+    );
+    // The turn clock had 50 s left at 20: it runs out at 25 + 50.
+    assert_eq!(sim.deadline(), Some(75));
+}
+
+#[test]
+fn only_a_game_in_progress_is_adjourned_and_adjourning_ends_a_pause() {
+    let mut sim = Sim::new(settings(60, 600, 0), timing(0.0));
+    sim.lobby(3);
+    sim.refused(1, conn(0), adjourn(), ErrorCode::NotPlaying);
+    sim.start(2, 1);
+    // During mulligans: the mulligan clock stops too.
+    sim.ok(3, conn(0), adjourn());
+    sim.refused(4, conn(1), keep(), ErrorCode::TableAdjourned);
+    assert_eq!(sim.deadline(), None);
+    sim.ok(5, conn(0), resume_game());
+    // Paused at 15, adjourned at 20: neither counts, and the pause is over.
+    let mut sim = Sim::new(settings(60, 600, 0), timing(0.0));
+    sim.play(3, 1, 10);
+    sim.ok(15, conn(0), pause(true));
+    assert_eq!(
+        sim.ok(20, conn(0), adjourn()),
+        [Event::TableAdjourned { adjourned: true }]
+    );
+    assert!(!sim.session.paused() && !sim.session.table().facts().paused);
+    assert_eq!(sim.deadline(), None);
+    sim.refused(21, conn(0), pause(false), ErrorCode::TableAdjourned);
+    sim.ok(50, conn(0), resume_game());
+    assert!(!sim.session.paused());
+    // 5 s of the turn clock had run: 55 s left from 50.
+    assert_eq!(sim.deadline(), Some(105));
+}
+
+/// An adjourned game stays adjourned across a restart: the fold says so, and no clock starts.
+#[test]
+fn an_adjourned_game_is_still_adjourned_after_a_restart() {
+    let mut sim = Sim::new(settings(60, 30, 0), timing(0.0));
+    sim.play(3, 1, 10);
+    sim.ok(20, conn(0), adjourn());
+    sim.ok(21, conn(2), resume_game());
+    let journal: Vec<(u64, Event)> = (1..).zip(sim.published.iter().cloned()).collect();
+    let seats: Vec<(PlayerId, Uuid)> = (0..3).map(|p| (p, token(p))).collect();
+    let recovered = Session::recover(
+        sim.session.settings().clone(),
+        DiceSecret::from_seed(SEED),
+        timing(0.0),
+        journal,
+        &seats,
+        Vec::new(),
+        sim.at(10_000),
+    )
+    .unwrap();
+    let mut sim = Sim {
+        session: recovered,
+        t0: sim.t0,
+        config: sim.config.clone(),
+        published: sim.published.clone(),
+    };
+    sim.drain();
+    assert!(sim.session.adjourned());
+    assert_eq!(sim.session.table().facts().resume_asks, [2]);
+    assert_eq!(sim.deadline(), None);
+    sim.quiet(1_000_000);
+    // The asks survived the restart: player 1's ask makes the quorum of 2.
+    sim.resume(1_000_001, conn(1), peer(1), token(1)).unwrap();
+    assert_eq!(
+        sim.ok(1_000_002, conn(1), resume_game()),
+        [
+            Event::ResumeRequested { player: 1 },
+            Event::TableAdjourned { adjourned: false }
+        ]
+    );
+}

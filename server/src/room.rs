@@ -695,6 +695,7 @@ fn new_summary(
         combat_dice: config.combat_dice,
         mulligan: config.mulligan,
         league,
+        adjourned: false,
     }
 }
 
@@ -1424,11 +1425,22 @@ impl Room {
         let seated = u8::try_from(self.session.seated()).unwrap_or(u8::MAX);
         let spectators = self.session.spectators();
         let stage = wire::stage_name(self.session.table().stage());
+        let adjourned = self.session.adjourned();
+        let now = (seated, spectators, stage, adjourned);
         self.summary.send_if_modified(|current| {
-            let changed =
-                (current.seated, current.spectators, current.stage) != (seated, spectators, stage);
-            (current.seated, current.spectators, current.stage) = (seated, spectators, stage);
-            changed
+            let before = (
+                current.seated,
+                current.spectators,
+                current.stage,
+                current.adjourned,
+            );
+            (
+                current.seated,
+                current.spectators,
+                current.stage,
+                current.adjourned,
+            ) = now;
+            before != now
         });
     }
 }

@@ -631,3 +631,72 @@ async fn twenty_tables_of_28_bots_survive_the_node_that_owns_the_most() {
         assert!(check.matching > journal.len() / 2, "{table}: {check:?}");
     }
 }
+
+/// Issue 34 (adjourning) in cluster mode: an adjourned table is taken over like any table when
+/// its owner dies — still adjourned, listed as adjourned on the surviving node, the asks kept —
+/// and its host resumes it there with his seat token.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_adjourned_table_survives_its_owner_and_is_resumed_on_another_node() {
+    let nats = NatsCluster::start(1).await;
+    let mut a = node(&nats, "a", 1, 1500).await;
+    let b = node(&nats, "b", 1, 1500).await;
+    let (table, mut clients) = table_across(a.addr, b.addr, "adjourned across nodes").await;
+    play_a_little(&mut clients, 2).await;
+    let adjourned = clients[0].call(|id| ClientMessage::Adjourn { id }).await;
+    let Ok(ServerMessage::Ack { seq, .. }) = adjourned else {
+        panic!("{adjourned:?}");
+    };
+    for client in &mut clients {
+        client.catch_up(seq).await;
+    }
+    // Bob (on node b) asks to resume.
+    let asked = clients[1].call(|id| ClientMessage::ResumeGame { id }).await;
+    assert!(matches!(asked, Ok(ServerMessage::Ack { .. })), "{asked:?}");
+    let before = clients[1].view.clone().unwrap();
+    assert!(before.adjourned);
+    assert_eq!(before.resume_asks, [1]);
+    let mut lobby_b = Client::connected(b.addr).await;
+    eventually("node b lists the table adjourned", async || {
+        list_tables(&mut lobby_b)
+            .await
+            .iter()
+            .any(|t| t.table == table && t.adjourned)
+    })
+    .await;
+
+    a.kill().await;
+    eventually("node b owns the table", async || {
+        b.metric("gm_tables").await == 1.0
+    })
+    .await;
+    until_moved(&mut clients[1]).await;
+    let view = clients[1].view.clone().unwrap();
+    assert!(view.adjourned, "still adjourned after the takeover");
+    assert_eq!(view.resume_asks, [1]);
+    assert_eq!(view.turns, before.turns);
+    assert!(
+        list_tables(&mut lobby_b)
+            .await
+            .iter()
+            .any(|t| t.table == table && t.adjourned)
+    );
+    // The host comes back through node b and resumes the game.
+    let (_, token) = clients[0].seat.unwrap();
+    let mut host = Client::connected(b.addr).await;
+    host.resume(table, token).await.unwrap();
+    let resumed = host.call(|id| ClientMessage::ResumeGame { id }).await;
+    let Ok(ServerMessage::Ack { seq, .. }) = resumed else {
+        panic!("{resumed:?}");
+    };
+    clients[1].catch_up(seq).await;
+    let view = clients[1].view.clone().unwrap();
+    assert!(!view.adjourned);
+    assert_eq!(view.turns, before.turns, "play goes on where it stopped");
+    eventually("node b lists the table in play", async || {
+        list_tables(&mut lobby_b)
+            .await
+            .iter()
+            .any(|t| t.table == table && !t.adjourned)
+    })
+    .await;
+}

@@ -126,6 +126,9 @@
     rate_limited: "Too many requests at once; wait a moment and try again.",
     server_busy: "The server is busy right now; try again in a moment.",
     table_paused: "The host has paused the table.",
+    table_adjourned: "The game is adjourned: the host resumes it (or a majority of the players asks to).",
+    not_adjourned: "The game is not adjourned.",
+    already_asked: "You have already asked to resume the game.",
     unknown_replay: "That finished game is not kept (any more).",
     storage_failed: "The server could not read or write its records; try again.",
     banned: "The host removed you from this table.",
@@ -439,6 +442,10 @@
       case "spectators_changed": return `${e.spectators} watching`;
       case "chat": return `${printable(e.name)}: ${printable(e.text)}`;
       case "table_paused": return e.paused ? "The host paused the table" : "The table resumed";
+      case "table_adjourned": return e.adjourned
+        ? "The host adjourned the game: everyone may leave and come back later; the clocks stand still"
+        : "The game resumed where it stopped";
+      case "resume_requested": return `${nameOf(e.player)} asks to resume the game`;
       case "player_absent": return `${nameOf(e.player)} has been away for a while`;
       case "player_kicked": return `The host removed ${nameOf(e.player)}` + (e.banned ? " and banned his address" : "");
       case "player_muted":
@@ -694,10 +701,19 @@
     return svg;
   }
 
+  /** How many asks resume an adjourned game without the host: a majority of the players still in the game. */
+  function resumeQuorum(view) {
+    return Math.floor(view.players.filter((p) => p.status === "alive").length / 2) + 1;
+  }
+
   /** What a person needs to know now, in one sentence. */
   function sentence(view, me) {
     if (!view) return "";
     const mine = me !== null ? view.players.find((p) => p.player === me) : null;
+    if (view.adjourned) {
+      return `☾ The game is adjourned — the host resumes it (or a majority of the players: ` +
+        `${(view.resume_asks || []).length} of ${resumeQuorum(view)} asked).`;
+    }
     if (view.paused) return "⏸ The host has paused the table.";
     switch (view.stage) {
       case "lobby": {
@@ -882,7 +898,7 @@
         h("a", { href: `/t/${t.table}`, class: "table-name" }, printable(t.name)),
         h("span", { class: "meta" },
           `${STAGES[t.stage] || t.stage} · ${t.seated}/${t.seats} seated · ${t.spectators} watching · ${rulesWords(t)}` +
-          (t.password ? " · password" : "") + (t.league ? " · league game" : ""))))));
+          (t.adjourned ? " · adjourned" : "") + (t.password ? " · password" : "") + (t.league ? " · league game" : ""))))));
     },
 
     async create(form) {
@@ -1054,6 +1070,10 @@
             const answer = await go({ type: "leave" });
             if (answer.type === "left") { store.remove(seatKey(route.table)); location.assign("/"); }
           })),
+        adjourned: h("div", { class: "group adjourned", testid: "adjourned-box" },
+          this.adjournedText = h("p", { testid: "adjourned-text" }),
+          this.resumeBtn = button("resume-game", "Resume the game", () => go({ type: "resume_game" }), "primary"),
+          this.askResumeBtn = button("ask-resume", "Ask to resume", () => go({ type: "resume_game" }))),
         mulligan: h("div", { class: "group decider-only" },
           button("keep", "Keep this hand", () => go({ type: "keep" }), "primary"),
           button("mulligan", "Mulligan", () => go({ type: "mulligan" }))),
@@ -1121,8 +1141,11 @@
       const value = h("input", { type: "number", value: 20, "aria-label": "Value" });
       const pick = (sel) => Number(sel.value);
       this.pauseBtn = button("pause", "Pause", () => go({ type: "pause", paused: !(state.view && state.view.paused) }));
+      this.adjournBtn = button("adjourn", "Adjourn the game…", () => {
+        if (window.confirm("Adjourn the game? Every clock stops and everyone may leave; you resume it later.")) go({ type: "adjourn" });
+      });
       return h("details", { class: "group host" }, h("summary", {}, "★ Host tools"),
-        h("div", { class: "row" }, this.pauseBtn,
+        h("div", { class: "row" }, this.pauseBtn, this.adjournBtn,
           button("mute-spectators", "Mute / unmute spectators", () => go({ type: "mute", player: null, muted: !state.view.spectators_muted }))),
         h("div", { class: "row" }, kickWho, h("label", { class: "inline" }, ban, " also ban"),
           button("kick", "Remove", () => { if (window.confirm(`Remove ${nameOf(pick(kickWho))} from the table?`)) go({ type: "kick", player: pick(kickWho), ban: ban.checked }); }, "danger")),
@@ -1175,7 +1198,7 @@
       const me = state.me;
       clear(this.head).append(h("h2", {}, printable(view.name)),
         h("span", { class: "meta" }, `${STAGES[view.stage]} · ${rulesWords(view.settings)} · ${view.spectators} watching` +
-          (view.paused ? " · ⏸ paused" : "") + (state.role === "spectator" && !this.display ? " · you are watching" : "")),
+          (view.adjourned ? " · ☾ adjourned" : view.paused ? " · ⏸ paused" : "") + (state.role === "spectator" && !this.display ? " · you are watching" : "")),
         view.settings.league && !this.display ? h("a", { href: `/leagues/${view.settings.league}`, class: "meta", testid: "table-league" }, "League game ▸") : null);
       this.status.textContent = sentence(view, me);
       clear(this.ringBox).append(ring(view, me, { big: this.display, onSeat: (p) => this.onSeat(p) }));
@@ -1215,10 +1238,20 @@
         this.chooseSel.value = String(view.first_choice);
       }
       const deciding = (view.mulligan_deciders || []).includes(me);
-      g.mulligan.hidden = !(player && view.stage === "mulligan" && deciding);
-      g.dice.hidden = !(player && view.stage === "playing" && alive && view.settings.combat_dice);
-      g.turn.hidden = !(player && view.stage === "playing" && own && alive);
-      g.play.hidden = !(player && view.stage === "playing" && alive);
+      // An adjourned game stands still: only resuming it (or asking to) is offered.
+      const going = !view.adjourned;
+      const asks = view.resume_asks || [];
+      g.adjourned.hidden = !(player && view.adjourned);
+      this.adjournedText.textContent = `The game is adjourned. ${asks.length} of ${resumeQuorum(view)} players have asked to resume it` +
+        (asks.length ? ` (${asks.map(nameOf).join(", ")})` : "") + ".";
+      this.resumeBtn.hidden = !host;
+      this.askResumeBtn.hidden = host || !alive;
+      this.askResumeBtn.disabled = asks.includes(me);
+      this.askResumeBtn.textContent = asks.includes(me) ? "You asked to resume" : "Ask to resume";
+      g.mulligan.hidden = !(player && going && view.stage === "mulligan" && deciding);
+      g.dice.hidden = !(player && going && view.stage === "playing" && alive && view.settings.combat_dice);
+      g.turn.hidden = !(player && going && view.stage === "playing" && own && alive);
+      g.play.hidden = !(player && going && view.stage === "playing" && alive);
       g.host.hidden = !host || view.stage === "finished";
       if (own) {
         for (const ph of PHASES) {
@@ -1228,6 +1261,8 @@
         }
       }
       this.pauseBtn.textContent = view.paused ? "Resume" : "Pause";
+      this.pauseBtn.hidden = view.adjourned;
+      this.adjournBtn.hidden = view.adjourned || !(view.stage === "mulligan" || view.stage === "playing");
       if (Object.values(g).every((el) => el.hidden) && state.role === "player") this.actions.hidden = true;
       // First-player choice in the lobby.
       const firsts = [["", "Drawn at random"], ...view.players.map((p) => [String(p.player), printable(p.name)])];

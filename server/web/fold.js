@@ -19,7 +19,7 @@
       table, name, seq: 0, settings,
       stage: "lobby", host: null, first_player: null, mulligan_decider: null,
       mulligan_deciders: [], players: [], ring: [], turns: [], standings: [],
-      spectators: 0, paused: false, spectators_muted: false,
+      spectators: 0, paused: false, adjourned: false, resume_asks: [], spectators_muted: false,
       dice_commitment: "", dice_secret: null, first_decider: null, first_choice: null,
     };
   }
@@ -224,6 +224,16 @@
       }
       case "table_paused":
         view.paused = e.paused;
+        break;
+      case "table_adjourned":
+        view.adjourned = e.adjourned;
+        view.resume_asks = [];
+        // Adjourning ends a pause.
+        if (e.adjourned) view.paused = false;
+        break;
+      case "resume_requested":
+        playerOf(view, e.player);
+        if (!view.resume_asks.includes(e.player)) view.resume_asks.push(e.player);
         break;
       case "player_absent":
         playerOf(view, e.player).absent = true;

@@ -1330,3 +1330,125 @@ async fn the_league_page_shows_every_member_of_a_league_in_many_pages() {
     assert_eq!(meta, Value::from("150 members · 2 games"));
     browser.close().await;
 }
+
+/// Issue 34 (adjourning) on the page: the host adjourns from his tools, both pages show the
+/// game adjourned (the host a "Resume" button, the other player "Ask to resume" with the count
+/// of asks against the quorum), the lobby lists the table as adjourned, the other player's ask
+/// is counted once, and the host resumes the game. The pages' mirrors equal the server's
+/// snapshot throughout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_host_adjourns_and_resumes_a_game_from_the_page() {
+    let server = TestServer::start().await;
+    let base = format!("http://127.0.0.1:{}", server.addr.port());
+    let driver = Driver::start().await;
+    let ann = driver.browser(1280, 800).await;
+    let bob = driver.browser(390, 844).await;
+    ann.goto(&format!("{base}/")).await;
+    ann.fill("create-name", "Late night").await;
+    ann.fill("create-seats", "2").await;
+    ann.click("create-submit").await;
+    ann.until("the table page", "location.pathname.startsWith('/t/')")
+        .await;
+    let table_url = ann.js("return location.href;").await;
+    ann.fill("join-name", "Ann").await;
+    ann.click("join-submit").await;
+    ann.until("seated", "gm.role() === 'player'").await;
+    bob.goto(table_url.as_str().unwrap()).await;
+    bob.fill("join-name", "Bob").await;
+    bob.click("join-submit").await;
+    bob.until("seated", "gm.role() === 'player'").await;
+    ann.click("start").await;
+    keep_both(&ann, &bob).await;
+    settle(&[&ann, &bob]).await;
+    assert_eq!(ann.view().await["stage"], "playing");
+
+    // The host opens his tools and adjourns (confirming the dialog).
+    ann.js("document.querySelector('details.host').open = true; window.confirm = () => true; return null;")
+        .await;
+    ann.click("adjourn").await;
+    for (b, who) in [(&ann, "Ann"), (&bob, "Bob")] {
+        b.until("adjourned", "gm.view().adjourned === true").await;
+        b.until(
+            "the adjourned banner",
+            "document.querySelector('[data-testid=\"adjourned-box\"]').offsetParent !== null && \
+             document.querySelector('[data-testid=\"status-line\"]').textContent.includes('adjourned')",
+        )
+        .await;
+        b.check_mirror(&format!("{who} adjourned")).await;
+    }
+    ann.until(
+        "the host's resume button, no game buttons",
+        "document.querySelector('[data-testid=\"resume-game\"]').offsetParent !== null && \
+         document.querySelector('[data-testid=\"ask-resume\"]').offsetParent === null && \
+         document.querySelector('[data-testid=\"end-turn\"]').offsetParent === null",
+    )
+    .await;
+    bob.until(
+        "the ask button, 0 of 2",
+        "document.querySelector('[data-testid=\"resume-game\"]').offsetParent === null && \
+         document.querySelector('[data-testid=\"adjourned-text\"]').textContent.includes('0 of 2')",
+    )
+    .await;
+
+    // The lobby lists it as adjourned.
+    let lobby = driver.browser(1280, 800).await;
+    lobby.goto(&format!("{base}/")).await;
+    lobby
+        .until(
+            "the adjourned table in the list",
+            "Array.from(document.querySelectorAll('[data-testid=\"table-row\"]')).some(r => \
+             r.textContent.includes('Late night') && r.textContent.includes('adjourned'))",
+        )
+        .await;
+    lobby.close().await;
+
+    // Bob asks once: 1 of 2, and the button says so.
+    bob.click("ask-resume").await;
+    let bob_id = bob.me().await.unwrap();
+    for b in [&ann, &bob] {
+        b.until(
+            "Bob's ask",
+            &format!("JSON.stringify(gm.view().resume_asks) === '[{bob_id}]'"),
+        )
+        .await;
+    }
+    bob.until(
+        "asked",
+        "document.querySelector('[data-testid=\"ask-resume\"]').disabled && \
+         document.querySelector('[data-testid=\"adjourned-text\"]').textContent.includes('1 of 2')",
+    )
+    .await;
+    assert_eq!(ann.view().await["adjourned"], true, "one ask of two");
+    settle(&[&ann, &bob]).await;
+    ann.check_mirror("Ann after Bob's ask").await;
+    bob.check_mirror("Bob after Bob's ask").await;
+
+    // The host resumes: play goes on, the game buttons are back.
+    ann.click("resume-game").await;
+    for (b, who) in [(&ann, "Ann"), (&bob, "Bob")] {
+        b.until(
+            "resumed",
+            "gm.view().adjourned === false && gm.view().resume_asks.length === 0 && \
+             document.querySelector('[data-testid=\"adjourned-box\"]').offsetParent === null",
+        )
+        .await;
+        b.check_mirror(&format!("{who} resumed")).await;
+    }
+    let holder = ann.view().await["turns"][0]["player"].as_u64();
+    let (mover, other) = if holder == ann.me().await {
+        (&ann, &bob)
+    } else {
+        (&bob, &ann)
+    };
+    mover.click("end-turn").await;
+    let seq = settle(&[&ann, &bob]).await;
+    assert!(seq > 0);
+    other
+        .until(
+            "the turn passed",
+            "gm.view().turns.some(t => t.player === gm.me() && t.state === 'running')",
+        )
+        .await;
+    ann.close().await;
+    bob.close().await;
+}

@@ -26,5 +26,5 @@ pub use config::{ConfigError, RuleSet, SpellRange, TableConfig};
 pub(crate) use table::{LeagueSeats, TableParts};
 pub use table::{
     Player, Presence, QuickStartError, ReplayError, Seat, SessionFacts, Stage, Table, Turn,
-    TurnState, check_seat_text,
+    TurnState, check_seat_text, resume_quorum,
 };

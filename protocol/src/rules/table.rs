@@ -136,6 +136,10 @@ pub struct SessionFacts {
     pub spectators: u32,
     /// Whether the host has paused the table.
     pub paused: bool,
+    /// Whether the host has adjourned the game.
+    pub adjourned: bool,
+    /// While adjourned: the players who have asked to resume it, in the order they asked.
+    pub resume_asks: Vec<PlayerId>,
     /// Whether the host has muted the spectators' chat.
     pub spectators_muted: bool,
     /// Players the host kicked while mulligans were under way: their decision is taken as
@@ -226,6 +230,8 @@ pub(crate) struct TableParts {
     pub host: Option<PlayerId>,
     pub spectators: u32,
     pub paused: bool,
+    pub adjourned: bool,
+    pub resume_asks: Vec<PlayerId>,
     pub spectators_muted: bool,
     pub players: Vec<Player>,
     pub ring: Vec<Seat>,
@@ -260,6 +266,8 @@ impl Table {
                 host: parts.host,
                 spectators: parts.spectators,
                 paused: parts.paused,
+                adjourned: parts.adjourned,
+                resume_asks: parts.resume_asks,
                 spectators_muted: parts.spectators_muted,
                 kicked_in_mulligan: Vec::new(),
                 presence: parts.presence,
@@ -2092,6 +2100,26 @@ impl Table {
             }
             Event::SpectatorsChanged { spectators } => self.facts.spectators = *spectators,
             Event::TablePaused { paused } => self.facts.paused = *paused,
+            Event::TableAdjourned { adjourned } => {
+                if *adjourned && !matches!(self.stage, Stage::Mulligan { .. } | Stage::Playing) {
+                    return Err("game adjourned outside a game");
+                }
+                self.facts.adjourned = *adjourned;
+                self.facts.resume_asks.clear();
+                if *adjourned {
+                    // Adjourning ends a pause.
+                    self.facts.paused = false;
+                }
+            }
+            Event::ResumeRequested { player } => {
+                self.facts.known(*player)?;
+                if !self.facts.adjourned {
+                    return Err("resume asked of a game that is not adjourned");
+                }
+                if !self.facts.resume_asks.contains(player) {
+                    self.facts.resume_asks.push(*player);
+                }
+            }
             Event::PlayerKicked { player, .. } => {
                 // His connection is closed with the kick.
                 self.facts.known(*player)?.connected = false;
@@ -2129,6 +2157,12 @@ fn check_powers(power: u32, opposing: &[u32]) -> Result<(), ErrorCode> {
         return Err(ErrorCode::BadAmount);
     }
     Ok(())
+}
+
+/// How many players' asks resume an adjourned game without its host: a majority of the
+/// `living` players still in the game (more than half of them; the asker counts).
+pub fn resume_quorum(living: usize) -> usize {
+    living / 2 + 1
 }
 
 /// The text a player sits down with, checked as `join` checks it (before anything about the
