@@ -445,10 +445,24 @@ pub fn verify(
             } else {
                 "the first player chosen by the host"
             };
+            let seating = match verified.seating {
+                grand_melee_protocol::SeatingMode::Random => format!(
+                    "the seating of {} players (random), {first}",
+                    verified.players
+                ),
+                grand_melee_protocol::SeatingMode::Joined => format!(
+                    "{first} (the seating of {} players was in join order, as announced: not the dice's)",
+                    verified.players
+                ),
+                grand_melee_protocol::SeatingMode::Arranged => format!(
+                    "{first} (the seating of {} players was arranged by the host: not the dice's)",
+                    verified.players
+                ),
+            };
             writeln!(
                 out,
-                "verified: the secret matches its commitment; the seating of {} players, {first} and all {} d20 roll(s) are what the dice give",
-                verified.players, verified.rolls
+                "verified: the secret matches its commitment; {seating} and all {} d20 roll(s) are what the dice give",
+                verified.rolls
             )?;
             Ok(())
         }

@@ -93,6 +93,8 @@ async fn mid_game(seats: u8) -> (TableId, TableView) {
         ClientMessage::Start {
             id: 0,
             first_player: None,
+            seating: grand_melee_protocol::SeatingMode::Random,
+            order: Vec::new(),
         },
     )
     .await;
@@ -579,6 +581,7 @@ fn hostile_text_reaches_the_screen_only_as_visible_escapes() {
         first_player_chosen: false,
         bonuses: Vec::new(),
         first_decided_by: None,
+        seating_mode: grand_melee_protocol::SeatingMode::Random,
     });
     view = folded(&view, &events);
     let state = State {
@@ -687,6 +690,7 @@ fn three_players() -> TableView {
         first_player_chosen: false,
         bonuses: Vec::new(),
         first_decided_by: None,
+        seating_mode: grand_melee_protocol::SeatingMode::Random,
     });
     folded(&view, &events)
 }

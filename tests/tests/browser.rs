@@ -503,6 +503,8 @@ async fn a_28_seat_table_mid_game_on_a_laptop_and_a_phone() {
         .call(|id| ClientMessage::Start {
             id,
             first_player: None,
+            seating: grand_melee_protocol::SeatingMode::Random,
+            order: Vec::new(),
         })
         .await;
     assert!(start.is_ok(), "{start:?}");
