@@ -574,14 +574,10 @@ impl Session {
                 if self.paused_since.is_some() {
                     return Err(ErrorCode::TablePaused);
                 }
-                let seq = self.run_core(actor, command, now)?;
-                if matches!(request, ClientMessage::Ruling { .. })
-                    && !self.table.facts().calls.is_empty()
-                {
-                    // A ruling answers every open call.
-                    return Ok(self.publish(vec![Event::HostAnswered { player: None }]));
+                if matches!(request, ClientMessage::Ruling { .. }) {
+                    return self.rule(actor, command, now);
                 }
-                Ok(seq)
+                self.run_core(actor, command, now)
             }
         }
     }
@@ -657,6 +653,19 @@ impl Session {
             return Err(ErrorCode::NoOpenCall);
         }
         Ok(self.publish(vec![Event::HostAnswered { player }]))
+    }
+
+    /// A host's ruling: run through the rules core, it answers every open call too
+    /// (`host_answered` after the ruling's events, in the same batch).
+    fn rule(&mut self, actor: Actor, command: Command, now: Instant) -> Result<u64, ErrorCode> {
+        let mut events = self.table.handle(actor, command)?;
+        if !self.table.facts().calls.is_empty() {
+            events.push(Event::HostAnswered { player: None });
+        }
+        self.publish(events);
+        self.settle_kicks();
+        self.after_core(now);
+        Ok(self.seq)
     }
 
     /// Runs a command through the rules core and publishes its events; returns the number of the
