@@ -986,4 +986,50 @@ mod tests {
         };
         assert_eq!(with_id(get(0), 9), get(9));
     }
+
+    #[test]
+    fn start_takes_a_seating_and_call_and_answer_reach_the_host() {
+        use grand_melee_protocol::SeatingMode::{Arranged, Joined, Random};
+        let start = |first_player, seating, order: Vec<PlayerId>| ClientMessage::Start {
+            id: 0,
+            first_player,
+            seating,
+            order,
+        };
+        assert_eq!(request("start"), start(None, Random, Vec::new()));
+        assert_eq!(request("start cid"), start(Some(2), Random, Vec::new()));
+        assert_eq!(request("start joined"), start(None, Joined, Vec::new()));
+        assert_eq!(
+            request("start random big ben"),
+            start(Some(1), Random, Vec::new())
+        );
+        assert_eq!(
+            request("start order Cid, big ben, #0"),
+            start(None, Arranged, vec![2, 1, 0])
+        );
+        assert!(parse("start order Cid,, Ann", Some(&table()), Some(0)).is_err());
+        assert!(parse("start order Cid, Zed", Some(&table()), Some(0)).is_err());
+        assert_eq!(
+            request("call  is Wrath resolved?"),
+            ClientMessage::CallHost {
+                id: 0,
+                reason: "is Wrath resolved?".into()
+            }
+        );
+        assert!(parse("call", Some(&table()), Some(0)).is_err());
+        assert_eq!(
+            request("answer"),
+            ClientMessage::AnswerCall {
+                id: 0,
+                player: None
+            }
+        );
+        assert_eq!(
+            request("answer ann"),
+            ClientMessage::AnswerCall {
+                id: 0,
+                player: Some(0)
+            }
+        );
+    }
 }
