@@ -658,20 +658,27 @@ impl Session {
     /// A host's ruling: run through the rules core, it answers every open call too
     /// (`host_answered` after the ruling's events, in the same batch).
     fn rule(&mut self, actor: Actor, command: Command, now: Instant) -> Result<u64, ErrorCode> {
-        let mut events = self.table.handle(actor, command)?;
-        if !self.table.facts().calls.is_empty() {
-            events.push(Event::HostAnswered { player: None });
-        }
-        self.publish(events);
-        self.settle_kicks();
-        self.after_core(now);
-        Ok(self.seq)
+        self.run_core_then(actor, command, now, |table| {
+            (!table.facts().calls.is_empty()).then_some(Event::HostAnswered { player: None })
+        })
     }
 
     /// Runs a command through the rules core and publishes its events; returns the number of the
     /// last event.
     fn run_core(&mut self, actor: Actor, command: Command, now: Instant) -> Result<u64, ErrorCode> {
-        let events = self.table.handle(actor, command)?;
+        self.run_core_then(actor, command, now, |_| None)
+    }
+
+    /// [`run_core`](Self::run_core), with a table-level event `then` adds to the same batch.
+    fn run_core_then(
+        &mut self,
+        actor: Actor,
+        command: Command,
+        now: Instant,
+        then: impl FnOnce(&Table) -> Option<Event>,
+    ) -> Result<u64, ErrorCode> {
+        let mut events = self.table.handle(actor, command)?;
+        events.extend(then(&self.table));
         self.publish(events);
         self.settle_kicks();
         self.after_core(now);
