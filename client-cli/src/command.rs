@@ -5,7 +5,9 @@
 //! spaces are matched word by word), by his seat number as the ring shows it (his player id
 //! in the lobby), by `#id` for his player id, or by `me`.
 
-use grand_melee_protocol::{ClientMessage, Phase, PlayerId, Ruling, StageName, TableView};
+use grand_melee_protocol::{
+    ClientMessage, Phase, PlayerId, Ruling, SeatingMode, StageName, TableView,
+};
 
 /// What a typed line asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,8 +58,12 @@ pub const HELP: &[(&str, &str)] = &[
     ("status", "show every seat and your situation"),
     ("snapshot", "ask the server for a fresh copy of the table"),
     (
-        "start [who]",
-        "host: start the game (optionally choosing the first player)",
+        "start [random|joined] [who]",
+        "host: start the game, seated by the dice (default) or in join order (optionally choosing the first player)",
+    ),
+    (
+        "start order <who>, <who>, …",
+        "host: start the game with the seating you arranged (every player once, seat 0 first)",
     ),
     (
         "first <who>",
@@ -100,6 +106,14 @@ pub const HELP: &[(&str, &str)] = &[
     ),
     ("unmute <who>|spectators", "host: let them chat again"),
     ("host <who>", "host: hand the host role to another player"),
+    (
+        "call <reason>",
+        "call the host (a dispute, a question): one short line, once per 30 s",
+    ),
+    (
+        "answer [who]",
+        "host: close a player's call (or every open call); a ruling closes them too",
+    ),
     ("leave", "give up your seat (in the lobby) and quit"),
     ("quit", "quit; your seat is kept and `resume` takes it back"),
     ("help", "this list"),
@@ -108,7 +122,9 @@ pub const HELP: &[(&str, &str)] = &[
 /// The first words of every command, for completion.
 pub const NAMES: &[&str] = &[
     "adjourn",
+    "answer",
     "attack",
+    "call",
     "concede",
     "counter",
     "damage",
@@ -211,9 +227,19 @@ pub fn parse(
             id: 0,
             player: resolve.whole(&words)?,
         },
-        "start" => ClientMessage::Start {
+        "start" => parse_start(&words, rest, &resolve)?,
+        "call" => {
+            if rest.is_empty() {
+                return Err("usage: call <reason> (one short line for the host)".into());
+            }
+            ClientMessage::CallHost {
+                id: 0,
+                reason: rest.to_owned(),
+            }
+        }
+        "answer" => ClientMessage::AnswerCall {
             id: 0,
-            first_player: if words.is_empty() {
+            player: if words.is_empty() {
                 None
             } else {
                 Some(resolve.whole(&words)?)
@@ -322,6 +348,48 @@ fn split_word(line: &str) -> Option<(&str, &str)> {
     Some(match line.split_once(char::is_whitespace) {
         Some((word, rest)) => (word, rest.trim()),
         None => (line, ""),
+    })
+}
+
+/// `start [random|joined] [who]` or `start order <who>, <who>, …`.
+fn parse_start(
+    words: &[&str],
+    rest: &str,
+    resolve: &Resolver<'_>,
+) -> Result<ClientMessage, String> {
+    let (seating, who) = match words.split_first() {
+        Some((first, who)) if first.eq_ignore_ascii_case("random") => (SeatingMode::Random, who),
+        Some((first, who)) if first.eq_ignore_ascii_case("joined") => (SeatingMode::Joined, who),
+        Some((first, _)) if first.eq_ignore_ascii_case("order") => {
+            let after = rest
+                .split_once(char::is_whitespace)
+                .map_or("", |(_, a)| a.trim());
+            let mut order = Vec::new();
+            for part in after.split(',') {
+                let part: Vec<&str> = part.split_whitespace().collect();
+                if part.is_empty() {
+                    return Err("usage: start order <who>, <who>, … (every player once)".into());
+                }
+                order.push(resolve.whole(&part)?);
+            }
+            return Ok(ClientMessage::Start {
+                id: 0,
+                first_player: None,
+                seating: SeatingMode::Arranged,
+                order,
+            });
+        }
+        _ => (SeatingMode::Random, words),
+    };
+    Ok(ClientMessage::Start {
+        id: 0,
+        first_player: if who.is_empty() {
+            None
+        } else {
+            Some(resolve.whole(who)?)
+        },
+        seating,
+        order: Vec::new(),
     })
 }
 
@@ -609,6 +677,7 @@ mod tests {
                 first_player_chosen: false,
                 bonuses: Vec::new(),
                 first_decided_by: None,
+                seating_mode: grand_melee_protocol::SeatingMode::Random,
             },
         ];
         view = view.folded(1, &events).expect("events apply");
@@ -954,5 +1023,51 @@ mod tests {
             token: None,
         };
         assert_eq!(with_id(get(0), 9), get(9));
+    }
+
+    #[test]
+    fn start_takes_a_seating_and_call_and_answer_reach_the_host() {
+        use grand_melee_protocol::SeatingMode::{Arranged, Joined, Random};
+        let start = |first_player, seating, order: Vec<PlayerId>| ClientMessage::Start {
+            id: 0,
+            first_player,
+            seating,
+            order,
+        };
+        assert_eq!(request("start"), start(None, Random, Vec::new()));
+        assert_eq!(request("start cid"), start(Some(2), Random, Vec::new()));
+        assert_eq!(request("start joined"), start(None, Joined, Vec::new()));
+        assert_eq!(
+            request("start random big ben"),
+            start(Some(1), Random, Vec::new())
+        );
+        assert_eq!(
+            request("start order Cid, big ben, #0"),
+            start(None, Arranged, vec![2, 1, 0])
+        );
+        assert!(parse("start order Cid,, Ann", Some(&table()), Some(0)).is_err());
+        assert!(parse("start order Cid, Zed", Some(&table()), Some(0)).is_err());
+        assert_eq!(
+            request("call  is Wrath resolved?"),
+            ClientMessage::CallHost {
+                id: 0,
+                reason: "is Wrath resolved?".into()
+            }
+        );
+        assert!(parse("call", Some(&table()), Some(0)).is_err());
+        assert_eq!(
+            request("answer"),
+            ClientMessage::AnswerCall {
+                id: 0,
+                player: None
+            }
+        );
+        assert_eq!(
+            request("answer ann"),
+            ClientMessage::AnswerCall {
+                id: 0,
+                player: Some(0)
+            }
+        );
     }
 }

@@ -7,7 +7,8 @@ use std::fmt::Write as _;
 use crate::safe;
 
 use grand_melee_protocol::{
-    Event, KeepReason, Phase, PlayerId, PlayerStatus, StageName, TableView, TurnStateName,
+    Event, KeepReason, Phase, PlayerId, PlayerStatus, SeatingMode, StageName, TableView,
+    TurnStateName,
 };
 
 /// A player's display name as the view has it (unescaped), or `#id` if it does not know him.
@@ -96,6 +97,7 @@ pub fn script_line(seq: u64, event: &Event, view: &TableView) -> String {
             commitment,
             first_decided_by,
             bonuses,
+            seating_mode,
             ..
         } => {
             let _ = write!(
@@ -105,6 +107,9 @@ pub fn script_line(seq: u64, event: &Event, view: &TableView) -> String {
                 list(view, seating),
                 list(view, turn_holders),
             );
+            if !seating_mode.is_random() {
+                let _ = write!(line, " seating_mode={}", wire_name(seating_mode));
+            }
             if let Some(by) = first_decided_by {
                 let _ = write!(line, " decided_by={}", w(*by));
             }
@@ -238,6 +243,18 @@ pub fn script_line(seq: u64, event: &Event, view: &TableView) -> String {
             Some(p) => write!(line, " player={} muted={muted}", w(*p)),
             None => write!(line, " player=spectators muted={muted}"),
         },
+        Event::HostCalled { player, reason } => {
+            write!(
+                line,
+                " player={} reason={}",
+                w(*player),
+                safe::quoted(reason)
+            )
+        }
+        Event::HostAnswered { player } => match player {
+            Some(p) => write!(line, " player={}", w(*p)),
+            None => write!(line, " player=all"),
+        },
         _ => write!(line, "{}", generic_fields(event)),
     };
     line
@@ -292,10 +309,16 @@ pub fn sentence(event: &Event, view: &TableView) -> String {
             first_player,
             turn_holders,
             bonuses,
+            seating_mode,
             ..
         } => {
+            let seated = match seating_mode {
+                SeatingMode::Random => "",
+                SeatingMode::Joined => " (seated in join order)",
+                SeatingMode::Arranged => " (seated as the host arranged)",
+            };
             let mut sentence = format!(
-                "The game started: {} plays first, {} simultaneous turn(s)",
+                "The game started{seated}: {} plays first, {} simultaneous turn(s)",
                 n(*first_player),
                 turn_holders.len()
             );
@@ -424,6 +447,13 @@ pub fn sentence(event: &Event, view: &TableView) -> String {
             view.resume_quorum()
         ),
         Event::PlayerAbsent { player } => format!("{} is absent", n(*player)),
+        Event::HostCalled { player, reason } => {
+            format!("{} calls the host: {}", n(*player), safe::printable(reason))
+        }
+        Event::HostAnswered { player } => match player {
+            Some(p) => format!("The host answered {}'s call", n(*p)),
+            None => "The host answered every open call".to_owned(),
+        },
         Event::PlayerKicked { player, banned } => {
             if *banned {
                 format!("{} was removed and banned by the host", n(*player))
@@ -726,6 +756,7 @@ mod tests {
                 first_player_chosen: false,
                 bonuses: Vec::new(),
                 first_decided_by: None,
+                seating_mode: grand_melee_protocol::SeatingMode::Random,
             },
         ];
         view = view.folded(1, &events).unwrap();
@@ -818,6 +849,7 @@ mod tests {
                     first_player_chosen: false,
                     bonuses: Vec::new(),
                     first_decided_by: None,
+                    seating_mode: grand_melee_protocol::SeatingMode::Random,
                 },
                 &view,
             );
@@ -884,6 +916,24 @@ mod tests {
             (
                 "event 9 player_muted player=0 \"Ann\" muted=true".to_owned(),
                 "Ann: muted by the host".to_owned()
+            )
+        );
+        assert_eq!(
+            words(Event::HostCalled {
+                player: 1,
+                reason: "is \"Wrath\" resolved?".to_owned()
+            }),
+            (
+                "event 9 host_called player=1 \"Ben\" reason=\"is \\\"Wrath\\\" resolved?\""
+                    .to_owned(),
+                "Ben calls the host: is \"Wrath\" resolved?".to_owned()
+            )
+        );
+        assert_eq!(
+            words(Event::HostAnswered { player: None }),
+            (
+                "event 9 host_answered player=all".to_owned(),
+                "The host answered every open call".to_owned()
             )
         );
         assert_eq!(

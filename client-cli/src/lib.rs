@@ -446,10 +446,24 @@ pub fn verify(
             } else {
                 "the first player chosen by the host"
             };
+            let seating = match verified.seating {
+                grand_melee_protocol::SeatingMode::Random => format!(
+                    "the seating of {} players (random), {first}",
+                    verified.players
+                ),
+                grand_melee_protocol::SeatingMode::Joined => format!(
+                    "{first} (the seating of {} players was in join order, as announced: not the dice's)",
+                    verified.players
+                ),
+                grand_melee_protocol::SeatingMode::Arranged => format!(
+                    "{first} (the seating of {} players was arranged by the host: not the dice's)",
+                    verified.players
+                ),
+            };
             writeln!(
                 out,
-                "verified: the secret matches its commitment; the seating of {} players, {first} and all {} d20 roll(s) are what the dice give",
-                verified.players, verified.rolls
+                "verified: the secret matches its commitment; {seating} and all {} d20 roll(s) are what the dice give",
+                verified.rolls
             )?;
             Ok(())
         }
@@ -816,5 +830,61 @@ mod tests {
                 "{error}"
             );
         }
+    }
+
+    #[test]
+    fn verify_says_how_the_table_was_seated() {
+        use grand_melee_protocol::dice::{Dice, DiceSecret, entropy_digest};
+        use grand_melee_protocol::{Event, SeatingMode};
+        let secret = DiceSecret::from_seed(5);
+        let game = |mode: SeatingMode, seating: Vec<u16>| {
+            let mut events: Vec<Event> = (0..3)
+                .map(|player| Event::PlayerJoined {
+                    player,
+                    name: format!("p{player}"),
+                    entropy: String::new(),
+                    deck: None,
+                })
+                .collect();
+            let dice = Dice::new(secret, entropy_digest(["", "", ""]));
+            let first_player = seating[dice.first_seat(3)];
+            events.push(Event::GameStarted {
+                seating,
+                first_player,
+                turn_holders: vec![first_player],
+                commitment: secret.commitment(),
+                first_player_chosen: false,
+                first_decided_by: None,
+                bonuses: Vec::new(),
+                seating_mode: mode,
+            });
+            events.push(Event::DiceRevealed {
+                secret: secret.to_hex(),
+            });
+            let mut out = Vec::new();
+            let verified =
+                verify(&events, &mut out).map(|()| String::from_utf8(out).unwrap_or_default());
+            verified.map_err(|e| e.to_string())
+        };
+        let joined = game(SeatingMode::Joined, vec![0, 1, 2]);
+        assert!(
+            joined
+                .as_ref()
+                .is_ok_and(|o| o.contains("join order, as announced: not the dice's")),
+            "{joined:?}"
+        );
+        let arranged = game(SeatingMode::Arranged, vec![2, 0, 1]);
+        assert!(
+            arranged
+                .as_ref()
+                .is_ok_and(|o| o.contains("arranged by the host")),
+            "{arranged:?}"
+        );
+        // "As joined" that is not the join order is caught.
+        let wrong = game(SeatingMode::Joined, vec![2, 0, 1]);
+        assert!(
+            wrong.as_ref().is_err_and(|e| e.contains("join order")),
+            "{wrong:?}"
+        );
     }
 }

@@ -787,7 +787,19 @@ fn render_header(frame: &mut Frame<'_>, area: Rect, state: &State, replay: Optio
     if !state.connected {
         first.push_str(" · OFFLINE");
     }
-    let first_style = if state.connected && !view.paused && !view.adjourned {
+    let host_called = state.me.is_some() && view.host == state.me && !view.calls.is_empty();
+    if host_called && let Some(call) = view.calls.last() {
+        // The host's alert: who called and why (the newest call; `answer` closes them).
+        first.push_str(&format!(
+            " · CALL from {}: {}",
+            describe::name(view, call.player),
+            printable(&call.reason)
+        ));
+        if view.calls.len() > 1 {
+            first.push_str(&format!(" (+{} more)", view.calls.len() - 1));
+        }
+    }
+    let first_style = if state.connected && !view.paused && !view.adjourned && !host_called {
         Style::default().add_modifier(Modifier::REVERSED)
     } else {
         Style::default()
@@ -1558,6 +1570,8 @@ pub struct Tui<B: Backend> {
     bells: usize,
     /// Whether the last situation called for the player (his turn, his mulligan decision).
     called: bool,
+    /// The open calls for the host last seen while the player was host.
+    host_calls: Vec<grand_melee_protocol::HostCall>,
 }
 
 impl<B: Backend> std::fmt::Debug for Tui<B> {
@@ -1584,6 +1598,7 @@ impl<B: Backend> Tui<B> {
             bell,
             bells: 0,
             called: false,
+            host_calls: Vec::new(),
         }
     }
 
@@ -1612,11 +1627,20 @@ impl<B: Backend> Tui<B> {
             state.situation(),
             Some(Situation::YourTurn { .. } | Situation::MulliganDecide { .. })
         );
-        if called && !self.called {
+        // The host is called too when a player calls him (a call he has not seen yet).
+        let calls = state
+            .view
+            .as_ref()
+            .filter(|v| v.host.is_some() && v.host == state.me)
+            .map(|v| v.calls.clone())
+            .unwrap_or_default();
+        let new_call = calls.iter().any(|c| !self.host_calls.contains(c));
+        if (called && !self.called) || new_call {
             self.bells += 1;
             (self.bell)();
         }
         self.called = called;
+        self.host_calls = calls;
     }
 }
 

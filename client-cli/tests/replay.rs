@@ -142,6 +142,8 @@ async fn finished_game_on(server: TestServer, password: Option<&str>, chat: usiz
         ClientMessage::Start {
             id: 0,
             first_player: None,
+            seating: grand_melee_protocol::SeatingMode::Random,
+            order: Vec::new(),
         },
     )
     .await;
@@ -696,6 +698,8 @@ async fn quick_game(url: &str, name: &str) -> TableId {
         ClientMessage::Start {
             id: 0,
             first_player: None,
+            seating: grand_melee_protocol::SeatingMode::Random,
+            order: Vec::new(),
         },
     )
     .await;

@@ -132,6 +132,8 @@ async fn a_finished_game_answers_join_with_its_replay_and_bad_settings_are_named
         ClientMessage::Start {
             id: 0,
             first_player: None,
+            seating: grand_melee_protocol::SeatingMode::Random,
+            order: Vec::new(),
         },
     )
     .await;

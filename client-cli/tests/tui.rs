@@ -93,6 +93,8 @@ async fn mid_game(seats: u8) -> (TableId, TableView) {
         ClientMessage::Start {
             id: 0,
             first_player: None,
+            seating: grand_melee_protocol::SeatingMode::Random,
+            order: Vec::new(),
         },
     )
     .await;
@@ -579,6 +581,7 @@ fn hostile_text_reaches_the_screen_only_as_visible_escapes() {
         first_player_chosen: false,
         bonuses: Vec::new(),
         first_decided_by: None,
+        seating_mode: grand_melee_protocol::SeatingMode::Random,
     });
     view = folded(&view, &events);
     let state = State {
@@ -687,6 +690,7 @@ fn three_players() -> TableView {
         first_player_chosen: false,
         bonuses: Vec::new(),
         first_decided_by: None,
+        seating_mode: grand_melee_protocol::SeatingMode::Random,
     });
     folded(&view, &events)
 }
@@ -927,4 +931,48 @@ fn a_cr807_table_shows_numbered_markers_designations_and_extra_turns() {
     ] {
         assert!(all.contains(text), "{text}:\n{all}");
     }
+}
+
+#[test]
+fn the_host_sees_a_call_in_his_status_line_and_his_terminal_rings() {
+    use grand_melee_cli::session::Frontend;
+    use grand_melee_cli::tui::Tui;
+    use grand_melee_protocol::Event;
+    let view = three_players();
+    // Ann is the host; Ann decides first, so her bell rings for the decision.
+    let mut ann = State {
+        view: Some(view.clone()),
+        me: Some(0),
+        connected: true,
+        ..State::new("ws://x/ws", TableId::nil())
+    };
+    let mut tui = Tui::new(Terminal::new(TestBackend::new(100, 24)).unwrap());
+    tui.note(&ann, Note::Snapshot).unwrap();
+    let before = tui.bells();
+    let called = folded(
+        &view,
+        &[Event::HostCalled {
+            player: 2,
+            reason: "is Wrath resolved?".into(),
+        }],
+    );
+    ann.view = Some(called.clone());
+    tui.note(&ann, Note::Applied).unwrap();
+    assert_eq!(tui.bells(), before + 1, "a new call rings once");
+    tui.note(&ann, Note::Applied).unwrap();
+    assert_eq!(tui.bells(), before + 1, "and only once");
+    let all = rows(tui.terminal().backend().buffer(), 0, 100).join("\n");
+    assert!(all.contains("CALL from Cid: is Wrath resolved?"), "{all}");
+    // Ben is not the host: no alert on his screen.
+    let ben = State {
+        view: Some(called.clone()),
+        ..ben_at_three_players()
+    };
+    let shown = draw(100, 24, &Screen::new(), &ben).join("\n");
+    assert!(!shown.contains("CALL from"), "{shown}");
+    // Answered, the alert is gone.
+    ann.view = Some(folded(&called, &[Event::HostAnswered { player: None }]));
+    tui.note(&ann, Note::Applied).unwrap();
+    let all = rows(tui.terminal().backend().buffer(), 0, 100).join("\n");
+    assert!(!all.contains("CALL from"), "{all}");
 }

@@ -1249,6 +1249,8 @@ impl Move {
             Move::Start => ClientMessage::Start {
                 id,
                 first_player: None,
+                seating: grand_melee_protocol::SeatingMode::Random,
+                order: Vec::new(),
             },
             Move::Mulligan => ClientMessage::Mulligan { id },
             Move::Keep => ClientMessage::Keep { id },

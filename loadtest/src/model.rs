@@ -246,9 +246,7 @@ mod tests {
                 .unwrap();
             step(&mut live, &mut models, events);
         }
-        let events = live
-            .handle(Actor::Host, Command::Start { first_player: None })
-            .unwrap();
+        let events = live.handle(Actor::Host, Command::start(None)).unwrap();
         step(&mut live, &mut models, events);
         let mut commands = 0;
         while live.stage() != Stage::Finished && commands < 5_000 {

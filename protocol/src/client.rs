@@ -9,7 +9,7 @@ use crate::limits::{
     DEFAULT_PAGE_ITEMS, DEFAULT_STARTING_LIFE,
 };
 use crate::types::{
-    MulliganMode, Phase, PlayerId, Reduction, RuleSet, Ruling, SeatToken, TableId,
+    MulliganMode, Phase, PlayerId, Reduction, RuleSet, Ruling, SeatToken, SeatingMode, TableId,
     option_uuid_string, uuid_string,
 };
 
@@ -189,6 +189,14 @@ pub enum ClientMessage {
         /// The first player, if the host chooses; otherwise drawn from the table's seed.
         #[serde(default)]
         first_player: Option<PlayerId>,
+        /// How to seat the players: `random` (the default: the verifiable dice draw the
+        /// seating, CR 807.3), `joined` (join order) or `arranged` (the host's `order`).
+        #[serde(default, skip_serializing_if = "SeatingMode::is_random")]
+        seating: SeatingMode,
+        /// With `arranged`: every seated player's id exactly once, seat 0 first (the next
+        /// seat is to the left). Must be empty otherwise.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        order: Vec<PlayerId>,
     },
     /// Asks for a fresh snapshot of the table (after a sequence gap, for instance).
     Snapshot {
@@ -518,6 +526,25 @@ pub enum ClientMessage {
         /// Which remedy.
         remedy: Remedy,
     },
+    /// A seated player calls the host (a dispute, a question): `host_called` tells the table,
+    /// and the call stays open (the snapshot's `calls`) until the host answers it with
+    /// `answer_call` or any accepted `ruling`. At most one call per player every 30 seconds
+    /// (`rate_limited`); a spectator is refused with `not_a_player`.
+    CallHost {
+        /// Request id.
+        id: u32,
+        /// Why: one line of 1–120 characters (the chat's character rules).
+        reason: String,
+    },
+    /// Host only: answers an open call for the host (`host_answered`), one player's or all of
+    /// them; refused with `no_open_call` if there is none.
+    AnswerCall {
+        /// Request id.
+        id: u32,
+        /// Whose call; absent (nil) for every open call.
+        #[serde(default)]
+        player: Option<PlayerId>,
+    },
 }
 
 /// Matches every request, binding its `id` field: the one list of variants behind
@@ -565,7 +592,9 @@ macro_rules! with_request_id {
             | ClientMessage::GetDeck { $id, .. }
             | ClientMessage::RegisterDeck { $id, .. }
             | ClientMessage::Buy { $id, .. }
-            | ClientMessage::TakeRemedy { $id, .. } => $body,
+            | ClientMessage::TakeRemedy { $id, .. }
+            | ClientMessage::CallHost { $id, .. }
+            | ClientMessage::AnswerCall { $id, .. } => $body,
         }
     };
 }
@@ -625,11 +654,13 @@ impl ClientMessage {
             ClientMessage::RegisterDeck { .. } => "register_deck",
             ClientMessage::Buy { .. } => "buy",
             ClientMessage::TakeRemedy { .. } => "take_remedy",
+            ClientMessage::CallHost { .. } => "call_host",
+            ClientMessage::AnswerCall { .. } => "answer_call",
         }
     }
 
     /// Every `type` tag a client may send.
-    pub const NAMES: [&'static str; 41] = [
+    pub const NAMES: [&'static str; 43] = [
         "hello",
         "list_tables",
         "create_table",
@@ -671,5 +702,7 @@ impl ClientMessage {
         "register_deck",
         "buy",
         "take_remedy",
+        "call_host",
+        "answer_call",
     ];
 }

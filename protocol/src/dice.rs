@@ -134,6 +134,10 @@ impl Dice {
 pub struct Verified {
     /// Players seated.
     pub players: usize,
+    /// How they were seated: only a `random` seating is the dice's (checked against them); a
+    /// `joined` one is checked against the join order, an `arranged` one only for holding every
+    /// player once.
+    pub seating: crate::SeatingMode,
     /// Whether the dice drew the first player (otherwise the host chose him).
     pub first_player_drawn: bool,
     /// d20s rolled and checked.
@@ -194,6 +198,7 @@ pub fn verify<'a>(
         first_player,
         commitment,
         first_player_chosen,
+        seating_mode,
         ..
     } = started
     else {
@@ -222,11 +227,33 @@ pub fn verify<'a>(
     }
     let dice = Dice::new(secret, digest);
     let mut expected = order;
-    dice.shuffle(&mut expected);
+    match seating_mode {
+        crate::SeatingMode::Random => dice.shuffle(&mut expected),
+        crate::SeatingMode::Joined => {}
+        crate::SeatingMode::Arranged => {
+            // The host's order: not the dice's, but it must seat exactly the lobby.
+            let mut sorted = seating.clone();
+            sorted.sort_unstable();
+            expected.sort_unstable();
+            if sorted != expected {
+                return Err(mismatch(
+                    start_seq,
+                    format!(
+                        "the arranged seating {seating:?} does not seat the lobby {expected:?}"
+                    ),
+                ));
+            }
+            expected = seating.clone();
+        }
+    }
     if expected != *seating {
+        let source = match seating_mode {
+            crate::SeatingMode::Joined => "the join order is",
+            _ => "the dice give",
+        };
         return Err(mismatch(
             start_seq,
-            format!("the seating is {seating:?}, the dice give {expected:?}"),
+            format!("the seating is {seating:?}, {source} {expected:?}"),
         ));
     }
     let drawn = expected.get(dice.first_seat(expected.len())).copied();
@@ -285,6 +312,7 @@ pub fn verify<'a>(
     }
     Ok(Verified {
         players: seating.len(),
+        seating: *seating_mode,
         first_player_drawn: !first_player_chosen,
         rolls: u32::try_from(rolls.len()).unwrap_or(u32::MAX),
     })
@@ -292,6 +320,7 @@ pub fn verify<'a>(
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]
@@ -337,5 +366,79 @@ mod tests {
         sorted.sort_unstable();
         assert_eq!(sorted, (0..40).collect::<Vec<u16>>());
         assert_ne!(seats, sorted);
+    }
+
+    /// A started and revealed game of three players seated `seating` under `mode`, the first
+    /// player drawn.
+    fn game(mode: crate::SeatingMode, seating: Vec<u16>, first: Option<u16>) -> Vec<crate::Event> {
+        let secret = DiceSecret::from_seed(9);
+        let mut events: Vec<crate::Event> = (0..3)
+            .map(|player| crate::Event::PlayerJoined {
+                player,
+                name: format!("p{player}"),
+                entropy: format!("e{player}"),
+                deck: None,
+            })
+            .collect();
+        let dice = Dice::new(secret, entropy_digest(["e0", "e1", "e2"]));
+        let drawn = seating[dice.first_seat(3)];
+        events.push(crate::Event::GameStarted {
+            first_player: first.unwrap_or(drawn),
+            turn_holders: vec![drawn],
+            seating,
+            commitment: secret.commitment(),
+            first_player_chosen: false,
+            first_decided_by: None,
+            bonuses: Vec::new(),
+            seating_mode: mode,
+        });
+        events.push(crate::Event::DiceRevealed {
+            secret: secret.to_hex(),
+        });
+        events
+    }
+
+    fn check(events: &[crate::Event]) -> Result<Verified, Mismatch> {
+        verify((1..).zip(events))
+    }
+
+    #[test]
+    fn verify_checks_a_random_seating_the_join_order_and_an_arranged_seating_for_what_they_are() {
+        use crate::SeatingMode::{Arranged, Joined, Random};
+        let secret = DiceSecret::from_seed(9);
+        let mut random = vec![0, 1, 2];
+        Dice::new(secret, entropy_digest(["e0", "e1", "e2"])).shuffle(&mut random);
+        let verified = check(&game(Random, random.clone(), None)).unwrap();
+        assert_eq!((verified.players, verified.seating), (3, Random));
+        // Any other order is not the dice's.
+        let mut other = random.clone();
+        other.swap(0, 1);
+        assert!(check(&game(Random, other.clone(), None)).is_err());
+        // Join order: exactly that, the first player still drawn.
+        assert_eq!(
+            check(&game(Joined, vec![0, 1, 2], None)).unwrap().seating,
+            Joined
+        );
+        let err = check(&game(Joined, vec![1, 0, 2], None)).unwrap_err();
+        assert!(err.what.contains("join order"), "{err}");
+        // Arranged: any order of the lobby, but the first player is still the dice's.
+        assert_eq!(
+            check(&game(Arranged, other.clone(), None)).unwrap().seating,
+            Arranged
+        );
+        assert!(check(&game(Arranged, vec![0, 1, 1], None)).is_err());
+        let wrong_first = (0..3)
+            .find(|p| {
+                Some(*p)
+                    != game(Arranged, other.clone(), None)
+                        .iter()
+                        .find_map(|e| match e {
+                            crate::Event::GameStarted { first_player, .. } => Some(*first_player),
+                            _ => None,
+                        })
+            })
+            .unwrap();
+        let err = check(&game(Arranged, other, Some(wrong_first))).unwrap_err();
+        assert!(err.what.contains("first player"), "{err}");
     }
 }

@@ -141,11 +141,16 @@ pub enum ErrorCode {
     NotEnoughPoints,
     /// The losing-streak remedy is not open to this deck.
     NoRemedy,
+    /// The `start` request's seating is not one the table can take: an `order` that is not
+    /// every seated player exactly once, or an `order` without `arranged` (or none with it).
+    BadSeating,
+    /// There is no open call for the host to answer (from that player).
+    NoOpenCall,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 65] = [
+    pub const ALL: [ErrorCode; 67] = [
         ErrorCode::BadMessage,
         ErrorCode::UnsupportedVersion,
         ErrorCode::HelloRequired,
@@ -211,6 +216,8 @@ impl ErrorCode {
         ErrorCode::DeckFull,
         ErrorCode::NotEnoughPoints,
         ErrorCode::NoRemedy,
+        ErrorCode::BadSeating,
+        ErrorCode::NoOpenCall,
     ];
 
     /// The wire name (`"out_of_range"`, …).
@@ -281,6 +288,8 @@ impl ErrorCode {
             ErrorCode::DeckFull => "deck_full",
             ErrorCode::NotEnoughPoints => "not_enough_points",
             ErrorCode::NoRemedy => "no_remedy",
+            ErrorCode::BadSeating => "bad_seating",
+            ErrorCode::NoOpenCall => "no_open_call",
         }
     }
 
@@ -378,6 +387,10 @@ impl ErrorCode {
             ErrorCode::DeckFull => "a deck holds at most 70 cards",
             ErrorCode::NotEnoughPoints => "your deck has not enough unspent mana points",
             ErrorCode::NoRemedy => "the losing-streak remedy is not open to this deck",
+            ErrorCode::BadSeating => {
+                "an arranged seating must list every seated player exactly once (and only with arranged)"
+            }
+            ErrorCode::NoOpenCall => "there is no open call for the host to answer",
         }
     }
 }

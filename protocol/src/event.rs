@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::league::{Bonus, SeatDeck};
 use crate::types::{
-    EliminationCause, KeepReason, Phase, PlayerId, RollResult, Standing, TurnEndReason, TurnId,
-    TurnRemovalReason,
+    EliminationCause, KeepReason, Phase, PlayerId, RollResult, SeatingMode, Standing,
+    TurnEndReason, TurnId, TurnRemovalReason,
 };
 
 /// One fact about a table, in the order it happened. New kinds are added as the game grows
@@ -66,6 +66,11 @@ pub enum Event {
         /// strongest deck at the table): already in the players' life and hand sizes.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         bonuses: Vec<Bonus>,
+        /// How the seating was made: `random` (the dice drew it; left out, and the default for
+        /// journals written before the host could choose), `joined` (join order) or `arranged`
+        /// (the host's order). Only a random seating is the dice's to verify.
+        #[serde(default, skip_serializing_if = "SeatingMode::is_random")]
+        seating_mode: SeatingMode,
     },
     /// The deciding player mulliganed.
     Mulliganed {
@@ -317,6 +322,20 @@ pub enum Event {
         /// Whether it is muted now.
         muted: bool,
     },
+    /// A player called the host (`call_host`): his call is open until the host answers it
+    /// (`host_answered`). A player's new call replaces his open one.
+    HostCalled {
+        /// Who called.
+        player: PlayerId,
+        /// Why, one short line.
+        reason: String,
+    },
+    /// The host answered open calls (`answer_call`, or a `ruling`, which answers every open
+    /// call): they are closed.
+    HostAnswered {
+        /// Whose call; `None`: every open call.
+        player: Option<PlayerId>,
+    },
 }
 
 impl Event {
@@ -359,6 +378,8 @@ impl Event {
             Event::PlayerAbsent { .. } => "player_absent",
             Event::PlayerKicked { .. } => "player_kicked",
             Event::PlayerMuted { .. } => "player_muted",
+            Event::HostCalled { .. } => "host_called",
+            Event::HostAnswered { .. } => "host_answered",
         }
     }
 
@@ -377,6 +398,8 @@ impl Event {
                 | Event::PlayerAbsent { .. }
                 | Event::PlayerKicked { .. }
                 | Event::PlayerMuted { .. }
+                | Event::HostCalled { .. }
+                | Event::HostAnswered { .. }
         )
     }
 }

@@ -17,8 +17,8 @@ use crate::league::{
 };
 use crate::server::{ServerMessage, TableSummary};
 use crate::types::{
-    EliminationCause, KeepReason, Phase, Reduction, RollResult, Ruling, SeatToken, StageName,
-    Standing, TableId, TurnEndReason, TurnRemovalReason,
+    EliminationCause, KeepReason, Phase, Reduction, RollResult, Ruling, SeatToken, SeatingMode,
+    StageName, Standing, TableId, TurnEndReason, TurnRemovalReason,
 };
 use crate::view::{Settings, TableView};
 
@@ -116,6 +116,7 @@ pub fn view_events() -> Vec<Event> {
             first_player_chosen: false,
             first_decided_by: None,
             bonuses: Vec::new(),
+            seating_mode: SeatingMode::Random,
         },
         Event::Kept {
             player: 0,
@@ -235,6 +236,8 @@ pub fn client() -> Vec<ClientMessage> {
         ClientMessage::Start {
             id: 8,
             first_player: None,
+            seating: SeatingMode::Arranged,
+            order: vec![2, 0, 3, 1],
         },
         ClientMessage::Snapshot { id: 9 },
         ClientMessage::Mulligan { id: 10 },
@@ -390,6 +393,14 @@ pub fn client() -> Vec<ClientMessage> {
             league: LEAGUE,
             token: MEMBER_TOKEN,
             remedy: Remedy::SwapFive,
+        },
+        ClientMessage::CallHost {
+            id: 48,
+            reason: "Carol says her Wrath resolved before my Regrowth".to_owned(),
+        },
+        ClientMessage::AnswerCall {
+            id: 49,
+            player: Some(1),
         },
     ]
 }
@@ -633,6 +644,7 @@ pub fn events() -> Vec<Event> {
             first_player_chosen: false,
             first_decided_by: None,
             bonuses: Vec::new(),
+            seating_mode: SeatingMode::Arranged,
         },
         Event::Mulliganed {
             player: 1,
@@ -760,6 +772,11 @@ pub fn events() -> Vec<Event> {
             player: Some(2),
             muted: true,
         },
+        Event::HostCalled {
+            player: 1,
+            reason: "Carol says her Wrath resolved before my Regrowth".to_owned(),
+        },
+        Event::HostAnswered { player: Some(1) },
     ]
 }
 

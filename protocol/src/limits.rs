@@ -22,6 +22,11 @@ pub const MAX_ENTROPY_CHARS: usize = 64;
 pub const MAX_BLOCKERS: usize = 16;
 /// Longest chat line, in characters.
 pub const MAX_CHAT_CHARS: usize = 500;
+/// Longest reason of a call for the host (`call_host`), in characters: one short line.
+pub const MAX_CALL_REASON_CHARS: usize = 120;
+/// Seconds a player waits between two calls for the host (`call_host`; sooner is refused with
+/// `rate_limited`).
+pub const CALL_HOST_INTERVAL_SECS: u64 = 30;
 /// Longest table password, in characters.
 pub const MAX_PASSWORD_CHARS: usize = 64;
 /// Longest client name announced in `hello`, in characters.

@@ -65,6 +65,8 @@ impl Table {
         view.spectators_muted = facts.spectators_muted;
         view.dice_commitment = self.dice_commitment().to_owned();
         view.dice_secret = self.dice_secret().map(str::to_owned);
+        view.seating_mode = self.seating_mode();
+        view.calls = facts.calls.clone();
         let config = self.config();
         let presence = |player| facts.presence(player);
         let league = self.league_seats();
@@ -243,6 +245,8 @@ impl Table {
                     .filter_map(|p| Some((p.player, p.bonus.clone()?)))
                     .collect(),
             },
+            seating_mode: view.seating_mode,
+            calls: view.calls.clone(),
         };
         if stage != Stage::Lobby {
             let seat_of = |player| {

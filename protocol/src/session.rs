@@ -12,7 +12,7 @@
 //! in the fold ([`Table::facts`]); what is the session's alone — tokens, which connection holds
 //! which seat, addresses, and the instants its timers count from — lives here.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
@@ -22,7 +22,9 @@ use crate::error::ErrorCode;
 use crate::event::Event;
 use crate::league::SeatDeck;
 use crate::limit::TokenBucket;
-use crate::limits::{MAX_CLOCK_SECS, MAX_SPECTATORS, close};
+use crate::limits::{
+    CALL_HOST_INTERVAL_SECS, MAX_CALL_REASON_CHARS, MAX_CLOCK_SECS, MAX_SPECTATORS, close,
+};
 use crate::rules::{Actor, Authority, Command, Stage, Table, TableConfig, TurnState};
 use crate::text::{self, TextError};
 use crate::types::{Expiry, PlayerId, Ruling, SeatToken, TurnId};
@@ -140,6 +142,9 @@ pub struct Session {
     banned: Vec<IpAddr>,
     /// The table's chat budget, shared by all its members.
     chat_budget: Option<TokenBucket>,
+    /// When each player last called the host (`call_host`: one call per
+    /// [`CALL_HOST_INTERVAL_SECS`]).
+    called_at: BTreeMap<PlayerId, Instant>,
     /// Whether anyone ever sat at the table.
     ever_seated: bool,
     /// Whether the end of the game has been noted.
@@ -178,6 +183,7 @@ impl Session {
             banned: Vec::new(),
             chat_budget: (timing.chat_per_minute > 0.0)
                 .then(|| TokenBucket::new(TABLE_CHAT_BURST, timing.chat_per_minute / 60.0, now)),
+            called_at: BTreeMap::new(),
             ever_seated: false,
             game_over_noted: false,
             effects: VecDeque::new(),
@@ -580,6 +586,11 @@ impl Session {
                 }
                 self.kick(now, *player, *ban)
             }
+            ClientMessage::CallHost { reason, .. } => self.call_host(now, me, reason),
+            ClientMessage::AnswerCall { player, .. } => {
+                host_only(host)?;
+                self.answer_call(*player)
+            }
             _ => {
                 let (authority, command) = request.command().ok_or(ErrorCode::BadMessage)?;
                 let actor = match authority {
@@ -592,6 +603,9 @@ impl Session {
                 }
                 if self.paused_since.is_some() {
                     return Err(ErrorCode::TablePaused);
+                }
+                if matches!(request, ClientMessage::Ruling { .. }) {
+                    return self.rule(actor, command, now);
                 }
                 self.run_core(actor, command, now)
             }
@@ -633,10 +647,68 @@ impl Session {
         Ok(self.publish(vec![Event::Chat { from, name, text }]))
     }
 
+    /// A seated player calls the host: one line, once per [`CALL_HOST_INTERVAL_SECS`].
+    fn call_host(
+        &mut self,
+        now: Instant,
+        player: PlayerId,
+        reason: &str,
+    ) -> Result<u64, ErrorCode> {
+        // Shown on the host's screen: the chat's rules, one short line.
+        let reason = text::normalize_chat(reason).map_err(|error| match error {
+            TextError::Forbidden(_) => ErrorCode::BadText,
+            _ => ErrorCode::ChatTooLong,
+        })?;
+        if reason.chars().count() > MAX_CALL_REASON_CHARS {
+            return Err(ErrorCode::ChatTooLong);
+        }
+        let interval = Duration::from_secs(CALL_HOST_INTERVAL_SECS);
+        if let Some(&last) = self.called_at.get(&player)
+            && now.saturating_duration_since(last) < interval
+        {
+            return Err(ErrorCode::RateLimited);
+        }
+        self.called_at.insert(player, now);
+        Ok(self.publish(vec![Event::HostCalled { player, reason }]))
+    }
+
+    /// The host answers one player's open call, or every open call.
+    fn answer_call(&mut self, player: Option<PlayerId>) -> Result<u64, ErrorCode> {
+        let calls = &self.table.facts().calls;
+        let open = match player {
+            Some(player) => calls.iter().any(|c| c.player == player),
+            None => !calls.is_empty(),
+        };
+        if !open {
+            return Err(ErrorCode::NoOpenCall);
+        }
+        Ok(self.publish(vec![Event::HostAnswered { player }]))
+    }
+
+    /// A host's ruling: run through the rules core, it answers every open call too
+    /// (`host_answered` after the ruling's events, in the same batch).
+    fn rule(&mut self, actor: Actor, command: Command, now: Instant) -> Result<u64, ErrorCode> {
+        self.run_core_then(actor, command, now, |table| {
+            (!table.facts().calls.is_empty()).then_some(Event::HostAnswered { player: None })
+        })
+    }
+
     /// Runs a command through the rules core and publishes its events; returns the number of the
     /// last event.
     fn run_core(&mut self, actor: Actor, command: Command, now: Instant) -> Result<u64, ErrorCode> {
-        let events = self.table.handle(actor, command)?;
+        self.run_core_then(actor, command, now, |_| None)
+    }
+
+    /// [`run_core`](Self::run_core), with a table-level event `then` adds to the same batch.
+    fn run_core_then(
+        &mut self,
+        actor: Actor,
+        command: Command,
+        now: Instant,
+        then: impl FnOnce(&Table) -> Option<Event>,
+    ) -> Result<u64, ErrorCode> {
+        let mut events = self.table.handle(actor, command)?;
+        events.extend(then(&self.table));
         self.publish(events);
         self.settle_kicks();
         self.after_core(now);

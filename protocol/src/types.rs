@@ -330,6 +330,35 @@ impl Ruling {
     }
 }
 
+/// How the players were seated at the start (`game_started`, the snapshot's `seating_mode`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SeatingMode {
+    /// Drawn by the table's verifiable dice (CR 807.3; the default).
+    #[default]
+    Random,
+    /// In join order (the lobby's order).
+    Joined,
+    /// In the order the host arranged in the lobby (`start` with an `order`).
+    Arranged,
+}
+
+impl SeatingMode {
+    /// Whether this is the default, random seating (left out of `game_started` then).
+    pub fn is_random(&self) -> bool {
+        *self == SeatingMode::Random
+    }
+}
+
+/// An open call for the host (`call_host`), shown until the host answers it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct HostCall {
+    /// Who called.
+    pub player: PlayerId,
+    /// Why, one short line.
+    pub reason: String,
+}
+
 /// Why a player kept his hand.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

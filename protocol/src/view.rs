@@ -11,8 +11,8 @@ use crate::limits::{
     DEFAULT_MULLIGAN_CLOCK_SECS, DEFAULT_SPELL_RANGE, DEFAULT_STARTING_LIFE, MAX_SEATS,
 };
 use crate::types::{
-    MulliganMode, Phase, PlayerId, PlayerStatus, Reduction, RuleSet, StageName, Standing, TableId,
-    TurnId, TurnStateName, option_uuid_string, uuid_string,
+    HostCall, MulliganMode, Phase, PlayerId, PlayerStatus, Reduction, RuleSet, SeatingMode,
+    StageName, Standing, TableId, TurnId, TurnStateName, option_uuid_string, uuid_string,
 };
 
 /// A table's settings, fixed when it is created.
@@ -218,6 +218,13 @@ pub struct TableView {
     /// At a league table in its lobby: whom the decider has chosen to play first, if anyone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_choice: Option<PlayerId>,
+    /// After the start: how the players were seated (`random`, `joined` or `arranged`; absent
+    /// in the lobby).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seating_mode: Option<SeatingMode>,
+    /// Open calls for the host, oldest first (absent: none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<HostCall>,
 }
 
 impl TableView {
@@ -246,6 +253,8 @@ impl TableView {
             dice_secret: None,
             first_decider: None,
             first_choice: None,
+            seating_mode: None,
+            calls: Vec::new(),
         }
     }
 

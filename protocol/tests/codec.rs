@@ -245,7 +245,9 @@ fn optional_fields_may_be_nil_or_absent() {
             decode_client(&bytes).unwrap(),
             ClientMessage::Start {
                 id: 1,
-                first_player
+                first_player,
+                seating: grand_melee_protocol::SeatingMode::Random,
+                order: Vec::new(),
             }
         );
     }

@@ -463,12 +463,7 @@ fn the_deck_furthest_behind_decides_who_plays_first_and_bonuses_start_the_game()
         Err(ErrorCode::NotDecider)
     );
     assert_eq!(
-        table.handle(
-            Actor::Host,
-            Command::Start {
-                first_player: Some(0)
-            }
-        ),
+        table.handle(Actor::Host, Command::start(Some(0))),
         Err(ErrorCode::NotDecider)
     );
     assert_eq!(
@@ -486,9 +481,7 @@ fn the_deck_furthest_behind_decides_who_plays_first_and_bonuses_start_the_game()
         (lobby.first_decider, lobby.first_choice),
         (Some(2), Some(1))
     );
-    let started = table
-        .handle(Actor::Host, Command::Start { first_player: None })
-        .unwrap();
+    let started = table.handle(Actor::Host, Command::start(None)).unwrap();
     let Some(Event::GameStarted {
         first_player,
         first_decided_by,
@@ -562,11 +555,7 @@ fn a_decider_who_chose_nobody_plays_first_and_stale_choices_do_not_count() {
     );
     let view = check_fold(&table, &events);
     assert_eq!((view.first_decider, view.first_choice), (Some(2), None));
-    events.extend(
-        table
-            .handle(Actor::Host, Command::Start { first_player: None })
-            .unwrap(),
-    );
+    events.extend(table.handle(Actor::Host, Command::start(None)).unwrap());
     let view = check_fold(&table, &events);
     assert_eq!(view.first_player, Some(2));
     assert_eq!(view.player(2).unwrap().life, 22);

@@ -34,9 +34,7 @@ fn lobby(players: u8, seed: u64) -> Table {
 /// A table of `players` deciding on mulligans.
 fn mulliganing(players: u8, seed: u64) -> Table {
     let mut table = lobby(players, seed);
-    table
-        .handle(Actor::Host, Command::Start { first_player: None })
-        .unwrap();
+    table.handle(Actor::Host, Command::start(None)).unwrap();
     table
 }
 
@@ -70,9 +68,7 @@ fn the_host_rules_keep_only_for_the_decider_and_only_during_mulligans() {
         keep(someone),
         ErrorCode::NotMulliganing,
     );
-    table
-        .handle(Actor::Host, Command::Start { first_player: None })
-        .unwrap();
+    table.handle(Actor::Host, Command::start(None)).unwrap();
     let decider = table.mulligan_decider().unwrap();
     let seat = table.seat_of(decider).unwrap();
     let next = table.players()[(seat + 1) % 4].id;
@@ -272,12 +268,7 @@ fn random_mulligans(players: u8, seed: u64) {
         };
         send(&mut table, &mut events, Actor::Host, Command::join(name));
     }
-    send(
-        &mut table,
-        &mut events,
-        Actor::Host,
-        Command::Start { first_player: None },
-    );
+    send(&mut table, &mut events, Actor::Host, Command::start(None));
     let ids: Vec<PlayerId> = table.players().iter().map(|p| p.id).collect();
     let first = table.seat_of(table.first_player().unwrap()).unwrap();
     let mut keeps = 0;

@@ -328,11 +328,7 @@ fn every_random_outcome_is_recomputed_from_the_revealed_secret_and_the_players_e
     // The commitment is there before anyone joins (the lobby) and at the start.
     let commitment = table.dice_commitment().to_owned();
     assert_eq!(commitment, config.secret.commitment());
-    let events = ok(
-        &mut table,
-        Actor::Host,
-        Command::Start { first_player: None },
-    );
+    let events = ok(&mut table, Actor::Host, Command::start(None));
     let Event::GameStarted {
         seating,
         first_player,
@@ -386,13 +382,7 @@ fn simultaneous_mulligans_let_everyone_decide_at_once_and_play_begins_when_all_h
     for i in 0..6 {
         ok(&mut table, Actor::Host, Command::join(format!("P{i}")));
     }
-    ok(
-        &mut table,
-        Actor::Host,
-        Command::Start {
-            first_player: Some(0),
-        },
-    );
+    ok(&mut table, Actor::Host, Command::start(Some(0)));
     assert_eq!(table.mulligan_decider(), None);
     assert_eq!(table.mulligan_deciders().len(), 6);
     // The last seat goes first, mulligans twice and keeps; others in any order.
@@ -427,11 +417,7 @@ fn simultaneous_mulligans_let_everyone_decide_at_once_and_play_begins_when_all_h
     for i in 0..4 {
         ok(&mut table, Actor::Host, Command::join(format!("P{i}")));
     }
-    ok(
-        &mut table,
-        Actor::Host,
-        Command::Start { first_player: None },
-    );
+    ok(&mut table, Actor::Host, Command::start(None));
     ok(&mut table, Actor::Player(2), Command::Keep);
     assert_eq!(
         table.handle(Actor::Host, Command::Ruling(Ruling::Keep { player: 2 })),
@@ -500,11 +486,7 @@ fn verify_accepts_a_fair_game_and_names_the_first_outcome_that_was_tampered_with
             },
         ));
     }
-    events.extend(ok(
-        &mut table,
-        Actor::Host,
-        Command::Start { first_player: None },
-    ));
+    events.extend(ok(&mut table, Actor::Host, Command::start(None)));
     while let Some(&p) = table.mulligan_deciders().first() {
         events.extend(ok(&mut table, Actor::Player(p), Command::Keep));
     }

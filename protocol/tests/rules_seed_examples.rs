@@ -296,9 +296,7 @@ fn paris_mulligan_goes_round_from_the_first_player_and_keeping_is_final() {
     for name in names(4) {
         table.handle(Actor::Host, Command::join(name)).unwrap();
     }
-    table
-        .handle(Actor::Host, Command::Start { first_player: None })
-        .unwrap();
+    table.handle(Actor::Host, Command::start(None)).unwrap();
     let first = table.first_player().unwrap();
     let first_seat = table.seat_of(first).unwrap();
     assert_eq!(table.mulligan_decider(), Some(first));

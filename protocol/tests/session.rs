@@ -80,6 +80,8 @@ fn start(first_player: PlayerId) -> ClientMessage {
     ClientMessage::Start {
         id: 1,
         first_player: Some(first_player),
+        seating: grand_melee_protocol::SeatingMode::Random,
+        order: Vec::new(),
     }
 }
 
@@ -1967,6 +1969,202 @@ fn every_refused_request_changes_nothing_and_decides_nothing() {
         sim.join_from(1, 500, address(1, 2, 3, 4), "", Uuid::from_u128(1))
             .map(|(p, _)| p),
         Err(ErrorCode::BadName)
+    );
+}
+
+// ----- Seating and calling the host ----------------------------------------------------------
+
+fn start_seated(seating: grand_melee_protocol::SeatingMode, order: Vec<PlayerId>) -> ClientMessage {
+    ClientMessage::Start {
+        id: 0,
+        first_player: None,
+        seating,
+        order,
+    }
+}
+
+fn call_host(reason: &str) -> ClientMessage {
+    ClientMessage::CallHost {
+        id: 0,
+        reason: reason.to_owned(),
+    }
+}
+
+fn answer_call(player: Option<PlayerId>) -> ClientMessage {
+    ClientMessage::AnswerCall { id: 0, player }
+}
+
+#[test]
+fn the_host_seats_the_table_by_the_dice_in_join_order_or_as_he_arranged() {
+    use grand_melee_protocol::SeatingMode::{Arranged, Joined, Random};
+    let started = |seating, order: Vec<PlayerId>| {
+        let mut sim = Sim::new(settings(0, 600, 0), timing(0.0));
+        sim.lobby(5);
+        let events = sim.ok(1, conn(0), start_seated(seating, order));
+        let [
+            Event::GameStarted {
+                seating: ring,
+                seating_mode,
+                ..
+            },
+        ] = events.as_slice()
+        else {
+            panic!("{events:?}");
+        };
+        assert_eq!(*seating_mode, seating);
+        assert_eq!(sim.seating(), *ring);
+        let view = sim.session.view(Uuid::nil(), "t");
+        assert_eq!(view.seating_mode, Some(seating));
+        assert_eq!(view.ring, *ring);
+        // The whole game so far verifies: the dice's part of it at least.
+        ring.clone()
+    };
+    assert_eq!(started(Joined, Vec::new()), [0, 1, 2, 3, 4]);
+    assert_eq!(started(Arranged, vec![3, 1, 4, 0, 2]), [3, 1, 4, 0, 2]);
+    let random = started(Random, Vec::new());
+    let mut sorted = random.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, [0, 1, 2, 3, 4]);
+    // The random seating is the dice's: the same as `start` without a seating.
+    let mut sim = Sim::new(settings(0, 600, 0), timing(0.0));
+    sim.lobby(5);
+    sim.ok(
+        1,
+        conn(0),
+        ClientMessage::Start {
+            id: 0,
+            first_player: None,
+            seating: Random,
+            order: Vec::new(),
+        },
+    );
+    assert_eq!(sim.seating(), random);
+    assert_eq!(
+        sim.session.view(Uuid::nil(), "t").seating_mode,
+        Some(Random)
+    );
+}
+
+#[test]
+fn a_seating_that_does_not_fit_is_refused_and_changes_nothing() {
+    use grand_melee_protocol::SeatingMode::{Arranged, Joined, Random};
+    let mut sim = Sim::new(settings(0, 600, 0), timing(0.0));
+    sim.lobby(4);
+    for (seating, order) in [
+        (Arranged, vec![0, 1, 2]),       // a player missing
+        (Arranged, vec![0, 1, 2, 2]),    // a player twice
+        (Arranged, vec![0, 1, 2, 7]),    // nobody seated has id 7
+        (Arranged, vec![0, 1, 2, 3, 3]), // too many
+        (Arranged, Vec::new()),          // arranged, but no order
+        (Random, vec![0, 1, 2, 3]),      // an order without arranged
+        (Joined, vec![0, 1, 2, 3]),
+    ] {
+        sim.refused(
+            1,
+            conn(0),
+            start_seated(seating, order),
+            ErrorCode::BadSeating,
+        );
+    }
+    // Only the host arranges.
+    sim.refused(
+        1,
+        conn(1),
+        start_seated(Arranged, vec![3, 2, 1, 0]),
+        ErrorCode::NotHost,
+    );
+    assert_eq!(sim.session.table().stage(), Stage::Lobby);
+    assert_eq!(sim.session.view(Uuid::nil(), "t").seating_mode, None);
+    sim.ok(2, conn(0), start_seated(Arranged, vec![3, 2, 1, 0]));
+    assert_eq!(sim.seating(), [3, 2, 1, 0]);
+}
+
+#[test]
+fn a_call_reaches_the_host_is_rate_limited_and_a_ruling_or_an_answer_closes_it() {
+    use grand_melee_protocol::HostCall;
+    let mut sim = Sim::new(settings(0, 600, 0), timing(0.0));
+    sim.play(4, 0, 1);
+    sim.watch(2, SPECTATOR, address(10, 9, 9, 9)).unwrap();
+    let call = |player: PlayerId, reason: &str| HostCall {
+        player,
+        reason: reason.to_owned(),
+    };
+    assert_eq!(
+        sim.ok(10, conn(2), call_host("  is Wrath resolved?  ")),
+        [Event::HostCalled {
+            player: 2,
+            reason: "is Wrath resolved?".into()
+        }]
+    );
+    let calls = |sim: &Sim| sim.session.view(Uuid::nil(), "t").calls;
+    assert_eq!(calls(&sim), [call(2, "is Wrath resolved?")]);
+    // Once per 30 seconds per player; others may call meanwhile.
+    sim.refused(39, conn(2), call_host("again"), ErrorCode::RateLimited);
+    sim.ok(39, conn(1), call_host("a question"));
+    sim.ok(40, conn(2), call_host("still waiting"));
+    // His new call replaces his open one.
+    assert_eq!(
+        calls(&sim),
+        [call(1, "a question"), call(2, "still waiting")]
+    );
+    // Spectators may not call; bad lines are refused.
+    sim.refused(41, SPECTATOR, call_host("hi"), ErrorCode::NotAPlayer);
+    sim.refused(41, conn(3), call_host("   "), ErrorCode::ChatTooLong);
+    sim.refused(
+        41,
+        conn(3),
+        call_host(&"x".repeat(121)),
+        ErrorCode::ChatTooLong,
+    );
+    sim.refused(41, conn(3), call_host("a\nb"), ErrorCode::BadText);
+    sim.ok(41, conn(3), call_host(&"x".repeat(120)));
+    // Only the host answers, and only an open call.
+    sim.refused(42, conn(1), answer_call(Some(1)), ErrorCode::NotHost);
+    assert_eq!(
+        sim.ok(42, conn(0), answer_call(Some(1))),
+        [Event::HostAnswered { player: Some(1) }]
+    );
+    // (The host's refused requests come right after an accepted one: any request of his
+    // shows he is there, which the harness would see as a moved timer.)
+    sim.refused(42, conn(0), answer_call(Some(1)), ErrorCode::NoOpenCall);
+    assert_eq!(calls(&sim).len(), 2);
+    // A ruling answers every open call, after its own events.
+    let events = sim.ok(
+        43,
+        conn(0),
+        ruling(Ruling::SetLife {
+            player: 2,
+            life: 18,
+        }),
+    );
+    assert_eq!(
+        events.last(),
+        Some(&Event::HostAnswered { player: None }),
+        "{events:?}"
+    );
+    assert!(calls(&sim).is_empty());
+    sim.refused(43, conn(0), answer_call(None), ErrorCode::NoOpenCall);
+    // A ruling with no open call adds nothing.
+    let events = sim.ok(
+        44,
+        conn(0),
+        ruling(Ruling::SetLife {
+            player: 2,
+            life: 17,
+        }),
+    );
+    assert!(!events.contains(&Event::HostAnswered { player: None }));
+    // An eliminated player may still call (a dispute about his elimination).
+    sim.ok(45, conn(0), ruling(Ruling::Eliminate { players: vec![3] }));
+    sim.ok(80, conn(3), call_host("I was not dead"));
+    assert_eq!(calls(&sim), [call(3, "I was not dead")]);
+    // A snapshot's mirror shows the calls too.
+    let view = sim.session.view(Uuid::nil(), "t");
+    assert_eq!(
+        Table::from_view(&view)
+            .unwrap()
+            .view(Uuid::nil(), "t", view.seq, &view.settings),
+        view
     );
 }
 

@@ -145,6 +145,8 @@ impl Harness {
         let start = ClientMessage::Start {
             id: 1,
             first_player: Some(first),
+            seating: grand_melee_protocol::SeatingMode::Random,
+            order: Vec::new(),
         };
         self.request(0, 0, start).unwrap();
         self.drain();

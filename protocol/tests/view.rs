@@ -94,6 +94,7 @@ fn playing(n: u16, spell_range: u8, turn_holders: Vec<PlayerId>) -> TableView {
         first_player_chosen: false,
         bonuses: Vec::new(),
         first_decided_by: None,
+        seating_mode: grand_melee_protocol::SeatingMode::Random,
     });
     events.extend((0..n).map(|player| Event::Kept {
         player,
@@ -254,6 +255,7 @@ fn game_start_seats_players_and_mulligans_go_round_from_the_first_player() {
             first_player_chosen: false,
             bonuses: Vec::new(),
             first_decided_by: None,
+            seating_mode: grand_melee_protocol::SeatingMode::Random,
         }],
     );
     assert_eq!(view.stage, StageName::Mulligan);
@@ -602,6 +604,7 @@ fn a_second_start_or_a_bad_seating_is_refused() {
             first_player_chosen: false,
             bonuses: Vec::new(),
             first_decided_by: None,
+            seating_mode: grand_melee_protocol::SeatingMode::Random,
         },
         Event::GameStarted {
             seating: vec![0],
@@ -611,6 +614,7 @@ fn a_second_start_or_a_bad_seating_is_refused() {
             first_player_chosen: false,
             bonuses: Vec::new(),
             first_decided_by: None,
+            seating_mode: grand_melee_protocol::SeatingMode::Random,
         },
         Event::GameStarted {
             seating: vec![0, 1],
@@ -620,6 +624,7 @@ fn a_second_start_or_a_bad_seating_is_refused() {
             first_player_chosen: false,
             bonuses: Vec::new(),
             first_decided_by: None,
+            seating_mode: grand_melee_protocol::SeatingMode::Random,
         },
         Event::GameStarted {
             seating: vec![0, 1],
@@ -629,6 +634,7 @@ fn a_second_start_or_a_bad_seating_is_refused() {
             first_player_chosen: false,
             bonuses: Vec::new(),
             first_decided_by: None,
+            seating_mode: grand_melee_protocol::SeatingMode::Random,
         },
         Event::Kept {
             player: 0,
@@ -649,6 +655,7 @@ fn a_second_start_or_a_bad_seating_is_refused() {
         first_player_chosen: false,
         bonuses: Vec::new(),
         first_decided_by: None,
+        seating_mode: grand_melee_protocol::SeatingMode::Random,
     };
     view.apply(3, &start).unwrap();
     assert!(view.apply(4, &start).is_err());
@@ -772,7 +779,7 @@ mod fold_against_the_live_table {
                     .unwrap();
                 publish(&mut live, &mut follower, events, true)?;
             }
-            let events = live.handle(Actor::Host, Command::Start { first_player: None }).unwrap();
+            let events = live.handle(Actor::Host, Command::start(None)).unwrap();
             publish(&mut live, &mut follower, events, true)?;
             let mut steps = 0;
             while live.stage() != Stage::Finished && steps < 3_000 {

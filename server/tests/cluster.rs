@@ -166,6 +166,8 @@ async fn one_table_played_from_two_nodes_survives_its_owner() {
         .call(|id| ClientMessage::Start {
             id,
             first_player: None,
+            seating: grand_melee_protocol::SeatingMode::Random,
+            order: Vec::new(),
         })
         .await;
     assert!(
@@ -257,6 +259,8 @@ async fn table_across(owner: SocketAddr, other: SocketAddr, name: &str) -> (Tabl
         .call(|id| ClientMessage::Start {
             id,
             first_player: None,
+            seating: grand_melee_protocol::SeatingMode::Random,
+            order: Vec::new(),
         })
         .await;
     assert!(
@@ -439,6 +443,8 @@ async fn a_league_game_across_nodes_credits_each_deck_once() {
         .call(|id| ClientMessage::Start {
             id,
             first_player: None,
+            seating: grand_melee_protocol::SeatingMode::Random,
+            order: Vec::new(),
         })
         .await;
     assert!(

@@ -731,6 +731,8 @@ async fn mutes_bans_and_kicks_during_mulligans_survive_a_restart() {
         .call(|id| ClientMessage::Start {
             id,
             first_player: Some(0),
+            seating: grand_melee_protocol::SeatingMode::Random,
+            order: Vec::new(),
         })
         .await);
     // Player 3 is kicked while the decisions are under way; his is not due yet (unless it is,

@@ -150,7 +150,12 @@
     not_decider: "Only the player whose deck is furthest behind decides who plays first.",
     no_deck: "Register your deck in the league first.",
     deck_registered: "You already have a deck in this league.",
+    bad_seating: "An arranged seating must list every seated player exactly once.",
+    no_open_call: "There is no open call to answer.",
   };
+
+  // How the table was seated (`game_started`'s `seating_mode`), as the log says it.
+  const SEATINGS = { random: " (seated by the dice)", joined: " (seated in join order)", arranged: " (seated as the host arranged)" };
 
   function refusal(message) {
     return REFUSALS[message.code] || printable(message.message || message.code || "refused");
@@ -281,6 +286,8 @@
     password: null,
     fetchedTo: 0, // log rebuilt from 1 up to here
     notified: { turn: false, decision: false },
+    calls: "", // the open calls the host has been alerted to (player:reason, …)
+    arranged: [], // the host's seating order in the lobby (player ids)
     checks: [],
   };
   const seatKey = (table) => `gm.seat.${table}`;
@@ -395,7 +402,7 @@
       case "first_player_chosen": return `${nameOf(e.by)} chose ${nameOf(e.player)} to play first`;
       case "player_left": return `${nameOf(e.player)} left the table`;
       case "game_started":
-        return `The game started: ${nameOf(e.first_player)} plays first` +
+        return `The game started${SEATINGS[e.seating_mode || "random"] || ""}: ${nameOf(e.first_player)} plays first` +
           (e.first_decided_by !== undefined && e.first_decided_by !== null ? ` (decided by ${nameOf(e.first_decided_by)}, furthest behind in deck power)`
             : e.first_player_chosen ? " (chosen by the host)" : "") +
           `; ${e.turn_holders.length} ${state.rules === "cr807" ? "turn marker" : "simultaneous turn"}${e.turn_holders.length === 1 ? "" : "s"}` +
@@ -450,6 +457,9 @@
       case "player_kicked": return `The host removed ${nameOf(e.player)}` + (e.banned ? " and banned his address" : "");
       case "player_muted":
         return (e.player === null ? "Spectators" : nameOf(e.player)) + (e.muted ? " muted" : " unmuted");
+      case "host_called": return `📣 ${nameOf(e.player)} calls the host: ${printable(e.reason)}`;
+      case "host_answered":
+        return e.player === null || e.player === undefined ? "The host answered every open call" : `The host answered ${nameOf(e.player)}'s call`;
       default: return `(${e.kind})`;
     }
   }
@@ -943,6 +953,7 @@
       this.head = h("div", { class: "table-head" });
       this.status = h("p", { class: "status-line", testid: "status-line", "aria-live": "polite" });
       this.banner = h("div", { class: "banner", testid: "banner", role: "alert", hidden: true });
+      this.callAlert = h("div", { class: "call-alert", testid: "host-call", role: "alert", hidden: true });
       this.ringBox = h("div", { class: "ring-box" });
       this.entry = h("section", { class: "entry", hidden: true });
       this.actions = h("section", { class: "actions", hidden: true });
@@ -970,7 +981,7 @@
       }
       show("log");
       clear(app).append(
-        h("section", { class: "main" }, this.head, this.banner, this.status, this.ringBox, this.detail, this.endBox),
+        h("section", { class: "main" }, this.head, this.banner, this.callAlert, this.status, this.ringBox, this.detail, this.endBox),
         h("section", { class: "side" }, errorEl, this.entry, this.actions, tabs, paneBox));
     },
 
@@ -1065,7 +1076,10 @@
             h("label", {}, h("span", {}, "Plays first"), this.chooseSel = h("select", { testid: "choose-first", "aria-label": "Who plays first" })),
             button("choose-first-submit", "Choose", () => go({ type: "choose_first", player: Number(this.chooseSel.value) }), "primary")),
           h("div", { class: "host-only" }, this.firstLabel = h("label", {}, h("span", {}, "First player"), this.firstSel),
-            button("start", "Start the game", () => go({ type: "start", first_player: this.firstSel.value === "" ? null : Number(this.firstSel.value) }), "primary")),
+            this.seatingTools(),
+            button("start", "Start the game", () => go(Object.assign({ type: "start", first_player: this.firstSel.value === "" ? null : Number(this.firstSel.value) },
+              this.seatingSel.value === "arranged" ? { seating: "arranged", order: state.arranged.slice() } : { seating: this.seatingSel.value }
+            )), "primary")),
           button("leave", "Give up my seat", async () => {
             const answer = await go({ type: "leave" });
             if (answer.type === "left") { store.remove(seatKey(route.table)); location.assign("/"); }
@@ -1119,6 +1133,7 @@
             button("poison-plus", "+1", () => go({ type: "change_poison", delta: 1 }))),
           h("div", { class: "row" }, button("concede", "Concede…", () => { confirm.hidden = false; }, "danger"), confirm)),
         host: this.hostTools(go, button),
+        call: this.callTools(go, button),
       };
       this.chatInput = h("input", { testid: "chat-input", maxlength: 500, placeholder: "Say something", "aria-label": "Chat" });
       this.chatForm = h("form", { class: "chat-form", onsubmit: async (ev) => {
@@ -1168,6 +1183,77 @@
             button("rule-eliminate", "Eliminate", () => { if (window.confirm(`Eliminate ${nameOf(pick(ruleWho))}?`)) go({ type: "ruling", ruling: { kind: "eliminate", players: [pick(ruleWho)] } }); }, "danger"))));
     },
 
+    /** The host's seating in the lobby: by the dice, in join order, or arranged (a list he reorders). */
+    seatingTools() {
+      this.seatingSel = h("select", { testid: "seating-mode", "aria-label": "Seating",
+        onchange: () => this.renderArrange() });
+      fillSelect(this.seatingSel, [["random", "Random (the dice)"], ["joined", "As joined"], ["arranged", "Arranged (reorder below)"]]);
+      this.arrangeList = h("ol", { class: "arrange", testid: "seating-order", "aria-label": "Seating order, seat 0 first (the next seat is to the left)" });
+      return h("div", {}, h("label", {}, h("span", {}, "Seating"), this.seatingSel), this.arrangeList);
+    },
+
+    /** Moves player `id` in the arranged order to index `to`. */
+    moveSeat(id, to) {
+      const order = state.arranged.filter((p) => p !== id);
+      order.splice(Math.max(0, Math.min(to, order.length)), 0, id);
+      state.arranged = order;
+      this.renderArrange();
+      const again = this.arrangeList.querySelector(`[data-player="${id}"] .seat-handle`);
+      if (again) again.focus();
+    },
+
+    renderArrange() {
+      const view = state.view;
+      const ids = view && view.stage === "lobby" ? view.players.map((p) => p.player) : [];
+      // Keep the host's order; newcomers go to the end, leavers drop out.
+      state.arranged = state.arranged.filter((id) => ids.includes(id)).concat(ids.filter((id) => !state.arranged.includes(id)));
+      const on = this.seatingSel.value === "arranged";
+      this.arrangeList.hidden = !on;
+      if (!on) return;
+      const order = state.arranged;
+      clear(this.arrangeList).append(...order.map((id, k) => {
+        const li = h("li", { "data-player": id, draggable: "true", testid: `seat-${id}`,
+          ondragstart: (ev) => { ev.dataTransfer.setData("text/plain", String(id)); },
+          ondragover: (ev) => ev.preventDefault(),
+          ondrop: (ev) => { ev.preventDefault(); const moved = Number(ev.dataTransfer.getData("text/plain")); if (order.includes(moved)) this.moveSeat(moved, k); } },
+          h("span", { class: "seat-handle", tabindex: "0", "aria-label": `Seat ${k}: ${nameOf(id)} (Alt+arrow keys move him)`,
+            onkeydown: (ev) => {
+              if (ev.altKey && ev.key === "ArrowUp") { ev.preventDefault(); this.moveSeat(id, k - 1); }
+              if (ev.altKey && ev.key === "ArrowDown") { ev.preventDefault(); this.moveSeat(id, k + 1); }
+            } }, `${k}. ${nameOf(id)}`),
+          h("button", { type: "button", testid: `seat-up-${id}`, "aria-label": `Move ${nameOf(id)} up`, disabled: k === 0, onclick: () => this.moveSeat(id, k - 1) }, "↑"),
+          h("button", { type: "button", testid: `seat-down-${id}`, "aria-label": `Move ${nameOf(id)} down`, disabled: k === order.length - 1, onclick: () => this.moveSeat(id, k + 1) }, "↓"));
+        return li;
+      }));
+    },
+
+    /** A player calls the host: one short line (a dispute, a question). */
+    callTools(go, button) {
+      this.callReason = h("input", { testid: "call-reason", maxlength: 120, placeholder: "Why (one short line)", "aria-label": "Why you call the host" });
+      return h("form", { class: "group call", onsubmit: async (ev) => {
+        ev.preventDefault();
+        const reason = this.callReason.value.trim();
+        if (!reason) { showError("Say in one short line why you call the host."); return; }
+        const answer = await go({ type: "call_host", reason });
+        if (answer.type === "ack") this.callReason.value = "";
+      } }, h("div", { class: "row" }, this.callReason, h("button", { type: "submit", testid: "call-host" }, "📣 Call the host")));
+    },
+
+    /** The host's alert: every open call, who and why, each with an answer button. */
+    renderCalls(view, me) {
+      const calls = view.calls || [];
+      const host = state.role === "player" && view.host === me;
+      this.callAlert.hidden = !(host && calls.length);
+      const key = calls.map((c) => `${c.player}:${c.reason}`).join("\n");
+      if (host && calls.some((c) => !state.calls.split("\n").includes(`${c.player}:${c.reason}`))) beep();
+      state.calls = host ? key : "";
+      if (!host || !calls.length) return;
+      clear(this.callAlert).append(...calls.map((c) => h("div", { class: "row" },
+        h("span", { testid: `host-call-${c.player}` }, `📣 ${nameOf(c.player)} calls the host: ${printable(c.reason)}`),
+        h("button", { type: "button", testid: `answer-call-${c.player}`, onclick: () => send({ type: "answer_call", player: c.player }) }, "Answered"))),
+        calls.length > 1 ? h("button", { type: "button", testid: "answer-calls", onclick: () => send({ type: "answer_call", player: null }) }, "All answered") : null);
+    },
+
     /** Picks a target by tapping a seat on the ring (only players offered in the list). */
     onSeat(player) {
       const p = state.view && state.view.players.find((q) => q.player === player);
@@ -1208,6 +1294,7 @@
       if (this.display) return;
       clear(this.listBox).append(seatList(view, me), diceBox(view));
       this.renderActions(view, me);
+      this.renderCalls(view, me);
       this.notify(view, me);
     },
 
@@ -1253,6 +1340,8 @@
       g.turn.hidden = !(player && going && view.stage === "playing" && own && alive);
       g.play.hidden = !(player && going && view.stage === "playing" && alive);
       g.host.hidden = !host || view.stage === "finished";
+      g.call.hidden = !player || host || view.stage === "finished";
+      this.renderArrange();
       if (own) {
         for (const ph of PHASES) {
           const b = g.turn.querySelector(`[data-testid="phase-${ph}"]`);

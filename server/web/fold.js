@@ -21,6 +21,7 @@
       mulligan_deciders: [], players: [], ring: [], turns: [], standings: [],
       spectators: 0, paused: false, adjourned: false, resume_asks: [], spectators_muted: false,
       dice_commitment: "", dice_secret: null, first_decider: null, first_choice: null,
+      seating_mode: null, calls: null,
     };
   }
 
@@ -33,6 +34,15 @@
 
   function setChoice(view, choice) {
     Object.defineProperty(view, "_choice", { value: choice, writable: true, configurable: true, enumerable: false });
+  }
+
+  // Open calls for the host: the view leaves `calls` out when there are none (null here).
+  function callsOf(view) {
+    return view.calls || [];
+  }
+
+  function setCalls(view, calls) {
+    view.calls = calls.length ? calls : null;
   }
 
   function clone(value) {
@@ -77,6 +87,7 @@
       case "player_left":
         if (view.stage === "lobby") {
           view.players = view.players.filter((p) => p.player !== e.player);
+          setCalls(view, callsOf(view).filter((c) => c.player !== e.player));
           const choice = choiceOf(view);
           if (choice && (choice.by === e.player || choice.player === e.player)) setChoice(view, null);
         }
@@ -102,6 +113,7 @@
         }));
         view.first_player = e.first_player;
         view.dice_commitment = e.commitment || "";
+        view.seating_mode = e.seating_mode || "random";
         view.stage = "mulligan";
         break;
       }
@@ -253,6 +265,14 @@
         view.spectators = e.spectators;
         break;
       case "chat":
+        break;
+      case "host_called":
+        playerOf(view, e.player);
+        setCalls(view, callsOf(view).filter((c) => c.player !== e.player).concat([{ player: e.player, reason: e.reason }]));
+        break;
+      case "host_answered":
+        if (e.player === null || e.player === undefined) setCalls(view, []);
+        else setCalls(view, callsOf(view).filter((c) => c.player !== e.player));
         break;
       default:
         throw new FoldError(`unknown event kind ${e.kind}`);

@@ -580,6 +580,8 @@ pub async fn started_game_at(addr: SocketAddr, seats: u8, seed: u64) -> (TableId
         .call(|id| ClientMessage::Start {
             id,
             first_player: None,
+            seating: grand_melee_protocol::SeatingMode::Random,
+            order: Vec::new(),
         })
         .await;
     assert!(matches!(start, Ok(ServerMessage::Ack { .. })), "{start:?}");
@@ -981,6 +983,8 @@ impl TestLeague {
             .call(|id| ClientMessage::Start {
                 id,
                 first_player: None,
+                seating: grand_melee_protocol::SeatingMode::Random,
+                order: Vec::new(),
             })
             .await;
         assert!(

@@ -97,6 +97,8 @@ async fn started(
         .call(|id| ClientMessage::Start {
             id,
             first_player: Some(0),
+            seating: grand_melee_protocol::SeatingMode::Random,
+            order: Vec::new(),
         })
         .await;
     let Ok(ServerMessage::Ack { seq, .. }) = started else {

@@ -340,6 +340,8 @@ async fn finished_game_with_chat(
     host.call(|id| ClientMessage::Start {
         id,
         first_player: Some(0),
+        seating: grand_melee_protocol::SeatingMode::Random,
+        order: Vec::new(),
     })
     .await
     .unwrap();

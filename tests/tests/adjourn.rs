@@ -78,6 +78,8 @@ async fn playing(server: &TestServer, name: &str, seats: u8) -> (TableId, Vec<Cl
         .call(|id| ClientMessage::Start {
             id,
             first_player: Some(0),
+            seating: grand_melee_protocol::SeatingMode::Random,
+            order: Vec::new(),
         })
         .await;
     let Ok(ServerMessage::Ack { seq, .. }) = started else {

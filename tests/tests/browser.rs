@@ -503,6 +503,8 @@ async fn a_28_seat_table_mid_game_on_a_laptop_and_a_phone() {
         .call(|id| ClientMessage::Start {
             id,
             first_player: None,
+            seating: grand_melee_protocol::SeatingMode::Random,
+            order: Vec::new(),
         })
         .await;
     assert!(start.is_ok(), "{start:?}");
@@ -1329,6 +1331,135 @@ async fn the_league_page_shows_every_member_of_a_league_in_many_pages() {
         .await;
     assert_eq!(meta, Value::from("150 members · 2 games"));
     browser.close().await;
+}
+
+/// The page's arranged seating, as player ids (the lobby's `seating-order` list).
+async fn arranged_order(browser: &Browser) -> Vec<u64> {
+    let ids = browser
+        .js("return Array.from(document.querySelectorAll('[data-testid=\"seating-order\"] li')).map(li => Number(li.dataset.player));")
+        .await;
+    id_list(&ids)
+}
+
+/// The host arranges the seating in the lobby (move buttons and drag-and-drop) and the game
+/// starts seated so; a player calls the host from his page, the host's page alerts him with who
+/// and why, and answering clears it. Every page's mirror equals the server's snapshot throughout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_host_arranges_the_seating_and_is_alerted_when_a_player_calls() {
+    let server = TestServer::start().await;
+    let base = format!("http://{}", server.addr);
+    let driver = Driver::start().await;
+    let mut seats = Vec::new();
+    for _ in 0..3 {
+        seats.push(driver.browser(1024, 768).await);
+    }
+    let host = &seats[0];
+    host.goto(&format!("{base}/")).await;
+    host.fill("create-name", "Convention table 4").await;
+    host.fill("create-seats", "3").await;
+    host.click("create-submit").await;
+    host.until("the table page", "location.pathname.startsWith('/t/')")
+        .await;
+    let url = host.js("return location.href;").await;
+    let table_url = url.as_str().unwrap().split('?').next().unwrap().to_owned();
+    for (i, seat) in seats.iter().enumerate() {
+        if i > 0 {
+            seat.goto(&table_url).await;
+        }
+        seat.fill("join-name", NAMES[i]).await;
+        seat.click("join-submit").await;
+        seat.until("seated", "gm.role() === 'player' && gm.me() !== null")
+            .await;
+    }
+    let mut ids = Vec::new();
+    for seat in &seats {
+        ids.push(seat.me().await.unwrap());
+    }
+    let all: Vec<&Browser> = seats.iter().collect();
+    settle(&all).await;
+    // Arranged: the list starts in join order; the host moves Cid to the top with the buttons,
+    // then drags Ann onto the second seat.
+    choose(host, "seating-mode", "arranged").await;
+    host.until(
+        "every seat in the list",
+        "document.querySelectorAll('[data-testid=\"seating-order\"] li').length === 3",
+    )
+    .await;
+    assert_eq!(arranged_order(host).await, ids);
+    host.click(&format!("seat-up-{}", ids[2])).await;
+    host.click(&format!("seat-up-{}", ids[2])).await;
+    assert_eq!(arranged_order(host).await, [ids[2], ids[0], ids[1]]);
+    let dropped = host
+        .js(&format!(
+            "const from = document.querySelector('[data-testid=\"seat-{a}\"]'); \
+             const to = document.querySelector('[data-testid=\"seat-{b}\"]'); \
+             const dt = new DataTransfer(); \
+             from.dispatchEvent(new DragEvent('dragstart', {{bubbles: true, dataTransfer: dt}})); \
+             to.dispatchEvent(new DragEvent('drop', {{bubbles: true, cancelable: true, dataTransfer: dt}})); \
+             return true;",
+            a = ids[0],
+            b = ids[1]
+        ))
+        .await;
+    assert_eq!(dropped, Value::Bool(true));
+    let arranged = vec![ids[2], ids[1], ids[0]];
+    assert_eq!(arranged_order(host).await, arranged);
+    check_mirrors(&seats, "in the lobby").await;
+    host.click("start").await;
+    check_mirrors(&seats, "seated as arranged").await;
+    let view = host.view().await;
+    assert_eq!(id_list(&view["ring"]), arranged, "{view}");
+    assert_eq!(view["seating_mode"], "arranged");
+    assert!(
+        seats[1]
+            .log()
+            .await
+            .iter()
+            .any(|l| l.contains("seated as the host arranged")),
+        "the log says how the table was seated"
+    );
+
+    // Bob calls the host; the host's page shows who and why.
+    let bob = &seats[1];
+    bob.fill("call-reason", "Is a Regrowth in response legal?")
+        .await;
+    bob.click("call-host").await;
+    host.until(
+        "the host's alert",
+        &format!(
+            "(() => {{ const e = document.querySelector('[data-testid=\"host-call\"]'); \
+             return e && e.offsetParent !== null && \
+             e.textContent.includes('Bob calls the host: Is a Regrowth in response legal?') && \
+             document.querySelector('[data-testid=\"answer-call-{}\"]') !== null; }})()",
+            ids[1]
+        ),
+    )
+    .await;
+    // Nobody else gets the alert, and the caller cannot call again at once.
+    let others_alerted = seats[2]
+        .js("return document.querySelector('[data-testid=\"host-call\"]').offsetParent !== null;")
+        .await;
+    assert_eq!(others_alerted, Value::Bool(false));
+    check_mirrors(&seats, "with an open call").await;
+    assert_eq!(host.view().await["calls"][0]["player"], ids[1]);
+    bob.fill("call-reason", "hello?").await;
+    bob.click("call-host").await;
+    bob.until(
+        "the rate limit on screen",
+        "document.querySelector('[data-testid=\"error\"]').offsetParent !== null",
+    )
+    .await;
+    host.click(&format!("answer-call-{}", ids[1])).await;
+    host.until(
+        "the alert cleared",
+        "document.querySelector('[data-testid=\"host-call\"]').offsetParent === null",
+    )
+    .await;
+    check_mirrors(&seats, "after the answer").await;
+    assert_eq!(host.view().await["calls"], Value::Null);
+    for seat in seats {
+        seat.close().await;
+    }
 }
 
 /// Issue 34 (adjourning) on the page: the host adjourns from his tools, both pages show the

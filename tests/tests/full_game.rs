@@ -77,8 +77,10 @@ async fn a_28_seat_game_from_lobby_to_winner_keeps_every_mirror_exact() {
         |id| ClientMessage::Start {
             id,
             first_player: None,
+            seating: grand_melee_protocol::SeatingMode::Random,
+            order: Vec::new(),
         },
-        Command::Start { first_player: None },
+        Command::start(None),
     )
     .await;
     assert_eq!(view.stage, StageName::Mulligan);

@@ -243,6 +243,8 @@ async fn one_of_28_seats_stops_reading_is_dropped_and_the_others_get_every_event
         .call(|id| ClientMessage::Start {
             id,
             first_player: None,
+            seating: grand_melee_protocol::SeatingMode::Random,
+            order: Vec::new(),
         })
         .await;
     assert!(
@@ -429,6 +431,8 @@ async fn a_turn_past_the_clock_ends_by_itself_and_everyone_is_told_why() {
         .call(|id| ClientMessage::Start {
             id,
             first_player: Some(1),
+            seating: grand_melee_protocol::SeatingMode::Random,
+            order: Vec::new(),
         })
         .await
         .unwrap();

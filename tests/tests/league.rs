@@ -108,6 +108,8 @@ async fn a_league_of_six_plays_five_games_and_its_standings_are_the_sum_of_their
                 .call(|id| ClientMessage::Start {
                     id,
                     first_player: Some(0),
+                    seating: grand_melee_protocol::SeatingMode::Random,
+                    order: Vec::new(),
                 })
                 .await;
             assert_eq!(forced, Err(ErrorCode::NotDecider));
@@ -117,6 +119,8 @@ async fn a_league_of_six_plays_five_games_and_its_standings_are_the_sum_of_their
             .call(|id| ClientMessage::Start {
                 id,
                 first_player: None,
+                seating: grand_melee_protocol::SeatingMode::Random,
+                order: Vec::new(),
             })
             .await;
         assert!(
@@ -422,6 +426,8 @@ async fn two_player_league_games_never_repeat_an_opponent_in_a_row() {
         .call(|id| ClientMessage::Start {
             id,
             first_player: None,
+            seating: grand_melee_protocol::SeatingMode::Random,
+            order: Vec::new(),
         })
         .await;
     assert!(matches!(started, Ok(ServerMessage::Ack { .. })));
@@ -468,6 +474,8 @@ async fn two_player_league_games_never_repeat_an_opponent_in_a_row() {
         .call(|id| ClientMessage::Start {
             id,
             first_player: None,
+            seating: grand_melee_protocol::SeatingMode::Random,
+            order: Vec::new(),
         })
         .await;
     assert_eq!(start.err(), Some(ErrorCode::SameOpponent));

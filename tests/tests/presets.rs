@@ -178,6 +178,8 @@ async fn a_cr807_dice_game_keeps_its_secret_across_a_restart_and_verifies_at_the
         .call(|id| ClientMessage::Start {
             id,
             first_player: Some(first_player),
+            seating: grand_melee_protocol::SeatingMode::Random,
+            order: Vec::new(),
         })
         .await
         .unwrap();

@@ -89,6 +89,8 @@ async fn start(clients: &mut [Client]) {
         .call(|id| ClientMessage::Start {
             id,
             first_player: Some(0),
+            seating: grand_melee_protocol::SeatingMode::Random,
+            order: Vec::new(),
         })
         .await;
     assert!(
@@ -329,6 +331,8 @@ async fn a_lobby_whose_host_is_gone_gets_a_new_host_who_can_start() {
         .call(|id| ClientMessage::Start {
             id,
             first_player: None,
+            seating: grand_melee_protocol::SeatingMode::Random,
+            order: Vec::new(),
         })
         .await;
     assert!(

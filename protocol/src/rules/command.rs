@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::client::ClientMessage;
 use crate::league::SeatDeck;
-use crate::types::{Expiry, Phase, PlayerId, Ruling};
+use crate::types::{Expiry, Phase, PlayerId, Ruling, SeatingMode};
 
 /// Who issues a command. The server authenticates connections; the core only checks that the
 /// actor is allowed to do what he asks.
@@ -35,6 +35,11 @@ pub enum Command {
     Start {
         /// The first player, if the host chooses; otherwise drawn from the table's seed.
         first_player: Option<PlayerId>,
+        /// Random (the dice), join order, or the host's `order`.
+        seating: SeatingMode,
+        /// With [`SeatingMode::Arranged`]: every lobby player exactly once, seat 0 first;
+        /// empty otherwise.
+        order: Vec<PlayerId>,
     },
     /// At a league table, the player whose deck is furthest behind (5 points or more) chooses
     /// who plays first (lobby only).
@@ -128,6 +133,15 @@ pub enum Command {
 }
 
 impl Command {
+    /// Start with a random seating, the first player as given or drawn.
+    pub fn start(first_player: Option<PlayerId>) -> Self {
+        Command::Start {
+            first_player,
+            seating: SeatingMode::Random,
+            order: Vec::new(),
+        }
+    }
+
     /// Seat `name` with no dice entropy.
     pub fn join(name: impl Into<String>) -> Self {
         Command::Join {
@@ -153,10 +167,17 @@ impl ClientMessage {
     pub fn command(&self) -> Option<(Authority, Command)> {
         use ClientMessage as M;
         Some(match self {
-            M::Start { first_player, .. } => (
+            M::Start {
+                first_player,
+                seating,
+                order,
+                ..
+            } => (
                 Authority::Host,
                 Command::Start {
                     first_player: *first_player,
+                    seating: *seating,
+                    order: order.clone(),
                 },
             ),
             M::ChooseFirst { player, .. } => {

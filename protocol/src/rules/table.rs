@@ -17,8 +17,8 @@ use crate::event::Event;
 use crate::league::{self, Bonus, SeatDeck};
 use crate::limits::{LETHAL_POISON, MAX_AMOUNT};
 use crate::types::{
-    EliminationCause, KeepReason, MulliganMode, Phase, PlayerId, PlayerStatus, RollResult, Ruling,
-    Standing, TurnEndReason, TurnId, TurnRemovalReason,
+    EliminationCause, HostCall, KeepReason, MulliganMode, Phase, PlayerId, PlayerStatus,
+    RollResult, Ruling, SeatingMode, Standing, TurnEndReason, TurnId, TurnRemovalReason,
 };
 
 /// What a turn is doing, with the phase of a running one (the table's state; a snapshot shows
@@ -146,6 +146,9 @@ pub struct SessionFacts {
     /// `keep`, and they are eliminated as play begins (not part of a snapshot: the session
     /// acts on it, clients see the events).
     pub kicked_in_mulligan: Vec<PlayerId>,
+    /// Open calls for the host (`host_called`), oldest first, one per player, until the host
+    /// answers them (`host_answered`).
+    pub calls: Vec<HostCall>,
     /// Every seated player's presence, by id.
     presence: BTreeMap<PlayerId, Presence>,
 }
@@ -186,6 +189,8 @@ pub struct Table {
     standings: Vec<Standing>,
     dice: DiceState,
     league: LeagueSeats,
+    /// How the players were seated (after the start).
+    seating_mode: Option<SeatingMode>,
 }
 
 /// A league table's seats: each player's deck, the choice of the first player, the bonuses.
@@ -241,6 +246,8 @@ pub(crate) struct TableParts {
     pub commitment: String,
     pub revealed: Option<String>,
     pub league: LeagueSeats,
+    pub seating_mode: Option<SeatingMode>,
+    pub calls: Vec<HostCall>,
 }
 
 impl Table {
@@ -270,6 +277,7 @@ impl Table {
                 resume_asks: parts.resume_asks,
                 spectators_muted: parts.spectators_muted,
                 kicked_in_mulligan: Vec::new(),
+                calls: parts.calls,
                 presence: parts.presence,
             },
             stage: parts.stage,
@@ -289,6 +297,7 @@ impl Table {
                 ..DiceState::default()
             },
             league: parts.league,
+            seating_mode: parts.seating_mode,
         }
     }
 
@@ -314,6 +323,7 @@ impl Table {
                 ..DiceState::default()
             },
             league: LeagueSeats::default(),
+            seating_mode: None,
             config,
         })
     }
@@ -356,7 +366,7 @@ impl Table {
                 },
             )?);
         }
-        events.extend(table.handle(Actor::Host, Command::Start { first_player })?);
+        events.extend(table.handle(Actor::Host, Command::start(first_player))?);
         while let Some(&player) = table.mulligan_deciders().first() {
             events.extend(table.handle(Actor::Player(player), Command::Keep)?);
         }
@@ -434,6 +444,11 @@ impl Table {
                 .collect(),
             _ => self.mulligan_decider().into_iter().collect(),
         }
+    }
+
+    /// How the players were seated (`None` before the start).
+    pub fn seating_mode(&self) -> Option<SeatingMode> {
+        self.seating_mode
     }
 
     /// SHA-256 of the dice secret, in hex (empty before the start).
@@ -573,7 +588,11 @@ impl Table {
             } => self.join(actor, name, entropy, deck, &mut out)?,
             Command::ChooseFirst { player } => self.choose_first(actor, player, &mut out)?,
             Command::Leave => self.leave(actor, &mut out)?,
-            Command::Start { first_player } => self.start(actor, first_player, &mut out)?,
+            Command::Start {
+                first_player,
+                seating,
+                order,
+            } => self.start(actor, first_player, seating, order, &mut out)?,
             Command::Mulligan => self.mulligan(actor, &mut out)?,
             Command::Keep => self.keep(actor, &mut out)?,
             Command::SetPhase { phase } => {
@@ -852,6 +871,8 @@ impl Table {
         &mut self,
         actor: Actor,
         first_player: Option<PlayerId>,
+        seating_mode: SeatingMode,
+        order: Vec<PlayerId>,
         out: &mut Vec<Event>,
     ) -> Result<(), ErrorCode> {
         self.require_host(actor)?;
@@ -862,6 +883,7 @@ impl Table {
         if n < 2 {
             return Err(ErrorCode::NotEnoughPlayers);
         }
+        self.check_order(seating_mode, &order)?;
         if let Some(first) = first_player
             && !self.lobby.iter().any(|(id, _)| *id == first)
         {
@@ -882,7 +904,11 @@ impl Table {
         // Every random outcome comes from the dice (see `crate::dice` and PROTOCOL.md).
         let dice = Dice::new(self.config.secret, self.lobby_entropy());
         let mut seating: Vec<PlayerId> = self.lobby.iter().map(|(id, _)| *id).collect();
-        dice.shuffle(&mut seating);
+        match seating_mode {
+            SeatingMode::Random => dice.shuffle(&mut seating),
+            SeatingMode::Joined => {}
+            SeatingMode::Arranged => seating = order,
+        }
         let first_player_chosen = first_player.is_some();
         let first = match first_player {
             Some(id) => seating.iter().position(|&p| p == id).unwrap_or(0),
@@ -910,8 +936,32 @@ impl Table {
                 first_player_chosen,
                 first_decided_by: decider,
                 bonuses,
+                seating_mode,
             },
         );
+        Ok(())
+    }
+
+    /// A start's seating: an `order` goes with `arranged` only, and lists every lobby player
+    /// exactly once.
+    fn check_order(&self, mode: SeatingMode, order: &[PlayerId]) -> Result<(), ErrorCode> {
+        if mode != SeatingMode::Arranged {
+            return if order.is_empty() {
+                Ok(())
+            } else {
+                Err(ErrorCode::BadSeating)
+            };
+        }
+        if order.len() != self.lobby.len() {
+            return Err(ErrorCode::BadSeating);
+        }
+        let lobby_has_all = order
+            .iter()
+            .enumerate()
+            .all(|(k, id)| !order[..k].contains(id) && self.lobby.iter().any(|(p, _)| p == id));
+        if !lobby_has_all {
+            return Err(ErrorCode::BadSeating);
+        }
         Ok(())
     }
 
@@ -1808,6 +1858,7 @@ impl Table {
                 self.lobby.retain(|(id, _)| id != player);
                 // After the start the seating is fixed: the player keeps his place.
                 if self.stage == Stage::Lobby {
+                    self.facts.calls.retain(|c| c.player != *player);
                     self.facts.presence.remove(player);
                     self.league.decks.remove(player);
                     if self
@@ -1834,6 +1885,7 @@ impl Table {
                 commitment,
                 first_decided_by,
                 bonuses,
+                seating_mode,
                 ..
             } => {
                 if self.stage != Stage::Lobby || seating.len() != self.lobby.len() {
@@ -1891,6 +1943,7 @@ impl Table {
                     });
                 }
                 self.turns = turns;
+                self.seating_mode = Some(*seating_mode);
                 self.stage = Stage::Mulligan { kept: 0 };
             }
             Event::Mulliganed { player, hand_size } => {
@@ -2134,6 +2187,18 @@ impl Table {
                 self.facts.known(*player)?;
             }
             Event::Chat { from: None, .. } => {}
+            Event::HostCalled { player, reason } => {
+                self.facts.known(*player)?;
+                self.facts.calls.retain(|c| c.player != *player);
+                self.facts.calls.push(HostCall {
+                    player: *player,
+                    reason: reason.clone(),
+                });
+            }
+            Event::HostAnswered { player: None } => self.facts.calls.clear(),
+            Event::HostAnswered {
+                player: Some(player),
+            } => self.facts.calls.retain(|c| c.player != *player),
         }
         Ok(())
     }
