@@ -907,7 +907,7 @@ async fn enter(
         Some(league),
     ) = (&mut entry, league)
     {
-        let found = crate::leagues::seat(shared, league, *member_token).await?;
+        let found = crate::leagues::seat(shared, conn.peer, league, *member_token).await?;
         name.clone_from(&found.name);
         *seat = Some(found);
     }

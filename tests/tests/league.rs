@@ -437,6 +437,7 @@ async fn two_player_league_games_never_repeat_an_opponent_in_a_row() {
     let rematch = league.table(&mut organiser, "Rematch", 2).await;
     let mut ann = server.client().await;
     league.sit(&mut ann, rematch, 0).await.unwrap();
+    let ann_seat = ann.seat.unwrap();
     // Across a restart (the rule reads the seats' last duels from the journal): Bob may not
     // sit with Ann, because Ann's last opponent was Bob; Cy may.
     drop((ann, organiser));
@@ -449,6 +450,11 @@ async fn two_player_league_games_never_repeat_an_opponent_in_a_row() {
         Err(ErrorCode::SameOpponent)
     );
     league.sit(&mut cy, rematch, 2).await.unwrap();
+    // A member holds one unfinished league seat at a time: Ann leaves the rematch first.
+    let mut ann = server.client().await;
+    assert_eq!(ann.resume(rematch, ann_seat.1).await, Ok(ann_seat.0));
+    let left = ann.call(|id| ClientMessage::Leave { id }).await;
+    assert!(matches!(left, Ok(ServerMessage::Left { .. })), "{left:?}");
     // A bigger table is no two-player game: Bob may sit with Ann there.
     let bigger = league.table(&mut organiser, "Three", 3).await;
     let mut ann2 = server.client().await;
@@ -510,4 +516,245 @@ async fn only_the_organiser_creates_league_tables() {
         })
         .await;
     assert_eq!(taken.err(), Some(ErrorCode::NameTaken));
+}
+
+/// The player ids of `names` at the table `view` shows.
+fn players_named(view: &TableView, names: &[&str]) -> Vec<u16> {
+    names
+        .iter()
+        .map(|n| view.players.iter().find(|p| p.name == *n).unwrap().player)
+        .collect()
+}
+
+/// A choice of the first player lasts only while its maker is the decider: Eve (5 behind)
+/// chooses Ann, Fay (6 behind) sits down and decides instead, a spectator arrives, Fay leaves.
+/// Eve decides again, but her old choice is gone: the spectator's fold of the events equals a
+/// fresh snapshot (the snapshot he started from could not have told him of a hidden choice).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_first_choice_is_dropped_when_its_maker_stops_deciding_so_folds_match_snapshots() {
+    let server = TestServer::start().await;
+    let mut organiser = server.client().await;
+    let league = TestLeague::create(&mut organiser, "Choosers", &NAMES).await;
+    // Week 1: Fay, Eve, Dee, Cy, Bob out in that order: Ann 5, Bob 4, Cy 3, Dee 2, Eve 1, Fay 0.
+    let (_, mut clients) = league
+        .started(server.addr, "Week 1", &[0, 1, 2, 3, 4, 5])
+        .await;
+    let order = players_named(
+        clients[0].view.as_ref().unwrap(),
+        &["Fay", "Eve", "Dee", "Cy", "Bob"],
+    );
+    concede_in_order(&mut clients, &order).await;
+    // Week 2: Ann beats Bob: Ann 6.
+    let (_, mut clients) = league.started(server.addr, "Week 2", &[0, 1]).await;
+    let bob = clients[1].seat.unwrap().0;
+    concede_in_order(&mut clients, &[bob]).await;
+
+    let table = league.table(&mut organiser, "Week 3", 4).await;
+    let mut seated = Vec::new();
+    for index in [0, 2, 4] {
+        let mut client = server.client().await;
+        league.sit(&mut client, table, index).await.unwrap();
+        seated.push(client);
+    }
+    let seq = seated[2].view.as_ref().unwrap().seq;
+    let (ann, eve) = (seated[0].seat.unwrap().0, seated[2].seat.unwrap().0);
+    assert_eq!(seated[2].view.as_ref().unwrap().first_decider, Some(eve));
+    seated[0].catch_up(seq).await;
+    let chosen = seated[2]
+        .call(|id| ClientMessage::ChooseFirst { id, player: ann })
+        .await;
+    assert!(
+        matches!(chosen, Ok(ServerMessage::Ack { .. })),
+        "{chosen:?}"
+    );
+    assert_eq!(seated[2].view.as_ref().unwrap().first_choice, Some(ann));
+    let mut fay = server.client().await;
+    let fay_player = league.sit(&mut fay, table, 5).await.unwrap();
+    let lobby = fay.view.clone().unwrap();
+    assert_eq!(lobby.first_decider, Some(fay_player));
+    assert_eq!(lobby.first_choice, None, "Fay has not chosen");
+    let mut spectator = server.client().await;
+    spectator.watch(table).await;
+    let left = fay.call(|id| ClientMessage::Leave { id }).await;
+    assert!(matches!(left, Ok(ServerMessage::Left { .. })), "{left:?}");
+    spectator
+        .until_event(|e| matches!(e, grand_melee_protocol::Event::PlayerLeft { .. }).then_some(()))
+        .await;
+    let fresh = spectator.fresh_snapshot().await;
+    assert_eq!(
+        &fresh,
+        spectator.view.as_ref().unwrap(),
+        "the spectator's fold equals a fresh snapshot"
+    );
+    assert_eq!(fresh.first_decider, Some(eve), "Eve decides again");
+    assert_eq!(
+        fresh.first_choice, None,
+        "her choice was dropped with Fay's arrival"
+    );
+    // Eve chooses again, and the start follows her new choice.
+    let chosen = seated[2]
+        .call(|id| ClientMessage::ChooseFirst { id, player: eve })
+        .await;
+    assert!(
+        matches!(chosen, Ok(ServerMessage::Ack { .. })),
+        "{chosen:?}"
+    );
+    let seq = seated[2].view.as_ref().unwrap().seq;
+    spectator.catch_up(seq).await;
+    assert_eq!(spectator.view.as_ref().unwrap().first_choice, Some(eve));
+}
+
+/// A member holds one unfinished league seat at a time: Eve and Fay sit at the two-player table
+/// "one"; neither may also sit at "two" (or they could play each other twice in a row, both
+/// games started before either ended). Leaving a lobby frees the seat; the rule holds across a
+/// restart (the tables' seats are read back from the journal).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_holds_one_unfinished_league_seat_at_a_time() {
+    let server = TestServer::start().await;
+    let mut organiser = server.client().await;
+    let league = TestLeague::create(&mut organiser, "Duellists", &["Eve", "Fay", "Gus"]).await;
+    let one = league.table(&mut organiser, "one", 2).await;
+    let two = league.table(&mut organiser, "two", 2).await;
+    let mut eve = server.client().await;
+    let mut fay = server.client().await;
+    league.sit(&mut eve, one, 0).await.unwrap();
+    league.sit(&mut fay, one, 1).await.unwrap();
+    let mut eve2 = server.client().await;
+    let mut fay2 = server.client().await;
+    assert_eq!(
+        league.sit(&mut eve2, two, 0).await,
+        Err(ErrorCode::AlreadySeated)
+    );
+    assert_eq!(
+        league.sit(&mut fay2, two, 1).await,
+        Err(ErrorCode::AlreadySeated)
+    );
+    // Gus may: he sits nowhere else.
+    let mut gus = server.client().await;
+    league.sit(&mut gus, two, 2).await.unwrap();
+    // Fay leaves "one": her seat is free, and she may sit at "two" (not against Eve).
+    let left = fay.call(|id| ClientMessage::Leave { id }).await;
+    assert!(matches!(left, Ok(ServerMessage::Left { .. })), "{left:?}");
+    league.sit(&mut fay2, two, 1).await.unwrap();
+    let mut fay3 = server.client().await;
+    assert_eq!(
+        league.sit(&mut fay3, one, 1).await,
+        Err(ErrorCode::AlreadySeated),
+        "now she sits at two"
+    );
+    let seats = [fay2.seat.unwrap(), gus.seat.unwrap()];
+    drop((eve, fay, eve2, fay2, fay3, gus, organiser));
+    let server = server.restart(ServerConfig::default()).await;
+    let mut fay = server.client().await;
+    assert_eq!(
+        league.sit(&mut fay, one, 1).await,
+        Err(ErrorCode::AlreadySeated),
+        "after a restart too"
+    );
+    // A finished game frees its seats: Fay and Gus play at "two", then Fay may sit at "one".
+    let mut clients = Vec::new();
+    for (player, token) in seats {
+        let mut client = server.client().await;
+        assert_eq!(client.resume(two, token).await, Ok(player));
+        client.seat = Some((player, token));
+        clients.push(client);
+    }
+    let seq = clients[1].view.as_ref().unwrap().seq;
+    clients[0].catch_up(seq).await;
+    let host = clients[0].view.as_ref().unwrap().host.unwrap();
+    let starter = clients
+        .iter_mut()
+        .find(|c| c.seat.map(|s| s.0) == Some(host))
+        .unwrap();
+    let started = starter
+        .call(|id| ClientMessage::Start {
+            id,
+            first_player: None,
+        })
+        .await;
+    assert!(
+        matches!(started, Ok(ServerMessage::Ack { .. })),
+        "{started:?}"
+    );
+    let gus = seats[1].0;
+    concede_in_order(&mut clients, &[gus]).await;
+    league.sit(&mut fay, one, 1).await.unwrap();
+}
+
+/// An empty lobby of a league table is part of the league: it is still among the league's
+/// games after a restart, and members can sit at it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_league_lobby_survives_a_restart() {
+    let server = TestServer::start().await;
+    let mut organiser = server.client().await;
+    let league = TestLeague::create(&mut organiser, "Patient", &NAMES[..2]).await;
+    let table = league.table(&mut organiser, "Next week", 2).await;
+    let games = league.view(&mut organiser).await.games;
+    assert_eq!(games.iter().map(|g| g.table).collect::<Vec<_>>(), [table]);
+    drop(organiser);
+    let server = server.restart(ServerConfig::default()).await;
+    let mut reader = server.client().await;
+    let after = league.view(&mut reader).await.games;
+    assert_eq!(after, games, "the lobby is still a game of the league");
+    let mut ann = server.client().await;
+    league.sit(&mut ann, table, 0).await.unwrap();
+}
+
+/// Wrong member tokens and organiser secrets are guesses, limited per address and league like
+/// wrong passwords: past the burst the server answers `rate_limited` without looking. Another
+/// address is not affected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn guessed_member_tokens_and_organiser_secrets_are_throttled() {
+    let server = TestServer::start().await;
+    let mut organiser = server.client().await;
+    let league = TestLeague::create(&mut organiser, "Guarded", &NAMES[..2]).await;
+    let table = league.table(&mut organiser, "Week 1", 2).await;
+    let mut guesser = Client::connected_from(server.addr, "127.0.0.7".parse().unwrap()).await;
+    let mut codes = Vec::new();
+    for _ in 0..10 {
+        let answer = guesser
+            .call(|id| ClientMessage::Buy {
+                id,
+                league: league.id,
+                token: uuid::Uuid::new_v4(),
+                purchase: Purchase::Sideboard,
+                remove: 0,
+            })
+            .await;
+        codes.push(answer.err().unwrap());
+    }
+    assert_eq!(codes[0], ErrorCode::NotAMember);
+    assert_eq!(codes.last(), Some(&ErrorCode::RateLimited), "{codes:?}");
+    // Seat guesses at the league's table count against the same budget.
+    let seat = guesser
+        .call(|id| ClientMessage::Join {
+            id,
+            table,
+            name: "Guess".into(),
+            password: None,
+            entropy: None,
+            member_token: Some(uuid::Uuid::new_v4()),
+        })
+        .await;
+    assert_eq!(seat.err(), Some(ErrorCode::RateLimited));
+    // Organiser secrets, from another address.
+    let mut forger = Client::connected_from(server.addr, "127.0.0.8".parse().unwrap()).await;
+    let mut codes = Vec::new();
+    for _ in 0..10 {
+        let mut forged = league.clone();
+        forged.organiser = uuid::Uuid::new_v4();
+        codes.push(
+            forged
+                .create_table(&mut forger, "Forged", 2)
+                .await
+                .err()
+                .unwrap(),
+        );
+    }
+    assert_eq!(codes[0], ErrorCode::NotOrganiser);
+    assert_eq!(codes.last(), Some(&ErrorCode::RateLimited), "{codes:?}");
+    // The members and the organiser, elsewhere, are not affected.
+    let mut ann = server.client().await;
+    league.sit(&mut ann, table, 0).await.unwrap();
+    league.table(&mut organiser, "Week 2", 2).await;
 }
