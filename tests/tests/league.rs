@@ -281,6 +281,7 @@ async fn refused_purchases_leave_the_ledger_untouched() {
                 gold: false,
                 legend: true,
                 card: Some("Tetsuo Umezawa".into()),
+                set: Some("Mirage".into()),
             },
             0,
             ann,
@@ -314,7 +315,8 @@ async fn refused_purchases_leave_the_ledger_untouched() {
                 count: 3,
                 gold: false,
                 legend: false,
-                card: None,
+                card: Some("Shock".into()),
+                set: Some("Visions".into()),
             },
             0,
             ann,
@@ -361,6 +363,7 @@ async fn refused_purchases_leave_the_ledger_untouched() {
         gold: true,
         legend: false,
         card: Some("Lim-Dûl's Vault".into()),
+        set: Some("Visions".into()),
     };
     let refused = organiser.call(buy(gold, 0, ann)).await;
     assert_eq!(refused.err(), Some(ErrorCode::NotEnoughPoints), "2 + 1 > 2");
@@ -369,7 +372,8 @@ async fn refused_purchases_leave_the_ledger_untouched() {
         count: 1,
         gold: false,
         legend: false,
-        card: None,
+        card: Some("Man-o'-War".into()),
+        set: Some("Visions".into()),
     };
     let bought = organiser.call(buy(uncommon, 0, ann)).await.unwrap();
     let ServerMessage::Deck { deck, .. } = bought else {
@@ -757,4 +761,85 @@ async fn guessed_member_tokens_and_organiser_secrets_are_throttled() {
     let mut ann = server.client().await;
     league.sit(&mut ann, table, 0).await.unwrap();
     league.table(&mut organiser, "Week 2", 2).await;
+}
+
+/// A card bought names its set: the deck's basic set or one of its expansion sets, nothing else
+/// (the seed: "he can only buy cards from that expansion until he buys another expansion"); and
+/// the copies of a card add up over the ledger: 2 + 2 copies with the limit at 2 are refused.
+/// Refusals change nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cards_come_from_the_decks_sets_and_their_copies_add_up_over_the_ledger() {
+    let server = TestServer::start().await;
+    let mut organiser = server.client().await;
+    let league = TestLeague::create(&mut organiser, "Collectors", &NAMES[..5]).await;
+    let (_, mut clients) = league
+        .started(server.addr, "Week 1", &[0, 1, 2, 3, 4])
+        .await;
+    let order = players_named(
+        clients[0].view.as_ref().unwrap(),
+        &["Eve", "Dee", "Cy", "Bob"],
+    );
+    concede_in_order(&mut clients, &order).await;
+    let ann = league.members[0].2;
+    let buy = |purchase: Purchase| {
+        let league = league.id;
+        move |id| ClientMessage::Buy {
+            id,
+            league,
+            token: ann,
+            purchase,
+            remove: 0,
+        }
+    };
+    let common = |count: u8, card: &str, set: Option<&str>| Purchase::Cards {
+        rarity: Rarity::Common,
+        count,
+        gold: false,
+        legend: false,
+        card: Some(card.into()),
+        set: set.map(Into::into),
+    };
+    // Ann earned 4. Two Shocks from her basic set, Mirage: 2 points.
+    let bought = organiser
+        .call(buy(common(2, "Shock", Some("Mirage"))))
+        .await;
+    assert!(
+        matches!(bought, Ok(ServerMessage::Deck { .. })),
+        "{bought:?}"
+    );
+    let (before, ledger_before) = league.deck(&mut organiser, 0).await;
+    assert_eq!(before.balance(), 2);
+    for (purchase, code) in [
+        // Two more Shocks: 2 + 2 copies, and the deck may hold 2.
+        (common(2, "shock", Some("Mirage")), ErrorCode::PurchaseLimit),
+        (
+            common(1, "Shock", Some("Visions")),
+            ErrorCode::PurchaseLimit,
+        ),
+        // A set the deck has not bought.
+        (
+            common(1, "Mogg Fanatic", Some("Tempest")),
+            ErrorCode::BadPurchase,
+        ),
+        // No set named.
+        (common(1, "Mogg Fanatic", None), ErrorCode::BadPurchase),
+    ] {
+        let answer = organiser.call(buy(purchase.clone())).await;
+        assert_eq!(answer.err(), Some(code), "{purchase:?}");
+        let after = league.deck(&mut organiser, 0).await;
+        assert_eq!(
+            after,
+            (before.clone(), ledger_before.clone()),
+            "{purchase:?} left a trace"
+        );
+    }
+    // Her expansion set, in any case, is fine.
+    let bought = organiser
+        .call(buy(common(2, "Quirion Elves", Some("visions"))))
+        .await;
+    let Ok(ServerMessage::Deck { deck, .. }) = bought else {
+        panic!("expected deck, got {bought:?}");
+    };
+    assert_eq!((deck.balance(), deck.cards), (0, 49));
+    assert_eq!(deck.copies.get("shock"), Some(&2));
 }
