@@ -44,8 +44,9 @@ pub const STREAK_GAMES: u32 = 10;
 /// The most cards one purchase may add.
 pub const MAX_CARDS_PER_PURCHASE: u8 = 25;
 
-/// The seed's colour alliances: five of two colours and five of three.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// The seed's colour alliances: five of two colours and five of three. An unknown name does
+/// not decode, with a message that names the field and the ten names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Alliance {
     /// White-Blue.
@@ -104,6 +105,19 @@ impl Alliance {
     /// The alliance with this wire name.
     pub fn from_name(name: &str) -> Option<Alliance> {
         Alliance::ALL.into_iter().find(|a| a.name() == name)
+    }
+}
+
+impl<'de> Deserialize<'de> for Alliance {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        Alliance::from_name(&name).ok_or_else(|| {
+            let names: Vec<&str> = Alliance::ALL.iter().map(|a| a.name()).collect();
+            serde::de::Error::custom(format!(
+                "alliance: not one of the seed's ten ({})",
+                names.join(", ")
+            ))
+        })
     }
 }
 

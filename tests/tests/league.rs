@@ -843,3 +843,129 @@ async fn cards_come_from_the_decks_sets_and_their_copies_add_up_over_the_ledger(
     assert_eq!((deck.balance(), deck.cards), (0, 49));
     assert_eq!(deck.copies.get("shock"), Some(&2));
 }
+
+/// A lobby folded from the empty view (`get_events` from event 1, as a replay is rebuilt) equals
+/// the lobby's snapshot except for `dice_commitment`, which no event carries before
+/// `game_started` (the empty view starts with it empty, `spectators_muted` false and
+/// `mulligan_deciders` empty); from `game_started` on the fold equals the snapshot exactly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lobby_folded_from_the_empty_view_lacks_only_the_dice_commitment() {
+    let server = TestServer::start().await;
+    let mut organiser = server.client().await;
+    let league = TestLeague::create(&mut organiser, "Folders", &NAMES[..2]).await;
+    let table = league.table(&mut organiser, "Week 1", 2).await;
+    let mut clients = Vec::new();
+    for index in 0..2 {
+        let mut client = server.client().await;
+        league.sit(&mut client, table, index).await.unwrap();
+        clients.push(client);
+    }
+    let fold = |view: &TableView, events: &[grand_melee_protocol::Event]| {
+        let empty = TableView::new(table, view.name.clone(), view.settings.clone());
+        assert_eq!(
+            (
+                empty.dice_commitment.as_str(),
+                empty.spectators_muted,
+                empty.mulligan_deciders.len()
+            ),
+            ("", false, 0),
+            "the empty view"
+        );
+        let mut mirror = grand_melee_protocol::Mirror::new(&empty).unwrap();
+        mirror.apply_batch(1, events).unwrap();
+        mirror.view()
+    };
+    let lobby = clients[1].fresh_snapshot().await;
+    let events = clients[1].past_events(table).await;
+    assert_eq!(events.len() as u64, lobby.seq);
+    let mut folded = fold(&lobby, &events);
+    assert_eq!(folded.dice_commitment, "", "no event carries it yet");
+    assert_eq!(lobby.dice_commitment.len(), 64, "the snapshot shows it");
+    folded.dice_commitment.clone_from(&lobby.dice_commitment);
+    assert_eq!(folded, lobby, "the rest is the lobby's snapshot");
+    let seq = lobby.seq;
+    clients[0].catch_up(seq).await;
+    let host = clients[0].view.as_ref().unwrap().host.unwrap();
+    let starter = clients
+        .iter_mut()
+        .find(|c| c.seat.map(|s| s.0) == Some(host))
+        .unwrap();
+    let started = starter
+        .call(|id| ClientMessage::Start {
+            id,
+            first_player: None,
+        })
+        .await;
+    assert!(
+        matches!(started, Ok(ServerMessage::Ack { .. })),
+        "{started:?}"
+    );
+    let now = starter.fresh_snapshot().await;
+    let events = starter.past_events(table).await;
+    assert_eq!(
+        fold(&now, &events),
+        now,
+        "game_started carries the commitment"
+    );
+}
+
+/// An alliance that is not one of the seed's ten is refused (`bad_message`, with the request's
+/// id) with a message that names the field and the ten names; nothing is registered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_alliance_is_refused_with_a_message_naming_the_field() {
+    use grand_melee_protocol::league::{Alliance, DeckSpec};
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    let league = TestLeague::create(&mut client, "Colours", &[]).await;
+    let joined = client
+        .call(|id| ClientMessage::JoinLeague {
+            id,
+            league: league.id,
+            name: "Ann".into(),
+            password: None,
+        })
+        .await
+        .unwrap();
+    let ServerMessage::LeagueJoined { token, member, .. } = joined else {
+        panic!("expected league_joined, got {joined:?}");
+    };
+    let id = 900;
+    let valid = grand_melee_protocol::encode_client(&ClientMessage::RegisterDeck {
+        id,
+        league: league.id,
+        token,
+        deck: DeckSpec {
+            name: "Crusade".into(),
+            alliance: Alliance::WhiteBlue,
+            basic_set: "Mirage".into(),
+            expansion_set: "Visions".into(),
+        },
+    });
+    // The same request with "black_blue", which is no alliance, in place of "white_blue".
+    let at = valid.windows(10).position(|w| w == b"white_blue").unwrap();
+    let mut bad = valid.clone();
+    bad[at..at + 10].copy_from_slice(b"black_blue");
+    client.send_raw(bad);
+    let (code, message) = client
+        .until(|r| match r {
+            grand_melee_e2e::Received::Message(m, _) => match &**m {
+                ServerMessage::Error {
+                    reply_to: Some(r),
+                    code,
+                    message,
+                    ..
+                } if *r == id => Some((*code, message.clone())),
+                _ => None,
+            },
+            _ => None,
+        })
+        .await;
+    assert_eq!(code, ErrorCode::BadMessage);
+    assert!(message.contains("alliance"), "{message}");
+    assert!(message.contains("green_white_blue"), "{message}");
+    let (deck, ledger) = league.deck(&mut client, member).await;
+    assert!(
+        deck.spec.is_none() && ledger.is_empty(),
+        "nothing registered"
+    );
+}
