@@ -680,3 +680,42 @@ fn copies_of_a_card_add_up_over_the_ledger() {
     ));
     assert_eq!(d.copies.get("shock"), Some(&3));
 }
+
+/// A choice lapses for good once its maker stops deciding: when the weaker deck that took over
+/// leaves again, the old decider decides but has chosen nobody. So a mirror started from a
+/// snapshot taken while the choice was hidden folds to the same view as the table.
+#[test]
+fn a_choice_lapses_for_good_when_its_maker_stops_deciding() {
+    let (mut table, mut events) = league_lobby(&[11, 8, 4]);
+    assert_eq!(table.first_decider(), Some(2));
+    events.extend(
+        table
+            .handle(Actor::Player(2), Command::ChooseFirst { player: 1 })
+            .unwrap(),
+    );
+    let join = Command::Join {
+        name: "P3".into(),
+        entropy: String::new(),
+        deck: seat_deck(3, 0),
+    };
+    events.extend(table.handle(Actor::Host, join).unwrap());
+    let hidden = check_fold(&table, &events);
+    assert_eq!((hidden.first_decider, hidden.first_choice), (Some(3), None));
+    let mut late = Mirror::new(&hidden).unwrap();
+    let left = table.handle(Actor::Player(3), Command::Leave).unwrap();
+    late.apply_batch(hidden.seq + 1, &left).unwrap();
+    events.extend(left);
+    let view = check_fold(&table, &events);
+    assert_eq!((view.first_decider, view.first_choice), (Some(2), None));
+    assert_eq!(
+        late.view(),
+        view,
+        "a fold from the snapshot equals the table"
+    );
+    events.extend(
+        table
+            .handle(Actor::Host, Command::Start { first_player: None })
+            .unwrap(),
+    );
+    assert_eq!(check_fold(&table, &events).first_player, Some(2));
+}
