@@ -341,11 +341,10 @@ impl Shared {
         if per_minute <= 0.0 {
             return true;
         }
-        let bucket = self
-            .guesses
-            .entry((ip, table))
-            .or_insert_with(|| TokenBucket::new(5.0, per_minute / 60.0, now));
-        bucket.peek(now)
+        // Only a wrong guess makes a bucket: asking about any id (a league's, say) adds none.
+        self.guesses
+            .get(&(ip, table))
+            .is_none_or(|bucket| bucket.peek(now))
     }
 
     /// Records a wrong password from `ip` at `table`.
