@@ -69,7 +69,7 @@ pub enum LeagueCmd {
     },
     /// Buy a deck option with your deck's unspent mana points (between games).
     #[command(
-        after_help = "Costs (the seed's): common 1, uncommon 2, rare 4 each; gold +1, Summon Legend +2 each; two basic lands 1; an expansion set 10, 12, then 15 (four at most); duplicates: three of a card 8, then four 10; sideboard: 10, 12, then 14 (15 cards at most). A deck holds at most 70 cards: --remove takes cards out to make room.\n\nExamples:\n  grand-melee league buy Tuesday uncommon --card \"Lightning Bolt\"\n  grand-melee league buy Tuesday lands --count 4\n  grand-melee league buy Tuesday set --set Weatherlight\n  grand-melee league buy Tuesday sideboard"
+        after_help = "Costs (the seed's): common 1, uncommon 2, rare 4 each; gold +1, Summon Legend +2 each; two basic lands 1; an expansion set 10, 12, then 15 (four at most); duplicates: three of a card 8, then four 10; sideboard: 10, 12, then 14 (15 cards at most). A deck holds at most 70 cards: --remove takes cards out to make room. A card names its set (the deck's basic set or one of its expansion sets), and the copies of a card bought never exceed the deck's limit (2, then 3, then 4).\n\nExamples:\n  grand-melee league buy Tuesday uncommon --card \"Lightning Bolt\" --set Mirage\n  grand-melee league buy Tuesday lands --count 4\n  grand-melee league buy Tuesday set --set Weatherlight\n  grand-melee league buy Tuesday sideboard"
     )]
     Buy {
         /// The league.
@@ -86,10 +86,11 @@ pub enum LeagueCmd {
         /// A Summon Legend (+2 each).
         #[arg(long)]
         legend: bool,
-        /// The card's name, for the ledger.
+        /// The card's name (cards: required; its copies are counted).
         #[arg(long)]
         card: Option<String>,
-        /// The expansion set (with `set`).
+        /// Cards: the card's set, the deck's basic set or one of its expansion sets (required);
+        /// `set`: the expansion set to buy.
         #[arg(long = "set", value_name = "NAME")]
         set_name: Option<String>,
         /// Cards taken out of the deck to keep it within 70.
@@ -466,6 +467,7 @@ async fn run_on(
                 gold,
                 legend,
                 card: card.clone(),
+                set: set_name.clone(),
             };
             let purchase = match option {
                 OptionArg::Common => cards(Rarity::Common),
@@ -715,6 +717,7 @@ pub fn ledger_line(line: &LedgerLine) -> String {
                     gold,
                     legend,
                     card,
+                    set,
                 } => {
                     let rarity = match rarity {
                         Rarity::Common => "common",
@@ -722,11 +725,14 @@ pub fn ledger_line(line: &LedgerLine) -> String {
                         Rarity::Rare => "rare",
                     };
                     format!(
-                        "{count} {rarity}{}{}{}",
+                        "{count} {rarity}{}{}{}{}",
                         if *gold { " gold" } else { "" },
                         if *legend { " Summon Legend" } else { "" },
                         card.as_ref()
                             .map(|c| format!(" {}", safe::quoted(c)))
+                            .unwrap_or_default(),
+                        set.as_ref()
+                            .map(|s| format!(" from {}", safe::quoted(s)))
                             .unwrap_or_default()
                     )
                 }

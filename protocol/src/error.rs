@@ -373,7 +373,9 @@ impl ErrorCode {
             ErrorCode::NotAMember => "that member token does not belong to a member of this league",
             ErrorCode::NotOrganiser => "only the league's organiser may do this",
             ErrorCode::LeagueSeat => "this is a league table: join with your league member token",
-            ErrorCode::AlreadySeated => "you already sit at this table",
+            ErrorCode::AlreadySeated => {
+                "you already sit at this table, or (a league member) at another league table whose game has not ended"
+            }
             ErrorCode::SameOpponent => {
                 "league rule: you may not play the same opponent twice in a row in a two-player game"
             }

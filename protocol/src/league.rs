@@ -7,6 +7,8 @@
 //! keeps the entries and nothing else, decides a purchase by folding them and asking
 //! [`Deck::check_purchase`], and writes the entry it returns.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::error::ErrorCode;
@@ -42,8 +44,9 @@ pub const STREAK_GAMES: u32 = 10;
 /// The most cards one purchase may add.
 pub const MAX_CARDS_PER_PURCHASE: u8 = 25;
 
-/// The seed's colour alliances: five of two colours and five of three.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// The seed's colour alliances: five of two colours and five of three. An unknown name does
+/// not decode, with a message that names the field and the ten names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Alliance {
     /// White-Blue.
@@ -105,6 +108,19 @@ impl Alliance {
     }
 }
 
+impl<'de> Deserialize<'de> for Alliance {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        Alliance::from_name(&name).ok_or_else(|| {
+            let names: Vec<&str> = Alliance::ALL.iter().map(|a| a.name()).collect();
+            serde::de::Error::custom(format!(
+                "alliance: not one of the seed's ten ({})",
+                names.join(", ")
+            ))
+        })
+    }
+}
+
 /// A deck as its member registers it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeckSpec {
@@ -146,8 +162,9 @@ impl Rarity {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "option", rename_all = "snake_case")]
 pub enum Purchase {
-    /// `count` copies of one card (1–25) of a rarity; a gold card costs 1 more each and a
-    /// Summon Legend 2 more each.
+    /// `count` copies of one card of a rarity, from a set the deck may buy from; a gold card
+    /// costs 1 more each and a Summon Legend 2 more each. The copies of a card bought over the
+    /// ledger never exceed the deck's limit of copies (`duplicates`).
     Cards {
         /// Its rarity.
         rarity: Rarity,
@@ -159,9 +176,14 @@ pub enum Purchase {
         /// A Summon Legend.
         #[serde(default)]
         legend: bool,
-        /// The card's name, for the ledger (optional).
+        /// The card's name (required in a new purchase: its copies are counted over the
+        /// ledger; ledger lines written before it was required may lack it).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         card: Option<String>,
+        /// The card's set: the deck's basic set or one of its expansion sets (required in a
+        /// new purchase; ledger lines written before it was required lack it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        set: Option<String>,
     },
     /// Basic lands, two for 1 mana point (`count` is even, 2–24).
     BasicLands {
@@ -338,6 +360,10 @@ pub struct Deck {
     /// The opponent of its last game, if that game had two players (a two-player league game
     /// may not be against him again).
     pub last_duel: Option<MemberId>,
+    /// Copies of each card bought, by the card's name in lower case (cards taken out with
+    /// `remove` name no card and are not subtracted).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub copies: BTreeMap<String, u8>,
 }
 
 impl Deck {
@@ -392,10 +418,18 @@ impl Deck {
                 let added = purchase_cards(purchase);
                 self.cards = self.cards.saturating_add(added).saturating_sub(*removed);
                 match purchase {
+                    Purchase::Cards {
+                        card: Some(card),
+                        count,
+                        ..
+                    } => {
+                        let copies = self.copies.entry(card_key(card)).or_default();
+                        *copies = copies.saturating_add(*count);
+                    }
                     Purchase::ExpansionSet { name } => self.expansion_sets.push(name.clone()),
                     Purchase::Duplicates => self.duplicates += 1,
                     Purchase::Sideboard => self.sideboard += OPTION_CARDS,
-                    Purchase::Cards { .. } | Purchase::BasicLands { .. } => {}
+                    Purchase::Cards { card: None, .. } | Purchase::BasicLands { .. } => {}
                 }
             }
             LedgerEntry::RemedyTaken { remedy } => {
@@ -471,7 +505,28 @@ impl Deck {
         })
     }
 
-    /// What `purchase` costs this deck now, or the limit it breaks.
+    /// The sets the deck may buy cards from: its basic set, then its expansion sets (the
+    /// seed: "he can only buy cards from that expansion until he buys another expansion").
+    pub fn card_sets(&self) -> Vec<&str> {
+        let mut sets: Vec<&str> = Vec::new();
+        let spec = self.spec.iter();
+        for set in spec
+            .clone()
+            .map(|s| s.basic_set.as_str())
+            .chain(spec.map(|s| s.expansion_set.as_str()))
+            .chain(self.expansion_sets.iter().map(String::as_str))
+        {
+            if !sets.iter().any(|s| card_key(s) == card_key(set)) {
+                sets.push(set);
+            }
+        }
+        sets
+    }
+
+    /// What `purchase` costs this deck now, or the limit it breaks. The first refusal in this
+    /// order is the one given: a purchase asked wrongly (`bad_purchase`), then a limit of the
+    /// seed (`purchase_limit`); [`Deck::check_purchase`] then checks the deck's 70 cards and
+    /// the unspent points, in that order.
     pub fn cost(&self, purchase: &Purchase) -> Result<u32, DeckError> {
         match purchase {
             Purchase::Cards {
@@ -479,16 +534,38 @@ impl Deck {
                 count,
                 gold,
                 legend,
-                ..
+                card,
+                set,
             } => {
                 if *count == 0 || *count > MAX_CARDS_PER_PURCHASE {
                     return Err(DeckError::BadPurchase(format!(
-                        "buy 1 to {MAX_CARDS_PER_PURCHASE} cards at a time"
+                        "buy 1 to {MAX_CARDS_PER_PURCHASE} cards at a time (and no more than \
+                         the deck's limit of copies of a card)"
                     )));
                 }
-                if *count > self.duplicates {
+                let Some(card) = card else {
+                    return Err(DeckError::BadPurchase(
+                        "name the card (`card`): the copies of each card are counted".into(),
+                    ));
+                };
+                let sets = self.card_sets();
+                let Some(set) = set else {
+                    return Err(DeckError::BadPurchase(format!(
+                        "name the card's set (`set`): one of {}",
+                        sets.join(", ")
+                    )));
+                };
+                if !sets.iter().any(|s| card_key(s) == card_key(set)) {
+                    return Err(DeckError::BadPurchase(format!(
+                        "the deck buys cards from {} only, not {set}: buy the expansion set first",
+                        sets.join(", ")
+                    )));
+                }
+                let had = self.copies.get(&card_key(card)).copied().unwrap_or(0);
+                if u32::from(had) + u32::from(*count) > u32::from(self.duplicates) {
                     return Err(DeckError::Limit(format!(
-                        "the deck may hold {} copies of a card: buy the duplicates option first",
+                        "the deck may hold {} copies of a card and has bought {had} of {card}: \
+                         buy the duplicates option first",
                         self.duplicates
                     )));
                 }
@@ -620,6 +697,11 @@ pub fn clean_text(what: &str, raw: &str) -> Result<String, DeckError> {
     })
 }
 
+/// A card's (or a set's) name as compared: lower case.
+fn card_key(name: &str) -> String {
+    name.to_lowercase()
+}
+
 fn clean_spec(spec: &DeckSpec) -> Result<DeckSpec, DeckError> {
     Ok(DeckSpec {
         name: clean_text("deck name", &spec.name)?,
@@ -637,6 +719,7 @@ fn clean_purchase(purchase: &Purchase) -> Result<Purchase, DeckError> {
             gold,
             legend,
             card,
+            set,
         } => Purchase::Cards {
             rarity: *rarity,
             count: *count,
@@ -645,6 +728,10 @@ fn clean_purchase(purchase: &Purchase) -> Result<Purchase, DeckError> {
             card: card
                 .as_deref()
                 .map(|c| clean_text("card name", c))
+                .transpose()?,
+            set: set
+                .as_deref()
+                .map(|s| clean_text("card's set", s))
                 .transpose()?,
         },
         Purchase::ExpansionSet { name } => Purchase::ExpansionSet {

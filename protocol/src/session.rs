@@ -283,9 +283,13 @@ impl Session {
     }
 
     /// Whether the table was never played and nobody can come back to it: nothing worth keeping
-    /// (not to be confused with a game abandoned by its players, which is kept as a replay).
+    /// (not to be confused with a game abandoned by its players, which is kept as a replay). A
+    /// league table's lobby is always kept: the organiser made it for the league's members, and
+    /// it is one of the league's games until it is played.
     pub fn nothing_to_keep(&self) -> bool {
-        self.table.stage() == Stage::Lobby && self.seats.is_empty()
+        self.table.stage() == Stage::Lobby
+            && self.seats.is_empty()
+            && self.settings.league.is_none()
     }
 
     /// Whether the host has paused the table.

@@ -50,13 +50,19 @@ fn buy(deck: &mut Deck, purchase: Purchase, remove: u8) -> Result<u32, DeckError
     Ok(cost)
 }
 
-fn card(rarity: Rarity, count: u8) -> Purchase {
+/// `count` copies of the card `name` of Tempest (the basic set of [`spec`]'s decks).
+fn card(name: &str, rarity: Rarity, count: u8) -> Purchase {
+    card_of(name, "Tempest", rarity, count)
+}
+
+fn card_of(name: &str, set: &str, rarity: Rarity, count: u8) -> Purchase {
     Purchase::Cards {
         rarity,
         count,
         gold: false,
         legend: false,
-        card: None,
+        card: Some(name.into()),
+        set: Some(set.into()),
     }
 }
 
@@ -175,15 +181,19 @@ fn each_deck_is_compared_with_the_strongest_at_the_table() {
 #[test]
 fn cards_cost_by_rarity_gold_and_legend_and_copies_follow_the_duplicate_limit() {
     let mut d = deck(60);
-    assert_eq!(buy(&mut d, card(Rarity::Common, 2), 0), Ok(2));
-    assert_eq!(buy(&mut d, card(Rarity::Uncommon, 1), 0), Ok(2));
-    assert_eq!(buy(&mut d, card(Rarity::Rare, 1), 0), Ok(4));
+    assert_eq!(
+        buy(&mut d, card("Dark Ritual", Rarity::Common, 2), 0),
+        Ok(2)
+    );
+    assert_eq!(buy(&mut d, card("Sift", Rarity::Uncommon, 1), 0), Ok(2));
+    assert_eq!(buy(&mut d, card("Earthcraft", Rarity::Rare, 1), 0), Ok(4));
     let gold_legend = Purchase::Cards {
         rarity: Rarity::Rare,
         count: 1,
         gold: true,
         legend: true,
         card: Some("Sol'kanar the Swamp King".into()),
+        set: Some("stronghold".into()),
     };
     assert_eq!(buy(&mut d, gold_legend, 0), Ok(4 + 1 + 2));
     assert_eq!(buy(&mut d, Purchase::BasicLands { count: 4 }, 0), Ok(2));
@@ -193,11 +203,11 @@ fn cards_cost_by_rarity_gold_and_legend_and_copies_follow_the_duplicate_limit() 
     ));
     // Two copies of a card at most, until the duplicates option: 8, then 10, never beyond four.
     assert!(matches!(
-        buy(&mut d, card(Rarity::Common, 3), 0),
+        buy(&mut d, card("Dark Ritual", Rarity::Common, 3), 0),
         Err(DeckError::Limit(_))
     ));
     assert_eq!(buy(&mut d, Purchase::Duplicates, 0), Ok(8));
-    assert_eq!(buy(&mut d, card(Rarity::Common, 3), 0), Ok(3));
+    assert_eq!(buy(&mut d, card("Shock", Rarity::Common, 3), 0), Ok(3));
     assert_eq!(buy(&mut d, Purchase::Duplicates, 0), Ok(10));
     assert_eq!(d.duplicates, 4);
     assert!(matches!(
@@ -574,4 +584,123 @@ fn a_decider_who_chose_nobody_plays_first_and_stale_choices_do_not_count() {
     events.extend(table.handle(Actor::Player(2), Command::Leave).unwrap());
     let view = check_fold(&table, &events);
     assert_eq!((view.first_decider, view.first_choice), (Some(1), None));
+}
+
+/// "Once a player picks an Expansion Set, he can only buy cards from that expansion until he
+/// buys another expansion": a card names its set, the deck's basic set or one of its expansion
+/// sets (in any case), and nothing else until that set is bought.
+#[test]
+fn cards_come_from_the_decks_basic_set_or_its_expansion_sets_only() {
+    let mut d = deck(40);
+    assert_eq!(d.card_sets(), ["Tempest", "Stronghold"]);
+    assert_eq!(
+        buy(&mut d, card_of("Shock", "stronghold", Rarity::Common, 1), 0),
+        Ok(1)
+    );
+    let refused = buy(
+        &mut d,
+        card_of("Gerrard's Command", "Visions", Rarity::Common, 1),
+        0,
+    );
+    assert!(
+        matches!(&refused, Err(DeckError::BadPurchase(m)) if m.contains("Tempest, Stronghold")),
+        "{refused:?}"
+    );
+    let unnamed = Purchase::Cards {
+        rarity: Rarity::Common,
+        count: 1,
+        gold: false,
+        legend: false,
+        card: Some("Shock".into()),
+        set: None,
+    };
+    assert!(matches!(
+        buy(&mut d, unnamed, 0),
+        Err(DeckError::BadPurchase(_))
+    ));
+    let nameless = Purchase::Cards {
+        rarity: Rarity::Common,
+        count: 1,
+        gold: false,
+        legend: false,
+        card: None,
+        set: Some("Tempest".into()),
+    };
+    assert!(matches!(
+        buy(&mut d, nameless, 0),
+        Err(DeckError::BadPurchase(_))
+    ));
+    let visions = Purchase::ExpansionSet {
+        name: "Visions".into(),
+    };
+    assert_eq!(buy(&mut d, visions, 0), Ok(10));
+    assert_eq!(d.card_sets(), ["Tempest", "Stronghold", "Visions"]);
+    assert_eq!(
+        buy(
+            &mut d,
+            card_of("Gerrard's Command", "Visions", Rarity::Common, 1),
+            0
+        ),
+        Ok(1)
+    );
+}
+
+/// The limit of copies counts every copy of a card bought over the ledger (its name in any
+/// case), not each purchase alone.
+#[test]
+fn copies_of_a_card_add_up_over_the_ledger() {
+    let mut d = deck(40);
+    assert_eq!(buy(&mut d, card("Shock", Rarity::Common, 2), 0), Ok(2));
+    assert!(matches!(
+        buy(&mut d, card("shock", Rarity::Common, 1), 0),
+        Err(DeckError::Limit(_))
+    ));
+    assert_eq!(d.copies.get("shock"), Some(&2));
+    // Another card is another count; the duplicates option raises the limit for all.
+    assert_eq!(
+        buy(&mut d, card("Dark Ritual", Rarity::Common, 2), 0),
+        Ok(2)
+    );
+    assert_eq!(buy(&mut d, Purchase::Duplicates, 0), Ok(8));
+    assert_eq!(buy(&mut d, card("SHOCK", Rarity::Common, 1), 0), Ok(1));
+    assert!(matches!(
+        buy(&mut d, card("Shock", Rarity::Common, 1), 0),
+        Err(DeckError::Limit(_))
+    ));
+    assert_eq!(d.copies.get("shock"), Some(&3));
+}
+
+/// A choice lapses for good once its maker stops deciding: when the weaker deck that took over
+/// leaves again, the old decider decides but has chosen nobody. So a mirror started from a
+/// snapshot taken while the choice was hidden folds to the same view as the table.
+#[test]
+fn a_choice_lapses_for_good_when_its_maker_stops_deciding() {
+    let (mut table, mut events) = league_lobby(&[11, 8, 4]);
+    assert_eq!(table.first_decider(), Some(2));
+    events.extend(
+        table
+            .handle(Actor::Player(2), Command::ChooseFirst { player: 1 })
+            .unwrap(),
+    );
+    let join = Command::Join {
+        name: "P3".into(),
+        entropy: String::new(),
+        deck: seat_deck(3, 0),
+    };
+    events.extend(table.handle(Actor::Host, join).unwrap());
+    let hidden = check_fold(&table, &events);
+    assert_eq!((hidden.first_decider, hidden.first_choice), (Some(3), None));
+    let mut late = Mirror::new(&hidden).unwrap();
+    let left = table.handle(Actor::Player(3), Command::Leave).unwrap();
+    late.apply_batch(hidden.seq + 1, &left).unwrap();
+    events.extend(left);
+    let view = check_fold(&table, &events);
+    assert_eq!((view.first_decider, view.first_choice), (Some(2), None));
+    assert_eq!(
+        late.view(),
+        view,
+        "a fold from the snapshot equals the table"
+    );
+    events.extend(table.handle(Actor::Host, Command::start(None)).unwrap());
+    assert_eq!(check_fold(&table, &events).first_player, Some(2));
 }

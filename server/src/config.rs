@@ -74,8 +74,10 @@ pub struct ServerConfig {
     #[arg(long, env = "GM_TABLE_CHAT_PER_MINUTE", default_value_t = 120.0)]
     pub table_chat_per_minute: f64,
 
-    /// Wrong passwords one IP address may try per minute at one table (bursts of 5); past it,
-    /// `join`, `watch` and `get_replay` answer `rate_limited` without checking. 0: no limit.
+    /// Wrong passwords one IP address may try per minute at one table or league (bursts of 5),
+    /// wrong member tokens and organiser secrets of a league counted with them; past it,
+    /// `join`, `watch`, `get_replay`, `join_league` and the league requests that show a secret
+    /// answer `rate_limited` without checking. 0: no limit.
     #[arg(long, env = "GM_WRONG_PASSWORDS_PER_MINUTE", default_value_t = 10.0)]
     pub wrong_passwords_per_minute: f64,
 

@@ -362,7 +362,7 @@ async fn session(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Share
                         conn.reject(Some(&request), ErrorCode::RateLimited);
                     }
                     (Verdict::Refuse, Err(_)) => {
-                        reject_undecodable(&conn, &bytes, ErrorCode::RateLimited);
+                        reject_undecodable(&conn, &bytes, ErrorCode::RateLimited, None);
                     }
                     (Verdict::Admit, Ok(request)) => {
                         // Boxed: the futures of the rarer requests (entering a table, reading
@@ -372,7 +372,7 @@ async fn session(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Share
                     }
                     (Verdict::Admit, Err(error)) => {
                         debug!(connection = conn.id, %error, "undecodable message");
-                        reject_undecodable(&conn, &bytes, error.code());
+                        reject_undecodable(&conn, &bytes, error.code(), Some(&error));
                     }
                 }
             }
@@ -420,10 +420,27 @@ async fn session(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Share
 
 /// Answers a frame that does not decode with `code`, echoing its `id` and `type` when they can
 /// be read, so a client waiting for that id gets its answer.
-fn reject_undecodable(conn: &Conn, bytes: &[u8], code: ErrorCode) {
+fn reject_undecodable(
+    conn: &Conn,
+    bytes: &[u8],
+    code: ErrorCode,
+    error: Option<&wire::DecodeError>,
+) {
     let (id, request) = wire::peek_request(bytes);
     Metrics::add(&conn.metrics.rejected, 1);
-    conn.send_message(&ServerMessage::error_for(id, request, code));
+    let mut answer = ServerMessage::error_for(id, request, code);
+    // What did not decode (a field of the wrong type, an unknown value such as an alliance),
+    // in printable characters and at most 300 of them: it may quote the sender's own bytes.
+    if let (ServerMessage::Error { message, .. }, Some(error)) = (&mut answer, error) {
+        let detail: String = error
+            .to_string()
+            .chars()
+            .map(|c| if text::is_forbidden_char(c) { '?' } else { c })
+            .take(300)
+            .collect();
+        *message = format!("{message}: {detail}");
+    }
+    conn.send_message(&answer);
 }
 
 /// Answers one decoded request.
@@ -917,7 +934,7 @@ async fn enter(
         Some(league),
     ) = (&mut entry, league)
     {
-        let found = crate::leagues::seat(shared, league, *member_token).await?;
+        let found = crate::leagues::seat(shared, conn.peer, league, *member_token).await?;
         name.clone_from(&found.name);
         *seat = Some(found);
     }

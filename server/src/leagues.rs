@@ -653,14 +653,8 @@ pub(crate) async fn answer(
             deck,
             ..
         } => {
-            deck_write(
-                shared,
-                id,
-                *league,
-                *token,
-                DeckCommand::Register(deck.clone()),
-            )
-            .await
+            let command = DeckCommand::Register(deck.clone());
+            deck_write(shared, peer, id, *league, *token, command).await
         }
         ClientMessage::Buy {
             league,
@@ -670,7 +664,7 @@ pub(crate) async fn answer(
             ..
         } => {
             let command = DeckCommand::Buy(purchase.clone(), *remove);
-            deck_write(shared, id, *league, *token, command).await
+            deck_write(shared, peer, id, *league, *token, command).await
         }
         ClientMessage::TakeRemedy {
             league,
@@ -679,7 +673,7 @@ pub(crate) async fn answer(
             ..
         } => {
             let command = DeckCommand::Remedy(remedy.clone());
-            deck_write(shared, id, *league, *token, command).await
+            deck_write(shared, peer, id, *league, *token, command).await
         }
         _ => Err(ErrorCode::BadMessage.into()),
     }
@@ -721,11 +715,13 @@ fn league_page(id: u32, view: LeagueView, from: u32, limit: u32, shared: &Shared
 
 async fn deck_write(
     shared: &Arc<Shared>,
+    peer: IpAddr,
     id: u32,
     league: LeagueId,
     token: MemberToken,
     command: DeckCommand,
 ) -> Result<ServerMessage, Refusal> {
+    may_guess(shared, peer, league)?;
     let member = write(
         shared,
         LeagueWrite::Deck {
@@ -735,7 +731,8 @@ async fn deck_write(
             at_ms: now_ms(),
         },
     )
-    .await?;
+    .await
+    .inspect_err(|refusal| guessed(shared, peer, league, refusal.code))?;
     deck_answer(
         shared,
         id,
@@ -791,13 +788,41 @@ pub(crate) struct LeagueSeat {
     pub deck: SeatDeck,
 }
 
-/// Looks up the member with `token` for a seat at one of `league`'s tables.
+/// Member tokens and organiser secrets are secrets like passwords: wrong ones are limited per
+/// address and league with the wrong passwords (`--wrong-passwords-per-minute`), and past the
+/// limit a request that shows one is answered `rate_limited` without looking, even a right one.
+fn may_guess(shared: &Shared, peer: IpAddr, league: LeagueId) -> Result<(), Refusal> {
+    if shared.may_guess(peer, league, std::time::Instant::now()) {
+        Ok(())
+    } else {
+        Err(Refusal {
+            code: ErrorCode::RateLimited,
+            message: Some(
+                "too many wrong member tokens, organiser secrets or passwords for this league \
+                 from your address: try again in a minute"
+                    .into(),
+            ),
+        })
+    }
+}
+
+/// Counts a wrong member token or organiser secret (refused with `code`) against `peer`.
+fn guessed(shared: &Shared, peer: IpAddr, league: LeagueId, code: ErrorCode) {
+    if matches!(code, ErrorCode::NotAMember | ErrorCode::NotOrganiser) {
+        shared.wrong_guess(peer, league, std::time::Instant::now());
+    }
+}
+
+/// Looks up the member with `token` for a seat at one of `league`'s tables (a wrong token is a
+/// guess from `peer`).
 pub(crate) async fn seat(
     shared: &Arc<Shared>,
+    peer: IpAddr,
     league: LeagueId,
     token: Option<MemberToken>,
 ) -> Result<LeagueSeat, Refusal> {
     let token = token.ok_or(Refusal::from(ErrorCode::LeagueSeat))?;
+    may_guess(shared, peer, league)?;
     let found = match &shared.cluster {
         Some(cluster) => cluster
             .member_by_token(league, token)
@@ -813,7 +838,10 @@ pub(crate) async fn seat(
             .await?
         }
     };
-    let (member, name, ledger) = found.ok_or(Refusal::from(ErrorCode::NotAMember))?;
+    let (member, name, ledger) = found.ok_or_else(|| {
+        guessed(shared, peer, league, ErrorCode::NotAMember);
+        Refusal::from(ErrorCode::NotAMember)
+    })?;
     let deck = Deck::fold(ledger.iter().map(|l| &l.entry));
     let spec = deck.spec.as_ref().ok_or(Refusal {
         code: ErrorCode::NoDeck,
@@ -830,16 +858,19 @@ pub(crate) async fn seat(
     })
 }
 
-/// Checks the organiser secret of `league`.
+/// Checks the organiser secret of `league` (a wrong one is a guess from `peer`).
 pub(crate) async fn check_organiser(
     shared: &Arc<Shared>,
+    peer: IpAddr,
     league: LeagueId,
     organiser: Option<Uuid>,
 ) -> Result<(), Refusal> {
     let record = record(shared, league)
         .await?
         .ok_or(Refusal::from(ErrorCode::UnknownLeague))?;
+    may_guess(shared, peer, league)?;
     if organiser != Some(record.organiser) {
+        guessed(shared, peer, league, ErrorCode::NotOrganiser);
         return Err(ErrorCode::NotOrganiser.into());
     }
     Ok(())

@@ -136,6 +136,9 @@ pub(crate) struct Shared {
     watches: DashMap<IpAddr, TokenBucket>,
     /// Password checks per address, right or wrong, for `--password-checks-per-minute`.
     password_checks: DashMap<IpAddr, TokenBucket>,
+    /// Each league member's one unfinished league seat: the table that holds it (kept by the
+    /// tables' actors).
+    pub league_seats: DashMap<(LeagueId, grand_melee_protocol::league::MemberId), TableId>,
     /// League joins per address, for `--league-joins-per-minute`.
     league_joins: DashMap<IpAddr, TokenBucket>,
     /// Members added per address and league, for `--max-league-members-per-ip`.
@@ -174,6 +177,7 @@ impl Shared {
             watches: DashMap::new(),
             password_checks: DashMap::new(),
             league_joins: DashMap::new(),
+            league_seats: DashMap::new(),
             league_members: DashMap::new(),
             hasher,
             journal,
@@ -337,11 +341,10 @@ impl Shared {
         if per_minute <= 0.0 {
             return true;
         }
-        let bucket = self
-            .guesses
-            .entry((ip, table))
-            .or_insert_with(|| TokenBucket::new(5.0, per_minute / 60.0, now));
-        bucket.peek(now)
+        // Only a wrong guess makes a bucket: asking about any id (a league's, say) adds none.
+        self.guesses
+            .get(&(ip, table))
+            .is_none_or(|bucket| bucket.peek(now))
     }
 
     /// Records a wrong password from `ip` at `table`.

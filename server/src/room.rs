@@ -120,7 +120,7 @@ pub(crate) async fn create(
         return Err(ErrorCode::BadMessage.into());
     };
     if let Some(league) = league {
-        crate::leagues::check_organiser(shared, *league, *organiser).await?;
+        crate::leagues::check_organiser(shared, peer, *league, *organiser).await?;
     }
     let name = text::normalize_name(name).map_err(|error| error.code())?;
     if password
@@ -641,6 +641,9 @@ struct Room {
     given_up: bool,
     /// Stops the tasks that serve the table to other nodes when the actor ends.
     _cluster_tasks: Option<tokio_util::sync::DropGuard>,
+    /// At a league table: the members whose one unfinished league seat is here (in
+    /// `Shared::league_seats`), until they leave the lobby or the game ends.
+    league_held: Vec<MemberId>,
 }
 
 /// Cluster mode: a table's place in the journal stream.
@@ -733,6 +736,7 @@ impl Room {
             link: None,
             given_up: false,
             _cluster_tasks: None,
+            league_held: Vec::new(),
         }
     }
 
@@ -903,6 +907,7 @@ impl Room {
             self.flush().await;
             self.publish_summary();
         }
+        self.sync_league_seats(true);
         // Unless a newer actor or stand-in took the table's place in the registry.
         self.shared.tables.remove_if(&self.id, |_, entry| {
             me.upgrade().is_some_and(|tx| tx.same_channel(&entry.tx))
@@ -959,6 +964,7 @@ impl Room {
                 let deck = league.map(|seat| seat.deck);
                 if let Some(deck) = &deck {
                     self.check_duel(deck, 1)?;
+                    self.hold_league_seat(deck.member)?;
                 }
                 let player = self
                     .session
@@ -981,6 +987,60 @@ impl Room {
         self.carry_out(now);
         self.admit(conn, role, request_id, token, quiet);
         Ok((role, token))
+    }
+
+    /// A member holds one unfinished league seat at a time (or he could play the same opponent
+    /// at two two-player tables started before either ends): takes his place in
+    /// `Shared::league_seats` for this table, or refuses if another table holds it.
+    /// `sync_league_seats` gives it back if the join fails after all.
+    fn hold_league_seat(&mut self, member: MemberId) -> Result<(), ErrorCode> {
+        let Some(league) = self.session.settings().league else {
+            return Ok(());
+        };
+        match self.shared.league_seats.entry((league, member)) {
+            dashmap::mapref::entry::Entry::Occupied(held) if *held.get() != self.id => {
+                Err(ErrorCode::AlreadySeated)
+            }
+            dashmap::mapref::entry::Entry::Occupied(_) => Ok(()),
+            dashmap::mapref::entry::Entry::Vacant(free) => {
+                free.insert(self.id);
+                self.league_held.push(member);
+                Ok(())
+            }
+        }
+    }
+
+    /// Keeps `Shared::league_seats` equal to the members seated here while the game is
+    /// unfinished: a member who leaves the lobby, or every member once the game ends (or the
+    /// actor stops, `closing`), is free to sit elsewhere.
+    fn sync_league_seats(&mut self, closing: bool) {
+        let Some(league) = self.session.settings().league else {
+            return;
+        };
+        let table = self.session.table();
+        let seated: Vec<MemberId> =
+            if closing || table.stage() == grand_melee_protocol::rules::Stage::Finished {
+                Vec::new()
+            } else {
+                table.league_members().collect()
+            };
+        let id = self.id;
+        for member in self.league_held.iter().filter(|m| !seated.contains(m)) {
+            self.shared
+                .league_seats
+                .remove_if(&(league, *member), |_, table| *table == id);
+        }
+        self.league_held.retain(|m| seated.contains(m));
+        for member in seated {
+            if !self.league_held.contains(&member) {
+                // A table read back from the journal: its seats are held again.
+                self.shared
+                    .league_seats
+                    .entry((league, member))
+                    .or_insert(id);
+                self.league_held.push(member);
+            }
+        }
     }
 
     /// The league rule: in a two-player league game nobody plays the opponent of his last game
@@ -1421,7 +1481,8 @@ impl Room {
 
     /// Updates the lobby's summary of this table. The fixed parts (name, settings) are set once
     /// in `new`; this only touches what changes, and wakes nobody when nothing did.
-    fn publish_summary(&self) {
+    fn publish_summary(&mut self) {
+        self.sync_league_seats(false);
         let seated = u8::try_from(self.session.seated()).unwrap_or(u8::MAX);
         let spectators = self.session.spectators();
         let stage = wire::stage_name(self.session.table().stage());

@@ -503,7 +503,8 @@ async fn a_league_game_across_nodes_credits_each_deck_once() {
             count: 1,
             gold: false,
             legend: false,
-            card: None,
+            card: Some("Lightning Bolt".into()),
+            set: Some("Mirage".into()),
         },
         remove: 0,
     };

@@ -1546,7 +1546,7 @@
       case "bought": {
         const p = entry.purchase;
         const what = {
-          cards: () => `${p.count} ${p.rarity}${p.gold ? " gold" : ""}${p.legend ? " Summon Legend" : ""}${p.card ? ` “${printable(p.card)}”` : ""}`,
+          cards: () => `${p.count} ${p.rarity}${p.gold ? " gold" : ""}${p.legend ? " Summon Legend" : ""}${p.card ? ` “${printable(p.card)}”` : ""}${p.set ? ` from ${printable(p.set)}` : ""}`,
           basic_lands: () => `${p.count} basic lands`,
           expansion_set: () => `expansion set ${printable(p.name)} (+5 commons)`,
           duplicates: () => "one more copy of a card allowed",
@@ -1742,13 +1742,20 @@
       const count = h("input", { type: "number", testid: "buy-count", min: 1, max: 25, value: 1, "aria-label": "How many" });
       const gold = h("input", { type: "checkbox", testid: "buy-gold" });
       const legend = h("input", { type: "checkbox", testid: "buy-legend" });
-      const card = h("input", { testid: "buy-card", maxlength: 32, placeholder: "card name (for the ledger)" });
+      const card = h("input", { testid: "buy-card", maxlength: 32, placeholder: "card name (its copies are counted)" });
+      // A card comes from the deck's basic set or one of its expansion sets (the seed's rule).
+      const cardSets = [];
+      for (const name of [deck.spec && deck.spec.basic_set, deck.spec && deck.spec.expansion_set, ...(deck.expansion_sets || [])]) {
+        if (name && !cardSets.some((n) => n.toLowerCase() === name.toLowerCase())) cardSets.push(name);
+      }
+      const cardSet = h("select", { testid: "buy-card-set", "aria-label": "The card's set" },
+        cardSets.map((name) => h("option", { value: name }, printable(name))));
       const set = h("input", { testid: "buy-set", maxlength: 32, placeholder: "the set's name" });
       const remove = h("input", { type: "number", testid: "buy-remove", min: 0, max: 25, value: 0, "aria-label": "Cards taken out" });
       const purchase = () => {
         const o = option.value;
         if (["common", "uncommon", "rare"].includes(o)) {
-          return { option: "cards", rarity: o, count: Number(count.value), gold: gold.checked, legend: legend.checked, card: card.value.trim() || null };
+          return { option: "cards", rarity: o, count: Number(count.value), gold: gold.checked, legend: legend.checked, card: card.value.trim() || null, set: cardSet.value || null };
         }
         if (o === "basic_lands") return { option: "basic_lands", count: Number(count.value) };
         if (o === "expansion_set") return { option: "expansion_set", name: set.value.trim() };
@@ -1768,7 +1775,8 @@
         h("p", { class: "meta", testid: "buy-balance" }, `${deck.power - deck.spent} unspent mana points · ${deck.cards} of 70 cards`),
         h("label", {}, h("span", {}, "Option"), option), h("label", {}, h("span", {}, "How many (cards or lands)"), count),
         h("label", { class: "inline" }, gold, " gold card (+1 each)"), h("label", { class: "inline" }, legend, " Summon Legend (+2 each)"),
-        h("label", {}, h("span", {}, "Card"), card), h("label", {}, h("span", {}, "Expansion set"), set),
+        h("label", {}, h("span", {}, "Card"), card), h("label", {}, h("span", {}, "The card's set"), cardSet),
+        h("label", {}, h("span", {}, "Expansion set to buy"), set),
         h("label", {}, h("span", {}, "Cards taken out to stay within 70"), remove),
         h("button", { type: "submit", class: "primary", testid: "buy-submit" }, "Buy"));
     },

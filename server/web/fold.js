@@ -26,8 +26,8 @@
   }
 
   // A league table's lobby remembers who chose whom to play first (`first_player_chosen`): not a
-  // view field (the view shows `first_choice` only while its author is the decider), so it is
-  // kept off the enumerable keys the mirror check compares.
+  // view field (the view shows only whom, `first_choice`, and a choice is dropped once its author
+  // is no longer the decider), so it is kept off the enumerable keys the mirror check compares.
   function choiceOf(view) {
     return view._choice || null;
   }
@@ -299,8 +299,13 @@
         if (behind > furthest) { furthest = behind; decider = p.player; }
       }
       view.first_decider = decider;
-      const choice = choiceOf(view);
-      view.first_choice = choice && decider !== null && choice.by === decider ? choice.player : null;
+      // A choice lasts only while its maker is the decider: dropped for good once he is not.
+      let choice = choiceOf(view);
+      if (choice && choice.by !== decider) {
+        setChoice(view, null);
+        choice = null;
+      }
+      view.first_choice = choice ? choice.player : null;
     }
     const R = view.settings.spell_range;
     const m = view.ring.length;

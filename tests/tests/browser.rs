@@ -1151,6 +1151,17 @@ async fn a_league_season_in_browsers_with_standings_ledgers_and_a_bonus() {
         "document.querySelector('[data-testid=\"error\"]').textContent.includes('this costs 10 mana points')",
     )
     .await;
+    // A card names its set, one of the deck's (the form offers them): the refusal is the price,
+    // not a missing set.
+    choose(&ann, "buy-option", "common").await;
+    ann.fill("buy-card", "Shock").await;
+    choose(&ann, "buy-card-set", "Visions").await;
+    ann.click("buy-submit").await;
+    ann.until(
+        "the card's refusal",
+        "document.querySelector('[data-testid=\"error\"]').textContent.includes('this costs 1 mana points and the deck has 0 unspent')",
+    )
+    .await;
     let mut reader = Client::connected(server.addr).await;
     let league = TestLeague {
         id: uuid::Uuid::parse_str(&league_id).unwrap(),

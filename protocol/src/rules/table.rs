@@ -822,12 +822,32 @@ impl Table {
         &self.league
     }
 
+    /// The league members seated at this table (in the lobby, those still there; after the
+    /// start, every player's), by player id.
+    pub fn league_members(&self) -> impl Iterator<Item = league::MemberId> + '_ {
+        self.league.decks.values().map(|deck| deck.member)
+    }
+
     /// Who decides who plays first at a league table (in the lobby, derived from the seated
     /// decks; after the start, who did).
     pub fn first_decider(&self) -> Option<PlayerId> {
         match self.stage {
             Stage::Lobby => league::first_decider(&self.lobby_powers()),
             _ => self.league.first_decided_by,
+        }
+    }
+
+    /// A choice of the first player lasts only while its maker is the decider: once a join or
+    /// a departure makes someone else the decider, it is dropped for good (it does not come back
+    /// if he becomes the decider again), so a snapshot, which shows the choice, says everything
+    /// a fold needs.
+    fn drop_stale_choice(&mut self) {
+        if self
+            .league
+            .first_choice
+            .is_some_and(|(by, _)| self.first_decider() != Some(by))
+        {
+            self.league.first_choice = None;
         }
     }
 
@@ -1840,6 +1860,7 @@ impl Table {
                 self.lobby.push((*player, name.clone()));
                 if let Some(deck) = deck {
                     self.league.decks.insert(*player, deck.clone());
+                    self.drop_stale_choice();
                 }
                 if !entropy.is_empty() {
                     self.dice.entropy.insert(*player, entropy.clone());
@@ -1868,6 +1889,7 @@ impl Table {
                     {
                         self.league.first_choice = None;
                     }
+                    self.drop_stale_choice();
                 }
             }
             Event::FirstPlayerChosen { by, player } => {
