@@ -32,6 +32,8 @@ pub const TOKEN: SeatToken = SeatToken::from_u128(0xc0ff_ee00_1234_4abc_8def_012
 /// inside an `events` message's `events` array).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
+// Documentation examples, built once: their size does not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum Example {
     /// A client → server message.
     Client(ClientMessage),
