@@ -23,7 +23,7 @@ struct Kinded {
 #[test]
 fn every_client_message_round_trips() {
     let all = examples::client();
-    assert_eq!(all.len(), 46);
+    assert_eq!(all.len(), 48);
     for message in all {
         let bytes = encode_client(&message);
         assert!(!bytes.is_empty());
@@ -66,7 +66,7 @@ fn every_server_message_round_trips() {
 #[test]
 fn every_event_round_trips_inside_an_events_message() {
     let events = examples::events();
-    assert_eq!(events.len(), 36);
+    assert_eq!(events.len(), 38);
     for event in events {
         let message = ServerMessage::Events {
             table: examples::TABLE,
