@@ -64,6 +64,12 @@
     return el;
   }
 
+  /** Replaces `el`'s children with `kids` (arrays flattened); a null, undefined or false child
+   * (an optional part left out) is skipped, never shown as the text "null". */
+  function put(el, ...kids) {
+    return append(clear(el), kids);
+  }
+
   /** Text made printable: control and invisible characters shown as \u{…} escapes. */
   function printable(text) {
     return String(text).replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}]/gu,
@@ -880,7 +886,7 @@
           field("Mulligan clock, seconds (0: none)", "mulligan_clock_secs", { type: "number", min: 0, value: 60 }),
           field("Most spectators (0–1000)", "max_spectators", { type: "number", min: 0, max: 1000, value: 100 })),
         h("button", { type: "submit", testid: "create-submit", class: "primary" }, "Create the table"));
-      clear(app).append(
+      put(app, 
         h("section", { class: "lobby" },
           h("div", { class: "lobby-head" }, h("h2", {}, "Tables"), h("a", { href: "/leagues", testid: "leagues-link" }, "Leagues ▸"),
             h("a", { href: "/replays" }, "Finished games ▸")),
@@ -964,7 +970,7 @@
       this.endBox = h("div", { class: "end" });
       if (display) {
         document.body.classList.add("display");
-        clear(app).append(h("section", { class: "display-main" }, this.head, this.status, this.ringBox, this.endBox),
+        put(app, h("section", { class: "display-main" }, this.head, this.status, this.ringBox, this.endBox),
           h("section", { class: "display-side" }, this.entry, h("h3", {}, "Latest"), this.logBox));
         return;
       }
@@ -974,13 +980,13 @@
       const paneBox = h("div", { class: "pane" });
       const show = (key) => {
         for (const b of tabs.children) b.setAttribute("aria-selected", String(b.dataset.key === key));
-        clear(paneBox).append(panes[key]);
+        put(paneBox, panes[key]);
       };
       for (const [key, label] of [["log", "Log"], ["chat", "Chat"], ["seats", "Seats"]]) {
         tabs.append(h("button", { type: "button", role: "tab", testid: `tab-${key}`, "data-key": key, onclick: () => show(key) }, label));
       }
       show("log");
-      clear(app).append(
+      put(app, 
         h("section", { class: "main" }, this.head, this.banner, this.callAlert, this.status, this.ringBox, this.detail, this.endBox),
         h("section", { class: "side" }, errorEl, this.entry, this.actions, tabs, paneBox));
     },
@@ -1211,7 +1217,7 @@
       this.arrangeList.hidden = !on;
       if (!on) return;
       const order = state.arranged;
-      clear(this.arrangeList).append(...order.map((id, k) => {
+      put(this.arrangeList, ...order.map((id, k) => {
         const li = h("li", { "data-player": id, draggable: "true", testid: `seat-${id}`,
           ondragstart: (ev) => { ev.dataTransfer.setData("text/plain", String(id)); },
           ondragover: (ev) => ev.preventDefault(),
@@ -1248,10 +1254,10 @@
       if (host && calls.some((c) => !state.calls.split("\n").includes(`${c.player}:${c.reason}`))) beep();
       state.calls = host ? key : "";
       if (!host || !calls.length) return;
-      clear(this.callAlert).append(...calls.map((c) => h("div", { class: "row" },
+      put(this.callAlert, ...calls.map((c) => h("div", { class: "row" },
         h("span", { testid: `host-call-${c.player}` }, `📣 ${nameOf(c.player)} calls the host: ${printable(c.reason)}`),
         h("button", { type: "button", testid: `answer-call-${c.player}`, onclick: () => send({ type: "answer_call", player: c.player }) }, "Answered"))),
-        calls.length > 1 ? h("button", { type: "button", testid: "answer-calls", onclick: () => send({ type: "answer_call", player: null }) }, "All answered") : null);
+        ...(calls.length > 1 ? [h("button", { type: "button", testid: "answer-calls", onclick: () => send({ type: "answer_call", player: null }) }, "All answered")] : []));
     },
 
     /** Picks a target by tapping a seat on the ring (only players offered in the list). */
@@ -1282,17 +1288,17 @@
       this.entry.hidden = state.role !== null || this.entry.hidden;
       if (state.role) this.entry.hidden = true;
       const me = state.me;
-      clear(this.head).append(h("h2", {}, printable(view.name)),
+      put(this.head, h("h2", {}, printable(view.name)),
         h("span", { class: "meta" }, `${STAGES[view.stage]} · ${rulesWords(view.settings)} · ${view.spectators} watching` +
           (view.adjourned ? " · ☾ adjourned" : view.paused ? " · ⏸ paused" : "") + (state.role === "spectator" && !this.display ? " · you are watching" : "")),
         view.settings.league && !this.display ? h("a", { href: `/leagues/${view.settings.league}`, class: "meta", testid: "table-league" }, "League game ▸") : null);
       this.status.textContent = sentence(view, me);
-      clear(this.ringBox).append(ring(view, me, { big: this.display, onSeat: (p) => this.onSeat(p) }));
+      put(this.ringBox, ring(view, me, { big: this.display, onSeat: (p) => this.onSeat(p) }));
       clear(this.endBox);
       if (view.stage === "finished") this.endBox.append(standingsTable(view), diceBox(view));
       this.renderLog();
       if (this.display) return;
-      clear(this.listBox).append(seatList(view, me), diceBox(view));
+      put(this.listBox, seatList(view, me), diceBox(view));
       this.renderActions(view, me);
       this.renderCalls(view, me);
       this.notify(view, me);
@@ -1301,8 +1307,8 @@
     renderLog() {
       const lines = (map) => Array.from(map.entries()).sort((a, b) => a[0] - b[0]);
       const keep = this.display ? 12 : 400;
-      clear(this.logBox).append(...lines(state.log).slice(-keep).reverse().map(([seq, text]) => h("li", { "data-seq": seq }, text)));
-      if (this.chatBox) clear(this.chatBox).append(...lines(state.chat).slice(-keep).reverse().map(([seq, text]) => h("li", { "data-seq": seq }, text)));
+      put(this.logBox, ...lines(state.log).slice(-keep).reverse().map(([seq, text]) => h("li", { "data-seq": seq }, text)));
+      if (this.chatBox) put(this.chatBox, ...lines(state.chat).slice(-keep).reverse().map(([seq, text]) => h("li", { "data-seq": seq }, text)));
     },
 
     renderActions(view, me) {
@@ -1394,7 +1400,7 @@
     const before = sel.value;
     const same = sel.options.length === options.length && options.every(([v, t], i) => sel.options[i].value === v && sel.options[i].textContent === t);
     if (same) return;
-    clear(sel).append(...options.map(([v, t]) => h("option", { value: v }, t)));
+    put(sel, ...options.map(([v, t]) => h("option", { value: v }, t)));
     if (options.some(([v]) => v === before)) sel.value = before;
   }
 
@@ -1417,7 +1423,7 @@
     init() {
       document.title = `Finished games — ${TITLE}`;
       this.list = h("div", { class: "table-list" }, "Loading…");
-      clear(app).append(h("section", { class: "lobby" },
+      put(app, h("section", { class: "lobby" },
         h("div", { class: "lobby-head" }, h("h2", {}, "Finished games"), h("a", { href: "/" }, "◂ Tables")), this.list, errorEl));
     },
     async load() {
@@ -1444,7 +1450,7 @@
       document.title = `Replay — ${TITLE}`;
       this.box = h("section", { class: "main" }, "Loading the game…");
       this.side = h("section", { class: "side" }, errorEl);
-      clear(app).append(this.box, this.side);
+      put(app, this.box, this.side);
     },
     async load(password) {
       const seat = store.get(seatKey(route.table));
@@ -1483,7 +1489,7 @@
     },
     askPassword() {
       const pw = h("input", { type: "password", testid: "replay-password", "aria-label": "Password" });
-      clear(this.box).append(h("form", { onsubmit: (ev) => { ev.preventDefault(); this.load(pw.value); } },
+      put(this.box, h("form", { onsubmit: (ev) => { ev.preventDefault(); this.load(pw.value); } },
         h("p", {}, "This game was played at a table with a password."), pw, h("button", { type: "submit" }, "Open")));
     },
     build() {
@@ -1496,7 +1502,7 @@
       this.endBox = h("div", {});
       const b = (id, label, to) => h("button", { type: "button", testid: id, onclick: () => this.go(to()) }, label);
       const leagueId = this.views[0].settings.league;
-      clear(this.box).append(h("div", { class: "table-head" }, h("h2", {}, printable(this.views[0].name)), h("a", { href: "/replays" }, "◂ Finished games"),
+      put(this.box, h("div", { class: "table-head" }, h("h2", {}, printable(this.views[0].name)), h("a", { href: "/replays" }, "◂ Finished games"),
         leagueId ? h("a", { href: `/leagues/${leagueId}`, testid: "replay-league" }, "The league ▸") : null),
         h("div", { class: "row replay-controls" }, b("replay-first", "⏮", () => 0), b("replay-prev", "◀", () => this.at - 1),
           b("replay-next", "▶", () => this.at + 1), b("replay-last", "⏭", () => last), this.stepText),
@@ -1514,7 +1520,7 @@
       this.slider.value = this.at;
       this.stepText.textContent = `step ${this.at} of ${this.views.length - 1}`;
       this.text.textContent = this.at === 0 ? "Before the first event." : this.lines[this.at];
-      clear(this.ringBox).append(ring(view, null, {}));
+      put(this.ringBox, ring(view, null, {}));
       clear(this.endBox);
       if (view.stage === "finished") this.endBox.append(standingsTable(view), diceBox(view));
     },
@@ -1582,7 +1588,7 @@
         h("label", {}, h("span", {}, "League name"), name),
         h("label", {}, h("span", {}, "Password for members (optional)"), password),
         h("button", { type: "submit", class: "primary", testid: "league-create" }, "Create the league"));
-      clear(app).append(
+      put(app, 
         h("section", { class: "lobby" },
           h("div", { class: "lobby-head" }, h("h2", {}, "Leagues"), h("a", { href: "/" }, "◂ Tables")), this.list),
         h("section", { class: "panel" }, form, errorEl));
@@ -1615,7 +1621,7 @@
       this.ledger = h("div", { class: "ledger", testid: "ledger", "aria-live": "polite" });
       this.mine = h("div", { class: "league-mine" });
       this.notice = h("p", { class: "notice", testid: "buy-result", role: "status", "aria-live": "polite" });
-      clear(app).append(h("section", { class: "lobby" }, this.head, this.standings, this.ledger, this.games),
+      put(app, h("section", { class: "lobby" }, this.head, this.standings, this.ledger, this.games),
         h("section", { class: "panel" }, errorEl, this.notice, this.mine));
     },
 
@@ -1641,11 +1647,11 @@
       }
       this.view = view;
       document.title = `${printable(view.name)} — ${TITLE}`;
-      clear(this.head).append(h("h2", { testid: "league-title" }, printable(view.name)),
+      put(this.head, h("h2", { testid: "league-title" }, printable(view.name)),
         h("span", { class: "meta" }, `${view.standings.length} members · ${view.games.length} games` + (view.password ? " · password" : "")),
         h("a", { href: "/leagues" }, "◂ Leagues"));
       const me = this.member();
-      clear(this.standings).append(h("table", { class: "standings", testid: "league-standings" },
+      put(this.standings, h("table", { class: "standings", testid: "league-standings" },
         h("caption", {}, "Standings (deck power: every mana point earned)"),
         h("thead", {}, h("tr", {}, ...["#", "Member", "Deck", "Colours", "Power", "Unspent", "Games", "Wins", "Avg place"].map((t) => h("th", {}, t)))),
         h("tbody", {}, view.standings.map((m, i) => h("tr", { testid: "league-row", "data-member": m.member, class: me && me.member === m.member ? "you" : "" },
@@ -1654,7 +1660,7 @@
           h("td", {}, m.deck ? printable(m.deck) : "(no deck yet)"), h("td", {}, m.alliance ? allianceName(m.alliance) : "–"),
           h("td", { testid: "power" }, String(m.power)), h("td", { testid: "balance" }, String(m.balance)),
           h("td", {}, String(m.games)), h("td", {}, String(m.wins)), h("td", {}, average(m.places, m.games)))))));
-      clear(this.games).append(h("h3", {}, "Games"), view.games.length
+      put(this.games, h("h3", {}, "Games"), view.games.length
         ? h("ul", {}, view.games.map((g) => h("li", { testid: "league-game" },
           h("a", { href: g.finished_at_ms ? `/replays/${g.table}` : `/t/${g.table}`, class: "table-name" }, printable(g.name)),
           h("span", { class: "meta" }, g.finished_at_ms ? ` finished ${new Date(g.finished_at_ms).toLocaleString()} · replay` : " being played"))))
@@ -1671,7 +1677,7 @@
     drawDeck(answer) {
       const d = answer.deck;
       const spec = d.spec;
-      clear(this.ledger).append(h("h3", {}, `${printable(answer.name)}'s deck`),
+      put(this.ledger, h("h3", {}, `${printable(answer.name)}'s deck`),
         spec ? h("p", { testid: "deck-summary" },
           `${printable(spec.name)} · ${allianceName(spec.alliance)} · ${printable(spec.basic_set)} · sets: ${d.expansion_sets.map(printable).join(", ")} · ` +
           `power ${d.power} · spent ${d.spent} · unspent ${d.power - d.spent} · ${d.cards} cards · up to ${d.duplicates} copies · sideboard ${d.sideboard}` +

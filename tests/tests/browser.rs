@@ -1446,6 +1446,7 @@ async fn the_host_arranges_the_seating_and_is_alerted_when_a_player_calls() {
         ),
     )
     .await;
+    host.shows_no_missing_values("the host, alerted").await;
     // Nobody else gets the alert, and the caller cannot call again at once.
     let others_alerted = seats[2]
         .js("return document.querySelector('[data-testid=\"host-call\"]').offsetParent !== null;")
@@ -1534,6 +1535,8 @@ async fn the_host_adjourns_and_resumes_a_game_from_the_page() {
 
     // The lobby lists it as adjourned.
     let lobby = driver.browser(1280, 800).await;
+    ann.shows_no_missing_values("Ann, adjourned").await;
+    bob.shows_no_missing_values("Bob, adjourned").await;
     lobby.goto(&format!("{base}/")).await;
     lobby
         .until(

@@ -346,6 +346,18 @@ impl Browser {
         );
     }
 
+    /// Fails if the page shows the words `null`, `undefined` or `NaN` anywhere (a value that
+    /// was missing, rendered as text).
+    pub async fn shows_no_missing_values(&self, who: &str) {
+        let found = self
+            .js(
+                "const m = document.body.innerText.match(/.{0,40}\\b(null|undefined|NaN)\\b.{0,40}/); \
+                 return m ? m[0] : null;",
+            )
+            .await;
+        assert_eq!(found, Value::Null, "{who}: the page shows a missing value");
+    }
+
     pub async fn log(&self) -> Vec<String> {
         serde_json::from_value(self.js("return gm.log();").await).unwrap_or_default()
     }
