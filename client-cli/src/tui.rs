@@ -789,15 +789,17 @@ fn render_header(frame: &mut Frame<'_>, area: Rect, state: &State, replay: Optio
     }
     let host_called = state.me.is_some() && view.host == state.me && !view.calls.is_empty();
     if host_called && let Some(call) = view.calls.last() {
-        // The host's alert: who called and why (the newest call; `answer` closes them).
-        first.push_str(&format!(
-            " · CALL from {}: {}",
+        // The host's alert, first on the line so a narrow window does not cut it: who called
+        // and why (the newest call; `answer` closes them).
+        let more = match view.calls.len() {
+            1 => String::new(),
+            n => format!(" (+{} more)", n - 1),
+        };
+        first = format!(
+            " CALL from {}: {}{more} ·{first}",
             describe::name(view, call.player),
             printable(&call.reason)
-        ));
-        if view.calls.len() > 1 {
-            first.push_str(&format!(" (+{} more)", view.calls.len() - 1));
-        }
+        );
     }
     let first_style = if state.connected && !view.paused && !view.adjourned && !host_called {
         Style::default().add_modifier(Modifier::REVERSED)

@@ -946,7 +946,8 @@ fn the_host_sees_a_call_in_his_status_line_and_his_terminal_rings() {
         connected: true,
         ..State::new("ws://x/ws", TableId::nil())
     };
-    let mut tui = Tui::new(Terminal::new(TestBackend::new(100, 24)).unwrap());
+    // 80 columns: the alert comes first on the top line, so the window's width does not cut it.
+    let mut tui = Tui::new(Terminal::new(TestBackend::new(80, 24)).unwrap());
     tui.note(&ann, Note::Snapshot).unwrap();
     let before = tui.bells();
     let called = folded(
@@ -961,8 +962,12 @@ fn the_host_sees_a_call_in_his_status_line_and_his_terminal_rings() {
     assert_eq!(tui.bells(), before + 1, "a new call rings once");
     tui.note(&ann, Note::Applied).unwrap();
     assert_eq!(tui.bells(), before + 1, "and only once");
-    let all = rows(tui.terminal().backend().buffer(), 0, 100).join("\n");
-    assert!(all.contains("CALL from Cid: is Wrath resolved?"), "{all}");
+    let all = rows(tui.terminal().backend().buffer(), 0, 80);
+    assert!(
+        all[0].contains("CALL from Cid: is Wrath resolved?"),
+        "{}",
+        all.join("\n")
+    );
     // Ben is not the host: no alert on his screen.
     let ben = State {
         view: Some(called.clone()),
@@ -973,6 +978,6 @@ fn the_host_sees_a_call_in_his_status_line_and_his_terminal_rings() {
     // Answered, the alert is gone.
     ann.view = Some(folded(&called, &[Event::HostAnswered { player: None }]));
     tui.note(&ann, Note::Applied).unwrap();
-    let all = rows(tui.terminal().backend().buffer(), 0, 100).join("\n");
+    let all = rows(tui.terminal().backend().buffer(), 0, 80).join("\n");
     assert!(!all.contains("CALL from"), "{all}");
 }
