@@ -130,7 +130,15 @@ pub(crate) async fn serve(
             forwarded: false,
         },
         peer,
-        shared: Arc::clone(&shared),
+        trusted_proxies: Arc::clone(&shared.trusted_proxies),
+        admit: {
+            let shared = Arc::clone(&shared);
+            http::Admit(Arc::new(move |client| {
+                shared
+                    .admit_ip(client)
+                    .map(|slot| Box::new(slot) as http::Place)
+            }))
+        },
         web_dir: shared.config.web_dir.clone(),
         metrics: Arc::clone(&metrics),
         handshake_timeout: shared.config.handshake_timeout(),
@@ -917,11 +925,31 @@ async fn enter(
         }
         crate::cluster::proxy::open(shared, table);
     }
-    let (tx, hash, league) = shared
+    let (tx, hash, league, in_lobby, full) = shared
         .tables
         .get(&table)
-        .map(|e| (e.tx.clone(), e.password.clone(), e.summary.borrow().league))
+        .map(|e| {
+            let summary = e.summary.borrow();
+            (
+                e.tx.clone(),
+                e.password.clone(),
+                summary.league,
+                summary.stage == wire::StageName::Lobby,
+                summary.seated >= summary.seats,
+            )
+        })
         .ok_or(ErrorCode::UnknownTable)?;
+    // Everything the connection can check without the table comes before the password, whose
+    // hash is the expensive step (and before a league member's lookup): the table's stage and
+    // seats (from its summary), the seat's name, the watch budget and the spectator caps.
+    if matches!(entry, Entry::Join { .. }) {
+        if !in_lobby {
+            return Err(ErrorCode::GameStarted.into());
+        }
+        if full {
+            return Err(ErrorCode::TableFull.into());
+        }
+    }
     // At a league table the member sits down with his name and deck, found by his token.
     let mut entry = entry;
     if let (
@@ -938,22 +966,8 @@ async fn enter(
         name.clone_from(&found.name);
         *seat = Some(found);
     }
-    // Everything the connection can check without the table comes before the password, whose
-    // hash is the expensive step: the seat's name and the table's stage, the watch budget and
-    // the spectator caps.
-    let summary = shared
-        .tables
-        .get(&table)
-        .map(|e| e.summary.borrow().clone())
-        .ok_or(ErrorCode::UnknownTable)?;
     if let Entry::Join { name, entropy, .. } = &entry {
         grand_melee_protocol::rules::check_seat_text(name, entropy)?;
-        if summary.stage != wire::StageName::Lobby {
-            return Err(ErrorCode::GameStarted.into());
-        }
-        if summary.seated >= summary.seats {
-            return Err(ErrorCode::TableFull.into());
-        }
     }
     let spectator = match entry {
         Entry::Watch => {

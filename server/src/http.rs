@@ -19,7 +19,6 @@ use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tracing::debug;
 
 use crate::forwarded;
-use crate::lobby::{IpSlot, Shared};
 use crate::metrics::Metrics;
 use crate::origin::{Arrival, OriginPolicy};
 
@@ -33,6 +32,20 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'
      style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; \
      base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
+/// A client's place under a per-address cap, held as long as the connection (given back when
+/// dropped).
+pub(crate) type Place = Box<dyn std::any::Any + Send + Sync>;
+
+/// Takes a client's place under the per-address cap, if it has one left.
+#[derive(Clone)]
+pub(crate) struct Admit(pub Arc<dyn Fn(IpAddr) -> Option<Place> + Send + Sync>);
+
+impl std::fmt::Debug for Admit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Admit")
+    }
+}
+
 /// What one HTTP connection needs to know, besides the request.
 #[derive(Debug, Clone)]
 pub(crate) struct Site {
@@ -43,9 +56,12 @@ pub(crate) struct Site {
     pub arrival: Arrival,
     /// The socket's peer: the client, or a reverse proxy.
     pub peer: SocketAddr,
-    /// The `--trusted-proxy` ranges, and for a connection from one of them the per-address cap
-    /// its forwarded client takes a place under once its handshake is read.
-    pub shared: Arc<Shared>,
+    /// The `--trusted-proxy` ranges.
+    pub trusted_proxies: Arc<[forwarded::Cidr]>,
+    /// For a connection from a trusted proxy: takes the forwarded client's place under the
+    /// per-address cap once its handshake is read (`None`: no place left). Given by the caller,
+    /// so this module needs nothing of the caps' owner.
+    pub admit: Admit,
     /// `--web-dir`: serve the page's files from this folder instead of the embedded copies.
     pub web_dir: Option<PathBuf>,
     /// Renders `/metrics`.
@@ -64,7 +80,7 @@ pub(crate) struct Upgraded<S> {
     pub client: IpAddr,
     /// From a trusted proxy: the client's place under `--max-connections-per-ip` (any other
     /// connection took its place when it was accepted).
-    pub slot: Option<IpSlot>,
+    pub slot: Option<Place>,
 }
 
 impl<S> Upgraded<S> {
@@ -215,7 +231,7 @@ struct Accepted {
     /// Who it is from ([`forwarded::via`]).
     client: IpAddr,
     /// From a trusted proxy: the client's place under the per-address cap.
-    slot: Option<IpSlot>,
+    slot: Option<Place>,
 }
 
 /// Accepts a WebSocket handshake at `/ws`, or says why not: the one place for the fast path and
@@ -227,7 +243,7 @@ fn accept<'a, H>(handshake: Handshake<'a, H>, site: &Site) -> Result<Accepted, R
 where
     H: Iterator<Item = (&'a str, &'a [u8])> + Clone,
 {
-    let proxies = &site.shared.config.trusted_proxies;
+    let proxies = &site.trusted_proxies;
     let via = forwarded::via(site.peer, proxies, handshake.headers.clone());
     let arrival = match via.secure {
         Some(secure) => Arrival {
@@ -239,7 +255,7 @@ where
     };
     let key = decide(handshake, site, arrival)?;
     let slot = if forwarded::trusts(proxies, site.peer.ip()) {
-        Some(site.shared.admit_ip(via.client).ok_or(Refusal::new(
+        Some((site.admit.0)(via.client).ok_or(Refusal::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "too many connections from this address",
         ))?)
@@ -739,11 +755,7 @@ fn websocket(
                 &site.metrics.handshakes_refused
             };
             Metrics::add(counter, 1);
-            let via = forwarded::via(
-                site.peer,
-                &site.shared.config.trusted_proxies,
-                headers.iter().copied(),
-            );
+            let via = forwarded::via(site.peer, &site.trusted_proxies, headers.iter().copied());
             debug!(
                 peer = %via.client,
                 socket = %site.peer,

@@ -116,6 +116,8 @@ pub(crate) struct Shared {
     /// Which browser pages may open a WebSocket (`--allowed-origins`, `--public-url`, the
     /// certificate's names), shared by every HTTP connection.
     pub origins: Arc<crate::origin::OriginPolicy>,
+    /// `--trusted-proxy`, shared by every HTTP connection.
+    pub trusted_proxies: Arc<[crate::forwarded::Cidr]>,
     /// Cluster mode: the engine, the directory and this node's name.
     pub cluster: Option<Arc<crate::cluster::Cluster>>,
     next_connection: AtomicU64,
@@ -160,6 +162,7 @@ impl Shared {
         Self {
             cluster,
             origins: Arc::new(origins),
+            trusted_proxies: Arc::from(config.trusted_proxies.clone()),
             config,
             metrics,
             tables: DashMap::new(),
