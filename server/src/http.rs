@@ -590,9 +590,39 @@ const ASSETS: &[Asset] = &[
         bytes: include_bytes!("../web/fold.js"),
     },
     Asset {
+        name: "common.js",
+        content_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../web/common.js"),
+    },
+    Asset {
+        name: "lobby.js",
+        content_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../web/lobby.js"),
+    },
+    Asset {
+        name: "leagues.js",
+        content_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../web/leagues.js"),
+    },
+    Asset {
+        name: "table.js",
+        content_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../web/table.js"),
+    },
+    Asset {
         name: "app.js",
         content_type: "text/javascript; charset=utf-8",
         bytes: include_bytes!("../web/app.js"),
+    },
+    Asset {
+        name: "vendor/preact-10.29.8.umd.js",
+        content_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../web/vendor/preact-10.29.8.umd.js"),
+    },
+    Asset {
+        name: "vendor/htm-3.1.1.umd.js",
+        content_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../web/vendor/htm-3.1.1.umd.js"),
     },
     Asset {
         name: "vendor/msgpack-3.1.3.min.js",

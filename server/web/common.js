@@ -1,0 +1,520 @@
+// What every page shares: DOM helpers, plain words, the connection, the state, describing events.
+//
+// Loaded first; the pages (lobby.js, leagues.js, table.js) take what they need from `window.GM`,
+// and app.js starts the page the address names.
+"use strict";
+
+(function () {
+  const F = window.GMFold;
+  const MP = window.MessagePack;
+  const PROTOCOL = 1;
+  const PHASES = ["beginning", "precombat_main", "combat", "postcombat_main", "ending"];
+  const PHASE_NAMES = {
+    beginning: "beginning", precombat_main: "main 1", combat: "combat",
+    postcombat_main: "main 2", ending: "end",
+  };
+  const TITLE = "Grand Melee";
+
+  // ---------------------------------------------------------------- small DOM helpers
+
+  /** An element with attributes (`class`, `data-*`, properties) and children (nodes or text). */
+  function h(tag, attrs, ...children) {
+    const el = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === "class") el.className = v;
+      else if (k === "testid") el.dataset.testid = v;
+      else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+      else if (k in el && typeof v !== "string") el[k] = v;
+      else el.setAttribute(k, v === true ? "" : v);
+    }
+    append(el, children);
+    return el;
+  }
+
+  function append(el, children) {
+    for (const c of children.flat()) {
+      if (c === null || c === undefined || c === false) continue;
+      el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    }
+    return el;
+  }
+
+  const SVG = "http://www.w3.org/2000/svg";
+  function s(tag, attrs, ...children) {
+    const el = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === "testid") el.setAttribute("data-testid", v);
+      else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+      else el.setAttribute(k, v);
+    }
+    for (const c of children.flat()) {
+      if (c === null || c === undefined || c === false) continue;
+      el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    }
+    return el;
+  }
+
+  function clear(el) {
+    while (el.firstChild) el.removeChild(el.firstChild);
+    return el;
+  }
+
+  /** Replaces `el`'s children with `kids` (arrays flattened); a null, undefined or false child
+   * (an optional part left out) is skipped, never shown as the text "null". */
+  function put(el, ...kids) {
+    return append(clear(el), kids);
+  }
+
+  /** Text made printable: control and invisible characters shown as \u{…} escapes. */
+  function printable(text) {
+    return String(text).replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}]/gu,
+      (c) => `\\u{${c.codePointAt(0).toString(16)}}`);
+  }
+
+  function shorten(name, max) {
+    const chars = Array.from(printable(name));
+    return chars.length <= max ? chars.join("") : chars.slice(0, max - 1).join("") + "…";
+  }
+
+  const store = {
+    get(key) {
+      try { return JSON.parse(localStorage.getItem(key)); } catch (_) { return null; }
+    },
+    set(key, value) {
+      try { localStorage.setItem(key, JSON.stringify(value)); } catch (_) { /* private mode */ }
+    },
+    remove(key) {
+      try { localStorage.removeItem(key); } catch (_) { /* private mode */ }
+    },
+  };
+
+  // ---------------------------------------------------------------- plain words for refusals
+
+  const REFUSALS = {
+    bad_message: "The server did not understand that request.",
+    unsupported_version: "This page is older than the server: reload it.",
+    hello_required: "Still connecting; try again in a moment.",
+    already_in_table: "You are already at a table; leave it first.",
+    not_in_table: "You are not at this table (it may have closed).",
+    unknown_table: "There is no open table with that link: it may have ended or closed.",
+    wrong_password: "That password is not right.",
+    bad_token: "Your saved seat is no longer valid; sit down again.",
+    bad_settings: "One of the table settings is out of range.",
+    table_full: "Every seat at this table is taken. You can still watch.",
+    bad_name: "A name must be 1 to 32 characters, with at least one letter, digit or symbol.",
+    name_taken: "Someone at this table already has that name; pick another.",
+    not_enough_players: "At least two players are needed to start.",
+    game_started: "The game has already started.",
+    not_mulliganing: "That is only possible while players decide on mulligans.",
+    not_playing: "The game is not in play.",
+    not_host: "Only the host may do that.",
+    not_a_player: "Only seated players may do that.",
+    unknown_player: "There is no such player at this table.",
+    eliminated: "You have been eliminated and can no longer act in the game.",
+    target_eliminated: "That player has been eliminated.",
+    not_your_decision: "It is another player's turn to decide on a mulligan.",
+    no_cards_left: "You have no cards left to mulligan.",
+    not_your_turn: "You are not taking a turn right now.",
+    no_running_turn: "That player is not taking a turn.",
+    not_combat_phase: "Attacks are only possible in the combat phase.",
+    same_phase: "The turn is already in that phase.",
+    self_attack: "You cannot attack yourself.",
+    out_of_range: "That player is out of your spell range.",
+    bad_amount: "That amount is not possible (zero, too large, or below zero counters).",
+    duplicate_player: "A ruling names a player twice.",
+    no_players: "A ruling must name at least one player.",
+    chat_too_long: "A chat line is 1 to 500 characters.",
+    rate_limited: "Too many requests at once; wait a moment and try again.",
+    server_busy: "The server is busy right now; try again in a moment.",
+    table_paused: "The host has paused the table.",
+    table_adjourned: "The game is adjourned: the host resumes it (or a majority of the players asks to).",
+    not_adjourned: "The game is not adjourned.",
+    already_asked: "You have already asked to resume the game.",
+    unknown_replay: "That finished game is not kept (any more).",
+    storage_failed: "The server could not read or write its records; try again.",
+    banned: "The host removed you from this table.",
+    muted: "The host has muted your chat at this table.",
+    spectators_full: "This table has as many spectators as it allows.",
+    reserved_name: "That name is reserved (spectator, host, server, judge); pick another.",
+    confusable_name: "That name looks too much like another player's; pick another.",
+    too_many_tables: "Your address has opened as many tables as allowed for now.",
+    bad_text: "That text contains invisible or control characters.",
+    not_attack_left: "Under these rules (CR 807) you may attack only the player on your left.",
+    dice_off: "This table does not play Combat with Dice.",
+    no_counter_strike: "No attack roll of that player on you was blocked in his current combat.",
+    unknown_league: "There is no league with that link.",
+    not_a_member: "This browser's member token is not a member's of this league; join it again.",
+    not_organiser: "Only the league's organiser (the browser that created it) may create its tables.",
+    league_seat: "This is a league game: join the league first, then sit down as its member.",
+    already_seated: "You already sit at this table.",
+    same_opponent: "League rule: you may not play the same opponent twice in a row in a two-player game.",
+    not_decider: "Only the player whose deck is furthest behind decides who plays first.",
+    no_deck: "Register your deck in the league first.",
+    deck_registered: "You already have a deck in this league.",
+    bad_seating: "An arranged seating must list every seated player exactly once.",
+    no_open_call: "There is no open call to answer.",
+  };
+
+  // How the table was seated (`game_started`'s `seating_mode`), as the log says it.
+  const SEATINGS = { random: " (seated by the dice)", joined: " (seated in join order)", arranged: " (seated as the host arranged)" };
+
+  function refusal(message) {
+    return REFUSALS[message.code] || printable(message.message || message.code || "refused");
+  }
+
+  // ---------------------------------------------------------------- the connection
+
+  /** The WebSocket to the server, with hello, request ids, and reconnection with backoff. */
+  class Link {
+    constructor(onMessage, onUp, onStatus) {
+      this.onMessage = onMessage;
+      this.onUp = onUp;
+      this.onStatus = onStatus;
+      this.nextId = 1;
+      this.pending = new Map();
+      this.ws = null;
+      this.up = false;
+      this.delay = 250;
+      this.retryAt = 0;
+      this.open();
+    }
+
+    url() {
+      const forced = new URLSearchParams(location.search).get("ws");
+      if (forced) return forced;
+      return (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws";
+    }
+
+    open() {
+      let ws;
+      try {
+        ws = new WebSocket(this.url());
+      } catch (_) {
+        this.retry();
+        return;
+      }
+      ws.binaryType = "arraybuffer";
+      this.ws = ws;
+      ws.onopen = () => {
+        this.request({ type: "hello", protocol: PROTOCOL, client: "grand-melee-web/1" }).then((m) => {
+          if (m.type !== "welcome") return;
+          this.up = true;
+          this.delay = 250;
+          this.failures = 0;
+          this.onStatus();
+          this.onUp();
+        });
+      };
+      ws.onmessage = (ev) => {
+        let message;
+        try {
+          message = MP.decode(new Uint8Array(ev.data));
+        } catch (_) {
+          return;
+        }
+        if (message && message.reply_to !== undefined && message.reply_to !== null &&
+            this.pending.has(message.reply_to)) {
+          const resolve = this.pending.get(message.reply_to);
+          this.pending.delete(message.reply_to);
+          try { this.onMessage(message); } finally { resolve(message); }
+          return;
+        }
+        this.onMessage(message);
+      };
+      ws.onclose = () => {
+        if (this.ws !== ws) return;
+        this.up = false;
+        for (const resolve of this.pending.values()) {
+          resolve({ type: "error", code: "offline", message: "The connection dropped; reconnecting." });
+        }
+        this.pending.clear();
+        this.retry();
+      };
+      ws.onerror = () => { /* onclose follows */ };
+    }
+
+    retry() {
+      this.ws = null;
+      this.failures = (this.failures || 0) + 1;
+      this.retryAt = Date.now() + this.delay;
+      this.onStatus();
+      setTimeout(() => this.open(), this.delay);
+      this.delay = Math.min(this.delay * 2, 10000);
+    }
+
+    /** Sends a request and resolves with its answer (an `error` included). */
+    request(message) {
+      const m = Object.assign({}, message);
+      if (m.id === undefined || m.id === null) m.id = this.nextId++;
+      return new Promise((resolve) => {
+        if (!this.ws || this.ws.readyState !== WebSocket.OPEN) {
+          resolve({ type: "error", reply_to: m.id, code: "offline", message: "Offline: reconnecting." });
+          return;
+        }
+        this.pending.set(m.id, resolve);
+        this.ws.send(MP.encode(m));
+      });
+    }
+  }
+
+  // ---------------------------------------------------------------- state
+
+  const route = (() => {
+    const path = location.pathname.replace(/\/+$/, "") || "/";
+    const params = new URLSearchParams(location.search);
+    let m;
+    if ((m = path.match(/^\/t\/([0-9a-fA-F-]{36})$/))) {
+      return { page: params.has("display") ? "display" : "table", table: m[1].toLowerCase() };
+    }
+    if ((m = path.match(/^\/replays\/([0-9a-fA-F-]{36})$/))) return { page: "replay", table: m[1].toLowerCase() };
+    if (path === "/replays") return { page: "replays" };
+    if ((m = path.match(/^\/leagues\/([0-9a-fA-F-]{36})$/))) return { page: "league", league: m[1].toLowerCase() };
+    if (path === "/leagues") return { page: "leagues" };
+    return { page: "lobby" };
+  })();
+
+  const state = {
+    role: null, // 'player' | 'spectator' | null
+    me: null,
+    view: null,
+    summary: null, // the table's entry in list_tables
+    log: new Map(), // seq → line
+    chat: new Map(), // seq → line
+    names: new Map(), // player id → name
+    lastError: null,
+    entering: false,
+    wanted: null, // 'watch' after the user chose to watch (re-watch on reconnect)
+    password: null,
+    fetchedTo: 0, // log rebuilt from 1 up to here
+    notified: { turn: false, decision: false },
+    calls: "", // the open calls the host has been alerted to (player:reason, …)
+    arranged: [], // the host's seating order in the lobby (player ids)
+    checks: [],
+  };
+  const seatKey = (table) => `gm.seat.${table}`;
+  // A league membership ({member, name, token}) and an organiser secret, kept per league.
+  const memberKey = (league) => `gm.league.${league}`;
+  const organiserKey = (league) => `gm.organiser.${league}`;
+
+  // ---------------------------------------------------------------- the page skeleton
+
+  const app = document.getElementById("app");
+  const statusEl = document.getElementById("connection");
+  const offline = h("div", { class: "offline", testid: "offline", role: "status", hidden: true });
+  document.body.prepend(offline);
+  const soundButton = document.getElementById("sound");
+  let muted = store.get("gm.muted") === true;
+  function drawSound() {
+    soundButton.textContent = muted ? "♪ Sound off" : "♪ Sound on";
+    soundButton.setAttribute("aria-pressed", String(!muted));
+  }
+  soundButton.addEventListener("click", () => { muted = !muted; store.set("gm.muted", muted); drawSound(); });
+  drawSound();
+
+  function beep() {
+    if (muted) return;
+    try {
+      const Ctx = window.AudioContext || window.webkitAudioContext;
+      const ctx = beep.ctx || (beep.ctx = new Ctx());
+      const t = ctx.currentTime;
+      for (const [i, f] of [[0, 660], [1, 880]]) {
+        const o = ctx.createOscillator();
+        const g = ctx.createGain();
+        o.frequency.value = f;
+        g.gain.setValueAtTime(0.0001, t + i * 0.18);
+        g.gain.exponentialRampToValueAtTime(0.25, t + i * 0.18 + 0.02);
+        g.gain.exponentialRampToValueAtTime(0.0001, t + i * 0.18 + 0.16);
+        o.connect(g).connect(ctx.destination);
+        o.start(t + i * 0.18);
+        o.stop(t + i * 0.18 + 0.17);
+      }
+    } catch (_) { /* no audio */ }
+  }
+
+  function drawStatus() {
+    const up = link && link.up;
+    // Before the first connection has had a chance, the page is connecting, not offline.
+    const connecting = !up && (!link || !link.failures);
+    statusEl.textContent = up ? "● online" : connecting ? "○ connecting" : "○ offline";
+    statusEl.className = up ? "online" : "down";
+    if (up || connecting) {
+      offline.hidden = true;
+    } else {
+      offline.hidden = false;
+      const secs = Math.max(0, Math.ceil(((link ? link.retryAt : 0) - Date.now()) / 1000));
+      offline.textContent = secs > 0 ? `Offline — reconnecting in ${secs} s…` : "Offline — reconnecting…";
+    }
+  }
+  setInterval(drawStatus, 500);
+
+  const errorEl = h("p", { class: "error", testid: "error", role: "alert", "aria-live": "assertive", hidden: true });
+
+  function showError(text) {
+    state.lastError = text;
+    errorEl.textContent = "⚠ " + text;
+    errorEl.hidden = false;
+    clearTimeout(showError.timer);
+    showError.timer = setTimeout(() => { errorEl.hidden = true; }, 12000);
+  }
+
+  /** Sends a request; a refusal is shown in plain words. Resolves with the answer. */
+  function send(message) {
+    return link.request(message).then((answer) => {
+      if (answer.type === "error") showError(refusal(answer));
+      return answer;
+    });
+  }
+
+  // ---------------------------------------------------------------- describing events
+
+  function nameOf(id) {
+    if (id === null || id === undefined) return "nobody";
+    return printable(state.names.get(id) || `player ${id}`);
+  }
+
+  function learnNames(view) {
+    if (view) for (const p of view.players) state.names.set(p.player, p.name);
+    if (view) state.rules = view.settings.rules || "seed";
+  }
+
+  /** A turn's short name: "T2", or under CR 807 (turn markers, numbered from 1) "M3". */
+  function tn(turn) {
+    return state.rules === "cr807" ? `M${turn + 1}` : `T${turn}`;
+  }
+
+  /** A random string for `join`'s `entropy` (the players' share of the dice). */
+  function entropy() {
+    const bytes = new Uint8Array(16);
+    try { crypto.getRandomValues(bytes); } catch (_) { return ""; }
+    return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  }
+
+  const RESULTS = {
+    critical_miss: "critical miss", miss: "miss", partial_hit: "partial hit", hit: "hit", critical_hit: "critical hit",
+  };
+
+  const CAUSES = { life: "life 0 or less", poison: "10 poison counters", conceded: "conceded", ruling: "ruled out by the host" };
+
+  function describe(e) {
+    switch (e.kind) {
+      case "player_joined":
+        state.names.set(e.player, e.name);
+        return `${nameOf(e.player)} sat down` + (e.deck ? ` with ${printable(e.deck.deck)} (deck power ${e.deck.power})` : "");
+      case "first_player_chosen": return `${nameOf(e.by)} chose ${nameOf(e.player)} to play first`;
+      case "player_left": return `${nameOf(e.player)} left the table`;
+      case "game_started":
+        return `The game started${SEATINGS[e.seating_mode || "random"] || ""}: ${nameOf(e.first_player)} plays first` +
+          (e.first_decided_by !== undefined && e.first_decided_by !== null ? ` (decided by ${nameOf(e.first_decided_by)}, furthest behind in deck power)`
+            : e.first_player_chosen ? " (chosen by the host)" : "") +
+          `; ${e.turn_holders.length} ${state.rules === "cr807" ? "turn marker" : "simultaneous turn"}${e.turn_holders.length === 1 ? "" : "s"}` +
+          (e.bonuses || []).map((b) => `; ${nameOf(b.player)} is ${b.behind} behind: ${bonusWords(b)}`).join("");
+      case "mulliganed": return `${nameOf(e.player)} mulliganed to ${e.hand_size}`;
+      case "kept": return `${nameOf(e.player)} kept ${e.hand_size}` + (e.reason === "decided" ? "" : ` (${e.reason})`);
+      case "turn_began": return `${nameOf(e.player)} began turn ${tn(e.turn)}`;
+      case "phase_changed": return `${tn(e.turn)}: ${PHASE_NAMES[e.phase] || e.phase}`;
+      case "attacked":
+        return `${nameOf(e.attacker)} attacked ${nameOf(e.defender)}: ${e.damage} damage` + (e.poison ? `, ${e.poison} poison` : "");
+      case "damage_dealt": return `${nameOf(e.source)} dealt ${e.amount} damage to ${nameOf(e.target)}`;
+      case "life_changed": return `${nameOf(e.player)}'s life is now ${e.life}`;
+      case "poison_changed": return `${nameOf(e.player)} has ${e.poison} poison`;
+      case "eliminated": return `Out: ${e.players.map(nameOf).join(", ")} (${CAUSES[e.cause] || e.cause})`;
+      case "turn_marked_for_removal":
+        return state.rules === "cr807" ? `${tn(e.turn)} designated: it leaves the table when it ends` : `${tn(e.turn)} will be removed when it ends`;
+      case "turn_removal_cancelled":
+        return state.rules === "cr807" ? `${tn(e.turn)}: a designation passed on` : `${tn(e.turn)} will pass on after all`;
+      case "turn_ended": return `${nameOf(e.player)} ended ${tn(e.turn)}` + (e.reason === "finished" ? "" : ` (${e.reason})`);
+      case "turn_passed": return `${tn(e.turn)} passed to ${nameOf(e.to)}`;
+      case "turn_removed": return `${tn(e.turn)} left the table (${e.reason})`;
+      case "extra_turn_granted":
+        return `${nameOf(e.player)} takes an extra turn ` + (e.before_next ? "just before his next turn" : "after this one");
+      case "extra_turn_deferred":
+        return `${nameOf(e.player)}'s extra turn comes just before his next turn (another turn is too close)`;
+      case "turn_kept": return `${nameOf(e.player)} keeps ${tn(e.turn)} for another turn`;
+      case "attack_rolled": {
+        const sign = e.modifier >= 0 ? "+" : "−";
+        const what = e.counter ? `struck back at ${nameOf(e.opponent)}` : `attacked ${nameOf(e.opponent)}`;
+        const blocked = e.opposing.length ? ` (power ${e.power} against ${e.opposing.join(", ")})` : ` (power ${e.power}, unblocked)`;
+        return `⚄ ${nameOf(e.roller)} ${what}${blocked}: rolled ${e.natural} ${sign} ${Math.abs(e.modifier)} = ${e.total}, ` +
+          `${RESULTS[e.result] || e.result}, ${e.damage} damage` + (e.self_damage ? `, ${e.self_damage} to itself` : "");
+      }
+      case "dice_revealed": return `The dice secret was revealed: ${e.secret.slice(0, 12)}… (anyone can check every roll)`;
+      case "positions_removed": return `Positions removed from the ring: ${e.players.map(nameOf).join(", ")}`;
+      case "game_over": {
+        const first = e.standings.filter((s) => s.place === 1).map((s) => nameOf(s.player));
+        if (first.length > 1) return `Game over: ${first.join(", ")} share first place`;
+        return `Game over: ${first.length ? first[0] + " wins" : "no winner"}`;
+      }
+      case "game_abandoned": return "Everyone still in the game has been away for the table's absence limit: the game ends as it stands";
+      case "connection_changed": return `${nameOf(e.player)} ${e.connected ? "is back" : "lost the connection"}`;
+      case "host_changed": return e.player === null ? "Nobody is host now" : `${nameOf(e.player)} is the host`;
+      case "spectators_changed": return `${e.spectators} watching`;
+      case "chat": return `${printable(e.name)}: ${printable(e.text)}`;
+      case "table_paused": return e.paused ? "The host paused the table" : "The table resumed";
+      case "table_adjourned": return e.adjourned
+        ? "The host adjourned the game: everyone may leave and come back later; the clocks stand still"
+        : "The game resumed where it stopped";
+      case "resume_requested": return `${nameOf(e.player)} asks to resume the game`;
+      case "player_absent": return `${nameOf(e.player)} has been away for a while`;
+      case "player_kicked": return `The host removed ${nameOf(e.player)}` + (e.banned ? " and banned his address" : "");
+      case "player_muted":
+        return (e.player === null ? "Spectators" : nameOf(e.player)) + (e.muted ? " muted" : " unmuted");
+      case "host_called": return `📣 ${nameOf(e.player)} calls the host: ${printable(e.reason)}`;
+      case "host_answered":
+        return e.player === null || e.player === undefined ? "The host answered every open call" : `The host answered ${nameOf(e.player)}'s call`;
+      default: return `(${e.kind})`;
+    }
+  }
+
+  /** A deck power bonus in words: "decides who plays first, +5 life, +1 card". */
+  function bonusWords(b) {
+    return [b.first_choice ? "decides who plays first" : null, b.life ? `+${b.life} life` : null,
+      b.cards ? `+${b.cards} card${b.cards === 1 ? "" : "s"}` : null].filter(Boolean).join(", ");
+  }
+
+
+  const STAGES = { lobby: "waiting for players", mulligan: "mulligans", playing: "in play", finished: "finished" };
+
+  /** A table's rules in a few words: "CR 807 · range 1 · combat dice · mulligans at once". */
+  function rulesWords(settings) {
+    return [settings.rules === "cr807" ? "CR 807" : null, `range ${settings.spell_range}`,
+      settings.combat_dice ? "combat dice" : null, settings.mulligan === "simultaneous" ? "mulligans at once" : null]
+      .filter(Boolean).join(" · ");
+  }
+
+
+  function fillSelect(sel, options) {
+    const before = sel.value;
+    const same = sel.options.length === options.length && options.every(([v, t], i) => sel.options[i].value === v && sel.options[i].textContent === t);
+    if (same) return;
+    put(sel, ...options.map(([v, t]) => h("option", { value: v }, t)));
+    if (options.some(([v]) => v === before)) sel.value = before;
+  }
+
+  async function findTable(id) {
+    let from = 0;
+    for (let pages = 0; pages < 20; pages++) {
+      const answer = await link.request({ type: "list_tables", from, limit: 500 });
+      if (answer.type !== "tables") return null;
+      const found = answer.tables.find((t) => t.table === id);
+      if (found) return found;
+      if (answer.next === null || answer.next === undefined) return null;
+      from = answer.next;
+    }
+    return null;
+  }
+
+
+  // ---------------------------------------------------------------- the link
+
+  let link = null;
+  /** Opens the WebSocket (once); `onMessage` gets every message, `onUp` runs after each hello. */
+  function connect(onMessage, onUp) {
+    link = new Link(onMessage, onUp, drawStatus);
+    GM.link = link;
+    return link;
+  }
+
+  const GM = window.GM = { F, MP, PROTOCOL, PHASES, PHASE_NAMES, TITLE, h, s, append, clear, put, printable, shorten, store, REFUSALS, SEATINGS, refusal, route, state, seatKey, memberKey, organiserKey, app, errorEl, beep, showError, send, nameOf, learnNames, tn, entropy, RESULTS, CAUSES, describe, bonusWords, STAGES, rulesWords, fillSelect, findTable, connect, link: null, pages: {} };
+})();
