@@ -25,6 +25,7 @@
     log: () => Array.from(state.log.entries()).sort((a, b) => a[0] - b[0]).map(([, t]) => t),
     chat: () => Array.from(state.chat.entries()).sort((a, b) => a[0] - b[0]).map(([, t]) => t),
     lastError: () => state.lastError,
+    alerts: () => (GM.testHooks ? GM.testHooks.alerts() : []),
     checkMirror: async () => {
       const id = link.nextId++;
       const check = { id, result: null };

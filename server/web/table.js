@@ -1,22 +1,88 @@
-// The table page, the big-screen display and the replay viewer: the ring, the seats, actions, log.
+// The table page, the big-screen display and the replay viewer.
+//
+// Every view is drawn from the folded state in one place: `render()` draws the whole page with
+// Preact (htm templates, no build step) from `state` (the table view fold.js keeps, the log, who
+// I am) and `ui` (what this page is doing: the chosen target, the open tab, the alerts). Nothing
+// on the page is updated by hand, so no panel can show a number the state no longer holds.
 "use strict";
 
 (function () {
   const GM = window.GM;
-  const { F, MP, PROTOCOL, PHASES, PHASE_NAMES, TITLE, h, s, append, clear, put, printable, shorten, store, REFUSALS, SEATINGS, refusal, route, state, seatKey, memberKey, organiserKey, app, errorEl, beep, showError, send, nameOf, learnNames, tn, entropy, RESULTS, CAUSES, describe, bonusWords, STAGES, rulesWords, fillSelect, findTable } = GM;
+  const { F, PHASES, PHASE_NAMES, TITLE, printable, shorten, store, REFUSALS, refusal, route, state, seatKey,
+    memberKey, app, errorEl, beep, showError, send, nameOf, learnNames, tn, entropy, describe, bonusWords,
+    STAGES, rulesWords, findTable } = GM;
+  const html = window.htm.bind(window.preact.h);
 
+  /** What this page is doing, besides the table itself. Handlers change it, then `render()`. */
+  const ui = {
+    target: "", amount: 1, poison: 0, selected: null, tab: "log", zoom: 1, legend: false,
+    share: null, copied: false, confirm: null, alerts: [], chatSeen: 0, nextAlert: 1,
+    visiting: false, name: store.get("gm.name") || "", password: "", rollResult: "",
+    roll: { defender: "", power: 2, blockers: "" }, counter: { who: "", mine: 2, theirs: 2 },
+    host: { kick: "", to: "", mute: "", rule: "", value: 20, ban: false }, first: "", choose: "",
+    seating: "random", callReason: "", chatText: "", showTools: false, commit: { secret: null, ok: null },
+  };
+  const alive = (p) => p && p.status === "alive";
+  const playerOf = (view, id) => (view && id !== null && id !== undefined ? view.players.find((p) => p.player === id) : null);
+  const sortedBySeat = (view) => view.players.slice().sort((a, b) => (a.seat ?? 1e9) - (b.seat ?? 1e9) || a.player - b.player);
+  const runningTurn = (view, id) => view.turns.find((t) => t.player === id && t.state !== "ended");
+
+  // ---------------------------------------------------------------- the log and the alerts
+
+  /** Players reported away (`player_absent`): their return is the one connection line the log shows. */
+  const away = new Set();
+
+  /** Puts an event into the log or the chat. The network is not the game: a drop and a return
+   * (`connection_changed`) make no line, unless the player had been reported away, when his
+   * return is one line. */
   function record(seq, e) {
-    if (e.kind === "spectators_changed") return; // noise in a log people read
-    if (e.kind === "attack_rolled" && (e.roller === state.me || e.opponent === state.me) && table.rollResult) {
-      table.rollResult.textContent = describe(e);
+    if (e.kind === "spectators_changed") return;
+    if (e.kind === "connection_changed") {
+      if (e.connected && away.has(e.player)) {
+        away.delete(e.player);
+        state.log.set(seq, `${nameOf(e.player)} is back`);
+      }
+      return;
     }
+    if (e.kind === "player_absent") away.add(e.player);
+    if (e.kind === "attack_rolled" && (e.roller === state.me || e.opponent === state.me)) ui.rollResult = describe(e);
     if (e.kind === "chat") state.chat.set(seq, describe(e));
     else state.log.set(seq, describe(e));
   }
 
+  /** An alert for what just happened to me (live events only, never the rebuilt past). */
+  function alertFor(e, view) {
+    const me = state.me;
+    if (state.role !== "player" || me === null) return null;
+    switch (e.kind) {
+      case "attacked":
+        if (e.defender !== me) return null;
+        return `⚔ ${nameOf(e.attacker)} attacked you: ${e.damage} damage` + (e.poison ? ` and ${e.poison} poison` : "");
+      case "damage_dealt":
+        return e.target === me && e.source !== me ? `✦ ${nameOf(e.source)} dealt you ${e.amount} damage` : null;
+      case "attack_rolled":
+        if (e.opponent !== me || !e.damage) return null;
+        return `⚄ ${nameOf(e.roller)} ${e.counter ? "struck back at" : "hit"} you: ${e.damage} damage`;
+      case "poison_changed": {
+        const before = playerOf(view, me);
+        return e.player === me && before && e.poison > before.poison ? `☠ You have ${e.poison} poison counters` : null;
+      }
+      case "turn_passed": return e.to === me ? { text: `▶ ${tn(e.turn)} passed to you: it begins when the turns around you end`, turn: true } : null;
+      case "eliminated":
+        return e.players.includes(me) ? "✕ You are out of the game. You can still watch and chat." : null;
+      default: return null;
+    }
+  }
+
+  function raise(text) {
+    const alert = { id: ui.nextAlert++, text };
+    ui.alerts = [alert, ...ui.alerts].slice(0, 3);
+    setTimeout(() => { if (ui.alerts.includes(alert)) { ui.alerts = ui.alerts.filter((a) => a !== alert); render(); } }, 60000);
+    beep();
+    try { if (navigator.vibrate) navigator.vibrate([120, 60, 120]); } catch (_) { /* not allowed */ }
+  }
 
   // ---------------------------------------------------------------- messages from the server
-
 
   function onMessage(m) {
     if (!m || typeof m !== "object") return;
@@ -39,15 +105,21 @@
           resnapshot();
           return;
         }
+        const alerts = [];
         try {
           m.events.forEach((e, i) => {
             record(m.seq + i, e);
+            const alert = alertFor(e, state.view);
             F.applyEvent(state.view, m.seq + i, e);
+            if (alert) alerts.push(alert);
           });
         } catch (err) {
           resnapshot();
           return;
         }
+        // A turn passed to me that has already begun is said by the status line, not an alert.
+        const mine = state.view.turns.some((t) => t.player === state.me && t.state === "running");
+        for (const a of alerts) if (!(a.turn && mine)) raise(a.text || a);
         learnNames(state.view);
         render();
         break;
@@ -64,7 +136,7 @@
     GM.link.request({ type: "snapshot" });
   }
 
-  /** After the link is up: take the seat back, or watch again. */
+  /** After the link is up: take the seat back, or watch again (a visitor watches to see the table). */
   function onUp() {
     const P = GM.pages;
     if (route.page === "lobby") { P.lobby.refresh(); return; }
@@ -76,50 +148,62 @@
     const seat = store.get(seatKey(route.table));
     if (seat && seat.token) enter("resume");
     else if (state.wanted === "watch") enter("watch");
-    else table.showEntry();
+    else table.visit();
   }
 
-  /** Joins, resumes or watches, then rebuilds the log from the journal. */
-  async function enter(how, name) {
-    if (state.entering) return;
-    state.entering = true;
-    try {
-      let answer;
-      if (how === "resume") {
-        const seat = store.get(seatKey(route.table));
-        answer = await GM.link.request({ type: "resume", table: route.table, token: seat.token });
-        if (answer.type === "error") {
-          if (answer.code === "bad_token") {
-            store.remove(seatKey(route.table));
-            showError(REFUSALS.bad_token);
-            table.showEntry();
-          } else if (answer.code !== "offline") {
-            showError(refusal(answer));
-            table.showEntry();
-          }
-          return;
+  let entering = Promise.resolve();
+  /** Joins, resumes or watches (one at a time, in order), then rebuilds the log from the journal. */
+  function enter(how, name) {
+    entering = entering.then(() => enterNow(how, name)).catch(() => {});
+    return entering;
+  }
+
+  async function enterNow(how, name) {
+    let answer;
+    if (how === "resume") {
+      const seat = store.get(seatKey(route.table));
+      if (!seat) return;
+      answer = await GM.link.request({ type: "resume", table: route.table, token: seat.token });
+      if (answer.type === "error") {
+        if (answer.code === "bad_token") {
+          store.remove(seatKey(route.table));
+          showError(REFUSALS.bad_token);
+          table.visit();
+        } else if (answer.code !== "offline") {
+          showError(refusal(answer));
+          table.visit();
         }
-      } else if (how === "join") {
-        const join = { type: "join", table: route.table, name, password: state.password || null, entropy: entropy() };
-        if (state.memberToken) join.member_token = state.memberToken;
-        answer = await send(join);
-        if (answer.type === "error") return;
-        store.set(seatKey(route.table), { token: answer.token, player: answer.player, name });
-      } else {
-        answer = await send({ type: "watch", table: route.table, password: state.password || null });
-        if (answer.type === "error") {
-          if (route.page === "display") table.showEntry();
-          return;
-        }
-        state.wanted = "watch";
+        return;
       }
-      state.role = answer.type === "watching" ? "spectator" : "player";
-      state.me = answer.type === "watching" ? null : answer.player;
-      render();
-      await rebuildLog();
-    } finally {
-      state.entering = false;
+    } else if (how === "join") {
+      if (state.role === "spectator") await GM.link.request({ type: "leave" });
+      const join = { type: "join", table: route.table, name, password: ui.password || state.password || null, entropy: entropy() };
+      if (state.memberToken) join.member_token = state.memberToken;
+      answer = await send(join);
+      if (answer.type === "error") {
+        if (state.role === "spectator") { state.role = null; ui.visiting = false; table.visit(); }
+        return;
+      }
+      store.set(seatKey(route.table), { token: answer.token, player: answer.player, name });
+      ui.visiting = false;
+    } else {
+      const quiet = how === "visit";
+      if (quiet && state.role !== null) return; // sat down or watching meanwhile
+      const message = { type: "watch", table: route.table, password: ui.password || state.password || null };
+      answer = quiet ? await GM.link.request(message) : await send(message);
+      if (answer.type === "error") {
+        // A display or a visitor refused (a password, no room for spectators): the entry panel says why.
+        if (route.page === "display" || !quiet) await table.visit(true);
+        render();
+        return;
+      }
+      ui.visiting = quiet;
+      if (!quiet) state.wanted = "watch";
     }
+    state.role = answer.type === "watching" ? "spectator" : "player";
+    state.me = answer.type === "watching" ? null : answer.player;
+    render();
+    await rebuildLog();
   }
 
   /** Fetches the events the log does not have yet, page by page (`get_events`). */
@@ -137,126 +221,20 @@
       if (answer.next_seq === null || answer.next_seq === undefined) break;
       from = answer.next_seq;
     }
+    ui.chatSeen = ui.tab === "chat" ? state.chat.size : Math.min(ui.chatSeen || state.chat.size, state.chat.size);
     render();
   }
 
-
-  // ---------------------------------------------------------------- the ring
-
-  /** Draws the ring of a view as SVG: seats, spheres, turns, you and your range. */
-  function ring(view, me, options) {
-    const big = options && options.big;
-    const size = 1000;
-    const c = size / 2;
-    const players = view.players.slice().sort((a, b) => (a.seat === null ? 1e9 : a.seat) - (b.seat === null ? 1e9 : b.seat));
-    const n = Math.max(players.length, 1);
-    const R = 300;
-    const step = (2 * Math.PI) / n;
-    const r = Math.max(14, Math.min(58, R * Math.sin(step / 2) * 0.78));
-    const angle = (i) => -Math.PI / 2 + i * step; // seat 0 at the top; the next seat (to the left) clockwise
-    const at = (i, radius) => [c + radius * Math.cos(angle(i)), c + radius * Math.sin(angle(i))];
-    const index = new Map(players.map((p, i) => [p.player, i]));
-    const mine = me !== null && me !== undefined ? view.players.find((p) => p.player === me) : null;
-    const inMyRange = new Set(mine ? mine.may_target : []);
-    const nameFont = n <= 15 ? 30 : n <= 28 ? 23 : 18;
-    const maxChars = n <= 15 ? 12 : n <= 28 ? 11 : 10;
-
-    const svg = s("svg", { viewBox: `-40 -40 ${size + 80} ${size + 80}`, class: "ring" + (big ? " big" : ""), role: "img",
-      "aria-label": `The table: ${players.length} seats in seating order` });
-    // Spheres: one band per waiting or running turn, inside the ring.
-    const live = view.turns.filter((t) => t.state !== "ended" && t.sphere.length);
-    live.forEach((t, k) => {
-      const idx = t.sphere.map((id) => index.get(id)).filter((i) => i !== undefined);
-      if (!idx.length) return;
-      const inner = R - r - 18 - (k % 3) * 22;
-      const width = 16;
-      const cls = `sphere sphere-${t.turn % 6} ${t.state}`;
-      if (t.sphere.length >= view.ring.length) {
-        svg.append(s("circle", { cx: c, cy: c, r: inner, class: cls, "stroke-width": width, fill: "none" }));
-      } else {
-        const first = idx[0];
-        let span = ((idx[idx.length - 1] - first) % n + n) % n;
-        const a0 = angle(first) - step / 2.4;
-        const a1 = angle(first) + span * step + step / 2.4;
-        const large = a1 - a0 > Math.PI ? 1 : 0;
-        const p0 = [c + inner * Math.cos(a0), c + inner * Math.sin(a0)];
-        const p1 = [c + inner * Math.cos(a1), c + inner * Math.sin(a1)];
-        svg.append(s("path", {
-          d: `M ${p0[0].toFixed(1)} ${p0[1].toFixed(1)} A ${inner} ${inner} 0 ${large} 1 ${p1[0].toFixed(1)} ${p1[1].toFixed(1)}`,
-          class: cls, "stroke-width": width, fill: "none",
-        }));
-      }
-      // The turn's label near its holder, inside the band.
-      const hi = index.get(t.player);
-      if (hi !== undefined) {
-        const [x, y] = at(hi, inner - 34);
-        const label = (t.state === "running" ? `▶${tn(t.turn)} ${PHASE_NAMES[t.phase] || ""}` : `…${tn(t.turn)}`) +
-          (t.designations ? ` ✕${t.designations}` : "");
-        svg.append(s("text", { x, y, class: `turn-label sphere-text-${t.turn % 6}`, "text-anchor": "middle",
-          "dominant-baseline": "middle", "font-size": Math.max(16, nameFont - 4) }, label));
-      }
-    });
-    players.forEach((p, i) => {
-      const [x, y] = at(i, R);
-      const you = p.player === me;
-      const turn = view.turns.find((t) => t.player === p.player && t.state !== "ended");
-      const classes = ["seat", p.status, p.connected ? "on" : "off"];
-      if (you) classes.push("you");
-      if (inMyRange.has(p.player) && !you) classes.push("in-range");
-      if (turn && turn.state === "running") classes.push("running");
-      const g = s("g", { class: classes.join(" "), testid: "seat", "data-player": p.player, tabindex: 0,
-        onclick: () => options && options.onSeat && options.onSeat(p.player),
-        onkeydown: (ev) => {
-          if ((ev.key === "Enter" || ev.key === " ") && options && options.onSeat) {
-            ev.preventDefault();
-            options.onSeat(p.player);
-          }
-        } });
-      const status = p.status === "alive" ? "" : p.status === "eliminated" ? ", out (position still counts)" : ", out (position removed)";
-      g.append(s("title", {}, `${printable(p.name)}: life ${p.life}, poison ${p.poison}${status}` +
-        `${p.connected ? "" : ", disconnected"}${p.absent ? ", away" : ""}${view.host === p.player ? ", host" : ""}`));
-      const radius = p.status === "removed" ? r * 0.6 : r;
-      g.append(s("circle", { cx: x, cy: y, r: radius, class: "disc" }));
-      if (inMyRange.has(p.player) && !you) g.append(s("circle", { cx: x, cy: y, r: radius + 7, class: "range-mark" }));
-      if (p.status === "alive") {
-        g.append(s("text", { x, y: y + (p.poison ? -radius * 0.12 : 0), class: "life", "text-anchor": "middle",
-          "dominant-baseline": "middle", "font-size": Math.max(14, radius * 0.8) }, String(p.life)));
-        if (p.poison) {
-          g.append(s("text", { x, y: y + radius * 0.55, class: "poison", "text-anchor": "middle",
-            "dominant-baseline": "middle", "font-size": Math.max(11, radius * 0.45) }, `☠${p.poison}`));
-        }
-      } else {
-        g.append(s("text", { x, y, class: "out", "text-anchor": "middle", "dominant-baseline": "middle",
-          "font-size": Math.max(12, radius * 0.6) }, p.status === "removed" ? "✕" : "OUT"));
-      }
-      // Name and markers outside the ring, along the seat's radius (no two labels overlap).
-      const marks = [
-        you ? "@" : "",
-        view.host === p.player ? "★" : "",
-        turn ? (turn.state === "running" ? "▶" : "…") : "",
-        p.connected ? "" : (p.absent ? "away" : "off"),
-      ].filter(Boolean).join(" ");
-      const deg = (angle(i) * 180) / Math.PI;
-      const right = Math.cos(angle(i)) >= -1e-9;
-      const [lx, ly] = at(i, R + radius + 10);
-      g.append(s("text", {
-        x: lx, y: ly, class: "name", "text-anchor": right ? "start" : "end", "dominant-baseline": "middle",
-        "font-size": nameFont, transform: `rotate(${(right ? deg : deg + 180).toFixed(2)} ${lx.toFixed(1)} ${ly.toFixed(1)})`,
-      }, right ? (marks ? marks + " " : "") + shorten(p.name, maxChars) : shorten(p.name, maxChars) + (marks ? " " + marks : "")));
-      svg.append(g);
-    });
-    return svg;
-  }
+  // ---------------------------------------------------------------- words
 
   /** How many asks resume an adjourned game without the host: a majority of the players still in the game. */
   function resumeQuorum(view) {
-    return Math.floor(view.players.filter((p) => p.status === "alive").length / 2) + 1;
+    return Math.floor(view.players.filter(alive).length / 2) + 1;
   }
 
   /** What a person needs to know now, in one sentence. */
   function sentence(view, me) {
-    if (!view) return "";
-    const mine = me !== null ? view.players.find((p) => p.player === me) : null;
+    const mine = playerOf(view, me);
     if (view.adjourned) {
       return `☾ The game is adjourned — the host resumes it (or a majority of the players: ` +
         `${(view.resume_asks || []).length} of ${resumeQuorum(view)} asked).`;
@@ -265,7 +243,8 @@
     switch (view.stage) {
       case "lobby": {
         const host = view.host !== null ? nameOf(view.host) : "nobody";
-        return `Waiting for players: ${view.players.length} of ${view.settings.seats} seated. ${view.host === me ? "You are the host: start when everyone is here." : `${host} (host) starts the game.`}`;
+        return `Waiting for players: ${view.players.length} of ${view.settings.seats} seated. ` +
+          (view.host === me && me !== null ? "You are the host: start when everyone is here." : `${host} (host) starts the game.`);
       }
       case "mulligan": {
         const deciders = view.mulligan_deciders || [];
@@ -281,8 +260,11 @@
         }
         return `${nameOf(view.mulligan_decider)} decides on a mulligan.`;
       }
-      case "finished":
-        return "The game is over.";
+      case "finished": {
+        const first = (view.standings || []).filter((st) => st.place === 1).map((st) => nameOf(st.player));
+        return first.length > 1 ? `The game is over: ${first.join(", ")} share first place.`
+          : first.length ? `The game is over: ${first[0]} wins.` : "The game is over.";
+      }
       default: {
         if (mine && mine.status !== "alive") return "You are out of the game; you can still watch and chat.";
         const running = view.turns.filter((t) => t.state === "running");
@@ -315,22 +297,294 @@
     return n === 1 ? "You have an extra turn to come." : `You have ${n} extra turns to come.`;
   }
 
-  /** The dice commitment and, after the game, the secret: what anyone needs to check the dice. */
-  function diceBox(view) {
-    if (!view.dice_commitment) return null;
-    const box = h("div", { class: "dice", testid: "dice" },
-      h("p", {}, "Dice commitment (SHA-256 of the table's dice secret, published before anyone joined): ",
-        h("code", { testid: "dice-commitment" }, view.dice_commitment)));
-    if (view.dice_secret) {
-      const check = h("span", { testid: "dice-check" });
-      box.append(h("p", {}, "Dice secret, revealed at the end: ", h("code", { testid: "dice-secret" }, view.dice_secret), " ", check),
-        h("p", { class: "meta" }, `Every seat, the first player and every d20 can be recomputed from it: grand-melee verify ${view.table}`));
-      checkCommitment(view.dice_secret, view.dice_commitment).then((ok) => {
-        if (ok === true) check.textContent = "✓ matches the commitment";
-        else if (ok === false) check.textContent = "✗ does NOT match the commitment";
-      });
+  /** A player's state in words: "in the game, host, offline". */
+  function stateWords(view, p, options) {
+    const bits = [p.status === "alive" ? "in the game" : p.status === "eliminated" ? "out (position still counts)" : "out (position removed)"];
+    if (!(options && options.replay)) {
+      if (!p.connected) bits.push(p.absent ? "away" : "offline");
     }
-    return box;
+    if (view.host === p.player) bits.push("host");
+    return bits.join(", ");
+  }
+
+  /** How far apart two players sit, counting the positions still on the ring, or null. */
+  function distance(view, a, b) {
+    const ring = view.ring || [];
+    const i = ring.indexOf(a);
+    const j = ring.indexOf(b);
+    if (i < 0 || j < 0) return null;
+    const d = Math.abs(i - j);
+    return Math.min(d, ring.length - d);
+  }
+
+  // ---------------------------------------------------------------- the ring
+
+  /** The ring as SVG: seats, spheres, turns, you and your range. Every seat is a button. */
+  function Ring({ view, me, big, replay: isReplay, onSeat }) {
+    const c = 500;
+    const players = sortedBySeat(view);
+    const n = Math.max(players.length, 1);
+    const R = 300;
+    const step = (2 * Math.PI) / n;
+    const r = Math.max(14, Math.min(58, R * Math.sin(step / 2) * 0.78));
+    const angle = (i) => -Math.PI / 2 + i * step; // seat 0 at the top; the next seat (to the left) clockwise
+    const at = (i, radius) => [c + radius * Math.cos(angle(i)), c + radius * Math.sin(angle(i))];
+    const index = new Map(players.map((p, i) => [p.player, i]));
+    const mine = playerOf(view, me);
+    const inMyRange = new Set(mine ? mine.may_target : []);
+    const nameFont = n <= 15 ? 30 : n <= 28 ? 24 : 21;
+    const maxChars = n <= 15 ? 12 : n <= 28 ? 11 : 10;
+    // Room for the longest name on every side: nothing is clipped at 3 or 9 o'clock.
+    const reach = R + r + 10 + maxChars * nameFont * 0.62 + 12;
+    const box = `${(c - reach).toFixed(0)} ${(c - reach).toFixed(0)} ${(2 * reach).toFixed(0)} ${(2 * reach).toFixed(0)}`;
+    const live = view.turns.filter((t) => t.state !== "ended" && t.sphere.length);
+    const bands = live.map((t, k) => {
+      const idx = t.sphere.map((id) => index.get(id)).filter((i) => i !== undefined);
+      if (!idx.length) return null;
+      const inner = R - r - 18 - (k % 3) * 22;
+      const cls = `sphere sphere-${t.turn % 6} ${t.state}`;
+      let arc;
+      if (t.sphere.length >= view.ring.length) {
+        arc = html`<circle cx=${c} cy=${c} r=${inner} class=${cls} stroke-width="16" fill="none" />`;
+      } else {
+        const first = idx[0];
+        const span = ((idx[idx.length - 1] - first) % n + n) % n;
+        const a0 = angle(first) - step / 2.4;
+        const a1 = angle(first) + span * step + step / 2.4;
+        const large = a1 - a0 > Math.PI ? 1 : 0;
+        const p0 = [c + inner * Math.cos(a0), c + inner * Math.sin(a0)];
+        const p1 = [c + inner * Math.cos(a1), c + inner * Math.sin(a1)];
+        arc = html`<path d=${`M ${p0[0].toFixed(1)} ${p0[1].toFixed(1)} A ${inner} ${inner} 0 ${large} 1 ${p1[0].toFixed(1)} ${p1[1].toFixed(1)}`}
+          class=${cls} stroke-width="16" fill="none" />`;
+      }
+      const hi = index.get(t.player);
+      let label = null;
+      if (hi !== undefined) {
+        const [x, y] = at(hi, inner - 34);
+        const words = (t.state === "running" ? `▶${tn(t.turn)} ${PHASE_NAMES[t.phase] || ""}` : `…${tn(t.turn)}`) +
+          (t.designations ? ` ✕${t.designations}` : "");
+        label = html`<text x=${x} y=${y} class=${`turn-label sphere-text-${t.turn % 6}`} text-anchor="middle"
+          dominant-baseline="middle" font-size=${Math.max(16, nameFont - 4)}>${words}</text>`;
+      }
+      return html`<g key=${`t${t.turn}`} aria-hidden="true">${arc}${label}</g>`;
+    });
+    const seats = players.map((p, i) => {
+      const [x, y] = at(i, R);
+      const you = p.player === me;
+      const turn = runningTurn(view, p.player);
+      const classes = ["seat", p.status, isReplay || p.connected ? "on" : "off"];
+      if (you) classes.push("you");
+      if (inMyRange.has(p.player) && !you) classes.push("in-range");
+      if (turn && turn.state === "running") classes.push("running");
+      if (ui.selected === p.player) classes.push("selected");
+      const radius = p.status === "removed" ? r * 0.6 : r;
+      const marks = [
+        you ? "@" : "",
+        view.host === p.player ? "★" : "",
+        turn ? (turn.state === "running" ? "▶" : "…") : "",
+        isReplay || p.connected ? "" : (p.absent ? "away" : "off"),
+      ].filter(Boolean).join(" ");
+      const deg = (angle(i) * 180) / Math.PI;
+      const right = Math.cos(angle(i)) >= -1e-9;
+      const [lx, ly] = at(i, R + radius + 10);
+      const label = `${printable(p.name)}${you ? " (you)" : ""}: life ${p.life}, poison ${p.poison}, ${stateWords(view, p, { replay: isReplay })}` +
+        (turn ? (turn.state === "running" ? `, taking ${tn(turn.turn)} (${PHASE_NAMES[turn.phase]})` : `, ${tn(turn.turn)} waiting`) : "") +
+        (inMyRange.has(p.player) && !you ? ", within your range" : "");
+      const pick = () => onSeat && onSeat(p.player);
+      return html`<g key=${p.player} class=${classes.join(" ")} data-testid="seat" data-player=${p.player}
+          role=${onSeat ? "button" : "img"} tabindex=${onSeat ? 0 : undefined} aria-label=${label}
+          onClick=${pick} onKeyDown=${(ev) => { if (onSeat && (ev.key === "Enter" || ev.key === " ")) { ev.preventDefault(); pick(); } }}>
+        <circle cx=${x} cy=${y} r=${radius} class="disc" />
+        ${inMyRange.has(p.player) && !you ? html`<circle cx=${x} cy=${y} r=${radius + 7} class="range-mark" />` : null}
+        ${p.status === "alive" ? html`
+          <text x=${x} y=${y + (p.poison ? -radius * 0.12 : 0)} class="life" text-anchor="middle" dominant-baseline="middle"
+            font-size=${Math.max(14, radius * 0.8)} data-num="life" data-player=${p.player}>${p.life}</text>
+          ${p.poison ? html`<text x=${x} y=${y + radius * 0.55} class="poison" text-anchor="middle" dominant-baseline="middle"
+            font-size=${Math.max(11, radius * 0.45)}>☠<tspan data-num="poison" data-player=${p.player}>${p.poison}</tspan></text>` : null}`
+        : html`<text x=${x} y=${y} class="out" text-anchor="middle" dominant-baseline="middle"
+            font-size=${Math.max(12, radius * 0.6)}>${p.status === "removed" ? "✕" : "OUT"}</text>`}
+        <text x=${lx} y=${ly} class="name" text-anchor=${right ? "start" : "end"} dominant-baseline="middle" font-size=${nameFont}
+          transform=${`rotate(${(right ? deg : deg + 180).toFixed(2)} ${lx.toFixed(1)} ${ly.toFixed(1)})`}>${right
+            ? (marks ? marks + " " : "") + shorten(p.name, maxChars) : shorten(p.name, maxChars) + (marks ? " " + marks : "")}</text>
+      </g>`;
+    });
+    return html`<svg viewBox=${box} class=${"ring" + (big ? " big" : "")} role="group"
+        aria-label=${`The table's ring: ${players.length} seats in seating order (the seat list says the same in words)`}>
+      ${bands}${seats}</svg>`;
+  }
+
+  /** The ring in a box that can be zoomed and panned (phones), with its zoom buttons. */
+  function RingBox({ view, me, big }) {
+    const zoomed = ui.zoom > 1;
+    const centre = (el) => {
+      if (!el || !zoomed || el.dataset.zoom === String(ui.zoom)) return;
+      el.dataset.zoom = String(ui.zoom);
+      const mine = el.querySelector(".seat.you circle.disc");
+      requestAnimationFrame(() => {
+        if (!mine) { el.scrollLeft = (el.scrollWidth - el.clientWidth) / 2; el.scrollTop = (el.scrollHeight - el.clientHeight) / 2; return; }
+        const a = mine.getBoundingClientRect();
+        const b = el.getBoundingClientRect();
+        el.scrollLeft += a.left + a.width / 2 - (b.left + b.width / 2);
+        el.scrollTop += a.top + a.height / 2 - (b.top + b.height / 2);
+      });
+    };
+    const zoom = (z) => { ui.zoom = z; render(); };
+    return html`<div class="ring-area">
+      ${big ? null : html`<div class="zoom" role="group" aria-label="Zoom the ring">
+        <button type="button" data-testid="zoom-out" aria-label="Zoom out" disabled=${ui.zoom <= 1} onClick=${() => zoom(Math.max(1, ui.zoom - 1))}>−</button>
+        <button type="button" data-testid="zoom-in" aria-label="Zoom in" disabled=${ui.zoom >= 3} onClick=${() => zoom(Math.min(3, ui.zoom + 1))}>+</button>
+      </div>`}
+      <div class=${"ring-box" + (zoomed ? " zoomed" : "")} ref=${centre} tabindex=${zoomed ? 0 : undefined}
+          aria-label=${zoomed ? "The ring, zoomed: scroll or drag to pan" : undefined}>
+        <div class="ring-scale" style=${{ width: `${ui.zoom * 100}%` }}>
+          <${Ring} view=${view} me=${me} big=${big} onSeat=${big ? null : select} />
+        </div>
+      </div>
+    </div>`;
+  }
+
+  /** Taps on a seat (ring, neighbourhood): show it, and pick it as the target where that is possible. */
+  function select(player) {
+    ui.selected = player;
+    const mine = playerOf(state.view, state.me);
+    if (mine && alive(mine) && player !== state.me && mine.may_target.includes(player)) ui.target = String(player);
+    render();
+  }
+
+  /** The seat tapped last, in words, drawn from the state every time. */
+  function Detail({ view, me }) {
+    const p = playerOf(view, ui.selected);
+    if (!p) return html`<p class="detail">Tap a seat to see it${state.role === "player" ? " and pick it as your target" : ""}.</p>`;
+    const mine = playerOf(view, me);
+    let reach = "";
+    if (mine && p.player !== me && alive(mine)) {
+      const d = distance(view, me, p.player);
+      reach = mine.may_target.includes(p.player) ? " Within your range: you may target him."
+        : ` Out of your range${d !== null ? ` (${d} seat${d === 1 ? "" : "s"} away; your range is ${view.settings.spell_range})` : ""}: you cannot target him.`;
+    }
+    return html`<p class="detail" data-testid="seat-detail" aria-live="polite"><strong>${printable(p.name)}</strong>${" — life "}
+      <span data-num="life" data-player=${p.player}>${p.life}</span>, poison <span data-num="poison" data-player=${p.player}>${p.poison}</span>,
+      ${" " + stateWords(view, p)}.${reach}</p>`;
+  }
+
+  // ---------------------------------------------------------------- the neighbourhood
+
+  /** One player, large: name, life, poison, markers. Tapping him picks him. */
+  function Card({ view, p, me, side }) {
+    const turn = runningTurn(view, p.player);
+    const mine = playerOf(view, me);
+    const targetable = mine && alive(mine) && p.player !== me && mine.may_target.includes(p.player);
+    const chosen = ui.target === String(p.player);
+    const marks = [view.host === p.player ? "★ host" : null,
+      turn ? (turn.state === "running" ? `▶ ${tn(turn.turn)} ${PHASE_NAMES[turn.phase]}` : `… ${tn(turn.turn)}`) : null,
+      p.connected ? null : p.absent ? "away" : "offline", p.status === "alive" ? null : p.status === "removed" ? "✕ out" : "OUT"].filter(Boolean);
+    return html`<button type="button" class=${`card ${p.status}${chosen ? " chosen" : ""}${p.player === me ? " me" : ""}${turn && turn.state === "running" ? " running" : ""}`}
+        data-testid="neighbour" data-player=${p.player} aria-pressed=${targetable ? String(chosen) : undefined}
+        aria-label=${`${printable(p.name)}${p.player === me ? " (you)" : ""}${side ? `, ${side}` : ""}: life ${p.life}, poison ${p.poison}${marks.length ? ", " + marks.join(", ") : ""}${targetable ? (chosen ? ", your target" : ", tap to target") : ""}`}
+        onClick=${() => select(p.player)}>
+      <span class="nb-name">${p.player === me ? "You" : printable(p.name)}</span>
+      <span class="nb-life"><span data-num="life" data-player=${p.player}>${p.life}</span><small> life</small></span>
+      ${p.poison ? html`<span class="nb-poison">☠ <span data-num="poison" data-player=${p.player}>${p.poison}</span></span>` : null}
+      ${marks.length ? html`<span class="nb-marks">${marks.join(" · ")}</span>` : null}
+      ${side ? html`<span class="nb-side">${side}</span>` : null}
+    </button>`;
+  }
+
+  /** The players within my spell range on each side of me, large and tappable. */
+  function Neighbourhood({ view, me }) {
+    const mine = playerOf(view, me);
+    if (!mine || view.stage === "lobby" || mine.seat === null) return null;
+    const ring = view.ring || [];
+    const at = ring.indexOf(me);
+    const range = view.settings.spell_range || 1;
+    const left = [];
+    const right = [];
+    if (at >= 0 && ring.length > 1) {
+      const seen = new Set([me]);
+      for (let k = 1; k <= range && k <= Math.floor((ring.length - 1) / 2) + 1; k++) {
+        const l = ring[(at + k) % ring.length];
+        const r = ring[(at - k + ring.length) % ring.length];
+        if (!seen.has(l)) { left.push([l, k]); seen.add(l); }
+        if (!seen.has(r)) { right.push([r, k]); seen.add(r); }
+      }
+    }
+    const card = ([id, k], side) => {
+      const p = playerOf(view, id);
+      return p ? html`<${Card} key=${id} view=${view} p=${p} me=${me} side=${`${k} to your ${side}`} />` : null;
+    };
+    return html`<section class="neighbourhood" data-testid="neighbourhood" aria-label="Your neighbourhood: the players within your spell range">
+      <div class="nb-me"><${Card} view=${view} p=${mine} me=${me} /></div>
+      <div class="nb-col nb-left"><h3>◀ To your left</h3>${left.map((x) => card(x, "left"))}</div>
+      <div class="nb-col nb-right"><h3>To your right ▶</h3>${right.map((x) => card(x, "right"))}</div>
+    </section>`;
+  }
+
+  // ---------------------------------------------------------------- seat list, standings, dice
+
+  function SeatList({ view, me }) {
+    const players = sortedBySeat(view);
+    return html`<table class="seat-list" data-testid="seat-list">
+      <caption>${view.stage === "lobby" ? "Seated, in order of arrival" : "Seats, in seating order (the next seat is to the left)"}</caption>
+      <thead><tr><th scope="col">#</th><th scope="col">Player</th><th scope="col">Life</th><th scope="col">Poison</th><th scope="col">State</th></tr></thead>
+      <tbody>${players.map((p) => {
+        const bits = [];
+        if (p.player === me) bits.push("you");
+        if (view.host === p.player) bits.push("★ host");
+        if (p.status === "eliminated") bits.push("OUT (position counts)");
+        if (p.status === "removed") bits.push("OUT (position removed)");
+        if (!p.connected) bits.push(p.absent ? "away" : "offline");
+        if (p.muted) bits.push("muted");
+        const t = runningTurn(view, p.player);
+        if (t) bits.push(t.state === "running" ? `▶ ${tn(t.turn)} ${PHASE_NAMES[t.phase]}` : `… ${tn(t.turn)} waiting`);
+        if (t && t.designations) bits.push(`designated ×${t.designations}`);
+        const extra = (p.extra_turns || 0) + (p.extra_next || 0);
+        if (extra) bits.push(`+${extra} extra turn${extra === 1 ? "" : "s"}`);
+        if (p.deck) bits.push(`deck ${printable(p.deck.deck)}, power ${p.deck.power}`);
+        if (p.bonus) bits.push(`bonus: ${bonusWords(p.bonus)}`);
+        if (view.stage === "lobby" && view.first_decider === p.player) bits.push("decides who plays first");
+        return html`<tr key=${p.player} class=${p.player === me ? "you" : ""}>
+          <td>${p.seat === null ? "–" : String(p.seat + 1)}</td>
+          <td class="pname">${printable(p.name)}</td>
+          <td data-num="life" data-player=${p.player}>${p.life}</td><td data-num="poison" data-player=${p.player}>${p.poison}</td>
+          <td>${bits.join(", ")}</td></tr>`;
+      })}</tbody></table>`;
+  }
+
+  function Standings({ view }) {
+    const shared = view.standings.filter((st) => st.place === 1).length > 1;
+    const league = !!view.settings.league;
+    return html`<table class="standings" data-testid="standings">
+      <caption>Final standings</caption>
+      <thead><tr><th scope="col">Place</th><th scope="col">Player</th>${league ? html`<th scope="col">Mana points</th>` : null}</tr></thead>
+      <tbody>${view.standings.map((st) => html`<tr key=${st.player} data-testid="standing-row">
+        <td>${st.place === 1 ? (shared ? "1 — shared" : "1 — winner") : String(st.place)}</td>
+        <td>${nameOf(st.player)}</td>${league ? html`<td>${st.mana_points}</td>` : null}</tr>`)}</tbody></table>`;
+  }
+
+  /** The winner, large. */
+  function Winner({ view }) {
+    const first = view.standings.filter((st) => st.place === 1).map((st) => nameOf(st.player));
+    const words = first.length > 1 ? `${first.join(", ")} share first place` : first.length ? `${first[0]} wins!` : "No winner";
+    return html`<div class="winner" data-testid="winner" role="status">♛ ${words}</div>`;
+  }
+
+  /** The dice commitment and, after the game, the secret: what anyone needs to check the dice. */
+  function Dice({ view }) {
+    if (!view.dice_commitment) return null;
+    let check = "";
+    if (view.dice_secret) {
+      if (ui.commit.secret !== view.dice_secret) {
+        ui.commit = { secret: view.dice_secret, ok: null };
+        checkCommitment(view.dice_secret, view.dice_commitment).then((ok) => { ui.commit.ok = ok; render(); });
+      }
+      check = ui.commit.ok === true ? "✓ matches the commitment" : ui.commit.ok === false ? "✗ does NOT match the commitment" : "";
+    }
+    return html`<details class="dice" data-testid="dice" open=${!!view.dice_secret}>
+      <summary>The dice${view.dice_secret ? ": check them" : ""}</summary>
+      <p>Commitment (SHA-256 of the table's dice secret, published before anyone joined): <code data-testid="dice-commitment">${view.dice_commitment}</code></p>
+      ${view.dice_secret ? html`<p>Secret, revealed at the end: <code data-testid="dice-secret">${view.dice_secret}</code> <span data-testid="dice-check">${check}</span></p>
+        <p class="meta">Every seat, the first player and every d20 can be recomputed from it: <code>grand-melee verify ${view.table}</code></p>` : null}
+    </details>`;
   }
 
   /** Whether SHA-256(secret) is the commitment; null where the browser cannot hash (not https). */
@@ -341,502 +595,596 @@
     return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("") === commitment;
   }
 
-  function standingsTable(view) {
-    // An abandoned game: the players still in it share the first place.
-    const shared = view.standings.filter((st) => st.place === 1).length > 1;
-    return h("table", { class: "standings", testid: "standings" },
-      h("caption", {}, "Final standings"),
-      h("thead", {}, h("tr", {}, h("th", {}, "Place"), h("th", {}, "Player"), h("th", {}, "Mana points"))),
-      h("tbody", {}, view.standings.map((st) => h("tr", { testid: "standing-row" },
-        h("td", {}, st.place === 1 ? (shared ? "1 — shared" : "1 — winner") : String(st.place)),
-        h("td", {}, nameOf(st.player)),
-        h("td", {}, String(st.mana_points))))));
+  // ---------------------------------------------------------------- sharing and the legend
+
+  const tableLink = () => `${location.origin}/t/${route.table}`;
+  const qrSrc = () => `/qr.svg?text=${encodeURIComponent(tableLink())}`;
+
+  async function copyLink() {
+    const text = tableLink();
+    let ok = false;
+    try { if (navigator.clipboard && window.isSecureContext) { await navigator.clipboard.writeText(text); ok = true; } } catch (_) { /* fall back */ }
+    if (!ok) {
+      const input = document.querySelector("[data-testid=\"share-link\"]");
+      if (input) { input.select(); try { ok = document.execCommand("copy"); } catch (_) { ok = false; } }
+    }
+    ui.copied = ok ? "Copied ✓" : "Select the link and copy it";
+    render();
+    setTimeout(() => { ui.copied = false; render(); }, 3000);
   }
 
-  function seatList(view, me) {
-    const players = view.players.slice().sort((a, b) => (a.seat ?? 1e9) - (b.seat ?? 1e9) || a.player - b.player);
-    return h("table", { class: "seat-list" },
-      h("caption", {}, view.stage === "lobby" ? "Seated, in order of arrival" : "Seats, in seating order (the next seat is to the left)"),
-      h("thead", {}, h("tr", {}, h("th", {}, "#"), h("th", {}, "Player"), h("th", {}, "Life"), h("th", {}, "Poison"), h("th", {}, "State"))),
-      h("tbody", {}, players.map((p) => {
-        const bits = [];
-        if (p.player === me) bits.push("you");
-        if (view.host === p.player) bits.push("★ host");
-        if (p.status === "eliminated") bits.push("OUT (position counts)");
-        if (p.status === "removed") bits.push("OUT (position removed)");
-        if (!p.connected) bits.push(p.absent ? "away" : "offline");
-        if (p.muted) bits.push("muted");
-        const t = view.turns.find((u) => u.player === p.player && u.state !== "ended");
-        if (t) bits.push(t.state === "running" ? `▶ ${tn(t.turn)} ${PHASE_NAMES[t.phase]}` : `… ${tn(t.turn)} waiting`);
-        if (t && t.designations) bits.push(`designated ×${t.designations}`);
-        const extra = (p.extra_turns || 0) + (p.extra_next || 0);
-        if (extra) bits.push(`+${extra} extra turn${extra === 1 ? "" : "s"}`);
-        if (p.deck) bits.push(`deck ${printable(p.deck.deck)}, power ${p.deck.power}`);
-        if (p.bonus) bits.push(`bonus: ${bonusWords(p.bonus)}`);
-        if (view.stage === "lobby" && view.first_decider === p.player) bits.push("decides who plays first");
-        return h("tr", { class: p.player === me ? "you" : "" },
-          h("td", {}, p.seat === null ? "–" : String(p.seat + 1)),
-          h("td", { class: "pname", title: printable(p.name) }, printable(p.name)),
-          h("td", {}, String(p.life)), h("td", {}, String(p.poison)), h("td", {}, bits.join(", ")));
-      })));
+  function Share({ big }) {
+    return html`<section class=${"share" + (big ? " big" : "")} data-testid="share" aria-label="Invite players">
+      <img class="qr" data-testid="qr" src=${qrSrc()} alt="QR code of this table's link: point a phone's camera at it to join" width="180" height="180" />
+      <div class="share-text">
+        ${big ? html`<p class="join-at">Join at <strong data-testid="join-at">${tableLink()}</strong></p>
+          <p>Scan the code with your phone's camera, type your name and tap <strong>Sit down</strong>.</p>`
+        : html`<label for="share-link">The table's link — send it to everyone</label>
+          <div class="row"><input id="share-link" data-testid="share-link" readonly value=${tableLink()} onFocus=${(ev) => ev.target.select()} />
+            <button type="button" data-testid="share-copy" onClick=${copyLink}>Copy</button></div>
+          ${ui.copied ? html`<p class="meta" role="status">${ui.copied}</p>` : null}
+          <p class="meta">Or let them scan the code with a phone's camera.</p>`}
+      </div>
+    </section>`;
   }
 
+  const LEGEND = [
+    ["@", "you"], ["★", "the host"], ["▶", "a turn being taken now, with its phase"], ["…", "a turn waiting to begin"],
+    ["T0, T1 …", "the simultaneous turns, numbered (M1, M2 … are the turn markers under CR 807)"],
+    ["✕2", "a turn marker designated to leave the table (CR 807), and how many times"],
+    ["☠3", "poison counters"], ["OUT", "out of the game; his position still counts for range"],
+    ["✕ (small seat)", "out of the game and his position removed from the ring"],
+    ["off, offline", "lost the connection (a dashed seat outline)"], ["away", "gone longer than the table's absence limit"],
+    ["thick blue outline", "your seat"], ["dotted circle", "a player within your spell range"],
+    ["coloured band", "a turn's sphere: the players it may affect (solid: being taken, dashed: waiting); its label names the turn"],
+  ];
 
-  // ---------------------------------------------------------------- the table page
+  function Legend() {
+    return html`<section class="legend" id="legend" data-testid="legend" aria-label="What the symbols mean">
+      <h3>What the symbols mean</h3>
+      <dl>${LEGEND.map(([k, v]) => html`<div key=${k}><dt>${k}</dt><dd>${v}</dd></div>`)}</dl>
+      <button type="button" onClick=${() => { ui.legend = false; render(); }}>Close</button>
+    </section>`;
+  }
+
+  // ---------------------------------------------------------------- alerts, banners
+
+  function Alerts() {
+    if (!ui.alerts.length) return null;
+    return html`<div class="alerts" role="alert" data-testid="alerts">${ui.alerts.map((a) => html`<div key=${a.id} class="alert" data-testid="alert">
+      <span>${a.text}</span>
+      <button type="button" aria-label="Dismiss" onClick=${() => { ui.alerts = ui.alerts.filter((b) => b !== a); render(); }}>✕</button></div>`)}</div>`;
+  }
+
+  /** The status line: what a person needs to know now; on my turn or decision, highlighted. */
+  function Status({ view, me }) {
+    const decision = state.role === "player" && view.stage === "mulligan" && (view.mulligan_deciders || []).includes(me);
+    const turn = state.role === "player" && view.stage === "playing" && view.turns.some((t) => t.player === me && t.state === "running");
+    return html`<p class=${"status-line" + (decision || turn ? " mine" : "")} data-testid="status-line" aria-live="polite">
+      ${decision || turn ? html`<span class="banner" data-testid="banner">${decision ? "Your decision" : "▶ Your turn!"}</span> ` : null}${sentence(view, me)}</p>`;
+  }
+
+  /** The host's alert: every open call, who and why, each with an answer button. */
+  function Calls({ view, me }) {
+    const calls = view.calls || [];
+    const host = state.role === "player" && view.host === me;
+    if (!host || !calls.length) return null;
+    return html`<div class="call-alert" data-testid="host-call" role="alert">
+      ${calls.map((c) => html`<div class="row" key=${c.player}>
+        <span data-testid=${`host-call-${c.player}`}>📣 ${nameOf(c.player)} calls the host: ${printable(c.reason)}</span>
+        <button type="button" data-testid=${`answer-call-${c.player}`} onClick=${() => send({ type: "answer_call", player: c.player })}>Answered</button></div>`)}
+      ${calls.length > 1 ? html`<button type="button" data-testid="answer-calls" onClick=${() => send({ type: "answer_call", player: null })}>All answered</button>` : null}
+    </div>`;
+  }
+
+  /** Sound and the tab title when my turn begins, my decision comes up, or a player calls me (the host). */
+  function notify(view, me) {
+    const decision = state.role === "player" && view.stage === "mulligan" && (view.mulligan_deciders || []).includes(me);
+    const turn = state.role === "player" && view.stage === "playing" && view.turns.some((t) => t.player === me && t.state === "running");
+    if ((decision && !state.notified.decision) || (turn && !state.notified.turn)) beep();
+    state.notified = { decision, turn };
+    const calls = view.calls || [];
+    const host = state.role === "player" && view.host === me;
+    const key = calls.map((c) => `${c.player}:${c.reason}`).join("\n");
+    if (host && calls.some((c) => !state.calls.split("\n").includes(`${c.player}:${c.reason}`))) beep();
+    state.calls = host ? key : "";
+    document.title = decision ? `● Your decision — ${TITLE}` : turn ? `▶ Your turn — ${TITLE}` : `${printable(view.name)} — ${TITLE}`;
+  }
+
+  // ---------------------------------------------------------------- actions
+
+  const go = (message) => send(message);
+  const Button = ({ id, label, onClick, cls, disabled, title }) =>
+    html`<button type="button" data-testid=${id} class=${cls || ""} disabled=${!!disabled} title=${title} onClick=${onClick}>${label}</button>`;
+  const options = (list) => list.map(([v, t]) => html`<option key=${v} value=${v}>${t}</option>`);
+  const num = (v, fallback) => (v === "" || v === null || v === undefined || Number.isNaN(Number(v)) ? fallback : Number(v));
+
+  /** Why Attack is greyed, in words, or null when it is not. */
+  function attackBlocked(view, me, mine, target) {
+    if (target === "") return "Pick a target: tap a player above or choose one in the list.";
+    const own = view.turns.find((t) => t.player === me && t.state === "running");
+    if (!own) return "You attack only during your own turn.";
+    if (own.phase !== "combat") return "Attacks happen in combat: press the combat phase first.";
+    if (!mine.may_attack.includes(Number(target))) {
+      return view.settings.rules === "cr807" ? "Under CR 807 you may attack only the player on your left." : "You cannot attack that player now.";
+    }
+    return null;
+  }
+
+  function attack(view) {
+    const target = Number(ui.target);
+    go({ type: "attack", target, damage: num(ui.amount, 0), poison: num(ui.poison, 0) }).then((a) => {
+      if (a.type === "ack") { ui.target = ""; ui.poison = 0; render(); }
+    });
+  }
+
+  function dealDamage() {
+    go({ type: "deal_damage", target: Number(ui.target), amount: num(ui.amount, 0) }).then((a) => {
+      if (a.type === "ack") { ui.target = ""; render(); }
+    });
+  }
+
+  /** The bar that stays on screen: on my turn the phases, target, amounts, Attack and End turn. */
+  function ActionBar({ view, me }) {
+    if (state.role !== "player" || view.adjourned) return null;
+    const mine = playerOf(view, me);
+    if (!alive(mine)) return null;
+    if (view.stage === "mulligan") {
+      if (!(view.mulligan_deciders || []).includes(me)) return null;
+      return html`<div class="action-bar" data-testid="action-bar">
+        <div class="row"><${Button} id="keep" label="Keep this hand" cls="primary" onClick=${() => go({ type: "keep" })} />
+          <${Button} id="mulligan" label="Mulligan" onClick=${() => go({ type: "mulligan" })} /></div></div>`;
+    }
+    if (view.stage !== "playing") return null;
+    const own = view.turns.find((t) => t.player === me && t.state === "running");
+    const targets = mine.may_target.filter((id) => id !== me);
+    if (ui.target !== "" && !targets.includes(Number(ui.target))) ui.target = "";
+    const blocked = own ? attackBlocked(view, me, mine, ui.target) : null;
+    const targetName = ui.target === "" ? null : nameOf(Number(ui.target));
+    const amount = num(ui.amount, 0);
+    return html`<div class="action-bar" data-testid="action-bar" aria-label="Your actions">
+      ${own ? html`<div class="phases" role="group" aria-label="Phase">${PHASES.map((ph) => html`<button type="button" key=${ph}
+          data-testid=${`phase-${ph}`} aria-pressed=${String(own.phase === ph)} class=${own.phase === ph ? "current" : ""}
+          onClick=${() => go({ type: "set_phase", phase: ph })}>${PHASE_NAMES[ph]}</button>`)}</div>` : null}
+      <div class="row bar-row">
+        <label class="grow"><span>Target</span>
+          <select data-testid="target" aria-label="Target (players in your range)" value=${ui.target}
+            onChange=${(ev) => { ui.target = ev.target.value; ui.selected = ev.target.value === "" ? ui.selected : Number(ev.target.value); render(); }}>
+            <option value="">${targets.length ? "— pick —" : "nobody in range"}</option>
+            ${options(targets.map((id) => [String(id), `${nameOf(id)} (life ${playerOf(view, id).life})`]))}
+          </select></label>
+        <label class="small"><span>Damage</span><input type="number" data-testid="amount" min="1" inputmode="numeric" value=${ui.amount}
+          onInput=${(ev) => { ui.amount = ev.target.value; }} onChange=${(ev) => { ui.amount = ev.target.value; render(); }} /></label>
+        ${own ? html`<label class="small"><span>Poison</span><input type="number" data-testid="attack-poison" min="0" inputmode="numeric" value=${ui.poison}
+          onInput=${(ev) => { ui.poison = ev.target.value; }} /></label>` : null}
+      </div>
+      <div class="row bar-row">
+        ${own ? html`<${Button} id="attack" label=${targetName ? `⚔ Attack ${shorten(targetName, 12)}` : "⚔ Attack"} disabled=${!!blocked} title=${blocked || undefined} onClick=${() => attack(view)} />` : null}
+        <${Button} id="damage" label=${targetName ? `✦ ${amount} damage to ${shorten(targetName, 12)}` : "✦ Deal damage"} disabled=${ui.target === ""} onClick=${dealDamage} />
+        ${own ? html`<${Button} id="end-turn" label="End my turn ▶" cls="primary" onClick=${() => go({ type: "end_turn" })} />` : null}
+      </div>
+      ${own && blocked && ui.target !== "" ? html`<p class="hint" data-testid="attack-hint">${blocked}</p>` : null}
+    </div>`;
+  }
+
+  /** Everything else a player may do: life and poison, combat dice, extra turn, concede, the lobby. */
+  function MoreActions({ view, me }) {
+    const mine = playerOf(view, me);
+    const host = view.host === me;
+    const parts = [];
+    const going = !view.adjourned;
+    if (view.stage === "lobby") parts.push(html`<${LobbyTools} key="lobby" view=${view} me=${me} host=${host} />`);
+    if (view.adjourned) {
+      const asks = view.resume_asks || [];
+      parts.push(html`<div key="adj" class="group adjourned" data-testid="adjourned-box">
+        <p data-testid="adjourned-text">The game is adjourned. ${asks.length} of ${resumeQuorum(view)} players have asked to resume it${asks.length ? ` (${asks.map(nameOf).join(", ")})` : ""}.</p>
+        ${host ? html`<${Button} id="resume-game" label="Resume the game" cls="primary" onClick=${() => go({ type: "resume_game" })} />`
+          : alive(mine) ? html`<${Button} id="ask-resume" label=${asks.includes(me) ? "You asked to resume" : "Ask to resume"} disabled=${asks.includes(me)} onClick=${() => go({ type: "resume_game" })} />` : null}
+      </div>`);
+    }
+    if (going && view.stage === "playing" && alive(mine)) {
+      const own = view.turns.find((t) => t.player === me && t.state === "running");
+      if (view.settings.combat_dice) parts.push(html`<${DiceTools} key="dice" view=${view} me=${me} mine=${mine} />`);
+      parts.push(html`<div key="play" class="group">
+        <div class="row counters">
+          <span>My life <strong data-num="life" data-player=${me}>${mine.life}</strong></span>
+          <${Button} id="life-minus" label="−1" onClick=${() => go({ type: "change_life", delta: -1 })} />
+          <${Button} id="life-plus" label="+1" onClick=${() => go({ type: "change_life", delta: 1 })} />
+          <span>Poison <strong data-num="poison" data-player=${me}>${mine.poison}</strong></span>
+          <${Button} id="poison-minus" label="−1" onClick=${() => go({ type: "change_poison", delta: -1 })} />
+          <${Button} id="poison-plus" label="+1" onClick=${() => go({ type: "change_poison", delta: 1 })} />
+        </div>
+        <div class="row">
+          ${own ? html`<${Button} id="extra-turn" label="Extra turn…" onClick=${() => { ui.confirm = "extra"; render(); }} />` : null}
+          <${Button} id="concede" label="Concede…" cls="danger" onClick=${() => { ui.confirm = "concede"; render(); }} />
+        </div>
+        ${ui.confirm === "extra" && own ? html`<div class="confirm"><span>Take an extra turn after this one (a card says so)?</span>
+          <${Button} id="extra-turn-confirm" label="Yes, extra turn" cls="primary" onClick=${() => { ui.confirm = null; go({ type: "extra_turn" }); render(); }} />
+          <${Button} id="extra-turn-cancel" label="No" onClick=${() => { ui.confirm = null; render(); }} /></div>` : null}
+        ${ui.confirm === "concede" ? html`<div class="confirm"><span>Leave the game for good?</span>
+          <${Button} id="concede-confirm" label="Yes, concede" cls="danger" onClick=${() => { ui.confirm = null; go({ type: "concede" }); render(); }} />
+          <${Button} id="concede-cancel" label="No" onClick=${() => { ui.confirm = null; render(); }} /></div>` : null}
+      </div>`);
+    }
+    if (host && view.stage !== "finished") parts.push(html`<${HostTools} key="host" view=${view} me=${me} />`);
+    if (!host && view.stage !== "finished") parts.push(html`<${CallTools} key="call" />`);
+    if (!parts.length) return null;
+    return html`<section class="actions" aria-label="More actions">${parts}</section>`;
+  }
+
+  function DiceTools({ view, me, mine }) {
+    const attackable = mine.may_attack;
+    const inCombat = view.turns.filter((t) => t.state === "running" && t.phase === "combat" && t.player !== me &&
+      mine.may_target.includes(t.player)).map((t) => t.player);
+    const r = ui.roll;
+    const k = ui.counter;
+    if (r.defender !== "" && !attackable.includes(Number(r.defender))) r.defender = "";
+    if (k.who !== "" && !inCombat.includes(Number(k.who))) k.who = "";
+    const powers = (text) => String(text).split(/[\s,;]+/).filter(Boolean).map(Number);
+    const whole = (values) => values.every((x) => Number.isInteger(x) && x >= 0);
+    const rollAttack = () => {
+      const blockers = powers(r.blockers);
+      const power = num(r.power, -1);
+      if (r.defender === "") { showError("Pick the defending player (only players you may attack are listed)."); return; }
+      if (!whole([power, ...blockers])) { showError("Powers are whole numbers, 0 or more (blockers: separated by spaces)."); return; }
+      go({ type: "attack_roll", defender: Number(r.defender), attacker_power: power, blocker_powers: blockers });
+    };
+    const rollCounter = () => {
+      const a = num(k.mine, -1);
+      const b = num(k.theirs, -1);
+      if (k.who === "") { showError("Nobody is in combat within your range."); return; }
+      if (!whole([a, b])) { showError("Powers are whole numbers, 0 or more."); return; }
+      go({ type: "counter_roll", attacker: Number(k.who), blocker_power: a, attacker_power: b });
+    };
+    const field = (label, testid, obj, key, attrs) => html`<label><span>${label}</span><input data-testid=${testid} value=${obj[key]}
+      onInput=${(ev) => { obj[key] = ev.target.value; }} ...${attrs} /></label>`;
+    return html`<fieldset class="group dice-tools"><legend>⚄ Combat with Dice</legend>
+      <div class="row"><label><span>Defender</span><select data-testid="roll-defender" value=${r.defender} onChange=${(ev) => { r.defender = ev.target.value; render(); }}>
+          <option value="">${attackable.length ? "— pick —" : "nobody to attack"}</option>${options(attackable.map((id) => [String(id), nameOf(id)]))}</select></label>
+        ${field("Power", "roll-power", r, "power", { type: "number", min: 0 })}
+        ${field("Blockers' powers", "roll-blockers", r, "blockers", { inputmode: "numeric", placeholder: "none: unblocked" })}</div>
+      <div class="row"><${Button} id="attack-roll" label="⚄ Attack roll" disabled=${!attackable.length} onClick=${rollAttack} /></div>
+      <div class="row"><label><span>Strike back at</span><select data-testid="counter-attacker" value=${k.who} onChange=${(ev) => { k.who = ev.target.value; render(); }}>
+          <option value="">${inCombat.length ? "— pick —" : "nobody in combat"}</option>${options(inCombat.map((id) => [String(id), nameOf(id)]))}</select></label>
+        ${field("My blocker's power", "counter-mine", k, "mine", { type: "number", min: 0 })}
+        ${field("Attacker's power", "counter-theirs", k, "theirs", { type: "number", min: 0 })}</div>
+      <div class="row"><${Button} id="counter-roll" label="⚄ Counter strike" disabled=${!inCombat.length} onClick=${rollCounter} /></div>
+      <p class="roll-result" data-testid="roll-result" aria-live="polite">${ui.rollResult}</p>
+    </fieldset>`;
+  }
+
+  /** The lobby: the host's start (first player, seating), a league decider's choice, leaving. */
+  function LobbyTools({ view, me, host }) {
+    const decider = view.first_decider === undefined ? null : view.first_decider;
+    const ids = view.players.map((p) => p.player);
+    state.arranged = state.arranged.filter((id) => ids.includes(id)).concat(ids.filter((id) => !state.arranged.includes(id)));
+    if (ui.first !== "" && !ids.includes(Number(ui.first))) ui.first = "";
+    if (ui.choose === "" && view.first_choice !== undefined && view.first_choice !== null) ui.choose = String(view.first_choice);
+    const start = () => go(Object.assign({ type: "start", first_player: ui.first === "" ? null : Number(ui.first) },
+      ui.seating === "arranged" ? { seating: "arranged", order: state.arranged.slice() } : { seating: ui.seating }));
+    const leave = async () => {
+      const answer = await go({ type: "leave" });
+      if (answer.type === "left") { store.remove(seatKey(route.table)); location.assign("/"); }
+    };
+    return html`<div class="group">
+      ${decider === me ? html`<div class="decider-only" data-testid="decider-box">
+        <p>Your deck is furthest behind: you decide who plays first.</p>
+        <label><span>Plays first</span><select data-testid="choose-first" aria-label="Who plays first" value=${ui.choose === "" ? String(ids[0]) : ui.choose}
+          onChange=${(ev) => { ui.choose = ev.target.value; }}>${options(view.players.map((p) => [String(p.player), printable(p.name)]))}</select></label>
+        <${Button} id="choose-first-submit" label="Choose" cls="primary" onClick=${() => go({ type: "choose_first", player: Number(ui.choose === "" ? ids[0] : ui.choose) })} />
+      </div>` : null}
+      ${host ? html`<div class="host-only">
+        ${decider === null ? html`<label><span>First player</span><select data-testid="start-first" value=${ui.first} onChange=${(ev) => { ui.first = ev.target.value; }}>
+          ${options([["", "Drawn at random (the dice)"], ...view.players.map((p) => [String(p.player), printable(p.name)])])}</select></label>` : null}
+        <${Seating} view=${view} />
+        <${Button} id="start" label="Start the game" cls="primary" onClick=${start} />
+      </div>` : null}
+      <${Button} id="leave" label="Give up my seat" onClick=${leave} />
+    </div>`;
+  }
+
+  function moveSeat(id, to) {
+    const order = state.arranged.filter((p) => p !== id);
+    order.splice(Math.max(0, Math.min(to, order.length)), 0, id);
+    state.arranged = order;
+    render();
+    requestAnimationFrame(() => {
+      const again = document.querySelector(`[data-testid="seating-order"] [data-player="${id}"] .seat-handle`);
+      if (again) again.focus();
+    });
+  }
+
+  /** The host's seating in the lobby: by the dice, in join order, or arranged (a list he reorders). */
+  function Seating() {
+    const order = state.arranged;
+    return html`<div>
+      <label><span>Seating</span><select data-testid="seating-mode" value=${ui.seating} onChange=${(ev) => { ui.seating = ev.target.value; render(); }}>
+        ${options([["random", "Random (the dice)"], ["joined", "As joined"], ["arranged", "Arranged (reorder below)"]])}</select></label>
+      ${ui.seating === "arranged" ? html`<ol class="arrange" data-testid="seating-order" aria-label="Seating order, seat 0 first (the next seat is to the left)">
+        ${order.map((id, k) => html`<li key=${id} data-player=${id} draggable="true" data-testid=${`seat-${id}`}
+            onDragStart=${(ev) => ev.dataTransfer.setData("text/plain", String(id))} onDragOver=${(ev) => ev.preventDefault()}
+            onDrop=${(ev) => { ev.preventDefault(); const moved = Number(ev.dataTransfer.getData("text/plain")); if (order.includes(moved)) moveSeat(moved, k); }}>
+          <span class="seat-handle" tabindex="0" role="button" aria-label=${`Seat ${k}: ${nameOf(id)} (Alt+arrow keys move him)`}
+            onKeyDown=${(ev) => {
+              if (ev.altKey && ev.key === "ArrowUp") { ev.preventDefault(); moveSeat(id, k - 1); }
+              if (ev.altKey && ev.key === "ArrowDown") { ev.preventDefault(); moveSeat(id, k + 1); }
+            }}>${k}. ${nameOf(id)}</span>
+          <button type="button" data-testid=${`seat-up-${id}`} aria-label=${`Move ${nameOf(id)} up`} disabled=${k === 0} onClick=${() => moveSeat(id, k - 1)}>↑</button>
+          <button type="button" data-testid=${`seat-down-${id}`} aria-label=${`Move ${nameOf(id)} down`} disabled=${k === order.length - 1} onClick=${() => moveSeat(id, k + 1)}>↓</button>
+        </li>`)}</ol>` : null}
+    </div>`;
+  }
+
+  function HostTools({ view }) {
+    const ids = view.players.map((p) => p.player);
+    const who = (key, label) => {
+      if (ui.host[key] === "" || !ids.includes(Number(ui.host[key]))) ui.host[key] = ids.length ? String(ids[0]) : "";
+      return html`<select class="who" aria-label=${label} value=${ui.host[key]} onChange=${(ev) => { ui.host[key] = ev.target.value; render(); }}>
+        ${options(view.players.map((p) => [String(p.player), printable(p.name)]))}</select>`;
+    };
+    const pick = (key) => Number(ui.host[key]);
+    const rule = (ruling) => go({ type: "ruling", ruling });
+    return html`<details class="group host" open=${ui.showTools} onToggle=${(ev) => { ui.showTools = ev.target.open; }}>
+      <summary>★ Host tools</summary>
+      <div class="row">
+        ${view.adjourned ? null : html`<${Button} id="pause" label=${view.paused ? "Resume" : "Pause"} onClick=${() => go({ type: "pause", paused: !view.paused })} />`}
+        ${view.adjourned || !(view.stage === "mulligan" || view.stage === "playing") ? null : html`<${Button} id="adjourn" label="Adjourn the game…"
+          onClick=${() => { if (window.confirm("Adjourn the game? Every clock stops and everyone may leave; you resume it later.")) go({ type: "adjourn" }); }} />`}
+        <${Button} id="mute-spectators" label="Mute / unmute spectators" onClick=${() => go({ type: "mute", player: null, muted: !view.spectators_muted })} />
+      </div>
+      <div class="row">${who("kick", "Player to remove")}
+        <label class="inline"><input type="checkbox" checked=${ui.host.ban} onChange=${(ev) => { ui.host.ban = ev.target.checked; }} /> also ban</label>
+        <${Button} id="kick" label="Remove" cls="danger" onClick=${() => { if (window.confirm(`Remove ${nameOf(pick("kick"))} from the table?`)) go({ type: "kick", player: pick("kick"), ban: ui.host.ban }); }} /></div>
+      <div class="row">${who("to", "New host")}<${Button} id="transfer-host" label="Hand over host" onClick=${() => go({ type: "transfer_host", player: pick("to") })} /></div>
+      <div class="row">${who("mute", "Player to mute")}<${Button} id="mute" label="Mute / unmute" onClick=${() => {
+        const p = playerOf(view, pick("mute"));
+        go({ type: "mute", player: pick("mute"), muted: !(p && p.muted) });
+      }} /></div>
+      <fieldset><legend>Rulings</legend>
+        <div class="row">${who("rule", "Player the ruling is about")}
+          <label class="small"><span>Value</span><input type="number" value=${ui.host.value} onInput=${(ev) => { ui.host.value = ev.target.value; }} /></label></div>
+        <div class="row">
+          <${Button} id="rule-set-life" label="Set life" onClick=${() => rule({ kind: "set_life", player: pick("rule"), life: num(ui.host.value, 0) })} />
+          <${Button} id="rule-set-poison" label="Set poison" onClick=${() => rule({ kind: "set_poison", player: pick("rule"), poison: num(ui.host.value, 0) })} />
+          <${Button} id="rule-end-turn" label="End his turn" onClick=${() => rule({ kind: "end_turn", player: pick("rule") })} />
+          <${Button} id="rule-keep" label="Keep (mulligans)" onClick=${() => {
+            const decider = view.mulligan_decider;
+            rule({ kind: "keep", player: decider === null || decider === undefined ? pick("rule") : decider });
+          }} />
+          <${Button} id="rule-extra-turn" label="Extra turn" onClick=${() => rule({ kind: "extra_turn", player: pick("rule") })} />
+          <${Button} id="rule-eliminate" label="Eliminate" cls="danger" onClick=${() => { if (window.confirm(`Eliminate ${nameOf(pick("rule"))}?`)) rule({ kind: "eliminate", players: [pick("rule")] }); }} />
+        </div></fieldset>
+    </details>`;
+  }
+
+  /** A player calls the host: one short line (a dispute, a question). */
+  function CallTools() {
+    const submit = async (ev) => {
+      ev.preventDefault();
+      const reason = ui.callReason.trim();
+      if (!reason) { showError("Say in one short line why you call the host."); return; }
+      const answer = await go({ type: "call_host", reason });
+      if (answer.type === "ack") { ui.callReason = ""; render(); }
+    };
+    return html`<form class="group call" onSubmit=${submit}><div class="row">
+      <input data-testid="call-reason" maxlength="120" placeholder="Why (one short line)" aria-label="Why you call the host" value=${ui.callReason}
+        onInput=${(ev) => { ui.callReason = ev.target.value; }} />
+      <button type="submit" data-testid="call-host">📣 Call the host</button></div></form>`;
+  }
+
+  // ---------------------------------------------------------------- log, chat, seats
+
+  function Tabs({ view, me }) {
+    const lines = (map) => Array.from(map.entries()).sort((a, b) => a[0] - b[0]).slice(-400).reverse();
+    if (ui.tab === "chat") ui.chatSeen = state.chat.size;
+    const unread = Math.max(0, state.chat.size - ui.chatSeen);
+    const tab = (key, label) => html`<button type="button" role="tab" id=${`tab-${key}`} data-testid=${`tab-${key}`} aria-selected=${String(ui.tab === key)}
+      aria-controls="pane" onClick=${() => { ui.tab = key; render(); }}>${label}</button>`;
+    const sendChat = async (ev) => {
+      ev.preventDefault();
+      const text = ui.chatText.trim();
+      if (!text) return;
+      const answer = await go({ type: "chat", text });
+      if (answer.type === "ack") { ui.chatText = ""; render(); }
+    };
+    return html`<div class="tabbed">
+      <div class="tabs" role="tablist" aria-label="Log, chat and seats">${tab("log", "Log")}${tab("chat", unread ? `Chat (${unread} new)` : "Chat")}${tab("seats", "Seats")}</div>
+      <div class="pane" id="pane" role="tabpanel" aria-labelledby=${`tab-${ui.tab}`} tabindex="0">
+        ${ui.tab === "log" ? html`<ol class="log" data-testid="log">${lines(state.log).map(([seq, text]) => html`<li key=${seq} data-seq=${seq}>${text}</li>`)}</ol>` : null}
+        ${ui.tab === "chat" ? html`<div><ol class="chat-log" data-testid="chat-log">${lines(state.chat).map(([seq, text]) => html`<li key=${seq} data-seq=${seq}>${text}</li>`)}</ol>
+          <form class="chat-form" onSubmit=${sendChat}><input data-testid="chat-input" maxlength="500" placeholder="Say something" aria-label="Chat"
+            disabled=${!state.role} value=${ui.chatText} onInput=${(ev) => { ui.chatText = ev.target.value; }} />
+            <button type="submit" data-testid="chat-send">Send</button></form></div>` : null}
+        ${ui.tab === "seats" ? html`<${SeatList} view=${view} me=${me} />` : null}
+      </div></div>`;
+  }
+
+  // ---------------------------------------------------------------- sitting down
+
+  /** The "sit down / watch" panel for a visitor: one name and one tap. */
+  function Entry() {
+    const summary = state.summary;
+    if (state.role === "player" || (state.role === "spectator" && !ui.visiting)) return null;
+    if (summary === undefined) return html`<section class="entry"><p>Looking for the table…</p></section>`;
+    if (!summary) {
+      return html`<section class="entry"><p>This table is not open: it may have ended. <a href="/">Back to the tables</a></p></section>`;
+    }
+    const full = summary.seated >= summary.seats || summary.stage !== "lobby";
+    const watch = () => { ui.visiting = false; state.wanted = "watch"; if (state.role === "spectator") render(); else enter("watch"); };
+    const pw = summary.password ? html`<label><span>Table password</span><input type="password" data-testid="join-password" maxlength="64"
+      autocomplete="off" value=${ui.password} onInput=${(ev) => { ui.password = ev.target.value; }} /></label>` : null;
+    const meta = html`<p class="meta">${summary.league ? "A league game · " : ""}${STAGES[summary.stage]} · ${summary.seated}/${summary.seats} seated · ${rulesWords(summary)}</p>`;
+    if (summary.league) {
+      const member = store.get(memberKey(summary.league));
+      state.memberToken = member ? member.token : null;
+      const leagueLink = html`<a href=${`/leagues/${summary.league}`} data-testid="league-link">the league's page</a>`;
+      if (!member) {
+        return html`<section class="entry"><h2>${printable(summary.name)}</h2>${meta}
+          <p data-testid="league-join-first">Only the league's members sit at this table. Join the league on ${leagueLink}, register your deck, then come back.</p>
+          <${Button} id="watch" label="Watch" onClick=${watch} /></section>`;
+      }
+      return html`<section class="entry"><h2>${printable(summary.name)}</h2>${meta}
+        <p>You sit down as ${printable(member.name)}, with your league deck (${leagueLink}).</p>
+        <div class="row"><button type="button" class="primary" data-testid="join-submit" disabled=${full} onClick=${() => enter("join", member.name)}>${full ? "No free seat" : `Sit down as ${printable(member.name)}`}</button>
+          <${Button} id="watch" label="Watch" onClick=${watch} /></div></section>`;
+    }
+    const submit = (ev) => {
+      ev.preventDefault();
+      const name = ui.name.trim();
+      if (!name) { showError("Type your name first."); return; }
+      store.set("gm.name", name);
+      enter("join", name);
+    };
+    return html`<section class="entry" aria-label="Sit down">
+      <h2>${printable(summary.name)}</h2>${meta}
+      <form onSubmit=${submit}>
+        <label for="join-name"><span>Your name</span></label>
+        <div class="row"><input id="join-name" data-testid="join-name" maxlength="32" required autocomplete="nickname" value=${ui.name}
+            onInput=${(ev) => { ui.name = ev.target.value; }} />
+          <button type="submit" class="primary" data-testid="join-submit" disabled=${full}>${full ? "No free seat" : "Sit down"}</button></div>
+        ${pw}
+        <div class="row"><${Button} id="watch" label=${state.role === "spectator" ? "Just watch" : "Watch"} onClick=${watch} /></div>
+      </form></section>`;
+  }
+
+  // ---------------------------------------------------------------- the page
+
+  /** The standings in a few lines, for a screen across the room: each place with its players. */
+  function PlacesList({ view }) {
+    const places = new Map();
+    for (const st of view.standings) places.set(st.place, (places.get(st.place) || []).concat([st.player]));
+    return html`<ol class="places" data-testid="places" aria-label="Final standings">${Array.from(places.entries()).sort((a, b) => a[0] - b[0]).map(([place, ids]) =>
+      html`<li key=${place}><strong>${place}.</strong> ${ids.map(nameOf).join(", ")}${ids.length > 1 ? ` (${ids.length} players)` : ""}</li>`)}</ol>`;
+  }
+
+  function Head({ view, display }) {
+    const legendButton = html`<button type="button" class="legend-button" data-testid="legend-button" aria-expanded=${String(ui.legend)}
+      aria-controls="legend" onClick=${() => { ui.legend = !ui.legend; render(); }}>? Symbols</button>`;
+    const sharing = ui.share === null ? view.stage === "lobby" : ui.share;
+    return html`<div class="table-head">
+      <h2>${printable(view.name)}</h2>
+      <span class="meta">${STAGES[view.stage]} · ${rulesWords(view.settings)} · ${view.spectators} watching${view.adjourned ? " · ☾ adjourned" : view.paused ? " · ⏸ paused" : ""}${state.role === "spectator" && !ui.visiting && !display ? " · you are watching" : ""}</span>
+      ${view.settings.league && !display ? html`<a href=${`/leagues/${view.settings.league}`} class="meta" data-testid="table-league">League game ▸</a>` : null}
+      ${display ? null : html`<span class="head-buttons">
+        <button type="button" data-testid="share-button" aria-expanded=${String(sharing)} onClick=${() => { ui.share = !sharing; render(); }}>Invite players</button>
+        ${legendButton}</span>`}
+    </div>`;
+  }
+
+  function ErrorSlot() {
+    return html`<div class="error-slot" ref=${(el) => { if (el && !el.contains(errorEl)) el.append(errorEl); }}></div>`;
+  }
+
+  function TablePage() {
+    const view = state.view;
+    const me = state.me;
+    if (!view) {
+      return html`<section class="main"><${ErrorSlot} /><${Entry} />${state.summary ? html`<p class="meta">The table shows here once you sit down or watch.</p>` : null}</section>`;
+    }
+    const sharing = ui.share === null ? view.stage === "lobby" : ui.share;
+    return html`
+      <section class="main">
+        <${Head} view=${view} />
+        ${ui.legend ? html`<${Legend} />` : null}
+        <${Alerts} /><${Calls} view=${view} me=${me} />
+        <${Status} view=${view} me=${me} />
+        ${view.stage === "finished" ? html`<${Winner} view=${view} />` : null}
+        <${RingBox} view=${view} me=${me} />
+        <${Detail} view=${view} me=${me} />
+        ${view.stage === "finished" ? html`<div class="end"><${Standings} view=${view} /><${Dice} view=${view} /></div>` : null}
+      </section>
+      <section class="side">
+        <${ErrorSlot} />
+        <${Entry} />
+        ${sharing ? html`<${Share} />` : null}
+        <${Neighbourhood} view=${view} me=${me} />
+        <${ActionBar} view=${view} me=${me} />
+        <${MoreActions} view=${view} me=${me} />
+        ${state.role === "spectator" && !ui.visiting ? html`<${Button} id="leave-watch" label="Stop watching" onClick=${async () => { await go({ type: "leave" }); location.assign("/"); }} />` : null}
+        <${Tabs} view=${view} me=${me} />
+        ${view.stage !== "finished" ? html`<${Dice} view=${view} />` : null}
+      </section>`;
+  }
+
+  function DisplayPage() {
+    const view = state.view;
+    if (!view) return html`<section class="display-main"><${ErrorSlot} /><${DisplayEntry} /></section>`;
+    const lines = Array.from(state.log.entries()).sort((a, b) => a[0] - b[0]).slice(-12).reverse();
+    return html`
+      <section class="display-main">
+        <${Head} view=${view} display=${true} />
+        <p class="status-line" data-testid="status-line" aria-live="polite">${sentence(view, null)}</p>
+        ${view.stage === "finished" ? html`<${Winner} view=${view} /><${PlacesList} view=${view} />` : null}
+        <${RingBox} view=${view} me=${null} big=${true} />
+      </section>
+      <section class="display-side">
+        ${view.stage === "lobby" || ui.share ? html`<${Share} big=${true} />` : null}
+        <h3>Latest</h3>
+        <ol class="log" data-testid="log">${lines.map(([seq, text]) => html`<li key=${seq} data-seq=${seq}>${text}</li>`)}</ol>
+      </section>`;
+  }
+
+  /** A display at a table with a password asks for it once. */
+  function DisplayEntry() {
+    if (state.summary === undefined) return html`<p>Looking for the table…</p>`;
+    if (!state.summary) return html`<p>This table is not open: it may have ended. <a href="/">Back to the tables</a></p>`;
+    if (!state.summary.password) return html`<p>Connecting to the table…</p>`;
+    return html`<form class="entry" onSubmit=${(ev) => { ev.preventDefault(); enter("watch"); }}>
+      <p>This table has a password.</p>
+      <label><span>Table password</span><input type="password" data-testid="join-password" value=${ui.password} onInput=${(ev) => { ui.password = ev.target.value; }} /></label>
+      <button type="submit" data-testid="watch">Show the table</button></form>`;
+  }
+
+  function render() {
+    if (route.page === "table") {
+      window.preact.render(html`<${TablePage} />`, app);
+      document.body.classList.toggle("has-bar", !!app.querySelector("[data-testid=\"action-bar\"]"));
+      if (state.view) notify(state.view, state.me);
+    } else if (route.page === "display") {
+      window.preact.render(html`<${DisplayPage} />`, app);
+      if (state.view) document.title = `${printable(state.view.name)} — ${TITLE}`;
+    }
+  }
 
   const table = {
     init(display) {
-      this.display = display;
-      document.title = TITLE;
       state.password = sessionStorage.getItem(`gm.password.${route.table}`);
-      this.head = h("div", { class: "table-head" });
-      this.status = h("p", { class: "status-line", testid: "status-line", "aria-live": "polite" });
-      this.banner = h("div", { class: "banner", testid: "banner", role: "alert", hidden: true });
-      this.callAlert = h("div", { class: "call-alert", testid: "host-call", role: "alert", hidden: true });
-      this.ringBox = h("div", { class: "ring-box" });
-      this.entry = h("section", { class: "entry", hidden: true });
-      this.actions = h("section", { class: "actions", hidden: true });
-      this.detail = h("p", { class: "detail", "aria-live": "polite" });
-      this.logBox = h("ol", { class: "log", testid: "log" });
-      this.chatBox = h("ol", { class: "chat-log", testid: "chat-log" });
-      this.listBox = h("div", { class: "list-box" });
-      this.endBox = h("div", { class: "end" });
-      if (display) {
-        document.body.classList.add("display");
-        put(app, h("section", { class: "display-main" }, this.head, this.status, this.ringBox, this.endBox),
-          h("section", { class: "display-side" }, this.entry, h("h3", {}, "Latest"), this.logBox));
-        return;
-      }
-      this.buildActions();
-      const tabs = h("div", { class: "tabs", role: "tablist" });
-      const panes = { log: this.logBox, chat: h("div", {}, this.chatBox, this.chatForm), seats: this.listBox };
-      const paneBox = h("div", { class: "pane" });
-      const show = (key) => {
-        for (const b of tabs.children) b.setAttribute("aria-selected", String(b.dataset.key === key));
-        put(paneBox, panes[key]);
-      };
-      for (const [key, label] of [["log", "Log"], ["chat", "Chat"], ["seats", "Seats"]]) {
-        tabs.append(h("button", { type: "button", role: "tab", testid: `tab-${key}`, "data-key": key, onclick: () => show(key) }, label));
-      }
-      show("log");
-      put(app, 
-        h("section", { class: "main" }, this.head, this.banner, this.callAlert, this.status, this.ringBox, this.detail, this.endBox),
-        h("section", { class: "side" }, errorEl, this.entry, this.actions, tabs, paneBox));
+      ui.password = state.password || "";
+      state.summary = undefined;
+      if (display) document.body.classList.add("display");
+      app.textContent = "";
+      render();
     },
 
-    /** The "sit down / watch" panel. */
-    async showEntry() {
-      this.entry.hidden = false;
-      clear(this.entry);
+    /** A visitor: the table's summary for the entry panel, and the table itself (watched quietly). */
+    async visit(refused) {
       const summary = await findTable(route.table);
       state.summary = summary;
-      if (!summary) {
-        this.entry.append(h("p", {}, "This table is not open: it may have ended. "),
-          h("a", { href: "/" }, "Back to the tables"));
-        return;
-      }
-      const password = h("input", { type: "password", testid: "join-password", maxlength: 64,
-        value: state.password || "", autocomplete: "off" });
-      const name = h("input", { testid: "join-name", maxlength: 32, required: true, autocomplete: "nickname",
-        value: store.get("gm.name") || "" });
-      const pw = summary.password ? h("label", {}, h("span", {}, "Table password"), password) : null;
-      const full = summary.seated >= summary.seats || summary.stage !== "lobby";
-      if (summary.league && !this.display) {
-        // A league game: members sit down under their league name, with their member token.
-        const member = store.get(memberKey(summary.league));
-        state.memberToken = member ? member.token : null;
-        const leagueLink = h("a", { href: `/leagues/${summary.league}`, testid: "league-link" }, "the league's page");
-        this.entry.append(h("h2", {}, printable(summary.name)),
-          h("p", { class: "meta" }, `A league game · ${STAGES[summary.stage]} · ${summary.seated}/${summary.seats} seated · ${rulesWords(summary)}`));
-        if (!member) {
-          this.entry.append(h("p", { testid: "league-join-first" }, "Only the league's members sit at this table. Join the league on ", leagueLink,
-            ", register your deck, then come back."),
-          h("button", { type: "button", testid: "watch", onclick: () => enter("watch") }, "Watch"));
-          return;
-        }
-        this.entry.append(h("p", {}, `You sit down as ${printable(member.name)}, with your league deck (`, leagueLink, ")."),
-          h("div", { class: "row" },
-            h("button", { type: "button", class: "primary", testid: "join-submit", disabled: full,
-              onclick: () => enter("join", member.name) }, full ? "No free seat" : `Sit down as ${printable(member.name)}`),
-            h("button", { type: "button", testid: "watch", onclick: () => enter("watch") }, "Watch")));
-        return;
-      }
-      if (this.display) {
-        this.entry.append(h("form", { onsubmit: (ev) => { ev.preventDefault(); state.password = password.value; enter("watch"); } },
-          h("p", {}, "This table has a password."), pw, h("button", { type: "submit", testid: "watch" }, "Show the table")));
-        return;
-      }
-      this.entry.append(
-        h("h2", {}, printable(summary.name)),
-        h("p", { class: "meta" }, `${STAGES[summary.stage]} · ${summary.seated}/${summary.seats} seated · ${rulesWords(summary)}`),
-        h("form", { onsubmit: (ev) => {
-          ev.preventDefault();
-          state.password = password.value || null;
-          store.set("gm.name", name.value.trim());
-          enter("join", name.value.trim());
-        } },
-          h("label", {}, h("span", {}, "Your name"), name), pw,
-          h("div", { class: "row" },
-            h("button", { type: "submit", class: "primary", testid: "join-submit", disabled: full }, full ? "No free seat" : "Sit down"),
-            h("button", { type: "button", testid: "watch", onclick: () => { state.password = password.value || null; enter("watch"); } }, "Watch"))));
-    },
-
-    buildActions() {
-      const a = this.actions;
-      const button = (testid, label, onclick, cls) => h("button", { type: "button", testid, onclick, class: cls || "" }, label);
-      const go = (message) => send(message);
-      this.targetSel = h("select", { testid: "target", "aria-label": "Target (players in your range)",
-        onchange: () => this.syncButtons() });
-      this.amount = h("input", { type: "number", testid: "amount", min: 1, value: 1, "aria-label": "Damage" });
-      this.poisonIn = h("input", { type: "number", testid: "attack-poison", min: 0, value: 0, "aria-label": "Poison" });
-      this.firstSel = h("select", { testid: "start-first", "aria-label": "First player" });
-      const confirm = h("div", { class: "confirm", hidden: true },
-        h("span", {}, "Leave the game for good?"),
-        button("concede-confirm", "Yes, concede", () => { confirm.hidden = true; go({ type: "concede" }); }, "danger"),
-        button("concede-cancel", "No", () => { confirm.hidden = true; }));
-      const extraConfirm = h("div", { class: "confirm", hidden: true },
-        h("span", {}, "Take an extra turn after this one (a card says so)?"),
-        button("extra-turn-confirm", "Yes, extra turn", () => { extraConfirm.hidden = true; go({ type: "extra_turn" }); }, "primary"),
-        button("extra-turn-cancel", "No", () => { extraConfirm.hidden = true; }));
-      const powers = (text) => text.split(/[\s,;]+/).filter(Boolean).map(Number);
-      this.rollDefender = h("select", { testid: "roll-defender", "aria-label": "Defending player" });
-      this.rollPower = h("input", { type: "number", testid: "roll-power", min: 0, value: 2, "aria-label": "Attacking creature's power" });
-      this.rollBlockers = h("input", { testid: "roll-blockers", inputmode: "numeric", placeholder: "none: unblocked",
-        "aria-label": "Blocking creatures' powers (space between them)" });
-      this.counterWho = h("select", { testid: "counter-attacker", "aria-label": "The attacking player" });
-      this.counterMine = h("input", { type: "number", testid: "counter-mine", min: 0, value: 2, "aria-label": "My blocking creature's power" });
-      this.counterTheirs = h("input", { type: "number", testid: "counter-theirs", min: 0, value: 2, "aria-label": "The attacking creature's power" });
-      this.rollResult = h("p", { class: "roll-result", testid: "roll-result", "aria-live": "polite" });
-      const whole = (values) => values.every((x) => Number.isInteger(x) && x >= 0);
-      this.groups = {
-        lobby: h("div", { class: "group" },
-          this.deciderBox = h("div", { class: "decider-only", testid: "decider-box" },
-            h("p", {}, "Your deck is furthest behind: you decide who plays first."),
-            h("label", {}, h("span", {}, "Plays first"), this.chooseSel = h("select", { testid: "choose-first", "aria-label": "Who plays first" })),
-            button("choose-first-submit", "Choose", () => go({ type: "choose_first", player: Number(this.chooseSel.value) }), "primary")),
-          h("div", { class: "host-only" }, this.firstLabel = h("label", {}, h("span", {}, "First player"), this.firstSel),
-            this.seatingTools(),
-            button("start", "Start the game", () => go(Object.assign({ type: "start", first_player: this.firstSel.value === "" ? null : Number(this.firstSel.value) },
-              this.seatingSel.value === "arranged" ? { seating: "arranged", order: state.arranged.slice() } : { seating: this.seatingSel.value }
-            )), "primary")),
-          button("leave", "Give up my seat", async () => {
-            const answer = await go({ type: "leave" });
-            if (answer.type === "left") { store.remove(seatKey(route.table)); location.assign("/"); }
-          })),
-        adjourned: h("div", { class: "group adjourned", testid: "adjourned-box" },
-          this.adjournedText = h("p", { testid: "adjourned-text" }),
-          this.resumeBtn = button("resume-game", "Resume the game", () => go({ type: "resume_game" }), "primary"),
-          this.askResumeBtn = button("ask-resume", "Ask to resume", () => go({ type: "resume_game" }))),
-        mulligan: h("div", { class: "group decider-only" },
-          button("keep", "Keep this hand", () => go({ type: "keep" }), "primary"),
-          button("mulligan", "Mulligan", () => go({ type: "mulligan" }))),
-        turn: h("div", { class: "group" },
-          h("div", { class: "phases", role: "group", "aria-label": "Phase" },
-            PHASES.map((ph) => button(`phase-${ph}`, PHASE_NAMES[ph], () => go({ type: "set_phase", phase: ph })))),
-          h("div", { class: "row" },
-            button("end-turn", "End my turn ▶", () => go({ type: "end_turn" }), "primary"),
-            button("extra-turn", "Extra turn…", () => { extraConfirm.hidden = false; })),
-          extraConfirm),
-        dice: h("fieldset", { class: "group dice-tools" }, h("legend", {}, "⚄ Combat with Dice"),
-          h("div", { class: "row" }, h("label", {}, h("span", {}, "Defender"), this.rollDefender),
-            h("label", {}, h("span", {}, "Power"), this.rollPower),
-            h("label", {}, h("span", {}, "Blockers' powers"), this.rollBlockers)),
-          h("div", { class: "row" }, this.rollBtn = button("attack-roll", "⚄ Attack roll", () => {
-            const blockers = powers(this.rollBlockers.value);
-            const power = Number(this.rollPower.value);
-            if (this.rollDefender.value === "") { showError("Pick the defending player (only players you may attack are listed)."); return; }
-            if (!whole([power, ...blockers])) { showError("Powers are whole numbers, 0 or more (blockers: separated by spaces)."); return; }
-            go({ type: "attack_roll", defender: Number(this.rollDefender.value), attacker_power: power, blocker_powers: blockers });
-          })),
-          h("div", { class: "row" }, h("label", {}, h("span", {}, "Strike back at"), this.counterWho),
-            h("label", {}, h("span", {}, "My blocker's power"), this.counterMine),
-            h("label", {}, h("span", {}, "Attacker's power"), this.counterTheirs)),
-          h("div", { class: "row" }, this.counterBtn = button("counter-roll", "⚄ Counter strike", () => {
-            const mine = Number(this.counterMine.value);
-            const theirs = Number(this.counterTheirs.value);
-            if (this.counterWho.value === "") { showError("Nobody is in combat within your range."); return; }
-            if (!whole([mine, theirs])) { showError("Powers are whole numbers, 0 or more."); return; }
-            go({ type: "counter_roll", attacker: Number(this.counterWho.value), blocker_power: mine, attacker_power: theirs });
-          })),
-          this.rollResult),
-        play: h("div", { class: "group" },
-          h("div", { class: "row" }, h("label", {}, h("span", {}, "Target"), this.targetSel),
-            h("label", {}, h("span", {}, "Damage"), this.amount), h("label", {}, h("span", {}, "Poison"), this.poisonIn)),
-          h("div", { class: "row" },
-            this.attackBtn = button("attack", "⚔ Attack", () => go({ type: "attack", target: Number(this.targetSel.value), damage: Number(this.amount.value), poison: Number(this.poisonIn.value) || 0 })),
-            this.damageBtn = button("damage", "✦ Deal damage", () => go({ type: "deal_damage", target: Number(this.targetSel.value), amount: Number(this.amount.value) }))),
-          h("div", { class: "row counters" },
-            h("span", {}, "My life"), button("life-minus", "−1", () => go({ type: "change_life", delta: -1 })),
-            button("life-plus", "+1", () => go({ type: "change_life", delta: 1 })),
-            h("span", {}, "Poison"), button("poison-minus", "−1", () => go({ type: "change_poison", delta: -1 })),
-            button("poison-plus", "+1", () => go({ type: "change_poison", delta: 1 }))),
-          h("div", { class: "row" }, button("concede", "Concede…", () => { confirm.hidden = false; }, "danger"), confirm)),
-        host: this.hostTools(go, button),
-        call: this.callTools(go, button),
-      };
-      this.chatInput = h("input", { testid: "chat-input", maxlength: 500, placeholder: "Say something", "aria-label": "Chat" });
-      this.chatForm = h("form", { class: "chat-form", onsubmit: async (ev) => {
-        ev.preventDefault();
-        const text = this.chatInput.value.trim();
-        if (!text) return;
-        const answer = await go({ type: "chat", text });
-        if (answer.type === "ack") this.chatInput.value = "";
-      } }, this.chatInput, h("button", { type: "submit", testid: "chat-send" }, "Send"));
-      append(a, Object.values(this.groups));
-      this.specLeave = button("leave-watch", "Stop watching", async () => { await go({ type: "leave" }); location.assign("/"); });
-      a.append(this.specLeave);
-    },
-
-    hostTools(go, button) {
-      const who = () => h("select", { class: "who", "aria-label": "Player" });
-      const kickWho = who(), hostWho = who(), muteWho = who(), ruleWho = who();
-      this.whoSelects = [kickWho, hostWho, muteWho, ruleWho];
-      const ban = h("input", { type: "checkbox" });
-      const value = h("input", { type: "number", value: 20, "aria-label": "Value" });
-      const pick = (sel) => Number(sel.value);
-      this.pauseBtn = button("pause", "Pause", () => go({ type: "pause", paused: !(state.view && state.view.paused) }));
-      this.adjournBtn = button("adjourn", "Adjourn the game…", () => {
-        if (window.confirm("Adjourn the game? Every clock stops and everyone may leave; you resume it later.")) go({ type: "adjourn" });
-      });
-      return h("details", { class: "group host" }, h("summary", {}, "★ Host tools"),
-        h("div", { class: "row" }, this.pauseBtn, this.adjournBtn,
-          button("mute-spectators", "Mute / unmute spectators", () => go({ type: "mute", player: null, muted: !state.view.spectators_muted }))),
-        h("div", { class: "row" }, kickWho, h("label", { class: "inline" }, ban, " also ban"),
-          button("kick", "Remove", () => { if (window.confirm(`Remove ${nameOf(pick(kickWho))} from the table?`)) go({ type: "kick", player: pick(kickWho), ban: ban.checked }); }, "danger")),
-        h("div", { class: "row" }, hostWho, button("transfer-host", "Hand over host", () => go({ type: "transfer_host", player: pick(hostWho) }))),
-        h("div", { class: "row" }, muteWho, button("mute", "Mute / unmute", () => {
-          const p = state.view.players.find((q) => q.player === pick(muteWho));
-          go({ type: "mute", player: pick(muteWho), muted: !(p && p.muted) });
-        })),
-        h("fieldset", {}, h("legend", {}, "Rulings"), ruleWho, value,
-          h("div", { class: "row" },
-            button("rule-set-life", "Set life", () => go({ type: "ruling", ruling: { kind: "set_life", player: pick(ruleWho), life: Number(value.value) } })),
-            button("rule-set-poison", "Set poison", () => go({ type: "ruling", ruling: { kind: "set_poison", player: pick(ruleWho), poison: Number(value.value) } })),
-            button("rule-end-turn", "End his turn", () => go({ type: "ruling", ruling: { kind: "end_turn", player: pick(ruleWho) } })),
-            button("rule-keep", "Keep (mulligans)", () => {
-              // Paris: the decider's hand; simultaneous: the chosen player's.
-              const decider = state.view.mulligan_decider;
-              go({ type: "ruling", ruling: { kind: "keep", player: decider === null || decider === undefined ? pick(ruleWho) : decider } });
-            }),
-            button("rule-extra-turn", "Extra turn", () => go({ type: "ruling", ruling: { kind: "extra_turn", player: pick(ruleWho) } })),
-            button("rule-eliminate", "Eliminate", () => { if (window.confirm(`Eliminate ${nameOf(pick(ruleWho))}?`)) go({ type: "ruling", ruling: { kind: "eliminate", players: [pick(ruleWho)] } }); }, "danger"))));
-    },
-
-    /** The host's seating in the lobby: by the dice, in join order, or arranged (a list he reorders). */
-    seatingTools() {
-      this.seatingSel = h("select", { testid: "seating-mode", "aria-label": "Seating",
-        onchange: () => this.renderArrange() });
-      fillSelect(this.seatingSel, [["random", "Random (the dice)"], ["joined", "As joined"], ["arranged", "Arranged (reorder below)"]]);
-      this.arrangeList = h("ol", { class: "arrange", testid: "seating-order", "aria-label": "Seating order, seat 0 first (the next seat is to the left)" });
-      return h("div", {}, h("label", {}, h("span", {}, "Seating"), this.seatingSel), this.arrangeList);
-    },
-
-    /** Moves player `id` in the arranged order to index `to`. */
-    moveSeat(id, to) {
-      const order = state.arranged.filter((p) => p !== id);
-      order.splice(Math.max(0, Math.min(to, order.length)), 0, id);
-      state.arranged = order;
-      this.renderArrange();
-      const again = this.arrangeList.querySelector(`[data-player="${id}"] .seat-handle`);
-      if (again) again.focus();
-    },
-
-    renderArrange() {
-      const view = state.view;
-      const ids = view && view.stage === "lobby" ? view.players.map((p) => p.player) : [];
-      // Keep the host's order; newcomers go to the end, leavers drop out.
-      state.arranged = state.arranged.filter((id) => ids.includes(id)).concat(ids.filter((id) => !state.arranged.includes(id)));
-      const on = this.seatingSel.value === "arranged";
-      this.arrangeList.hidden = !on;
-      if (!on) return;
-      const order = state.arranged;
-      put(this.arrangeList, ...order.map((id, k) => {
-        const li = h("li", { "data-player": id, draggable: "true", testid: `seat-${id}`,
-          ondragstart: (ev) => { ev.dataTransfer.setData("text/plain", String(id)); },
-          ondragover: (ev) => ev.preventDefault(),
-          ondrop: (ev) => { ev.preventDefault(); const moved = Number(ev.dataTransfer.getData("text/plain")); if (order.includes(moved)) this.moveSeat(moved, k); } },
-          h("span", { class: "seat-handle", tabindex: "0", "aria-label": `Seat ${k}: ${nameOf(id)} (Alt+arrow keys move him)`,
-            onkeydown: (ev) => {
-              if (ev.altKey && ev.key === "ArrowUp") { ev.preventDefault(); this.moveSeat(id, k - 1); }
-              if (ev.altKey && ev.key === "ArrowDown") { ev.preventDefault(); this.moveSeat(id, k + 1); }
-            } }, `${k}. ${nameOf(id)}`),
-          h("button", { type: "button", testid: `seat-up-${id}`, "aria-label": `Move ${nameOf(id)} up`, disabled: k === 0, onclick: () => this.moveSeat(id, k - 1) }, "↑"),
-          h("button", { type: "button", testid: `seat-down-${id}`, "aria-label": `Move ${nameOf(id)} down`, disabled: k === order.length - 1, onclick: () => this.moveSeat(id, k + 1) }, "↓"));
-        return li;
-      }));
-    },
-
-    /** A player calls the host: one short line (a dispute, a question). */
-    callTools(go, button) {
-      this.callReason = h("input", { testid: "call-reason", maxlength: 120, placeholder: "Why (one short line)", "aria-label": "Why you call the host" });
-      return h("form", { class: "group call", onsubmit: async (ev) => {
-        ev.preventDefault();
-        const reason = this.callReason.value.trim();
-        if (!reason) { showError("Say in one short line why you call the host."); return; }
-        const answer = await go({ type: "call_host", reason });
-        if (answer.type === "ack") this.callReason.value = "";
-      } }, h("div", { class: "row" }, this.callReason, h("button", { type: "submit", testid: "call-host" }, "📣 Call the host")));
-    },
-
-    /** The host's alert: every open call, who and why, each with an answer button. */
-    renderCalls(view, me) {
-      const calls = view.calls || [];
-      const host = state.role === "player" && view.host === me;
-      this.callAlert.hidden = !(host && calls.length);
-      const key = calls.map((c) => `${c.player}:${c.reason}`).join("\n");
-      if (host && calls.some((c) => !state.calls.split("\n").includes(`${c.player}:${c.reason}`))) beep();
-      state.calls = host ? key : "";
-      if (!host || !calls.length) return;
-      put(this.callAlert, ...calls.map((c) => h("div", { class: "row" },
-        h("span", { testid: `host-call-${c.player}` }, `📣 ${nameOf(c.player)} calls the host: ${printable(c.reason)}`),
-        h("button", { type: "button", testid: `answer-call-${c.player}`, onclick: () => send({ type: "answer_call", player: c.player }) }, "Answered"))),
-        ...(calls.length > 1 ? [h("button", { type: "button", testid: "answer-calls", onclick: () => send({ type: "answer_call", player: null }) }, "All answered")] : []));
-    },
-
-    /** Picks a target by tapping a seat on the ring (only players offered in the list). */
-    onSeat(player) {
-      const p = state.view && state.view.players.find((q) => q.player === player);
-      if (!p) return;
-      this.detail.textContent = `${printable(p.name)} — life ${p.life}, poison ${p.poison}, ` +
-        `${p.status === "alive" ? "in the game" : p.status === "eliminated" ? "out (position still counts)" : "out (position removed)"}` +
-        `${p.connected ? "" : p.absent ? ", away" : ", disconnected"}${state.view.host === p.player ? ", host" : ""}`;
-      if (Array.from(this.targetSel.options).some((o) => o.value === String(player))) {
-        this.targetSel.value = String(player);
-        this.syncButtons();
-      }
-    },
-
-    syncButtons() {
-      const view = state.view;
-      const mine = view && view.players.find((p) => p.player === state.me);
-      const target = Number(this.targetSel.value);
-      const has = this.targetSel.value !== "";
-      this.attackBtn.disabled = !(has && mine && mine.may_attack.includes(target));
-      this.damageBtn.disabled = !(has && mine && mine.may_target.includes(target));
-    },
-
-    render() {
-      const view = state.view;
-      if (!view) return;
-      this.entry.hidden = state.role !== null || this.entry.hidden;
-      if (state.role) this.entry.hidden = true;
-      const me = state.me;
-      put(this.head, h("h2", {}, printable(view.name)),
-        h("span", { class: "meta" }, `${STAGES[view.stage]} · ${rulesWords(view.settings)} · ${view.spectators} watching` +
-          (view.adjourned ? " · ☾ adjourned" : view.paused ? " · ⏸ paused" : "") + (state.role === "spectator" && !this.display ? " · you are watching" : "")),
-        view.settings.league && !this.display ? h("a", { href: `/leagues/${view.settings.league}`, class: "meta", testid: "table-league" }, "League game ▸") : null);
-      this.status.textContent = sentence(view, me);
-      put(this.ringBox, ring(view, me, { big: this.display, onSeat: (p) => this.onSeat(p) }));
-      clear(this.endBox);
-      if (view.stage === "finished") this.endBox.append(standingsTable(view), diceBox(view));
-      this.renderLog();
-      if (this.display) return;
-      put(this.listBox, seatList(view, me), diceBox(view));
-      this.renderActions(view, me);
-      this.renderCalls(view, me);
-      this.notify(view, me);
-    },
-
-    renderLog() {
-      const lines = (map) => Array.from(map.entries()).sort((a, b) => a[0] - b[0]);
-      const keep = this.display ? 12 : 400;
-      put(this.logBox, ...lines(state.log).slice(-keep).reverse().map(([seq, text]) => h("li", { "data-seq": seq }, text)));
-      if (this.chatBox) put(this.chatBox, ...lines(state.chat).slice(-keep).reverse().map(([seq, text]) => h("li", { "data-seq": seq }, text)));
-    },
-
-    renderActions(view, me) {
-      const player = state.role === "player";
-      this.actions.hidden = state.role === null;
-      this.specLeave.hidden = state.role !== "spectator";
-      const mine = player ? view.players.find((p) => p.player === me) : null;
-      const alive = mine && mine.status === "alive";
-      const own = view.turns.find((t) => t.player === me && t.state === "running");
-      const host = player && view.host === me;
-      const g = this.groups;
-      g.lobby.hidden = !(player && view.stage === "lobby");
-      g.lobby.querySelector(".host-only").hidden = !host;
-      const decider = view.first_decider === undefined ? null : view.first_decider;
-      this.deciderBox.hidden = !(player && view.stage === "lobby" && decider === me);
-      // At a league table with a decider the host does not choose the first player.
-      this.firstLabel.hidden = decider !== null;
-      fillSelect(this.chooseSel, view.players.map((p) => [String(p.player), printable(p.name)]));
-      if (view.first_choice !== undefined && view.first_choice !== null && document.activeElement !== this.chooseSel) {
-        this.chooseSel.value = String(view.first_choice);
-      }
-      const deciding = (view.mulligan_deciders || []).includes(me);
-      // An adjourned game stands still: only resuming it (or asking to) is offered.
-      const going = !view.adjourned;
-      const asks = view.resume_asks || [];
-      g.adjourned.hidden = !(player && view.adjourned);
-      this.adjournedText.textContent = `The game is adjourned. ${asks.length} of ${resumeQuorum(view)} players have asked to resume it` +
-        (asks.length ? ` (${asks.map(nameOf).join(", ")})` : "") + ".";
-      this.resumeBtn.hidden = !host;
-      this.askResumeBtn.hidden = host || !alive;
-      this.askResumeBtn.disabled = asks.includes(me);
-      this.askResumeBtn.textContent = asks.includes(me) ? "You asked to resume" : "Ask to resume";
-      g.mulligan.hidden = !(player && going && view.stage === "mulligan" && deciding);
-      g.dice.hidden = !(player && going && view.stage === "playing" && alive && view.settings.combat_dice);
-      g.turn.hidden = !(player && going && view.stage === "playing" && own && alive);
-      g.play.hidden = !(player && going && view.stage === "playing" && alive);
-      g.host.hidden = !host || view.stage === "finished";
-      g.call.hidden = !player || host || view.stage === "finished";
-      this.renderArrange();
-      if (own) {
-        for (const ph of PHASES) {
-          const b = g.turn.querySelector(`[data-testid="phase-${ph}"]`);
-          b.setAttribute("aria-pressed", String(own.phase === ph));
-          b.classList.toggle("current", own.phase === ph);
-        }
-      }
-      this.pauseBtn.textContent = view.paused ? "Resume" : "Pause";
-      this.pauseBtn.hidden = view.adjourned;
-      this.adjournBtn.hidden = view.adjourned || !(view.stage === "mulligan" || view.stage === "playing");
-      if (Object.values(g).every((el) => el.hidden) && state.role === "player") this.actions.hidden = true;
-      // First-player choice in the lobby.
-      const firsts = [["", "Drawn at random"], ...view.players.map((p) => [String(p.player), printable(p.name)])];
-      fillSelect(this.firstSel, firsts);
-      for (const sel of this.whoSelects) fillSelect(sel, view.players.map((p) => [String(p.player), printable(p.name)]));
-      // Only players in range are offered as targets.
-      const targets = mine ? mine.may_target.filter((id) => id !== me) : [];
-      fillSelect(this.targetSel, targets.map((id) => [String(id), `${nameOf(id)} (life ${view.players.find((p) => p.player === id).life})`]));
-      if (view.settings.combat_dice) {
-        const attackable = mine ? mine.may_attack : [];
-        fillSelect(this.rollDefender, attackable.map((id) => [String(id), nameOf(id)]));
-        this.rollBtn.disabled = !attackable.length;
-        // Whom I may strike back at: players in my range whose running turn is in combat.
-        const inCombat = view.turns.filter((t) => t.state === "running" && t.phase === "combat" && t.player !== me &&
-          mine && mine.may_target.includes(t.player)).map((t) => t.player);
-        fillSelect(this.counterWho, inCombat.map((id) => [String(id), nameOf(id)]));
-        this.counterBtn.disabled = !inCombat.length;
-      }
-      this.syncButtons();
-      this.chatInput.disabled = !state.role;
-    },
-
-    /** A banner, the tab title and a sound when your turn begins or your decision comes up. */
-    notify(view, me) {
-      const decision = state.role === "player" && view.stage === "mulligan" && (view.mulligan_deciders || []).includes(me);
-      const turn = state.role === "player" && view.stage === "playing" && view.turns.some((t) => t.player === me && t.state === "running");
-      if ((decision && !state.notified.decision) || (turn && !state.notified.turn)) beep();
-      state.notified = { decision, turn };
-      if (decision) {
-        this.banner.textContent = "Your mulligan decision — keep or mulligan";
-      } else if (turn) {
-        this.banner.textContent = "▶ Your turn!";
-      }
-      this.banner.hidden = !(decision || turn);
-      document.title = decision ? `● Your decision — ${TITLE}` : turn ? `▶ Your turn — ${TITLE}` : `${printable(view.name)} — ${TITLE}`;
+      render();
+      if (refused || route.page === "display") return;
+      if (summary && state.role === null && (!summary.password || ui.password)) await enter("visit");
     },
   };
 
+  // ---------------------------------------------------------------- the replay viewer
+
+  /** Events that are not steps of the game: they are folded into the step before them. */
+  const QUIET = new Set(["connection_changed", "spectators_changed", "player_absent"]);
 
   const replay = {
+    views: null, lines: [], turns: [], at: 0, playing: false, speed: 1, timer: null, password: "",
+
     init() {
       document.title = `Replay — ${TITLE}`;
-      this.box = h("section", { class: "main" }, "Loading the game…");
-      this.side = h("section", { class: "side" }, errorEl);
-      put(app, this.box, this.side);
+      app.textContent = "";
+      this.draw();
+      document.addEventListener("keydown", (ev) => {
+        if (!this.views || ev.target.closest("input, select, textarea")) return;
+        if (ev.key === "ArrowRight") this.go(this.at + 1);
+        if (ev.key === "ArrowLeft") this.go(this.at - 1);
+      });
     },
+
     async load(password) {
       const seat = store.get(seatKey(route.table));
       const events = [];
@@ -846,7 +1194,7 @@
         const answer = await GM.link.request({ type: "get_replay", table: route.table, from_seq: from,
           password: password || null, token: seat ? seat.token : null });
         if (answer.type === "error") {
-          if (answer.code === "wrong_password") { this.askPassword(); return; }
+          if (answer.code === "wrong_password") { this.asking = true; this.draw(); if (password) showError(REFUSALS.wrong_password); return; }
           showError(refusal(answer));
           return;
         }
@@ -855,66 +1203,116 @@
         if (answer.next_seq === null || answer.next_seq === undefined) break;
         from = answer.next_seq;
       }
-      this.views = [F.emptyView(head.table, head.name, head.settings)];
-      this.lines = [""];
+      this.asking = false;
+      const first = F.emptyView(head.table, head.name, head.settings);
+      this.views = [F.clone(first)];
+      this.lines = ["Before the first event: the table is set up."];
+      this.turns = [];
       state.names.clear();
       state.rules = head.settings.rules || "seed";
-      let view = F.clone(this.views[0]);
+      const view = first;
       try {
         events.forEach((e, i) => {
-          this.lines.push(describe(e));
+          if (e.kind === "player_joined") state.names.set(e.player, e.name);
           F.applyEvent(view, i + 1, e);
+          if (QUIET.has(e.kind) && this.views.length > 1) {
+            this.views[this.views.length - 1] = F.clone(view);
+            return;
+          }
+          if (e.kind === "turn_began" || e.kind === "game_started") this.turns.push(this.views.length);
+          this.lines.push(describe(e));
           this.views.push(F.clone(view));
         });
       } catch (err) {
         showError(`This replay could not be read past event ${this.views.length}: ${err.message}`);
       }
-      this.at = this.views.length - 1;
-      this.build();
+      this.at = 0;
+      this.draw();
     },
-    askPassword() {
-      const pw = h("input", { type: "password", testid: "replay-password", "aria-label": "Password" });
-      put(this.box, h("form", { onsubmit: (ev) => { ev.preventDefault(); this.load(pw.value); } },
-        h("p", {}, "This game was played at a table with a password."), pw, h("button", { type: "submit" }, "Open")));
-    },
-    build() {
-      const last = this.views.length - 1;
-      this.slider = h("input", { type: "range", min: 0, max: last, value: this.at, "aria-label": "Step",
-        oninput: () => this.go(Number(this.slider.value)) });
-      this.stepText = h("span", { testid: "replay-step" });
-      this.ringBox = h("div", { class: "ring-box" });
-      this.text = h("p", { class: "status-line" });
-      this.endBox = h("div", {});
-      const b = (id, label, to) => h("button", { type: "button", testid: id, onclick: () => this.go(to()) }, label);
-      const leagueId = this.views[0].settings.league;
-      put(this.box, h("div", { class: "table-head" }, h("h2", {}, printable(this.views[0].name)), h("a", { href: "/replays" }, "◂ Finished games"),
-        leagueId ? h("a", { href: `/leagues/${leagueId}`, testid: "replay-league" }, "The league ▸") : null),
-        h("div", { class: "row replay-controls" }, b("replay-first", "⏮", () => 0), b("replay-prev", "◀", () => this.at - 1),
-          b("replay-next", "▶", () => this.at + 1), b("replay-last", "⏭", () => last), this.stepText),
-        this.slider, this.text, this.ringBox, this.endBox);
-      document.addEventListener("keydown", (ev) => {
-        if (ev.key === "ArrowRight") this.go(this.at + 1);
-        if (ev.key === "ArrowLeft") this.go(this.at - 1);
-      });
-      this.go(this.at);
-    },
+
     go(to) {
+      if (!this.views) return;
       this.at = Math.max(0, Math.min(this.views.length - 1, to));
-      const view = this.views[this.at];
-      learnNames(view);
-      this.slider.value = this.at;
-      this.stepText.textContent = `step ${this.at} of ${this.views.length - 1}`;
-      this.text.textContent = this.at === 0 ? "Before the first event." : this.lines[this.at];
-      put(this.ringBox, ring(view, null, {}));
-      clear(this.endBox);
-      if (view.stage === "finished") this.endBox.append(standingsTable(view), diceBox(view));
+      if (this.at === this.views.length - 1) this.pause();
+      this.draw();
+    },
+
+    nextTurn(dir) {
+      const list = dir > 0 ? this.turns.filter((k) => k > this.at) : this.turns.filter((k) => k < this.at).reverse();
+      this.go(list.length ? list[0] : dir > 0 ? this.views.length - 1 : 0);
+    },
+
+    play() {
+      if (this.at >= this.views.length - 1) this.at = 0;
+      this.playing = true;
+      clearInterval(this.timer);
+      this.timer = setInterval(() => this.go(this.at + 1), 1000 / this.speed);
+      this.draw();
+    },
+
+    pause() {
+      this.playing = false;
+      clearInterval(this.timer);
+      this.timer = null;
+    },
+
+    draw() {
+      window.preact.render(html`<${ReplayPage} r=${this} />`, app);
     },
   };
 
+  function ReplayPage({ r }) {
+    if (r.asking) {
+      return html`<section class="main"><${ErrorSlot} /><form onSubmit=${(ev) => { ev.preventDefault(); r.load(r.password); }}>
+        <p>This game was played at a table with a password.</p>
+        <label><span>Password</span><input type="password" data-testid="replay-password" value=${r.password} onInput=${(ev) => { r.password = ev.target.value; }} /></label>
+        <button type="submit">Open</button></form></section>`;
+    }
+    if (!r.views) return html`<section class="main"><${ErrorSlot} /><p>Loading the game…</p></section>`;
+    const view = r.views[r.at];
+    learnNames(view);
+    const last = r.views.length - 1;
+    const b = (id, label, aria, to, disabled) => html`<button type="button" data-testid=${id} aria-label=${aria} disabled=${disabled} onClick=${to}>${label}</button>`;
+    const leagueId = r.views[0].settings.league;
+    return html`
+      <section class="main">
+        <${ErrorSlot} />
+        <div class="table-head"><h2>${printable(r.views[0].name)}</h2><a href="/replays">◂ Finished games</a>
+          ${leagueId ? html`<a href=${`/leagues/${leagueId}`} data-testid="replay-league">The league ▸</a>` : null}</div>
+        <div class="replay-controls" role="group" aria-label="Replay controls">
+          ${b("replay-first", "⏮", "To the start", () => r.go(0), r.at === 0)}
+          ${b("replay-prev-turn", "« turn", "Back one turn", () => r.nextTurn(-1), r.at === 0)}
+          ${b("replay-prev", "◀", "Back one event", () => r.go(r.at - 1), r.at === 0)}
+          ${r.playing ? b("replay-pause", "⏸ Pause", "Pause", () => { r.pause(); r.draw(); }, false)
+            : b("replay-play", "▶ Play", "Play", () => r.play(), false)}
+          ${b("replay-next", "▶", "On one event", () => r.go(r.at + 1), r.at === last)}
+          ${b("replay-next-turn", "turn »", "On one turn", () => r.nextTurn(1), r.at === last)}
+          ${b("replay-last", "⏭", "To the end", () => r.go(last), r.at === last)}
+          <label class="inline"><span>Speed</span><select data-testid="replay-speed" value=${String(r.speed)}
+            onChange=${(ev) => { r.speed = Number(ev.target.value); if (r.playing) r.play(); else r.draw(); }}>
+            ${options([["0.5", "½ step/s"], ["1", "1 step/s"], ["2", "2 steps/s"], ["4", "4 steps/s"], ["10", "10 steps/s"]])}</select></label>
+        </div>
+        <p><span data-testid="replay-step">step ${r.at} of ${last}</span></p>
+        <input type="range" min="0" max=${last} value=${r.at} aria-label="Step" onInput=${(ev) => { r.pause(); r.go(Number(ev.target.value)); }} />
+        <p class="status-line" data-testid="replay-line" aria-live="polite">${r.lines[r.at]}</p>
+        ${view.stage === "finished" ? html`<${Winner} view=${view} />` : null}
+        <div class="ring-area"><div class="ring-box"><${Ring} view=${view} me=${null} replay=${true} /></div></div>
+        ${view.stage === "finished" ? html`<div class="end"><${Standings} view=${view} /><${Dice} view=${view} /></div>` : null}
+      </section>
+      <section class="side">
+        <${SeatListReplay} view=${view} />
+      </section>`;
+  }
 
-  function render() {
-    if (route.page === "table" || route.page === "display") table.render();
+  function SeatListReplay({ view }) {
+    const players = sortedBySeat(view);
+    return html`<table class="seat-list"><caption>Seats at this step</caption>
+      <thead><tr><th scope="col">#</th><th scope="col">Player</th><th scope="col">Life</th><th scope="col">Poison</th></tr></thead>
+      <tbody>${players.map((p) => html`<tr key=${p.player}><td>${p.seat === null ? "–" : p.seat + 1}</td><td class="pname">${printable(p.name)}${p.status === "alive" ? "" : " (out)"}</td>
+        <td>${p.life}</td><td>${p.poison}</td></tr>`)}</tbody></table>`;
   }
 
   Object.assign(GM.pages, { table, replay, onMessage, onUp, render });
+  // Hooks for the browser tests (see README.md in this folder).
+  GM.testHooks = { alerts: () => ui.alerts.map((a) => a.text), ui };
 })();
