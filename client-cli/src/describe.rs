@@ -286,7 +286,23 @@ fn generic_fields(event: &Event) -> String {
         .collect()
 }
 
-/// A sentence for the terminal UI's log, worded with the view as it was before the event.
+/// The sentence for the terminal UI's log, worded with the view as it was before the event, or
+/// `None` for an event the log leaves out because it tells the network, not the game: a
+/// player's connection dropping, and coming back before he was reported absent
+/// (`player_absent`). A return after that is one line, "X is back". Script mode and the journal
+/// keep every event.
+pub fn log_sentence(event: &Event, view: &TableView) -> Option<String> {
+    if let Event::ConnectionChanged { player, connected } = event {
+        let was_absent = view.player(*player).is_some_and(|p| p.absent);
+        if !(*connected && was_absent) {
+            return None;
+        }
+    }
+    Some(sentence(event, view))
+}
+
+/// A sentence for any event, worded with the view as it was before the event: the log's
+/// ([`log_sentence`]), and what a replay's step says it is.
 pub fn sentence(event: &Event, view: &TableView) -> String {
     let n = |p: PlayerId| name(view, p);
     match event {
@@ -720,7 +736,7 @@ mod tests {
 
     use grand_melee_protocol::{Event, KeepReason, Settings, TableView, Uuid};
 
-    use super::{Situation, script_line, sentence};
+    use super::{Situation, log_sentence, script_line, sentence};
     use crate::safe::{self, tests::HOSTILE, tests::is_inert};
     use crate::script::status_lines;
     use crate::session::State;
@@ -861,6 +877,53 @@ mod tests {
                 )
             );
         }
+    }
+
+    #[test]
+    fn the_log_tells_a_return_only_after_the_player_was_reported_absent() {
+        let mut view = table_with("Eve");
+        let mut seq = 5;
+        // Each event's log line (worded before it) and script line, then the event folded.
+        let mut step = |event: Event| {
+            let logged = log_sentence(&event, &view);
+            let line = script_line(seq, &event, &view);
+            view = view.folded(seq, std::slice::from_ref(&event)).unwrap();
+            seq += 1;
+            (logged, line)
+        };
+        let drop = |player| Event::ConnectionChanged {
+            player,
+            connected: false,
+        };
+        let back = |player| Event::ConnectionChanged {
+            player,
+            connected: true,
+        };
+        // A drop and a return within the grace period (a restart, a tunnel): nothing in the log,
+        // while script mode still has every event.
+        for event in [drop(1), back(1)] {
+            let (logged, line) = step(event);
+            assert_eq!(logged, None);
+            assert!(
+                line.contains("connection_changed player=1 \"Ben\""),
+                "{line}"
+            );
+        }
+        // Away past the absence limit: the absence is told, and so is the return, once.
+        assert_eq!(step(drop(1)).0, None);
+        assert_eq!(
+            step(Event::PlayerAbsent { player: 1 }).0.as_deref(),
+            Some("Ben is absent")
+        );
+        assert_eq!(step(back(1)).0.as_deref(), Some("Ben is back"));
+        // Back means no longer absent: the next drop and return are quiet again.
+        assert_eq!(step(drop(1)).0, None);
+        assert_eq!(step(back(1)).0, None);
+        // Every other event keeps its line.
+        assert_eq!(
+            step(Event::TablePaused { paused: true }).0.as_deref(),
+            Some("The host paused the table")
+        );
     }
 
     #[test]

@@ -377,6 +377,8 @@ pub struct Stepper {
     lines: Vec<String>,
     /// The UI sentence of each event.
     sentences: Vec<String>,
+    /// Whether each event has a line in the log ([`describe::log_sentence`]).
+    in_log: Vec<bool>,
     /// The table after `i * CHECKPOINT_EVERY` events.
     checkpoints: Vec<Mirror>,
     step: u64,
@@ -397,10 +399,12 @@ impl Stepper {
         let mut view = start.clone();
         let mut lines = Vec::with_capacity(replay.events.len());
         let mut sentences = Vec::with_capacity(replay.events.len());
+        let mut in_log = Vec::with_capacity(replay.events.len());
         let mut checkpoints = vec![start_mirror.clone()];
         for (seq, event) in (1..).zip(&replay.events) {
             lines.push(describe::script_line(seq, event, &view));
             sentences.push(describe::sentence(event, &view));
+            in_log.push(describe::log_sentence(event, &view).is_some());
             mirror.apply(seq, event).map_err(|e| {
                 ClientError::Protocol(format!("event {seq} of the replay does not apply: {e}"))
             })?;
@@ -413,6 +417,7 @@ impl Stepper {
             replay,
             lines,
             sentences,
+            in_log,
             checkpoints,
             step: 0,
             mirror: start_mirror,
@@ -453,6 +458,18 @@ impl Stepper {
     /// The UI sentence of event `seq`.
     pub fn sentence(&self, seq: u64) -> Option<&str> {
         self.sentences.get(index(seq)?).map(String::as_str)
+    }
+
+    /// Event `seq`'s line in the log ([`describe::log_sentence`]): `None` for an event the log
+    /// leaves out, or past the end.
+    pub fn log_sentence(&self, seq: u64) -> Option<&str> {
+        let i = index(seq)?;
+        self.in_log
+            .get(i)
+            .copied()
+            .unwrap_or(false)
+            .then(|| self.sentences.get(i).map(String::as_str))
+            .flatten()
     }
 
     /// Moves to `step` (at most the last) and rebuilds the table as of it: the nearest
@@ -705,11 +722,8 @@ impl Viewer {
         let mut screen = Screen::new();
         let step = self.stepper.step();
         for seq in step.saturating_sub(LOG_LINES - 1).max(1)..=step {
-            let (Some(event), Some(line), Some(sentence)) = (
-                self.stepper.event(seq),
-                self.stepper.line(seq),
-                self.stepper.sentence(seq),
-            ) else {
+            let (Some(event), Some(line)) = (self.stepper.event(seq), self.stepper.line(seq))
+            else {
                 continue;
             };
             screen.note(
@@ -718,7 +732,7 @@ impl Viewer {
                     seq,
                     event: event.clone(),
                     line: line.to_owned(),
-                    sentence: sentence.to_owned(),
+                    sentence: self.stepper.log_sentence(seq).map(str::to_owned),
                 },
             );
         }
@@ -806,6 +820,37 @@ mod tests {
         stepper.goto(2);
         assert_eq!(stepper.view().host, Some(0));
         assert_eq!(stepper.view().players.len(), 1);
+    }
+
+    #[test]
+    fn the_replays_log_leaves_out_a_drop_and_return_but_each_step_has_its_words() {
+        let mut replay = replay();
+        replay.events.truncate(4);
+        let changed = |connected| Event::ConnectionChanged {
+            player: 1,
+            connected,
+        };
+        replay.events.extend([
+            changed(false),                    // 5
+            changed(true),                     // 6
+            changed(false),                    // 7
+            Event::PlayerAbsent { player: 1 }, // 8
+            changed(true),                     // 9
+        ]);
+        let stepper = Stepper::new(replay).unwrap();
+        let log: Vec<Option<&str>> = (5..=9).map(|seq| stepper.log_sentence(seq)).collect();
+        assert_eq!(
+            log,
+            [None, None, None, Some("Ben is absent"), Some("Ben is back")]
+        );
+        assert_eq!(stepper.log_sentence(4), stepper.sentence(4));
+        assert_eq!(stepper.log_sentence(10), None);
+        // The step itself still says what happened.
+        assert_eq!(stepper.sentence(5), Some("Ben lost the connection"));
+        assert_eq!(
+            stepper.line(6).map(|l| l.contains("connected=true")),
+            Some(true)
+        );
     }
 
     #[test]

@@ -126,8 +126,9 @@ pub enum Note {
         event: Event,
         /// Its script-mode line.
         line: String,
-        /// Its sentence for the UI.
-        sentence: String,
+        /// Its sentence for the UI's log ([`describe::log_sentence`]; `None`: the log leaves
+        /// it out).
+        sentence: Option<String>,
     },
     /// A batch of events has been applied (the situation may have changed).
     Applied,
@@ -159,8 +160,9 @@ pub enum Note {
         seq: u64,
         /// The event.
         event: Event,
-        /// Its sentence for the UI, worded with the table as it was before it.
-        sentence: String,
+        /// Its sentence for the UI's log, worded with the table as it was before it (`None`:
+        /// the log leaves it out).
+        sentence: Option<String>,
     },
     /// A problem found by the client itself (a typo, no connection).
     Problem {
@@ -784,7 +786,7 @@ impl Session<'_> {
                 continue;
             }
             let line = describe::script_line(number, &event, view);
-            let sentence = describe::sentence(&event, view);
+            let sentence = describe::log_sentence(&event, view);
             match mirror.apply(number, &event) {
                 Ok(()) => {
                     *view = mirror.view();
@@ -898,7 +900,7 @@ impl Session<'_> {
             if seq <= history.mirror.seq() {
                 continue;
             }
-            let sentence = describe::sentence(&event, &history.view);
+            let sentence = describe::log_sentence(&event, &history.view);
             if history.mirror.apply(seq, &event).is_err() {
                 // A history that does not fold is left out; the live table is unaffected.
                 return Ok(());

@@ -10,7 +10,7 @@
 //!  4 Player34 OUT 0p ●       18 Player04  20 0p ●       37@Player16  20 0p ● …0
 //! ─ Log · PgUp/PgDn/Home scroll ───────────────────────────────────────────────────
 //! #97 Player25 attacked Player21 for 3 and 1 poison
-//! #98 Player11 lost the connection
+//! #98 Player21 is at 17 life
 //!  ✖ end: you are not taking a turn (not_your_turn)
 //! >                                            help · Tab completes · Ctrl-C quits
 //! ```
@@ -222,13 +222,15 @@ impl Screen {
             Note::Event {
                 seq,
                 event,
-                sentence,
+                sentence: Some(sentence),
                 ..
             } => self.push(Self::event_line(seq, &event, &sentence)),
+            // Left out of the log (a connection's drop and return).
+            Note::Event { sentence: None, .. } | Note::Past { sentence: None, .. } => {}
             Note::Past {
                 seq,
                 event,
-                sentence,
+                sentence: Some(sentence),
             } => {
                 // Before every line of a later event, after everything else.
                 let line = Self::event_line(seq, &event, &sentence);

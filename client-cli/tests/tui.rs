@@ -368,7 +368,7 @@ fn busy_screen(state: &State) -> Screen {
             seq: 999,
             event: grand_melee_protocol::Event::TablePaused { paused: false },
             line: String::new(),
-            sentence: "The newest line of the log, long enough to wrap on a narrow terminal, the one that must always show".into(),
+            sentence: Some("The newest line of the log, long enough to wrap on a narrow terminal, the one that must always show".into()),
         },
     );
     screen
@@ -613,7 +613,7 @@ fn hostile_text_reaches_the_screen_only_as_visible_escapes() {
             Note::Event {
                 seq,
                 line: grand_melee_cli::describe::script_line(seq, &event, &view),
-                sentence: grand_melee_cli::describe::sentence(&event, &view),
+                sentence: grand_melee_cli::describe::log_sentence(&event, &view),
                 event,
             },
         );
@@ -854,7 +854,7 @@ fn the_bell_rings_when_the_decision_comes_up_and_the_standings_show_at_the_end()
         Note::Event {
             seq: 99,
             line: String::new(),
-            sentence: grand_melee_cli::describe::sentence(&over, &before),
+            sentence: grand_melee_cli::describe::log_sentence(&over, &before),
             event: over,
         },
     )

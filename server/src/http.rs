@@ -1,5 +1,6 @@
 //! Plain HTTP on the server's one port, served by hyper: the browser seat's pages and assets
-//! (embedded in the binary), `GET /healthz`, `GET /metrics`, and the WebSocket handshake at
+//! (embedded in the binary), `GET /healthz`, `GET /metrics`, `GET /qr.svg?text=<link>` (the link
+//! as a QR code, [`crate::qr`]), and the WebSocket handshake at
 //! `GET /ws`, after which the connection is handed to [`crate::connection`] as a raw stream.
 
 use std::net::{IpAddr, SocketAddr};
@@ -527,6 +528,7 @@ fn answer(
             );
             response
         }
+        "/qr.svg" => qr_code(request.uri().query(), request.headers()),
         "/ws" => {
             return websocket(&mut request, site, upgrade);
         }
@@ -647,15 +649,9 @@ fn prepared(name: &str) -> Option<&'static Prepared> {
 }
 
 fn prepare(bytes: &[u8]) -> Prepared {
-    use std::io::Write;
-    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-    let gzipped = encoder
-        .write_all(bytes)
-        .and_then(|()| encoder.finish())
-        .unwrap_or_default();
     Prepared {
         plain: Bytes::copy_from_slice(bytes),
-        gzipped: Bytes::from(gzipped),
+        gzipped: gzip(bytes, flate2::Compression::best()),
         etag: etag_of(bytes),
     }
 }
@@ -716,15 +712,8 @@ fn file(name: &'static str, headers: &HeaderMap, site: &Site) -> Response<Full<B
             .body(Full::new(Bytes::new()))
             .unwrap_or_default();
     }
-    let accepts_gzip = headers
-        .get(header::ACCEPT_ENCODING)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| {
-            v.split(',')
-                .any(|t| t.split(';').next().unwrap_or("").trim() == "gzip")
-        });
     let body = match gzipped {
-        Some(gzipped) if accepts_gzip && !gzipped.is_empty() => {
+        Some(gzipped) if accepts_gzip(headers) && !gzipped.is_empty() => {
             builder = builder.header(header::CONTENT_ENCODING, "gzip");
             gzipped.clone()
         }
@@ -733,6 +722,55 @@ fn file(name: &'static str, headers: &HeaderMap, site: &Site) -> Response<Full<B
     builder
         .status(StatusCode::OK)
         .body(Full::new(body))
+        .unwrap_or_default()
+}
+
+/// `GET /qr.svg?text=<percent-encoded http(s) link>`: the link as an SVG QR code ([`crate::qr`]),
+/// cached for a day by anyone (the answer depends on the query alone), gzipped when the browser
+/// accepts it; a refused query gets 400 and its reason in one line.
+fn qr_code(query: Option<&str>, headers: &HeaderMap) -> Response<Full<Bytes>> {
+    let svg = match crate::qr::text_of(query).and_then(|text| crate::qr::svg_of(&text)) {
+        Ok(svg) => svg,
+        Err(reason) => {
+            debug!(reason, "qr code refused");
+            return text(StatusCode::BAD_REQUEST, &format!("{reason}\n"));
+        }
+    };
+    let mut builder = security_headers(Response::builder())
+        .header(header::CONTENT_TYPE, "image/svg+xml")
+        .header(header::CACHE_CONTROL, "public, max-age=86400")
+        .header(header::VARY, "Accept-Encoding");
+    let body = if accepts_gzip(headers) {
+        builder = builder.header(header::CONTENT_ENCODING, "gzip");
+        gzip(svg.as_bytes(), flate2::Compression::default())
+    } else {
+        Bytes::from(svg)
+    };
+    builder
+        .status(StatusCode::OK)
+        .body(Full::new(body))
+        .unwrap_or_default()
+}
+
+/// Whether the request's `Accept-Encoding` names gzip.
+fn accepts_gzip(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::ACCEPT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(',')
+                .any(|t| t.split(';').next().unwrap_or("").trim() == "gzip")
+        })
+}
+
+/// `bytes` gzipped (empty if the encoder fails, which writing to memory does not).
+fn gzip(bytes: &[u8], level: flate2::Compression) -> Bytes {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), level);
+    encoder
+        .write_all(bytes)
+        .and_then(|()| encoder.finish())
+        .map(Bytes::from)
         .unwrap_or_default()
 }
 

@@ -7,7 +7,8 @@
 //! - `room` (private): a table's actor — owns one core table, its members, seat tokens, host and
 //!   event sequence; publishes each event batch encoded once to every member.
 //! - `http` (private): plain HTTP on hyper — the browser page and its assets (embedded),
-//!   `/healthz`, `/metrics`, and the WebSocket handshake; `tls` (private): `--tls-cert`;
+//!   `/healthz`, `/metrics`, `/qr.svg` (`qr`, private: a link as a QR code), and the WebSocket
+//!   handshake; `tls` (private): `--tls-cert`;
 //!   `origin` (private): which browser pages may open a WebSocket; [`forwarded`]: whom a request
 //!   from a `--trusted-proxy` speaks for.
 //! - `connection` (private): one client — TLS, then HTTP, then the WebSocket reader that
@@ -30,6 +31,7 @@ pub mod metrics;
 mod origin;
 mod outbox;
 mod password;
+mod qr;
 mod room;
 pub mod server;
 mod tls;

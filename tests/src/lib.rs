@@ -750,6 +750,11 @@ pub async fn http_get(addr: SocketAddr, path: &str) -> String {
 /// Sends one raw HTTP request (which should ask for `Connection: close`) and returns the whole
 /// answer, read until the server closes the connection.
 pub async fn http_request(addr: SocketAddr, request: &str) -> String {
+    String::from_utf8_lossy(&http_request_bytes(addr, request).await).into_owned()
+}
+
+/// [`http_request`], the answer as the bytes that came on the wire (head and body).
+pub async fn http_request_bytes(addr: SocketAddr, request: &str) -> Vec<u8> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     stream.write_all(request.as_bytes()).await.unwrap();
@@ -758,7 +763,7 @@ pub async fn http_request(addr: SocketAddr, request: &str) -> String {
         .await
         .unwrap()
         .unwrap();
-    String::from_utf8_lossy(&response).into_owned()
+    response
 }
 
 /// Whether `haystack` holds `needle` anywhere.
