@@ -457,7 +457,9 @@
     if (!p) return html`<p class="detail">Tap a seat to see it${state.role === "player" ? " and pick it as your target" : ""}.</p>`;
     const mine = playerOf(view, me);
     let reach = "";
-    if (mine && p.player !== me && alive(mine)) {
+    if (mine && p.player !== me && alive(mine) && !alive(p)) {
+      reach = " He is out of the game: nobody can target him.";
+    } else if (mine && p.player !== me && alive(mine)) {
       const d = distance(view, me, p.player);
       reach = mine.may_target.includes(p.player) ? " Within your range: you may target him."
         : ` Out of your range${d !== null ? ` (${d} seat${d === 1 ? "" : "s"} away; your range is ${view.settings.spell_range})` : ""}: you cannot target him.`;
@@ -493,7 +495,7 @@
   /** The players within my spell range on each side of me, large and tappable. */
   function Neighbourhood({ view, me }) {
     const mine = playerOf(view, me);
-    if (!mine || view.stage === "lobby" || mine.seat === null) return null;
+    if (!mine || view.stage === "lobby" || view.stage === "finished" || mine.seat === null) return null;
     const ring = view.ring || [];
     const at = ring.indexOf(me);
     const range = view.settings.spell_range || 1;
@@ -1071,15 +1073,20 @@
     </div>`;
   }
 
+  const holdError = (el) => { if (el && !el.contains(errorEl)) el.append(errorEl); };
   function ErrorSlot() {
-    return html`<div class="error-slot" ref=${(el) => { if (el && !el.contains(errorEl)) el.append(errorEl); }}></div>`;
+    return html`<div class="error-slot" ref=${holdError}></div>`;
   }
 
   function TablePage() {
     const view = state.view;
     const me = state.me;
+    // The same two columns before and after the table is known, so that the entry form (and
+    // what is typed into it) stays in place when the table appears behind it.
     if (!view) {
-      return html`<section class="main"><${ErrorSlot} /><${Entry} />${state.summary ? html`<p class="meta">The table shows here once you sit down or watch.</p>` : null}</section>`;
+      return html`
+        <section class="main"><p class="meta">${state.summary ? "The table shows here in a moment." : ""}</p></section>
+        <section class="side"><${ErrorSlot} /><${Entry} /></section>`;
     }
     const sharing = ui.share === null ? view.stage === "lobby" : ui.share;
     return html`
@@ -1100,7 +1107,7 @@
         <${Neighbourhood} view=${view} me=${me} />
         <${ActionBar} view=${view} me=${me} />
         <${MoreActions} view=${view} me=${me} />
-        ${state.role === "spectator" && !ui.visiting ? html`<${Button} id="leave-watch" label="Stop watching" onClick=${async () => { await go({ type: "leave" }); location.assign("/"); }} />` : null}
+        ${state.role === "spectator" && !ui.visiting ? html`<${Button} id="leave-watch" cls="leave-watch" label="Stop watching" onClick=${async () => { await go({ type: "leave" }); location.assign("/"); }} />` : null}
         <${Tabs} view=${view} me=${me} />
         ${view.stage !== "finished" ? html`<${Dice} view=${view} />` : null}
       </section>`;

@@ -1240,7 +1240,7 @@ async fn a_league_season_in_browsers_with_standings_ledgers_and_a_bonus() {
     league_game(&org, &league_url, &[&ann, &bob]).await;
     bob.until(
         "Bob decides",
-        "!document.querySelector('[data-testid=\"decider-box\"]').hidden",
+        "!!(document.querySelector('[data-testid=\"decider-box\"]') || {}).offsetParent",
     )
     .await;
     let ann_id = ann.me().await.unwrap();
@@ -1464,7 +1464,7 @@ async fn the_host_arranges_the_seating_and_is_alerted_when_a_player_calls() {
     host.click(&format!("answer-call-{}", ids[1])).await;
     host.until(
         "the alert cleared",
-        "document.querySelector('[data-testid=\"host-call\"]').offsetParent === null",
+        "!(document.querySelector('[data-testid=\"host-call\"]') || {}).offsetParent",
     )
     .await;
     check_mirrors(&seats, "after the answer").await;
@@ -1522,13 +1522,13 @@ async fn the_host_adjourns_and_resumes_a_game_from_the_page() {
     ann.until(
         "the host's resume button, no game buttons",
         "document.querySelector('[data-testid=\"resume-game\"]').offsetParent !== null && \
-         document.querySelector('[data-testid=\"ask-resume\"]').offsetParent === null && \
-         document.querySelector('[data-testid=\"end-turn\"]').offsetParent === null",
+         !(document.querySelector('[data-testid=\"ask-resume\"]') || {}).offsetParent && \
+         !(document.querySelector('[data-testid=\"end-turn\"]') || {}).offsetParent",
     )
     .await;
     bob.until(
         "the ask button, 0 of 2",
-        "document.querySelector('[data-testid=\"resume-game\"]').offsetParent === null && \
+        "!(document.querySelector('[data-testid=\"resume-game\"]') || {}).offsetParent && \
          document.querySelector('[data-testid=\"adjourned-text\"]').textContent.includes('0 of 2')",
     )
     .await;
@@ -1574,7 +1574,7 @@ async fn the_host_adjourns_and_resumes_a_game_from_the_page() {
         b.until(
             "resumed",
             "gm.view().adjourned === false && gm.view().resume_asks.length === 0 && \
-             document.querySelector('[data-testid=\"adjourned-box\"]').offsetParent === null",
+             !(document.querySelector('[data-testid=\"adjourned-box\"]') || {}).offsetParent",
         )
         .await;
         b.check_mirror(&format!("{who} resumed")).await;

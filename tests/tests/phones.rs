@@ -1,0 +1,397 @@
+//! Forty players on phones (issue 28), in real Chromium against the real server: a 40-seat table
+//! with 39 scripted seats and one browser seat on a phone, a laptop and a display.
+//!
+//! What a person at the table must be able to rely on: on his turn he sees his neighbours' names
+//! at a readable size and the End turn control without scrolling; an attack on him raises an
+//! alert that names who and how much; every number the page shows is the server's; the page never
+//! shows `null`, `undefined` or `NaN`; the network's drops and returns are not the game's log;
+//! and the display shows how to join, then the winner.
+#![allow(clippy::unwrap_used, clippy::print_stderr)]
+
+#[path = "browser/harness.rs"]
+mod harness;
+
+use grand_melee_e2e::{Client, TestServer};
+use grand_melee_protocol::{
+    ClientMessage, Phase, PlayerId, Ruling, SeatingMode, ServerMessage, TableView,
+    TurnStateName,
+};
+use harness::{Browser, Driver, screenshot_dir};
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::TestRunner;
+use serde_json::Value;
+
+const SEATS: u8 = 40;
+
+/// The browser's player id: the 39 scripted seats sat down first.
+const BROWSER: PlayerId = 39;
+
+/// A 40-seat table: 39 scripted seats (the first is the host), then the browser sits down on
+/// the table's page like a newcomer (after seeing the ring as a visitor).
+async fn forty(server: &TestServer, browser: &Browser) -> (grand_melee_protocol::TableId, Vec<Client>) {
+    let mut bots = Vec::new();
+    let mut host = server.client().await;
+    let table = host.create_table("Forty", SEATS, 28).await;
+    host.join(table, "Scripted 00").await.unwrap();
+    bots.push(host);
+    for i in 1..39 {
+        let mut bot = server.client().await;
+        bot.join(table, &format!("Scripted {i:02}")).await.unwrap();
+        bots.push(bot);
+    }
+    browser
+        .goto(&format!("http://{}/t/{table}", server.addr))
+        .await;
+    // A visitor sees the table before sitting down: the ring with every seat, and the stage.
+    browser
+        .until(
+            "the visitor sees the ring",
+            "document.querySelectorAll('[data-testid=\"seat\"]').length === 39",
+        )
+        .await;
+    let status = browser
+        .js("return document.querySelector('[data-testid=\"status-line\"]').textContent;")
+        .await;
+    assert!(
+        status.as_str().unwrap().contains("39 of 40 seated"),
+        "{status}"
+    );
+    browser.fill("join-name", "Browser").await;
+    browser.click("join-submit").await;
+    browser
+        .until(
+            "seated",
+            "gm.role() === 'player' && gm.me() === 39 && gm.view().players.length === 40",
+        )
+        .await;
+    (table, bots)
+}
+
+/// A fresh snapshot through the host.
+async fn snapshot(bots: &mut [Client]) -> TableView {
+    bots[0].fresh_snapshot().await
+}
+
+/// Everyone keeps: the scripted seats by the host's rulings, the browser by pressing Keep.
+async fn keep_all(bots: &mut [Client], browser: &Browser) {
+    let start = bots[0]
+        .call(|id| ClientMessage::Start {
+            id,
+            first_player: None,
+            seating: SeatingMode::Random,
+            order: Vec::new(),
+        })
+        .await;
+    assert!(start.is_ok(), "{start:?}");
+    for _ in 0..(SEATS as usize * 2) {
+        let view = snapshot(bots).await;
+        let Some(decider) = view.mulligan_decider else {
+            return;
+        };
+        if decider == BROWSER {
+            browser.catch_up(view.seq).await;
+            browser.click("keep").await;
+            browser
+                .until("kept", &format!("gm.view().seq > {}", view.seq))
+                .await;
+        } else {
+            let kept = bots[0]
+                .call(|id| ClientMessage::Ruling {
+                    id,
+                    ruling: Ruling::Keep { player: decider },
+                })
+                .await;
+            assert!(kept.is_ok(), "{kept:?}");
+        }
+    }
+    panic!("the mulligans never ended");
+}
+
+/// Ends the running turns of scripted seats (the host's ruling) until `done` holds.
+async fn advance(bots: &mut [Client], what: &str, done: impl Fn(&TableView) -> bool) -> TableView {
+    for _ in 0..400 {
+        let view = snapshot(bots).await;
+        if done(&view) {
+            return view;
+        }
+        let running: Vec<PlayerId> = view
+            .turns
+            .iter()
+            .filter(|t| t.state == TurnStateName::Running && t.player != BROWSER)
+            .map(|t| t.player)
+            .collect();
+        assert!(!running.is_empty(), "{what}: no turn to end: {view:?}");
+        for player in running {
+            // A turn may have ended meanwhile; the next snapshot says.
+            let _ = bots[0]
+                .call(|id| ClientMessage::Ruling {
+                    id,
+                    ruling: Ruling::EndTurn { player },
+                })
+                .await;
+        }
+    }
+    panic!("{what}: never reached");
+}
+
+fn player(view: &TableView, id: PlayerId) -> &grand_melee_protocol::PlayerView {
+    view.players.iter().find(|p| p.player == id).unwrap()
+}
+
+/// Every number the page shows for a player (`data-num` elements) against the snapshot's.
+async fn numbers_match(browser: &Browser, view: &TableView, when: &str) -> usize {
+    browser.catch_up(view.seq).await;
+    let shown = browser
+        .js(
+            "return Array.from(document.querySelectorAll('[data-num]')).map(e => \
+             [e.dataset.num, Number(e.dataset.player), e.textContent.trim()]);",
+        )
+        .await;
+    let shown = shown.as_array().unwrap();
+    assert!(!shown.is_empty(), "{when}: no numbers on the page");
+    for item in shown {
+        let field = item[0].as_str().unwrap();
+        let id = PlayerId::try_from(item[1].as_u64().unwrap()).unwrap();
+        let text = item[2].as_str().unwrap();
+        let p = player(view, id);
+        let truth = match field {
+            "life" => p.life.to_string(),
+            "poison" => p.poison.to_string(),
+            other => panic!("{when}: unknown number {other}"),
+        };
+        assert_eq!(
+            text, truth,
+            "{when}: the page shows {field} {text} for {} (player {id}) but the server has {truth}",
+            p.name
+        );
+    }
+    shown.len()
+}
+
+/// Whether the element with this selector is on screen, not covered, at scroll position 0.
+async fn visible_without_scrolling(browser: &Browser, selector: &str) -> Value {
+    browser
+        .js(&format!(
+            "window.scrollTo(0, 0); const out = []; \
+             for (const e of document.querySelectorAll('{selector}')) {{ \
+               const r = e.getBoundingClientRect(); \
+               const x = r.left + r.width / 2, y = r.top + r.height / 2; \
+               const hit = document.elementFromPoint(x, y); \
+               out.push({{ top: r.top, bottom: r.bottom, height: r.height, \
+                 inside: r.top >= 0 && r.bottom <= innerHeight && r.left >= 0 && r.right <= innerWidth, \
+                 uncovered: !!hit && (e === hit || e.contains(hit) || hit.contains(e)), \
+                 font: parseFloat(getComputedStyle(e).fontSize), text: e.textContent }}); \
+             }} return out;"
+        ))
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forty_seats_played_from_a_phone() {
+    let server = TestServer::start().await;
+    let driver = Driver::start().await;
+    let phone = driver.browser(390, 844).await;
+    let (_table, mut bots) = forty(&server, &phone).await;
+    phone.shows_no_missing_values("the phone in the lobby").await;
+    keep_all(&mut bots, &phone).await;
+
+    // A scripted neighbour whose turn runs attacks the browser: the alert names him and the
+    // amount, on screen.
+    let view = advance(&mut bots, "a neighbour's turn that may attack the browser", |v| {
+        v.turns.iter().any(|t| {
+            t.state == TurnStateName::Running
+                && t.player != BROWSER
+                && player(v, t.player).may_attack.contains(&BROWSER)
+        })
+    })
+    .await;
+    let attacker = view
+        .turns
+        .iter()
+        .find(|t| {
+            t.state == TurnStateName::Running
+                && t.player != BROWSER
+                && player(&view, t.player).may_attack.contains(&BROWSER)
+        })
+        .unwrap()
+        .player;
+    let bot = &mut bots[usize::from(attacker)];
+    let combat = bot
+        .call(|id| ClientMessage::SetPhase {
+            id,
+            phase: Phase::Combat,
+        })
+        .await;
+    assert!(combat.is_ok(), "{combat:?}");
+    let attack = bot
+        .call(|id| ClientMessage::Attack {
+            id,
+            target: BROWSER,
+            damage: 3,
+            poison: 1,
+        })
+        .await;
+    assert!(matches!(attack, Ok(ServerMessage::Ack { .. })), "{attack:?}");
+    let name = format!("Scripted {attacker:02}");
+    phone
+        .until(
+            "the alert for the attack",
+            &format!(
+                "gm.alerts().some(a => a.includes('{name} attacked you: 3 damage and 1 poison'))"
+            ),
+        )
+        .await;
+    let alert = visible_without_scrolling(&phone, "[data-testid=\"alert\"]").await;
+    assert!(
+        alert[0]["inside"] == true && alert[0]["uncovered"] == true,
+        "the alert is on screen: {alert}"
+    );
+    let life = phone
+        .js("return document.querySelector('.nb-me [data-num=\"life\"]').textContent;")
+        .await;
+    assert_eq!(life, "17", "the browser's own card shows the damage");
+
+    // The browser's own turn: neighbours' names readable and End turn reachable, no scrolling.
+    let view = advance(&mut bots, "the browser's turn", |v| {
+        v.turns
+            .iter()
+            .any(|t| t.player == BROWSER && t.state == TurnStateName::Running)
+    })
+    .await;
+    phone.catch_up(view.seq).await;
+    phone
+        .until("the end-turn control", "!!document.querySelector('[data-testid=\"end-turn\"]')")
+        .await;
+    let range = usize::from(view.settings.spell_range);
+    let names = visible_without_scrolling(&phone, "[data-testid=\"neighbour\"] .nb-name").await;
+    let names = names.as_array().unwrap();
+    assert_eq!(
+        names.len(),
+        2 * range + 1,
+        "the browser and the {range} players on each side: {names:?}"
+    );
+    for n in names {
+        assert!(n["font"].as_f64().unwrap() >= 12.0, "name too small: {n}");
+        assert!(
+            n["inside"] == true && n["uncovered"] == true,
+            "a neighbour's name is off screen or covered: {n}"
+        );
+    }
+    let cards = visible_without_scrolling(&phone, "[data-testid=\"neighbour\"]").await;
+    for c in cards.as_array().unwrap() {
+        assert!(c["height"].as_f64().unwrap() >= 44.0, "tap target: {c}");
+    }
+    for control in ["end-turn", "target", "amount", "phase-combat"] {
+        let seen = visible_without_scrolling(&phone, &format!("[data-testid=\"{control}\"]")).await;
+        assert!(
+            seen[0]["inside"] == true && seen[0]["uncovered"] == true,
+            "{control} is not within reach without scrolling: {seen}"
+        );
+    }
+    // Tapping a neighbour picks him as the target; tapping a far seat says why not.
+    let neighbour = player(&view, BROWSER)
+        .may_target
+        .iter()
+        .copied()
+        .find(|&p| p != BROWSER)
+        .unwrap();
+    phone
+        .js(&format!(
+            "document.querySelector('[data-testid=\"neighbour\"][data-player=\"{neighbour}\"]').click(); return true;"
+        ))
+        .await;
+    phone
+        .until(
+            "the tapped neighbour is the target",
+            &format!("document.querySelector('[data-testid=\"target\"]').value === '{neighbour}'"),
+        )
+        .await;
+    let far = view
+        .players
+        .iter()
+        .find(|p| !player(&view, BROWSER).may_target.contains(&p.player))
+        .unwrap()
+        .player;
+    phone
+        .js(&format!(
+            "document.querySelector('[data-testid=\"seat\"][data-player=\"{far}\"]').dispatchEvent(new MouseEvent('click', {{bubbles: true}})); return true;"
+        ))
+        .await;
+    phone
+        .until(
+            "the far seat explained",
+            "document.querySelector('[data-testid=\"seat-detail\"]').textContent.includes('Out of your range')",
+        )
+        .await;
+    phone.shows_no_missing_values("the phone on its turn").await;
+    phone.check_mirror("the phone on its turn").await;
+    phone
+        .screenshot(&screenshot_dir().join("forty-phone-390x844.png"))
+        .await;
+
+    // Random play by the scripted seats: every number the page shows stays the server's.
+    random_play(&mut bots, &phone).await;
+    phone.close().await;
+}
+
+/// One scripted action: who acts (a seat index), what, on whom (an index into his targets), how much.
+#[derive(Clone, Debug)]
+struct Action {
+    actor: usize,
+    kind: u8,
+    target: usize,
+    amount: u32,
+}
+
+/// Sequences of random actions by the scripted seats (changing life and poison, dealing
+/// damage, ending turns), drawn by proptest's deterministic runner; after each sequence every
+/// number the page shows equals the snapshot's.
+async fn random_play(bots: &mut [Client], browser: &Browser) {
+    let actions = proptest::collection::vec(
+        (0usize..39, 0u8..5, 0usize..8, 1u32..6).prop_map(|(actor, kind, target, amount)| Action {
+            actor,
+            kind,
+            target,
+            amount,
+        }),
+        5..25,
+    );
+    let mut runner = TestRunner::deterministic();
+    let mut checked = 0;
+    for case in 0..6 {
+        let sequence = actions.new_tree(&mut runner).unwrap().current();
+        for a in &sequence {
+            let view = bots[a.actor].view.clone().unwrap();
+            let me = bots[a.actor].seat.unwrap().0;
+            if player(&view, me).status != grand_melee_protocol::PlayerStatus::Alive {
+                continue;
+            }
+            let targets: Vec<PlayerId> = player(&view, me)
+                .may_target
+                .iter()
+                .copied()
+                .filter(|&p| p != me)
+                .collect();
+            let bot = &mut bots[a.actor];
+            let delta = i32::try_from(a.amount).unwrap();
+            // Refusals (a target out of range meanwhile, a turn already ended) change nothing.
+            let _ = match a.kind {
+                0 => bot.call(|id| ClientMessage::ChangeLife { id, delta: -delta }).await,
+                1 => bot.call(|id| ClientMessage::ChangeLife { id, delta }).await,
+                2 => bot.call(|id| ClientMessage::ChangePoison { id, delta: 1 }).await,
+                3 if !targets.is_empty() => {
+                    let target = targets[a.target % targets.len()];
+                    bot.call(|id| ClientMessage::DealDamage { id, target, amount: a.amount }).await
+                }
+                _ => bot.call(|id| ClientMessage::EndTurn { id }).await,
+            };
+        }
+        let view = snapshot(bots).await;
+        checked += numbers_match(browser, &view, &format!("case {case}: {sequence:?}")).await;
+        browser.shows_no_missing_values(&format!("case {case}")).await;
+        if view.stage == grand_melee_protocol::StageName::Finished {
+            break;
+        }
+    }
+    eprintln!("{checked} numbers checked against the server's");
+}
