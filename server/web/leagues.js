@@ -130,7 +130,9 @@
         h("span", { class: "meta" }, `${view.standings.length} members · ${view.games.length} games` + (view.password ? " · password" : "")),
         h("a", { href: "/leagues" }, "◂ Leagues"));
       const me = this.member();
-      put(this.standings, h("table", { class: "standings", testid: "league-standings" },
+      // A wide table scrolls inside its own box (focusable, so a keyboard scrolls it too); the
+      // page does not.
+      put(this.standings, h("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-label": "Standings" }, h("table", { class: "standings", testid: "league-standings" },
         h("caption", {}, "Standings (deck power: every mana point earned)"),
         h("thead", {}, h("tr", {}, ...["#", "Member", "Deck", "Colours", "Power", "Unspent", "Games", "Wins", "Avg place"].map((t) => h("th", {}, t)))),
         h("tbody", {}, view.standings.map((m, i) => h("tr", { testid: "league-row", "data-member": m.member, class: me && me.member === m.member ? "you" : "" },
@@ -138,7 +140,7 @@
           h("td", {}, h("button", { type: "button", class: "link", testid: `ledger-${m.member}`, onclick: () => this.showDeck(m.member) }, printable(m.name))),
           h("td", {}, m.deck ? printable(m.deck) : "(no deck yet)"), h("td", {}, m.alliance ? allianceName(m.alliance) : "–"),
           h("td", { testid: "power" }, String(m.power)), h("td", { testid: "balance" }, String(m.balance)),
-          h("td", {}, String(m.games)), h("td", {}, String(m.wins)), h("td", {}, average(m.places, m.games)))))));
+          h("td", {}, String(m.games)), h("td", {}, String(m.wins)), h("td", {}, average(m.places, m.games))))))));
       put(this.games, h("h3", {}, "Games"), view.games.length
         ? h("ul", {}, view.games.map((g) => h("li", { testid: "league-game" },
           h("a", { href: g.finished_at_ms ? `/replays/${g.table}` : `/t/${g.table}`, class: "table-name" }, printable(g.name)),
@@ -187,7 +189,8 @@
         if (answer.type === "deck") {
           this.mine.append(h("p", { testid: "member-me" }, `You are ${printable(me.name)}, member ${me.member}.`));
           if (!answer.deck.spec) this.mine.append(this.registerForm());
-          else this.mine.append(this.buyForm(answer.deck), this.remedyForm(answer.deck));
+          // append() skips the remedy form when there is none (the DOM's own would write "null").
+          else append(this.mine, [this.buyForm(answer.deck), this.remedyForm(answer.deck)]);
           if (!this.ledger.firstChild) this.drawDeck(answer);
         }
       }

@@ -153,9 +153,10 @@ async fn every_page_passes_axe_and_fits_in_360_px() {
     verdict(&found);
 }
 
-/// The create form's settings: (testid, its help text must mention) for each.
-const SETTINGS: [&str; 12] = [
+/// The create form's settings, by testid.
+const SETTINGS: [&str; 13] = [
     "create-name",
+    "create-password",
     "create-seats",
     "create-rules",
     "create-spell-range",
