@@ -17,6 +17,9 @@
   // The seed's basic sets, offered as suggestions (any set name is taken).
   const BASIC_SETS = ["7th Edition", "Ice Age", "Mirage", "Tempest", "Urza's Saga", "Mercadian Masques", "Invasion", "Odyssey"];
 
+  /** "1 game", "2 games". */
+  const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
   function average(places, games) {
     return games ? (places / games).toFixed(1) : "–";
   }
@@ -86,7 +89,7 @@
       if (!all.length) { this.list.append(h("p", { class: "empty" }, "No leagues yet: start one.")); return; }
       this.list.append(h("ul", {}, all.map((l) => h("li", { testid: "league-row", "data-league": l.league },
         h("a", { href: `/leagues/${l.league}`, class: "table-name" }, printable(l.name)),
-        h("span", { class: "meta" }, `${l.members} member${l.members === 1 ? "" : "s"} · ${l.games} game${l.games === 1 ? "" : "s"}` +
+        h("span", { class: "meta" }, `${plural(l.members, "member")} · ${plural(l.games, "game")}` +
           (l.password ? " · password" : "") + (store.get(memberKey(l.league)) ? " · you are a member" : ""))))));
     },
   };
@@ -127,13 +130,14 @@
       this.view = view;
       document.title = `${printable(view.name)} — ${TITLE}`;
       put(this.head, h("h2", { testid: "league-title" }, printable(view.name)),
-        h("span", { class: "meta" }, `${view.standings.length} members · ${view.games.length} games` + (view.password ? " · password" : "")),
+        h("span", { class: "meta" }, `${plural(view.standings.length, "member")} · ${plural(view.games.length, "game")}` + (view.password ? " · password" : "")),
         h("a", { href: "/leagues" }, "◂ Leagues"));
       const me = this.member();
       // A wide table scrolls inside its own box (focusable, so a keyboard scrolls it too); the
       // page does not.
-      put(this.standings, h("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-label": "Standings" }, h("table", { class: "standings", testid: "league-standings" },
-        h("caption", {}, "Standings (deck power: every mana point earned)"),
+      put(this.standings, h("h3", { id: "standings-title" }, "Standings"),
+        h("p", { class: "meta" }, "Power: every mana point the deck has earned; unspent: what is left to buy with."),
+        h("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-labelledby": "standings-title" }, h("table", { class: "standings", testid: "league-standings", "aria-labelledby": "standings-title" },
         h("thead", {}, h("tr", {}, ...["#", "Member", "Deck", "Colours", "Power", "Unspent", "Games", "Wins", "Avg place"].map((t) => h("th", {}, t)))),
         h("tbody", {}, view.standings.map((m, i) => h("tr", { testid: "league-row", "data-member": m.member, class: me && me.member === m.member ? "you" : "" },
           h("td", {}, String(i + 1)),

@@ -10,7 +10,7 @@ mod harness;
 use grand_melee_e2e::{Client, TestLeague, TestServer, concede_in_order, started_game};
 use grand_melee_protocol::ClientMessage;
 use grand_melee_server::ServerConfig;
-use harness::{Browser, Driver};
+use harness::{Browser, Driver, Scheme, screenshot_dir};
 use serde_json::Value;
 
 /// A server whose page files come from the tree (`server/web`, the files built into the binary).
@@ -27,8 +27,15 @@ async fn server() -> TestServer {
 
 /// What is wrong with the page as `what` shows it: axe-core's serious and critical violations,
 /// sideways scrolling, missing values. Collected (not panicking at the first) so one run
-/// reports every page.
+/// reports every page. A screenshot of each goes to `target/tmp/browser-screenshots/`.
 async fn problems(browser: &Browser, what: &str, found: &mut Vec<String>) {
+    let slug: String = what
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    browser
+        .screenshot(&screenshot_dir().join(format!("page-{slug}.png")))
+        .await;
     if let Some(report) = browser.accessibility_report().await {
         found.push(format!("{what}: {report}"));
     }
@@ -82,9 +89,24 @@ async fn every_page_passes_axe_and_fits_in_360_px() {
         .create_table("An open table with a long name!!", 16, 3)
         .await;
     let driver = Driver::start().await;
-    let phone = driver.phone_sized(360, 780).await;
     let mut found = Vec::new();
+    for (scheme, how) in [(Scheme::Light, ""), (Scheme::Dark, ", dark")] {
+        let phone = driver.phone_with(360, 780, scheme).await;
+        every_page(&phone, &base, &league, how, &mut found).await;
+        phone.close().await;
+    }
+    verdict(&found);
+}
 
+/// Visits every page but the table's on `phone`, noting the problems of each (`how` is added to
+/// each page's name).
+async fn every_page(
+    phone: &Browser,
+    base: &str,
+    league: &TestLeague,
+    how: &str,
+    found: &mut Vec<String>,
+) {
     phone.goto(&format!("{base}/")).await;
     phone
         .until(
@@ -92,12 +114,17 @@ async fn every_page_passes_axe_and_fits_in_360_px() {
             "document.querySelector('[data-testid=\"table-row\"]') !== null",
         )
         .await;
-    problems(&phone, "the lobby", &mut found).await;
+    problems(phone, &format!("the lobby{how}"), found).await;
     // The less common settings unfolded too.
     phone
         .js("document.querySelectorAll('form.create details').forEach(d => d.open = true);")
         .await;
-    problems(&phone, "the lobby, every setting shown", &mut found).await;
+    problems(
+        phone,
+        &format!("the lobby, every setting shown{how}"),
+        found,
+    )
+    .await;
 
     phone.goto(&format!("{base}/replays")).await;
     phone
@@ -106,7 +133,7 @@ async fn every_page_passes_axe_and_fits_in_360_px() {
             "document.querySelector('[data-testid=\"replay-row\"]') !== null",
         )
         .await;
-    problems(&phone, "the finished games", &mut found).await;
+    problems(phone, &format!("the finished games{how}"), found).await;
 
     phone.goto(&format!("{base}/leagues")).await;
     phone
@@ -115,7 +142,7 @@ async fn every_page_passes_axe_and_fits_in_360_px() {
             "document.querySelector('[data-testid=\"league-row\"]') !== null",
         )
         .await;
-    problems(&phone, "the leagues", &mut found).await;
+    problems(phone, &format!("the leagues{how}"), found).await;
 
     // A league's page, first as a visitor (the join form) and then as a member with a deck who
     // is also the organiser (the buy form, the ledger, the league-table form).
@@ -128,7 +155,7 @@ async fn every_page_passes_axe_and_fits_in_360_px() {
              document.querySelector('[data-testid=\"member-join\"]') !== null",
         )
         .await;
-    problems(&phone, "a league's page to a visitor", &mut found).await;
+    problems(phone, &format!("a league's page to a visitor{how}"), found).await;
     let (member, name, token) = &league.members[3];
     phone
         .js(&format!(
@@ -147,10 +174,7 @@ async fn every_page_passes_axe_and_fits_in_360_px() {
              document.querySelector('[data-testid=\"league-table-create\"]') !== null",
         )
         .await;
-    problems(&phone, "a league's page to a member", &mut found).await;
-
-    phone.close().await;
-    verdict(&found);
+    problems(phone, &format!("a league's page to a member{how}"), found).await;
 }
 
 /// The create form's settings, by testid.
@@ -203,6 +227,8 @@ async fn the_create_form_is_in_plain_words_and_create_shows_without_scrolling() 
         place["right"].as_f64().unwrap() <= place["width"].as_f64().unwrap(),
         "the Create button is cut off on the right: {place}"
     );
+    laptop.assert_accessible("the lobby at 1280×800").await;
+    laptop.assert_fits("the lobby at 1280×800").await;
 
     // Every setting has a label tied to it and a one-line help in plain words under it.
     let settings = laptop
@@ -343,14 +369,14 @@ async fn the_table_pages_pass_axe_and_fit_in_360_px() {
         )
         .await;
     problems(&display, "the display in the lobby stage", &mut found).await;
-    let narrow_display = driver.phone_sized(360, 780).await;
+    let narrow_display = driver.phone_with(360, 780, Scheme::Dark).await;
     narrow_display
         .goto(&format!("{base}/t/{table}?display"))
         .await;
     narrow_display
         .until("the display", "gm.view() !== null")
         .await;
-    problems(&narrow_display, "the display at 360 px", &mut found).await;
+    problems(&narrow_display, "the display at 360 px, dark", &mut found).await;
 
     let me = phone.me().await.unwrap();
     let started = bots[0]
@@ -416,7 +442,7 @@ async fn the_table_pages_pass_axe_and_fit_in_360_px() {
         .await;
     problems(
         &narrow_display,
-        "the display at 360 px at game over",
+        "the display at 360 px at game over, dark",
         &mut found,
     )
     .await;

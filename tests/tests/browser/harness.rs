@@ -219,6 +219,13 @@ fn install_axe() -> Result<(), String> {
     std::fs::rename(&partial, &dir).map_err(|e| format!("{}: {e}", dir.display()))
 }
 
+/// The colour scheme a browser's owner prefers (`prefers-color-scheme`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheme {
+    Light,
+    Dark,
+}
+
 /// A ChromeDriver process (and every browser it starts), stopped when dropped.
 #[derive(Debug)]
 pub struct Driver {
@@ -265,7 +272,7 @@ impl Driver {
 
     /// A new browser (its own profile: its own localStorage) with a window of `width`×`height`.
     pub async fn browser(&self, width: u32, height: u32) -> Browser {
-        self.session(width, height, None).await
+        self.session(width, height, None, Scheme::Light).await
     }
 
     /// A phone: a 390×844 touch screen (pixel ratio 3) with a mobile user agent.
@@ -275,16 +282,27 @@ impl Driver {
 
     /// A phone with a screen of `width`×`height` CSS pixels (360 wide: the narrowest common one).
     pub async fn phone_sized(&self, width: u32, height: u32) -> Browser {
+        self.phone_with(width, height, Scheme::Light).await
+    }
+
+    /// A phone with a screen of `width`×`height` CSS pixels whose owner prefers `scheme`.
+    pub async fn phone_with(&self, width: u32, height: u32, scheme: Scheme) -> Browser {
         let emulation = json!({
             "deviceMetrics": {"width": width, "height": height, "pixelRatio": 3.0, "touch": true},
             "userAgent": "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 \
                           (KHTML, like Gecko) Chrome/130.0.0.0 Mobile Safari/537.36",
         });
-        self.session(width, height, Some(emulation)).await
+        self.session(width, height, Some(emulation), scheme).await
     }
 
     /// A Chromium session; `mobile` is chromedriver's `mobileEmulation` when emulating a phone.
-    async fn session(&self, width: u32, height: u32, mobile: Option<Value>) -> Browser {
+    async fn session(
+        &self,
+        width: u32,
+        height: u32,
+        mobile: Option<Value>,
+        scheme: Scheme,
+    ) -> Browser {
         let (chromium, _) = ensure_browser();
         let mut capabilities = json!({
             "browserName": "chrome",
@@ -304,6 +322,12 @@ impl Driver {
                 ],
             },
         });
+        if scheme == Scheme::Dark {
+            capabilities["goog:chromeOptions"]["args"]
+                .as_array_mut()
+                .unwrap()
+                .push("--force-dark-mode".into());
+        }
         if let Some(emulation) = &mobile {
             capabilities["goog:chromeOptions"]["mobileEmulation"] = emulation.clone();
         }
