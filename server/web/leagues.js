@@ -17,6 +17,9 @@
   // The seed's basic sets, offered as suggestions (any set name is taken).
   const BASIC_SETS = ["7th Edition", "Ice Age", "Mirage", "Tempest", "Urza's Saga", "Mercadian Masques", "Invasion", "Odyssey"];
 
+  /** "1 game", "2 games". */
+  const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
   function average(places, games) {
     return games ? (places / games).toFixed(1) : "–";
   }
@@ -86,7 +89,7 @@
       if (!all.length) { this.list.append(h("p", { class: "empty" }, "No leagues yet: start one.")); return; }
       this.list.append(h("ul", {}, all.map((l) => h("li", { testid: "league-row", "data-league": l.league },
         h("a", { href: `/leagues/${l.league}`, class: "table-name" }, printable(l.name)),
-        h("span", { class: "meta" }, `${l.members} member${l.members === 1 ? "" : "s"} · ${l.games} game${l.games === 1 ? "" : "s"}` +
+        h("span", { class: "meta" }, `${plural(l.members, "member")} · ${plural(l.games, "game")}` +
           (l.password ? " · password" : "") + (store.get(memberKey(l.league)) ? " · you are a member" : ""))))));
     },
   };
@@ -127,18 +130,21 @@
       this.view = view;
       document.title = `${printable(view.name)} — ${TITLE}`;
       put(this.head, h("h2", { testid: "league-title" }, printable(view.name)),
-        h("span", { class: "meta" }, `${view.standings.length} members · ${view.games.length} games` + (view.password ? " · password" : "")),
+        h("span", { class: "meta" }, `${plural(view.standings.length, "member")} · ${plural(view.games.length, "game")}` + (view.password ? " · password" : "")),
         h("a", { href: "/leagues" }, "◂ Leagues"));
       const me = this.member();
-      put(this.standings, h("table", { class: "standings", testid: "league-standings" },
-        h("caption", {}, "Standings (deck power: every mana point earned)"),
+      // A wide table scrolls inside its own box (focusable, so a keyboard scrolls it too); the
+      // page does not.
+      put(this.standings, h("h3", { id: "standings-title" }, "Standings"),
+        h("p", { class: "meta" }, "Power: every mana point the deck has earned; unspent: what is left to buy with."),
+        h("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-labelledby": "standings-title" }, h("table", { class: "standings", testid: "league-standings", "aria-labelledby": "standings-title" },
         h("thead", {}, h("tr", {}, ...["#", "Member", "Deck", "Colours", "Power", "Unspent", "Games", "Wins", "Avg place"].map((t) => h("th", {}, t)))),
         h("tbody", {}, view.standings.map((m, i) => h("tr", { testid: "league-row", "data-member": m.member, class: me && me.member === m.member ? "you" : "" },
           h("td", {}, String(i + 1)),
           h("td", {}, h("button", { type: "button", class: "link", testid: `ledger-${m.member}`, onclick: () => this.showDeck(m.member) }, printable(m.name))),
           h("td", {}, m.deck ? printable(m.deck) : "(no deck yet)"), h("td", {}, m.alliance ? allianceName(m.alliance) : "–"),
           h("td", { testid: "power" }, String(m.power)), h("td", { testid: "balance" }, String(m.balance)),
-          h("td", {}, String(m.games)), h("td", {}, String(m.wins)), h("td", {}, average(m.places, m.games)))))));
+          h("td", {}, String(m.games)), h("td", {}, String(m.wins)), h("td", {}, average(m.places, m.games))))))));
       put(this.games, h("h3", {}, "Games"), view.games.length
         ? h("ul", {}, view.games.map((g) => h("li", { testid: "league-game" },
           h("a", { href: g.finished_at_ms ? `/replays/${g.table}` : `/t/${g.table}`, class: "table-name" }, printable(g.name)),
@@ -187,7 +193,8 @@
         if (answer.type === "deck") {
           this.mine.append(h("p", { testid: "member-me" }, `You are ${printable(me.name)}, member ${me.member}.`));
           if (!answer.deck.spec) this.mine.append(this.registerForm());
-          else this.mine.append(this.buyForm(answer.deck), this.remedyForm(answer.deck));
+          // append() skips the remedy form when there is none (the DOM's own would write "null").
+          else append(this.mine, [this.buyForm(answer.deck), this.remedyForm(answer.deck)]);
           if (!this.ledger.firstChild) this.drawDeck(answer);
         }
       }

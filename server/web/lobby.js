@@ -12,41 +12,57 @@
       document.title = `Tables — ${TITLE}`;
       const list = h("div", { class: "table-list", "aria-live": "polite" }, "Loading the tables…");
       this.list = list;
-      const field = (label, name, attrs) => h("label", {}, h("span", {}, label),
-        h("input", Object.assign({ name, testid: `create-${name.replace(/_/g, "-")}` }, attrs)));
+      // Each setting: its label tied to it, and one line of help in a casual player's words
+      // under it (tied to it too, so a screen reader says it).
+      const setting = (label, control, help) => {
+        control.id = `setting-${control.name}`;
+        const note = h("small", { class: "help", id: `${control.id}-help` }, help);
+        control.setAttribute("aria-describedby", note.id);
+        return control.type === "checkbox"
+          ? h("div", { class: "field check" }, h("label", { class: "inline", for: control.id }, control, ` ${label}`), note)
+          : h("div", { class: "field" }, h("label", { for: control.id }, label), control, note);
+      };
+      const input = (name, attrs) => h("input", Object.assign({ name, testid: `create-${name.replace(/_/g, "-")}` }, attrs));
+      const select = (name, options) => h("select", { name, testid: `create-${name.replace(/_/g, "-")}` },
+        options.map(([value, text]) => h("option", { value }, text)));
       const form = h("form", { class: "create", onsubmit: (ev) => { ev.preventDefault(); this.create(form); } },
         h("h2", {}, "Create a table"),
-        field("Table name", "name", { required: true, maxlength: 32, value: "Grand Melee", autocomplete: "off" }),
-        field("Seats (2–40)", "seats", { type: "number", min: 2, max: 40, value: 28, required: true }),
-        h("label", {}, h("span", {}, "Rules"),
-          h("select", { name: "rules", testid: "create-rules" },
-            h("option", { value: "seed" }, "Grand Melee: simultaneous turns, range 2"),
-            h("option", { value: "cr807" }, "Comprehensive Rules 807: turn markers, range 1, attack left"))),
-        field("Spell range (1–4; empty: the rules' own)", "spell_range", { type: "number", min: 1, max: 4, placeholder: "2, or 1 under CR 807" }),
-        h("label", { class: "inline" }, h("input", { type: "checkbox", name: "combat_dice", testid: "create-combat-dice" }),
-          " Combat with Dice (attacks rolled on a d20 by the server)"),
-        h("label", {}, h("span", {}, "Mulligans"),
-          h("select", { name: "mulligan", testid: "create-mulligan" },
-            h("option", { value: "paris" }, "one player at a time (Paris)"),
-            h("option", { value: "simultaneous" }, "everyone at once"))),
-        h("label", {}, h("span", {}, "Turn reduction"),
-          h("select", { name: "reduction", testid: "create-reduction" },
-            h("option", { value: "eager" }, "eager: as soon as fewer turns fit"),
-            h("option", { value: "forced" }, "forced: only when turns no longer fit"))),
-        field("Starting life (1–1000)", "starting_life", { type: "number", min: 1, max: 1000, value: 20 }),
-        field("Password (optional)", "password", { type: "password", maxlength: 64, autocomplete: "new-password" }),
+        h("div", { class: "fields" },
+          setting("Table name", input("name", { required: true, maxlength: 32, value: "Grand Melee", autocomplete: "off" }),
+            "What everyone sees in the list of tables."),
+          setting("Seats", input("seats", { type: "number", min: 2, max: 40, value: 16, required: true, inputmode: "numeric" }),
+            "How many players can sit down: 2 to 40 (Grand Melee is for 15 to 40)."),
+          setting("Rules", select("rules", [["seed", "Grand Melee (turns at once)"], ["cr807", "Rules 807 (turn markers)"]]),
+            "Grand Melee: several turns run at once around the table. Rules 807: the official version, one turn per marker."),
+          setting("Spell range", input("spell_range", { type: "number", min: 1, max: 4, placeholder: "the rules' own", inputmode: "numeric" }),
+            "How many seats away your spells reach (the rules say 2; empty: the rules' own)."),
+          setting("Combat with dice", h("input", { type: "checkbox", name: "combat_dice", testid: "create-combat-dice" }),
+            "The server rolls a d20 for each attack to see how hard it hits."),
+          setting("Password (optional)", input("password", { type: "password", maxlength: 64, autocomplete: "new-password" }),
+            "Only people who know it can sit down or watch. Empty: open to all.")),
         h("details", {}, h("summary", {}, "More settings"),
-          field("Turn clock, seconds (0: none)", "turn_clock_secs", { type: "number", min: 0, value: 0 }),
-          field("Absence limit, seconds", "absence_limit_secs", { type: "number", min: 0, value: 600 }),
-          field("Mulligan clock, seconds (0: none)", "mulligan_clock_secs", { type: "number", min: 0, value: 60 }),
-          field("Most spectators (0–1000)", "max_spectators", { type: "number", min: 0, max: 1000, value: 100 })),
+          h("div", { class: "fields" },
+            setting("Starting life", input("starting_life", { type: "number", min: 1, max: 1000, value: 20, inputmode: "numeric" }),
+              "Each player's life at the start (the rules say 20)."),
+            setting("Opening hands", select("mulligan", [["paris", "One player after another"], ["simultaneous", "Everyone at once"]]),
+              "Whether players decide to keep or redraw their opening hands one after another, or all at once."),
+            setting("Fewer turns as players go", select("reduction", [["eager", "As soon as there are fewer players"], ["forced", "Only when the turns no longer fit"]]),
+              "As players are knocked out, the table runs fewer turns at once: this says how soon."),
+            setting("Turn time limit, seconds", input("turn_clock_secs", { type: "number", min: 0, value: 0, inputmode: "numeric" }),
+              "A turn that lasts longer ends by itself. 0: no limit."),
+            setting("Time to decide on a hand, seconds", input("mulligan_clock_secs", { type: "number", min: 0, value: 60, inputmode: "numeric" }),
+              "Who has not decided by then keeps his hand. 0: no limit."),
+            setting("Away limit, seconds", input("absence_limit_secs", { type: "number", min: 0, value: 600, inputmode: "numeric" }),
+              "After how long away a player counts as gone: everyone is told, and the host may take him out (600: ten minutes)."),
+            setting("Most spectators", input("max_spectators", { type: "number", min: 0, max: 1000, value: 100, inputmode: "numeric" }),
+              "How many people may watch without playing (up to 1000)."))),
         h("button", { type: "submit", testid: "create-submit", class: "primary" }, "Create the table"));
       put(app, 
         h("section", { class: "lobby" },
           h("div", { class: "lobby-head" }, h("h2", {}, "Tables"), h("a", { href: "/leagues", testid: "leagues-link" }, "Leagues ▸"),
             h("a", { href: "/replays" }, "Finished games ▸")),
           list),
-        h("section", { class: "panel" }, form, errorEl));
+        h("section", { class: "panel create-panel" }, form, errorEl));
       setInterval(() => { if (GM.link.up) this.refresh(); }, 3000);
     },
 

@@ -5,6 +5,8 @@
 //! skip.
 
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
+// Shared by several test files, each using a part.
+#![allow(dead_code)]
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -80,6 +82,13 @@ fn install() -> Result<(), String> {
     if chromium.exists() && driver.exists() {
         return Ok(());
     }
+    eprintln!("installing Chromium for the browser tests: {INSTALL}");
+    apt_install(&["chromium", "chromium-driver"])
+}
+
+/// `apt-get update` and `apt-get install` of `packages`, as root or through password-less sudo.
+/// The caller holds a lock file.
+fn apt_install(packages: &[&str]) -> Result<(), String> {
     let root = std::process::Command::new("id")
         .arg("-u")
         .output()
@@ -95,19 +104,11 @@ fn install() -> Result<(), String> {
     } else {
         return Err("not root and no password-less sudo".into());
     };
-    eprintln!("installing Chromium for the browser tests: {INSTALL}");
-    for args in [
-        &["apt-get", "update", "-qq"][..],
-        &[
-            "apt-get",
-            "install",
-            "-y",
-            "-qq",
-            "--no-install-recommends",
-            "chromium",
-            "chromium-driver",
-        ][..],
-    ] {
+    let install: Vec<&str> = ["apt-get", "install", "-y", "-qq", "--no-install-recommends"]
+        .into_iter()
+        .chain(packages.iter().copied())
+        .collect();
+    for args in [&["apt-get", "update", "-qq"][..], &install[..]] {
         let all: Vec<&str> = prefix.iter().chain(args).copied().collect();
         let status = std::process::Command::new(all[0])
             .args(&all[1..])
@@ -119,6 +120,110 @@ fn install() -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The axe-core release the accessibility checks use: npm's `axe-core`, pinned.
+pub const AXE_VERSION: &str = "4.14.1";
+
+/// Where axe-core is installed for the tests: a cache under the workspace's `target/tmp`.
+fn axe_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("axe-core-{AXE_VERSION}"))
+}
+
+/// The command that installs axe-core by hand.
+fn axe_command() -> String {
+    format!(
+        "npm install --prefix {} axe-core@{AXE_VERSION}",
+        axe_dir().display()
+    )
+}
+
+/// Makes sure axe-core is installed (with npm, into `target/tmp/axe-core-<version>`; Node.js and
+/// npm with apt when npm is missing) and returns the text of its `axe.min.js`. Panics with the
+/// commands to run if it cannot be installed.
+pub fn ensure_axe() -> &'static str {
+    static SOURCE: OnceLock<Result<String, String>> = OnceLock::new();
+    SOURCE
+        .get_or_init(|| {
+            let file = axe_dir().join("node_modules/axe-core/axe.min.js");
+            if !file.exists() {
+                install_axe()?;
+            }
+            std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))
+        })
+        .as_deref()
+        .unwrap_or_else(|why| {
+            panic!(
+                "the accessibility checks need npm's axe-core {AXE_VERSION} and could not \
+                 install it ({why}). Install it with `{}` (and Node.js and npm first with `sudo \
+                 apt-get install -y nodejs npm` if npm is missing)",
+                axe_command()
+            )
+        })
+}
+
+/// `npm install` of axe-core into a fresh directory renamed into place when complete, so an
+/// interrupted install is never taken for one; serialised across test processes with a lock file.
+fn install_axe() -> Result<(), String> {
+    let dir = axe_dir();
+    let parent = dir.parent().unwrap().to_owned();
+    std::fs::create_dir_all(&parent).map_err(|e| e.to_string())?;
+    let lock = std::fs::File::create(parent.join(format!("axe-core-{AXE_VERSION}.lock")))
+        .map_err(|e| e.to_string())?;
+    lock.lock().map_err(|e| e.to_string())?;
+    if dir.join("node_modules/axe-core/axe.min.js").exists() {
+        return Ok(());
+    }
+    let npm_works = || {
+        std::process::Command::new("npm")
+            .arg("--version")
+            .stdout(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !npm_works() {
+        eprintln!(
+            "installing Node.js and npm for the accessibility checks: apt-get install -y nodejs npm"
+        );
+        apt_install(&["nodejs", "npm"])?;
+        if !npm_works() {
+            return Err("npm is still missing after installing nodejs and npm".into());
+        }
+    }
+    let partial = parent.join(format!("axe-core-{AXE_VERSION}.partial"));
+    if partial.exists() {
+        std::fs::remove_dir_all(&partial).map_err(|e| format!("{}: {e}", partial.display()))?;
+    }
+    eprintln!(
+        "installing axe-core for the accessibility checks: {}",
+        axe_command()
+    );
+    let status = std::process::Command::new("npm")
+        .arg("install")
+        .arg("--prefix")
+        .arg(&partial)
+        .args([
+            "--no-save",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+            &format!("axe-core@{AXE_VERSION}"),
+        ])
+        .status()
+        .map_err(|e| format!("npm install: {e}"))?;
+    if !status.success() {
+        return Err(format!(
+            "npm install axe-core@{AXE_VERSION} failed ({status})"
+        ));
+    }
+    std::fs::rename(&partial, &dir).map_err(|e| format!("{}: {e}", dir.display()))
+}
+
+/// The colour scheme a browser's owner prefers (`prefers-color-scheme`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheme {
+    Light,
+    Dark,
 }
 
 /// A ChromeDriver process (and every browser it starts), stopped when dropped.
@@ -167,8 +272,39 @@ impl Driver {
 
     /// A new browser (its own profile: its own localStorage) with a window of `width`×`height`.
     pub async fn browser(&self, width: u32, height: u32) -> Browser {
+        self.session(width, height, None, Scheme::Light).await
+    }
+
+    /// A phone: a 390×844 touch screen (pixel ratio 3) with a mobile user agent.
+    pub async fn phone(&self) -> Browser {
+        self.phone_sized(390, 844).await
+    }
+
+    /// A phone with a screen of `width`×`height` CSS pixels (360 wide: the narrowest common one).
+    pub async fn phone_sized(&self, width: u32, height: u32) -> Browser {
+        self.phone_with(width, height, Scheme::Light).await
+    }
+
+    /// A phone with a screen of `width`×`height` CSS pixels whose owner prefers `scheme`.
+    pub async fn phone_with(&self, width: u32, height: u32, scheme: Scheme) -> Browser {
+        let emulation = json!({
+            "deviceMetrics": {"width": width, "height": height, "pixelRatio": 3.0, "touch": true},
+            "userAgent": "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 \
+                          (KHTML, like Gecko) Chrome/130.0.0.0 Mobile Safari/537.36",
+        });
+        self.session(width, height, Some(emulation), scheme).await
+    }
+
+    /// A Chromium session; `mobile` is chromedriver's `mobileEmulation` when emulating a phone.
+    async fn session(
+        &self,
+        width: u32,
+        height: u32,
+        mobile: Option<Value>,
+        scheme: Scheme,
+    ) -> Browser {
         let (chromium, _) = ensure_browser();
-        let capabilities = json!({
+        let mut capabilities = json!({
             "browserName": "chrome",
             "acceptInsecureCerts": true,
             // A script killed by a navigation is reported after 5 s (not the default 30 s), and
@@ -186,6 +322,15 @@ impl Driver {
                 ],
             },
         });
+        if scheme == Scheme::Dark {
+            capabilities["goog:chromeOptions"]["args"]
+                .as_array_mut()
+                .unwrap()
+                .push("--force-dark-mode".into());
+        }
+        if let Some(emulation) = &mobile {
+            capabilities["goog:chromeOptions"]["mobileEmulation"] = emulation.clone();
+        }
         let Value::Object(capabilities) = capabilities else {
             unreachable!()
         };
@@ -194,8 +339,10 @@ impl Driver {
             .connect(&self.url)
             .await
             .unwrap_or_else(|e| panic!("starting Chromium through chromedriver: {e}"));
-        client.set_window_size(width, height).await.unwrap();
-        Browser { client }
+        if mobile.is_none() {
+            client.set_window_size(width, height).await.unwrap();
+        }
+        Browser { client, width }
     }
 }
 
@@ -216,6 +363,9 @@ impl Drop for Driver {
 #[derive(Debug)]
 pub struct Browser {
     pub client: Client,
+    /// The window's or the phone's screen width in CSS pixels (a phone's page may lay out wider
+    /// than its screen, and `innerWidth` then grows with it: this does not).
+    pub width: u32,
 }
 
 impl Browser {
@@ -349,13 +499,165 @@ impl Browser {
     /// Fails if the page shows the words `null`, `undefined` or `NaN` anywhere (a value that
     /// was missing, rendered as text).
     pub async fn shows_no_missing_values(&self, who: &str) {
-        let found = self
-            .js(
-                "const m = document.body.innerText.match(/.{0,40}\\b(null|undefined|NaN)\\b.{0,40}/); \
-                 return m ? m[0] : null;",
-            )
+        let found = self.missing_value().await;
+        assert_eq!(found, None, "{who}: the page shows a missing value");
+    }
+
+    /// The text around the first `null`, `undefined` or `NaN` the page shows, if any.
+    pub async fn missing_value(&self) -> Option<String> {
+        self.js(
+            "const m = document.body.innerText.match(/.{0,40}\\b(null|undefined|NaN)\\b.{0,40}/); \
+             return m ? m[0] : null;",
+        )
+        .await
+        .as_str()
+        .map(str::to_owned)
+    }
+
+    /// Runs axe-core (injected through WebDriver, which the page's CSP does not govern) on the
+    /// part of the page `context` selects (a CSS selector; `document` or empty for the whole
+    /// page) and returns its serious and critical violations: `{id, impact, help, helpUrl,
+    /// count, nodes: [{target, html, summary}]}` with the first few nodes.
+    pub async fn axe(&self, context: &str) -> Vec<Value> {
+        let source = ensure_axe();
+        if self.js("return typeof window.axe;").await != "object" {
+            let loaded = self
+                .js(&format!("{source}\n;return typeof window.axe;"))
+                .await;
+            assert_eq!(loaded, "object", "axe-core did not load into the page");
+        }
+        let context = if context.is_empty() || context == "document" {
+            "document".to_owned()
+        } else {
+            serde_json::to_string(context).unwrap()
+        };
+        // Started in the page and polled: a check of a big page may take longer than one script
+        // may run.
+        self.js(&format!(
+            "window.__gmAxe = null; \
+             axe.run({context}, {{resultTypes: ['violations']}}).then(r => {{ window.__gmAxe = {{violations: \
+               r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical').map(v => ({{ \
+                 id: v.id, impact: v.impact, help: v.help, helpUrl: v.helpUrl, count: v.nodes.length, \
+                 nodes: v.nodes.slice(0, 4).map(n => ({{target: n.target.map(String), html: n.html.slice(0, 200), \
+                   summary: (n.failureSummary || '').slice(0, 300)}})) }})) }}; }}, \
+               e => {{ window.__gmAxe = {{error: String(e)}}; }}); \
+             return true;"
+        ))
+        .await;
+        self.until("axe-core's findings", "window.__gmAxe !== null")
             .await;
-        assert_eq!(found, Value::Null, "{who}: the page shows a missing value");
+        let result = self.js("return window.__gmAxe;").await;
+        assert!(
+            result["error"].is_null(),
+            "axe-core failed: {}",
+            result["error"]
+        );
+        result["violations"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// Fails, with a readable list, if axe-core finds any serious or critical violation on the
+    /// page.
+    pub async fn assert_accessible(&self, what: &str) {
+        if let Some(report) = self.accessibility_report().await {
+            panic!("{what}: {report}");
+        }
+    }
+
+    /// axe-core's serious and critical violations on the whole page as a readable list, or
+    /// `None` when there is none.
+    pub async fn accessibility_report(&self) -> Option<String> {
+        let violations = self.axe("document").await;
+        if violations.is_empty() {
+            return None;
+        }
+        let mut list = String::new();
+        for v in &violations {
+            list.push_str(&format!(
+                "\n- {} ({}, {} element(s)): {} <{}>",
+                v["id"].as_str().unwrap_or("?"),
+                v["impact"].as_str().unwrap_or("?"),
+                v["count"],
+                v["help"].as_str().unwrap_or(""),
+                v["helpUrl"].as_str().unwrap_or("")
+            ));
+            for node in v["nodes"].as_array().into_iter().flatten() {
+                list.push_str(&format!(
+                    "\n    {} {}\n      {}",
+                    node["target"],
+                    node["html"].as_str().unwrap_or(""),
+                    node["summary"].as_str().unwrap_or("").replace('\n', " ")
+                ));
+            }
+        }
+        Some(format!(
+            "axe-core {AXE_VERSION} finds {} serious or critical violation(s):{list}",
+            violations.len()
+        ))
+    }
+
+    /// Fails if the page scrolls sideways (`document.documentElement.scrollWidth` wider than
+    /// `innerWidth`), naming the widest elements that stick out (those inside a box that
+    /// scrolls or clips on its own are left out: they do not widen the page).
+    pub async fn assert_fits(&self, what: &str) {
+        if let Some(report) = self.overflow().await {
+            panic!("{what}: {report}");
+        }
+    }
+
+    /// How the page scrolls sideways (its width, the window's, the elements sticking out), or
+    /// `None` when it fits.
+    pub async fn overflow(&self) -> Option<String> {
+        let found = self
+            .js(&format!(
+                "const w = Math.min(window.innerWidth, {}), sw = document.documentElement.scrollWidth; \
+                 if (sw <= w) return null; \
+                 const clipped = (e) => {{ for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {{ \
+                   const o = getComputedStyle(a).overflowX; \
+                   if (o !== 'visible' && a.getBoundingClientRect().right + scrollX <= w + 1) return true; }} return false; }}; \
+                 const out = Array.from(document.body.querySelectorAll('*')) \
+                   .map(e => [e, e.getBoundingClientRect()]) \
+                   .filter(([e, r]) => r.width > 0 && r.right + scrollX > w + 1 && !clipped(e)); \
+                 const describe = ([e, r]) => ({{tag: e.tagName.toLowerCase(), class: String(e.getAttribute('class') || ''), \
+                   testid: e.getAttribute('data-testid') || '', width: Math.round(r.width), right: Math.round(r.right + scrollX), \
+                   text: (e.textContent || '').trim().slice(0, 40)}}); \
+                 const innermost = out.filter(([e]) => !out.some(([o]) => o !== e && e.contains(o))); \
+                 return {{width: w, scrollWidth: sw, \
+                   widest: out.slice().sort((a, b) => b[1].width - a[1].width).slice(0, 6).map(describe), \
+                   innermost: innermost.sort((a, b) => b[1].right - a[1].right).slice(0, 8).map(describe)}}",
+                self.width
+            ))
+            .await;
+        if found.is_null() {
+            return None;
+        }
+        let line = |e: &Value| {
+            format!(
+                "\n    <{} class=\"{}\" data-testid=\"{}\"> {} px wide, right edge at {} px: {:?}",
+                e["tag"].as_str().unwrap_or("?"),
+                e["class"].as_str().unwrap_or(""),
+                e["testid"].as_str().unwrap_or(""),
+                e["width"],
+                e["right"],
+                e["text"].as_str().unwrap_or("")
+            )
+        };
+        let widest: String = found["widest"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(line)
+            .collect();
+        let innermost: String = found["innermost"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(line)
+            .collect();
+        Some(format!(
+            "the page scrolls sideways, {} px wide in a {} px window.\n  the widest elements \
+             sticking out:{widest}\n  the innermost ones:{innermost}",
+            found["scrollWidth"], found["width"]
+        ))
     }
 
     pub async fn log(&self) -> Vec<String> {
