@@ -516,8 +516,8 @@
     };
     return html`<section class="neighbourhood" data-testid="neighbourhood" aria-label="Your neighbourhood: the players within your spell range">
       <div class="nb-me"><${Card} view=${view} p=${mine} me=${me} /></div>
-      <div class="nb-col nb-left"><h3>◀ To your left</h3>${left.map((x) => card(x, "left"))}</div>
-      <div class="nb-col nb-right"><h3>To your right ▶</h3>${right.map((x) => card(x, "right"))}</div>
+      <div class="nb-col nb-left"><h3 class="phone-hidden">◀ To your left</h3>${left.map((x) => card(x, "left"))}</div>
+      <div class="nb-col nb-right"><h3 class="phone-hidden">To your right ▶</h3>${right.map((x) => card(x, "right"))}</div>
     </section>`;
   }
 
@@ -663,7 +663,7 @@
     const decision = state.role === "player" && view.stage === "mulligan" && (view.mulligan_deciders || []).includes(me);
     const turn = state.role === "player" && view.stage === "playing" && view.turns.some((t) => t.player === me && t.state === "running");
     return html`<p class=${"status-line" + (decision || turn ? " mine" : "")} data-testid="status-line" aria-live="polite">
-      ${decision || turn ? html`<span class="banner" data-testid="banner">${decision ? "Your decision" : "▶ Your turn!"}</span> ` : null}${sentence(view, me)}</p>`;
+      ${decision || turn ? html`<span class="banner" data-testid="banner">${decision ? "Your decision" : "▶ Your turn"}</span> ` : null}${turn ? sentence(view, me).replace(/^▶ Your turn /, "") : sentence(view, me)}</p>`;
   }
 
   /** The host's alert: every open call, who and why, each with an answer button. */
@@ -761,9 +761,11 @@
           onInput=${(ev) => { ui.poison = ev.target.value; }} /></label>` : null}
       </div>
       <div class="row bar-row">
-        ${own ? html`<${Button} id="attack" label=${targetName ? `⚔ Attack ${shorten(targetName, 12)}` : "⚔ Attack"} disabled=${!!blocked} title=${blocked || undefined} onClick=${() => attack(view)} />` : null}
-        <${Button} id="damage" label=${targetName ? `✦ ${amount} damage to ${shorten(targetName, 12)}` : "✦ Deal damage"} disabled=${ui.target === ""} onClick=${dealDamage} />
-        ${own ? html`<${Button} id="end-turn" label="End my turn ▶" cls="primary" onClick=${() => go({ type: "end_turn" })} />` : null}
+        ${own ? html`<button type="button" data-testid="attack" disabled=${!!blocked} title=${blocked || undefined}
+          aria-label=${targetName ? `Attack ${targetName} for ${amount}` : "Attack"} onClick=${() => attack(view)}>⚔ Attack</button>` : null}
+        <button type="button" data-testid="damage" disabled=${ui.target === ""} aria-label=${targetName ? `Deal ${amount} damage to ${targetName}` : "Deal damage (pick a target first)"}
+          onClick=${dealDamage}>✦ Damage</button>
+        ${own ? html`<${Button} id="end-turn" label="End turn ▶" cls="primary" onClick=${() => go({ type: "end_turn" })} />` : null}
       </div>
       ${own && blocked && ui.target !== "" ? html`<p class="hint" data-testid="attack-hint">${blocked}</p>` : null}
     </div>`;
@@ -1061,14 +1063,14 @@
 
   function Head({ view, display }) {
     const legendButton = html`<button type="button" class="legend-button" data-testid="legend-button" aria-expanded=${String(ui.legend)}
-      aria-controls="legend" onClick=${() => { ui.legend = !ui.legend; render(); }}>? Symbols</button>`;
+      aria-controls="legend" aria-label="What the symbols mean" onClick=${() => { ui.legend = !ui.legend; render(); }}>?</button>`;
     const sharing = ui.share === null ? view.stage === "lobby" : ui.share;
     return html`<div class="table-head">
       <h2>${printable(view.name)}</h2>
       <span class="meta">${STAGES[view.stage]} · ${rulesWords(view.settings)} · ${view.spectators} watching${view.adjourned ? " · ☾ adjourned" : view.paused ? " · ⏸ paused" : ""}${state.role === "spectator" && !ui.visiting && !display ? " · you are watching" : ""}</span>
       ${view.settings.league && !display ? html`<a href=${`/leagues/${view.settings.league}`} class="meta" data-testid="table-league">League game ▸</a>` : null}
       ${display ? null : html`<span class="head-buttons">
-        <button type="button" data-testid="share-button" aria-expanded=${String(sharing)} onClick=${() => { ui.share = !sharing; render(); }}>Invite players</button>
+        <button type="button" data-testid="share-button" aria-expanded=${String(sharing)} onClick=${() => { ui.share = !sharing; render(); }}>Invite</button>
         ${legendButton}</span>`}
     </div>`;
   }
