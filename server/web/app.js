@@ -26,6 +26,7 @@
     chat: () => Array.from(state.chat.entries()).sort((a, b) => a[0] - b[0]).map(([, t]) => t),
     lastError: () => state.lastError,
     alerts: () => (GM.testHooks ? GM.testHooks.alerts() : []),
+    replayLines: () => GM.pages.replay.lines.slice(),
     checkMirror: async () => {
       const id = link.nextId++;
       const check = { id, result: null };

@@ -333,7 +333,7 @@
     const mine = playerOf(view, me);
     const inMyRange = new Set(mine ? mine.may_target : []);
     const nameFont = n <= 15 ? 30 : n <= 28 ? 24 : 21;
-    const maxChars = n <= 15 ? 12 : n <= 28 ? 11 : 10;
+    const maxChars = n <= 15 ? 14 : 12;
     // Room for the longest name on every side: nothing is clipped at 3 or 9 o'clock.
     const reach = R + r + 10 + maxChars * nameFont * 0.62 + 12;
     const box = `${(c - reach).toFixed(0)} ${(c - reach).toFixed(0)} ${(2 * reach).toFixed(0)} ${(2 * reach).toFixed(0)}`;
@@ -392,18 +392,19 @@
         (inMyRange.has(p.player) && !you ? ", within your range" : "");
       const pick = () => onSeat && onSeat(p.player);
       return html`<g key=${p.player} class=${classes.join(" ")} data-testid="seat" data-player=${p.player}
-          role=${onSeat ? "button" : "img"} tabindex=${onSeat ? 0 : undefined} aria-label=${label}
+          role=${onSeat ? "button" : "img"} tabindex=${onSeat ? 0 : undefined}
           onClick=${pick} onKeyDown=${(ev) => { if (onSeat && (ev.key === "Enter" || ev.key === " ")) { ev.preventDefault(); pick(); } }}>
+        <title>${label}</title>
         <circle cx=${x} cy=${y} r=${radius} class="disc" />
         ${inMyRange.has(p.player) && !you ? html`<circle cx=${x} cy=${y} r=${radius + 7} class="range-mark" />` : null}
         ${p.status === "alive" ? html`
-          <text x=${x} y=${y + (p.poison ? -radius * 0.12 : 0)} class="life" text-anchor="middle" dominant-baseline="middle"
+          <text aria-hidden="true" x=${x} y=${y + (p.poison ? -radius * 0.12 : 0)} class="life" text-anchor="middle" dominant-baseline="middle"
             font-size=${Math.max(14, radius * 0.8)} data-num="life" data-player=${p.player}>${p.life}</text>
-          ${p.poison ? html`<text x=${x} y=${y + radius * 0.55} class="poison" text-anchor="middle" dominant-baseline="middle"
+          ${p.poison ? html`<text aria-hidden="true" x=${x} y=${y + radius * 0.55} class="poison" text-anchor="middle" dominant-baseline="middle"
             font-size=${Math.max(11, radius * 0.45)}>☠<tspan data-num="poison" data-player=${p.player}>${p.poison}</tspan></text>` : null}`
-        : html`<text x=${x} y=${y} class="out" text-anchor="middle" dominant-baseline="middle"
+        : html`<text aria-hidden="true" x=${x} y=${y} class="out" text-anchor="middle" dominant-baseline="middle"
             font-size=${Math.max(12, radius * 0.6)}>${p.status === "removed" ? "✕" : "OUT"}</text>`}
-        <text x=${lx} y=${ly} class="name" text-anchor=${right ? "start" : "end"} dominant-baseline="middle" font-size=${nameFont}
+        <text aria-hidden="true" x=${lx} y=${ly} class="name" text-anchor=${right ? "start" : "end"} dominant-baseline="middle" font-size=${nameFont}
           transform=${`rotate(${(right ? deg : deg + 180).toFixed(2)} ${lx.toFixed(1)} ${ly.toFixed(1)})`}>${right
             ? (marks ? marks + " " : "") + shorten(p.name, maxChars) : shorten(p.name, maxChars) + (marks ? " " + marks : "")}</text>
       </g>`;
@@ -482,13 +483,13 @@
       p.connected ? null : p.absent ? "away" : "offline", p.status === "alive" ? null : p.status === "removed" ? "✕ out" : "OUT"].filter(Boolean);
     return html`<button type="button" class=${`card ${p.status}${chosen ? " chosen" : ""}${p.player === me ? " me" : ""}${turn && turn.state === "running" ? " running" : ""}`}
         data-testid="neighbour" data-player=${p.player} aria-pressed=${targetable ? String(chosen) : undefined}
-        aria-label=${`${printable(p.name)}${p.player === me ? " (you)" : ""}${side ? `, ${side}` : ""}: life ${p.life}, poison ${p.poison}${marks.length ? ", " + marks.join(", ") : ""}${targetable ? (chosen ? ", your target" : ", tap to target") : ""}`}
         onClick=${() => select(p.player)}>
       <span class="nb-name">${p.player === me ? "You" : printable(p.name)}</span>
       <span class="nb-life"><span data-num="life" data-player=${p.player}>${p.life}</span><small> life</small></span>
       ${p.poison ? html`<span class="nb-poison">☠ <span data-num="poison" data-player=${p.player}>${p.poison}</span></span>` : null}
       ${marks.length ? html`<span class="nb-marks">${marks.join(" · ")}</span>` : null}
       ${side ? html`<span class="nb-side">${side}</span>` : null}
+      ${targetable ? html`<span class="sr-only">${chosen ? ", your target" : ", tap to target"}</span>` : null}
     </button>`;
   }
 
@@ -758,7 +759,7 @@
         <label class="small"><span>Damage</span><input type="number" data-testid="amount" min="1" inputmode="numeric" value=${ui.amount}
           onInput=${(ev) => { ui.amount = ev.target.value; }} onChange=${(ev) => { ui.amount = ev.target.value; render(); }} /></label>
         ${own ? html`<label class="small"><span>Poison</span><input type="number" data-testid="attack-poison" min="0" inputmode="numeric" value=${ui.poison}
-          onInput=${(ev) => { ui.poison = ev.target.value; }} /></label>` : null}
+          onInput=${(ev) => { ui.poison = ev.target.value; }} onChange=${(ev) => { ui.poison = ev.target.value; }} /></label>` : null}
       </div>
       <div class="row bar-row">
         ${own ? html`<button type="button" data-testid="attack" disabled=${!!blocked} title=${blocked || undefined}
@@ -824,6 +825,9 @@
     const k = ui.counter;
     if (r.defender !== "" && !attackable.includes(Number(r.defender))) r.defender = "";
     if (k.who !== "" && !inCombat.includes(Number(k.who))) k.who = "";
+    // One choice only: it is picked (the roll still needs its button).
+    if (r.defender === "" && attackable.length === 1) r.defender = String(attackable[0]);
+    if (k.who === "" && inCombat.length === 1) k.who = String(inCombat[0]);
     const powers = (text) => String(text).split(/[\s,;]+/).filter(Boolean).map(Number);
     const whole = (values) => values.every((x) => Number.isInteger(x) && x >= 0);
     const rollAttack = () => {
@@ -841,7 +845,7 @@
       go({ type: "counter_roll", attacker: Number(k.who), blocker_power: a, attacker_power: b });
     };
     const field = (label, testid, obj, key, attrs) => html`<label><span>${label}</span><input data-testid=${testid} value=${obj[key]}
-      onInput=${(ev) => { obj[key] = ev.target.value; }} ...${attrs} /></label>`;
+      onInput=${(ev) => { obj[key] = ev.target.value; }} onChange=${(ev) => { obj[key] = ev.target.value; }} ...${attrs} /></label>`;
     return html`<fieldset class="group dice-tools"><legend>⚄ Combat with Dice</legend>
       <div class="row"><label><span>Defender</span><select data-testid="roll-defender" value=${r.defender} onChange=${(ev) => { r.defender = ev.target.value; render(); }}>
           <option value="">${attackable.length ? "— pick —" : "nobody to attack"}</option>${options(attackable.map((id) => [String(id), nameOf(id)]))}</select></label>
@@ -946,7 +950,7 @@
       }} /></div>
       <fieldset><legend>Rulings</legend>
         <div class="row">${who("rule", "Player the ruling is about")}
-          <label class="small"><span>Value</span><input type="number" value=${ui.host.value} onInput=${(ev) => { ui.host.value = ev.target.value; }} /></label></div>
+          <label class="small"><span>Value</span><input type="number" value=${ui.host.value} onInput=${(ev) => { ui.host.value = ev.target.value; }} onChange=${(ev) => { ui.host.value = ev.target.value; }} /></label></div>
         <div class="row">
           <${Button} id="rule-set-life" label="Set life" onClick=${() => rule({ kind: "set_life", player: pick("rule"), life: num(ui.host.value, 0) })} />
           <${Button} id="rule-set-poison" label="Set poison" onClick=${() => rule({ kind: "set_poison", player: pick("rule"), poison: num(ui.host.value, 0) })} />
@@ -972,7 +976,7 @@
     };
     return html`<form class="group call" onSubmit=${submit}><div class="row">
       <input data-testid="call-reason" maxlength="120" placeholder="Why (one short line)" aria-label="Why you call the host" value=${ui.callReason}
-        onInput=${(ev) => { ui.callReason = ev.target.value; }} />
+        onInput=${(ev) => { ui.callReason = ev.target.value; }} onChange=${(ev) => { ui.callReason = ev.target.value; }} />
       <button type="submit" data-testid="call-host">📣 Call the host</button></div></form>`;
   }
 
@@ -997,7 +1001,7 @@
         ${ui.tab === "log" ? html`<ol class="log" data-testid="log">${lines(state.log).map(([seq, text]) => html`<li key=${seq} data-seq=${seq}>${text}</li>`)}</ol>` : null}
         ${ui.tab === "chat" ? html`<div><ol class="chat-log" data-testid="chat-log">${lines(state.chat).map(([seq, text]) => html`<li key=${seq} data-seq=${seq}>${text}</li>`)}</ol>
           <form class="chat-form" onSubmit=${sendChat}><input data-testid="chat-input" maxlength="500" placeholder="Say something" aria-label="Chat"
-            disabled=${!state.role} value=${ui.chatText} onInput=${(ev) => { ui.chatText = ev.target.value; }} />
+            disabled=${!state.role} value=${ui.chatText} onInput=${(ev) => { ui.chatText = ev.target.value; }} onChange=${(ev) => { ui.chatText = ev.target.value; }} />
             <button type="submit" data-testid="chat-send">Send</button></form></div>` : null}
         ${ui.tab === "seats" ? html`<${SeatList} view=${view} me=${me} />` : null}
       </div></div>`;
@@ -1016,7 +1020,7 @@
     const full = summary.seated >= summary.seats || summary.stage !== "lobby";
     const watch = () => { ui.visiting = false; state.wanted = "watch"; if (state.role === "spectator") render(); else enter("watch"); };
     const pw = summary.password ? html`<label><span>Table password</span><input type="password" data-testid="join-password" maxlength="64"
-      autocomplete="off" value=${ui.password} onInput=${(ev) => { ui.password = ev.target.value; }} /></label>` : null;
+      autocomplete="off" value=${ui.password} onInput=${(ev) => { ui.password = ev.target.value; }} onChange=${(ev) => { ui.password = ev.target.value; }} /></label>` : null;
     const meta = html`<p class="meta">${summary.league ? "A league game · " : ""}${STAGES[summary.stage]} · ${summary.seated}/${summary.seats} seated · ${rulesWords(summary)}</p>`;
     if (summary.league) {
       const member = store.get(memberKey(summary.league));
@@ -1044,7 +1048,7 @@
       <form onSubmit=${submit}>
         <label for="join-name"><span>Your name</span></label>
         <div class="row"><input id="join-name" data-testid="join-name" maxlength="32" required autocomplete="nickname" value=${ui.name}
-            onInput=${(ev) => { ui.name = ev.target.value; }} />
+            onInput=${(ev) => { ui.name = ev.target.value; }} onChange=${(ev) => { ui.name = ev.target.value; }} />
           <button type="submit" class="primary" data-testid="join-submit" disabled=${full}>${full ? "No free seat" : "Sit down"}</button></div>
         ${pw}
         <div class="row"><${Button} id="watch" label=${state.role === "spectator" ? "Just watch" : "Watch"} onClick=${watch} /></div>
@@ -1140,14 +1144,16 @@
     if (!state.summary.password) return html`<p>Connecting to the table…</p>`;
     return html`<form class="entry" onSubmit=${(ev) => { ev.preventDefault(); enter("watch"); }}>
       <p>This table has a password.</p>
-      <label><span>Table password</span><input type="password" data-testid="join-password" value=${ui.password} onInput=${(ev) => { ui.password = ev.target.value; }} /></label>
+      <label><span>Table password</span><input type="password" data-testid="join-password" value=${ui.password} onInput=${(ev) => { ui.password = ev.target.value; }} onChange=${(ev) => { ui.password = ev.target.value; }} /></label>
       <button type="submit" data-testid="watch">Show the table</button></form>`;
   }
 
   function render() {
     if (route.page === "table") {
       window.preact.render(html`<${TablePage} />`, app);
-      document.body.classList.toggle("has-bar", !!app.querySelector("[data-testid=\"action-bar\"]"));
+      const bar = !!app.querySelector("[data-testid=\"action-bar\"]");
+      document.body.classList.toggle("has-bar", bar);
+      document.documentElement.classList.toggle("has-bar", bar);
       if (state.view) notify(state.view, state.me);
     } else if (route.page === "display") {
       window.preact.render(html`<${DisplayPage} />`, app);
@@ -1228,7 +1234,7 @@
             this.views[this.views.length - 1] = F.clone(view);
             return;
           }
-          if (e.kind === "turn_began" || e.kind === "game_started") this.turns.push(this.views.length);
+          if (e.kind === "turn_began") this.turns.push(this.views.length);
           this.lines.push(describe(e));
           this.views.push(F.clone(view));
         });
@@ -1274,7 +1280,7 @@
     if (r.asking) {
       return html`<section class="main"><${ErrorSlot} /><form onSubmit=${(ev) => { ev.preventDefault(); r.load(r.password); }}>
         <p>This game was played at a table with a password.</p>
-        <label><span>Password</span><input type="password" data-testid="replay-password" value=${r.password} onInput=${(ev) => { r.password = ev.target.value; }} /></label>
+        <label><span>Password</span><input type="password" data-testid="replay-password" value=${r.password} onInput=${(ev) => { r.password = ev.target.value; }} onChange=${(ev) => { r.password = ev.target.value; }} /></label>
         <button type="submit">Open</button></form></section>`;
     }
     if (!r.views) return html`<section class="main"><${ErrorSlot} /><p>Loading the game…</p></section>`;
@@ -1302,7 +1308,7 @@
             ${options([["0.5", "½ step/s"], ["1", "1 step/s"], ["2", "2 steps/s"], ["4", "4 steps/s"], ["10", "10 steps/s"]])}</select></label>
         </div>
         <p><span data-testid="replay-step">step ${r.at} of ${last}</span></p>
-        <input type="range" min="0" max=${last} value=${r.at} aria-label="Step" onInput=${(ev) => { r.pause(); r.go(Number(ev.target.value)); }} />
+        <input type="range" min="0" max=${last} value=${r.at} aria-label="Step" onInput=${(ev) => { r.pause(); r.go(Number(ev.target.value)); }} onChange=${(ev) => { r.pause(); r.go(Number(ev.target.value)); }} />
         <p class="status-line" data-testid="replay-line" aria-live="polite">${r.lines[r.at]}</p>
         ${view.stage === "finished" ? html`<${Winner} view=${view} />` : null}
         <div class="ring-area"><div class="ring-box"><${Ring} view=${view} me=${null} replay=${true} /></div></div>

@@ -13,8 +13,7 @@ mod harness;
 
 use grand_melee_e2e::{Client, TestServer};
 use grand_melee_protocol::{
-    ClientMessage, Phase, PlayerId, Ruling, SeatingMode, ServerMessage, TableView,
-    TurnStateName,
+    ClientMessage, Phase, PlayerId, Ruling, SeatingMode, ServerMessage, TableView, TurnStateName,
 };
 use grand_melee_server::ServerConfig;
 use harness::{Browser, Driver, screenshot_dir};
@@ -29,7 +28,10 @@ const BROWSER: PlayerId = 39;
 
 /// A 40-seat table: 39 scripted seats (the first is the host), then the browser sits down on
 /// the table's page like a newcomer (after seeing the ring as a visitor).
-async fn forty(server: &TestServer, browser: &Browser) -> (grand_melee_protocol::TableId, Vec<Client>) {
+async fn forty(
+    server: &TestServer,
+    browser: &Browser,
+) -> (grand_melee_protocol::TableId, Vec<Client>) {
     let mut bots = Vec::new();
     let mut host = server.client().await;
     let table = host.create_table("Forty", SEATS, 28).await;
@@ -209,8 +211,31 @@ async fn forty_seats_played_from_a_phone() {
     .await;
     let driver = Driver::start().await;
     let phone = driver.phone().await;
-    let (_table, mut bots) = forty(&server, &phone).await;
-    phone.shows_no_missing_values("the phone in the lobby").await;
+    let (table, mut bots) = forty(&server, &phone).await;
+    phone
+        .shows_no_missing_values("the phone in the lobby")
+        .await;
+    // The display in the lobby says how to join: the QR code (an image the server made) and the link.
+    let display = driver.browser(1280, 800).await;
+    display
+        .goto(&format!("http://{}/t/{table}?display", server.addr))
+        .await;
+    display
+        .until(
+            "the display's QR code",
+            "(e => e && e.complete && e.naturalWidth > 0)(document.querySelector('[data-testid=\"qr\"]'))",
+        )
+        .await;
+    let join_at = display
+        .js("return document.querySelector('[data-testid=\"join-at\"]').textContent;")
+        .await;
+    assert!(
+        join_at.as_str().unwrap().ends_with(&format!("/t/{table}")),
+        "{join_at}"
+    );
+    display
+        .screenshot(&screenshot_dir().join("forty-display-lobby-1280x800.png"))
+        .await;
     keep_all(&mut bots, &phone).await;
 
     // A scripted neighbour whose turn runs attacks the browser: the alert names him and the
@@ -225,7 +250,10 @@ async fn forty_seats_played_from_a_phone() {
             })
             .map(|t| t.player)
     };
-    let view = advance(&mut bots, &phone, "a neighbour's turn", |v| near(v).is_some()).await;
+    let view = advance(&mut bots, &phone, "a neighbour's turn", |v| {
+        near(v).is_some()
+    })
+    .await;
     let attacker = near(&view).unwrap();
     let bot = &mut bots[usize::from(attacker)];
     let combat = bot
@@ -243,7 +271,10 @@ async fn forty_seats_played_from_a_phone() {
             poison: 1,
         })
         .await;
-    assert!(matches!(attack, Ok(ServerMessage::Ack { .. })), "{attack:?}");
+    assert!(
+        matches!(attack, Ok(ServerMessage::Ack { .. })),
+        "{attack:?}"
+    );
     let name = format!("Scripted {attacker:02}");
     phone
         .until(
@@ -272,7 +303,10 @@ async fn forty_seats_played_from_a_phone() {
     .await;
     phone.catch_up(view.seq).await;
     phone
-        .until("the end-turn control", "!!document.querySelector('[data-testid=\"end-turn\"]')")
+        .until(
+            "the end-turn control",
+            "!!document.querySelector('[data-testid=\"end-turn\"]')",
+        )
         .await;
     let range = usize::from(view.settings.spell_range);
     let names = visible_without_scrolling(&phone, "[data-testid=\"neighbour\"] .nb-name").await;
@@ -341,9 +375,112 @@ async fn forty_seats_played_from_a_phone() {
         .screenshot(&screenshot_dir().join("forty-phone-390x844.png"))
         .await;
 
-    // Random play by the scripted seats: every number the page shows stays the server's.
-    random_play(&mut bots, &phone).await;
+    // The same seat on a 1280×800 laptop (its seat token carried over): the whole ring, the
+    // neighbours and End turn on the first screen.
+    let seat = phone
+        .js(&format!("return localStorage.getItem('gm.seat.{table}');"))
+        .await;
     phone.close().await;
+    let laptop = driver.browser(1280, 800).await;
+    laptop.goto(&format!("http://{}/", server.addr)).await;
+    laptop
+        .client
+        .execute(
+            &format!("localStorage.setItem('gm.seat.{table}', arguments[0]); return true;"),
+            vec![seat],
+        )
+        .await
+        .unwrap();
+    laptop
+        .goto(&format!("http://{}/t/{table}", server.addr))
+        .await;
+    laptop
+        .until(
+            "back in the seat",
+            "gm.connected() && gm.role() === 'player' && gm.me() === 39",
+        )
+        .await;
+    let view = snapshot(&mut bots).await;
+    laptop.catch_up(view.seq).await;
+    for selector in [
+        "[data-testid=\"neighbour\"] .nb-name",
+        "[data-testid=\"end-turn\"]",
+    ] {
+        let seen = visible_without_scrolling(&laptop, selector).await;
+        for s in seen.as_array().unwrap() {
+            assert!(
+                s["inside"] == true
+                    && s["uncovered"] == true
+                    && s["font"].as_f64().unwrap() >= 12.0,
+                "{selector} on the laptop: {s}"
+            );
+        }
+    }
+    let ring = laptop
+        .js("const r = document.querySelector('svg.ring').getBoundingClientRect(); return [r.width, r.bottom, innerHeight];")
+        .await;
+    assert!(
+        ring[0].as_f64().unwrap() >= 500.0,
+        "the ring is sized to the screen: {ring}"
+    );
+    laptop
+        .screenshot(&screenshot_dir().join("forty-laptop-1280x800.png"))
+        .await;
+
+    // Random play by the scripted seats: every number the page shows stays the server's.
+    random_play(&mut bots, &laptop).await;
+
+    // The end: the display names the winner and its standings fit the screen.
+    let view = snapshot(&mut bots).await;
+    if view.stage != grand_melee_protocol::StageName::Finished {
+        let survivor = view
+            .players
+            .iter()
+            .find(|p| p.status == grand_melee_protocol::PlayerStatus::Alive)
+            .unwrap()
+            .player;
+        let out: Vec<PlayerId> = view
+            .players
+            .iter()
+            .filter(|p| {
+                p.status == grand_melee_protocol::PlayerStatus::Alive && p.player != survivor
+            })
+            .map(|p| p.player)
+            .collect();
+        let ruled = bots[0]
+            .call(|id| ClientMessage::Ruling {
+                id,
+                ruling: Ruling::Eliminate { players: out },
+            })
+            .await;
+        assert!(ruled.is_ok(), "{ruled:?}");
+    }
+    let view = snapshot(&mut bots).await;
+    assert_eq!(view.stage, grand_melee_protocol::StageName::Finished);
+    let winner = view.standings.iter().find(|s| s.place == 1).unwrap().player;
+    let name = player(&view, winner).name.clone();
+    display.catch_up(view.seq).await;
+    let shown = display
+        .js("return document.querySelector('[data-testid=\"winner\"]').textContent;")
+        .await;
+    assert!(
+        shown.as_str().unwrap().contains(&name),
+        "{shown} names {name}"
+    );
+    let places = visible_without_scrolling(&display, "[data-testid=\"places\"]").await;
+    assert!(
+        places[0]["inside"] == true,
+        "the standings fit the display: {places}"
+    );
+    display
+        .screenshot(&screenshot_dir().join("forty-display-over-1280x800.png"))
+        .await;
+    laptop.catch_up(view.seq).await;
+    laptop
+        .shows_no_missing_values("the laptop at game over")
+        .await;
+    laptop.close().await;
+    display.close().await;
 }
 
 /// One scripted action: who acts (a seat index), what, on whom (an index into his targets), how much.
@@ -388,19 +525,32 @@ async fn random_play(bots: &mut [Client], browser: &Browser) {
             let delta = i32::try_from(a.amount).unwrap();
             // Refusals (a target out of range meanwhile, a turn already ended) change nothing.
             let _ = match a.kind {
-                0 => bot.call(|id| ClientMessage::ChangeLife { id, delta: -delta }).await,
+                0 => {
+                    bot.call(|id| ClientMessage::ChangeLife { id, delta: -delta })
+                        .await
+                }
                 1 => bot.call(|id| ClientMessage::ChangeLife { id, delta }).await,
-                2 => bot.call(|id| ClientMessage::ChangePoison { id, delta: 1 }).await,
+                2 => {
+                    bot.call(|id| ClientMessage::ChangePoison { id, delta: 1 })
+                        .await
+                }
                 3 if !targets.is_empty() => {
                     let target = targets[a.target % targets.len()];
-                    bot.call(|id| ClientMessage::DealDamage { id, target, amount: a.amount }).await
+                    bot.call(|id| ClientMessage::DealDamage {
+                        id,
+                        target,
+                        amount: a.amount,
+                    })
+                    .await
                 }
                 _ => bot.call(|id| ClientMessage::EndTurn { id }).await,
             };
         }
         let view = snapshot(bots).await;
         checked += numbers_match(browser, &view, &format!("case {case}: {sequence:?}")).await;
-        browser.shows_no_missing_values(&format!("case {case}")).await;
+        browser
+            .shows_no_missing_values(&format!("case {case}"))
+            .await;
         if view.stage == grand_melee_protocol::StageName::Finished {
             break;
         }

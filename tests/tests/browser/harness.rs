@@ -438,12 +438,16 @@ impl Browser {
     }
 
     /// Clicks the element with `data-testid=id` once it is there and enabled.
+    /// Scrolls it to the middle of the screen first, as a person would to see it clear of the
+    /// phone's action bar (fixed at the bottom).
     pub async fn click(&self, id: &str) {
         self.until(
             &format!("{id} enabled and shown"),
             &format!(
                 "(() => {{ const e = document.querySelector('[data-testid=\"{id}\"]'); \
-                 return e && !e.disabled && e.offsetParent !== null; }})()"
+                 const ok = e && !e.disabled && e.offsetParent !== null; \
+                 if (ok && !e.closest('[data-testid=\"action-bar\"]')) e.scrollIntoView({{block: 'center'}}); \
+                 return ok; }})()"
             ),
         )
         .await;
