@@ -63,10 +63,9 @@
       case "attack_rolled":
         if (e.opponent !== me || !e.damage) return null;
         return `⚄ ${nameOf(e.roller)} ${e.counter ? "struck back at" : "hit"} you: ${e.damage} damage`;
-      case "poison_changed": {
-        const before = playerOf(view, me);
-        return e.player === me && before && e.poison > before.poison ? `☠ You have ${e.poison} poison counters` : null;
-      }
+      case "poison_changed":
+        // Poison from an attack is in the attack's alert; one's own change or a host's ruling is not news.
+        return null;
       case "turn_passed": return e.to === me ? { text: `▶ ${tn(e.turn)} passed to you: it begins when the turns around you end`, turn: true } : null;
       case "eliminated":
         return e.players.includes(me) ? "✕ You are out of the game. You can still watch and chat." : null;
@@ -1166,7 +1165,7 @@
       state.password = sessionStorage.getItem(`gm.password.${route.table}`);
       ui.password = state.password || "";
       state.summary = undefined;
-      if (display) document.body.classList.add("display");
+      document.body.classList.add(display ? "display" : "table-page");
       app.textContent = "";
       render();
     },
@@ -1295,14 +1294,14 @@
         <div class="table-head"><h2>${printable(r.views[0].name)}</h2><a href="/replays">◂ Finished games</a>
           ${leagueId ? html`<a href=${`/leagues/${leagueId}`} data-testid="replay-league">The league ▸</a>` : null}</div>
         <div class="replay-controls" role="group" aria-label="Replay controls">
-          ${b("replay-first", "⏮", "To the start", () => r.go(0), r.at === 0)}
+          ${b("replay-first", "⇤", "To the start", () => r.go(0), r.at === 0)}
           ${b("replay-prev-turn", "« turn", "Back one turn", () => r.nextTurn(-1), r.at === 0)}
           ${b("replay-prev", "◀", "Back one event", () => r.go(r.at - 1), r.at === 0)}
           ${r.playing ? b("replay-pause", "⏸ Pause", "Pause", () => { r.pause(); r.draw(); }, false)
             : b("replay-play", "▶ Play", "Play", () => r.play(), false)}
           ${b("replay-next", "▶", "On one event", () => r.go(r.at + 1), r.at === last)}
           ${b("replay-next-turn", "turn »", "On one turn", () => r.nextTurn(1), r.at === last)}
-          ${b("replay-last", "⏭", "To the end", () => r.go(last), r.at === last)}
+          ${b("replay-last", "⇥", "To the end", () => r.go(last), r.at === last)}
           <label class="inline"><span>Speed</span><select data-testid="replay-speed" value=${String(r.speed)}
             onChange=${(ev) => { r.speed = Number(ev.target.value); if (r.playing) r.play(); else r.draw(); }}>
             ${options([["0.5", "½ step/s"], ["1", "1 step/s"], ["2", "2 steps/s"], ["4", "4 steps/s"], ["10", "10 steps/s"]])}</select></label>

@@ -215,6 +215,14 @@ async fn six_browser_seats_play_a_whole_game_with_a_reload_and_a_spectator() {
                 "the log survives a reload:\nbefore {before:?}\nafter {after:?}"
             );
             browsers[j].check_mirror("reloaded seat").await;
+            // The reload dropped and returned a connection: the game's log does not say so.
+            let seq = browsers[j].seq().await;
+            actor.catch_up(seq).await;
+            let log = actor.log().await;
+            assert!(
+                !log.iter().any(|l| l.contains("lost the connection") || l.contains("is back")),
+                "the log tells the game, not the network: {log:?}"
+            );
             reloaded = true;
             continue;
         }
