@@ -582,6 +582,11 @@ const ASSETS: &[Asset] = &[
         bytes: include_bytes!("../web/index.html"),
     },
     Asset {
+        name: "icon.svg",
+        content_type: "image/svg+xml",
+        bytes: include_bytes!("../web/icon.svg"),
+    },
+    Asset {
         name: "app.css",
         content_type: "text/css; charset=utf-8",
         bytes: include_bytes!("../web/app.css"),

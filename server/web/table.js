@@ -241,9 +241,9 @@
     if (view.paused) return "⏸ The host has paused the table.";
     switch (view.stage) {
       case "lobby": {
-        const host = view.host !== null ? nameOf(view.host) : "nobody";
         return `Waiting for players: ${view.players.length} of ${view.settings.seats} seated. ` +
-          (view.host === me && me !== null ? "You are the host: start when everyone is here." : `${host} (host) starts the game.`);
+          (view.host === null ? "The first to sit down is the host and starts the game."
+            : view.host === me && me !== null ? "You are the host: start when everyone is here." : `${nameOf(view.host)} (host) starts the game.`);
       }
       case "mulligan": {
         const deciders = view.mulligan_deciders || [];
@@ -430,7 +430,7 @@
     };
     const zoom = (z) => { ui.zoom = z; render(); };
     return html`<div class="ring-area">
-      ${big ? null : html`<div class="zoom" role="group" aria-label="Zoom the ring">
+      ${big || view.players.length < 10 ? null : html`<div class="zoom" role="group" aria-label="Zoom the ring">
         <button type="button" data-testid="zoom-out" aria-label="Zoom out" disabled=${ui.zoom <= 1} onClick=${() => zoom(Math.max(1, ui.zoom - 1))}>−</button>
         <button type="button" data-testid="zoom-in" aria-label="Zoom in" disabled=${ui.zoom >= 3} onClick=${() => zoom(Math.min(3, ui.zoom + 1))}>+</button>
       </div>`}
@@ -773,6 +773,7 @@
 
   /** Everything else a player may do: life and poison, combat dice, extra turn, concede, the lobby. */
   function MoreActions({ view, me }) {
+    if (state.role !== "player" || me === null) return null;
     const mine = playerOf(view, me);
     const host = view.host === me;
     const parts = [];
@@ -874,7 +875,7 @@
       if (answer.type === "left") { store.remove(seatKey(route.table)); location.assign("/"); }
     };
     return html`<div class="group">
-      ${decider === me ? html`<div class="decider-only" data-testid="decider-box">
+      ${decider !== null && decider === me ? html`<div class="decider-only" data-testid="decider-box">
         <p>Your deck is furthest behind: you decide who plays first.</p>
         <label><span>Plays first</span><select data-testid="choose-first" aria-label="Who plays first" value=${ui.choose === "" ? String(ids[0]) : ui.choose}
           onChange=${(ev) => { ui.choose = ev.target.value; }}>${options(view.players.map((p) => [String(p.player), printable(p.name)]))}</select></label>
@@ -1067,7 +1068,7 @@
   function Head({ view, display }) {
     const legendButton = html`<button type="button" class="legend-button" data-testid="legend-button" aria-expanded=${String(ui.legend)}
       aria-controls="legend" aria-label="What the symbols mean" onClick=${() => { ui.legend = !ui.legend; render(); }}>?</button>`;
-    const sharing = ui.share === null ? view.stage === "lobby" : ui.share;
+    const sharing = ui.share === null ? view.stage === "lobby" && state.role === "player" : ui.share;
     return html`<div class="table-head">
       <h2>${printable(view.name)}</h2>
       <span class="meta">${STAGES[view.stage]} · ${rulesWords(view.settings)} · ${view.spectators} watching${view.adjourned ? " · ☾ adjourned" : view.paused ? " · ⏸ paused" : ""}${state.role === "spectator" && !ui.visiting && !display ? " · you are watching" : ""}</span>
@@ -1093,7 +1094,7 @@
         <section class="main"><p class="meta">${state.summary ? "The table shows here in a moment." : ""}</p></section>
         <section class="side"><${ErrorSlot} /><${Entry} /></section>`;
     }
-    const sharing = ui.share === null ? view.stage === "lobby" : ui.share;
+    const sharing = ui.share === null ? view.stage === "lobby" && state.role === "player" : ui.share;
     return html`
       <section class="main">
         <${Head} view=${view} />

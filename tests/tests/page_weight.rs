@@ -72,7 +72,8 @@ fn attribute<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
     None
 }
 
-/// Every script's `src` and every stylesheet's `href` that `html` references, in order.
+/// Every script's `src` and every stylesheet's and icon's `href` that `html` references, in order
+/// (a browser fetches them all on the first load).
 fn scripts_and_stylesheets(html: &str) -> Vec<String> {
     let mut found = Vec::new();
     for tag in html.split('<').skip(1) {
@@ -83,7 +84,7 @@ fn scripts_and_stylesheets(html: &str) -> Vec<String> {
         } else if name.eq_ignore_ascii_case("link")
             && attribute(tag, "rel").is_some_and(|rel| {
                 rel.split_ascii_whitespace()
-                    .any(|r| r.eq_ignore_ascii_case("stylesheet"))
+                    .any(|r| r.eq_ignore_ascii_case("stylesheet") || r.eq_ignore_ascii_case("icon"))
             })
         {
             attribute(tag, "href")
@@ -102,7 +103,7 @@ fn the_references_are_read_from_the_tags() {
         <LINK REL='alternate stylesheet' HREF='/c.css'><script data-src="/no.js" src=/d.js>"#;
     assert_eq!(
         scripts_and_stylesheets(html),
-        ["/a.css", "/b.js", "/c.css", "/d.js"]
+        ["/a.css", "/i.png", "/b.js", "/c.css", "/d.js"]
     );
 }
 

@@ -59,6 +59,11 @@ async fn forty(
         status.as_str().unwrap().contains("39 of 40 seated"),
         "{status}"
     );
+    // ... and nothing that only a seated player may do.
+    let controls = browser
+        .js("return ['leave', 'call-host', 'decider-box', 'start', 'action-bar'].filter(id => document.querySelector(`[data-testid=\"${id}\"]`));")
+        .await;
+    assert_eq!(controls, serde_json::json!([]), "a visitor's page offers seat controls");
     browser.fill("join-name", "Browser").await;
     browser.click("join-submit").await;
     browser
