@@ -147,7 +147,11 @@
     const seat = store.get(seatKey(route.table));
     if (seat && seat.token) enter("resume");
     else if (state.wanted === "watch") enter("watch");
-    else table.visit();
+    else {
+      // A visitor's quiet watch ended with the old connection: watch again on this one.
+      if (ui.visiting) { state.role = null; ui.visiting = false; }
+      table.visit();
+    }
   }
 
   let entering = Promise.resolve();
@@ -1017,11 +1021,16 @@
     if (!summary) {
       return html`<section class="entry"><p>This table is not open: it may have ended. <a href="/">Back to the tables</a></p></section>`;
     }
-    const full = summary.seated >= summary.seats || summary.stage !== "lobby";
+    // The table as it is now (the visitor watches it), else as the lobby listed it.
+    const live = state.view;
+    const seated = live ? live.players.length : summary.seated;
+    const seats = live ? live.settings.seats : summary.seats;
+    const stage = live ? live.stage : summary.stage;
+    const full = seated >= seats || stage !== "lobby";
     const watch = () => { ui.visiting = false; state.wanted = "watch"; if (state.role === "spectator") render(); else enter("watch"); };
     const pw = summary.password ? html`<label><span>Table password</span><input type="password" data-testid="join-password" maxlength="64"
       autocomplete="off" value=${ui.password} onInput=${(ev) => { ui.password = ev.target.value; }} onChange=${(ev) => { ui.password = ev.target.value; }} /></label>` : null;
-    const meta = html`<p class="meta">${summary.league ? "A league game · " : ""}${STAGES[summary.stage]} · ${summary.seated}/${summary.seats} seated · ${rulesWords(summary)}</p>`;
+    const meta = html`<p class="meta">${summary.league ? "A league game · " : ""}${STAGES[stage]} · ${seated}/${seats} seated · ${rulesWords(summary)}</p>`;
     if (summary.league) {
       const member = store.get(memberKey(summary.league));
       state.memberToken = member ? member.token : null;
