@@ -58,206 +58,10 @@ pub fn phase_words(phase: Phase) -> &'static str {
 
 /// The script-mode line for event `seq`, worded with `view` as it was *before* the event
 /// (so that a player who leaves still has his name), e.g.
-/// `event 17 turn_began turn=0 player=3 "Ann"`.
+/// `event 17 turn_began turn=0 player=3 "Ann"`: its fields from [`wording`].
 pub fn script_line(seq: u64, event: &Event, view: &TableView) -> String {
-    let mut line = format!("event {seq} {}", event.name());
-    let w = |p: PlayerId| who(view, p);
-    // Writing to a String cannot fail.
-    let _ = match event {
-        Event::PlayerJoined {
-            player, name, deck, ..
-        } => {
-            let _ = write!(line, " player={player} {}", safe::quoted(name));
-            match deck {
-                Some(d) => write!(
-                    line,
-                    " member={} deck={} power={}",
-                    d.member,
-                    safe::quoted(&d.deck),
-                    d.power
-                ),
-                None => Ok(()),
-            }
-        }
-        Event::FirstPlayerChosen { by, player } => {
-            write!(line, " by={} player={}", w(*by), w(*player))
-        }
-        Event::PlayerLeft { player }
-        | Event::PlayerAbsent { player }
-        | Event::ResumeRequested { player } => {
-            write!(line, " player={}", w(*player))
-        }
-        Event::PlayerKicked { player, banned } => {
-            write!(line, " player={} banned={banned}", w(*player))
-        }
-        Event::GameStarted {
-            seating,
-            first_player,
-            turn_holders,
-            commitment,
-            first_decided_by,
-            bonuses,
-            seating_mode,
-            ..
-        } => {
-            let _ = write!(
-                line,
-                " first={} seating={} turns={}",
-                w(*first_player),
-                list(view, seating),
-                list(view, turn_holders),
-            );
-            if !seating_mode.is_random() {
-                let _ = write!(line, " seating_mode={}", wire_name(seating_mode));
-            }
-            if let Some(by) = first_decided_by {
-                let _ = write!(line, " decided_by={}", w(*by));
-            }
-            for b in bonuses {
-                let _ = write!(
-                    line,
-                    " bonus={}:behind={},life=+{},cards=+{}",
-                    w(b.player),
-                    b.behind,
-                    b.life,
-                    b.cards
-                );
-            }
-            if commitment.is_empty() {
-                Ok(())
-            } else {
-                write!(line, " commitment={}", safe::printable(commitment))
-            }
-        }
-        Event::Mulliganed { player, hand_size } => {
-            write!(line, " player={} hand={hand_size}", w(*player))
-        }
-        Event::Kept {
-            player,
-            hand_size,
-            reason,
-        } => write!(
-            line,
-            " player={} hand={hand_size} reason={}",
-            w(*player),
-            wire_name(reason)
-        ),
-        Event::TurnBegan { turn, player } => write!(line, " turn={turn} player={}", w(*player)),
-        Event::PhaseChanged { turn, phase } => {
-            let holder = view
-                .turn(*turn)
-                .map(|t| format!(" player={}", w(t.player)))
-                .unwrap_or_default();
-            write!(line, " turn={turn} phase={}{holder}", phase.name())
-        }
-        Event::Attacked {
-            attacker,
-            defender,
-            damage,
-            poison,
-        } => write!(
-            line,
-            " attacker={} defender={} damage={damage} poison={poison}",
-            w(*attacker),
-            w(*defender)
-        ),
-        Event::DamageDealt {
-            source,
-            target,
-            amount,
-        } => write!(
-            line,
-            " source={} target={} amount={amount}",
-            w(*source),
-            w(*target)
-        ),
-        Event::LifeChanged { player, life } => write!(line, " player={} life={life}", w(*player)),
-        Event::PoisonChanged { player, poison } => {
-            write!(line, " player={} poison={poison}", w(*player))
-        }
-        Event::Eliminated { players, cause } => write!(
-            line,
-            " players={} cause={}",
-            list(view, players),
-            wire_name(cause)
-        ),
-        Event::TurnMarkedForRemoval { turn } | Event::TurnRemovalCancelled { turn } => {
-            write!(line, " turn={turn}")
-        }
-        Event::TurnEnded {
-            turn,
-            player,
-            reason,
-        } => write!(
-            line,
-            " turn={turn} player={} reason={}",
-            w(*player),
-            wire_name(reason)
-        ),
-        Event::TurnPassed { turn, from, to } => {
-            write!(line, " turn={turn} from={} to={}", w(*from), w(*to))
-        }
-        Event::TurnRemoved {
-            turn,
-            player,
-            reason,
-        } => write!(
-            line,
-            " turn={turn} player={} reason={}",
-            w(*player),
-            wire_name(reason)
-        ),
-        Event::PositionsRemoved { players } => write!(line, " players={}", list(view, players)),
-        Event::GameOver { standings } => {
-            let parts: Vec<String> = standings
-                .iter()
-                .map(|s| format!("{}:{}:{}", s.place, s.player, s.mana_points))
-                .collect();
-            let winner = standings
-                .iter()
-                .find(|s| s.place == 1)
-                .map(|s| format!(" winner={}", w(s.player)))
-                .unwrap_or_default();
-            write!(line, "{winner} standings={}", parts.join(","))
-        }
-        Event::ConnectionChanged { player, connected } => {
-            write!(line, " player={} connected={connected}", w(*player))
-        }
-        Event::HostChanged { player } => match player {
-            Some(p) => write!(line, " player={}", w(*p)),
-            None => write!(line, " player=none"),
-        },
-        Event::SpectatorsChanged { spectators } => write!(line, " spectators={spectators}"),
-        Event::Chat { from, name, text } => {
-            let from = from.map_or_else(|| "none".to_owned(), |p| p.to_string());
-            write!(
-                line,
-                " from={from} {} text={}",
-                safe::quoted(name),
-                safe::quoted(text)
-            )
-        }
-        Event::TablePaused { paused } => write!(line, " paused={paused}"),
-        Event::TableAdjourned { adjourned } => write!(line, " adjourned={adjourned}"),
-        Event::PlayerMuted { player, muted } => match player {
-            Some(p) => write!(line, " player={} muted={muted}", w(*p)),
-            None => write!(line, " player=spectators muted={muted}"),
-        },
-        Event::HostCalled { player, reason } => {
-            write!(
-                line,
-                " player={} reason={}",
-                w(*player),
-                safe::quoted(reason)
-            )
-        }
-        Event::HostAnswered { player } => match player {
-            Some(p) => write!(line, " player={}", w(*p)),
-            None => write!(line, " player=all"),
-        },
-        _ => write!(line, "{}", generic_fields(event)),
-    };
-    line
+    let fields = wording(event, view).map_or_else(|| generic_fields(event), |w| w.fields);
+    format!("event {seq} {}{fields}", event.name())
 }
 
 /// A value's wire name (`"clock"`, `"conceded"`, …), exactly as the protocol writes it: the
@@ -302,32 +106,119 @@ pub fn log_sentence(event: &Event, view: &TableView) -> Option<String> {
 }
 
 /// A sentence for any event, worded with the view as it was before the event: the log's
-/// ([`log_sentence`]), and what a replay's step says it is.
+/// ([`log_sentence`]), and what a replay's step says it is. From [`wording`].
 pub fn sentence(event: &Event, view: &TableView) -> String {
+    wording(event, view).map_or_else(
+        || {
+            format!(
+                "{}:{}",
+                event.name().replace('_', " "),
+                generic_fields(event)
+            )
+        },
+        |w| w.sentence,
+    )
+}
+
+/// One event's words for the terminal: the script line's ` key=value` fields and the UI's
+/// sentence, both worded with the view as it was before the event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Wording {
+    /// The script line's fields after `event <seq> <kind>`, each with its leading space.
+    fields: String,
+    /// The sentence for the log and the replay.
+    sentence: String,
+}
+
+impl Wording {
+    fn new(fields: String, sentence: String) -> Self {
+        Self { fields, sentence }
+    }
+}
+
+/// The one list of the terminal's words for each event kind ([`script_line`] and [`sentence`]
+/// both come from it), or `None` for a kind this client has no words for (a newer server's):
+/// both then fall back to the event's wire fields.
+fn wording(event: &Event, view: &TableView) -> Option<Wording> {
+    let w = |p: PlayerId| who(view, p);
     let n = |p: PlayerId| name(view, p);
-    match event {
+    // Writing to a String cannot fail.
+    let words = match event {
         Event::PlayerJoined {
-            name,
-            deck: Some(deck),
-            ..
-        } => format!(
-            "{} sat down with {} (deck power {})",
-            safe::printable(name),
-            safe::printable(&deck.deck),
-            deck.power
-        ),
-        Event::PlayerJoined { name, .. } => format!("{} sat down", safe::printable(name)),
-        Event::FirstPlayerChosen { by, player } => {
-            format!("{} chose {} to play first", n(*by), n(*player))
+            player, name, deck, ..
+        } => {
+            let mut fields = format!(" player={player} {}", safe::quoted(name));
+            let sentence = match deck {
+                Some(d) => {
+                    let _ = write!(
+                        fields,
+                        " member={} deck={} power={}",
+                        d.member,
+                        safe::quoted(&d.deck),
+                        d.power
+                    );
+                    format!(
+                        "{} sat down with {} (deck power {})",
+                        safe::printable(name),
+                        safe::printable(&d.deck),
+                        d.power
+                    )
+                }
+                None => format!("{} sat down", safe::printable(name)),
+            };
+            Wording::new(fields, sentence)
         }
-        Event::PlayerLeft { player } => format!("{} left the table", n(*player)),
+        Event::FirstPlayerChosen { by, player } => Wording::new(
+            format!(" by={} player={}", w(*by), w(*player)),
+            format!("{} chose {} to play first", n(*by), n(*player)),
+        ),
+        Event::PlayerLeft { player } => Wording::new(
+            format!(" player={}", w(*player)),
+            format!("{} left the table", n(*player)),
+        ),
+        Event::PlayerAbsent { player } => Wording::new(
+            format!(" player={}", w(*player)),
+            format!("{} is absent", n(*player)),
+        ),
+        Event::ResumeRequested { player } => Wording::new(
+            format!(" player={}", w(*player)),
+            format!(
+                "{} asks to resume the game ({} of {} asks needed)",
+                n(*player),
+                view.resume_asks.len() + 1,
+                view.resume_quorum()
+            ),
+        ),
+        Event::PlayerKicked { player, banned } => Wording::new(
+            format!(" player={} banned={banned}", w(*player)),
+            if *banned {
+                format!("{} was removed and banned by the host", n(*player))
+            } else {
+                format!("{} was removed by the host", n(*player))
+            },
+        ),
         Event::GameStarted {
+            seating,
             first_player,
             turn_holders,
+            commitment,
+            first_decided_by,
             bonuses,
             seating_mode,
             ..
         } => {
+            let mut fields = format!(
+                " first={} seating={} turns={}",
+                w(*first_player),
+                list(view, seating),
+                list(view, turn_holders),
+            );
+            if !seating_mode.is_random() {
+                let _ = write!(fields, " seating_mode={}", wire_name(seating_mode));
+            }
+            if let Some(by) = first_decided_by {
+                let _ = write!(fields, " decided_by={}", w(*by));
+            }
             let seated = match seating_mode {
                 SeatingMode::Random => "",
                 SeatingMode::Joined => " (seated in join order)",
@@ -340,6 +231,14 @@ pub fn sentence(event: &Event, view: &TableView) -> String {
             );
             for b in bonuses {
                 let _ = write!(
+                    fields,
+                    " bonus={}:behind={},life=+{},cards=+{}",
+                    w(b.player),
+                    b.behind,
+                    b.life,
+                    b.cards
+                );
+                let _ = write!(
                     sentence,
                     "; {} is {} behind: +{} life, +{} card(s)",
                     n(b.player),
@@ -348,27 +247,52 @@ pub fn sentence(event: &Event, view: &TableView) -> String {
                     b.cards
                 );
             }
-            sentence
+            if !commitment.is_empty() {
+                let _ = write!(fields, " commitment={}", safe::printable(commitment));
+            }
+            Wording::new(fields, sentence)
         }
-        Event::Mulliganed { player, hand_size } => {
-            format!("{} mulliganed to {hand_size}", n(*player))
-        }
+        Event::Mulliganed { player, hand_size } => Wording::new(
+            format!(" player={} hand={hand_size}", w(*player)),
+            format!("{} mulliganed to {hand_size}", n(*player)),
+        ),
         Event::Kept {
             player,
             hand_size,
             reason,
-        } => match reason {
-            KeepReason::Decided => format!("{} kept {hand_size}", n(*player)),
-            KeepReason::Clock => {
-                format!("{} kept {hand_size} (mulligan clock ran out)", n(*player))
-            }
-            KeepReason::Absent => format!("{} kept {hand_size} (away too long)", n(*player)),
-            KeepReason::Ruling => format!("{} kept {hand_size} (host's ruling)", n(*player)),
-        },
-        Event::TurnBegan { turn, player } => format!("{} began turn {turn}", n(*player)),
+        } => Wording::new(
+            format!(
+                " player={} hand={hand_size} reason={}",
+                w(*player),
+                wire_name(reason)
+            ),
+            match reason {
+                KeepReason::Decided => format!("{} kept {hand_size}", n(*player)),
+                KeepReason::Clock => {
+                    format!("{} kept {hand_size} (mulligan clock ran out)", n(*player))
+                }
+                KeepReason::Absent => format!("{} kept {hand_size} (away too long)", n(*player)),
+                KeepReason::Ruling => format!("{} kept {hand_size} (host's ruling)", n(*player)),
+            },
+        ),
+        Event::TurnBegan { turn, player } => Wording::new(
+            format!(" turn={turn} player={}", w(*player)),
+            format!("{} began turn {turn}", n(*player)),
+        ),
         Event::PhaseChanged { turn, phase } => {
-            let holder = view.turn(*turn).map_or_else(String::new, |t| n(t.player));
-            format!("{holder} moved to {} (turn {turn})", phase_words(*phase))
+            let holder = view.turn(*turn).map(|t| t.player);
+            Wording::new(
+                format!(
+                    " turn={turn} phase={}{}",
+                    phase.name(),
+                    holder.map_or_else(String::new, |p| format!(" player={}", w(p)))
+                ),
+                format!(
+                    "{} moved to {} (turn {turn})",
+                    holder.map_or_else(String::new, n),
+                    phase_words(*phase)
+                ),
+            )
         }
         Event::Attacked {
             attacker,
@@ -376,124 +300,214 @@ pub fn sentence(event: &Event, view: &TableView) -> String {
             damage,
             poison,
         } => {
-            let mut s = format!("{} attacked {} for {damage}", n(*attacker), n(*defender));
+            let mut sentence = format!("{} attacked {} for {damage}", n(*attacker), n(*defender));
             if *poison > 0 {
-                let _ = write!(s, " and {poison} poison");
+                let _ = write!(sentence, " and {poison} poison");
             }
-            s
+            Wording::new(
+                format!(
+                    " attacker={} defender={} damage={damage} poison={poison}",
+                    w(*attacker),
+                    w(*defender)
+                ),
+                sentence,
+            )
         }
         Event::DamageDealt {
             source,
             target,
             amount,
-        } => format!("{} dealt {amount} damage to {}", n(*source), n(*target)),
-        Event::LifeChanged { player, life } => format!("{} is at {life} life", n(*player)),
-        Event::PoisonChanged { player, poison } => {
-            format!("{} has {poison} poison", n(*player))
-        }
-        Event::Eliminated { players, cause } => {
-            format!("{} eliminated ({})", names(view, players), wire_name(cause))
-        }
-        Event::TurnMarkedForRemoval { turn } => {
-            format!("Turn {turn} will be removed when it ends")
-        }
-        Event::TurnRemovalCancelled { turn } => format!("Turn {turn} will pass again"),
+        } => Wording::new(
+            format!(
+                " source={} target={} amount={amount}",
+                w(*source),
+                w(*target)
+            ),
+            format!("{} dealt {amount} damage to {}", n(*source), n(*target)),
+        ),
+        Event::LifeChanged { player, life } => Wording::new(
+            format!(" player={} life={life}", w(*player)),
+            format!("{} is at {life} life", n(*player)),
+        ),
+        Event::PoisonChanged { player, poison } => Wording::new(
+            format!(" player={} poison={poison}", w(*player)),
+            format!("{} has {poison} poison", n(*player)),
+        ),
+        Event::Eliminated { players, cause } => Wording::new(
+            format!(
+                " players={} cause={}",
+                list(view, players),
+                wire_name(cause)
+            ),
+            format!("{} eliminated ({})", names(view, players), wire_name(cause)),
+        ),
+        Event::TurnMarkedForRemoval { turn } => Wording::new(
+            format!(" turn={turn}"),
+            format!("Turn {turn} will be removed when it ends"),
+        ),
+        Event::TurnRemovalCancelled { turn } => Wording::new(
+            format!(" turn={turn}"),
+            format!("Turn {turn} will pass again"),
+        ),
         Event::TurnEnded {
             turn,
             player,
             reason,
-        } => format!("{} ended turn {turn} ({})", n(*player), wire_name(reason)),
-        Event::TurnPassed { turn, to, .. } => format!("Turn {turn} passed to {}", n(*to)),
-        Event::TurnRemoved { turn, .. } => format!("Turn {turn} left the table"),
-        Event::PositionsRemoved { players } => {
-            format!("Positions of {} removed", names(view, players))
-        }
+        } => Wording::new(
+            format!(
+                " turn={turn} player={} reason={}",
+                w(*player),
+                wire_name(reason)
+            ),
+            format!("{} ended turn {turn} ({})", n(*player), wire_name(reason)),
+        ),
+        Event::TurnPassed { turn, from, to } => Wording::new(
+            format!(" turn={turn} from={} to={}", w(*from), w(*to)),
+            format!("Turn {turn} passed to {}", n(*to)),
+        ),
+        Event::TurnRemoved {
+            turn,
+            player,
+            reason,
+        } => Wording::new(
+            format!(
+                " turn={turn} player={} reason={}",
+                w(*player),
+                wire_name(reason)
+            ),
+            format!("Turn {turn} left the table"),
+        ),
+        Event::PositionsRemoved { players } => Wording::new(
+            format!(" players={}", list(view, players)),
+            format!("Positions of {} removed", names(view, players)),
+        ),
         Event::GameOver { standings } => {
+            let parts: Vec<String> = standings
+                .iter()
+                .map(|s| format!("{}:{}:{}", s.place, s.player, s.mana_points))
+                .collect();
             let first: Vec<PlayerId> = standings
                 .iter()
                 .filter(|s| s.place == 1)
                 .map(|s| s.player)
                 .collect();
-            match first.as_slice() {
-                [] => "Game over: nobody wins".to_owned(),
-                [winner] => format!("Game over: {} wins", n(*winner)),
-                // An abandoned game: the players still in it share the first place.
-                shared => format!("Game over: {} share first place", names(view, shared)),
-            }
+            let winner = first
+                .first()
+                .map(|&p| format!(" winner={}", w(p)))
+                .unwrap_or_default();
+            Wording::new(
+                format!("{winner} standings={}", parts.join(",")),
+                match first.as_slice() {
+                    [] => "Game over: nobody wins".to_owned(),
+                    [winner] => format!("Game over: {} wins", n(*winner)),
+                    // An abandoned game: the players still in it share the first place.
+                    shared => format!("Game over: {} share first place", names(view, shared)),
+                },
+            )
         }
-        Event::GameAbandoned => {
+        Event::GameAbandoned => Wording::new(
+            generic_fields(event),
             "Everyone still in the game has been away for the table's absence limit: the game \
              ends as it stands"
-                .to_owned()
-        }
-        Event::ConnectionChanged { player, connected } => {
+                .to_owned(),
+        ),
+        Event::ConnectionChanged { player, connected } => Wording::new(
+            format!(" player={} connected={connected}", w(*player)),
             if *connected {
                 format!("{} is back", n(*player))
             } else {
                 format!("{} lost the connection", n(*player))
-            }
-        }
+            },
+        ),
         Event::HostChanged { player } => match player {
-            Some(p) => format!("{} is the host", n(*p)),
-            None => "Nobody is host".to_owned(),
+            Some(p) => Wording::new(
+                format!(" player={}", w(*p)),
+                format!("{} is the host", n(*p)),
+            ),
+            None => Wording::new(" player=none".to_owned(), "Nobody is host".to_owned()),
         },
-        Event::SpectatorsChanged { spectators } => format!("{spectators} spectator(s)"),
-        Event::Chat { name, text, .. } => {
-            format!("{}: {}", safe::printable(name), safe::printable(text))
-        }
-        Event::TablePaused { paused } => {
+        Event::SpectatorsChanged { spectators } => Wording::new(
+            format!(" spectators={spectators}"),
+            format!("{spectators} spectator(s)"),
+        ),
+        Event::Chat { from, name, text } => Wording::new(
+            format!(
+                " from={} {} text={}",
+                from.map_or_else(|| "none".to_owned(), |p| p.to_string()),
+                safe::quoted(name),
+                safe::quoted(text)
+            ),
+            format!("{}: {}", safe::printable(name), safe::printable(text)),
+        ),
+        Event::TablePaused { paused } => Wording::new(
+            format!(" paused={paused}"),
             if *paused {
                 "The host paused the table".to_owned()
             } else {
                 "The table resumed".to_owned()
-            }
-        }
-        Event::TableAdjourned { adjourned: true } => {
-            "The host adjourned the game: everyone may leave, and it waits for the host \
-             (`resume-game`) or a majority of the players (`resume-game` from each) to resume it"
-                .to_owned()
-        }
-        Event::TableAdjourned { adjourned: false } => {
-            "The game resumed where it stopped".to_owned()
-        }
-        Event::ResumeRequested { player } => format!(
-            "{} asks to resume the game ({} of {} asks needed)",
-            n(*player),
-            view.resume_asks.len() + 1,
-            view.resume_quorum()
+            },
         ),
-        Event::PlayerAbsent { player } => format!("{} is absent", n(*player)),
-        Event::HostCalled { player, reason } => {
-            format!("{} calls the host: {}", n(*player), safe::printable(reason))
-        }
-        Event::HostAnswered { player } => match player {
-            Some(p) => format!("The host answered {}'s call", n(*p)),
-            None => "The host answered every open call".to_owned(),
-        },
-        Event::PlayerKicked { player, banned } => {
-            if *banned {
-                format!("{} was removed and banned by the host", n(*player))
+        Event::TableAdjourned { adjourned } => Wording::new(
+            format!(" adjourned={adjourned}"),
+            if *adjourned {
+                "The host adjourned the game: everyone may leave, and it waits for the host \
+                 (`resume-game`) or a majority of the players (`resume-game` from each) to \
+                 resume it"
+                    .to_owned()
             } else {
-                format!("{} was removed by the host", n(*player))
-            }
+                "The game resumed where it stopped".to_owned()
+            },
+        ),
+        Event::PlayerMuted { player, muted } => {
+            let who = player.map_or_else(|| "The spectators".to_owned(), n);
+            Wording::new(
+                match player {
+                    Some(p) => format!(" player={} muted={muted}", w(*p)),
+                    None => format!(" player=spectators muted={muted}"),
+                },
+                if *muted {
+                    format!("{who}: muted by the host")
+                } else {
+                    format!("{who}: no longer muted")
+                },
+            )
         }
+        Event::HostCalled { player, reason } => Wording::new(
+            format!(" player={} reason={}", w(*player), safe::quoted(reason)),
+            format!("{} calls the host: {}", n(*player), safe::printable(reason)),
+        ),
+        Event::HostAnswered { player } => match player {
+            Some(p) => Wording::new(
+                format!(" player={}", w(*p)),
+                format!("The host answered {}'s call", n(*p)),
+            ),
+            None => Wording::new(
+                " player=all".to_owned(),
+                "The host answered every open call".to_owned(),
+            ),
+        },
         Event::ExtraTurnGranted {
             player,
             before_next,
-        } => {
+        } => Wording::new(
+            generic_fields(event),
             if *before_next {
                 format!("{} takes an extra turn before his next turn", n(*player))
             } else {
                 format!("{} takes an extra turn after this one", n(*player))
-            }
-        }
-        Event::ExtraTurnDeferred { player } => format!(
-            "{} cannot keep his turn: his extra turn comes before his next turn",
-            n(*player)
+            },
         ),
-        Event::TurnKept { turn, player } => {
-            format!("{} keeps turn {turn} for another turn", n(*player))
-        }
+        Event::ExtraTurnDeferred { player } => Wording::new(
+            generic_fields(event),
+            format!(
+                "{} cannot keep his turn: his extra turn comes before his next turn",
+                n(*player)
+            ),
+        ),
+        Event::TurnKept { turn, player } => Wording::new(
+            generic_fields(event),
+            format!("{} keeps turn {turn} for another turn", n(*player)),
+        ),
         Event::AttackRolled {
             roller,
             opponent,
@@ -514,37 +528,27 @@ pub fn sentence(event: &Event, view: &TableView) -> String {
             } else {
                 "resisted attack on"
             };
-            let mut s = format!(
+            let mut sentence = format!(
                 "{} rolled {natural} {modifier:+} = {total} ({what} {}): {}",
                 n(*roller),
                 n(*opponent),
                 result.name().replace('_', " ")
             );
             if *damage > 0 {
-                let _ = write!(s, ", {damage} damage");
+                let _ = write!(sentence, ", {damage} damage");
             }
             if *self_damage > 0 {
-                let _ = write!(s, ", its creature takes {self_damage}");
+                let _ = write!(sentence, ", its creature takes {self_damage}");
             }
-            s
+            Wording::new(generic_fields(event), sentence)
         }
-        Event::DiceRevealed { .. } => {
-            "The dice secret is revealed: check every roll with grand-melee verify".to_owned()
-        }
-        Event::PlayerMuted { player, muted } => {
-            let who = player.map_or_else(|| "The spectators".to_owned(), n);
-            if *muted {
-                format!("{who}: muted by the host")
-            } else {
-                format!("{who}: no longer muted")
-            }
-        }
-        _ => format!(
-            "{}:{}",
-            event.name().replace('_', " "),
-            generic_fields(event)
+        Event::DiceRevealed { .. } => Wording::new(
+            generic_fields(event),
+            "The dice secret is revealed: check every roll with grand-melee verify".to_owned(),
         ),
-    }
+        _ => return None,
+    };
+    Some(words)
 }
 
 /// Where the player stands right now.
@@ -736,7 +740,9 @@ mod tests {
 
     use grand_melee_protocol::{Event, KeepReason, Settings, TableView, Uuid};
 
-    use super::{Situation, log_sentence, script_line, sentence};
+    use grand_melee_protocol::examples;
+
+    use super::{Situation, log_sentence, script_line, sentence, wording};
     use crate::safe::{self, tests::HOSTILE, tests::is_inert};
     use crate::script::status_lines;
     use crate::session::State;
@@ -924,6 +930,27 @@ mod tests {
             step(Event::TablePaused { paused: true }).0.as_deref(),
             Some("The host paused the table")
         );
+    }
+
+    /// The one list has words for every kind of event the protocol has: no script line or
+    /// sentence of this client falls back to the wire fields.
+    #[test]
+    fn every_event_kind_has_a_wording() {
+        let view = table_with("Eve");
+        let events = examples::events();
+        for kind in Event::NAMES {
+            let event = events
+                .iter()
+                .find(|e| e.name() == *kind)
+                .unwrap_or_else(|| panic!("no example of {kind}"));
+            let words = wording(event, &view).unwrap_or_else(|| panic!("no words for {kind}"));
+            assert!(!words.sentence.is_empty(), "{kind}");
+            assert_eq!(
+                script_line(4, event, &view),
+                format!("event 4 {kind}{}", words.fields)
+            );
+            assert_eq!(sentence(event, &view), words.sentence);
+        }
     }
 
     #[test]

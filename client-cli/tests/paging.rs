@@ -7,7 +7,9 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{TestServer, call, check_script_output, fake_server, run_once, run_with};
+use common::{
+    CreateTable, TestServer, call, check_script_output, create, fake_server, run_once, run_with,
+};
 use grand_melee_cli::net::Conn;
 use grand_melee_cli::{PAGE_ITEMS, resolve_table};
 use grand_melee_protocol::league::{LeagueGame, LeagueId, LeagueView, MemberStanding};
@@ -25,33 +27,8 @@ async fn every_page_of_the_table_list_is_listed_and_searched() {
     let mut conn = Conn::open(&url).await.unwrap();
     let mut ids = Vec::new();
     for name in TABLES {
-        let created = call(
-            &mut conn,
-            ClientMessage::CreateTable {
-                id: 0,
-                name: name.into(),
-                seats: 4,
-                spell_range: 1,
-                reduction: Reduction::Eager,
-                starting_life: 20,
-                password: None,
-                seed: None,
-                turn_clock_secs: 0,
-                absence_limit_secs: 600,
-                mulligan_clock_secs: 60,
-                max_spectators: 100,
-                rules: Default::default(),
-                combat_dice: false,
-                mulligan: Default::default(),
-                league: None,
-                organiser: None,
-            },
-        )
-        .await;
-        let ServerMessage::TableCreated { table, .. } = created else {
-            panic!("{created:?}");
-        };
-        ids.push(table);
+        let settings = CreateTable::new(name, 4).spell_range(1);
+        ids.push(create(&mut conn, settings).await);
     }
     // Two tables a page: the list takes three pages.
     let first = call(

@@ -8,14 +8,14 @@ mod common;
 
 use std::path::Path;
 
-use common::{Player, TestServer, call, run_once, run_with, snapshot};
+use common::{CreateTable, Player, TestServer, call, run_once, run_with, snapshot};
 use grand_melee_cli::PAGE_ITEMS;
 use grand_melee_cli::net::Conn;
 use grand_melee_cli::replay::{self, Stepper, Viewer};
 use grand_melee_cli::store::{SavedSeat, TokenStore};
 use grand_melee_protocol::{
-    ClientMessage, Event, PlayerId, PlayerStatus, Reduction, Ruling, SeatToken, ServerMessage,
-    Settings, StageName, TableId, TableView,
+    ClientMessage, Event, PlayerId, PlayerStatus, Ruling, SeatToken, ServerMessage, Settings,
+    StageName, TableId, TableView,
 };
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -30,33 +30,11 @@ async fn create(conn: &mut Conn, name: &str) -> TableId {
 }
 
 async fn create_with(conn: &mut Conn, name: &str, seats: u8, password: Option<&str>) -> TableId {
-    let created = call(
-        conn,
-        ClientMessage::CreateTable {
-            id: 0,
-            name: name.into(),
-            seats,
-            spell_range: 1,
-            reduction: Reduction::Eager,
-            starting_life: 20,
-            password: password.map(Into::into),
-            seed: Some(7),
-            turn_clock_secs: 0,
-            absence_limit_secs: 600,
-            mulligan_clock_secs: 60,
-            max_spectators: 100,
-            rules: Default::default(),
-            combat_dice: false,
-            mulligan: Default::default(),
-            league: None,
-            organiser: None,
-        },
-    )
-    .await;
-    let ServerMessage::TableCreated { table, .. } = created else {
-        panic!("{created:?}");
-    };
-    table
+    let settings = CreateTable::new(name, seats)
+        .spell_range(1)
+        .password(password)
+        .seed(7);
+    common::create(conn, settings).await
 }
 
 /// A server holding one finished game (and one open table under the same name, which replay

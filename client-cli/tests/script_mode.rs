@@ -7,10 +7,10 @@ mod common;
 
 use std::sync::{Arc, Mutex};
 
-use common::{PATIENCE, Player, TestServer, field, run_once};
+use common::{CreateTable, PATIENCE, Player, TestServer, create, field, run_once};
 use grand_melee_cli::ClientError;
 use grand_melee_cli::net::Conn;
-use grand_melee_protocol::{ClientMessage, ErrorCode, Reduction, ServerMessage};
+use grand_melee_protocol::{ClientMessage, ErrorCode, ServerMessage};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::AbortHandle;
 
@@ -343,31 +343,7 @@ async fn a_dropped_connection_is_resumed_by_itself() {
     let dir = tempfile::tempdir().unwrap();
 
     let mut host = Conn::open(&server.url()).await.unwrap();
-    let created = host
-        .call(ClientMessage::CreateTable {
-            id: 0,
-            name: "Flaky wifi".into(),
-            seats: 4,
-            spell_range: 2,
-            reduction: Reduction::Eager,
-            starting_life: 20,
-            password: None,
-            seed: Some(5),
-            turn_clock_secs: 0,
-            absence_limit_secs: 600,
-            mulligan_clock_secs: 60,
-            max_spectators: 100,
-            rules: Default::default(),
-            combat_dice: false,
-            mulligan: Default::default(),
-            league: None,
-            organiser: None,
-        })
-        .await
-        .unwrap();
-    let ServerMessage::TableCreated { table, .. } = created else {
-        panic!("{created:?}");
-    };
+    let table = create(&mut host, CreateTable::new("Flaky wifi", 4).seed(5)).await;
     let joined = host
         .call(ClientMessage::Join {
             id: 0,
@@ -420,32 +396,11 @@ async fn a_dropped_connection_is_resumed_by_itself() {
 
 /// Creates a table over the library's connection (default settings but these).
 async fn create_table(conn: &mut Conn, name: &str, seats: u8) -> grand_melee_protocol::TableId {
-    let created = conn
-        .call(ClientMessage::CreateTable {
-            id: 0,
-            name: name.into(),
-            seats,
-            spell_range: 1,
-            reduction: Reduction::Eager,
-            starting_life: 20,
-            password: None,
-            seed: Some(3),
-            turn_clock_secs: 0,
-            absence_limit_secs: 600,
-            mulligan_clock_secs: 0,
-            max_spectators: 100,
-            rules: Default::default(),
-            combat_dice: false,
-            mulligan: Default::default(),
-            league: None,
-            organiser: None,
-        })
-        .await
-        .unwrap();
-    let ServerMessage::TableCreated { table, .. } = created else {
-        panic!("{created:?}");
-    };
-    table
+    let settings = CreateTable::new(name, seats)
+        .spell_range(1)
+        .seed(3)
+        .mulligan_clock_secs(0);
+    create(conn, settings).await
 }
 
 /// Names and chat lines made to forge fields and lines, or to act on a terminal. The server

@@ -5,14 +5,14 @@
 
 mod common;
 
-use common::{TestServer, call, snapshot};
+use common::{CreateTable, TestServer, call, create, snapshot};
 use grand_melee_cli::describe::Situation;
 use grand_melee_cli::net::Conn;
 use grand_melee_cli::session::{Action, Note, State};
 use grand_melee_cli::tui::{Screen, render};
 use grand_melee_protocol::{
-    ClientMessage, ErrorCode, Phase, PlayerId, PlayerStatus, Reduction, Ruling, ServerMessage,
-    StageName, TableId, TableView, TurnStateName,
+    ClientMessage, ErrorCode, Phase, PlayerId, PlayerStatus, Ruling, ServerMessage, StageName,
+    TableId, TableView, TurnStateName,
 };
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -37,32 +37,8 @@ async fn mid_game(seats: u8) -> (TableId, TableView) {
     for _ in 0..seats {
         conns.push(Some(Conn::open(&url).await.unwrap()));
     }
-    let created = call(
-        conns[0].as_mut().unwrap(),
-        ClientMessage::CreateTable {
-            id: 0,
-            name: "Friday melee".into(),
-            seats,
-            spell_range: 2,
-            reduction: Reduction::Eager,
-            starting_life: 20,
-            password: None,
-            seed: Some(2026),
-            turn_clock_secs: 0,
-            absence_limit_secs: 600,
-            mulligan_clock_secs: 60,
-            max_spectators: 100,
-            rules: Default::default(),
-            combat_dice: false,
-            mulligan: Default::default(),
-            league: None,
-            organiser: None,
-        },
-    )
-    .await;
-    let ServerMessage::TableCreated { table, .. } = created else {
-        panic!("{created:?}");
-    };
+    let settings = CreateTable::new("Friday melee", seats).seed(2026);
+    let table = create(conns[0].as_mut().unwrap(), settings).await;
     for (i, conn) in conns.iter_mut().enumerate() {
         let seated = call(
             conn.as_mut().unwrap(),

@@ -12,8 +12,11 @@ use crate::types::{
 
 /// One fact about a table, in the order it happened. New kinds are added as the game grows
 /// (non-exhaustive): a client shows one it does not know by its `kind` and fields.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::VariantNames,
+)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 #[non_exhaustive]
 pub enum Event {
     /// A player took a seat in the lobby.
@@ -339,48 +342,13 @@ pub enum Event {
 }
 
 impl Event {
+    /// Every `kind` tag, in declaration order: serde's names (the same snake_case rule, held
+    /// equal by the codec tests).
+    pub const NAMES: &'static [&'static str] = <Self as strum::VariantNames>::VARIANTS;
+
     /// The `kind` tag (`"turn_began"`, …).
     pub fn name(&self) -> &'static str {
-        match self {
-            Event::PlayerJoined { .. } => "player_joined",
-            Event::FirstPlayerChosen { .. } => "first_player_chosen",
-            Event::PlayerLeft { .. } => "player_left",
-            Event::GameStarted { .. } => "game_started",
-            Event::Mulliganed { .. } => "mulliganed",
-            Event::Kept { .. } => "kept",
-            Event::TurnBegan { .. } => "turn_began",
-            Event::PhaseChanged { .. } => "phase_changed",
-            Event::Attacked { .. } => "attacked",
-            Event::DamageDealt { .. } => "damage_dealt",
-            Event::LifeChanged { .. } => "life_changed",
-            Event::PoisonChanged { .. } => "poison_changed",
-            Event::Eliminated { .. } => "eliminated",
-            Event::TurnMarkedForRemoval { .. } => "turn_marked_for_removal",
-            Event::TurnRemovalCancelled { .. } => "turn_removal_cancelled",
-            Event::TurnEnded { .. } => "turn_ended",
-            Event::TurnPassed { .. } => "turn_passed",
-            Event::TurnRemoved { .. } => "turn_removed",
-            Event::PositionsRemoved { .. } => "positions_removed",
-            Event::GameAbandoned => "game_abandoned",
-            Event::GameOver { .. } => "game_over",
-            Event::DiceRevealed { .. } => "dice_revealed",
-            Event::ExtraTurnGranted { .. } => "extra_turn_granted",
-            Event::ExtraTurnDeferred { .. } => "extra_turn_deferred",
-            Event::TurnKept { .. } => "turn_kept",
-            Event::AttackRolled { .. } => "attack_rolled",
-            Event::ConnectionChanged { .. } => "connection_changed",
-            Event::HostChanged { .. } => "host_changed",
-            Event::SpectatorsChanged { .. } => "spectators_changed",
-            Event::Chat { .. } => "chat",
-            Event::TablePaused { .. } => "table_paused",
-            Event::TableAdjourned { .. } => "table_adjourned",
-            Event::ResumeRequested { .. } => "resume_requested",
-            Event::PlayerAbsent { .. } => "player_absent",
-            Event::PlayerKicked { .. } => "player_kicked",
-            Event::PlayerMuted { .. } => "player_muted",
-            Event::HostCalled { .. } => "host_called",
-            Event::HostAnswered { .. } => "host_answered",
-        }
+        self.into()
     }
 
     /// Whether the event comes from the rules core (as opposed to the table-level events:

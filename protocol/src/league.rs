@@ -46,8 +46,11 @@ pub const MAX_CARDS_PER_PURCHASE: u8 = 25;
 
 /// The seed's colour alliances: five of two colours and five of three. An unknown name does
 /// not decode, with a message that names the field and the ten names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, strum::IntoStaticStr, strum::VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Alliance {
     /// White-Blue.
     WhiteBlue,
@@ -73,38 +76,16 @@ pub enum Alliance {
 
 impl Alliance {
     /// Every alliance, two colours first.
-    pub const ALL: [Alliance; 10] = [
-        Alliance::WhiteBlue,
-        Alliance::BlueBlack,
-        Alliance::BlackRed,
-        Alliance::RedGreen,
-        Alliance::GreenWhite,
-        Alliance::WhiteBlueBlack,
-        Alliance::BlueBlackRed,
-        Alliance::BlackRedGreen,
-        Alliance::RedGreenWhite,
-        Alliance::GreenWhiteBlue,
-    ];
+    pub const ALL: &'static [Alliance] = <Self as strum::VariantArray>::VARIANTS;
 
-    /// Its wire name (`white_blue`, …).
+    /// Its wire name (`white_blue`, …): serde's.
     pub fn name(self) -> &'static str {
-        match self {
-            Alliance::WhiteBlue => "white_blue",
-            Alliance::BlueBlack => "blue_black",
-            Alliance::BlackRed => "black_red",
-            Alliance::RedGreen => "red_green",
-            Alliance::GreenWhite => "green_white",
-            Alliance::WhiteBlueBlack => "white_blue_black",
-            Alliance::BlueBlackRed => "blue_black_red",
-            Alliance::BlackRedGreen => "black_red_green",
-            Alliance::RedGreenWhite => "red_green_white",
-            Alliance::GreenWhiteBlue => "green_white_blue",
-        }
+        self.into()
     }
 
     /// The alliance with this wire name.
     pub fn from_name(name: &str) -> Option<Alliance> {
-        Alliance::ALL.into_iter().find(|a| a.name() == name)
+        Alliance::ALL.iter().copied().find(|a| a.name() == name)
     }
 }
 

@@ -82,8 +82,11 @@ pub struct TableSummary {
 }
 
 /// A message from the server to a client.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::VariantNames,
+)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum ServerMessage {
     /// Answer to `hello`.
     Welcome {
@@ -302,26 +305,7 @@ pub enum ServerMessage {
 impl ServerMessage {
     /// The `type` tag (`"welcome"`, …).
     pub fn name(&self) -> &'static str {
-        match self {
-            ServerMessage::Welcome { .. } => "welcome",
-            ServerMessage::Tables { .. } => "tables",
-            ServerMessage::TableCreated { .. } => "table_created",
-            ServerMessage::Seated { .. } => "seated",
-            ServerMessage::Watching { .. } => "watching",
-            ServerMessage::Left { .. } => "left",
-            ServerMessage::Ack { .. } => "ack",
-            ServerMessage::Snapshot { .. } => "snapshot",
-            ServerMessage::Events { .. } => "events",
-            ServerMessage::Error { .. } => "error",
-            ServerMessage::Replays { .. } => "replays",
-            ServerMessage::Replay { .. } => "replay",
-            ServerMessage::PastEvents { .. } => "past_events",
-            ServerMessage::LeagueCreated { .. } => "league_created",
-            ServerMessage::LeagueJoined { .. } => "league_joined",
-            ServerMessage::Leagues { .. } => "leagues",
-            ServerMessage::League { .. } => "league",
-            ServerMessage::Deck { .. } => "deck",
-        }
+        self.into()
     }
 
     /// The id of the request this answers, if any.
@@ -379,25 +363,7 @@ impl ServerMessage {
         }
     }
 
-    /// Every `type` tag the server may send.
-    pub const NAMES: [&'static str; 18] = [
-        "welcome",
-        "tables",
-        "table_created",
-        "seated",
-        "watching",
-        "left",
-        "ack",
-        "snapshot",
-        "events",
-        "error",
-        "replays",
-        "replay",
-        "past_events",
-        "league_created",
-        "league_joined",
-        "leagues",
-        "league",
-        "deck",
-    ];
+    /// Every `type` tag the server may send, in declaration order: serde's names (the same
+    /// snake_case rule, held equal by the codec tests).
+    pub const NAMES: &'static [&'static str] = <Self as strum::VariantNames>::VARIANTS;
 }

@@ -18,8 +18,20 @@ pub type TableId = uuid::Uuid;
 pub type SeatToken = uuid::Uuid;
 
 /// The phase indicator of a running turn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Phase {
     /// Untap, upkeep and draw. Every turn begins here.
     Beginning,
@@ -35,23 +47,11 @@ pub enum Phase {
 
 impl Phase {
     /// Every phase in turn order.
-    pub const ALL: [Phase; 5] = [
-        Phase::Beginning,
-        Phase::PrecombatMain,
-        Phase::Combat,
-        Phase::PostcombatMain,
-        Phase::Ending,
-    ];
+    pub const ALL: &'static [Phase] = <Self as strum::VariantArray>::VARIANTS;
 
-    /// The wire name (`"precombat_main"`, …).
+    /// The wire name (`"precombat_main"`, …): serde's.
     pub fn name(self) -> &'static str {
-        match self {
-            Phase::Beginning => "beginning",
-            Phase::PrecombatMain => "precombat_main",
-            Phase::Combat => "combat",
-            Phase::PostcombatMain => "postcombat_main",
-            Phase::Ending => "ending",
-        }
+        self.into()
     }
 
     /// The phase after this one, if any.
@@ -78,8 +78,21 @@ pub enum Reduction {
 }
 
 /// Which body of rules schedules the turns (`rules` in `create_table`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Default,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum RuleSet {
     /// The seed's Grand Melee (`shared/seeds/grand-melee.txt`) as `docs/RULES.md` reads it:
     /// spheres of influence of spell range R.
@@ -93,18 +106,28 @@ pub enum RuleSet {
 }
 
 impl RuleSet {
-    /// The wire name.
+    /// The wire name: serde's.
     pub fn name(self) -> &'static str {
-        match self {
-            RuleSet::Seed => "seed",
-            RuleSet::Cr807 => "cr807",
-        }
+        self.into()
     }
 }
 
 /// How mulligan decisions are taken (`mulligan` in `create_table`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Default,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum MulliganMode {
     /// The seed's Paris mulligan: one player at a time, from the first player to the left.
     #[default]
@@ -114,18 +137,27 @@ pub enum MulliganMode {
 }
 
 impl MulliganMode {
-    /// The wire name.
+    /// The wire name: serde's.
     pub fn name(self) -> &'static str {
-        match self {
-            MulliganMode::Paris => "paris",
-            MulliganMode::Simultaneous => "simultaneous",
-        }
+        self.into()
     }
 }
 
 /// What an attack roll of Combat with Dice did (the seed's Attack Table).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum RollResult {
     /// A natural 1: the attacking creature takes half its own power.
     CriticalMiss,
@@ -140,15 +172,9 @@ pub enum RollResult {
 }
 
 impl RollResult {
-    /// The wire name.
+    /// The wire name: serde's.
     pub fn name(self) -> &'static str {
-        match self {
-            RollResult::CriticalMiss => "critical_miss",
-            RollResult::Miss => "miss",
-            RollResult::PartialHit => "partial_hit",
-            RollResult::Hit => "hit",
-            RollResult::CriticalHit => "critical_hit",
-        }
+        self.into()
     }
 
     /// A roll's modifier: the rolling creature's power minus the opposing creatures' average
@@ -275,8 +301,11 @@ pub struct Standing {
 }
 
 /// A host's ruling (during play; `keep` during mulligans).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::VariantNames,
+)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Ruling {
     /// Eliminate one or more players together.
     Eliminate {
@@ -317,16 +346,9 @@ pub enum Ruling {
 }
 
 impl Ruling {
-    /// The `kind` tag.
+    /// The `kind` tag: serde's.
     pub fn name(&self) -> &'static str {
-        match self {
-            Ruling::Eliminate { .. } => "eliminate",
-            Ruling::SetLife { .. } => "set_life",
-            Ruling::SetPoison { .. } => "set_poison",
-            Ruling::EndTurn { .. } => "end_turn",
-            Ruling::ExtraTurn { .. } => "extra_turn",
-            Ruling::Keep { .. } => "keep",
-        }
+        self.into()
     }
 }
 

@@ -3,11 +3,14 @@
 #![allow(clippy::unwrap_used)]
 
 use grand_melee_protocol::examples::{self, Example};
+use grand_melee_protocol::league::Alliance;
 use grand_melee_protocol::{
     ClientMessage, DecodeError, ErrorCode, Event, MAX_CLIENT_MESSAGE_BYTES, Phase, Reduction,
     ServerMessage, decode_client, decode_server, encode_client, encode_server,
 };
+use grand_melee_protocol::{MulliganMode, RollResult, RuleSet, Ruling};
 use serde::{Deserialize, Serialize};
+use strum::{VariantArray, VariantNames};
 
 #[derive(Deserialize)]
 struct Tagged {
@@ -38,11 +41,53 @@ fn every_client_message_round_trips() {
     }
 }
 
+/// With `every_event_round_trips_inside_an_events_message` (each example's `name()` is its
+/// serialized `kind`): every variant's `name()` is serde's name.
+#[test]
+fn every_event_kind_has_an_example() {
+    let mut names: Vec<&str> = examples::events().iter().map(Event::name).collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut kinds = Event::NAMES.to_vec();
+    kinds.sort_unstable();
+    assert_eq!(names, kinds);
+}
+
+/// Every value's `name()` is what serde writes for it (the names come from strum's snake_case
+/// rule, serde's own).
+#[test]
+fn value_names_are_serdes() {
+    fn check<T: Serialize + std::fmt::Debug>(all: &[T], name: impl Fn(&T) -> &'static str) {
+        for value in all {
+            let wire = serde_json::to_value(value).unwrap();
+            assert_eq!(wire.as_str(), Some(name(value)), "{value:?}");
+        }
+    }
+    check(Phase::ALL, |v| v.name());
+    check(Alliance::ALL, |v| v.name());
+    check(<RuleSet as VariantArray>::VARIANTS, |v| v.name());
+    check(<MulliganMode as VariantArray>::VARIANTS, |v| v.name());
+    check(<RollResult as VariantArray>::VARIANTS, |v| v.name());
+    let mut rulings: Vec<&str> = examples::client()
+        .iter()
+        .filter_map(|m| match m {
+            ClientMessage::Ruling { ruling, .. } => Some(ruling.name()),
+            _ => None,
+        })
+        .collect();
+    rulings.sort_unstable();
+    rulings.dedup();
+    let mut kinds = <Ruling as VariantNames>::VARIANTS.to_vec();
+    kinds.sort_unstable();
+    // With `every_ruling_carries_its_kind`: every ruling's name is its serialized `kind`.
+    assert_eq!(rulings, kinds, "an example of every ruling");
+}
+
 #[test]
 fn every_client_type_has_an_example() {
     let names: Vec<&str> = examples::client().iter().map(ClientMessage::name).collect();
     for name in ClientMessage::NAMES {
-        assert!(names.contains(&name), "{name}");
+        assert!(names.contains(name), "{name}");
     }
     let names: Vec<&str> = examples::server().iter().map(ServerMessage::name).collect();
     assert_eq!(names, ServerMessage::NAMES);
@@ -147,10 +192,14 @@ fn error_code_names_match_the_wire() {
     struct Holder {
         code: ErrorCode,
     }
-    for code in ErrorCode::ALL {
+    #[derive(Deserialize)]
+    struct Named {
+        code: String,
+    }
+    for &code in ErrorCode::ALL {
         let bytes = rmp_serde::to_vec_named(&Holder { code }).unwrap();
-        let name = code.name().as_bytes();
-        assert!(bytes.windows(name.len()).any(|w| w == name), "{code:?}");
+        let named: Named = rmp_serde::from_slice(&bytes).unwrap();
+        assert_eq!(named.code, code.name(), "{code:?}");
         assert_eq!(rmp_serde::from_slice::<Holder>(&bytes).unwrap().code, code);
         assert!(!code.description().is_empty());
     }

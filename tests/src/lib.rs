@@ -8,9 +8,10 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
+use grand_melee_protocol::league::LeagueId;
 use grand_melee_protocol::{
-    self as wire, ClientMessage, ErrorCode, Mirror, PROTOCOL_VERSION, Reduction, ServerMessage,
-    TableId, TableView,
+    self as wire, ClientMessage, ErrorCode, Mirror, MulliganMode, PROTOCOL_VERSION, Reduction,
+    RuleSet, ServerMessage, TableId, TableView,
 };
 use grand_melee_server::{Server, ServerConfig};
 use tokio::sync::{mpsc, oneshot};
@@ -21,6 +22,158 @@ use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 /// How long a test waits for something the server must send before failing. A bound on a
 /// failure, not a synchronisation: every wait ends as soon as the message arrives.
 pub const PATIENCE: Duration = Duration::from_secs(20);
+
+/// A `create_table` request as a test writes it: the server's defaults (what it takes for an
+/// absent field) but for what the test sets, e.g. `CreateTable::new("Friday", 4).seed(7)`.
+/// The one place the tests spell out the request's fields.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CreateTable {
+    name: String,
+    seats: u8,
+    spell_range: u8,
+    reduction: Reduction,
+    starting_life: i32,
+    password: Option<String>,
+    seed: Option<u64>,
+    turn_clock_secs: u32,
+    absence_limit_secs: u32,
+    mulligan_clock_secs: u32,
+    max_spectators: u32,
+    rules: RuleSet,
+    combat_dice: bool,
+    mulligan: MulliganMode,
+    league: Option<LeagueId>,
+    organiser: Option<uuid::Uuid>,
+}
+
+impl CreateTable {
+    /// A table named `name` with `seats` seats and every other setting the server's default.
+    pub fn new(name: impl Into<String>, seats: u8) -> Self {
+        Self {
+            name: name.into(),
+            seats,
+            spell_range: 0,
+            reduction: Reduction::default(),
+            starting_life: wire::DEFAULT_STARTING_LIFE,
+            password: None,
+            seed: None,
+            turn_clock_secs: 0,
+            absence_limit_secs: wire::DEFAULT_ABSENCE_LIMIT_SECS,
+            mulligan_clock_secs: wire::DEFAULT_MULLIGAN_CLOCK_SECS,
+            max_spectators: wire::DEFAULT_MAX_SPECTATORS,
+            rules: RuleSet::default(),
+            combat_dice: false,
+            mulligan: MulliganMode::default(),
+            league: None,
+            organiser: None,
+        }
+    }
+
+    /// Spell range R (0: the rules' own).
+    pub fn spell_range(mut self, range: u8) -> Self {
+        self.spell_range = range;
+        self
+    }
+
+    /// Starting life.
+    pub fn starting_life(mut self, life: i32) -> Self {
+        self.starting_life = life;
+        self
+    }
+
+    /// A password to join or watch (`"secret"`, or an `Option` of one).
+    pub fn password<'a>(mut self, password: impl Into<Option<&'a str>>) -> Self {
+        self.password = password.into().map(str::to_owned);
+        self
+    }
+
+    /// The seed kept for the record.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// The turn clock in seconds (0: none).
+    pub fn turn_clock_secs(mut self, secs: u32) -> Self {
+        self.turn_clock_secs = secs;
+        self
+    }
+
+    /// Seconds a disconnected player has before he is absent.
+    pub fn absence_limit_secs(mut self, secs: u32) -> Self {
+        self.absence_limit_secs = secs;
+        self
+    }
+
+    /// Seconds for a mulligan decision (0: no clock).
+    pub fn mulligan_clock_secs(mut self, secs: u32) -> Self {
+        self.mulligan_clock_secs = secs;
+        self
+    }
+
+    /// Most spectators at once.
+    pub fn max_spectators(mut self, most: u32) -> Self {
+        self.max_spectators = most;
+        self
+    }
+
+    /// Which rules.
+    pub fn rules(mut self, rules: RuleSet) -> Self {
+        self.rules = rules;
+        self
+    }
+
+    /// Combat with Dice on.
+    pub fn combat_dice(mut self) -> Self {
+        self.combat_dice = true;
+        self
+    }
+
+    /// The mulligan mode.
+    pub fn mulligan(mut self, mode: MulliganMode) -> Self {
+        self.mulligan = mode;
+        self
+    }
+
+    /// A league game, with the league's organiser secret.
+    pub fn league(mut self, league: LeagueId, organiser: uuid::Uuid) -> Self {
+        self.league = Some(league);
+        self.organiser = Some(organiser);
+        self
+    }
+
+    /// The request, numbered `id`.
+    pub fn request(&self, id: u32) -> ClientMessage {
+        let settings = self.clone();
+        ClientMessage::CreateTable {
+            id,
+            name: settings.name,
+            seats: settings.seats,
+            spell_range: settings.spell_range,
+            reduction: settings.reduction,
+            starting_life: settings.starting_life,
+            password: settings.password,
+            seed: settings.seed,
+            turn_clock_secs: settings.turn_clock_secs,
+            absence_limit_secs: settings.absence_limit_secs,
+            mulligan_clock_secs: settings.mulligan_clock_secs,
+            max_spectators: settings.max_spectators,
+            rules: settings.rules,
+            combat_dice: settings.combat_dice,
+            mulligan: settings.mulligan,
+            league: settings.league,
+            organiser: settings.organiser,
+        }
+    }
+
+    /// The new table's id from the answer to this request (which must be `table_created`).
+    pub fn created(&self, answer: ServerMessage) -> TableId {
+        let ServerMessage::TableCreated { table, .. } = answer else {
+            panic!("{:?}: expected table_created, got {answer:?}", self.name);
+        };
+        table
+    }
+}
 
 /// A server running in this test's runtime on a free loopback port.
 #[derive(Debug)]
@@ -373,34 +526,18 @@ impl Client {
         assert!(matches!(welcome, ServerMessage::Welcome { .. }));
     }
 
-    /// Creates a table and returns its id.
+    /// Creates a table with the server's defaults but for `name`, `seats` and `seed`, and
+    /// returns its id.
     pub async fn create_table(&mut self, name: &str, seats: u8, seed: u64) -> TableId {
-        let created = self
-            .call(|id| ClientMessage::CreateTable {
-                id,
-                name: name.into(),
-                seats,
-                spell_range: 2,
-                reduction: Reduction::Eager,
-                starting_life: 20,
-                password: None,
-                seed: Some(seed),
-                turn_clock_secs: 0,
-                absence_limit_secs: 600,
-                mulligan_clock_secs: 60,
-                max_spectators: 100,
-                rules: Default::default(),
-                combat_dice: false,
-                mulligan: Default::default(),
-                league: None,
-                organiser: None,
-            })
+        self.create(CreateTable::new(name, seats).seed(seed))
             .await
-            .unwrap();
-        let ServerMessage::TableCreated { table, .. } = created else {
-            panic!("expected table_created, got {created:?}");
-        };
-        table
+            .unwrap()
+    }
+
+    /// Asks for a table with these settings: its id, or the refusal's code.
+    pub async fn create(&mut self, settings: CreateTable) -> Result<TableId, ErrorCode> {
+        let created = self.call(|id| settings.request(id)).await?;
+        Ok(settings.created(created))
     }
 
     /// Joins a table and waits for the snapshot.
@@ -931,31 +1068,13 @@ impl TestLeague {
         name: &str,
         seats: u8,
     ) -> Result<TableId, ErrorCode> {
-        let created = client
-            .call(|id| ClientMessage::CreateTable {
-                id,
-                name: name.into(),
-                seats,
-                spell_range: 0,
-                reduction: Reduction::Eager,
-                starting_life: 20,
-                password: None,
-                seed: None,
-                turn_clock_secs: 0,
-                absence_limit_secs: 600,
-                mulligan_clock_secs: 0,
-                max_spectators: 100,
-                rules: Default::default(),
-                combat_dice: false,
-                mulligan: Default::default(),
-                league: Some(self.id),
-                organiser: Some(self.organiser),
-            })
-            .await?;
-        let ServerMessage::TableCreated { table, .. } = created else {
-            panic!("expected table_created, got {created:?}");
-        };
-        Ok(table)
+        client
+            .create(
+                CreateTable::new(name, seats)
+                    .mulligan_clock_secs(0)
+                    .league(self.id, self.organiser),
+            )
+            .await
     }
 
     /// A table of this league at `addr` with members `members` (indices in join order) seated,

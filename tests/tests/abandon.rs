@@ -5,10 +5,10 @@
 
 use std::time::Duration;
 
-use grand_melee_e2e::{Client, PATIENCE, Received, TestServer, keep_all_hands};
+use grand_melee_e2e::{Client, CreateTable, PATIENCE, Received, TestServer, keep_all_hands};
 use grand_melee_protocol::{
-    self as wire, ClientMessage, ErrorCode, Event, KeepReason, Reduction, Ruling, ServerMessage,
-    StageName, TableId, TurnEndReason,
+    self as wire, ClientMessage, ErrorCode, Event, KeepReason, Ruling, ServerMessage, StageName,
+    TableId, TurnEndReason,
 };
 use grand_melee_server::ServerConfig;
 
@@ -30,33 +30,18 @@ fn config(max_tables: usize) -> ServerConfig {
     }
 }
 
-/// A `create_table` request with these clocks.
-fn create_request(
-    id: u32,
+/// The tests' table with these clocks.
+fn settings(
     seats: u8,
     turn_clock_secs: u32,
     absence_limit_secs: u32,
     mulligan_clock_secs: u32,
-) -> ClientMessage {
-    ClientMessage::CreateTable {
-        id,
-        name: "abandon".into(),
-        seats,
-        spell_range: 1,
-        reduction: Reduction::Eager,
-        starting_life: 20,
-        password: None,
-        seed: None,
-        turn_clock_secs,
-        absence_limit_secs,
-        mulligan_clock_secs,
-        max_spectators: 100,
-        rules: Default::default(),
-        combat_dice: false,
-        mulligan: Default::default(),
-        league: None,
-        organiser: None,
-    }
+) -> CreateTable {
+    CreateTable::new("abandon", seats)
+        .spell_range(1)
+        .turn_clock_secs(turn_clock_secs)
+        .absence_limit_secs(absence_limit_secs)
+        .mulligan_clock_secs(mulligan_clock_secs)
 }
 
 async fn create(
@@ -64,13 +49,8 @@ async fn create(
     seats: u8,
     mulligan_clock_secs: u32,
 ) -> Result<TableId, ErrorCode> {
-    let answer = client
-        .call(|id| create_request(id, seats, 0, ABSENCE_LIMIT, mulligan_clock_secs))
-        .await?;
-    let ServerMessage::TableCreated { table, .. } = answer else {
-        panic!("{answer:?}");
-    };
-    Ok(table)
+    let settings = settings(seats, 0, ABSENCE_LIMIT, mulligan_clock_secs);
+    client.create(settings).await
 }
 
 /// A started table of `seats` players (client `i` is player `i`, client 0 the host, who plays
@@ -317,7 +297,7 @@ async fn a_silent_host_whose_turn_runs_without_a_turn_clock_hands_the_role_on() 
 
 /// The `bad_settings` error answering a `create_table` with these clocks, and its message.
 async fn refused_settings(client: &mut Client, turn: u32, absence: u32, mulligan: u32) -> String {
-    let id = client.send(|id| create_request(id, 4, turn, absence, mulligan));
+    let id = client.send(|id| settings(4, turn, absence, mulligan).request(id));
     client
         .until(|r| match r {
             Received::Message(m, _) => match &**m {
@@ -356,7 +336,9 @@ async fn endless_clocks_are_refused_naming_the_setting() {
     assert!(message.starts_with("mulligan_clock_secs: "), "{message}");
     // The cap itself is allowed, and the refusals left nothing behind.
     assert!(tables(&mut client).await.is_empty());
-    let created = client.call(|id| create_request(id, 4, cap, cap, cap)).await;
+    let created = client
+        .call(|id| settings(4, cap, cap, cap).request(id))
+        .await;
     assert!(
         matches!(created, Ok(ServerMessage::TableCreated { .. })),
         "{created:?}"

@@ -5,9 +5,9 @@
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
-use grand_melee_e2e::{Client, PATIENCE, Received, TestServer};
+use grand_melee_e2e::{Client, CreateTable, PATIENCE, Received, TestServer};
 use grand_melee_protocol::{
-    self as wire, ClientMessage, ErrorCode, Reduction, ServerMessage, TableId, TableView, close,
+    self as wire, ClientMessage, ErrorCode, ServerMessage, TableId, TableView, close,
 };
 use grand_melee_server::ServerConfig;
 
@@ -27,33 +27,13 @@ fn unthrottled() -> ServerConfig {
     }
 }
 
-fn create(id: u32, name: &str, password: Option<&str>) -> ClientMessage {
-    ClientMessage::CreateTable {
-        id,
-        name: name.to_owned(),
-        seats: 4,
-        spell_range: 1,
-        reduction: Reduction::Eager,
-        starting_life: 20,
-        password: password.map(str::to_owned),
-        seed: Some(7),
-        turn_clock_secs: 0,
-        absence_limit_secs: 600,
-        mulligan_clock_secs: 60,
-        max_spectators: 100,
-        rules: Default::default(),
-        combat_dice: false,
-        mulligan: Default::default(),
-        league: None,
-        organiser: None,
-    }
+/// The tests' table: four seats, R = 1.
+fn settings(name: &str) -> CreateTable {
+    CreateTable::new(name, 4).spell_range(1).seed(7)
 }
 
 async fn create_table(client: &mut Client, name: &str) -> Result<TableId, ErrorCode> {
-    match client.call(|id| create(id, name, None)).await? {
-        ServerMessage::TableCreated { table, .. } => Ok(table),
-        other => panic!("expected table_created, got {other:?}"),
-    }
+    client.create(settings(name)).await
 }
 
 /// Every page of the table list, following `next`.
@@ -217,7 +197,7 @@ async fn concurrent_creations_never_pass_max_tables() {
     let mut ids = Vec::new();
     for (c, client) in clients.iter_mut().enumerate() {
         let sent: Vec<u32> = (0..10)
-            .map(|i| client.send(|id| create(id, &format!("t{c}.{i}"), None)))
+            .map(|i| client.send(|id| settings(&format!("t{c}.{i}")).request(id)))
             .collect();
         ids.push(sent);
     }
@@ -304,13 +284,10 @@ async fn finished_game_with_chat(
     password: Option<&str>,
 ) -> (TableId, Vec<Client>) {
     let mut host = server.client().await;
-    let created = host
-        .call(|id| create(id, "chatty", password))
+    let table = host
+        .create(settings("chatty").password(password))
         .await
         .unwrap();
-    let ServerMessage::TableCreated { table, .. } = created else {
-        panic!("{created:?}");
-    };
     let mut guest = server.client().await;
     for (client, name) in [(&mut host, "Ann"), (&mut guest, "Ben")] {
         let joined = client
@@ -470,13 +447,10 @@ async fn passwords_are_kept_hashed_and_wrong_guesses_are_throttled() {
     })
     .await;
     let mut host = server.client().await;
-    let created = host
-        .call(|id| create(id, "secret", Some("correct horse")))
+    let table = host
+        .create(settings("secret").password("correct horse"))
         .await
         .unwrap();
-    let ServerMessage::TableCreated { table, .. } = created else {
-        panic!("{created:?}");
-    };
     let join = |password: &str| {
         let password = password.to_owned();
         move |id| ClientMessage::Join {
@@ -849,7 +823,7 @@ async fn a_refused_setting_is_named_with_its_range_and_nothing_is_created() {
     ];
     for (field, range, break_it) in cases {
         let id = client.send(|id| {
-            let mut request = create(id, "Bad", None);
+            let mut request = settings("Bad").request(id);
             break_it(&mut request);
             request
         });

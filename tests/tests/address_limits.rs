@@ -6,8 +6,8 @@
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
-use grand_melee_e2e::{Client, TestServer, http_get};
-use grand_melee_protocol::{ClientMessage, ErrorCode, Reduction, ServerMessage, TableId};
+use grand_melee_e2e::{Client, CreateTable, TestServer, http_get};
+use grand_melee_protocol::{ClientMessage, ErrorCode, ServerMessage, TableId};
 use grand_melee_server::ServerConfig;
 use uuid::Uuid;
 
@@ -15,33 +15,9 @@ fn v4(last: u8) -> IpAddr {
     [127, 0, 0, last].into()
 }
 
-fn create(id: u32, name: &str, password: Option<&str>) -> ClientMessage {
-    ClientMessage::CreateTable {
-        id,
-        name: name.into(),
-        seats: 40,
-        spell_range: 2,
-        reduction: Reduction::Eager,
-        starting_life: 20,
-        password: password.map(Into::into),
-        seed: Some(1),
-        turn_clock_secs: 0,
-        absence_limit_secs: 600,
-        mulligan_clock_secs: 60,
-        max_spectators: 100,
-        rules: Default::default(),
-        combat_dice: false,
-        mulligan: Default::default(),
-        league: None,
-        organiser: None,
-    }
-}
-
 async fn table(client: &mut Client, name: &str, password: Option<&str>) -> TableId {
-    match client.call(|id| create(id, name, password)).await.unwrap() {
-        ServerMessage::TableCreated { table, .. } => table,
-        other => panic!("{other:?}"),
-    }
+    let settings = CreateTable::new(name, 40).seed(1).password(password);
+    client.create(settings).await.unwrap()
 }
 
 fn join(table: TableId, name: &str, password: Option<&str>) -> impl FnOnce(u32) -> ClientMessage {

@@ -9,9 +9,9 @@
 
 use std::time::Duration;
 
-use grand_melee_e2e::{Client, PATIENCE, TestServer, keep_all_hands};
+use grand_melee_e2e::{Client, CreateTable, PATIENCE, TestServer, keep_all_hands};
 use grand_melee_protocol::{
-    self as wire, ClientMessage, ErrorCode, Event, Reduction, ServerMessage, StageName, TableId,
+    self as wire, ClientMessage, ErrorCode, Event, ServerMessage, StageName, TableId,
 };
 use grand_melee_server::ServerConfig;
 
@@ -32,32 +32,10 @@ fn config() -> ServerConfig {
 }
 
 async fn create(client: &mut Client, name: &str, seats: u8) -> TableId {
-    let answer = client
-        .call(|id| ClientMessage::CreateTable {
-            id,
-            name: name.into(),
-            seats,
-            spell_range: 1,
-            reduction: Reduction::Eager,
-            starting_life: 20,
-            password: None,
-            seed: None,
-            turn_clock_secs: 0,
-            absence_limit_secs: ABSENCE_LIMIT,
-            mulligan_clock_secs: 60,
-            max_spectators: 100,
-            rules: Default::default(),
-            combat_dice: false,
-            mulligan: Default::default(),
-            league: None,
-            organiser: None,
-        })
-        .await
-        .unwrap();
-    let ServerMessage::TableCreated { table, .. } = answer else {
-        panic!("{answer:?}");
-    };
-    table
+    let settings = CreateTable::new(name, seats)
+        .spell_range(1)
+        .absence_limit_secs(ABSENCE_LIMIT);
+    client.create(settings).await.unwrap()
 }
 
 /// A game of `seats` players in play (client `i` is player `i`; client 0 the host, who plays

@@ -2,10 +2,11 @@
 #![allow(clippy::unwrap_used)]
 
 use grand_melee_e2e::{
-    Client, PATIENCE, Received, SilentClient, TestServer, http_get, silent_spectator, started_game,
+    Client, CreateTable, PATIENCE, Received, SilentClient, TestServer, http_get, silent_spectator,
+    started_game,
 };
 use grand_melee_protocol::{
-    self as wire, ClientMessage, ErrorCode, Event, Reduction, ServerMessage, TurnEndReason, close,
+    self as wire, ClientMessage, ErrorCode, Event, ServerMessage, TurnEndReason, close,
 };
 use grand_melee_server::ServerConfig;
 use tokio::io::AsyncWriteExt;
@@ -398,31 +399,11 @@ async fn a_player_who_drops_as_his_turn_starts_is_skipped_after_the_grace_period
 async fn a_turn_past_the_clock_ends_by_itself_and_everyone_is_told_why() {
     let server = TestServer::start().await;
     let mut host = server.client().await;
-    let created = host
-        .call(|id| ClientMessage::CreateTable {
-            id,
-            name: "blitz".into(),
-            seats: 3,
-            spell_range: 1,
-            reduction: Reduction::Eager,
-            starting_life: 20,
-            password: None,
-            seed: Some(27),
-            turn_clock_secs: 1,
-            absence_limit_secs: 600,
-            mulligan_clock_secs: 60,
-            max_spectators: 100,
-            rules: Default::default(),
-            combat_dice: false,
-            mulligan: Default::default(),
-            league: None,
-            organiser: None,
-        })
-        .await
-        .unwrap();
-    let ServerMessage::TableCreated { table, .. } = created else {
-        panic!("{created:?}");
-    };
+    let settings = CreateTable::new("blitz", 3)
+        .spell_range(1)
+        .seed(27)
+        .turn_clock_secs(1);
+    let table = host.create(settings).await.unwrap();
     let mut clients = [host, server.client().await, server.client().await];
     for (i, client) in clients.iter_mut().enumerate() {
         client.join(table, &format!("p{i}")).await.unwrap();

@@ -3,8 +3,8 @@
 //! memory, which other tests running beside it would disturb.)
 #![allow(clippy::unwrap_used, clippy::print_stderr)] // the measurements are printed
 
-use grand_melee_e2e::{Client, TestServer, http_get};
-use grand_melee_protocol::{ClientMessage, ErrorCode, Reduction, ServerMessage, TableId};
+use grand_melee_e2e::{Client, CreateTable, TestServer, http_get};
+use grand_melee_protocol::{ClientMessage, ErrorCode, ServerMessage, TableId};
 use grand_melee_server::ServerConfig;
 
 /// Connections the attacker opens, all from one address.
@@ -28,25 +28,10 @@ fn memory_kib() -> (u64, u64) {
 }
 
 fn create(id: u32, name: &str, seats: u8, password: &str) -> ClientMessage {
-    ClientMessage::CreateTable {
-        id,
-        name: name.into(),
-        seats,
-        spell_range: 2,
-        reduction: Reduction::Eager,
-        starting_life: 20,
-        password: Some(password.into()),
-        seed: Some(1),
-        turn_clock_secs: 0,
-        absence_limit_secs: 600,
-        mulligan_clock_secs: 60,
-        max_spectators: 100,
-        rules: Default::default(),
-        combat_dice: false,
-        mulligan: Default::default(),
-        league: None,
-        organiser: None,
-    }
+    CreateTable::new(name, seats)
+        .password(password)
+        .seed(1)
+        .request(id)
 }
 
 fn join(table: TableId, name: &str, password: &str) -> impl FnOnce(u32) -> ClientMessage {

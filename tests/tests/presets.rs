@@ -4,9 +4,9 @@
 //! and matching every outcome of the game.
 #![allow(clippy::unwrap_used)]
 
-use grand_melee_e2e::Client;
+use grand_melee_e2e::{Client, CreateTable};
 use grand_melee_protocol::{
-    self as wire, ClientMessage, ErrorCode, Event, MulliganMode, Phase, Reduction, RuleSet, Ruling,
+    self as wire, ClientMessage, ErrorCode, Event, MulliganMode, Phase, RuleSet, Ruling,
     ServerMessage, StageName, TableId,
 };
 use grand_melee_server::{Server, ServerConfig};
@@ -23,25 +23,14 @@ async fn start(config: ServerConfig) -> (oneshot::Sender<()>, JoinHandle<()>) {
 }
 
 fn create(rules: RuleSet, spell_range: u8, seats: u8) -> impl FnOnce(u32) -> ClientMessage {
-    move |id| ClientMessage::CreateTable {
-        id,
-        name: "Official night".into(),
-        seats,
-        spell_range,
-        reduction: Reduction::Eager,
-        starting_life: 20,
-        password: None,
-        seed: Some(1),
-        turn_clock_secs: 0,
-        absence_limit_secs: 600,
-        mulligan_clock_secs: 0,
-        max_spectators: 100,
-        rules,
-        combat_dice: true,
-        mulligan: MulliganMode::Simultaneous,
-        league: None,
-        organiser: None,
-    }
+    let settings = CreateTable::new("Official night", seats)
+        .spell_range(spell_range)
+        .seed(1)
+        .mulligan_clock_secs(0)
+        .rules(rules)
+        .combat_dice()
+        .mulligan(MulliganMode::Simultaneous);
+    move |id| settings.request(id)
 }
 
 /// Receives (mirroring) until the client's view satisfies `done`.

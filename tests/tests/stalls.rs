@@ -5,10 +5,10 @@
 
 use std::net::{IpAddr, Ipv4Addr};
 
-use grand_melee_e2e::{Client, TestServer};
+use grand_melee_e2e::{Client, CreateTable, TestServer};
 use grand_melee_protocol::{
-    self as wire, ClientMessage, ErrorCode, Event, KeepReason, PlayerStatus, Reduction, Ruling,
-    ServerMessage, StageName, TableId, close,
+    self as wire, ClientMessage, ErrorCode, Event, KeepReason, PlayerStatus, Ruling, ServerMessage,
+    StageName, TableId, close,
 };
 use grand_melee_server::ServerConfig;
 
@@ -42,32 +42,13 @@ async fn server() -> TestServer {
 }
 
 async fn create(host: &mut Client, clocks: Clocks) -> TableId {
-    let created = host
-        .call(|id| ClientMessage::CreateTable {
-            id,
-            name: "stalls".into(),
-            seats: 8,
-            spell_range: 1,
-            reduction: Reduction::Eager,
-            starting_life: 20,
-            password: None,
-            seed: Some(11),
-            turn_clock_secs: 0,
-            absence_limit_secs: clocks.absence_limit_secs,
-            mulligan_clock_secs: clocks.mulligan_clock_secs,
-            max_spectators: clocks.max_spectators,
-            rules: Default::default(),
-            combat_dice: false,
-            mulligan: Default::default(),
-            league: None,
-            organiser: None,
-        })
-        .await
-        .unwrap();
-    let ServerMessage::TableCreated { table, .. } = created else {
-        panic!("{created:?}");
-    };
-    table
+    let settings = CreateTable::new("stalls", 8)
+        .spell_range(1)
+        .seed(11)
+        .absence_limit_secs(clocks.absence_limit_secs)
+        .mulligan_clock_secs(clocks.mulligan_clock_secs)
+        .max_spectators(clocks.max_spectators);
+    host.create(settings).await.unwrap()
 }
 
 /// `seats` players seated (client `i` is player `i`, client 0 the host), in the lobby.

@@ -3,7 +3,7 @@
 //! UUID) is read only in its one canonical spelling.
 #![allow(clippy::unwrap_used)]
 
-use grand_melee_e2e::{Client, TestLeague, TestServer};
+use grand_melee_e2e::{Client, CreateTable, TestLeague, TestServer};
 use grand_melee_protocol::league::{Alliance, DeckSpec, Purchase};
 use grand_melee_protocol::{self as wire, ClientMessage, ErrorCode, ServerMessage, Uuid};
 use grand_melee_server::ServerConfig;
@@ -89,25 +89,7 @@ async fn a_name_with_no_visible_character_is_refused_everywhere_names_are_given(
         assert_eq!(answer.err(), Some(ErrorCode::BadName), "player {blank:?}");
         // A table name.
         let answer = other
-            .call(|id| ClientMessage::CreateTable {
-                id,
-                name: blank.into(),
-                seats: 4,
-                spell_range: 2,
-                reduction: wire::Reduction::Eager,
-                starting_life: 20,
-                password: None,
-                seed: None,
-                turn_clock_secs: 0,
-                absence_limit_secs: 600,
-                mulligan_clock_secs: 60,
-                max_spectators: 100,
-                rules: Default::default(),
-                combat_dice: false,
-                mulligan: Default::default(),
-                league: None,
-                organiser: None,
-            })
+            .call(|id| CreateTable::new(blank, 4).request(id))
             .await;
         assert_eq!(answer.err(), Some(ErrorCode::BadName), "table {blank:?}");
         // A league name.

@@ -22,7 +22,7 @@ use tokio::sync::mpsc;
 pub const PATIENCE: Duration = Duration::from_secs(30);
 
 /// The real server in this process on a free loopback port (shared with the end-to-end tests).
-pub use grand_melee_e2e::TestServer;
+pub use grand_melee_e2e::{CreateTable, TestServer};
 
 /// The `grand-melee` binary with a server address and a data directory.
 pub fn grand_melee(server: &str, data_dir: &Path) -> Command {
@@ -423,6 +423,11 @@ impl Player {
 pub fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
     let start = line.find(&format!(" {key}="))? + key.len() + 2;
     line[start..].split(' ').next()
+}
+
+/// Creates a table over the client library's connection and returns its id.
+pub async fn create(conn: &mut grand_melee_cli::net::Conn, settings: CreateTable) -> wire::TableId {
+    settings.created(call(conn, settings.request(0)).await)
 }
 
 /// Sends a request over the client library's connection and returns its answer; fails the
