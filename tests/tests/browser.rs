@@ -220,7 +220,8 @@ async fn six_browser_seats_play_a_whole_game_with_a_reload_and_a_spectator() {
             actor.catch_up(seq).await;
             let log = actor.log().await;
             assert!(
-                !log.iter().any(|l| l.contains("lost the connection") || l.contains("is back")),
+                !log.iter()
+                    .any(|l| l.contains("lost the connection") || l.contains("is back")),
                 "the log tells the game, not the network: {log:?}"
             );
             reloaded = true;

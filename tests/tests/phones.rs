@@ -63,7 +63,11 @@ async fn forty(
     let controls = browser
         .js("return ['leave', 'call-host', 'decider-box', 'start', 'action-bar'].filter(id => document.querySelector(`[data-testid=\"${id}\"]`));")
         .await;
-    assert_eq!(controls, serde_json::json!([]), "a visitor's page offers seat controls");
+    assert_eq!(
+        controls,
+        serde_json::json!([]),
+        "a visitor's page offers seat controls"
+    );
     browser.fill("join-name", "Browser").await;
     browser.click("join-submit").await;
     browser
