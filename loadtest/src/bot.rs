@@ -26,15 +26,13 @@ use grand_melee_protocol::{
     self as wire, ClientMessage, Event, MulliganMode, PROTOCOL_VERSION, Phase, PlayerId, Reduction,
     RuleSet, SeatToken, ServerMessage, StageName, Standing, TableId, TableView, close,
 };
-use tokio::net::TcpStream;
 use tokio::sync::watch;
-use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_util::sync::CancellationToken;
 use tracing::debug;
 
-use crate::fleet::SeatedSignal;
+use crate::link::{ANSWER_PATIENCE, BotError, Socket, connect, sleep_until};
+use crate::live::SeatedSignal;
 use crate::model::BotModel;
 use crate::witness::{Observer, Witness};
 
@@ -43,10 +41,6 @@ pub const MIRROR_CHECK_EVERY: u32 = 50;
 use crate::rng::Rng;
 use crate::stats::Window;
 use crate::tracker::Tracker;
-
-/// How long a bot waits for an answer the server owes it before it gives up on the
-/// connection. A bound on a failure, not a pace: answers come in milliseconds.
-pub const ANSWER_PATIENCE: Duration = Duration::from_secs(60);
 
 /// How many times a seated bot tries to take its seat back after its connection broke in the
 /// middle of a game, by default (each try: connect, `hello`, `resume`).
@@ -63,55 +57,8 @@ pub fn resume_backoff(attempt: u32) -> Duration {
     Duration::from_millis((50 * u64::from(attempt)).min(500))
 }
 
-/// A bot's WebSocket.
-pub type Socket = WebSocketStream<TcpStream>;
-
 /// Chat lines the bots pick from.
 const CHAT_LINES: [&str; 6] = ["gl hf", "nice one", "ouch", "who's next?", "gg", "brb"];
-
-/// What can end a bot early.
-#[derive(Debug, thiserror::Error)]
-pub enum BotError {
-    /// The WebSocket failed.
-    #[error("websocket: {0}")]
-    WebSocket(#[from] tokio_tungstenite::tungstenite::Error),
-    /// The TCP connection failed.
-    #[error("connect: {0}")]
-    Io(#[from] std::io::Error),
-    /// The server closed the connection (with this close code, if it gave one).
-    #[error("connection closed by the server (close code {0:?})")]
-    Closed(Option<u16>),
-    /// A frame could not be decoded.
-    #[error("undecodable frame: {0}")]
-    Decode(#[from] wire::DecodeError),
-    /// An answer did not come in time.
-    #[error("no answer to {0} in time")]
-    Timeout(&'static str),
-    /// A session request was refused.
-    #[error("{request} refused: {code}")]
-    Refused {
-        /// The request.
-        request: &'static str,
-        /// The error code.
-        code: String,
-    },
-    /// The connection broke in the middle of a game and the seat could not be taken back.
-    #[error("connection lost and not resumed after {attempts} tries; the last: {last}")]
-    ResumeFailed {
-        /// Tries made.
-        attempts: u32,
-        /// What went wrong the last time.
-        last: Box<BotError>,
-    },
-}
-
-impl BotError {
-    /// Whether the connection itself is gone (end of stream, I/O error, a close frame): what a
-    /// seated bot fails over from.
-    pub fn is_connection_loss(&self) -> bool {
-        matches!(self, Self::WebSocket(_) | Self::Io(_) | Self::Closed(_))
-    }
-}
 
 /// The think time every bot of a process uses, changed while they run (benchmark steps).
 #[derive(Debug, Default)]
@@ -276,29 +223,6 @@ impl Group {
             self.tracker.finish();
         }
     }
-}
-
-/// The WebSocket settings of every bot: small buffers, so thousands fit in one process.
-pub fn client_websocket_config() -> WebSocketConfig {
-    WebSocketConfig::default()
-        .read_buffer_size(4 * 1024)
-        .write_buffer_size(0)
-        .max_message_size(Some(wire::MAX_SERVER_MESSAGE_BYTES))
-        .max_frame_size(Some(wire::MAX_SERVER_MESSAGE_BYTES))
-}
-
-/// Opens a WebSocket to `url` (`ws://host:port/path`) with Nagle off and small buffers.
-pub async fn connect(url: &str) -> Result<Socket, BotError> {
-    let authority = url
-        .strip_prefix("ws://")
-        .and_then(|rest| rest.split('/').next())
-        .unwrap_or_default();
-    let stream = TcpStream::connect(authority).await?;
-    stream.set_nodelay(true)?;
-    let (ws, _) =
-        tokio_tungstenite::client_async_with_config(url, stream, Some(client_websocket_config()))
-            .await?;
-    Ok(ws)
 }
 
 /// The game request in flight: its id and when it was sent.
@@ -1353,13 +1277,5 @@ pub fn choose_move(
                 Phase::Ending => Move::EndTurn,
             })
         }
-    }
-}
-
-/// Sleeps until the deadline, or forever if there is none.
-pub async fn sleep_until(deadline: Option<Instant>) {
-    match deadline {
-        Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
-        None => std::future::pending().await,
     }
 }

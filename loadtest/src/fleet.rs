@@ -7,18 +7,18 @@
 //! when its connection breaks in the middle of a game.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tokio::sync::{Notify, Semaphore};
+use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::warn;
 
-use crate::bot::{
-    self, BotError, BotSettings, Group, RESUME_ATTEMPTS, ServerBot, TableOptions, ThinkTime,
-};
+use crate::bot::{BotSettings, Group, RESUME_ATTEMPTS, ServerBot, TableOptions, ThinkTime};
+use crate::link::{self, BotError};
+use crate::live::{Live, SeatedSignal, Signal};
 use crate::relay_bot::RelayBot;
 use crate::stats::{Window, WindowData};
 use crate::witness::Witness;
@@ -160,23 +160,6 @@ impl Default for FleetConfig {
     }
 }
 
-/// Bots seated and bots done, for progress and readiness (never reset).
-#[derive(Debug, Default)]
-pub struct Live {
-    /// Bots whose game is under way (seated, every hand kept; at the relay: whose whole group
-    /// is connected).
-    pub seated: AtomicU64,
-    /// Bots that have finished, well or not.
-    pub done: AtomicU64,
-    /// Bots that have played all their games (runs with a number of games).
-    pub played: AtomicU64,
-    /// Bots that finished without ever taking their seat.
-    pub unseated: AtomicU64,
-    /// Bots that finished without playing all their games.
-    pub unplayed: AtomicU64,
-    changed: Notify,
-}
-
 /// A running fleet.
 #[derive(Debug)]
 pub struct Fleet {
@@ -273,7 +256,7 @@ impl Fleet {
         let bots = self.bots() as u64;
         let all = async {
             loop {
-                let changed = self.live.changed.notified();
+                let changed = self.live.changed();
                 let (seated, never) = (
                     self.live.seated.load(Relaxed),
                     self.live.unseated.load(Relaxed),
@@ -293,7 +276,7 @@ impl Fleet {
         let bots = self.bots() as u64;
         let all = async {
             loop {
-                let changed = self.live.changed.notified();
+                let changed = self.live.changed();
                 let (played, never) = (
                     self.live.played.load(Relaxed),
                     self.live.unplayed.load(Relaxed),
@@ -394,14 +377,14 @@ impl BotSpec {
             live.unplayed.fetch_add(1, Relaxed);
         }
         live.done.fetch_add(1, Relaxed);
-        live.changed.notify_waiters();
+        live.notify();
     }
 
     async fn play(self, seated: SeatedSignal, played: SeatedSignal) -> Result<(), BotError> {
         let url = self.urls.get(self.first).cloned().unwrap_or_default();
         let connected = {
             let _permit = self.gate.acquire().await;
-            bot::connect(&url).await
+            link::connect(&url).await
         };
         let ws = match connected {
             Ok(ws) => ws,
@@ -435,39 +418,6 @@ impl BotSpec {
                 .await
             }
         }
-    }
-}
-
-#[derive(Debug, Clone, Copy)]
-enum Signal {
-    Seated,
-    Played,
-}
-
-/// Tells the fleet that a bot has taken its seat, or has played all its games.
-#[derive(Debug)]
-pub struct SeatedSignal(Arc<Live>, Signal, Arc<AtomicBool>);
-
-impl SeatedSignal {
-    fn new(live: Arc<Live>, signal: Signal) -> Self {
-        Self(live, signal, Arc::new(AtomicBool::new(false)))
-    }
-
-    /// Set once the signal has fired.
-    fn fired_flag(&self) -> Arc<AtomicBool> {
-        Arc::clone(&self.2)
-    }
-
-    /// It happened.
-    pub fn fire(&self) {
-        let counter = match self.1 {
-            Signal::Seated => &self.0.seated,
-            Signal::Played => &self.0.played,
-        };
-        // Before the count: whoever sees the count sees the flag.
-        self.2.store(true, Relaxed);
-        counter.fetch_add(1, Relaxed);
-        self.0.changed.notify_waiters();
     }
 }
 

@@ -4,6 +4,9 @@
 //! Reading order:
 //! - [`model`]: a bot's view of its table: the protocol's one fold (`Mirror`), asked the
 //!   rules core's own questions to choose legal moves.
+//! - [`link`]: a bot's WebSocket (`connect`), `BotError`, the answer patience.
+//! - [`live`]: a fleet's live counts and the signals a bot fires into them.
+//! - [`witness`]: what every bot was told, event by event, to hold against the server's journal.
 //! - [`bot`]: one bot at the server: session, table, the move policy ([`bot::choose_move`]).
 //! - [`relay`] and [`relay_bot`]: the baseline relay and its bots (same traffic shape, no game).
 //! - [`floor`]: the relay's protocol delivered by one thread with bare `write` calls (the cost
@@ -12,7 +15,6 @@
 //! - [`stats`]: counters and HDR histograms, taken per measurement window, mergeable across
 //!   processes.
 //! - [`fleet`]: every bot of one process, launched, steered (think time, windows) and stopped.
-//! - [`witness`]: what every bot was told, event by event, to hold against the server's journal.
 //! - [`mod@play`]: a whole run in this process for tests: tables of bots play their games to the
 //!   end against one server or a cluster, and the outcome is returned.
 //! - [`procfs`]: CPU time and resident memory of a process, from `/proc`.
@@ -30,6 +32,8 @@ pub mod capacity;
 pub mod cli;
 pub mod fleet;
 pub mod floor;
+pub mod link;
+pub mod live;
 pub mod model;
 pub mod play;
 pub mod procfs;

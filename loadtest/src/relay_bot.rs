@@ -15,8 +15,9 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_util::sync::CancellationToken;
 
-use crate::bot::{ANSWER_PATIENCE, BotError, BotSettings, Group, sleep_until};
-use crate::fleet::SeatedSignal;
+use crate::bot::{BotSettings, Group};
+use crate::link::{ANSWER_PATIENCE, BotError, sleep_until};
+use crate::live::SeatedSignal;
 use crate::rng::Rng;
 use crate::stats::Window;
 

@@ -21,7 +21,7 @@ use grand_melee_protocol::{
 use tokio::sync::watch;
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::bot::{self, BotError};
+use crate::link::{self, BotError};
 
 /// Which bot saw something: its table's index in the run, its seat, and which of its
 /// connections (0 for the first, one more after each resume).
@@ -268,7 +268,7 @@ const JOURNAL_PATIENCE: Duration = Duration::from_secs(30);
 /// event 1. `journal[k]` is event number `k + 1`. The table must still be open (a finished
 /// table stays open for the grace period after its last player left).
 pub async fn fetch_journal(url: &str, table: TableId) -> Result<Vec<Event>, BotError> {
-    let mut ws = bot::connect(url).await?;
+    let mut ws = link::connect(url).await?;
     let hello = ClientMessage::Hello {
         id: 1,
         protocol: PROTOCOL_VERSION,
@@ -314,7 +314,7 @@ pub async fn fetch_journal(url: &str, table: TableId) -> Result<Vec<Event>, BotE
 
 /// Sends `message` and waits for its answer; an `error` answer is `Refused`.
 async fn ask(
-    ws: &mut bot::Socket,
+    ws: &mut link::Socket,
     request: &'static str,
     message: &ClientMessage,
 ) -> Result<ServerMessage, BotError> {

@@ -76,14 +76,6 @@ pub const LETHAL_POISON: u32 = 10;
 /// Largest amount of damage, poison or life change one request may carry.
 pub const MAX_AMOUNT: u32 = 1_000_000;
 
-/// Whether a display name is acceptable on its own: after NFC normalisation and trimming,
-/// 1–32 characters, none of them control, format or separator characters
-/// ([`text::normalize_name`](crate::text::normalize_name)). A player name must also not be
-/// reserved or confusable with another name at the table ([`crate::text`]).
-pub fn is_valid_name(name: &str) -> bool {
-    crate::text::normalize_name(name).is_ok()
-}
-
 /// WebSocket close codes the server uses.
 pub mod close {
     /// Normal closure: the client or the server ended the session.

@@ -1309,3 +1309,39 @@ pub async fn concede_in_order(clients: &mut [Client], order: &[u16]) -> Vec<wire
     assert_eq!(view.stage, wire::StageName::Finished, "the game is over");
     view.standings
 }
+
+/// `apt-get update` and `apt-get install` of `packages`, as root or through password-less sudo.
+/// The caller holds a lock file.
+pub fn apt_install(packages: &[&str]) -> Result<(), String> {
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    let prefix: &[&str] = if root {
+        &[]
+    } else if std::process::Command::new("sudo")
+        .args(["-n", "true"])
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        &["sudo", "-n"]
+    } else {
+        return Err("not root and no password-less sudo".into());
+    };
+    let install: Vec<&str> = ["apt-get", "install", "-y", "-qq", "--no-install-recommends"]
+        .into_iter()
+        .chain(packages.iter().copied())
+        .collect();
+    for args in [&["apt-get", "update", "-qq"][..], &install[..]] {
+        let all: Vec<&str> = prefix.iter().chain(args).copied().collect();
+        let status = std::process::Command::new(all[0])
+            .args(&all[1..])
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .status()
+            .map_err(|e| format!("{}: {e}", all.join(" ")))?;
+        if !status.success() {
+            return Err(format!("{} failed ({status})", all.join(" ")));
+        }
+    }
+    Ok(())
+}

@@ -83,43 +83,7 @@ fn install() -> Result<(), String> {
         return Ok(());
     }
     eprintln!("installing Chromium for the browser tests: {INSTALL}");
-    apt_install(&["chromium", "chromium-driver"])
-}
-
-/// `apt-get update` and `apt-get install` of `packages`, as root or through password-less sudo.
-/// The caller holds a lock file.
-fn apt_install(packages: &[&str]) -> Result<(), String> {
-    let root = std::process::Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
-    let prefix: &[&str] = if root {
-        &[]
-    } else if std::process::Command::new("sudo")
-        .args(["-n", "true"])
-        .status()
-        .is_ok_and(|s| s.success())
-    {
-        &["sudo", "-n"]
-    } else {
-        return Err("not root and no password-less sudo".into());
-    };
-    let install: Vec<&str> = ["apt-get", "install", "-y", "-qq", "--no-install-recommends"]
-        .into_iter()
-        .chain(packages.iter().copied())
-        .collect();
-    for args in [&["apt-get", "update", "-qq"][..], &install[..]] {
-        let all: Vec<&str> = prefix.iter().chain(args).copied().collect();
-        let status = std::process::Command::new(all[0])
-            .args(&all[1..])
-            .env("DEBIAN_FRONTEND", "noninteractive")
-            .status()
-            .map_err(|e| format!("{}: {e}", all.join(" ")))?;
-        if !status.success() {
-            return Err(format!("{} failed ({status})", all.join(" ")));
-        }
-    }
-    Ok(())
+    grand_melee_e2e::apt_install(&["chromium", "chromium-driver"])
 }
 
 /// The axe-core release the accessibility checks use: npm's `axe-core`, pinned.
@@ -185,7 +149,7 @@ fn install_axe() -> Result<(), String> {
         eprintln!(
             "installing Node.js and npm for the accessibility checks: apt-get install -y nodejs npm"
         );
-        apt_install(&["nodejs", "npm"])?;
+        grand_melee_e2e::apt_install(&["nodejs", "npm"])?;
         if !npm_works() {
             return Err("npm is still missing after installing nodejs and npm".into());
         }

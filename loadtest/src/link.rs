@@ -1,0 +1,91 @@
+//! A bot's WebSocket link to the server (or the relay): opening it with small buffers, how long
+//! an answer may take, what can end a bot early, and the one wait every bot's loop uses.
+
+use std::time::{Duration, Instant};
+
+use grand_melee_protocol as wire;
+use tokio::net::TcpStream;
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+
+/// How long a bot waits for an answer the server owes it before it gives up on the
+/// connection. A bound on a failure, not a pace: answers come in milliseconds.
+pub const ANSWER_PATIENCE: Duration = Duration::from_secs(60);
+
+/// A bot's WebSocket.
+pub type Socket = WebSocketStream<TcpStream>;
+
+/// What can end a bot early.
+#[derive(Debug, thiserror::Error)]
+pub enum BotError {
+    /// The WebSocket failed.
+    #[error("websocket: {0}")]
+    WebSocket(#[from] tokio_tungstenite::tungstenite::Error),
+    /// The TCP connection failed.
+    #[error("connect: {0}")]
+    Io(#[from] std::io::Error),
+    /// The server closed the connection (with this close code, if it gave one).
+    #[error("connection closed by the server (close code {0:?})")]
+    Closed(Option<u16>),
+    /// A frame could not be decoded.
+    #[error("undecodable frame: {0}")]
+    Decode(#[from] wire::DecodeError),
+    /// An answer did not come in time.
+    #[error("no answer to {0} in time")]
+    Timeout(&'static str),
+    /// A session request was refused.
+    #[error("{request} refused: {code}")]
+    Refused {
+        /// The request.
+        request: &'static str,
+        /// The error code.
+        code: String,
+    },
+    /// The connection broke in the middle of a game and the seat could not be taken back.
+    #[error("connection lost and not resumed after {attempts} tries; the last: {last}")]
+    ResumeFailed {
+        /// Tries made.
+        attempts: u32,
+        /// What went wrong the last time.
+        last: Box<BotError>,
+    },
+}
+
+impl BotError {
+    /// Whether the connection itself is gone (end of stream, I/O error, a close frame): what a
+    /// seated bot fails over from.
+    pub fn is_connection_loss(&self) -> bool {
+        matches!(self, Self::WebSocket(_) | Self::Io(_) | Self::Closed(_))
+    }
+}
+
+/// The WebSocket settings of every bot: small buffers, so thousands fit in one process.
+pub fn client_websocket_config() -> WebSocketConfig {
+    WebSocketConfig::default()
+        .read_buffer_size(4 * 1024)
+        .write_buffer_size(0)
+        .max_message_size(Some(wire::MAX_SERVER_MESSAGE_BYTES))
+        .max_frame_size(Some(wire::MAX_SERVER_MESSAGE_BYTES))
+}
+
+/// Opens a WebSocket to `url` (`ws://host:port/path`) with Nagle off and small buffers.
+pub async fn connect(url: &str) -> Result<Socket, BotError> {
+    let authority = url
+        .strip_prefix("ws://")
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or_default();
+    let stream = TcpStream::connect(authority).await?;
+    stream.set_nodelay(true)?;
+    let (ws, _) =
+        tokio_tungstenite::client_async_with_config(url, stream, Some(client_websocket_config()))
+            .await?;
+    Ok(ws)
+}
+
+/// Sleeps until the deadline, or forever if there is none.
+pub async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
+        None => std::future::pending().await,
+    }
+}

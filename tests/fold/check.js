@@ -1,0 +1,56 @@
+// Holds the page's fold to the Rust fold: `node check.js FOLD_JS DIR`.
+//
+// DIR holds one JSON file per game, written by `tests/tests/fold.rs`: `initial` (the view before
+// any event) and `frames`, `[event, view after it]` for every event in order, as the wire's serde
+// types encode them. For each game, fold.js starts from `emptyView` and applies every event;
+// after each one its view must equal the Rust view exactly (`GMFold.diff`, derived fields
+// included). Prints the first difference of each game that has one and exits 1; otherwise prints
+// "N games, M events: fold.js agrees" and exits 0.
+"use strict";
+
+const fs = require("fs");
+const path = require("path");
+
+const [foldPath, dir] = process.argv.slice(2);
+if (!foldPath || !dir) {
+  console.error("usage: node check.js FOLD_JS DIR");
+  process.exit(2);
+}
+require(path.resolve(foldPath));
+const F = globalThis.GMFold;
+
+let games = 0;
+let events = 0;
+let failures = 0;
+for (const file of fs.readdirSync(dir).filter((f) => f.endsWith(".json")).sort()) {
+  const game = JSON.parse(fs.readFileSync(path.join(dir, file), "utf8"));
+  games += 1;
+  const { initial, frames } = game;
+  const view = F.emptyView(initial.table, initial.name, initial.settings);
+  // The one field a replay's start cannot know: the table's dice commitment is in its
+  // snapshots from the start, and reaches a replay with `game_started`.
+  view.dice_commitment = initial.dice_commitment;
+  let difference = F.diff(view, initial);
+  let where = "the empty view";
+  let i = 0;
+  for (; !difference && i < frames.length; i++) {
+    const [event, expected] = frames[i];
+    where = `event ${i + 1} (${event.kind}: ${JSON.stringify(event)})`;
+    try {
+      F.applyEvent(view, i + 1, event);
+      difference = F.diff(view, expected);
+    } catch (err) {
+      difference = `fold.js threw: ${err.message}`;
+    }
+  }
+  events += i;
+  if (difference) {
+    failures += 1;
+    console.log(`${file}: after ${where}: ${difference}`);
+  }
+}
+if (failures) {
+  console.log(`${failures} of ${games} games: fold.js disagrees with Table::apply`);
+  process.exit(1);
+}
+console.log(`${games} games, ${events} events: fold.js agrees`);
