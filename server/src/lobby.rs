@@ -10,7 +10,9 @@ use std::time::Instant;
 
 use dashmap::DashMap;
 use grand_melee_protocol::league::LeagueId;
-use grand_melee_protocol::{ClientMessage, ErrorCode, SeatToken, TableId, TableSummary};
+use grand_melee_protocol::{
+    self as wire, ClientMessage, ErrorCode, SeatToken, TableId, TableSummary,
+};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -33,6 +35,14 @@ pub(crate) struct Membership {
     pub _spectator: Option<SpectatorSlot>,
 }
 
+/// A member's seat at a league table: his name, and his deck as it sits down (with the opponent
+/// of his last game if it was a two-player game).
+#[derive(Debug, Clone)]
+pub(crate) struct LeagueSeat {
+    pub name: String,
+    pub deck: grand_melee_protocol::league::SeatDeck,
+}
+
 /// How a connection asks to enter a table.
 #[derive(Debug)]
 pub(crate) enum Entry {
@@ -42,7 +52,7 @@ pub(crate) enum Entry {
         /// What the client contributes to the table's dice.
         entropy: String,
         /// At a league table: the member's seat (looked up by the connection).
-        league: Option<crate::leagues::LeagueSeat>,
+        league: Option<LeagueSeat>,
         /// At a league table: the member token the request gave.
         member_token: Option<grand_melee_protocol::league::MemberToken>,
     },
@@ -487,6 +497,87 @@ impl Drop for IpSlot {
             *count -= 1;
             *count == 0
         });
+    }
+}
+
+/// The number of items a page may hold: the request's `limit`, at least 1, at most
+/// [`wire::MAX_PAGE_ITEMS`].
+pub(crate) fn page_items(limit: u32) -> usize {
+    usize::try_from(limit.clamp(1, wire::MAX_PAGE_ITEMS)).unwrap_or(1)
+}
+
+impl Shared {
+    /// The most bytes of items one answer holds: [`wire::MAX_PAGE_BYTES`], or less if this
+    /// server's outgoing queues are small, so that a page always fits a connection's queue with
+    /// room to spare for the events that arrive meanwhile.
+    pub(crate) fn page_bytes(&self) -> usize {
+        wire::MAX_PAGE_BYTES
+            .min(self.config.outgoing_queue_bytes / 4)
+            .max(1024)
+    }
+}
+
+/// Takes items from `items` until `max` of them or until the next one would push the page past
+/// `budget` bytes (at least one item, whatever its size).
+pub(crate) fn fill_page<T: serde::Serialize>(
+    items: impl Iterator<Item = T>,
+    max: usize,
+    budget: usize,
+) -> Vec<T> {
+    let mut page = Vec::new();
+    let mut bytes = 0;
+    for item in items.take(max) {
+        let size = rmp_serde::to_vec_named(&item).map_or(0, |b| b.len());
+        if !page.is_empty() && bytes + size > budget {
+            break;
+        }
+        bytes += size;
+        page.push(item);
+    }
+    page
+}
+
+/// Checks a password against a table's (or a league's) hash, on the server's hashing pool.
+/// Everything cheap comes first: wrong guesses are limited per address and table (or league),
+/// a missing or overlong password is wrong without a hash, and every check that would hash,
+/// right or wrong, takes one of the address's password checks (`rate_limited` past them). The
+/// pool bounds the hashes in flight for the whole server: a full queue is `server_busy`.
+pub(crate) async fn check_password(
+    shared: &Arc<Shared>,
+    peer: IpAddr,
+    table: wire::TableId,
+    hash: Arc<str>,
+    given: Option<String>,
+) -> Result<(), ErrorCode> {
+    let now = Instant::now();
+    if !shared.may_guess(peer, table, now) {
+        return Err(ErrorCode::RateLimited);
+    }
+    let right = match given {
+        // Longer than any password a table can have: wrong, without spending a hash on it.
+        Some(given) if given.chars().count() > wire::MAX_PASSWORD_CHARS => false,
+        Some(given) => {
+            if !shared.may_check_password(peer, now) {
+                return Err(ErrorCode::RateLimited);
+            }
+            match shared.hasher.verify(hash, given).await {
+                Ok(right) => {
+                    Metrics::add(&shared.metrics.password_checks, 1);
+                    right
+                }
+                Err(crate::password::Busy) => {
+                    Metrics::add(&shared.metrics.password_checks_refused, 1);
+                    return Err(ErrorCode::ServerBusy);
+                }
+            }
+        }
+        None => false,
+    };
+    if right {
+        Ok(())
+    } else {
+        shared.wrong_guess(peer, table, now);
+        Err(ErrorCode::WrongPassword)
     }
 }
 

@@ -379,7 +379,7 @@ async fn finish_in_cluster(
     at: u64,
     events: u64,
     stage: wire::StageName,
-    credits: &[crate::leagues::Credit],
+    credits: &[crate::journal::leagues::Credit],
 ) -> Result<(), String> {
     if !credits.is_empty() {
         cluster
@@ -570,7 +570,7 @@ enum JournalOp {
     },
     /// The game-over mark, with a league game's credits (written in the same step).
     Finish {
-        credits: Vec<crate::leagues::Credit>,
+        credits: Vec<crate::journal::leagues::Credit>,
     },
 }
 
@@ -797,16 +797,14 @@ impl Room {
         if let Some(link) = &self.link {
             let stop = CancellationToken::new();
             let (ready, subscribed) = oneshot::channel();
-            shared
-                .table_tasks
-                .spawn(crate::cluster::proxy::serve_inbound(
-                    Arc::clone(&shared),
-                    Arc::clone(&link.cluster),
-                    self.id,
-                    tx.downgrade(),
-                    stop.clone(),
-                    ready,
-                ));
+            shared.table_tasks.spawn(crate::proxy::serve_inbound(
+                Arc::clone(&shared),
+                Arc::clone(&link.cluster),
+                self.id,
+                tx.downgrade(),
+                stop.clone(),
+                ready,
+            ));
             let _ = subscribed.await;
             shared.table_tasks.spawn(keep_directory(
                 Arc::clone(&link.cluster),
@@ -1083,7 +1081,7 @@ impl Room {
     }
 
     /// The credits of a finished league game: each deck's mana points, place and opponents.
-    fn credits(&self) -> Vec<crate::leagues::Credit> {
+    fn credits(&self) -> Vec<crate::journal::leagues::Credit> {
         let Some(league) = self.session.settings().league else {
             return Vec::new();
         };
@@ -1103,7 +1101,7 @@ impl Room {
                     .filter(|(p, _)| *p != standing.player)
                     .map(|(_, m)| *m)
                     .collect();
-                Some(crate::leagues::Credit {
+                Some(crate::journal::leagues::Credit {
                     league,
                     member: *member,
                     entry: Deck::credit(self.id, &self.name, standing, players, opponents),

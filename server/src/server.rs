@@ -105,7 +105,7 @@ impl Server {
             .await
             .map_err(std::io::Error::other)?;
         if let Some(cluster) = &shared.cluster {
-            crate::cluster::driver::start(&shared, cluster);
+            crate::node::start(&shared, cluster);
         }
         Ok(Self {
             listener,

@@ -17,12 +17,12 @@
 //!   request carried out, to `gm.t.<table>.out`, which every node with members of the table
 //!   listens to (`proxy.rs`).
 //!
-//! This module is the engine's side (records, directory, appends, reads); `driver.rs` runs the
-//! leases and the claims, and `proxy.rs` is a table's stand-in on the nodes that do not own it.
+//! This module is the engine's side (records, directory, appends, reads, the node-to-node
+//! messages); `crate::node` runs the leases and the claims, and `crate::proxy` is a table's
+//! stand-in on the nodes that do not own it. Both sit above the table actor; this module sits
+//! below the lobby.
 
-pub(crate) mod driver;
 pub(crate) mod leagues;
-pub(crate) mod proxy;
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -42,8 +42,8 @@ use uuid::Uuid;
 
 use crate::config::ServerConfig;
 use crate::journal::{StoredTable, TableRecord};
-use crate::lobby::Role;
 use crate::metrics::Metrics;
+use grand_melee_protocol::session::Role;
 
 /// The JetStream stream holding every table's records.
 pub const STREAM: &str = "GM_TABLES";
@@ -273,30 +273,6 @@ pub(crate) enum RemoteEntry {
     Resume {
         token: SeatToken,
     },
-}
-
-impl RemoteEntry {
-    /// The entry as the table's actor takes it.
-    pub(crate) fn into_entry(self) -> crate::lobby::Entry {
-        use crate::lobby::Entry;
-        match self {
-            Self::Join {
-                name,
-                entropy,
-                deck,
-            } => Entry::Join {
-                league: deck.map(|deck| crate::leagues::LeagueSeat {
-                    name: name.clone(),
-                    deck,
-                }),
-                name,
-                entropy,
-                member_token: None,
-            },
-            Self::Watch => Entry::Watch,
-            Self::Resume { token } => Entry::Resume { token },
-        }
-    }
 }
 
 /// The answer to an entry: the role, and a player's seat token.

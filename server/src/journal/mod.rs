@@ -58,11 +58,14 @@
 //! does the same (blocking the dropping thread for the last batch). A process that dies instead
 //! loses nothing that was acknowledged (for [`Durability::Normal`], unless the OS dies too).
 
+pub mod leagues;
+
+pub use crate::durability::{Durability, ParseDurabilityError};
+
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, mpsc};
 use std::thread::JoinHandle;
@@ -210,67 +213,6 @@ fn migrate_2_to_3(tx: &rusqlite::Transaction<'_>) -> Result<(), JournalError> {
              UNIQUE (league_id, member, table_id)
          ) STRICT, WITHOUT ROWID;",
     )?)
-}
-
-/// How hard each commit is pushed to disk before the writes in it are acknowledged.
-///
-/// Either way the journal is never left corrupt or half-written: a commit is kept whole or lost
-/// whole, and a lost commit is always a suffix (the newest ones).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Durability {
-    /// `PRAGMA synchronous = FULL`: every commit is `fsync`ed to the WAL before any write in it
-    /// is acknowledged. An acknowledged write survives a crash of the process, of the OS and a
-    /// power cut (on a disk that honours flushes). Costs one `fsync` per batch; group commit
-    /// shares it between every table that wrote meanwhile.
-    #[default]
-    Full,
-    /// `PRAGMA synchronous = NORMAL` in WAL mode: a commit is written to the OS before it is
-    /// acknowledged, but only `fsync`ed at checkpoints. An acknowledged write survives a crash
-    /// or kill of the server process (the OS still holds it); a crash of the OS or a power cut
-    /// may lose the most recent acknowledged commits.
-    Normal,
-}
-
-impl Durability {
-    /// The name used on the command line: `full` or `normal`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Durability::Full => "full",
-            Durability::Normal => "normal",
-        }
-    }
-
-    fn synchronous_pragma(self) -> &'static str {
-        match self {
-            Durability::Full => "FULL",
-            Durability::Normal => "NORMAL",
-        }
-    }
-}
-
-impl fmt::Display for Durability {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A durability name that is neither `full` nor `normal`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown durability {0:?}: expected `full` or `normal`")]
-pub struct ParseDurabilityError(String);
-
-impl FromStr for Durability {
-    type Err = ParseDurabilityError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        if s.eq_ignore_ascii_case("full") {
-            Ok(Durability::Full)
-        } else if s.eq_ignore_ascii_case("normal") {
-            Ok(Durability::Normal)
-        } else {
-            Err(ParseDurabilityError(s.to_owned()))
-        }
-    }
 }
 
 /// Everything that can go wrong with the journal.
@@ -554,9 +496,9 @@ enum Op {
     Finish {
         table: Uuid,
         finished_at_ms: u64,
-        credits: Vec<crate::leagues::Credit>,
+        credits: Vec<leagues::Credit>,
     },
-    League(crate::leagues::LeagueWrite),
+    League(leagues::LeagueWrite),
     DeleteTable(Uuid),
     PruneReplays {
         finished_before_ms: u64,
@@ -861,7 +803,7 @@ impl Journal {
         &self,
         table: Uuid,
         finished_at_ms: u64,
-        credits: Vec<crate::leagues::Credit>,
+        credits: Vec<leagues::Credit>,
     ) -> Result<(), JournalError> {
         self.submit(Op::Finish {
             table,
@@ -873,10 +815,10 @@ impl Journal {
     }
 
     /// Carries out a league write in the writer's transaction; returns what it says it returns
-    /// (see [`crate::leagues::LeagueWrite`]).
+    /// (see [`leagues::LeagueWrite`]).
     pub(crate) async fn league_write(
         &self,
-        write: crate::leagues::LeagueWrite,
+        write: leagues::LeagueWrite,
     ) -> Result<u64, JournalError> {
         self.submit(Op::League(write)).await
     }
@@ -1661,11 +1603,11 @@ fn apply(conn: &Connection, op: &Op, untouchable: &HashSet<Uuid>) -> Result<u64,
                         table.as_bytes().as_slice(),
                         to_i64(*finished_at_ms, "finished_at_ms")?
                     ])?;
-                    crate::leagues::credit(conn, *table, *finished_at_ms, credits)?;
+                    leagues::credit(conn, *table, *finished_at_ms, credits)?;
                 }
             }
         }
-        Op::League(write) => return crate::leagues::apply(conn, write),
+        Op::League(write) => return leagues::apply(conn, write),
         Op::DeleteTable(table) => {
             let id = table.as_bytes().as_slice();
             conn.prepare_cached("DELETE FROM events WHERE table_id = ?1")?

@@ -24,7 +24,9 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
-use super::{Cluster, EnterReply, InMessage, Inbound, OutItem, RemoteEntry, decode, encode};
+use crate::cluster::{
+    Cluster, EnterReply, InMessage, Inbound, OutItem, RemoteEntry, decode, encode,
+};
 use crate::conn::{Conn, Remote};
 use crate::lobby::{Entry, RoomMsg, Shared, TableEntry};
 use crate::metrics::Metrics;
@@ -62,7 +64,10 @@ pub(crate) fn open(shared: &Arc<Shared>, table: TableId) -> Option<()> {
         let client = cluster.client.clone();
         let changes = cluster.changes.subscribe();
         shared.table_tasks.spawn(async move {
-            match client.subscribe(super::outbound_subject(table)).await {
+            match client
+                .subscribe(crate::cluster::outbound_subject(table))
+                .await
+            {
                 Ok(subscriber) => proxy.run(rx, subscriber, changes).await,
                 Err(error) => warn!(%table, %error, "subscribing to a table's outbound subject"),
             }
@@ -303,7 +308,7 @@ impl Proxy {
         ProxyEnter {
             target: self.target.clone(),
             client: self.cluster.client.clone(),
-            subject: super::inbound_subject(self.table),
+            subject: crate::cluster::inbound_subject(self.table),
             node: self.cluster.node.to_string(),
         }
     }
@@ -319,7 +324,10 @@ impl Proxy {
         if let Err(error) = self
             .cluster
             .client
-            .publish(super::inbound_subject(self.table), encode(&inbound))
+            .publish(
+                crate::cluster::inbound_subject(self.table),
+                encode(&inbound),
+            )
             .await
         {
             warn!(table = %self.table, %error, "forwarding to a table's owner");
@@ -552,7 +560,7 @@ impl ProxyEnter {
                 };
                 let request = self.client.request(self.subject.clone(), encode(&inbound));
                 match tokio::time::timeout(ENTER_PATIENCE, request).await {
-                    Ok(Ok(answer)) => super::decode_enter_reply(&answer.payload),
+                    Ok(Ok(answer)) => crate::cluster::decode_enter_reply(&answer.payload),
                     // No owner listening (yet): the table is moving to another node.
                     _ => Err(ErrorCode::ServerBusy),
                 }
@@ -574,7 +582,7 @@ pub(crate) async fn serve_inbound(
 ) {
     let mut subscriber = match cluster
         .client
-        .subscribe(super::inbound_subject(table))
+        .subscribe(crate::cluster::inbound_subject(table))
         .await
     {
         Ok(subscriber) => subscriber,
@@ -635,7 +643,7 @@ pub(crate) async fn serve_inbound(
                 if let Some(reply) = message.reply {
                     let _ = cluster
                         .client
-                        .publish(reply, super::encode_enter_reply(&result))
+                        .publish(reply, crate::cluster::encode_enter_reply(&result))
                         .await;
                 }
             }
@@ -693,5 +701,29 @@ fn remote_conn(shared: &Arc<Shared>, node: &str, id: u64, peer: IpAddr) -> Conn 
             node: Arc::from(node),
             id,
         })),
+    }
+}
+
+impl RemoteEntry {
+    /// The entry as the table's actor takes it.
+    pub(crate) fn into_entry(self) -> crate::lobby::Entry {
+        use crate::lobby::Entry;
+        match self {
+            Self::Join {
+                name,
+                entropy,
+                deck,
+            } => Entry::Join {
+                league: deck.map(|deck| crate::lobby::LeagueSeat {
+                    name: name.clone(),
+                    deck,
+                }),
+                name,
+                entropy,
+                member_token: None,
+            },
+            Self::Watch => Entry::Watch,
+            Self::Resume { token } => Entry::Resume { token },
+        }
     }
 }

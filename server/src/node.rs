@@ -12,7 +12,7 @@ use grand_melee_protocol::TableId;
 use tracing::{debug, info, warn};
 use uuid::Uuid;
 
-use super::{Cached, Cluster, DirEntry, NodeInfo, decode};
+use crate::cluster::{Cached, Cluster, DirEntry, NodeInfo, decode};
 use crate::lobby::Shared;
 use crate::metrics::Metrics;
 
@@ -55,11 +55,11 @@ async fn resync_after_losses(cluster: Arc<Cluster>) {
             .filter(|c| c.entry.owner.as_deref().is_some_and(|o| cluster.is_me(o)))
             .map(|c| *c.key())
             .collect();
-        let resync = super::encode(&[super::OutItem::Resync]);
+        let resync = crate::cluster::encode(&[crate::cluster::OutItem::Resync]);
         for table in mine {
             if let Err(error) = cluster
                 .client
-                .publish(super::outbound_subject(table), resync.clone())
+                .publish(crate::cluster::outbound_subject(table), resync.clone())
                 .await
             {
                 warn!(%table, %error, "asking other nodes to resynchronise");
