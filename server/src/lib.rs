@@ -3,8 +3,8 @@
 //!
 //! Reading order, top down. Each module imports only the ones after it (no import circle;
 //! `../shared/tools/import-circles` checks it): `server` → `node` → `connection` → `room` →
-//! `proxy` → [`leagues`] → `lobby` → `cluster` → [`journal`] → `conn` → `outbox`, and below them
-//! all `http` (with `qr`), [`config`] (with [`durability`]), `origin`, [`forwarded`], `tls`,
+//! `proxy` → [`leagues`] → `lobby` → `cluster` → [`journal`] → [`store`] → `conn` → `outbox`, and below
+//! them all `http` (with `qr`), [`config`] (with [`durability`]), `origin`, [`forwarded`], `tls`,
 //! `password`, [`metrics`].
 //!
 //! - `grand_melee_protocol::session` (the protocol crate): the pure core — the table's rules, its
@@ -29,6 +29,9 @@
 //!   league store, appends and reads, the node-to-node messages.
 //! - [`journal`]: the SQLite journal — tables, seats, events, replays, and (in
 //!   [`journal::leagues`]) the league rows and the writes decided in the writer's transaction.
+//! - [`store`]: what both storage back ends keep, in one vocabulary — a table's record, the one
+//!   [`store::Flush`] per request (its events and [`store::TableOp`]s, written all or nothing)
+//!   and the table as read back (the fold of its flushes).
 //! - `conn` (private): the handle to one connection — its outbox and a close with a reason.
 //! - `outbox` (private): what the server sends — WebSocket frames built once and shared, each
 //!   connection's bounded queue, written straight to the socket when it would not block.
@@ -58,6 +61,7 @@ mod proxy;
 mod qr;
 mod room;
 pub mod server;
+pub mod store;
 mod tls;
 
 pub use config::ServerConfig;

@@ -21,12 +21,12 @@ use grand_melee_protocol::league::{Deck, MemberId, SeatDeck};
 use grand_melee_protocol::rules::TableConfig;
 use grand_melee_protocol::session::{Effect, Role, Session, Timing};
 
-use crate::cluster::{Cluster, DirEntry, OutItem, Record, RecordOp};
+use crate::cluster::{Cluster, DirEntry, OutItem, Record};
 use crate::conn::{Conn, Refusal};
-use crate::journal::{StoredTable, TableRecord};
 use crate::lobby::{Entry, RoomMsg, Shared, TableEntry, TableRefusal, TableSlot};
 use crate::metrics::Metrics;
 use crate::outbox::Frame;
+use crate::store::{Flush, StoredTable, TableOp, TableRecord};
 
 /// What the journal keeps of a table's settings (everything besides its name and password).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -554,26 +554,6 @@ pub(crate) async fn recover_all(shared: &Arc<Shared>) -> Result<(), String> {
     Ok(())
 }
 
-/// What the journal has still to record for the current request, before any frame goes out.
-#[derive(Debug)]
-enum JournalOp {
-    SetSeat {
-        player: u16,
-        token: Uuid,
-    },
-    RemoveSeat {
-        player: u16,
-    },
-    SetMeta {
-        key: &'static str,
-        value: Vec<u8>,
-    },
-    /// The game-over mark, with a league game's credits (written in the same step).
-    Finish {
-        credits: Vec<crate::journal::leagues::Credit>,
-    },
-}
-
 /// The journal's per-table metadata key of the addresses banned from the table (a MessagePack
 /// list of strings). Addresses are never put in events: everyone at the table receives those.
 const BANNED_META: &str = "banned_addresses";
@@ -626,7 +606,7 @@ struct Room {
     /// of the first, and the events.
     unjournaled: Option<(u64, Vec<Vec<u8>>)>,
     /// Seat, ban and game-over records to journal with them.
-    journal_ops: Vec<JournalOp>,
+    journal_ops: Vec<TableOp>,
     /// The journal refused a write: the table stops (it recovers from the journal on restart).
     broken: bool,
     /// The game-over mark is in the journal: the replay is complete, and what happens at the
@@ -1194,17 +1174,17 @@ impl Room {
             match effect {
                 Effect::Events { first_seq, events } => self.publish(first_seq, events, received),
                 Effect::SetSeat { player, token } => {
-                    self.journal_ops.push(JournalOp::SetSeat { player, token });
+                    self.journal_ops.push(TableOp::SetSeat { player, token });
                 }
                 Effect::RemoveSeat { player } => {
-                    self.journal_ops.push(JournalOp::RemoveSeat { player });
+                    self.journal_ops.push(TableOp::RemoveSeat { player });
                 }
                 Effect::Banned { addresses } => {
                     let addresses: Vec<String> =
                         addresses.iter().map(ToString::to_string).collect();
                     if let Ok(value) = rmp_serde::to_vec(&addresses) {
-                        self.journal_ops.push(JournalOp::SetMeta {
-                            key: BANNED_META,
+                        self.journal_ops.push(TableOp::SetMeta {
+                            key: BANNED_META.to_owned(),
                             value,
                         });
                     }
@@ -1212,7 +1192,10 @@ impl Room {
                 Effect::Finished => {
                     info!(table = %self.id, "game over");
                     let credits = self.credits();
-                    self.journal_ops.push(JournalOp::Finish { credits });
+                    self.journal_ops.push(TableOp::Finish {
+                        at_ms: now_ms(),
+                        credits,
+                    });
                 }
                 Effect::Close {
                     connection,
@@ -1255,68 +1238,63 @@ impl Room {
         self.outbox_since.get_or_insert(received);
     }
 
-    /// Writes the current request's events, seats and game-over mark to the journal, as one
-    /// group of operations (the journal's writer commits them together when it can; in cluster
-    /// mode, one record appended to the table's subject).
-    async fn journal_pending(&mut self) -> Result<(), FlushError> {
-        if self.link.is_some() {
-            return self.append_pending().await;
-        }
-        let journal = &self.shared.journal;
-        let table = self.id;
-        if let Some((first, events)) = self.unjournaled.take()
-            && !self.finish_journaled
-        {
-            journal.append(table, first, events).await?;
-        }
-        for op in std::mem::take(&mut self.journal_ops) {
-            match op {
-                JournalOp::SetSeat { player, token } => {
-                    journal.set_seat(table, player, token).await?;
-                }
-                JournalOp::RemoveSeat { player } => journal.remove_seat(table, player).await?,
-                JournalOp::SetMeta { key, value } => journal.set_meta(table, key, value).await?,
-                JournalOp::Finish { credits } => {
-                    journal.finish(table, now_ms(), credits).await?;
-                    self.finish_journaled = true;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Cluster mode: appends what the current request produced as one record, expecting the
-    /// subject's end where this node left it (so a node that lost the table cannot write).
-    async fn append_pending(&mut self) -> Result<(), FlushError> {
+    /// What the current request produced, to be written as one record: its events (none
+    /// once the game-over mark is in: what happens at a finished table is not journaled) and
+    /// its seat, ban and game-over records.
+    fn take_flush(&mut self) -> Flush {
         let (first_seq, events) = match self.unjournaled.take() {
             Some((first, events)) if !self.finish_journaled => (first, events),
             _ => (self.session.seq() + 1, Vec::new()),
         };
-        let mut finished = None;
-        let mut credits = Vec::new();
-        let ops: Vec<RecordOp> = std::mem::take(&mut self.journal_ops)
-            .into_iter()
-            .map(|op| match op {
-                JournalOp::SetSeat { player, token } => RecordOp::SetSeat { player, token },
-                JournalOp::RemoveSeat { player } => RecordOp::RemoveSeat { player },
-                JournalOp::SetMeta { key, value } => RecordOp::SetMeta {
-                    key: key.to_owned(),
-                    value,
-                },
-                JournalOp::Finish { credits: owed } => {
-                    let at_ms = now_ms();
-                    finished = Some(at_ms);
-                    credits = owed;
-                    RecordOp::Finish { at_ms }
-                }
-            })
-            .collect();
-        if events.is_empty() && ops.is_empty() {
+        Flush {
+            first_seq,
+            events,
+            ops: std::mem::take(&mut self.journal_ops),
+        }
+    }
+
+    /// Writes what the current request produced as one record, all or nothing: one savepoint
+    /// of the SQLite writer's transaction (which commits it with every other table's that
+    /// waits), or in cluster mode one record appended to the table's subject.
+    async fn journal_pending(&mut self) -> Result<(), FlushError> {
+        let flush = self.take_flush();
+        if flush.is_empty() {
             return Ok(());
         }
+        let finished = flush.finished_at_ms();
+        if self.link.is_some() {
+            return self.append_pending(flush, finished).await;
+        }
+        self.shared.journal.flush(self.id, flush).await?;
+        if finished.is_some() {
+            self.finish_journaled = true;
+        }
+        Ok(())
+    }
+
+    /// Cluster mode: appends the flush as one record, expecting the subject's end where this
+    /// node left it (so a node that lost the table cannot write).
+    async fn append_pending(
+        &mut self,
+        flush: Flush,
+        finished: Option<u64>,
+    ) -> Result<(), FlushError> {
         let Some(link) = &mut self.link else {
             return Ok(());
         };
+        let Flush {
+            first_seq,
+            events,
+            ops,
+        } = flush;
+        let credits: Vec<_> = ops
+            .iter()
+            .filter_map(|op| match op {
+                TableOp::Finish { credits, .. } => Some(credits.clone()),
+                _ => None,
+            })
+            .flatten()
+            .collect();
         let record = Record::Flush {
             first_seq,
             events: events.into_iter().map(serde_bytes::ByteBuf::from).collect(),

@@ -19,21 +19,12 @@ use grand_melee_protocol::{ErrorCode, text};
 use rusqlite::{Connection, OptionalExtension, params};
 use uuid::Uuid;
 
+pub use crate::store::Credit;
+
 use super::{JournalError, optional_uuid_column};
 
 /// The most members one league takes.
 pub const MAX_MEMBERS: u32 = 1000;
-
-/// A deck's credit for one finished league game.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Credit {
-    /// The league.
-    pub league: LeagueId,
-    /// The member.
-    pub member: MemberId,
-    /// The `credited` entry.
-    pub entry: LedgerEntry,
-}
 
 /// A write to the leagues, decided in the journal writer's transaction. Each returns a number:
 /// `Create` 0, `Join` and `Deck` the member's number.
