@@ -601,20 +601,14 @@ pub(crate) fn server_name() -> String {
 
 /// One page of the table list, sorted by name then id.
 fn list_tables(shared: &Shared, id: u32, from: u32, limit: u32) -> ServerMessage {
-    let mut tables: Vec<_> = match &shared.cluster {
-        // Every node's tables, from the directory.
-        Some(cluster) => cluster
-            .cache
-            .iter()
-            .filter(|c| c.entry.owner.is_some())
-            .map(|c| c.entry.summary.clone())
-            .collect(),
-        None => shared
+    // Every node's tables if the store keeps a directory (cluster mode), else this node's.
+    let mut tables = shared.store.table_directory().unwrap_or_else(|| {
+        shared
             .tables
             .iter()
             .map(|entry| entry.summary.borrow().clone())
-            .collect(),
-    };
+            .collect()
+    });
     tables.sort_by(|a, b| a.name.cmp(&b.name).then(a.table.cmp(&b.table)));
     let total = u32::try_from(tables.len()).unwrap_or(u32::MAX);
     let start = usize::try_from(from)
@@ -644,20 +638,14 @@ async fn list_replays(
         return Err(ErrorCode::BadMessage);
     };
     let max = lobby::page_items(limit);
-    let (rows, total) = if let Some(cluster) = &shared.cluster {
-        crate::cluster::replays_page(cluster, from, max)
-    } else {
-        let journal = shared.journal.clone();
-        tokio::task::spawn_blocking(move || {
-            journal.replays_page(from, u32::try_from(max).unwrap_or(wire::MAX_PAGE_ITEMS))
-        })
+    let (rows, total) = shared
+        .store
+        .replays_page(from, u32::try_from(max).unwrap_or(wire::MAX_PAGE_ITEMS))
         .await
-        .map_err(|_| ErrorCode::StorageFailed)?
         .map_err(|error| {
             warn!(%error, "listing replays");
             ErrorCode::StorageFailed
-        })?
-    };
+        })?;
     let summaries = rows.into_iter().map(|r| wire::ReplaySummary {
         table: r.id,
         name: r.name,
@@ -697,50 +685,26 @@ async fn get_replay(
     let (id, table, token) = (*id, *table, *token);
     let from_seq = (*from_seq).max(1);
     let budget = shared.page_bytes();
-    let (page, seats) = if let Some(cluster) = &shared.cluster {
-        let (page, seats) = crate::cluster::replay_page(cluster, table, from_seq, budget)
-            .await
-            .map_err(|error| {
-                warn!(%error, %table, "reading a replay");
-                ErrorCode::StorageFailed
-            })?
-            .ok_or(ErrorCode::UnknownReplay)?;
-        (page, Some(seats))
-    } else {
-        let journal = shared.journal.clone();
-        let page =
-            tokio::task::spawn_blocking(move || journal.replay_page(table, from_seq, budget))
-                .await
-                .map_err(|_| ErrorCode::StorageFailed)?
-                .map_err(|error| {
-                    warn!(%error, %table, "reading a replay");
-                    ErrorCode::StorageFailed
-                })?
-                .ok_or(ErrorCode::UnknownReplay)?;
-        (page, None)
-    };
-    if let Some(hash) = &page.record.password {
-        let journal = shared.journal.clone();
-        let by_token = match (token, seats) {
-            (Some(token), Some(seats)) => seats.iter().any(|(_, t)| *t == token),
-            (Some(token), None) => {
-                tokio::task::spawn_blocking(move || journal.has_seat_token(table, token))
-                    .await
-                    .map_err(|_| ErrorCode::StorageFailed)?
-                    .map_err(|_| ErrorCode::StorageFailed)?
-            }
-            (None, _) => false,
-        };
-        if !by_token {
-            lobby::check_password(
-                shared,
-                peer,
-                table,
-                Arc::from(hash.as_str()),
-                password.clone(),
-            )
-            .await?;
-        }
+    let (page, by_token) = shared
+        .store
+        .replay_page(table, from_seq, budget, token)
+        .await
+        .map_err(|error| {
+            warn!(%error, %table, "reading a replay");
+            ErrorCode::StorageFailed
+        })?
+        .ok_or(ErrorCode::UnknownReplay)?;
+    if let Some(hash) = &page.record.password
+        && !by_token
+    {
+        lobby::check_password(
+            shared,
+            peer,
+            table,
+            Arc::from(hash.as_str()),
+            password.clone(),
+        )
+        .await?;
     }
     let replay = room::replay_page(table, page)?;
     Ok(replay.answering(id, from_seq))
@@ -767,24 +731,15 @@ async fn get_events(
         return Err(ErrorCode::NotInTable);
     }
     let from_seq = from_seq.max(1);
-    let journal = shared.journal.clone();
     let (max, budget) = (lobby::page_items(limit), shared.page_bytes());
-    let (rows, more) = if let Some(cluster) = &shared.cluster {
-        crate::cluster::events_page(cluster, table, from_seq, max, budget)
-            .await
-            .map_err(|error| {
-                warn!(%error, %table, "reading a table's events");
-                ErrorCode::StorageFailed
-            })?
-    } else {
-        tokio::task::spawn_blocking(move || journal.events_page(table, from_seq, max, budget))
-            .await
-            .map_err(|_| ErrorCode::StorageFailed)?
-            .map_err(|error| {
-                warn!(%error, %table, "reading a table's events");
-                ErrorCode::StorageFailed
-            })?
-    };
+    let (rows, more) = shared
+        .store
+        .events_page(table, from_seq, max, budget)
+        .await
+        .map_err(|error| {
+            warn!(%error, %table, "reading a table's events");
+            ErrorCode::StorageFailed
+        })?;
     let events = rows
         .iter()
         .map(|(_, bytes)| wire::decode_event(bytes))

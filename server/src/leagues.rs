@@ -1,7 +1,7 @@
 //! Ascension leagues on the server: the answers to the league requests and a member's seat at a
 //! league table. The rows and the writes that decide by the league's pure rules live with the
-//! storage: [`crate::journal::leagues`] (SQLite, in the writer's transaction) and the cluster's
-//! league store (compare-and-swap); this module picks the one the server runs on.
+//! storage, behind [`crate::store::Store`]: [`crate::journal::leagues`] (SQLite, in the writer's
+//! transaction) or the cluster's league store (compare-and-swap).
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -10,59 +10,35 @@ use grand_melee_protocol::league::{
     Deck, LeagueGame, LeagueId, LeagueView, MemberId, MemberStanding, MemberToken, SeatDeck,
 };
 use grand_melee_protocol::{self as wire, ClientMessage, ErrorCode, ServerMessage, text};
-use rusqlite::Connection;
 use tracing::{info, warn};
 use uuid::Uuid;
 
 use crate::conn::Refusal;
-use crate::journal::JournalError;
-use crate::journal::leagues::{
-    DeckCommand, LeagueRecord, LeagueWrite, league_record, league_view, leagues_page, ledger,
-    member_by_token, members,
-};
 use crate::lobby::LeagueSeat;
 use crate::lobby::Shared;
+use crate::store::{DeckCommand, LeagueRecord, LeagueWrite, StoreError};
 
-fn storage(error: JournalError) -> Refusal {
+fn storage(error: StoreError) -> Refusal {
     match error {
-        JournalError::Refused { code, message } => Refusal {
+        StoreError::Refused { code, message } => Refusal {
             code,
             message: Some(message),
         },
         error => {
-            warn!(%error, "the journal failed a league request");
+            warn!(%error, "the store failed a league request");
             ErrorCode::StorageFailed.into()
         }
     }
 }
 
-/// Runs a read on the journal's read connection, off the async threads.
-async fn read<T: Send + 'static>(
-    shared: &Arc<Shared>,
-    f: impl FnOnce(&Connection) -> Result<T, JournalError> + Send + 'static,
-) -> Result<T, Refusal> {
-    let journal = shared.journal.clone();
-    tokio::task::spawn_blocking(move || journal.read(f))
-        .await
-        .map_err(|_| Refusal::from(ErrorCode::StorageFailed))?
-        .map_err(storage)
-}
-
-/// Carries out a league write where the leagues are kept: the journal's writer (in its
-/// transaction), or in cluster mode the league store (compare-and-swap).
+/// Carries out a league write where the leagues are kept (decided there by the league's rules).
 async fn write(shared: &Arc<Shared>, write: LeagueWrite) -> Result<u64, Refusal> {
-    match &shared.cluster {
-        Some(cluster) => cluster.league_write(write).await.map_err(storage),
-        None => shared.journal.league_write(write).await.map_err(storage),
-    }
+    shared.store.league_write(write).await.map_err(storage)
 }
 
 /// A league's record, where the leagues are kept.
 async fn record(shared: &Arc<Shared>, league: LeagueId) -> Result<Option<LeagueRecord>, Refusal> {
-    match &shared.cluster {
-        Some(cluster) => cluster.league_record(league).await.map_err(storage),
-        None => read(shared, move |conn| league_record(conn, league)).await,
-    }
+    shared.store.league_record(league).await.map_err(storage)
 }
 
 fn now_ms() -> u64 {
@@ -138,10 +114,11 @@ pub(crate) async fn answer(
         }
         &ClientMessage::ListLeagues { from, limit, .. } => {
             let limit = limit.clamp(1, wire::MAX_PAGE_ITEMS);
-            let (leagues, total) = match &shared.cluster {
-                Some(cluster) => cluster.leagues_page(from, limit).await.map_err(storage)?,
-                None => read(shared, move |conn| leagues_page(conn, from, limit)).await?,
-            };
+            let (leagues, total) = shared
+                .store
+                .leagues_page(from, limit)
+                .await
+                .map_err(storage)?;
             // Bounded in bytes too, like every list: a page always fits the client's queue.
             let leagues = crate::lobby::fill_page(
                 leagues.into_iter(),
@@ -210,11 +187,12 @@ pub(crate) async fn answer(
             limit,
             ..
         } => {
-            let view = match &shared.cluster {
-                Some(cluster) => cluster.league_view(league).await.map_err(storage)?,
-                None => read(shared, move |conn| league_view(conn, league)).await?,
-            }
-            .ok_or(Refusal::from(ErrorCode::UnknownLeague))?;
+            let view = shared
+                .store
+                .league_view(league)
+                .await
+                .map_err(storage)?
+                .ok_or(Refusal::from(ErrorCode::UnknownLeague))?;
             Ok(league_page(id, view, from, limit, shared))
         }
         &ClientMessage::GetDeck { league, member, .. } => {
@@ -321,27 +299,11 @@ async fn deck_answer(
     league: LeagueId,
     member: MemberId,
 ) -> Result<ServerMessage, Refusal> {
-    let found = match &shared.cluster {
-        Some(cluster) => cluster
-            .member_ledger(league, member)
-            .await
-            .map_err(storage)?,
-        None => {
-            read(shared, move |conn| {
-                if league_record(conn, league)?.is_none() {
-                    return Ok(Err(ErrorCode::UnknownLeague));
-                }
-                let Some((_, name)) = members(conn, league)?
-                    .into_iter()
-                    .find(|(m, _)| *m == member)
-                else {
-                    return Ok(Err(ErrorCode::UnknownPlayer));
-                };
-                Ok(Ok((name, ledger(conn, league, member)?)))
-            })
-            .await?
-        }
-    };
+    let found = shared
+        .store
+        .member_ledger(league, member)
+        .await
+        .map_err(storage)?;
     let (name, ledger) = found.map_err(Refusal::from)?;
     Ok(ServerMessage::Deck {
         reply_to: id,
@@ -388,21 +350,11 @@ pub(crate) async fn seat(
 ) -> Result<LeagueSeat, Refusal> {
     let token = token.ok_or(Refusal::from(ErrorCode::LeagueSeat))?;
     may_guess(shared, peer, league)?;
-    let found = match &shared.cluster {
-        Some(cluster) => cluster
-            .member_by_token(league, token)
-            .await
-            .map_err(storage)?,
-        None => {
-            read(shared, move |conn| {
-                let Some((member, name)) = member_by_token(conn, league, token)? else {
-                    return Ok(None);
-                };
-                Ok(Some((member, name, ledger(conn, league, member)?)))
-            })
-            .await?
-        }
-    };
+    let found = shared
+        .store
+        .member_by_token(league, token)
+        .await
+        .map_err(storage)?;
     let (member, name, ledger) = found.ok_or_else(|| {
         guessed(shared, peer, league, ErrorCode::NotAMember);
         Refusal::from(ErrorCode::NotAMember)

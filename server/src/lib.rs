@@ -29,9 +29,11 @@
 //!   league store, appends and reads, the node-to-node messages.
 //! - [`journal`]: the SQLite journal — tables, seats, events, replays, and (in
 //!   [`journal::leagues`]) the league rows and the writes decided in the writer's transaction.
-//! - [`store`]: what both storage back ends keep, in one vocabulary — a table's record, the one
-//!   [`store::Flush`] per request (its events and [`store::TableOp`]s, written all or nothing)
-//!   and the table as read back (the fold of its flushes).
+//! - [`store`]: storage behind one interface — the `Store` and `TableLog` traits the actor, the
+//!   connection and the leagues use (the SQLite journal and the cluster implement them), and
+//!   what both keep: a table's record, the one [`store::Flush`] per request (its events and
+//!   [`store::TableOp`]s, written all or nothing) and the table as read back (the fold of its
+//!   flushes).
 //! - `conn` (private): the handle to one connection — its outbox and a close with a reason.
 //! - `outbox` (private): what the server sends — WebSocket frames built once and shared, each
 //!   connection's bounded queue, written straight to the socket when it would not block.

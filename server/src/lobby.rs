@@ -130,6 +130,9 @@ pub(crate) struct Shared {
     pub trusted_proxies: Arc<[crate::forwarded::Cidr]>,
     /// Cluster mode: the engine, the directory and this node's name.
     pub cluster: Option<Arc<crate::cluster::Cluster>>,
+    /// Where the tables, their replays and the leagues are kept: the journal, or in cluster
+    /// mode the engine (chosen by `server`).
+    pub store: Arc<dyn crate::store::Store>,
     next_connection: AtomicU64,
     /// Open connections per peer address, for the per-IP cap.
     per_ip: DashMap<IpAddr, usize>,
@@ -165,12 +168,14 @@ impl Shared {
         config: ServerConfig,
         journal: Journal,
         cluster: Option<Arc<crate::cluster::Cluster>>,
+        store: Arc<dyn crate::store::Store>,
         metrics: Arc<Metrics>,
         origins: crate::origin::OriginPolicy,
     ) -> Self {
         let hasher = crate::password::Hasher::new(config.password_hash_threads);
         Self {
             cluster,
+            store,
             origins: Arc::new(origins),
             trusted_proxies: Arc::from(config.trusted_proxies.clone()),
             config,

@@ -21,12 +21,13 @@ use grand_melee_protocol::league::{Deck, MemberId, SeatDeck};
 use grand_melee_protocol::rules::TableConfig;
 use grand_melee_protocol::session::{Effect, Role, Session, Timing};
 
-use crate::cluster::{Cluster, DirEntry, OutItem, Record};
+use crate::cluster::store::ClusterTable;
+use crate::cluster::{Cluster, OutItem, Record};
 use crate::conn::{Conn, Refusal};
 use crate::lobby::{Entry, RoomMsg, Shared, TableEntry, TableRefusal, TableSlot};
 use crate::metrics::Metrics;
 use crate::outbox::Frame;
-use crate::store::{Flush, StoredTable, TableOp, TableRecord};
+use crate::store::{Flush, Progress, StoreError, StoredTable, TableLog, TableOp, TableRecord};
 
 /// What the journal keeps of a table's settings (everything besides its name and password).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -215,16 +216,15 @@ pub(crate) async fn create(
         created_at_ms: now_ms(),
         league: *league,
     };
-    let link = match &shared.cluster {
-        Some(cluster) => Some(create_in_cluster(cluster, &record, &settings).await?),
-        None => {
-            shared.journal.create_table(record).await.map_err(|error| {
-                error!(%error, "journaling a new table");
-                ErrorCode::StorageFailed
-            })?;
-            None
-        }
-    };
+    let summary = new_summary(id, &name, password.is_some(), &settings.config, *league);
+    let log = shared
+        .store
+        .create_table(record, summary)
+        .await
+        .map_err(|error| {
+            error!(%error, "journaling a new table");
+            ErrorCode::StorageFailed
+        })?;
     info!(table = %id, name, "table created");
     let session = Session::new(
         settings.settings(password.is_some()),
@@ -232,61 +232,9 @@ pub(crate) async fn create(
         timing(shared),
         Instant::now(),
     )?;
-    let mut room = Room::new(id, name, password, session, shared, slot);
-    room.link = link;
+    let room = Room::new(id, name, password, session, shared, slot, log);
     room.start().await;
     Ok(id)
-}
-
-/// Cluster mode: writes a new table's creation record and its directory entry (this node owns
-/// it).
-async fn create_in_cluster(
-    cluster: &Arc<Cluster>,
-    record: &TableRecord,
-    settings: &StoredSettings,
-) -> Result<Link, ErrorCode> {
-    let created = Record::Created {
-        name: record.name.clone(),
-        password: record.password.clone(),
-        settings: record.settings.clone(),
-        created_at_ms: record.created_at_ms,
-        league: record.league,
-    };
-    let last = cluster
-        .append(record.id, &created, 0)
-        .await
-        .map_err(|error| {
-            error!(%error, "journaling a new table");
-            ErrorCode::StorageFailed
-        })?;
-    let entry = DirEntry {
-        owner: Some(cluster.node.to_string()),
-        epoch: 1,
-        name: record.name.clone(),
-        password: record.password.clone(),
-        summary: new_summary(
-            record.id,
-            &record.name,
-            record.password.is_some(),
-            &settings.config,
-            record.league,
-        ),
-        created_at_ms: record.created_at_ms,
-        finished_at_ms: None,
-        events: 0,
-        league: record.league,
-    };
-    cluster
-        .dir_create(record.id, &entry)
-        .await
-        .map_err(|error| {
-            error!(%error, "adding a new table to the directory");
-            ErrorCode::StorageFailed
-        })?;
-    Ok(Link {
-        cluster: Arc::clone(cluster),
-        last,
-    })
 }
 
 /// Cluster mode: claims `table` (owned by `from`, a dead node, or by this node's previous
@@ -337,27 +285,22 @@ pub(crate) async fn adopt(
     }
     let (stored, last) = read.ok_or("the previous owner kept writing")?;
     let finished = stored.finished_at_ms;
-    let mut room = Room::recover(stored, shared)?;
+    let log = Box::new(ClusterTable {
+        cluster: Arc::clone(&cluster),
+        table,
+        last,
+    });
+    let mut room = Room::recover(stored, shared, log)?;
     if let Some(at) = finished {
         // Over already: its finishing mark reached the journal, but its credits or its
         // directory entry may not have.
         let stage = wire::stage_name(room.session.table().stage());
-        finish_in_cluster(
-            &cluster,
-            table,
-            at,
-            room.session.seq(),
-            stage,
-            &room.credits(),
-        )
-        .await?;
-        release(&cluster, table).await?;
+        cluster
+            .finish_table(table, at, room.session.seq(), stage, &room.credits())
+            .await?;
+        cluster.release(table).await?;
         return Ok(false);
     }
-    room.link = Some(Link {
-        cluster: Arc::clone(&cluster),
-        last,
-    });
     room.carry_out(Instant::now());
     room.flush().await;
     if room.broken {
@@ -367,50 +310,6 @@ pub(crate) async fn adopt(
     room.start().await;
     let _ = cluster.changes.send(table);
     Ok(true)
-}
-
-/// Cluster mode: a finished game's league credits (each deck once), then its directory entry
-/// (when it finished): in that order, so a crash between leaves the table unfinished in the
-/// directory, and whoever takes it up finishes it again. The owner keeps the table (listed, open
-/// to its people) until its actor closes it.
-async fn finish_in_cluster(
-    cluster: &Cluster,
-    table: TableId,
-    at: u64,
-    events: u64,
-    stage: wire::StageName,
-    credits: &[crate::journal::leagues::Credit],
-) -> Result<(), String> {
-    if !credits.is_empty() {
-        cluster
-            .credit(table, at, credits)
-            .await
-            .map_err(|e| e.to_string())?;
-    }
-    cluster
-        .dir_modify(table, |entry| {
-            entry.finished_at_ms.get_or_insert(at);
-            entry.events = events;
-            entry.summary.stage = stage;
-            true
-        })
-        .await?;
-    Ok(())
-}
-
-/// Cluster mode: takes this node's name off a table's directory entry (nobody runs it now).
-async fn release(cluster: &Cluster, table: TableId) -> Result<(), String> {
-    let me = cluster.node.to_string();
-    cluster
-        .dir_modify(table, |entry| {
-            let mine = entry.owner.as_deref() == Some(me.as_str());
-            if mine {
-                entry.owner = None;
-            }
-            mine
-        })
-        .await?;
-    Ok(())
 }
 
 /// Cluster mode, at start: takes back the tables the directory says this node owns (a node
@@ -433,7 +332,7 @@ async fn adopt_own(shared: &Arc<Shared>, cluster: &Arc<Cluster>) -> Result<(), S
         .map(|c| *c.key())
         .collect();
     for table in closed {
-        release(cluster, table).await?;
+        cluster.release(table).await?;
     }
     for table in own {
         match adopt(shared, table, None).await {
@@ -492,7 +391,7 @@ pub(crate) async fn recover_all(shared: &Arc<Shared>) -> Result<(), String> {
     let mut rooms = Vec::new();
     for table in read.tables {
         let id = table.record.id;
-        match Room::recover(table, shared) {
+        match Room::recover(table, shared, journal.table_log(id)) {
             Ok(recovered) => rooms.push(recovered),
             Err(reason) => lost.push((Some(id), format!("it cannot be rebuilt: {reason}"))),
         }
@@ -615,8 +514,11 @@ struct Room {
     /// The table's place under `--max-tables` and its creator's `--max-tables-per-ip`, given
     /// back when the actor ends.
     _slot: TableSlot,
-    /// Cluster mode: where the table's records go.
-    link: Option<Link>,
+    /// Where the table's records go (the store's place for it).
+    log: Box<dyn TableLog>,
+    /// Cluster mode: the engine that carries the table's frames to its members on other nodes
+    /// and keeps its directory entry.
+    peers: Option<Arc<Cluster>>,
     /// Cluster mode: another node has the table now; this actor stops without touching it.
     given_up: bool,
     /// Stops the tasks that serve the table to other nodes when the actor ends.
@@ -626,24 +528,14 @@ struct Room {
     league_held: Vec<MemberId>,
 }
 
-/// Cluster mode: a table's place in the journal stream.
-#[derive(Debug)]
-struct Link {
-    cluster: Arc<Cluster>,
-    /// The table subject's last sequence: what the next append expects.
-    last: u64,
-}
-
 /// Why the journal did not take what the current request produced.
 #[derive(Debug, thiserror::Error)]
 enum FlushError {
-    #[error(transparent)]
-    Journal(#[from] crate::journal::JournalError),
     /// Cluster mode: another node has written to the table: this node lost it.
     #[error("another node took the table over")]
     Fenced,
-    #[error("the journal stream: {0}")]
-    Engine(String),
+    #[error("the store: {0}")]
+    Store(String),
 }
 
 /// The server's settings the session rules depend on.
@@ -690,6 +582,7 @@ impl Room {
         session: Session,
         shared: &Arc<Shared>,
         slot: TableSlot,
+        log: Box<dyn TableLog>,
     ) -> Self {
         let summary = new_summary(
             id,
@@ -713,7 +606,8 @@ impl Room {
             broken: false,
             finish_journaled: false,
             _slot: slot,
-            link: None,
+            log,
+            peers: shared.cluster.clone(),
             given_up: false,
             _cluster_tasks: None,
             league_held: Vec::new(),
@@ -723,7 +617,11 @@ impl Room {
     /// Rebuilds a table from its journal: the session folds every event (one path for game and
     /// table-level events alike) and takes the seat tokens and bans; players who were connected
     /// are announced disconnected.
-    fn recover(stored: StoredTable, shared: &Arc<Shared>) -> Result<Self, String> {
+    fn recover(
+        stored: StoredTable,
+        shared: &Arc<Shared>,
+        log: Box<dyn TableLog>,
+    ) -> Result<Self, String> {
         let settings: StoredSettings =
             rmp_serde::from_slice(&stored.record.settings).map_err(|e| format!("settings: {e}"))?;
         let record = stored.record;
@@ -765,6 +663,7 @@ impl Room {
             session,
             shared,
             slot,
+            log,
         ))
     }
 
@@ -774,12 +673,12 @@ impl Room {
         let shared = Arc::clone(&self.shared);
         let (tx, rx) = mpsc::channel(shared.config.table_queue.max(1));
         self.publish_summary();
-        if let Some(link) = &self.link {
+        if let Some(cluster) = &self.peers {
             let stop = CancellationToken::new();
             let (ready, subscribed) = oneshot::channel();
             shared.table_tasks.spawn(crate::proxy::serve_inbound(
                 Arc::clone(&shared),
-                Arc::clone(&link.cluster),
+                Arc::clone(cluster),
                 self.id,
                 tx.downgrade(),
                 stop.clone(),
@@ -787,7 +686,7 @@ impl Room {
             ));
             let _ = subscribed.await;
             shared.table_tasks.spawn(keep_directory(
-                Arc::clone(&link.cluster),
+                Arc::clone(cluster),
                 self.id,
                 self.summary.subscribe(),
                 tx.downgrade(),
@@ -894,26 +793,18 @@ impl Room {
             .metrics
             .tables
             .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-        if let Some(link) = &self.link
+        if let Some(cluster) = &self.peers
             && self.finish_journaled
             && !self.given_up
         {
             // A finished table that closes leaves the list: nobody runs it any more.
-            if let Err(error) = release(&link.cluster, self.id).await {
+            if let Err(error) = cluster.release(self.id).await {
                 warn!(table = %self.id, %error, "releasing a closed table in the directory");
             }
         }
         if self.session.nothing_to_keep() && !self.broken && !self.given_up {
             // Never played and nobody to come back: nothing worth keeping.
-            let deleted = match &self.link {
-                Some(link) => link.cluster.delete_table(self.id).await,
-                None => self
-                    .shared
-                    .journal
-                    .delete_table(self.id)
-                    .await
-                    .map_err(|e| e.to_string()),
-            };
+            let deleted = self.shared.store.delete_table(self.id).await;
             if let Err(error) = deleted {
                 warn!(table = %self.id, %error, "deleting an abandoned table from the journal");
             }
@@ -1253,69 +1144,27 @@ impl Room {
         }
     }
 
-    /// Writes what the current request produced as one record, all or nothing: one savepoint
-    /// of the SQLite writer's transaction (which commits it with every other table's that
-    /// waits), or in cluster mode one record appended to the table's subject.
+    /// Writes what the current request produced as one record, all or nothing, through the
+    /// store: one savepoint of the SQLite writer's transaction (which commits it with every
+    /// other table's that waits), or in cluster mode one record appended to the table's
+    /// subject, expecting its end where this node left it.
     async fn journal_pending(&mut self) -> Result<(), FlushError> {
         let flush = self.take_flush();
         if flush.is_empty() {
             return Ok(());
         }
-        let finished = flush.finished_at_ms();
-        if self.link.is_some() {
-            return self.append_pending(flush, finished).await;
-        }
-        self.shared.journal.flush(self.id, flush).await?;
-        if finished.is_some() {
-            self.finish_journaled = true;
-        }
-        Ok(())
-    }
-
-    /// Cluster mode: appends the flush as one record, expecting the subject's end where this
-    /// node left it (so a node that lost the table cannot write).
-    async fn append_pending(
-        &mut self,
-        flush: Flush,
-        finished: Option<u64>,
-    ) -> Result<(), FlushError> {
-        let Some(link) = &mut self.link else {
-            return Ok(());
+        let finished = flush.finished_at_ms().is_some();
+        let progress = Progress {
+            seq: self.session.seq(),
+            stage: wire::stage_name(self.session.table().stage()),
         };
-        let Flush {
-            first_seq,
-            events,
-            ops,
-        } = flush;
-        let credits: Vec<_> = ops
-            .iter()
-            .filter_map(|op| match op {
-                TableOp::Finish { credits, .. } => Some(credits.clone()),
-                _ => None,
-            })
-            .flatten()
-            .collect();
-        let record = Record::Flush {
-            first_seq,
-            events: events.into_iter().map(serde_bytes::ByteBuf::from).collect(),
-            ops,
-        };
-        match link.cluster.append(self.id, &record, link.last).await {
-            Ok(seq) => link.last = seq,
-            Err(crate::cluster::AppendError::Fenced) => return Err(FlushError::Fenced),
-            Err(error) => return Err(FlushError::Engine(error.to_string())),
+        match self.log.append(flush, progress).await {
+            Ok(()) => {}
+            Err(StoreError::Fenced) => return Err(FlushError::Fenced),
+            Err(error) => return Err(FlushError::Store(error.to_string())),
         }
-        if let Some(at) = finished {
+        if finished {
             self.finish_journaled = true;
-            let cluster = Arc::clone(&link.cluster);
-            let stage = wire::stage_name(self.session.table().stage());
-            if let Err(error) =
-                finish_in_cluster(&cluster, self.id, at, self.session.seq(), stage, &credits).await
-            {
-                // The finishing mark is in the journal: the node that takes the table up next
-                // (this one after a restart, or a survivor) credits and lists it, once.
-                warn!(table = %self.id, %error, "crediting and listing a finished table");
-            }
         }
         Ok(())
     }
@@ -1324,9 +1173,7 @@ impl Room {
     /// (their seats are kept: they resume, on any node); nothing is written.
     fn give_up(&mut self) {
         warn!(table = %self.id, "another node took the table over: giving it up");
-        if let Some(link) = &self.link {
-            Metrics::add(&link.cluster.metrics.tables_given_up, 1);
-        }
+        Metrics::add(&self.shared.metrics.tables_given_up, 1);
         for member in self.members.drain(..) {
             if member.conn.remote.is_none() {
                 member.conn.close(close::TABLE_MOVED);
@@ -1432,11 +1279,10 @@ impl Room {
             }
         }
         if !remote.is_empty()
-            && let Some(link) = &self.link
+            && let Some(cluster) = &self.peers
         {
             let subject = crate::cluster::outbound_subject(self.id);
-            if let Err(error) = link
-                .cluster
+            if let Err(error) = cluster
                 .client
                 .publish(subject, crate::cluster::encode(&remote))
                 .await

@@ -100,7 +100,14 @@ impl Server {
             ),
             None => None,
         };
-        let shared = Arc::new(Shared::new(config, journal, cluster, metrics, origins));
+        // The one place that picks the store: the engine in cluster mode, else the journal.
+        let store: Arc<dyn crate::store::Store> = match &cluster {
+            Some(cluster) => Arc::new(Arc::clone(cluster)),
+            None => Arc::new(journal.clone()),
+        };
+        let shared = Arc::new(Shared::new(
+            config, journal, cluster, store, metrics, origins,
+        ));
         crate::room::recover_all(&shared)
             .await
             .map_err(std::io::Error::other)?;

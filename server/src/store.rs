@@ -5,7 +5,15 @@
 //! transaction; the cluster (`cluster`) appends it as one record to the table's subject.
 //! Nothing here does I/O; both back ends import it.
 
-use grand_melee_protocol::league::{LeagueId, LedgerEntry, MemberId};
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+
+use grand_melee_protocol::league::{
+    DeckSpec, LeagueId, LeagueSummary, LeagueView, LedgerEntry, LedgerLine, MemberId, MemberToken,
+    Purchase, Remedy,
+};
+use grand_melee_protocol::{ErrorCode, StageName, TableSummary};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -171,6 +179,160 @@ pub struct Credit {
     pub member: MemberId,
     /// The `credited` entry.
     pub entry: LedgerEntry,
+}
+
+/// A write to the leagues, decided in the journal writer's transaction. Each returns a number:
+/// `Create` 0, `Join` and `Deck` the member's number.
+#[derive(Debug, Clone)]
+pub enum LeagueWrite {
+    /// A new league.
+    Create {
+        id: LeagueId,
+        name: String,
+        /// The league's password, hashed.
+        password: Option<String>,
+        organiser: Uuid,
+        at_ms: u64,
+    },
+    /// A new member.
+    Join {
+        league: LeagueId,
+        name: String,
+        token: MemberToken,
+        at_ms: u64,
+    },
+    /// Something a member does with his deck.
+    Deck {
+        league: LeagueId,
+        token: MemberToken,
+        command: DeckCommand,
+        at_ms: u64,
+    },
+}
+
+/// What a member does with his deck.
+#[derive(Debug, Clone)]
+pub enum DeckCommand {
+    Register(DeckSpec),
+    Buy(Purchase, u8),
+    Remedy(Remedy),
+}
+
+/// A league's row.
+#[derive(Debug, Clone)]
+pub struct LeagueRecord {
+    pub name: String,
+    /// The password's hash.
+    pub password: Option<String>,
+    pub organiser: Uuid,
+    pub created_at_ms: u64,
+}
+
+/// Why the store did not do what it was asked.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum StoreError {
+    /// The league's rules refuse the write (nothing was written): the requester is told why.
+    #[error("{message}")]
+    Refused { code: ErrorCode, message: String },
+    /// Cluster mode: another node has written to the table since this one read it (it lost the
+    /// table); nothing was written.
+    #[error("another node took the table over")]
+    Fenced,
+    /// The store failed (I/O, the engine, a damaged row).
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// One journaled event: its number and its encoding.
+pub type EncodedEvent = (u64, Vec<u8>);
+
+/// What a store's operation gives back, later.
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
+
+/// Where the tables, their replays and the leagues are kept: the one interface the table actor,
+/// the connection and the leagues talk to. The SQLite journal (`journal`) and the cluster's
+/// JetStream engine (`cluster`) implement it; `server` picks one.
+pub trait Store: Send + Sync + fmt::Debug {
+    /// Records a new table (in cluster mode, also its directory entry, owned by this node, with
+    /// `summary`) and returns its log, which its actor keeps.
+    fn create_table(
+        &self,
+        record: TableRecord,
+        summary: TableSummary,
+    ) -> StoreFuture<'_, Box<dyn TableLog>>;
+
+    /// Deletes a table with everything it has (a table abandoned before it started). Deleting
+    /// a table that is not there is not an error.
+    fn delete_table(&self, table: Uuid) -> StoreFuture<'_, ()>;
+
+    /// Every listed table's summary when the store keeps a directory of every node's tables
+    /// (cluster mode); `None`: this node's registry is the whole list.
+    fn table_directory(&self) -> Option<Vec<TableSummary>>;
+
+    /// One page of the finished games, newest first, and how many there are.
+    fn replays_page(&self, from: u32, max: u32) -> StoreFuture<'_, (Vec<ReplaySummary>, u32)>;
+
+    /// One page of a finished game (events from `from_seq`, within `max_bytes`, at least one),
+    /// and whether `token` is one of its seat tokens; `None` for an unknown or unfinished table.
+    fn replay_page(
+        &self,
+        table: Uuid,
+        from_seq: u64,
+        max_bytes: usize,
+        token: Option<Uuid>,
+    ) -> StoreFuture<'_, Option<(ReplayPage, bool)>>;
+
+    /// Events of any table from `from_seq` on (at most `limit`, within `max_bytes`, at least
+    /// one), and whether there are more.
+    fn events_page(
+        &self,
+        table: Uuid,
+        from_seq: u64,
+        limit: usize,
+        max_bytes: usize,
+    ) -> StoreFuture<'_, (Vec<EncodedEvent>, bool)>;
+
+    /// Carries out a league write, decided by the league's rules where it is written (the
+    /// journal writer's transaction, or compare-and-swap on the league's document).
+    fn league_write(&self, write: LeagueWrite) -> StoreFuture<'_, u64>;
+
+    /// A league's record.
+    fn league_record(&self, league: LeagueId) -> StoreFuture<'_, Option<LeagueRecord>>;
+
+    /// A league's standings.
+    fn league_view(&self, league: LeagueId) -> StoreFuture<'_, Option<LeagueView>>;
+
+    /// One page of the leagues, and how many there are.
+    fn leagues_page(&self, from: u32, limit: u32) -> StoreFuture<'_, (Vec<LeagueSummary>, u32)>;
+
+    /// A member's name and ledger, or why not (`unknown_league`, `unknown_player`).
+    fn member_ledger(
+        &self,
+        league: LeagueId,
+        member: MemberId,
+    ) -> StoreFuture<'_, Result<(String, Vec<LedgerLine>), ErrorCode>>;
+
+    /// The member whose token this is: his number, name and ledger.
+    fn member_by_token(
+        &self,
+        league: LeagueId,
+        token: MemberToken,
+    ) -> StoreFuture<'_, Option<(MemberId, String, Vec<LedgerLine>)>>;
+}
+
+/// Where the table stands after a flush (what the cluster's directory lists when it finishes).
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    /// The table's last event.
+    pub seq: u64,
+    pub stage: StageName,
+}
+
+/// One table's place in the store, held by its actor.
+pub trait TableLog: Send + Sync + fmt::Debug {
+    /// Writes one request's flush, all or nothing, before anything it holds is sent. A flush
+    /// that finishes the game also credits a league game's decks, once.
+    fn append(&mut self, flush: Flush, progress: Progress) -> StoreFuture<'_, ()>;
 }
 
 #[cfg(test)]

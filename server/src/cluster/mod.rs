@@ -23,6 +23,7 @@
 //! below the lobby.
 
 pub(crate) mod leagues;
+pub(crate) mod store;
 
 use std::net::IpAddr;
 use std::sync::Arc;

@@ -12,56 +12,19 @@
 //! key `(league_id, member, table_id)` would refuse a second credit anyway.
 
 use grand_melee_protocol::league::{
-    Deck, DeckSpec, LeagueGame, LeagueId, LeagueSummary, LeagueView, LedgerEntry, LedgerLine,
-    MemberId, MemberStanding, MemberToken, Purchase, Remedy, sort_standings,
+    Deck, LeagueGame, LeagueId, LeagueSummary, LeagueView, LedgerEntry, LedgerLine, MemberId,
+    MemberStanding, MemberToken, sort_standings,
 };
 use grand_melee_protocol::{ErrorCode, text};
 use rusqlite::{Connection, OptionalExtension, params};
 use uuid::Uuid;
 
-pub use crate::store::Credit;
+pub use crate::store::{Credit, DeckCommand, LeagueRecord, LeagueWrite};
 
 use super::{JournalError, optional_uuid_column};
 
 /// The most members one league takes.
 pub const MAX_MEMBERS: u32 = 1000;
-
-/// A write to the leagues, decided in the journal writer's transaction. Each returns a number:
-/// `Create` 0, `Join` and `Deck` the member's number.
-#[derive(Debug, Clone)]
-pub enum LeagueWrite {
-    /// A new league.
-    Create {
-        id: LeagueId,
-        name: String,
-        /// The league's password, hashed.
-        password: Option<String>,
-        organiser: Uuid,
-        at_ms: u64,
-    },
-    /// A new member.
-    Join {
-        league: LeagueId,
-        name: String,
-        token: MemberToken,
-        at_ms: u64,
-    },
-    /// Something a member does with his deck.
-    Deck {
-        league: LeagueId,
-        token: MemberToken,
-        command: DeckCommand,
-        at_ms: u64,
-    },
-}
-
-/// What a member does with his deck.
-#[derive(Debug, Clone)]
-pub enum DeckCommand {
-    Register(DeckSpec),
-    Buy(Purchase, u8),
-    Remedy(Remedy),
-}
 
 pub(crate) fn refused(code: ErrorCode, message: impl Into<String>) -> JournalError {
     JournalError::Refused {
@@ -271,16 +234,6 @@ pub(crate) fn append(
 }
 
 // ----- Reads -------------------------------------------------------------------------------------
-
-/// A league's row.
-#[derive(Debug, Clone)]
-pub(crate) struct LeagueRecord {
-    pub name: String,
-    /// The password's hash.
-    pub password: Option<String>,
-    pub organiser: Uuid,
-    pub created_at_ms: u64,
-}
 
 pub(crate) fn league_record(
     conn: &Connection,

@@ -59,9 +59,12 @@
 //! loses nothing that was acknowledged (for [`Durability::Normal`], unless the OS dies too).
 
 pub mod leagues;
+mod store;
 
 pub use crate::durability::{Durability, ParseDurabilityError};
-pub use crate::store::{Flush, ReplayPage, ReplaySummary, StoredTable, TableOp, TableRecord};
+pub use crate::store::{
+    EncodedEvent, Flush, ReplayPage, ReplaySummary, StoredTable, TableOp, TableRecord,
+};
 
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
@@ -74,8 +77,6 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, ffi, params};
 
-/// One journaled event: its number and its encoding.
-pub type EncodedEvent = (u64, Vec<u8>);
 use tokio::sync::oneshot;
 use tracing::{debug, error, info, warn};
 use uuid::Uuid;
