@@ -788,18 +788,9 @@ async fn enter(
         }
         _ => return Err(ErrorCode::BadMessage.into()),
     };
-    if !shared.tables.contains_key(&table)
-        && let Some(cluster) = &shared.cluster
-    {
-        // Cluster mode: a table another node owns is entered through its stand-in here. A table
-        // created a moment ago may not have reached this node's copy of the directory yet: ask
-        // the directory itself.
-        if !cluster.cache.contains_key(&table)
-            && let Ok(Some(cached)) = cluster.dir_get(table).await
-        {
-            cluster.cache.entry(table).or_insert(cached);
-        }
-        crate::proxy::open(shared, table);
+    if !shared.tables.contains_key(&table) {
+        // Another node may run it (cluster mode): then it is entered through its stand-in here.
+        shared.peers.reach(shared, table).await;
     }
     let (tx, hash, league, in_lobby, full) = shared
         .tables

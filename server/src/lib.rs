@@ -10,8 +10,9 @@
 //! - `grand_melee_protocol::session` (the protocol crate): the pure core — the table's rules, its
 //!   one fold, and the session around it (seats and their tokens, the host, absence, clocks,
 //!   pause, kick, mute, spectators, chat). Every table runs on it and every client mirrors it.
-//! - [`server`]: the accept loop, the wiring (SQLite journal or cluster), recovery at start and
-//!   graceful shutdown.
+//! - [`server`]: the accept loop, the wiring (the one place that picks the SQLite journal or the
+//!   cluster: `Shared::store`, `Shared::peers`, recovery or takeover at start) and graceful
+//!   shutdown.
 //! - `node` (private, cluster mode): each node's loops — the directory watch, the lease
 //!   renewals and the claims of a dead node's tables.
 //! - `connection` (private): one client — TLS, then HTTP, then the WebSocket reader that
@@ -20,11 +21,12 @@
 //! - `room` (private): a table's actor — owns one `Session`, the table's members (connections),
 //!   its name and password hash, its settings as stored, and its place in storage; journals what
 //!   each request produced before it publishes the event batch, encoded once, to every member.
-//! - `proxy` (private, cluster mode): a table's stand-in on a node that does not own it, and the
-//!   owner's side of that link.
+//! - `proxy` (private, cluster mode): a table's stand-in on a node that does not own it, the
+//!   owner's side of that link, and `ClusterPeers`, the cluster's `lobby::Peers`.
 //! - [`leagues`]: the league requests (create, join, decks, pages) and a member's seat.
 //! - `lobby` (private): what tasks share (`Shared`) — the registry of tables, the actor's
-//!   messages, the caps and guess limits, the password check, and page sizes.
+//!   messages, the caps and guess limits, the password check, page sizes, the store and the
+//!   other nodes (`Peers`: the cluster's, or `Alone` on a single server).
 //! - `cluster` (private, cluster mode): the JetStream engine — table records, the directory, the
 //!   league store, appends and reads, the node-to-node messages.
 //! - [`journal`]: the SQLite journal — tables, seats, events, replays, and (in

@@ -9,12 +9,15 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::time::Instant;
 
 use dashmap::DashMap;
+use futures_util::future::BoxFuture;
 use grand_melee_protocol::league::LeagueId;
 use grand_melee_protocol::{
     self as wire, ClientMessage, ErrorCode, SeatToken, TableId, TableSummary,
 };
 use tokio::sync::{mpsc, oneshot, watch};
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+use crate::cluster::OutItem;
 use tokio_util::task::TaskTracker;
 
 use crate::config::ServerConfig;
@@ -105,6 +108,59 @@ pub(crate) struct TableEntry {
     pub password: Option<Arc<str>>,
 }
 
+/// What a table's actor and the connections need from the other nodes (cluster mode:
+/// `proxy::ClusterPeers`); a single server has none ([`Alone`]). `server` picks one.
+pub(crate) trait Peers: Send + Sync + std::fmt::Debug {
+    /// Starts serving a table this node runs to its members on other nodes and keeping its
+    /// directory entry current; dropping the guard stops both.
+    fn serve<'a>(
+        &'a self,
+        shared: &'a Arc<Shared>,
+        table: TableId,
+        room: mpsc::WeakSender<RoomMsg>,
+        summary: watch::Receiver<TableSummary>,
+    ) -> BoxFuture<'a, Option<DropGuard>>;
+
+    /// Publishes, once for every node, what the members on other nodes receive after one
+    /// request.
+    fn publish(&self, table: TableId, items: Vec<OutItem>) -> BoxFuture<'_, ()>;
+
+    /// A finished table's actor has closed: nobody runs it any more.
+    fn closed(&self, table: TableId) -> BoxFuture<'_, ()>;
+
+    /// Before a connection enters a table this node does not run: opens its stand-in here if
+    /// another node runs it.
+    fn reach<'a>(&'a self, shared: &'a Arc<Shared>, table: TableId) -> BoxFuture<'a, ()>;
+}
+
+/// A single server: no other nodes.
+#[derive(Debug)]
+pub(crate) struct Alone;
+
+impl Peers for Alone {
+    fn serve<'a>(
+        &'a self,
+        _shared: &'a Arc<Shared>,
+        _table: TableId,
+        _room: mpsc::WeakSender<RoomMsg>,
+        _summary: watch::Receiver<TableSummary>,
+    ) -> BoxFuture<'a, Option<DropGuard>> {
+        Box::pin(async { None })
+    }
+
+    fn publish(&self, _table: TableId, _items: Vec<OutItem>) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+
+    fn closed(&self, _table: TableId) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+
+    fn reach<'a>(&'a self, _shared: &'a Arc<Shared>, _table: TableId) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+}
+
 /// What every connection and table task shares. Game state is not here: each table's state
 /// belongs to its own task.
 #[derive(Debug)]
@@ -133,6 +189,8 @@ pub(crate) struct Shared {
     /// Where the tables, their replays and the leagues are kept: the journal, or in cluster
     /// mode the engine (chosen by `server`).
     pub store: Arc<dyn crate::store::Store>,
+    /// The other nodes (chosen by `server`): [`Alone`] on a single server.
+    pub peers: Arc<dyn Peers>,
     next_connection: AtomicU64,
     /// Open connections per peer address, for the per-IP cap.
     per_ip: DashMap<IpAddr, usize>,
@@ -169,6 +227,7 @@ impl Shared {
         journal: Journal,
         cluster: Option<Arc<crate::cluster::Cluster>>,
         store: Arc<dyn crate::store::Store>,
+        peers: Arc<dyn Peers>,
         metrics: Arc<Metrics>,
         origins: crate::origin::OriginPolicy,
     ) -> Self {
@@ -176,6 +235,7 @@ impl Shared {
         Self {
             cluster,
             store,
+            peers,
             origins: Arc::new(origins),
             trusted_proxies: Arc::from(config.trusted_proxies.clone()),
             config,

@@ -251,12 +251,11 @@ async fn leases_and_claims(shared: Arc<Shared>, cluster: Arc<Cluster>) {
             let overdue = now.saturating_duration_since(since) > cluster.lease * 2;
             if (mine || overdue) && claiming.insert(table) {
                 let (shared, claiming) = (Arc::clone(&shared), Arc::clone(&claiming));
+                let cluster = Arc::clone(&cluster);
                 tokio::spawn(async move {
-                    match crate::room::adopt(&shared, table, Some(owner.clone())).await {
+                    match crate::room::adopt(&shared, &cluster, table, Some(owner.clone())).await {
                         Ok(true) => {
-                            if let Some(cluster) = &shared.cluster {
-                                Metrics::add(&cluster.metrics.takeovers, 1);
-                            }
+                            Metrics::add(&cluster.metrics.takeovers, 1);
                             info!(%table, from = owner, "took the table over");
                         }
                         Ok(false) => debug!(%table, "another node claimed the table first"),

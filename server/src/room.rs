@@ -11,8 +11,7 @@ use grand_melee_protocol::{
     self as wire, ClientMessage, ErrorCode, MAX_PASSWORD_CHARS, SeatToken, ServerMessage, TableId,
     TableSummary, close, text,
 };
-use tokio::sync::{mpsc, oneshot, watch};
-use tokio_util::sync::CancellationToken;
+use tokio::sync::{mpsc, watch};
 use tracing::{debug, error, info, warn};
 use uuid::Uuid;
 
@@ -242,10 +241,10 @@ pub(crate) async fn create(
 /// this node took it (`false`: another node claimed it first, or it is over).
 pub(crate) async fn adopt(
     shared: &Arc<Shared>,
+    cluster: &Arc<Cluster>,
     table: TableId,
     from: Option<String>,
 ) -> Result<bool, String> {
-    let cluster = shared.cluster.clone().ok_or("not in cluster mode")?;
     let me = cluster.node.to_string();
     let expected = from.clone().unwrap_or_else(|| me.clone());
     let mut epoch = 0;
@@ -286,7 +285,7 @@ pub(crate) async fn adopt(
     let (stored, last) = read.ok_or("the previous owner kept writing")?;
     let finished = stored.finished_at_ms;
     let log = Box::new(ClusterTable {
-        cluster: Arc::clone(&cluster),
+        cluster: Arc::clone(cluster),
         table,
         last,
     });
@@ -314,7 +313,7 @@ pub(crate) async fn adopt(
 
 /// Cluster mode, at start: takes back the tables the directory says this node owns (a node
 /// restarted under the same name).
-async fn adopt_own(shared: &Arc<Shared>, cluster: &Arc<Cluster>) -> Result<(), String> {
+pub(crate) async fn adopt_own(shared: &Arc<Shared>, cluster: &Arc<Cluster>) -> Result<(), String> {
     crate::cluster::load_directory(cluster).await?;
     let own: Vec<TableId> = cluster
         .cache
@@ -335,7 +334,7 @@ async fn adopt_own(shared: &Arc<Shared>, cluster: &Arc<Cluster>) -> Result<(), S
         cluster.release(table).await?;
     }
     for table in own {
-        match adopt(shared, table, None).await {
+        match adopt(shared, cluster, table, None).await {
             Ok(_) => {}
             Err(error) => error!(%table, %error, "taking back a table of this node"),
         }
@@ -355,9 +354,6 @@ async fn adopt_own(shared: &Arc<Shared>, cluster: &Arc<Cluster>) -> Result<(), S
 pub(crate) async fn recover_all(shared: &Arc<Shared>) -> Result<(), String> {
     use std::fmt::Write as _;
 
-    if let Some(cluster) = &shared.cluster {
-        return adopt_own(shared, cluster).await;
-    }
     let journal = shared.journal.clone();
     let path = journal.path().display().to_string();
     let allow_damage = shared.config.allow_damaged_journal;
@@ -516,13 +512,10 @@ struct Room {
     _slot: TableSlot,
     /// Where the table's records go (the store's place for it).
     log: Box<dyn TableLog>,
-    /// Cluster mode: the engine that carries the table's frames to its members on other nodes
-    /// and keeps its directory entry.
-    peers: Option<Arc<Cluster>>,
     /// Cluster mode: another node has the table now; this actor stops without touching it.
     given_up: bool,
     /// Stops the tasks that serve the table to other nodes when the actor ends.
-    _cluster_tasks: Option<tokio_util::sync::DropGuard>,
+    _peer_tasks: Option<tokio_util::sync::DropGuard>,
     /// At a league table: the members whose one unfinished league seat is here (in
     /// `Shared::league_seats`), until they leave the lobby or the game ends.
     league_held: Vec<MemberId>,
@@ -607,9 +600,8 @@ impl Room {
             finish_journaled: false,
             _slot: slot,
             log,
-            peers: shared.cluster.clone(),
             given_up: false,
-            _cluster_tasks: None,
+            _peer_tasks: None,
             league_held: Vec::new(),
         }
     }
@@ -673,27 +665,10 @@ impl Room {
         let shared = Arc::clone(&self.shared);
         let (tx, rx) = mpsc::channel(shared.config.table_queue.max(1));
         self.publish_summary();
-        if let Some(cluster) = &self.peers {
-            let stop = CancellationToken::new();
-            let (ready, subscribed) = oneshot::channel();
-            shared.table_tasks.spawn(crate::proxy::serve_inbound(
-                Arc::clone(&shared),
-                Arc::clone(cluster),
-                self.id,
-                tx.downgrade(),
-                stop.clone(),
-                ready,
-            ));
-            let _ = subscribed.await;
-            shared.table_tasks.spawn(keep_directory(
-                Arc::clone(cluster),
-                self.id,
-                self.summary.subscribe(),
-                tx.downgrade(),
-                stop.clone(),
-            ));
-            self._cluster_tasks = Some(stop.drop_guard());
-        }
+        self._peer_tasks = shared
+            .peers
+            .serve(&shared, self.id, tx.downgrade(), self.summary.subscribe())
+            .await;
         let me = tx.downgrade();
         shared.tables.insert(
             self.id,
@@ -793,14 +768,9 @@ impl Room {
             .metrics
             .tables
             .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-        if let Some(cluster) = &self.peers
-            && self.finish_journaled
-            && !self.given_up
-        {
+        if self.finish_journaled && !self.given_up {
             // A finished table that closes leaves the list: nobody runs it any more.
-            if let Err(error) = cluster.release(self.id).await {
-                warn!(table = %self.id, %error, "releasing a closed table in the directory");
-            }
+            self.shared.peers.closed(self.id).await;
         }
         if self.session.nothing_to_keep() && !self.broken && !self.given_up {
             // Never played and nobody to come back: nothing worth keeping.
@@ -1278,17 +1248,8 @@ impl Room {
                 },
             }
         }
-        if !remote.is_empty()
-            && let Some(cluster) = &self.peers
-        {
-            let subject = crate::cluster::outbound_subject(self.id);
-            if let Err(error) = cluster
-                .client
-                .publish(subject, crate::cluster::encode(&remote))
-                .await
-            {
-                warn!(table = %self.id, %error, "publishing to other nodes");
-            }
+        if !remote.is_empty() {
+            self.shared.peers.publish(self.id, remote).await;
         }
         self.shared.metrics.count_out(frames, bytes);
         if let Some(received) = self.outbox_since.take() {
@@ -1325,49 +1286,6 @@ impl Room {
             ) = now;
             before != now
         });
-    }
-}
-
-/// Cluster mode: keeps the table's directory entry's summary current (seats, spectators,
-/// stage) for every node's table list, as long as this node owns it; tells the actor to give
-/// the table up if the directory names another owner.
-async fn keep_directory(
-    cluster: Arc<Cluster>,
-    table: TableId,
-    mut summary: watch::Receiver<TableSummary>,
-    room: mpsc::WeakSender<RoomMsg>,
-    stop: CancellationToken,
-) {
-    let me = cluster.node.to_string();
-    loop {
-        tokio::select! {
-            () = stop.cancelled() => return,
-            changed = summary.changed() => if changed.is_err() { return },
-        }
-        let current = summary.borrow_and_update().clone();
-        let mut lost = false;
-        let written = cluster
-            .dir_modify(table, |entry| {
-                if entry.owner.as_deref() != Some(&me) {
-                    lost = entry.finished_at_ms.is_none();
-                    return false;
-                }
-                if entry.summary == current {
-                    return false;
-                }
-                entry.summary = current.clone();
-                true
-            })
-            .await;
-        if let Err(error) = written {
-            warn!(%table, %error, "updating the table's directory entry");
-        }
-        if lost {
-            if let Some(room) = room.upgrade() {
-                let _ = room.send(RoomMsg::Lost).await;
-            }
-            return;
-        }
     }
 }
 

@@ -101,16 +101,24 @@ impl Server {
             None => None,
         };
         // The one place that picks the store: the engine in cluster mode, else the journal.
-        let store: Arc<dyn crate::store::Store> = match &cluster {
-            Some(cluster) => Arc::new(Arc::clone(cluster)),
-            None => Arc::new(journal.clone()),
-        };
+        let (store, peers): (Arc<dyn crate::store::Store>, Arc<dyn crate::lobby::Peers>) =
+            match &cluster {
+                Some(cluster) => (
+                    Arc::new(Arc::clone(cluster)),
+                    Arc::new(crate::proxy::ClusterPeers(Arc::clone(cluster))),
+                ),
+                None => (Arc::new(journal.clone()), Arc::new(crate::lobby::Alone)),
+            };
         let shared = Arc::new(Shared::new(
-            config, journal, cluster, store, metrics, origins,
+            config, journal, cluster, store, peers, metrics, origins,
         ));
-        crate::room::recover_all(&shared)
-            .await
-            .map_err(std::io::Error::other)?;
+        // Cluster mode takes back the tables the directory says this node owns; a single
+        // server rebuilds every unfinished table from its journal.
+        match &shared.cluster {
+            Some(cluster) => crate::room::adopt_own(&shared, cluster).await,
+            None => crate::room::recover_all(&shared).await,
+        }
+        .map_err(std::io::Error::other)?;
         if let Some(cluster) = &shared.cluster {
             crate::node::start(&shared, cluster);
         }
