@@ -542,7 +542,7 @@ fn timing(shared: &Shared) -> Timing {
 
 /// A new table's line in the lobby: its fixed parts, nobody seated yet. `publish_summary`
 /// keeps the parts that change current.
-fn new_summary(
+pub(crate) fn new_summary(
     id: TableId,
     name: &str,
     password: bool,

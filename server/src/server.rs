@@ -242,7 +242,7 @@ async fn maintenance(shared: Arc<Shared>, stop: CancellationToken) {
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |now| u64::try_from(now.as_millis()).unwrap_or(u64::MAX));
                 let cutoff = now_ms.saturating_sub(u64::from(days) * 86_400_000);
-                match shared.journal.prune_replays(cutoff).await {
+                match shared.store.prune_replays(cutoff).await {
                     Ok(0) => debug!(retention_days = days, "no replay past its retention"),
                     Ok(count) => {
                         Metrics::add(&shared.metrics.replays_pruned, count);

@@ -282,6 +282,10 @@ pub trait Store: Send + Sync + fmt::Debug {
         token: Option<Uuid>,
     ) -> StoreFuture<'_, Option<(ReplayPage, bool)>>;
 
+    /// Deletes the finished games that finished before `finished_before_ms` and that no node
+    /// runs any more (replay retention); returns how many.
+    fn prune_replays(&self, finished_before_ms: u64) -> StoreFuture<'_, u64>;
+
     /// Events of any table from `from_seq` on (at most `limit`, within `max_bytes`, at least
     /// one), and whether there are more.
     fn events_page(

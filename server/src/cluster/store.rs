@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use futures_util::StreamExt;
 use grand_melee_protocol::league::{
     LeagueId, LeagueSummary, LeagueView, LedgerLine, MemberId, MemberToken,
 };
@@ -199,6 +200,38 @@ impl Store for Arc<Cluster> {
         })
     }
 
+    /// Reads the directory itself (not this node's copy): a finished table nobody runs any
+    /// more (its owner closed it, or it was released) loses its records and its entry. Each
+    /// node may do it; deleting what another node deleted a moment ago is not an error.
+    fn prune_replays(&self, finished_before_ms: u64) -> StoreFuture<'_, u64> {
+        Box::pin(async move {
+            let mut keys = self.directory().keys().await.map_err(failed)?;
+            let mut tables = Vec::new();
+            while let Some(key) = keys.next().await {
+                if let Ok(table) = key.map_err(failed)?.parse::<TableId>() {
+                    tables.push(table);
+                }
+            }
+            let mut deleted = 0;
+            for table in tables {
+                let Some(cached) = self.dir_get(table).await.map_err(failed)? else {
+                    continue;
+                };
+                let entry = cached.entry;
+                if entry.owner.is_none()
+                    && entry
+                        .finished_at_ms
+                        .is_some_and(|at| at < finished_before_ms)
+                {
+                    Cluster::delete_table(self, table).await.map_err(failed)?;
+                    self.cache.remove(&table);
+                    deleted += 1;
+                }
+            }
+            Ok(deleted)
+        })
+    }
+
     fn events_page(
         &self,
         table: Uuid,
@@ -267,5 +300,87 @@ impl Store for Arc<Cluster> {
                 .await
                 .map_err(league_error)
         })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::config::ServerConfig;
+    use crate::metrics::Metrics;
+    use grand_melee_e2e::nats::NatsCluster;
+    use grand_melee_protocol::rules::TableConfig;
+
+    /// Creates a table; with `finished_at_ms`, finishes it; with `release`, its actor has closed.
+    async fn table(cluster: &Arc<Cluster>, finished_at_ms: Option<u64>, release: bool) -> TableId {
+        let id = Uuid::new_v4();
+        let record = TableRecord {
+            id,
+            name: id.to_string(),
+            password: None,
+            settings: vec![1],
+            created_at_ms: 1,
+            league: None,
+        };
+        let summary =
+            crate::room::new_summary(id, &record.name, false, &TableConfig::default(), None);
+        let mut log = cluster.create_table(record, summary).await.unwrap();
+        if let Some(at_ms) = finished_at_ms {
+            let flush = Flush {
+                first_seq: 1,
+                events: vec![b"an event".to_vec()],
+                ops: vec![TableOp::Finish {
+                    at_ms,
+                    credits: Vec::new(),
+                }],
+            };
+            let progress = Progress {
+                seq: 1,
+                stage: StageName::Finished,
+            };
+            log.append(flush, progress).await.unwrap();
+        }
+        if release {
+            cluster.release(id).await.unwrap();
+        }
+        id
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn replay_retention_deletes_the_old_finished_games_nobody_runs() {
+        let nats = NatsCluster::start(1).await;
+        let config = ServerConfig {
+            node_id: Some("a".to_owned()),
+            cluster_replicas: 1,
+            ..ServerConfig::default()
+        };
+        let cluster = Cluster::connect(&config, &nats.urls(), Arc::new(Metrics::default()))
+            .await
+            .unwrap();
+        let old = table(&cluster, Some(1_000), true).await;
+        let recent = table(&cluster, Some(5_000), true).await;
+        let still_open = table(&cluster, Some(1_000), false).await;
+        let unfinished = table(&cluster, None, true).await;
+
+        assert_eq!(cluster.prune_replays(2_000).await.unwrap(), 1);
+        assert!(cluster.read_table(old).await.unwrap().is_none());
+        assert!(cluster.dir_get(old).await.unwrap().is_none());
+        for kept in [recent, still_open, unfinished] {
+            assert!(cluster.read_table(kept).await.unwrap().is_some(), "{kept}");
+            assert!(cluster.dir_get(kept).await.unwrap().is_some(), "{kept}");
+        }
+        // The replay list is the finished games left.
+        let (replays, total) = Store::replays_page(&cluster, 0, 10).await.unwrap();
+        let mut listed: Vec<TableId> = replays.iter().map(|r| r.id).collect();
+        listed.sort_unstable();
+        let mut left = vec![recent, still_open];
+        left.sort_unstable();
+        assert_eq!((listed, total), (left, 2));
+        assert_eq!(
+            cluster.prune_replays(2_000).await.unwrap(),
+            0,
+            "pruned once"
+        );
     }
 }

@@ -117,6 +117,10 @@ impl Store for Journal {
         })
     }
 
+    fn prune_replays(&self, finished_before_ms: u64) -> StoreFuture<'_, u64> {
+        Box::pin(async move { Ok(Journal::prune_replays(self, finished_before_ms).await?) })
+    }
+
     fn events_page(
         &self,
         table: Uuid,
