@@ -20,13 +20,14 @@ use grand_melee_protocol::league::{Deck, MemberId, SeatDeck};
 use grand_melee_protocol::rules::TableConfig;
 use grand_melee_protocol::session::{Effect, Role, Session, Timing};
 
-use crate::cluster::store::ClusterTable;
-use crate::cluster::{Cluster, OutItem, Record};
+use crate::cluster::OutItem;
 use crate::conn::{Conn, Refusal};
 use crate::lobby::{Entry, RoomMsg, Shared, TableEntry, TableRefusal, TableSlot};
 use crate::metrics::Metrics;
 use crate::outbox::Frame;
-use crate::store::{Flush, Progress, StoreError, StoredTable, TableLog, TableOp, TableRecord};
+use crate::store::{
+    Credit, Flush, Progress, StoreError, StoredTable, TableLog, TableOp, TableRecord,
+};
 
 /// What the journal keeps of a table's settings (everything besides its name and password).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -236,110 +237,46 @@ pub(crate) async fn create(
     Ok(id)
 }
 
-/// Cluster mode: claims `table` (owned by `from`, a dead node, or by this node's previous
-/// run when `from` is `None`), folds its records and starts its actor here. Returns whether
-/// this node took it (`false`: another node claimed it first, or it is over).
-pub(crate) async fn adopt(
+/// What taking up a table read back from the store came to.
+#[derive(Debug)]
+pub(crate) enum TakenUp {
+    /// Its actor runs here now.
+    Started { seq: u64 },
+    /// It was over already: its finishing mark is in the store, but its credits or its
+    /// directory entry may not be (the caller finishes it there).
+    Finished {
+        at_ms: u64,
+        seq: u64,
+        stage: wire::StageName,
+        credits: Vec<Credit>,
+    },
+}
+
+/// Takes up a table read back from the store (a takeover in cluster mode): folds it, and if it
+/// is not over, records what its recovery changed through `log` and starts its actor.
+pub(crate) async fn take_up(
     shared: &Arc<Shared>,
-    cluster: &Arc<Cluster>,
-    table: TableId,
-    from: Option<String>,
-) -> Result<bool, String> {
-    let me = cluster.node.to_string();
-    let expected = from.clone().unwrap_or_else(|| me.clone());
-    let mut epoch = 0;
-    let claimed = cluster
-        .dir_modify(table, |entry| {
-            if entry.finished_at_ms.is_some() || entry.owner.as_deref() != Some(&expected) {
-                return false;
-            }
-            entry.owner = Some(me.clone());
-            entry.epoch += 1;
-            epoch = entry.epoch;
-            true
-        })
-        .await?;
-    if claimed.is_none() {
-        return Ok(false);
-    }
-    // The claim record fences the previous owner: after it, an append of his is refused. If
-    // he slipped one in after the read, read again.
-    let mut read = None;
-    for _ in 0..10 {
-        let Some(table_read) = cluster.read_table(table).await? else {
-            return Err("the table has no records".to_owned());
-        };
-        let claim = Record::Claimed {
-            node: me.clone(),
-            epoch,
-        };
-        match cluster.append(table, &claim, table_read.last).await {
-            Ok(last) => {
-                read = Some((table_read.stored, last));
-                break;
-            }
-            Err(crate::cluster::AppendError::Fenced) => {}
-            Err(error) => return Err(error.to_string()),
-        }
-    }
-    let (stored, last) = read.ok_or("the previous owner kept writing")?;
+    stored: StoredTable,
+    log: Box<dyn TableLog>,
+) -> Result<TakenUp, String> {
     let finished = stored.finished_at_ms;
-    let log = Box::new(ClusterTable {
-        cluster: Arc::clone(cluster),
-        table,
-        last,
-    });
     let mut room = Room::recover(stored, shared, log)?;
-    if let Some(at) = finished {
-        // Over already: its finishing mark reached the journal, but its credits or its
-        // directory entry may not have.
-        let stage = wire::stage_name(room.session.table().stage());
-        cluster
-            .finish_table(table, at, room.session.seq(), stage, &room.credits())
-            .await?;
-        cluster.release(table).await?;
-        return Ok(false);
+    if let Some(at_ms) = finished {
+        return Ok(TakenUp::Finished {
+            at_ms,
+            seq: room.session.seq(),
+            stage: wire::stage_name(room.session.table().stage()),
+            credits: room.credits(),
+        });
     }
     room.carry_out(Instant::now());
     room.flush().await;
     if room.broken {
         return Err("the journal refused to record the takeover".to_owned());
     }
-    info!(%table, seq = room.session.seq(), "table adopted");
+    let seq = room.session.seq();
     room.start().await;
-    let _ = cluster.changes.send(table);
-    Ok(true)
-}
-
-/// Cluster mode, at start: takes back the tables the directory says this node owns (a node
-/// restarted under the same name).
-pub(crate) async fn adopt_own(shared: &Arc<Shared>, cluster: &Arc<Cluster>) -> Result<(), String> {
-    crate::cluster::load_directory(cluster).await?;
-    let own: Vec<TableId> = cluster
-        .cache
-        .iter()
-        .filter(|c| c.entry.finished_at_ms.is_none())
-        .filter(|c| c.entry.owner.as_deref().is_some_and(|o| cluster.is_me(o)))
-        .map(|c| *c.key())
-        .collect();
-    // Finished tables this node ran before it stopped are closed now.
-    let closed: Vec<TableId> = cluster
-        .cache
-        .iter()
-        .filter(|c| c.entry.finished_at_ms.is_some())
-        .filter(|c| c.entry.owner.as_deref().is_some_and(|o| cluster.is_me(o)))
-        .map(|c| *c.key())
-        .collect();
-    for table in closed {
-        cluster.release(table).await?;
-    }
-    for table in own {
-        match adopt(shared, cluster, table, None).await {
-            Ok(_) => {}
-            Err(error) => error!(%table, %error, "taking back a table of this node"),
-        }
-    }
-    Ok(())
+    Ok(TakenUp::Started { seq })
 }
 
 /// Rebuilds every unfinished table from the journal and starts its actor. Players who were

@@ -17,7 +17,7 @@ use super::{AppendError, Cluster, DirEntry, Record};
 use crate::journal::JournalError;
 use crate::store::{
     Credit, EncodedEvent, Flush, LeagueRecord, LeagueWrite, Progress, ReplayPage, ReplaySummary,
-    Store, StoreError, StoreFuture, TableLog, TableOp, TableRecord,
+    Store, StoreError, StoreFuture, StoredTable, TableLog, TableOp, TableRecord,
 };
 
 fn failed(error: impl std::fmt::Display) -> StoreError {
@@ -83,6 +83,58 @@ impl TableLog for ClusterTable {
 }
 
 impl Cluster {
+    /// Claims `table` (owned by `from`, a dead node, or by this node's previous run when `from`
+    /// is `None`) in the directory, then appends the `claimed` record that fences the previous
+    /// owner, and reads the table: its records folded, and its log here. `None`: another node
+    /// claimed it first, or it is over.
+    pub(crate) async fn claim(
+        self: &Arc<Self>,
+        table: TableId,
+        from: Option<String>,
+    ) -> Result<Option<(StoredTable, ClusterTable)>, String> {
+        let me = self.node.to_string();
+        let expected = from.unwrap_or_else(|| me.clone());
+        let mut epoch = 0;
+        let claimed = self
+            .dir_modify(table, |entry| {
+                if entry.finished_at_ms.is_some() || entry.owner.as_deref() != Some(&expected) {
+                    return false;
+                }
+                entry.owner = Some(me.clone());
+                entry.epoch += 1;
+                epoch = entry.epoch;
+                true
+            })
+            .await?;
+        if claimed.is_none() {
+            return Ok(None);
+        }
+        // The claim record fences the previous owner: after it, an append of his is refused.
+        // If he slipped one in after the read, read again.
+        for _ in 0..10 {
+            let Some(read) = self.read_table(table).await? else {
+                return Err("the table has no records".to_owned());
+            };
+            let claim = Record::Claimed {
+                node: me.clone(),
+                epoch,
+            };
+            match self.append(table, &claim, read.last).await {
+                Ok(last) => {
+                    let log = ClusterTable {
+                        cluster: Arc::clone(self),
+                        table,
+                        last,
+                    };
+                    return Ok(Some((read.stored, log)));
+                }
+                Err(AppendError::Fenced) => {}
+                Err(error) => return Err(error.to_string()),
+            }
+        }
+        Err("the previous owner kept writing".to_owned())
+    }
+
     /// A finished game's league credits (each deck once), then its directory entry (when it
     /// finished): in that order, so a crash between leaves the table unfinished in the
     /// directory, and whoever takes it up finishes it again. The owner keeps the table (listed,
