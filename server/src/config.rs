@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use crate::journal::Durability;
+use crate::durability::Durability;
 
 /// The Grand Melee server: hosts many tables of simultaneous-turn Magic: The Gathering. Open
 /// `http://HOST:PORT/` in a browser for the lobby and the tables (the page is built in);

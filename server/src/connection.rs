@@ -599,66 +599,25 @@ pub(crate) fn server_name() -> String {
     format!("grand-melee-server {}", env!("CARGO_PKG_VERSION"))
 }
 
-/// The number of items a page may hold: the request's `limit`, at least 1, at most
-/// [`wire::MAX_PAGE_ITEMS`].
-pub(crate) fn page_items(limit: u32) -> usize {
-    usize::try_from(limit.clamp(1, wire::MAX_PAGE_ITEMS)).unwrap_or(1)
-}
-
-/// The most bytes of items one answer holds: [`wire::MAX_PAGE_BYTES`], or less if this server's
-/// outgoing queues are small, so that a page always fits a connection's queue with room to
-/// spare for the events that arrive meanwhile.
-pub(crate) fn page_bytes(shared: &Shared) -> usize {
-    wire::MAX_PAGE_BYTES
-        .min(shared.config.outgoing_queue_bytes / 4)
-        .max(1024)
-}
-
-/// Takes items from `items` until `max` of them or until the next one would push the page past
-/// `budget` bytes (at least one item, whatever its size).
-pub(crate) fn fill_page<T: serde::Serialize>(
-    items: impl Iterator<Item = T>,
-    max: usize,
-    budget: usize,
-) -> Vec<T> {
-    let mut page = Vec::new();
-    let mut bytes = 0;
-    for item in items.take(max) {
-        let size = rmp_serde::to_vec_named(&item).map_or(0, |b| b.len());
-        if !page.is_empty() && bytes + size > budget {
-            break;
-        }
-        bytes += size;
-        page.push(item);
-    }
-    page
-}
-
 /// One page of the table list, sorted by name then id.
 fn list_tables(shared: &Shared, id: u32, from: u32, limit: u32) -> ServerMessage {
-    let mut tables: Vec<_> = match &shared.cluster {
-        // Every node's tables, from the directory.
-        Some(cluster) => cluster
-            .cache
-            .iter()
-            .filter(|c| c.entry.owner.is_some())
-            .map(|c| c.entry.summary.clone())
-            .collect(),
-        None => shared
+    // Every node's tables if the store keeps a directory (cluster mode), else this node's.
+    let mut tables = shared.store.table_directory().unwrap_or_else(|| {
+        shared
             .tables
             .iter()
             .map(|entry| entry.summary.borrow().clone())
-            .collect(),
-    };
+            .collect()
+    });
     tables.sort_by(|a, b| a.name.cmp(&b.name).then(a.table.cmp(&b.table)));
     let total = u32::try_from(tables.len()).unwrap_or(u32::MAX);
     let start = usize::try_from(from)
         .unwrap_or(usize::MAX)
         .min(tables.len());
-    let page = fill_page(
+    let page = lobby::fill_page(
         tables.into_iter().skip(start),
-        page_items(limit),
-        page_bytes(shared),
+        lobby::page_items(limit),
+        shared.page_bytes(),
     );
     let end = start + page.len();
     ServerMessage::Tables {
@@ -678,21 +637,15 @@ async fn list_replays(
     let &ClientMessage::ListReplays { id, from, limit } = request else {
         return Err(ErrorCode::BadMessage);
     };
-    let max = page_items(limit);
-    let (rows, total) = if let Some(cluster) = &shared.cluster {
-        crate::cluster::replays_page(cluster, from, max)
-    } else {
-        let journal = shared.journal.clone();
-        tokio::task::spawn_blocking(move || {
-            journal.replays_page(from, u32::try_from(max).unwrap_or(wire::MAX_PAGE_ITEMS))
-        })
+    let max = lobby::page_items(limit);
+    let (rows, total) = shared
+        .store
+        .replays_page(from, u32::try_from(max).unwrap_or(wire::MAX_PAGE_ITEMS))
         .await
-        .map_err(|_| ErrorCode::StorageFailed)?
         .map_err(|error| {
             warn!(%error, "listing replays");
             ErrorCode::StorageFailed
-        })?
-    };
+        })?;
     let summaries = rows.into_iter().map(|r| wire::ReplaySummary {
         table: r.id,
         name: r.name,
@@ -702,7 +655,7 @@ async fn list_replays(
         password: r.password,
         league: r.league,
     });
-    let replays = fill_page(summaries, max, page_bytes(shared));
+    let replays = lobby::fill_page(summaries, max, shared.page_bytes());
     let end = from.saturating_add(u32::try_from(replays.len()).unwrap_or(u32::MAX));
     Ok(ServerMessage::Replays {
         reply_to: id,
@@ -731,51 +684,27 @@ async fn get_replay(
     };
     let (id, table, token) = (*id, *table, *token);
     let from_seq = (*from_seq).max(1);
-    let budget = page_bytes(shared);
-    let (page, seats) = if let Some(cluster) = &shared.cluster {
-        let (page, seats) = crate::cluster::replay_page(cluster, table, from_seq, budget)
-            .await
-            .map_err(|error| {
-                warn!(%error, %table, "reading a replay");
-                ErrorCode::StorageFailed
-            })?
-            .ok_or(ErrorCode::UnknownReplay)?;
-        (page, Some(seats))
-    } else {
-        let journal = shared.journal.clone();
-        let page =
-            tokio::task::spawn_blocking(move || journal.replay_page(table, from_seq, budget))
-                .await
-                .map_err(|_| ErrorCode::StorageFailed)?
-                .map_err(|error| {
-                    warn!(%error, %table, "reading a replay");
-                    ErrorCode::StorageFailed
-                })?
-                .ok_or(ErrorCode::UnknownReplay)?;
-        (page, None)
-    };
-    if let Some(hash) = &page.record.password {
-        let journal = shared.journal.clone();
-        let by_token = match (token, seats) {
-            (Some(token), Some(seats)) => seats.iter().any(|(_, t)| *t == token),
-            (Some(token), None) => {
-                tokio::task::spawn_blocking(move || journal.has_seat_token(table, token))
-                    .await
-                    .map_err(|_| ErrorCode::StorageFailed)?
-                    .map_err(|_| ErrorCode::StorageFailed)?
-            }
-            (None, _) => false,
-        };
-        if !by_token {
-            check_password(
-                shared,
-                peer,
-                table,
-                Arc::from(hash.as_str()),
-                password.clone(),
-            )
-            .await?;
-        }
+    let budget = shared.page_bytes();
+    let (page, by_token) = shared
+        .store
+        .replay_page(table, from_seq, budget, token)
+        .await
+        .map_err(|error| {
+            warn!(%error, %table, "reading a replay");
+            ErrorCode::StorageFailed
+        })?
+        .ok_or(ErrorCode::UnknownReplay)?;
+    if let Some(hash) = &page.record.password
+        && !by_token
+    {
+        lobby::check_password(
+            shared,
+            peer,
+            table,
+            Arc::from(hash.as_str()),
+            password.clone(),
+        )
+        .await?;
     }
     let replay = room::replay_page(table, page)?;
     Ok(replay.answering(id, from_seq))
@@ -802,24 +731,15 @@ async fn get_events(
         return Err(ErrorCode::NotInTable);
     }
     let from_seq = from_seq.max(1);
-    let journal = shared.journal.clone();
-    let (max, budget) = (page_items(limit), page_bytes(shared));
-    let (rows, more) = if let Some(cluster) = &shared.cluster {
-        crate::cluster::events_page(cluster, table, from_seq, max, budget)
-            .await
-            .map_err(|error| {
-                warn!(%error, %table, "reading a table's events");
-                ErrorCode::StorageFailed
-            })?
-    } else {
-        tokio::task::spawn_blocking(move || journal.events_page(table, from_seq, max, budget))
-            .await
-            .map_err(|_| ErrorCode::StorageFailed)?
-            .map_err(|error| {
-                warn!(%error, %table, "reading a table's events");
-                ErrorCode::StorageFailed
-            })?
-    };
+    let (max, budget) = (lobby::page_items(limit), shared.page_bytes());
+    let (rows, more) = shared
+        .store
+        .events_page(table, from_seq, max, budget)
+        .await
+        .map_err(|error| {
+            warn!(%error, %table, "reading a table's events");
+            ErrorCode::StorageFailed
+        })?;
     let events = rows
         .iter()
         .map(|(_, bytes)| wire::decode_event(bytes))
@@ -833,50 +753,6 @@ async fn get_events(
         events,
         next_seq: more.then_some(next),
     })
-}
-
-/// Checks a password against a table's (or a league's) hash, on the server's hashing pool.
-/// Everything cheap comes first: wrong guesses are limited per address and table (or league),
-/// a missing or overlong password is wrong without a hash, and every check that would hash,
-/// right or wrong, takes one of the address's password checks (`rate_limited` past them). The
-/// pool bounds the hashes in flight for the whole server: a full queue is `server_busy`.
-pub(crate) async fn check_password(
-    shared: &Arc<Shared>,
-    peer: IpAddr,
-    table: wire::TableId,
-    hash: Arc<str>,
-    given: Option<String>,
-) -> Result<(), ErrorCode> {
-    let now = Instant::now();
-    if !shared.may_guess(peer, table, now) {
-        return Err(ErrorCode::RateLimited);
-    }
-    let right = match given {
-        // Longer than any password a table can have: wrong, without spending a hash on it.
-        Some(given) if given.chars().count() > wire::MAX_PASSWORD_CHARS => false,
-        Some(given) => {
-            if !shared.may_check_password(peer, now) {
-                return Err(ErrorCode::RateLimited);
-            }
-            match shared.hasher.verify(hash, given).await {
-                Ok(right) => {
-                    Metrics::add(&shared.metrics.password_checks, 1);
-                    right
-                }
-                Err(crate::password::Busy) => {
-                    Metrics::add(&shared.metrics.password_checks_refused, 1);
-                    return Err(ErrorCode::ServerBusy);
-                }
-            }
-        }
-        None => false,
-    };
-    if right {
-        Ok(())
-    } else {
-        shared.wrong_guess(peer, table, now);
-        Err(ErrorCode::WrongPassword)
-    }
 }
 
 /// Asks a table's actor to seat, admit or resume this connection. The password, if the table
@@ -912,18 +788,9 @@ async fn enter(
         }
         _ => return Err(ErrorCode::BadMessage.into()),
     };
-    if !shared.tables.contains_key(&table)
-        && let Some(cluster) = &shared.cluster
-    {
-        // Cluster mode: a table another node owns is entered through its stand-in here. A table
-        // created a moment ago may not have reached this node's copy of the directory yet: ask
-        // the directory itself.
-        if !cluster.cache.contains_key(&table)
-            && let Ok(Some(cached)) = cluster.dir_get(table).await
-        {
-            cluster.cache.entry(table).or_insert(cached);
-        }
-        crate::cluster::proxy::open(shared, table);
+    if !shared.tables.contains_key(&table) {
+        // Another node may run it (cluster mode): then it is entered through its stand-in here.
+        shared.peers.reach(shared, table).await;
     }
     let (tx, hash, league, in_lobby, full) = shared
         .tables
@@ -985,7 +852,7 @@ async fn enter(
     if let Some(hash) = hash
         && !matches!(entry, Entry::Resume { .. })
     {
-        check_password(shared, conn.peer, table, hash, password).await?;
+        lobby::check_password(shared, conn.peer, table, hash, password).await?;
     }
     let (reply, answer) = oneshot::channel();
     let enter = RoomMsg::Enter {

@@ -9,10 +9,15 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::time::Instant;
 
 use dashmap::DashMap;
+use futures_util::future::BoxFuture;
 use grand_melee_protocol::league::LeagueId;
-use grand_melee_protocol::{ClientMessage, ErrorCode, SeatToken, TableId, TableSummary};
+use grand_melee_protocol::{
+    self as wire, ClientMessage, ErrorCode, SeatToken, TableId, TableSummary,
+};
 use tokio::sync::{mpsc, oneshot, watch};
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+use crate::cluster::OutItem;
 use tokio_util::task::TaskTracker;
 
 use crate::config::ServerConfig;
@@ -33,6 +38,14 @@ pub(crate) struct Membership {
     pub _spectator: Option<SpectatorSlot>,
 }
 
+/// A member's seat at a league table: his name, and his deck as it sits down (with the opponent
+/// of his last game if it was a two-player game).
+#[derive(Debug, Clone)]
+pub(crate) struct LeagueSeat {
+    pub name: String,
+    pub deck: grand_melee_protocol::league::SeatDeck,
+}
+
 /// How a connection asks to enter a table.
 #[derive(Debug)]
 pub(crate) enum Entry {
@@ -42,7 +55,7 @@ pub(crate) enum Entry {
         /// What the client contributes to the table's dice.
         entropy: String,
         /// At a league table: the member's seat (looked up by the connection).
-        league: Option<crate::leagues::LeagueSeat>,
+        league: Option<LeagueSeat>,
         /// At a league table: the member token the request gave.
         member_token: Option<grand_melee_protocol::league::MemberToken>,
     },
@@ -95,6 +108,59 @@ pub(crate) struct TableEntry {
     pub password: Option<Arc<str>>,
 }
 
+/// What a table's actor and the connections need from the other nodes (cluster mode:
+/// `proxy::ClusterPeers`); a single server has none ([`Alone`]). `server` picks one.
+pub(crate) trait Peers: Send + Sync + std::fmt::Debug {
+    /// Starts serving a table this node runs to its members on other nodes and keeping its
+    /// directory entry current; dropping the guard stops both.
+    fn serve<'a>(
+        &'a self,
+        shared: &'a Arc<Shared>,
+        table: TableId,
+        room: mpsc::WeakSender<RoomMsg>,
+        summary: watch::Receiver<TableSummary>,
+    ) -> BoxFuture<'a, Option<DropGuard>>;
+
+    /// Publishes, once for every node, what the members on other nodes receive after one
+    /// request.
+    fn publish(&self, table: TableId, items: Vec<OutItem>) -> BoxFuture<'_, ()>;
+
+    /// A finished table's actor has closed: nobody runs it any more.
+    fn closed(&self, table: TableId) -> BoxFuture<'_, ()>;
+
+    /// Before a connection enters a table this node does not run: opens its stand-in here if
+    /// another node runs it.
+    fn reach<'a>(&'a self, shared: &'a Arc<Shared>, table: TableId) -> BoxFuture<'a, ()>;
+}
+
+/// A single server: no other nodes.
+#[derive(Debug)]
+pub(crate) struct Alone;
+
+impl Peers for Alone {
+    fn serve<'a>(
+        &'a self,
+        _shared: &'a Arc<Shared>,
+        _table: TableId,
+        _room: mpsc::WeakSender<RoomMsg>,
+        _summary: watch::Receiver<TableSummary>,
+    ) -> BoxFuture<'a, Option<DropGuard>> {
+        Box::pin(async { None })
+    }
+
+    fn publish(&self, _table: TableId, _items: Vec<OutItem>) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+
+    fn closed(&self, _table: TableId) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+
+    fn reach<'a>(&'a self, _shared: &'a Arc<Shared>, _table: TableId) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+}
+
 /// What every connection and table task shares. Game state is not here: each table's state
 /// belongs to its own task.
 #[derive(Debug)]
@@ -120,6 +186,11 @@ pub(crate) struct Shared {
     pub trusted_proxies: Arc<[crate::forwarded::Cidr]>,
     /// Cluster mode: the engine, the directory and this node's name.
     pub cluster: Option<Arc<crate::cluster::Cluster>>,
+    /// Where the tables, their replays and the leagues are kept: the journal, or in cluster
+    /// mode the engine (chosen by `server`).
+    pub store: Arc<dyn crate::store::Store>,
+    /// The other nodes (chosen by `server`): [`Alone`] on a single server.
+    pub peers: Arc<dyn Peers>,
     next_connection: AtomicU64,
     /// Open connections per peer address, for the per-IP cap.
     per_ip: DashMap<IpAddr, usize>,
@@ -155,12 +226,16 @@ impl Shared {
         config: ServerConfig,
         journal: Journal,
         cluster: Option<Arc<crate::cluster::Cluster>>,
+        store: Arc<dyn crate::store::Store>,
+        peers: Arc<dyn Peers>,
         metrics: Arc<Metrics>,
         origins: crate::origin::OriginPolicy,
     ) -> Self {
         let hasher = crate::password::Hasher::new(config.password_hash_threads);
         Self {
             cluster,
+            store,
+            peers,
             origins: Arc::new(origins),
             trusted_proxies: Arc::from(config.trusted_proxies.clone()),
             config,
@@ -487,6 +562,87 @@ impl Drop for IpSlot {
             *count -= 1;
             *count == 0
         });
+    }
+}
+
+/// The number of items a page may hold: the request's `limit`, at least 1, at most
+/// [`wire::MAX_PAGE_ITEMS`].
+pub(crate) fn page_items(limit: u32) -> usize {
+    usize::try_from(limit.clamp(1, wire::MAX_PAGE_ITEMS)).unwrap_or(1)
+}
+
+impl Shared {
+    /// The most bytes of items one answer holds: [`wire::MAX_PAGE_BYTES`], or less if this
+    /// server's outgoing queues are small, so that a page always fits a connection's queue with
+    /// room to spare for the events that arrive meanwhile.
+    pub(crate) fn page_bytes(&self) -> usize {
+        wire::MAX_PAGE_BYTES
+            .min(self.config.outgoing_queue_bytes / 4)
+            .max(1024)
+    }
+}
+
+/// Takes items from `items` until `max` of them or until the next one would push the page past
+/// `budget` bytes (at least one item, whatever its size).
+pub(crate) fn fill_page<T: serde::Serialize>(
+    items: impl Iterator<Item = T>,
+    max: usize,
+    budget: usize,
+) -> Vec<T> {
+    let mut page = Vec::new();
+    let mut bytes = 0;
+    for item in items.take(max) {
+        let size = rmp_serde::to_vec_named(&item).map_or(0, |b| b.len());
+        if !page.is_empty() && bytes + size > budget {
+            break;
+        }
+        bytes += size;
+        page.push(item);
+    }
+    page
+}
+
+/// Checks a password against a table's (or a league's) hash, on the server's hashing pool.
+/// Everything cheap comes first: wrong guesses are limited per address and table (or league),
+/// a missing or overlong password is wrong without a hash, and every check that would hash,
+/// right or wrong, takes one of the address's password checks (`rate_limited` past them). The
+/// pool bounds the hashes in flight for the whole server: a full queue is `server_busy`.
+pub(crate) async fn check_password(
+    shared: &Arc<Shared>,
+    peer: IpAddr,
+    table: wire::TableId,
+    hash: Arc<str>,
+    given: Option<String>,
+) -> Result<(), ErrorCode> {
+    let now = Instant::now();
+    if !shared.may_guess(peer, table, now) {
+        return Err(ErrorCode::RateLimited);
+    }
+    let right = match given {
+        // Longer than any password a table can have: wrong, without spending a hash on it.
+        Some(given) if given.chars().count() > wire::MAX_PASSWORD_CHARS => false,
+        Some(given) => {
+            if !shared.may_check_password(peer, now) {
+                return Err(ErrorCode::RateLimited);
+            }
+            match shared.hasher.verify(hash, given).await {
+                Ok(right) => {
+                    Metrics::add(&shared.metrics.password_checks, 1);
+                    right
+                }
+                Err(crate::password::Busy) => {
+                    Metrics::add(&shared.metrics.password_checks_refused, 1);
+                    return Err(ErrorCode::ServerBusy);
+                }
+            }
+        }
+        None => false,
+    };
+    if right {
+        Ok(())
+    } else {
+        shared.wrong_guess(peer, table, now);
+        Err(ErrorCode::WrongPassword)
     }
 }
 

@@ -11,8 +11,7 @@ use grand_melee_protocol::{
     self as wire, ClientMessage, ErrorCode, MAX_PASSWORD_CHARS, SeatToken, ServerMessage, TableId,
     TableSummary, close, text,
 };
-use tokio::sync::{mpsc, oneshot, watch};
-use tokio_util::sync::CancellationToken;
+use tokio::sync::{mpsc, watch};
 use tracing::{debug, error, info, warn};
 use uuid::Uuid;
 
@@ -21,12 +20,14 @@ use grand_melee_protocol::league::{Deck, MemberId, SeatDeck};
 use grand_melee_protocol::rules::TableConfig;
 use grand_melee_protocol::session::{Effect, Role, Session, Timing};
 
-use crate::cluster::{Cluster, DirEntry, OutItem, Record, RecordOp};
+use crate::cluster::OutItem;
 use crate::conn::{Conn, Refusal};
-use crate::journal::{StoredTable, TableRecord};
 use crate::lobby::{Entry, RoomMsg, Shared, TableEntry, TableRefusal, TableSlot};
 use crate::metrics::Metrics;
 use crate::outbox::Frame;
+use crate::store::{
+    Credit, Flush, Progress, StoreError, StoredTable, TableLog, TableOp, TableRecord,
+};
 
 /// What the journal keeps of a table's settings (everything besides its name and password).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -215,16 +216,15 @@ pub(crate) async fn create(
         created_at_ms: now_ms(),
         league: *league,
     };
-    let link = match &shared.cluster {
-        Some(cluster) => Some(create_in_cluster(cluster, &record, &settings).await?),
-        None => {
-            shared.journal.create_table(record).await.map_err(|error| {
-                error!(%error, "journaling a new table");
-                ErrorCode::StorageFailed
-            })?;
-            None
-        }
-    };
+    let summary = new_summary(id, &name, password.is_some(), &settings.config, *league);
+    let log = shared
+        .store
+        .create_table(record, summary)
+        .await
+        .map_err(|error| {
+            error!(%error, "journaling a new table");
+            ErrorCode::StorageFailed
+        })?;
     info!(table = %id, name, "table created");
     let session = Session::new(
         settings.settings(password.is_some()),
@@ -232,216 +232,51 @@ pub(crate) async fn create(
         timing(shared),
         Instant::now(),
     )?;
-    let mut room = Room::new(id, name, password, session, shared, slot);
-    room.link = link;
+    let room = Room::new(id, name, password, session, shared, slot, log);
     room.start().await;
     Ok(id)
 }
 
-/// Cluster mode: writes a new table's creation record and its directory entry (this node owns
-/// it).
-async fn create_in_cluster(
-    cluster: &Arc<Cluster>,
-    record: &TableRecord,
-    settings: &StoredSettings,
-) -> Result<Link, ErrorCode> {
-    let created = Record::Created {
-        name: record.name.clone(),
-        password: record.password.clone(),
-        settings: record.settings.clone(),
-        created_at_ms: record.created_at_ms,
-        league: record.league,
-    };
-    let last = cluster
-        .append(record.id, &created, 0)
-        .await
-        .map_err(|error| {
-            error!(%error, "journaling a new table");
-            ErrorCode::StorageFailed
-        })?;
-    let entry = DirEntry {
-        owner: Some(cluster.node.to_string()),
-        epoch: 1,
-        name: record.name.clone(),
-        password: record.password.clone(),
-        summary: new_summary(
-            record.id,
-            &record.name,
-            record.password.is_some(),
-            &settings.config,
-            record.league,
-        ),
-        created_at_ms: record.created_at_ms,
-        finished_at_ms: None,
-        events: 0,
-        league: record.league,
-    };
-    cluster
-        .dir_create(record.id, &entry)
-        .await
-        .map_err(|error| {
-            error!(%error, "adding a new table to the directory");
-            ErrorCode::StorageFailed
-        })?;
-    Ok(Link {
-        cluster: Arc::clone(cluster),
-        last,
-    })
+/// What taking up a table read back from the store came to.
+#[derive(Debug)]
+pub(crate) enum TakenUp {
+    /// Its actor runs here now.
+    Started { seq: u64 },
+    /// It was over already: its finishing mark is in the store, but its credits or its
+    /// directory entry may not be (the caller finishes it there).
+    Finished {
+        at_ms: u64,
+        seq: u64,
+        stage: wire::StageName,
+        credits: Vec<Credit>,
+    },
 }
 
-/// Cluster mode: claims `table` (owned by `from`, a dead node, or by this node's previous
-/// run when `from` is `None`), folds its records and starts its actor here. Returns whether
-/// this node took it (`false`: another node claimed it first, or it is over).
-pub(crate) async fn adopt(
+/// Takes up a table read back from the store (a takeover in cluster mode): folds it, and if it
+/// is not over, records what its recovery changed through `log` and starts its actor.
+pub(crate) async fn take_up(
     shared: &Arc<Shared>,
-    table: TableId,
-    from: Option<String>,
-) -> Result<bool, String> {
-    let cluster = shared.cluster.clone().ok_or("not in cluster mode")?;
-    let me = cluster.node.to_string();
-    let expected = from.clone().unwrap_or_else(|| me.clone());
-    let mut epoch = 0;
-    let claimed = cluster
-        .dir_modify(table, |entry| {
-            if entry.finished_at_ms.is_some() || entry.owner.as_deref() != Some(&expected) {
-                return false;
-            }
-            entry.owner = Some(me.clone());
-            entry.epoch += 1;
-            epoch = entry.epoch;
-            true
-        })
-        .await?;
-    if claimed.is_none() {
-        return Ok(false);
-    }
-    // The claim record fences the previous owner: after it, an append of his is refused. If
-    // he slipped one in after the read, read again.
-    let mut read = None;
-    for _ in 0..10 {
-        let Some(table_read) = cluster.read_table(table).await? else {
-            return Err("the table has no records".to_owned());
-        };
-        let claim = Record::Claimed {
-            node: me.clone(),
-            epoch,
-        };
-        match cluster.append(table, &claim, table_read.last).await {
-            Ok(last) => {
-                read = Some((table_read.stored, last));
-                break;
-            }
-            Err(crate::cluster::AppendError::Fenced) => {}
-            Err(error) => return Err(error.to_string()),
-        }
-    }
-    let (stored, last) = read.ok_or("the previous owner kept writing")?;
+    stored: StoredTable,
+    log: Box<dyn TableLog>,
+) -> Result<TakenUp, String> {
     let finished = stored.finished_at_ms;
-    let mut room = Room::recover(stored, shared)?;
-    if let Some(at) = finished {
-        // Over already: its finishing mark reached the journal, but its credits or its
-        // directory entry may not have.
-        let stage = wire::stage_name(room.session.table().stage());
-        finish_in_cluster(
-            &cluster,
-            table,
-            at,
-            room.session.seq(),
-            stage,
-            &room.credits(),
-        )
-        .await?;
-        release(&cluster, table).await?;
-        return Ok(false);
+    let mut room = Room::recover(stored, shared, log)?;
+    if let Some(at_ms) = finished {
+        return Ok(TakenUp::Finished {
+            at_ms,
+            seq: room.session.seq(),
+            stage: wire::stage_name(room.session.table().stage()),
+            credits: room.credits(),
+        });
     }
-    room.link = Some(Link {
-        cluster: Arc::clone(&cluster),
-        last,
-    });
     room.carry_out(Instant::now());
     room.flush().await;
     if room.broken {
         return Err("the journal refused to record the takeover".to_owned());
     }
-    info!(%table, seq = room.session.seq(), "table adopted");
+    let seq = room.session.seq();
     room.start().await;
-    let _ = cluster.changes.send(table);
-    Ok(true)
-}
-
-/// Cluster mode: a finished game's league credits (each deck once), then its directory entry
-/// (when it finished): in that order, so a crash between leaves the table unfinished in the
-/// directory, and whoever takes it up finishes it again. The owner keeps the table (listed, open
-/// to its people) until its actor closes it.
-async fn finish_in_cluster(
-    cluster: &Cluster,
-    table: TableId,
-    at: u64,
-    events: u64,
-    stage: wire::StageName,
-    credits: &[crate::leagues::Credit],
-) -> Result<(), String> {
-    if !credits.is_empty() {
-        cluster
-            .credit(table, at, credits)
-            .await
-            .map_err(|e| e.to_string())?;
-    }
-    cluster
-        .dir_modify(table, |entry| {
-            entry.finished_at_ms.get_or_insert(at);
-            entry.events = events;
-            entry.summary.stage = stage;
-            true
-        })
-        .await?;
-    Ok(())
-}
-
-/// Cluster mode: takes this node's name off a table's directory entry (nobody runs it now).
-async fn release(cluster: &Cluster, table: TableId) -> Result<(), String> {
-    let me = cluster.node.to_string();
-    cluster
-        .dir_modify(table, |entry| {
-            let mine = entry.owner.as_deref() == Some(me.as_str());
-            if mine {
-                entry.owner = None;
-            }
-            mine
-        })
-        .await?;
-    Ok(())
-}
-
-/// Cluster mode, at start: takes back the tables the directory says this node owns (a node
-/// restarted under the same name).
-async fn adopt_own(shared: &Arc<Shared>, cluster: &Arc<Cluster>) -> Result<(), String> {
-    crate::cluster::load_directory(cluster).await?;
-    let own: Vec<TableId> = cluster
-        .cache
-        .iter()
-        .filter(|c| c.entry.finished_at_ms.is_none())
-        .filter(|c| c.entry.owner.as_deref().is_some_and(|o| cluster.is_me(o)))
-        .map(|c| *c.key())
-        .collect();
-    // Finished tables this node ran before it stopped are closed now.
-    let closed: Vec<TableId> = cluster
-        .cache
-        .iter()
-        .filter(|c| c.entry.finished_at_ms.is_some())
-        .filter(|c| c.entry.owner.as_deref().is_some_and(|o| cluster.is_me(o)))
-        .map(|c| *c.key())
-        .collect();
-    for table in closed {
-        release(cluster, table).await?;
-    }
-    for table in own {
-        match adopt(shared, table, None).await {
-            Ok(_) => {}
-            Err(error) => error!(%table, %error, "taking back a table of this node"),
-        }
-    }
-    Ok(())
+    Ok(TakenUp::Started { seq })
 }
 
 /// Rebuilds every unfinished table from the journal and starts its actor. Players who were
@@ -456,9 +291,6 @@ async fn adopt_own(shared: &Arc<Shared>, cluster: &Arc<Cluster>) -> Result<(), S
 pub(crate) async fn recover_all(shared: &Arc<Shared>) -> Result<(), String> {
     use std::fmt::Write as _;
 
-    if let Some(cluster) = &shared.cluster {
-        return adopt_own(shared, cluster).await;
-    }
     let journal = shared.journal.clone();
     let path = journal.path().display().to_string();
     let allow_damage = shared.config.allow_damaged_journal;
@@ -492,7 +324,7 @@ pub(crate) async fn recover_all(shared: &Arc<Shared>) -> Result<(), String> {
     let mut rooms = Vec::new();
     for table in read.tables {
         let id = table.record.id;
-        match Room::recover(table, shared) {
+        match Room::recover(table, shared, journal.table_log(id)) {
             Ok(recovered) => rooms.push(recovered),
             Err(reason) => lost.push((Some(id), format!("it cannot be rebuilt: {reason}"))),
         }
@@ -554,26 +386,6 @@ pub(crate) async fn recover_all(shared: &Arc<Shared>) -> Result<(), String> {
     Ok(())
 }
 
-/// What the journal has still to record for the current request, before any frame goes out.
-#[derive(Debug)]
-enum JournalOp {
-    SetSeat {
-        player: u16,
-        token: Uuid,
-    },
-    RemoveSeat {
-        player: u16,
-    },
-    SetMeta {
-        key: &'static str,
-        value: Vec<u8>,
-    },
-    /// The game-over mark, with a league game's credits (written in the same step).
-    Finish {
-        credits: Vec<crate::leagues::Credit>,
-    },
-}
-
 /// The journal's per-table metadata key of the addresses banned from the table (a MessagePack
 /// list of strings). Addresses are never put in events: everyone at the table receives those.
 const BANNED_META: &str = "banned_addresses";
@@ -626,7 +438,7 @@ struct Room {
     /// of the first, and the events.
     unjournaled: Option<(u64, Vec<Vec<u8>>)>,
     /// Seat, ban and game-over records to journal with them.
-    journal_ops: Vec<JournalOp>,
+    journal_ops: Vec<TableOp>,
     /// The journal refused a write: the table stops (it recovers from the journal on restart).
     broken: bool,
     /// The game-over mark is in the journal: the replay is complete, and what happens at the
@@ -635,35 +447,25 @@ struct Room {
     /// The table's place under `--max-tables` and its creator's `--max-tables-per-ip`, given
     /// back when the actor ends.
     _slot: TableSlot,
-    /// Cluster mode: where the table's records go.
-    link: Option<Link>,
+    /// Where the table's records go (the store's place for it).
+    log: Box<dyn TableLog>,
     /// Cluster mode: another node has the table now; this actor stops without touching it.
     given_up: bool,
     /// Stops the tasks that serve the table to other nodes when the actor ends.
-    _cluster_tasks: Option<tokio_util::sync::DropGuard>,
+    _peer_tasks: Option<tokio_util::sync::DropGuard>,
     /// At a league table: the members whose one unfinished league seat is here (in
     /// `Shared::league_seats`), until they leave the lobby or the game ends.
     league_held: Vec<MemberId>,
 }
 
-/// Cluster mode: a table's place in the journal stream.
-#[derive(Debug)]
-struct Link {
-    cluster: Arc<Cluster>,
-    /// The table subject's last sequence: what the next append expects.
-    last: u64,
-}
-
 /// Why the journal did not take what the current request produced.
 #[derive(Debug, thiserror::Error)]
 enum FlushError {
-    #[error(transparent)]
-    Journal(#[from] crate::journal::JournalError),
     /// Cluster mode: another node has written to the table: this node lost it.
     #[error("another node took the table over")]
     Fenced,
-    #[error("the journal stream: {0}")]
-    Engine(String),
+    #[error("the store: {0}")]
+    Store(String),
 }
 
 /// The server's settings the session rules depend on.
@@ -677,7 +479,7 @@ fn timing(shared: &Shared) -> Timing {
 
 /// A new table's line in the lobby: its fixed parts, nobody seated yet. `publish_summary`
 /// keeps the parts that change current.
-fn new_summary(
+pub(crate) fn new_summary(
     id: TableId,
     name: &str,
     password: bool,
@@ -710,6 +512,7 @@ impl Room {
         session: Session,
         shared: &Arc<Shared>,
         slot: TableSlot,
+        log: Box<dyn TableLog>,
     ) -> Self {
         let summary = new_summary(
             id,
@@ -733,9 +536,9 @@ impl Room {
             broken: false,
             finish_journaled: false,
             _slot: slot,
-            link: None,
+            log,
             given_up: false,
-            _cluster_tasks: None,
+            _peer_tasks: None,
             league_held: Vec::new(),
         }
     }
@@ -743,7 +546,11 @@ impl Room {
     /// Rebuilds a table from its journal: the session folds every event (one path for game and
     /// table-level events alike) and takes the seat tokens and bans; players who were connected
     /// are announced disconnected.
-    fn recover(stored: StoredTable, shared: &Arc<Shared>) -> Result<Self, String> {
+    fn recover(
+        stored: StoredTable,
+        shared: &Arc<Shared>,
+        log: Box<dyn TableLog>,
+    ) -> Result<Self, String> {
         let settings: StoredSettings =
             rmp_serde::from_slice(&stored.record.settings).map_err(|e| format!("settings: {e}"))?;
         let record = stored.record;
@@ -785,6 +592,7 @@ impl Room {
             session,
             shared,
             slot,
+            log,
         ))
     }
 
@@ -794,29 +602,10 @@ impl Room {
         let shared = Arc::clone(&self.shared);
         let (tx, rx) = mpsc::channel(shared.config.table_queue.max(1));
         self.publish_summary();
-        if let Some(link) = &self.link {
-            let stop = CancellationToken::new();
-            let (ready, subscribed) = oneshot::channel();
-            shared
-                .table_tasks
-                .spawn(crate::cluster::proxy::serve_inbound(
-                    Arc::clone(&shared),
-                    Arc::clone(&link.cluster),
-                    self.id,
-                    tx.downgrade(),
-                    stop.clone(),
-                    ready,
-                ));
-            let _ = subscribed.await;
-            shared.table_tasks.spawn(keep_directory(
-                Arc::clone(&link.cluster),
-                self.id,
-                self.summary.subscribe(),
-                tx.downgrade(),
-                stop.clone(),
-            ));
-            self._cluster_tasks = Some(stop.drop_guard());
-        }
+        self._peer_tasks = shared
+            .peers
+            .serve(&shared, self.id, tx.downgrade(), self.summary.subscribe())
+            .await;
         let me = tx.downgrade();
         shared.tables.insert(
             self.id,
@@ -916,26 +705,13 @@ impl Room {
             .metrics
             .tables
             .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-        if let Some(link) = &self.link
-            && self.finish_journaled
-            && !self.given_up
-        {
+        if self.finish_journaled && !self.given_up {
             // A finished table that closes leaves the list: nobody runs it any more.
-            if let Err(error) = release(&link.cluster, self.id).await {
-                warn!(table = %self.id, %error, "releasing a closed table in the directory");
-            }
+            self.shared.peers.closed(self.id).await;
         }
         if self.session.nothing_to_keep() && !self.broken && !self.given_up {
             // Never played and nobody to come back: nothing worth keeping.
-            let deleted = match &self.link {
-                Some(link) => link.cluster.delete_table(self.id).await,
-                None => self
-                    .shared
-                    .journal
-                    .delete_table(self.id)
-                    .await
-                    .map_err(|e| e.to_string()),
-            };
+            let deleted = self.shared.store.delete_table(self.id).await;
             if let Err(error) = deleted {
                 warn!(table = %self.id, %error, "deleting an abandoned table from the journal");
             }
@@ -1083,7 +859,7 @@ impl Room {
     }
 
     /// The credits of a finished league game: each deck's mana points, place and opponents.
-    fn credits(&self) -> Vec<crate::leagues::Credit> {
+    fn credits(&self) -> Vec<crate::journal::leagues::Credit> {
         let Some(league) = self.session.settings().league else {
             return Vec::new();
         };
@@ -1103,7 +879,7 @@ impl Room {
                     .filter(|(p, _)| *p != standing.player)
                     .map(|(_, m)| *m)
                     .collect();
-                Some(crate::leagues::Credit {
+                Some(crate::journal::leagues::Credit {
                     league,
                     member: *member,
                     entry: Deck::credit(self.id, &self.name, standing, players, opponents),
@@ -1196,17 +972,17 @@ impl Room {
             match effect {
                 Effect::Events { first_seq, events } => self.publish(first_seq, events, received),
                 Effect::SetSeat { player, token } => {
-                    self.journal_ops.push(JournalOp::SetSeat { player, token });
+                    self.journal_ops.push(TableOp::SetSeat { player, token });
                 }
                 Effect::RemoveSeat { player } => {
-                    self.journal_ops.push(JournalOp::RemoveSeat { player });
+                    self.journal_ops.push(TableOp::RemoveSeat { player });
                 }
                 Effect::Banned { addresses } => {
                     let addresses: Vec<String> =
                         addresses.iter().map(ToString::to_string).collect();
                     if let Ok(value) = rmp_serde::to_vec(&addresses) {
-                        self.journal_ops.push(JournalOp::SetMeta {
-                            key: BANNED_META,
+                        self.journal_ops.push(TableOp::SetMeta {
+                            key: BANNED_META.to_owned(),
                             value,
                         });
                     }
@@ -1214,7 +990,10 @@ impl Room {
                 Effect::Finished => {
                     info!(table = %self.id, "game over");
                     let credits = self.credits();
-                    self.journal_ops.push(JournalOp::Finish { credits });
+                    self.journal_ops.push(TableOp::Finish {
+                        at_ms: now_ms(),
+                        credits,
+                    });
                 }
                 Effect::Close {
                     connection,
@@ -1257,89 +1036,42 @@ impl Room {
         self.outbox_since.get_or_insert(received);
     }
 
-    /// Writes the current request's events, seats and game-over mark to the journal, as one
-    /// group of operations (the journal's writer commits them together when it can; in cluster
-    /// mode, one record appended to the table's subject).
-    async fn journal_pending(&mut self) -> Result<(), FlushError> {
-        if self.link.is_some() {
-            return self.append_pending().await;
-        }
-        let journal = &self.shared.journal;
-        let table = self.id;
-        if let Some((first, events)) = self.unjournaled.take()
-            && !self.finish_journaled
-        {
-            journal.append(table, first, events).await?;
-        }
-        for op in std::mem::take(&mut self.journal_ops) {
-            match op {
-                JournalOp::SetSeat { player, token } => {
-                    journal.set_seat(table, player, token).await?;
-                }
-                JournalOp::RemoveSeat { player } => journal.remove_seat(table, player).await?,
-                JournalOp::SetMeta { key, value } => journal.set_meta(table, key, value).await?,
-                JournalOp::Finish { credits } => {
-                    journal.finish(table, now_ms(), credits).await?;
-                    self.finish_journaled = true;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Cluster mode: appends what the current request produced as one record, expecting the
-    /// subject's end where this node left it (so a node that lost the table cannot write).
-    async fn append_pending(&mut self) -> Result<(), FlushError> {
+    /// What the current request produced, to be written as one record: its events (none
+    /// once the game-over mark is in: what happens at a finished table is not journaled) and
+    /// its seat, ban and game-over records.
+    fn take_flush(&mut self) -> Flush {
         let (first_seq, events) = match self.unjournaled.take() {
             Some((first, events)) if !self.finish_journaled => (first, events),
             _ => (self.session.seq() + 1, Vec::new()),
         };
-        let mut finished = None;
-        let mut credits = Vec::new();
-        let ops: Vec<RecordOp> = std::mem::take(&mut self.journal_ops)
-            .into_iter()
-            .map(|op| match op {
-                JournalOp::SetSeat { player, token } => RecordOp::SetSeat { player, token },
-                JournalOp::RemoveSeat { player } => RecordOp::RemoveSeat { player },
-                JournalOp::SetMeta { key, value } => RecordOp::SetMeta {
-                    key: key.to_owned(),
-                    value,
-                },
-                JournalOp::Finish { credits: owed } => {
-                    let at_ms = now_ms();
-                    finished = Some(at_ms);
-                    credits = owed;
-                    RecordOp::Finish { at_ms }
-                }
-            })
-            .collect();
-        if events.is_empty() && ops.is_empty() {
-            return Ok(());
-        }
-        let Some(link) = &mut self.link else {
-            return Ok(());
-        };
-        let record = Record::Flush {
+        Flush {
             first_seq,
-            events: events.into_iter().map(serde_bytes::ByteBuf::from).collect(),
-            ops,
-        };
-        match link.cluster.append(self.id, &record, link.last).await {
-            Ok(seq) => link.last = seq,
-            Err(crate::cluster::AppendError::Fenced) => return Err(FlushError::Fenced),
-            Err(error) => return Err(FlushError::Engine(error.to_string())),
+            events,
+            ops: std::mem::take(&mut self.journal_ops),
         }
-        if let Some(at) = finished {
+    }
+
+    /// Writes what the current request produced as one record, all or nothing, through the
+    /// store: one savepoint of the SQLite writer's transaction (which commits it with every
+    /// other table's that waits), or in cluster mode one record appended to the table's
+    /// subject, expecting its end where this node left it.
+    async fn journal_pending(&mut self) -> Result<(), FlushError> {
+        let flush = self.take_flush();
+        if flush.is_empty() {
+            return Ok(());
+        }
+        let finished = flush.finished_at_ms().is_some();
+        let progress = Progress {
+            seq: self.session.seq(),
+            stage: wire::stage_name(self.session.table().stage()),
+        };
+        match self.log.append(flush, progress).await {
+            Ok(()) => {}
+            Err(StoreError::Fenced) => return Err(FlushError::Fenced),
+            Err(error) => return Err(FlushError::Store(error.to_string())),
+        }
+        if finished {
             self.finish_journaled = true;
-            let cluster = Arc::clone(&link.cluster);
-            let stage = wire::stage_name(self.session.table().stage());
-            if let Err(error) =
-                finish_in_cluster(&cluster, self.id, at, self.session.seq(), stage, &credits).await
-            {
-                // The finishing mark is in the journal: the node that takes the table up next
-                // (this one after a restart, or a survivor) credits and lists it, once.
-                warn!(table = %self.id, %error, "crediting and listing a finished table");
-            }
         }
         Ok(())
     }
@@ -1348,9 +1080,7 @@ impl Room {
     /// (their seats are kept: they resume, on any node); nothing is written.
     fn give_up(&mut self) {
         warn!(table = %self.id, "another node took the table over: giving it up");
-        if let Some(link) = &self.link {
-            Metrics::add(&link.cluster.metrics.tables_given_up, 1);
-        }
+        Metrics::add(&self.shared.metrics.tables_given_up, 1);
         for member in self.members.drain(..) {
             if member.conn.remote.is_none() {
                 member.conn.close(close::TABLE_MOVED);
@@ -1455,18 +1185,8 @@ impl Room {
                 },
             }
         }
-        if !remote.is_empty()
-            && let Some(link) = &self.link
-        {
-            let subject = crate::cluster::outbound_subject(self.id);
-            if let Err(error) = link
-                .cluster
-                .client
-                .publish(subject, crate::cluster::encode(&remote))
-                .await
-            {
-                warn!(table = %self.id, %error, "publishing to other nodes");
-            }
+        if !remote.is_empty() {
+            self.shared.peers.publish(self.id, remote).await;
         }
         self.shared.metrics.count_out(frames, bytes);
         if let Some(received) = self.outbox_since.take() {
@@ -1503,49 +1223,6 @@ impl Room {
             ) = now;
             before != now
         });
-    }
-}
-
-/// Cluster mode: keeps the table's directory entry's summary current (seats, spectators,
-/// stage) for every node's table list, as long as this node owns it; tells the actor to give
-/// the table up if the directory names another owner.
-async fn keep_directory(
-    cluster: Arc<Cluster>,
-    table: TableId,
-    mut summary: watch::Receiver<TableSummary>,
-    room: mpsc::WeakSender<RoomMsg>,
-    stop: CancellationToken,
-) {
-    let me = cluster.node.to_string();
-    loop {
-        tokio::select! {
-            () = stop.cancelled() => return,
-            changed = summary.changed() => if changed.is_err() { return },
-        }
-        let current = summary.borrow_and_update().clone();
-        let mut lost = false;
-        let written = cluster
-            .dir_modify(table, |entry| {
-                if entry.owner.as_deref() != Some(&me) {
-                    lost = entry.finished_at_ms.is_none();
-                    return false;
-                }
-                if entry.summary == current {
-                    return false;
-                }
-                entry.summary = current.clone();
-                true
-            })
-            .await;
-        if let Err(error) = written {
-            warn!(%table, %error, "updating the table's directory entry");
-        }
-        if lost {
-            if let Some(room) = room.upgrade() {
-                let _ = room.send(RoomMsg::Lost).await;
-            }
-            return;
-        }
     }
 }
 

@@ -100,12 +100,27 @@ impl Server {
             ),
             None => None,
         };
-        let shared = Arc::new(Shared::new(config, journal, cluster, metrics, origins));
-        crate::room::recover_all(&shared)
-            .await
-            .map_err(std::io::Error::other)?;
+        // The one place that picks the store: the engine in cluster mode, else the journal.
+        let (store, peers): (Arc<dyn crate::store::Store>, Arc<dyn crate::lobby::Peers>) =
+            match &cluster {
+                Some(cluster) => (
+                    Arc::new(Arc::clone(cluster)),
+                    Arc::new(crate::proxy::ClusterPeers(Arc::clone(cluster))),
+                ),
+                None => (Arc::new(journal.clone()), Arc::new(crate::lobby::Alone)),
+            };
+        let shared = Arc::new(Shared::new(
+            config, journal, cluster, store, peers, metrics, origins,
+        ));
+        // Cluster mode takes back the tables the directory says this node owns; a single
+        // server rebuilds every unfinished table from its journal.
+        match &shared.cluster {
+            Some(cluster) => crate::node::adopt_own(&shared, cluster).await,
+            None => crate::room::recover_all(&shared).await,
+        }
+        .map_err(std::io::Error::other)?;
         if let Some(cluster) = &shared.cluster {
-            crate::cluster::driver::start(&shared, cluster);
+            crate::node::start(&shared, cluster);
         }
         Ok(Self {
             listener,
@@ -227,7 +242,7 @@ async fn maintenance(shared: Arc<Shared>, stop: CancellationToken) {
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |now| u64::try_from(now.as_millis()).unwrap_or(u64::MAX));
                 let cutoff = now_ms.saturating_sub(u64::from(days) * 86_400_000);
-                match shared.journal.prune_replays(cutoff).await {
+                match shared.store.prune_replays(cutoff).await {
                     Ok(0) => debug!(retention_days = days, "no replay past its retention"),
                     Ok(count) => {
                         Metrics::add(&shared.metrics.replays_pruned, count);

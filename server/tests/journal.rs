@@ -11,7 +11,8 @@ mod journal {
     use std::time::{Duration, Instant};
 
     use grand_melee_server::journal::{
-        DB_FILE, Durability, Journal, JournalError, SCHEMA_VERSION, TableRecord, UnfinishedTables,
+        DB_FILE, Durability, Flush, Journal, JournalError, SCHEMA_VERSION, StoredTable, TableOp,
+        TableRecord, UnfinishedTables,
     };
     use uuid::Uuid;
 
@@ -164,6 +165,88 @@ mod journal {
         // The journal goes on after failed operations.
         journal.append(table.id, 5, events(5, 1)).await.unwrap();
         assert_eq!(journal.events(table.id).unwrap(), numbered(0, 6));
+        journal.close().await.unwrap();
+    }
+
+    /// One request's events and records are one write: a record that fails takes the events
+    /// before it back, and what is written reads back as the fold of the flushes (the cluster's
+    /// way of reading a table), so both stores agree.
+    #[tokio::test]
+    async fn a_flush_is_written_all_or_nothing_and_reads_back_as_its_fold() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::open(dir.path(), Durability::Full).unwrap();
+        let table = record("t", 1);
+        journal.create_table(table.clone()).await.unwrap();
+        let (alice, bob) = (Uuid::new_v4(), Uuid::new_v4());
+
+        // The game-over mark cannot be stored (out of SQLite's range): nothing of it is.
+        let refused = Flush {
+            first_seq: 1,
+            events: events(1, 3),
+            ops: vec![
+                TableOp::SetSeat {
+                    player: 0,
+                    token: alice,
+                },
+                TableOp::Finish {
+                    at_ms: u64::MAX,
+                    credits: Vec::new(),
+                },
+            ],
+        };
+        let error = journal.flush(table.id, refused).await.unwrap_err();
+        assert!(
+            matches!(error, JournalError::OutOfRange { .. }),
+            "{error:?}"
+        );
+        let stored = journal.table(table.id).unwrap().unwrap();
+        assert_eq!(
+            stored,
+            StoredTable::new(table.clone()),
+            "the refused flush left rows"
+        );
+
+        let flushes = [
+            Flush {
+                first_seq: 1,
+                events: events(1, 3),
+                ops: vec![
+                    TableOp::SetSeat {
+                        player: 0,
+                        token: alice,
+                    },
+                    TableOp::SetSeat {
+                        player: 1,
+                        token: bob,
+                    },
+                ],
+            },
+            Flush {
+                first_seq: 4,
+                events: events(4, 1),
+                ops: vec![
+                    TableOp::RemoveSeat { player: 0 },
+                    TableOp::SetMeta {
+                        key: "banned_addresses".to_owned(),
+                        value: vec![0x90],
+                    },
+                    TableOp::Finish {
+                        at_ms: 77,
+                        credits: Vec::new(),
+                    },
+                ],
+            },
+        ];
+        let mut folded = StoredTable::new(table.clone());
+        for flush in flushes {
+            folded.apply(&flush).unwrap();
+            journal.flush(table.id, flush).await.unwrap();
+        }
+        let stored = journal.table(table.id).unwrap().unwrap();
+        assert_eq!(stored, folded);
+        assert_eq!(stored.events, numbered(1, 4));
+        assert_eq!(stored.seats, vec![(1, bob)]);
+        assert_eq!(stored.finished_at_ms, Some(77));
         journal.close().await.unwrap();
     }
 

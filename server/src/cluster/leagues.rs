@@ -1,7 +1,7 @@
 //! Cluster mode's league store: the key-value bucket [`LEAGUES`]. Each league is one document
 //! (its record, its members and every deck's ledger) under `l.<league>`, changed only by
 //! compare-and-swap on the document's revision: a write reads the document, decides with the
-//! same checks as the SQLite journal (`leagues::check_join`, `leagues::check_deck`, the league's
+//! same checks as the SQLite journal (`journal::leagues::check_join`, `journal::leagues::check_deck`, the league's
 //! pure rules) and writes it back expecting the revision it read, reading again when another
 //! node wrote first. So two purchases at once can never spend the same points on any node, and
 //! a refused one writes nothing. League names are reserved under `n.<hex of the lower-case
@@ -20,7 +20,7 @@ use uuid::Uuid;
 
 use super::{Cluster, decode, encode};
 use crate::journal::JournalError;
-use crate::leagues::{Credit, LeagueRecord, LeagueWrite, refused};
+use crate::journal::leagues::{Credit, LeagueRecord, LeagueWrite, refused};
 
 /// The key-value bucket of leagues.
 pub const LEAGUES: &str = "gm-leagues";
@@ -48,7 +48,7 @@ fn doc_key(league: LeagueId) -> String {
 }
 
 fn name_key(name: &str) -> String {
-    format!("n.{}", hex::encode(crate::leagues::key(name)))
+    format!("n.{}", hex::encode(crate::journal::leagues::key(name)))
 }
 
 fn failed(error: impl std::fmt::Display) -> JournalError {
@@ -162,7 +162,7 @@ impl Cluster {
                 at_ms,
             } => {
                 self.modify_league(league, |doc| {
-                    let member = crate::leagues::check_join(&doc.names(), &name)?;
+                    let member = crate::journal::leagues::check_join(&doc.names(), &name)?;
                     doc.members.push(MemberDoc {
                         name: name.clone(),
                         token,
@@ -190,7 +190,8 @@ impl Cluster {
                                 "that member token does not belong to a member of this league",
                             )
                         })?;
-                    let entry = crate::leagues::check_deck(&doc.members[member].ledger, &command)?;
+                    let entry =
+                        crate::journal::leagues::check_deck(&doc.members[member].ledger, &command)?;
                     let member = u32::try_from(member).unwrap_or(u32::MAX);
                     doc.append(member, at_ms, entry);
                     Ok(u64::from(member))
@@ -305,7 +306,7 @@ impl Cluster {
                     .filter(|g| g.finished_at_ms.is_some())
                     .count();
                 leagues.push((
-                    crate::leagues::key(&doc.name),
+                    crate::journal::leagues::key(&doc.name),
                     LeagueSummary {
                         league: id,
                         name: doc.name,

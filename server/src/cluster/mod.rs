@@ -17,12 +17,13 @@
 //!   request carried out, to `gm.t.<table>.out`, which every node with members of the table
 //!   listens to (`proxy.rs`).
 //!
-//! This module is the engine's side (records, directory, appends, reads); `driver.rs` runs the
-//! leases and the claims, and `proxy.rs` is a table's stand-in on the nodes that do not own it.
+//! This module is the engine's side (records, directory, appends, reads, the node-to-node
+//! messages); `crate::node` runs the leases and the claims, and `crate::proxy` is a table's
+//! stand-in on the nodes that do not own it. Both sit above the table actor; this module sits
+//! below the lobby.
 
-pub(crate) mod driver;
 pub(crate) mod leagues;
-pub(crate) mod proxy;
+pub(crate) mod store;
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -41,9 +42,9 @@ use tracing::{info, warn};
 use uuid::Uuid;
 
 use crate::config::ServerConfig;
-use crate::journal::{StoredTable, TableRecord};
-use crate::lobby::Role;
 use crate::metrics::Metrics;
+use crate::store::{Flush, StoredTable, TableOp, TableRecord};
+use grand_melee_protocol::session::Role;
 
 /// The JetStream stream holding every table's records.
 pub const STREAM: &str = "GM_TABLES";
@@ -110,28 +111,7 @@ pub(crate) enum Record {
     Flush {
         first_seq: u64,
         events: Vec<serde_bytes::ByteBuf>,
-        ops: Vec<RecordOp>,
-    },
-}
-
-/// A seat, ban or game-over record inside a [`Record::Flush`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "op")]
-pub(crate) enum RecordOp {
-    SetSeat {
-        player: u16,
-        token: Uuid,
-    },
-    RemoveSeat {
-        player: u16,
-    },
-    SetMeta {
-        key: String,
-        #[serde(with = "serde_bytes")]
-        value: Vec<u8>,
-    },
-    Finish {
-        at_ms: u64,
+        ops: Vec<TableOp>,
     },
 }
 
@@ -155,20 +135,14 @@ pub(crate) fn fold_records(table: TableId, records: &[Record]) -> Result<StoredT
                 created_at_ms,
                 league,
             } => {
-                stored = Some(StoredTable {
-                    record: TableRecord {
-                        id: table,
-                        name: name.clone(),
-                        password: password.clone(),
-                        settings: settings.clone(),
-                        created_at_ms: *created_at_ms,
-                        league: *league,
-                    },
-                    seats: Vec::new(),
-                    meta: Vec::new(),
-                    events: Vec::new(),
-                    finished_at_ms: None,
-                });
+                stored = Some(StoredTable::new(TableRecord {
+                    id: table,
+                    name: name.clone(),
+                    password: password.clone(),
+                    settings: settings.clone(),
+                    created_at_ms: *created_at_ms,
+                    league: *league,
+                }));
             }
             Record::Claimed { .. } => {}
             Record::Flush {
@@ -179,36 +153,11 @@ pub(crate) fn fold_records(table: TableId, records: &[Record]) -> Result<StoredT
                 let stored = stored
                     .as_mut()
                     .ok_or("a flush record before the table's creation")?;
-                let expected = stored.events.last().map_or(1, |(seq, _)| seq + 1);
-                if !events.is_empty() && *first_seq != expected {
-                    return Err(format!(
-                        "events numbered from {first_seq} where {expected} was expected"
-                    ));
-                }
-                for (i, event) in events.iter().enumerate() {
-                    stored
-                        .events
-                        .push((first_seq + i as u64, event.clone().into_vec()));
-                }
-                for op in ops {
-                    match op {
-                        RecordOp::SetSeat { player, token } => {
-                            stored.seats.retain(|(p, _)| p != player);
-                            stored.seats.push((*player, *token));
-                            stored.seats.sort_unstable_by_key(|(p, _)| *p);
-                        }
-                        RecordOp::RemoveSeat { player } => {
-                            stored.seats.retain(|(p, _)| p != player);
-                        }
-                        RecordOp::SetMeta { key, value } => {
-                            stored.meta.retain(|(k, _)| k != key);
-                            stored.meta.push((key.clone(), value.clone()));
-                        }
-                        RecordOp::Finish { at_ms } => {
-                            stored.finished_at_ms.get_or_insert(*at_ms);
-                        }
-                    }
-                }
+                stored.apply(&Flush {
+                    first_seq: *first_seq,
+                    events: events.iter().map(|e| e.to_vec()).collect(),
+                    ops: ops.clone(),
+                })?;
             }
         }
     }
@@ -273,30 +222,6 @@ pub(crate) enum RemoteEntry {
     Resume {
         token: SeatToken,
     },
-}
-
-impl RemoteEntry {
-    /// The entry as the table's actor takes it.
-    pub(crate) fn into_entry(self) -> crate::lobby::Entry {
-        use crate::lobby::Entry;
-        match self {
-            Self::Join {
-                name,
-                entropy,
-                deck,
-            } => Entry::Join {
-                league: deck.map(|deck| crate::leagues::LeagueSeat {
-                    name: name.clone(),
-                    deck,
-                }),
-                name,
-                entropy,
-                member_token: None,
-            },
-            Self::Watch => Entry::Watch,
-            Self::Resume { token } => Entry::Resume { token },
-        }
-    }
 }
 
 /// The answer to an entry: the role, and a player's seat token.

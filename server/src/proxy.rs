@@ -19,12 +19,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
+use grand_melee_protocol::TableSummary;
 use grand_melee_protocol::{self as wire, ErrorCode, SeatToken, ServerMessage, TableId, close};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, DropGuard};
 use tracing::{debug, info, warn};
 
-use super::{Cluster, EnterReply, InMessage, Inbound, OutItem, RemoteEntry, decode, encode};
+use crate::cluster::{
+    Cluster, EnterReply, InMessage, Inbound, OutItem, RemoteEntry, decode, encode,
+};
 use crate::conn::{Conn, Remote};
 use crate::lobby::{Entry, RoomMsg, Shared, TableEntry};
 use crate::metrics::Metrics;
@@ -62,7 +66,10 @@ pub(crate) fn open(shared: &Arc<Shared>, table: TableId) -> Option<()> {
         let client = cluster.client.clone();
         let changes = cluster.changes.subscribe();
         shared.table_tasks.spawn(async move {
-            match client.subscribe(super::outbound_subject(table)).await {
+            match client
+                .subscribe(crate::cluster::outbound_subject(table))
+                .await
+            {
                 Ok(subscriber) => proxy.run(rx, subscriber, changes).await,
                 Err(error) => warn!(%table, %error, "subscribing to a table's outbound subject"),
             }
@@ -303,7 +310,7 @@ impl Proxy {
         ProxyEnter {
             target: self.target.clone(),
             client: self.cluster.client.clone(),
-            subject: super::inbound_subject(self.table),
+            subject: crate::cluster::inbound_subject(self.table),
             node: self.cluster.node.to_string(),
         }
     }
@@ -319,7 +326,10 @@ impl Proxy {
         if let Err(error) = self
             .cluster
             .client
-            .publish(super::inbound_subject(self.table), encode(&inbound))
+            .publish(
+                crate::cluster::inbound_subject(self.table),
+                encode(&inbound),
+            )
             .await
         {
             warn!(table = %self.table, %error, "forwarding to a table's owner");
@@ -552,7 +562,7 @@ impl ProxyEnter {
                 };
                 let request = self.client.request(self.subject.clone(), encode(&inbound));
                 match tokio::time::timeout(ENTER_PATIENCE, request).await {
-                    Ok(Ok(answer)) => super::decode_enter_reply(&answer.payload),
+                    Ok(Ok(answer)) => crate::cluster::decode_enter_reply(&answer.payload),
                     // No owner listening (yet): the table is moving to another node.
                     _ => Err(ErrorCode::ServerBusy),
                 }
@@ -574,7 +584,7 @@ pub(crate) async fn serve_inbound(
 ) {
     let mut subscriber = match cluster
         .client
-        .subscribe(super::inbound_subject(table))
+        .subscribe(crate::cluster::inbound_subject(table))
         .await
     {
         Ok(subscriber) => subscriber,
@@ -635,7 +645,7 @@ pub(crate) async fn serve_inbound(
                 if let Some(reply) = message.reply {
                     let _ = cluster
                         .client
-                        .publish(reply, super::encode_enter_reply(&result))
+                        .publish(reply, crate::cluster::encode_enter_reply(&result))
                         .await;
                 }
             }
@@ -693,5 +703,140 @@ fn remote_conn(shared: &Arc<Shared>, node: &str, id: u64, peer: IpAddr) -> Conn 
             node: Arc::from(node),
             id,
         })),
+    }
+}
+
+impl RemoteEntry {
+    /// The entry as the table's actor takes it.
+    pub(crate) fn into_entry(self) -> crate::lobby::Entry {
+        use crate::lobby::Entry;
+        match self {
+            Self::Join {
+                name,
+                entropy,
+                deck,
+            } => Entry::Join {
+                league: deck.map(|deck| crate::lobby::LeagueSeat {
+                    name: name.clone(),
+                    deck,
+                }),
+                name,
+                entropy,
+                member_token: None,
+            },
+            Self::Watch => Entry::Watch,
+            Self::Resume { token } => Entry::Resume { token },
+        }
+    }
+}
+
+/// The other nodes of the cluster, as the table actors and the connections reach them
+/// ([`crate::lobby::Peers`]).
+#[derive(Debug)]
+pub(crate) struct ClusterPeers(pub Arc<Cluster>);
+
+impl crate::lobby::Peers for ClusterPeers {
+    fn serve<'a>(
+        &'a self,
+        shared: &'a Arc<Shared>,
+        table: TableId,
+        room: mpsc::WeakSender<RoomMsg>,
+        summary: watch::Receiver<TableSummary>,
+    ) -> BoxFuture<'a, Option<DropGuard>> {
+        Box::pin(async move {
+            let stop = CancellationToken::new();
+            let (ready, subscribed) = oneshot::channel();
+            shared.table_tasks.spawn(serve_inbound(
+                Arc::clone(shared),
+                Arc::clone(&self.0),
+                table,
+                room.clone(),
+                stop.clone(),
+                ready,
+            ));
+            let _ = subscribed.await;
+            shared.table_tasks.spawn(keep_directory(
+                Arc::clone(&self.0),
+                table,
+                summary,
+                room,
+                stop.clone(),
+            ));
+            Some(stop.drop_guard())
+        })
+    }
+
+    fn publish(&self, table: TableId, items: Vec<OutItem>) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let subject = crate::cluster::outbound_subject(table);
+            if let Err(error) = self.0.client.publish(subject, encode(&items)).await {
+                warn!(%table, %error, "publishing to other nodes");
+            }
+        })
+    }
+
+    fn closed(&self, table: TableId) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            if let Err(error) = self.0.release(table).await {
+                warn!(%table, %error, "releasing a closed table in the directory");
+            }
+        })
+    }
+
+    /// A table created a moment ago may not have reached this node's copy of the directory
+    /// yet: asks the directory itself.
+    fn reach<'a>(&'a self, shared: &'a Arc<Shared>, table: TableId) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let cluster = &self.0;
+            if !cluster.cache.contains_key(&table)
+                && let Ok(Some(cached)) = cluster.dir_get(table).await
+            {
+                cluster.cache.entry(table).or_insert(cached);
+            }
+            open(shared, table);
+        })
+    }
+}
+
+/// Cluster mode: keeps the table's directory entry's summary current (seats, spectators,
+/// stage) for every node's table list, as long as this node owns it; tells the actor to give
+/// the table up if the directory names another owner.
+async fn keep_directory(
+    cluster: Arc<Cluster>,
+    table: TableId,
+    mut summary: watch::Receiver<TableSummary>,
+    room: mpsc::WeakSender<RoomMsg>,
+    stop: CancellationToken,
+) {
+    let me = cluster.node.to_string();
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            changed = summary.changed() => if changed.is_err() { return },
+        }
+        let current = summary.borrow_and_update().clone();
+        let mut lost = false;
+        let written = cluster
+            .dir_modify(table, |entry| {
+                if entry.owner.as_deref() != Some(&me) {
+                    lost = entry.finished_at_ms.is_none();
+                    return false;
+                }
+                if entry.summary == current {
+                    return false;
+                }
+                entry.summary = current.clone();
+                true
+            })
+            .await;
+        if let Err(error) = written {
+            warn!(%table, %error, "updating the table's directory entry");
+        }
+        if lost {
+            if let Some(room) = room.upgrade() {
+                let _ = room.send(RoomMsg::Lost).await;
+            }
+            return;
+        }
     }
 }

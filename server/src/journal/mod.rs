@@ -58,11 +58,18 @@
 //! does the same (blocking the dropping thread for the last batch). A process that dies instead
 //! loses nothing that was acknowledged (for [`Durability::Normal`], unless the OS dies too).
 
+pub mod leagues;
+mod store;
+
+pub use crate::durability::{Durability, ParseDurabilityError};
+pub use crate::store::{
+    EncodedEvent, Flush, ReplayPage, ReplaySummary, StoredTable, TableOp, TableRecord,
+};
+
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, mpsc};
 use std::thread::JoinHandle;
@@ -70,8 +77,6 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, ffi, params};
 
-/// One journaled event: its number and its encoding.
-pub type EncodedEvent = (u64, Vec<u8>);
 use tokio::sync::oneshot;
 use tracing::{debug, error, info, warn};
 use uuid::Uuid;
@@ -212,67 +217,6 @@ fn migrate_2_to_3(tx: &rusqlite::Transaction<'_>) -> Result<(), JournalError> {
     )?)
 }
 
-/// How hard each commit is pushed to disk before the writes in it are acknowledged.
-///
-/// Either way the journal is never left corrupt or half-written: a commit is kept whole or lost
-/// whole, and a lost commit is always a suffix (the newest ones).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Durability {
-    /// `PRAGMA synchronous = FULL`: every commit is `fsync`ed to the WAL before any write in it
-    /// is acknowledged. An acknowledged write survives a crash of the process, of the OS and a
-    /// power cut (on a disk that honours flushes). Costs one `fsync` per batch; group commit
-    /// shares it between every table that wrote meanwhile.
-    #[default]
-    Full,
-    /// `PRAGMA synchronous = NORMAL` in WAL mode: a commit is written to the OS before it is
-    /// acknowledged, but only `fsync`ed at checkpoints. An acknowledged write survives a crash
-    /// or kill of the server process (the OS still holds it); a crash of the OS or a power cut
-    /// may lose the most recent acknowledged commits.
-    Normal,
-}
-
-impl Durability {
-    /// The name used on the command line: `full` or `normal`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Durability::Full => "full",
-            Durability::Normal => "normal",
-        }
-    }
-
-    fn synchronous_pragma(self) -> &'static str {
-        match self {
-            Durability::Full => "FULL",
-            Durability::Normal => "NORMAL",
-        }
-    }
-}
-
-impl fmt::Display for Durability {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A durability name that is neither `full` nor `normal`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown durability {0:?}: expected `full` or `normal`")]
-pub struct ParseDurabilityError(String);
-
-impl FromStr for Durability {
-    type Err = ParseDurabilityError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        if s.eq_ignore_ascii_case("full") {
-            Ok(Durability::Full)
-        } else if s.eq_ignore_ascii_case("normal") {
-            Ok(Durability::Normal)
-        } else {
-            Err(ParseDurabilityError(s.to_owned()))
-        }
-    }
-}
-
 /// Everything that can go wrong with the journal.
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
@@ -357,58 +301,6 @@ pub enum JournalError {
         /// What exactly is wrong.
         message: String,
     },
-}
-
-/// A table as created: what is needed to rebuild it, besides its events.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TableRecord {
-    pub id: Uuid,
-    pub name: String,
-    pub password: Option<String>,
-    /// The table's settings (including its seed), encoded by the caller.
-    pub settings: Vec<u8>,
-    pub created_at_ms: u64,
-    /// The league whose game this is, if any.
-    pub league: Option<Uuid>,
-}
-
-/// A table as stored: its record, seat tokens, metadata and every event.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredTable {
-    pub record: TableRecord,
-    /// `(player, token)`, by player.
-    pub seats: Vec<(u16, Uuid)>,
-    /// `(key, value)`, by key.
-    pub meta: Vec<(String, Vec<u8>)>,
-    /// `(seq, encoded event)`, by seq.
-    pub events: Vec<(u64, Vec<u8>)>,
-    /// `Some` once the game is over (the table is then a replay).
-    pub finished_at_ms: Option<u64>,
-}
-
-/// One finished game, as listed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReplaySummary {
-    pub id: Uuid,
-    pub name: String,
-    pub created_at_ms: u64,
-    pub finished_at_ms: u64,
-    /// How many events it has.
-    pub events: u64,
-    /// Whether the table had a password.
-    pub password: bool,
-    /// The league it was played in, if any.
-    pub league: Option<Uuid>,
-}
-
-/// One page of a finished game's events, with what is needed to read them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReplayPage {
-    pub record: TableRecord,
-    /// `(seq, encoded event)`, by seq, starting at the requested one.
-    pub events: Vec<(u64, Vec<u8>)>,
-    /// How many events the game has in all.
-    pub total_events: u64,
 }
 
 /// What `PRAGMA quick_check` (and `PRAGMA integrity_check(melee_tables)`) found wrong with a
@@ -532,31 +424,12 @@ struct Request {
 
 enum Op {
     CreateTable(TableRecord),
-    Append {
+    /// One request's events and records, all or nothing.
+    Flush {
         table: Uuid,
-        first_seq: u64,
-        events: Vec<Vec<u8>>,
+        flush: Flush,
     },
-    SetSeat {
-        table: Uuid,
-        player: u16,
-        token: Uuid,
-    },
-    RemoveSeat {
-        table: Uuid,
-        player: u16,
-    },
-    SetMeta {
-        table: Uuid,
-        key: String,
-        value: Vec<u8>,
-    },
-    Finish {
-        table: Uuid,
-        finished_at_ms: u64,
-        credits: Vec<crate::leagues::Credit>,
-    },
-    League(crate::leagues::LeagueWrite),
+    League(leagues::LeagueWrite),
     DeleteTable(Uuid),
     PruneReplays {
         finished_before_ms: u64,
@@ -567,7 +440,7 @@ enum Op {
 impl Op {
     fn events(&self) -> usize {
         match self {
-            Op::Append { events, .. } => events.len(),
+            Op::Flush { flush, .. } => flush.events.len(),
             _ => 0,
         }
     }
@@ -575,12 +448,7 @@ impl Op {
     /// The table the operation writes to, if it writes to one that exists.
     fn existing_table(&self) -> Option<Uuid> {
         match self {
-            Op::Append { table, .. }
-            | Op::SetSeat { table, .. }
-            | Op::RemoveSeat { table, .. }
-            | Op::SetMeta { table, .. }
-            | Op::Finish { table, .. }
-            | Op::DeleteTable(table) => Some(*table),
+            Op::Flush { table, .. } | Op::DeleteTable(table) => Some(*table),
             Op::CreateTable(_) | Op::PruneReplays { .. } | Op::League(_) => None,
         }
     }
@@ -791,26 +659,43 @@ impl Journal {
         self.submit(Op::CreateTable(record)).await.map(drop)
     }
 
-    /// Appends `events` (encoded by the caller) numbered `first_seq`, `first_seq + 1`, …; returns
-    /// once they are durable (see [`Durability`]). All or none are written: a number the table
-    /// already has fails the whole call with [`JournalError::DuplicateEvent`]. Numbers need not
-    /// be contiguous with earlier ones; the caller numbers them.
+    /// Writes what one request carried out — its events (encoded by the caller, numbered
+    /// `first_seq`, `first_seq + 1`, …) and its seat, value and game-over records, in that order
+    /// — all or nothing, in one savepoint; returns once it is durable (see [`Durability`]).
+    /// Events go only to an unfinished table ([`JournalError::TableFinished`]), and a number the
+    /// table already has fails the whole flush with [`JournalError::DuplicateEvent`]; numbers
+    /// need not be contiguous with earlier ones (the caller numbers them). See [`TableOp`] for
+    /// each record.
+    pub async fn flush(&self, table: Uuid, flush: Flush) -> Result<(), JournalError> {
+        if flush.is_empty() {
+            return Ok(());
+        }
+        self.submit(Op::Flush { table, flush }).await.map(drop)
+    }
+
+    /// A flush of events alone (see [`Journal::flush`]).
     pub async fn append(
         &self,
         table: Uuid,
         first_seq: u64,
         events: Vec<Vec<u8>>,
     ) -> Result<(), JournalError> {
-        if events.is_empty() {
-            return Ok(());
-        }
-        self.submit(Op::Append {
-            table,
+        let flush = Flush {
             first_seq,
             events,
-        })
-        .await
-        .map(drop)
+            ops: Vec::new(),
+        };
+        self.flush(table, flush).await
+    }
+
+    /// A flush of one record and no events (see [`Journal::flush`]).
+    async fn flush_op(&self, table: Uuid, op: TableOp) -> Result<(), JournalError> {
+        let flush = Flush {
+            first_seq: 0,
+            events: Vec::new(),
+            ops: vec![op],
+        };
+        self.flush(table, flush).await
     }
 
     /// Sets (or replaces) `player`'s seat token.
@@ -820,21 +705,14 @@ impl Journal {
         player: u16,
         token: Uuid,
     ) -> Result<(), JournalError> {
-        self.submit(Op::SetSeat {
-            table,
-            player,
-            token,
-        })
-        .await
-        .map(drop)
+        self.flush_op(table, TableOp::SetSeat { player, token })
+            .await
     }
 
     /// Removes `player`'s seat token (a kicked or departed player). Removing a seat that is not
     /// there is not an error.
     pub async fn remove_seat(&self, table: Uuid, player: u16) -> Result<(), JournalError> {
-        self.submit(Op::RemoveSeat { table, player })
-            .await
-            .map(drop)
+        self.flush_op(table, TableOp::RemoveSeat { player }).await
     }
 
     /// Sets (or replaces) a small per-table value, e.g. the host or whether it is paused.
@@ -844,13 +722,8 @@ impl Journal {
         key: &str,
         value: Vec<u8>,
     ) -> Result<(), JournalError> {
-        self.submit(Op::SetMeta {
-            table,
-            key: key.to_owned(),
-            value,
-        })
-        .await
-        .map(drop)
+        let key = key.to_owned();
+        self.flush_op(table, TableOp::SetMeta { key, value }).await
     }
 
     /// Marks the game finished at `finished_at_ms`; it is kept as a replay and no longer
@@ -861,22 +734,18 @@ impl Journal {
         &self,
         table: Uuid,
         finished_at_ms: u64,
-        credits: Vec<crate::leagues::Credit>,
+        credits: Vec<leagues::Credit>,
     ) -> Result<(), JournalError> {
-        self.submit(Op::Finish {
-            table,
-            finished_at_ms,
-            credits,
-        })
-        .await
-        .map(drop)
+        let at_ms = finished_at_ms;
+        self.flush_op(table, TableOp::Finish { at_ms, credits })
+            .await
     }
 
     /// Carries out a league write in the writer's transaction; returns what it says it returns
-    /// (see [`crate::leagues::LeagueWrite`]).
+    /// (see [`leagues::LeagueWrite`]).
     pub(crate) async fn league_write(
         &self,
-        write: crate::leagues::LeagueWrite,
+        write: leagues::LeagueWrite,
     ) -> Result<u64, JournalError> {
         self.submit(Op::League(write)).await
     }
@@ -1574,98 +1443,15 @@ fn apply(conn: &Connection, op: &Op, untouchable: &HashSet<Uuid>) -> Result<u64,
                 _ => JournalError::Sqlite(error),
             })?;
         }
-        Op::Append {
-            table,
-            first_seq,
-            events,
-        } => {
-            let finished: Option<Option<i64>> = conn
-                .prepare_cached("SELECT finished_at_ms FROM melee_tables WHERE id = ?1")?
-                .query_row([table.as_bytes().as_slice()], |row| row.get(0))
-                .optional()?;
-            match finished {
-                None => return Err(JournalError::UnknownTable(*table)),
-                Some(Some(_)) => return Err(JournalError::TableFinished(*table)),
-                Some(None) => {}
+        Op::Flush { table, flush } => {
+            if !flush.events.is_empty() {
+                append_events(conn, *table, flush.first_seq, &flush.events)?;
             }
-            let mut insert = conn
-                .prepare_cached("INSERT INTO events (table_id, seq, data) VALUES (?1, ?2, ?3)")?;
-            let mut seq = *first_seq;
-            for (index, data) in events.iter().enumerate() {
-                if index > 0 {
-                    seq = seq.checked_add(1).ok_or(JournalError::OutOfRange {
-                        what: "event seq",
-                        value: u64::MAX,
-                    })?;
-                }
-                insert
-                    .execute(params![
-                        table.as_bytes().as_slice(),
-                        to_i64(seq, "event seq")?,
-                        data
-                    ])
-                    .map_err(|error| match constraint(&error) {
-                        Some(ffi::SQLITE_CONSTRAINT_PRIMARYKEY) => {
-                            JournalError::DuplicateEvent { table: *table, seq }
-                        }
-                        _ => JournalError::Sqlite(error),
-                    })?;
+            for op in &flush.ops {
+                apply_table_op(conn, *table, op)?;
             }
         }
-        Op::SetSeat {
-            table,
-            player,
-            token,
-        } => {
-            conn.prepare_cached(
-                "INSERT INTO seats (table_id, player, token) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (table_id, player) DO UPDATE SET token = excluded.token",
-            )?
-            .execute(params![
-                table.as_bytes().as_slice(),
-                player,
-                token.as_bytes().as_slice()
-            ])
-            .map_err(|error| unknown_table_on_foreign_key(error, *table))?;
-        }
-        Op::RemoveSeat { table, player } => {
-            conn.prepare_cached("DELETE FROM seats WHERE table_id = ?1 AND player = ?2")?
-                .execute(params![table.as_bytes().as_slice(), player])?;
-        }
-        Op::SetMeta { table, key, value } => {
-            conn.prepare_cached(
-                "INSERT INTO meta (table_id, key, value) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (table_id, key) DO UPDATE SET value = excluded.value",
-            )?
-            .execute(params![table.as_bytes().as_slice(), key, value])
-            .map_err(|error| unknown_table_on_foreign_key(error, *table))?;
-        }
-        Op::Finish {
-            table,
-            finished_at_ms,
-            credits,
-        } => {
-            let exists: Option<Option<i64>> = conn
-                .prepare_cached("SELECT finished_at_ms FROM melee_tables WHERE id = ?1")?
-                .query_row([table.as_bytes().as_slice()], |row| row.get(0))
-                .optional()?;
-            match exists {
-                None => return Err(JournalError::UnknownTable(*table)),
-                // Finished before (a recovered table finishes again): its credits are in.
-                Some(Some(_)) => {}
-                Some(None) => {
-                    conn.prepare_cached(
-                        "UPDATE melee_tables SET finished_at_ms = ?2 WHERE id = ?1",
-                    )?
-                    .execute(params![
-                        table.as_bytes().as_slice(),
-                        to_i64(*finished_at_ms, "finished_at_ms")?
-                    ])?;
-                    crate::leagues::credit(conn, *table, *finished_at_ms, credits)?;
-                }
-            }
-        }
-        Op::League(write) => return crate::leagues::apply(conn, write),
+        Op::League(write) => return leagues::apply(conn, write),
         Op::DeleteTable(table) => {
             let id = table.as_bytes().as_slice();
             conn.prepare_cached("DELETE FROM events WHERE table_id = ?1")?
@@ -1711,6 +1497,103 @@ fn apply(conn: &Connection, op: &Op, untouchable: &HashSet<Uuid>) -> Result<u64,
         }
     }
     Ok(0)
+}
+
+/// Inserts a flush's events (see [`Journal::flush`]).
+fn append_events(
+    conn: &Connection,
+    table: Uuid,
+    first_seq: u64,
+    events: &[Vec<u8>],
+) -> Result<(), JournalError> {
+    let finished: Option<Option<i64>> = conn
+        .prepare_cached("SELECT finished_at_ms FROM melee_tables WHERE id = ?1")?
+        .query_row([table.as_bytes().as_slice()], |row| row.get(0))
+        .optional()?;
+    match finished {
+        None => return Err(JournalError::UnknownTable(table)),
+        Some(Some(_)) => return Err(JournalError::TableFinished(table)),
+        Some(None) => {}
+    }
+    let mut insert =
+        conn.prepare_cached("INSERT INTO events (table_id, seq, data) VALUES (?1, ?2, ?3)")?;
+    let mut seq = first_seq;
+    for (index, data) in events.iter().enumerate() {
+        if index > 0 {
+            seq = seq.checked_add(1).ok_or(JournalError::OutOfRange {
+                what: "event seq",
+                value: u64::MAX,
+            })?;
+        }
+        insert
+            .execute(params![
+                table.as_bytes().as_slice(),
+                to_i64(seq, "event seq")?,
+                data
+            ])
+            .map_err(|error| match constraint(&error) {
+                Some(ffi::SQLITE_CONSTRAINT_PRIMARYKEY) => {
+                    JournalError::DuplicateEvent { table, seq }
+                }
+                _ => JournalError::Sqlite(error),
+            })?;
+    }
+    Ok(())
+}
+
+/// Writes one of a flush's records (see [`TableOp`]).
+fn apply_table_op(conn: &Connection, table: Uuid, op: &TableOp) -> Result<(), JournalError> {
+    match op {
+        TableOp::SetSeat { player, token } => {
+            conn.prepare_cached(
+                "INSERT INTO seats (table_id, player, token) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (table_id, player) DO UPDATE SET token = excluded.token",
+            )?
+            .execute(params![
+                table.as_bytes().as_slice(),
+                player,
+                token.as_bytes().as_slice()
+            ])
+            .map_err(|error| unknown_table_on_foreign_key(error, table))?;
+        }
+        TableOp::RemoveSeat { player } => {
+            conn.prepare_cached("DELETE FROM seats WHERE table_id = ?1 AND player = ?2")?
+                .execute(params![table.as_bytes().as_slice(), player])?;
+        }
+        TableOp::SetMeta { key, value } => {
+            conn.prepare_cached(
+                "INSERT INTO meta (table_id, key, value) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (table_id, key) DO UPDATE SET value = excluded.value",
+            )?
+            .execute(params![table.as_bytes().as_slice(), key, value])
+            .map_err(|error| unknown_table_on_foreign_key(error, table))?;
+        }
+        TableOp::Finish {
+            at_ms: finished_at_ms,
+            credits,
+        } => {
+            let exists: Option<Option<i64>> = conn
+                .prepare_cached("SELECT finished_at_ms FROM melee_tables WHERE id = ?1")?
+                .query_row([table.as_bytes().as_slice()], |row| row.get(0))
+                .optional()?;
+            match exists {
+                None => return Err(JournalError::UnknownTable(table)),
+                // Finished before (a recovered table finishes again): its credits are in.
+                Some(Some(_)) => {}
+                Some(None) => {
+                    conn.prepare_cached(
+                        "UPDATE melee_tables SET finished_at_ms = ?2 WHERE id = ?1",
+                    )?
+                    .execute(params![
+                        table.as_bytes().as_slice(),
+                        to_i64(*finished_at_ms, "finished_at_ms")?
+                    ])?;
+                    leagues::credit(conn, table, *finished_at_ms, credits)?;
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The extended result code of a constraint violation.

@@ -9,10 +9,12 @@ use std::time::{Duration, Instant};
 use async_nats::jetstream::kv;
 use futures_util::StreamExt;
 use grand_melee_protocol::TableId;
-use tracing::{debug, info, warn};
+use tracing::{debug, error, info, warn};
+
+use crate::room::TakenUp;
 use uuid::Uuid;
 
-use super::{Cached, Cluster, DirEntry, NodeInfo, decode};
+use crate::cluster::{Cached, Cluster, DirEntry, NodeInfo, decode};
 use crate::lobby::Shared;
 use crate::metrics::Metrics;
 
@@ -55,11 +57,11 @@ async fn resync_after_losses(cluster: Arc<Cluster>) {
             .filter(|c| c.entry.owner.as_deref().is_some_and(|o| cluster.is_me(o)))
             .map(|c| *c.key())
             .collect();
-        let resync = super::encode(&[super::OutItem::Resync]);
+        let resync = crate::cluster::encode(&[crate::cluster::OutItem::Resync]);
         for table in mine {
             if let Err(error) = cluster
                 .client
-                .publish(super::outbound_subject(table), resync.clone())
+                .publish(crate::cluster::outbound_subject(table), resync.clone())
                 .await
             {
                 warn!(%table, %error, "asking other nodes to resynchronise");
@@ -251,12 +253,11 @@ async fn leases_and_claims(shared: Arc<Shared>, cluster: Arc<Cluster>) {
             let overdue = now.saturating_duration_since(since) > cluster.lease * 2;
             if (mine || overdue) && claiming.insert(table) {
                 let (shared, claiming) = (Arc::clone(&shared), Arc::clone(&claiming));
+                let cluster = Arc::clone(&cluster);
                 tokio::spawn(async move {
-                    match crate::room::adopt(&shared, table, Some(owner.clone())).await {
+                    match adopt(&shared, &cluster, table, Some(owner.clone())).await {
                         Ok(true) => {
-                            if let Some(cluster) = &shared.cluster {
-                                Metrics::add(&cluster.metrics.takeovers, 1);
-                            }
+                            Metrics::add(&cluster.metrics.takeovers, 1);
                             info!(%table, from = owner, "took the table over");
                         }
                         Ok(false) => debug!(%table, "another node claimed the table first"),
@@ -269,4 +270,69 @@ async fn leases_and_claims(shared: Arc<Shared>, cluster: Arc<Cluster>) {
         orphans.retain(|table, _| still_orphans.contains(table));
         reported_dead.retain(|node| dead(node, &seen));
     }
+}
+
+/// Claims `table` (owned by `from`, a dead node, or by this node's previous run when `from` is
+/// `None`), folds its records and starts its actor here. Returns whether this node took it
+/// (`false`: another node claimed it first, or it is over).
+pub(crate) async fn adopt(
+    shared: &Arc<Shared>,
+    cluster: &Arc<Cluster>,
+    table: TableId,
+    from: Option<String>,
+) -> Result<bool, String> {
+    let Some((stored, log)) = cluster.claim(table, from).await? else {
+        return Ok(false);
+    };
+    match crate::room::take_up(shared, stored, Box::new(log)).await? {
+        TakenUp::Finished {
+            at_ms,
+            seq,
+            stage,
+            credits,
+        } => {
+            // Over already: its finishing mark reached the journal, but its credits or its
+            // directory entry may not have.
+            cluster
+                .finish_table(table, at_ms, seq, stage, &credits)
+                .await?;
+            cluster.release(table).await?;
+            Ok(false)
+        }
+        TakenUp::Started { seq } => {
+            info!(%table, seq, "table adopted");
+            let _ = cluster.changes.send(table);
+            Ok(true)
+        }
+    }
+}
+
+/// At start: takes back the tables the directory says this node owns (a node restarted under
+/// the same name).
+pub(crate) async fn adopt_own(shared: &Arc<Shared>, cluster: &Arc<Cluster>) -> Result<(), String> {
+    crate::cluster::load_directory(cluster).await?;
+    let own: Vec<TableId> = cluster
+        .cache
+        .iter()
+        .filter(|c| c.entry.finished_at_ms.is_none())
+        .filter(|c| c.entry.owner.as_deref().is_some_and(|o| cluster.is_me(o)))
+        .map(|c| *c.key())
+        .collect();
+    // Finished tables this node ran before it stopped are closed now.
+    let closed: Vec<TableId> = cluster
+        .cache
+        .iter()
+        .filter(|c| c.entry.finished_at_ms.is_some())
+        .filter(|c| c.entry.owner.as_deref().is_some_and(|o| cluster.is_me(o)))
+        .map(|c| *c.key())
+        .collect();
+    for table in closed {
+        cluster.release(table).await?;
+    }
+    for table in own {
+        if let Err(error) = adopt(shared, cluster, table, None).await {
+            error!(%table, %error, "taking back a table of this node");
+        }
+    }
+    Ok(())
 }

@@ -1,0 +1,424 @@
+//! What every storage back end keeps, in one vocabulary: a table's creation record, the one
+//! record each request the table's actor carries out writes ([`Flush`]: its events and its
+//! [`TableOp`]s, all or nothing), and what a table reads back as ([`StoredTable`], the fold of
+//! its flushes). The SQLite journal (`journal`) writes a flush in one savepoint of its writer's
+//! transaction; the cluster (`cluster`) appends it as one record to the table's subject.
+//! Nothing here does I/O; both back ends import it.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+
+use grand_melee_protocol::league::{
+    DeckSpec, LeagueId, LeagueSummary, LeagueView, LedgerEntry, LedgerLine, MemberId, MemberToken,
+    Purchase, Remedy,
+};
+use grand_melee_protocol::{ErrorCode, StageName, TableSummary};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// A table as created: what is needed to rebuild it, besides its events.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableRecord {
+    pub id: Uuid,
+    pub name: String,
+    pub password: Option<String>,
+    /// The table's settings (including its seed), encoded by the caller.
+    pub settings: Vec<u8>,
+    pub created_at_ms: u64,
+    /// The league whose game this is, if any.
+    pub league: Option<Uuid>,
+}
+
+/// A table as stored: its record, seat tokens, metadata and every event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredTable {
+    pub record: TableRecord,
+    /// `(player, token)`, by player.
+    pub seats: Vec<(u16, Uuid)>,
+    /// `(key, value)`, by key.
+    pub meta: Vec<(String, Vec<u8>)>,
+    /// `(seq, encoded event)`, by seq.
+    pub events: Vec<(u64, Vec<u8>)>,
+    /// `Some` once the game is over (the table is then a replay).
+    pub finished_at_ms: Option<u64>,
+}
+
+/// One finished game, as listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplaySummary {
+    pub id: Uuid,
+    pub name: String,
+    pub created_at_ms: u64,
+    pub finished_at_ms: u64,
+    /// How many events it has.
+    pub events: u64,
+    /// Whether the table had a password.
+    pub password: bool,
+    /// The league it was played in, if any.
+    pub league: Option<Uuid>,
+}
+
+/// One page of a finished game's events, with what is needed to read them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplayPage {
+    pub record: TableRecord,
+    /// `(seq, encoded event)`, by seq, starting at the requested one.
+    pub events: Vec<(u64, Vec<u8>)>,
+    /// How many events the game has in all.
+    pub total_events: u64,
+}
+
+/// A seat, ban or game-over record of one request, written with its events.
+///
+/// Its MessagePack form is the cluster's record format (`op` tag, snake case): it must not
+/// change, or existing streams would not fold.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "op")]
+pub enum TableOp {
+    /// Sets (or replaces) a player's seat token.
+    SetSeat { player: u16, token: Uuid },
+    /// Removes a player's seat token (a kicked or departed player); absent is not an error.
+    RemoveSeat { player: u16 },
+    /// Sets (or replaces) a small per-table value (the banned addresses).
+    SetMeta {
+        key: String,
+        #[serde(with = "serde_bytes")]
+        value: Vec<u8>,
+    },
+    /// The game is over: it is kept as a replay. A league game's credits are written in the
+    /// same step, only the first time the table finishes (the cluster writes them to its league
+    /// store after the record, keyed so that a second credit is refused; they are not part of
+    /// the record).
+    Finish {
+        at_ms: u64,
+        #[serde(skip)]
+        credits: Vec<Credit>,
+    },
+}
+
+/// What one request carried out, written all or nothing: its events (encoded, numbered from
+/// `first_seq`) and its records, in order.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Flush {
+    pub first_seq: u64,
+    pub events: Vec<Vec<u8>>,
+    pub ops: Vec<TableOp>,
+}
+
+impl Flush {
+    /// Whether there is nothing to write.
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty() && self.ops.is_empty()
+    }
+
+    /// When the game finished, if this flush finishes it.
+    pub fn finished_at_ms(&self) -> Option<u64> {
+        self.ops.iter().find_map(|op| match op {
+            TableOp::Finish { at_ms, .. } => Some(*at_ms),
+            _ => None,
+        })
+    }
+}
+
+impl StoredTable {
+    /// A table just created: its record and nothing else.
+    pub fn new(record: TableRecord) -> Self {
+        Self {
+            record,
+            seats: Vec::new(),
+            meta: Vec::new(),
+            events: Vec::new(),
+            finished_at_ms: None,
+        }
+    }
+
+    /// Folds one flush into the table, as the SQLite journal's rows take it: events must follow
+    /// the last one (numbered from 1), seats and values are replaced, the first finishing mark
+    /// stays.
+    pub fn apply(&mut self, flush: &Flush) -> Result<(), String> {
+        let expected = self.events.last().map_or(1, |(seq, _)| seq + 1);
+        if !flush.events.is_empty() && flush.first_seq != expected {
+            return Err(format!(
+                "events numbered from {} where {expected} was expected",
+                flush.first_seq
+            ));
+        }
+        for (i, event) in flush.events.iter().enumerate() {
+            self.events
+                .push((flush.first_seq + i as u64, event.clone()));
+        }
+        for op in &flush.ops {
+            match op {
+                TableOp::SetSeat { player, token } => {
+                    self.seats.retain(|(p, _)| p != player);
+                    self.seats.push((*player, *token));
+                    self.seats.sort_unstable_by_key(|(p, _)| *p);
+                }
+                TableOp::RemoveSeat { player } => self.seats.retain(|(p, _)| p != player),
+                TableOp::SetMeta { key, value } => {
+                    self.meta.retain(|(k, _)| k != key);
+                    self.meta.push((key.clone(), value.clone()));
+                    self.meta.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
+                }
+                TableOp::Finish { at_ms, .. } => {
+                    self.finished_at_ms.get_or_insert(*at_ms);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A deck's credit for one finished league game.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Credit {
+    /// The league.
+    pub league: LeagueId,
+    /// The member.
+    pub member: MemberId,
+    /// The `credited` entry.
+    pub entry: LedgerEntry,
+}
+
+/// A write to the leagues, decided in the journal writer's transaction. Each returns a number:
+/// `Create` 0, `Join` and `Deck` the member's number.
+#[derive(Debug, Clone)]
+pub enum LeagueWrite {
+    /// A new league.
+    Create {
+        id: LeagueId,
+        name: String,
+        /// The league's password, hashed.
+        password: Option<String>,
+        organiser: Uuid,
+        at_ms: u64,
+    },
+    /// A new member.
+    Join {
+        league: LeagueId,
+        name: String,
+        token: MemberToken,
+        at_ms: u64,
+    },
+    /// Something a member does with his deck.
+    Deck {
+        league: LeagueId,
+        token: MemberToken,
+        command: DeckCommand,
+        at_ms: u64,
+    },
+}
+
+/// What a member does with his deck.
+#[derive(Debug, Clone)]
+pub enum DeckCommand {
+    Register(DeckSpec),
+    Buy(Purchase, u8),
+    Remedy(Remedy),
+}
+
+/// A league's row.
+#[derive(Debug, Clone)]
+pub struct LeagueRecord {
+    pub name: String,
+    /// The password's hash.
+    pub password: Option<String>,
+    pub organiser: Uuid,
+    pub created_at_ms: u64,
+}
+
+/// Why the store did not do what it was asked.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum StoreError {
+    /// The league's rules refuse the write (nothing was written): the requester is told why.
+    #[error("{message}")]
+    Refused { code: ErrorCode, message: String },
+    /// Cluster mode: another node has written to the table since this one read it (it lost the
+    /// table); nothing was written.
+    #[error("another node took the table over")]
+    Fenced,
+    /// The store failed (I/O, the engine, a damaged row).
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// One journaled event: its number and its encoding.
+pub type EncodedEvent = (u64, Vec<u8>);
+
+/// What a store's operation gives back, later.
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
+
+/// Where the tables, their replays and the leagues are kept: the one interface the table actor,
+/// the connection and the leagues talk to. The SQLite journal (`journal`) and the cluster's
+/// JetStream engine (`cluster`) implement it; `server` picks one.
+pub trait Store: Send + Sync + fmt::Debug {
+    /// Records a new table (in cluster mode, also its directory entry, owned by this node, with
+    /// `summary`) and returns its log, which its actor keeps.
+    fn create_table(
+        &self,
+        record: TableRecord,
+        summary: TableSummary,
+    ) -> StoreFuture<'_, Box<dyn TableLog>>;
+
+    /// Deletes a table with everything it has (a table abandoned before it started). Deleting
+    /// a table that is not there is not an error.
+    fn delete_table(&self, table: Uuid) -> StoreFuture<'_, ()>;
+
+    /// Every listed table's summary when the store keeps a directory of every node's tables
+    /// (cluster mode); `None`: this node's registry is the whole list.
+    fn table_directory(&self) -> Option<Vec<TableSummary>>;
+
+    /// One page of the finished games, newest first, and how many there are.
+    fn replays_page(&self, from: u32, max: u32) -> StoreFuture<'_, (Vec<ReplaySummary>, u32)>;
+
+    /// One page of a finished game (events from `from_seq`, within `max_bytes`, at least one),
+    /// and whether `token` is one of its seat tokens; `None` for an unknown or unfinished table.
+    fn replay_page(
+        &self,
+        table: Uuid,
+        from_seq: u64,
+        max_bytes: usize,
+        token: Option<Uuid>,
+    ) -> StoreFuture<'_, Option<(ReplayPage, bool)>>;
+
+    /// Deletes the finished games that finished before `finished_before_ms` and that no node
+    /// runs any more (replay retention); returns how many.
+    fn prune_replays(&self, finished_before_ms: u64) -> StoreFuture<'_, u64>;
+
+    /// Events of any table from `from_seq` on (at most `limit`, within `max_bytes`, at least
+    /// one), and whether there are more.
+    fn events_page(
+        &self,
+        table: Uuid,
+        from_seq: u64,
+        limit: usize,
+        max_bytes: usize,
+    ) -> StoreFuture<'_, (Vec<EncodedEvent>, bool)>;
+
+    /// Carries out a league write, decided by the league's rules where it is written (the
+    /// journal writer's transaction, or compare-and-swap on the league's document).
+    fn league_write(&self, write: LeagueWrite) -> StoreFuture<'_, u64>;
+
+    /// A league's record.
+    fn league_record(&self, league: LeagueId) -> StoreFuture<'_, Option<LeagueRecord>>;
+
+    /// A league's standings.
+    fn league_view(&self, league: LeagueId) -> StoreFuture<'_, Option<LeagueView>>;
+
+    /// One page of the leagues, and how many there are.
+    fn leagues_page(&self, from: u32, limit: u32) -> StoreFuture<'_, (Vec<LeagueSummary>, u32)>;
+
+    /// A member's name and ledger, or why not (`unknown_league`, `unknown_player`).
+    fn member_ledger(
+        &self,
+        league: LeagueId,
+        member: MemberId,
+    ) -> StoreFuture<'_, Result<(String, Vec<LedgerLine>), ErrorCode>>;
+
+    /// The member whose token this is: his number, name and ledger.
+    fn member_by_token(
+        &self,
+        league: LeagueId,
+        token: MemberToken,
+    ) -> StoreFuture<'_, Option<(MemberId, String, Vec<LedgerLine>)>>;
+}
+
+/// Where the table stands after a flush (what the cluster's directory lists when it finishes).
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    /// The table's last event.
+    pub seq: u64,
+    pub stage: StageName,
+}
+
+/// One table's place in the store, held by its actor.
+pub trait TableLog: Send + Sync + fmt::Debug {
+    /// Writes one request's flush, all or nothing, before anything it holds is sent. A flush
+    /// that finishes the game also credits a league game's decks, once.
+    fn append(&mut self, flush: Flush, progress: Progress) -> StoreFuture<'_, ()>;
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// The cluster's record format before the three enums became one: existing streams hold it.
+    #[derive(Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case", tag = "op")]
+    enum RecordOpBefore {
+        SetSeat {
+            player: u16,
+            token: Uuid,
+        },
+        RemoveSeat {
+            player: u16,
+        },
+        SetMeta {
+            key: String,
+            #[serde(with = "serde_bytes")]
+            value: Vec<u8>,
+        },
+        Finish {
+            at_ms: u64,
+        },
+    }
+
+    #[test]
+    fn a_table_op_keeps_the_cluster_record_format() {
+        let token = Uuid::from_u128(7);
+        let credit = Credit {
+            league: LeagueId::from(Uuid::from_u128(1)),
+            member: 2,
+            entry: LedgerEntry::Credited {
+                table: Uuid::from_u128(3),
+                table_name: "t".to_owned(),
+                place: 1,
+                players: 2,
+                mana_points: 1,
+                opponents: vec![1],
+            },
+        };
+        let pairs = [
+            (
+                TableOp::SetSeat { player: 3, token },
+                RecordOpBefore::SetSeat { player: 3, token },
+            ),
+            (
+                TableOp::RemoveSeat { player: 4 },
+                RecordOpBefore::RemoveSeat { player: 4 },
+            ),
+            (
+                TableOp::SetMeta {
+                    key: "k".to_owned(),
+                    value: vec![1, 2],
+                },
+                RecordOpBefore::SetMeta {
+                    key: "k".to_owned(),
+                    value: vec![1, 2],
+                },
+            ),
+            (
+                TableOp::Finish {
+                    at_ms: 9,
+                    credits: vec![credit],
+                },
+                RecordOpBefore::Finish { at_ms: 9 },
+            ),
+        ];
+        for (op, before) in pairs {
+            let bytes = rmp_serde::to_vec_named(&op).unwrap();
+            assert_eq!(bytes, rmp_serde::to_vec_named(&before).unwrap(), "{op:?}");
+            let back: TableOp = rmp_serde::from_slice(&bytes).unwrap();
+            let without_credits = match op {
+                TableOp::Finish { at_ms, .. } => TableOp::Finish {
+                    at_ms,
+                    credits: Vec::new(),
+                },
+                op => op,
+            };
+            assert_eq!(back, without_credits);
+        }
+    }
+}
