@@ -262,6 +262,11 @@ pub struct ServerBot {
     batches: u32,
     resync: Option<u32>,
     in_flight: Option<InFlight>,
+    /// The game command of the move in flight, to tell a raced refusal from a fault.
+    in_flight_command: Option<(
+        grand_melee_protocol::rules::Authority,
+        grand_melee_protocol::rules::Command,
+    )>,
     start_sent: bool,
     attacks_this_turn: u32,
     dealt_this_turn: bool,
@@ -323,6 +328,7 @@ impl ServerBot {
             batches: 0,
             resync: None,
             in_flight: None,
+            in_flight_command: None,
             start_sent: false,
             attacks_this_turn: 0,
             dealt_this_turn: false,
@@ -505,6 +511,7 @@ impl ServerBot {
     /// move): nothing sent before is owed an answer any more.
     fn fresh_state(&mut self) {
         if self.in_flight.take().is_some() {
+            self.in_flight_command = None;
             Window::bump(&self.settings.window.counters.lost_requests);
         }
         self.check = None;
@@ -1062,14 +1069,27 @@ impl ServerBot {
                 }
             }
             ServerMessage::Error { code, message, .. } => {
+                let raced = self
+                    .in_flight_command
+                    .take()
+                    .is_some_and(|(authority, command)| {
+                        self.model
+                            .as_ref()
+                            .is_some_and(|model| model.would_refuse(authority, command))
+                    });
                 debug!(
                     table = self.group.index,
                     seat = self.seat,
                     code = code.name(),
                     message,
+                    raced,
                     "refused"
                 );
-                self.settings.window.record_error(code.name());
+                if raced {
+                    Window::bump(&self.settings.window.counters.raced);
+                } else {
+                    self.settings.window.record_error(code.name());
+                }
             }
             _ => {}
         }
@@ -1109,6 +1129,7 @@ impl ServerBot {
         let id = self.send(|id| request.message(id)).await?;
         Window::bump(&self.window().counters.actions);
         self.in_flight = Some(InFlight { id, sent });
+        self.in_flight_command = request.message(id).command();
         Ok(())
     }
 }

@@ -37,6 +37,22 @@ impl BotModel {
         self.mirror.table()
     }
 
+    /// Whether the table as mirrored now would refuse `command` from `authority` (this bot, or
+    /// the host's authority it holds). A refusal the server sends for a move the mirror has
+    /// since made illegal crossed another player's event on the wire: a race, not a fault.
+    pub fn would_refuse(
+        &self,
+        authority: grand_melee_protocol::rules::Authority,
+        command: grand_melee_protocol::rules::Command,
+    ) -> bool {
+        use grand_melee_protocol::rules::{Actor, Authority};
+        let actor = match authority {
+            Authority::Host => Actor::Host,
+            Authority::Player => Actor::Player(self.me()),
+        };
+        self.table().clone().handle(actor, command).is_err()
+    }
+
     /// The number of the last event folded in.
     pub fn seq(&self) -> u64 {
         self.mirror.seq()
@@ -292,6 +308,51 @@ mod tests {
             assert_eq!(model.self_check(), None);
             assert_eq!(model.standings(), live.standings());
         }
+    }
+
+    /// A move the mirror still allows is a fault if refused; once an event makes it illegal
+    /// (here the bot's own elimination), its refusal is a race.
+    #[test]
+    fn a_refusal_is_a_race_only_when_the_mirror_refuses_the_move_too() {
+        use grand_melee_protocol::rules::Authority;
+        let settings = Settings {
+            seats: 3,
+            ..Settings::default()
+        };
+        let config = TableConfig::from_settings(&settings, 3).unwrap();
+        let mut live = Table::new(config).unwrap();
+        let empty = TableView::new(Uuid::nil(), "t", settings);
+        let mut model = BotModel::from_view(&empty, 1).unwrap();
+        let mut seq = 0u64;
+        let mut fold = |model: &mut BotModel, events: Vec<Event>| {
+            for event in events {
+                seq += 1;
+                assert_eq!(model.apply_batch(seq, std::slice::from_ref(&event)), Ok(1));
+            }
+        };
+        for p in 0..3 {
+            let events = live
+                .handle(Actor::Host, Command::join(format!("p{p}")))
+                .unwrap();
+            fold(&mut model, events);
+        }
+        let events = live.handle(Actor::Host, Command::start(None)).unwrap();
+        fold(&mut model, events);
+        while let Some(decider) = model.mulligan_decider() {
+            let events = live.handle(Actor::Player(decider), Command::Keep).unwrap();
+            fold(&mut model, events);
+        }
+        let lose = || Command::ChangeLife { delta: -1 };
+        assert!(
+            !model.would_refuse(Authority::Player, lose()),
+            "a live player may lose life"
+        );
+        let events = live.handle(Actor::Player(1), Command::Concede).unwrap();
+        fold(&mut model, events);
+        assert!(
+            model.would_refuse(Authority::Player, lose()),
+            "out of the game: a race"
+        );
     }
 
     #[test]

@@ -275,13 +275,14 @@ pub fn target_text(result: &TargetResult) -> String {
     }
     let _ = writeln!(
         out,
-        "totals: {} msgs in, {} msgs out, {} broadcasts, {} games finished ({} with one winner), {} errors, {} disconnects, {} connect failures, {} gaps, {} undelivered",
+        "totals: {} msgs in, {} msgs out, {} broadcasts, {} games finished ({} with one winner), {} errors ({} raced moves not counted), {} disconnects, {} connect failures, {} gaps, {} undelivered",
         t.frames_in,
         t.frames_out,
         t.deliveries,
         t.games_finished,
         t.games_with_winner,
         t.errors,
+        t.raced,
         t.disconnects,
         t.connect_failures,
         t.gaps,

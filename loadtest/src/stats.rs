@@ -65,6 +65,10 @@ counters! {
     acks,
     /// `error` answers received (there must be none in a healthy run).
     errors,
+    /// `error` answers to a game move that the bot's own mirror, by the time the answer came,
+    /// also refuses: another player's event (an elimination, a turn that ended) crossed the move
+    /// on the wire. A race of a live game, as a person at the table has it; not an error.
+    raced,
     /// Connections that closed or failed before the bot was done.
     disconnects,
     /// Connections that could not be opened.
