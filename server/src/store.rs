@@ -141,13 +141,16 @@ impl StoredTable {
     /// Folds one flush into the table, as the SQLite journal's rows take it: events must follow
     /// the last one (numbered from 1), seats and values are replaced, the first finishing mark
     /// stays.
-    pub fn apply(&mut self, flush: &Flush) -> Result<(), String> {
+    ///
+    /// # Errors
+    /// A flush whose events do not follow the table's last one (nothing is folded).
+    pub fn apply(&mut self, flush: &Flush) -> Result<(), OutOfSequence> {
         let expected = self.events.last().map_or(1, |(seq, _)| seq + 1);
         if !flush.events.is_empty() && flush.first_seq != expected {
-            return Err(format!(
-                "events numbered from {} where {expected} was expected",
-                flush.first_seq
-            ));
+            return Err(OutOfSequence {
+                first: flush.first_seq,
+                expected,
+            });
         }
         for (i, event) in flush.events.iter().enumerate() {
             self.events
@@ -173,6 +176,16 @@ impl StoredTable {
         }
         Ok(())
     }
+}
+
+/// A flush whose events do not follow the table's last one ([`StoredTable::apply`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("events numbered from {first} where {expected} was expected")]
+pub struct OutOfSequence {
+    /// The flush's first event.
+    pub first: u64,
+    /// The number the next event must have.
+    pub expected: u64,
 }
 
 /// A deck's credit for one finished league game.
@@ -409,6 +422,38 @@ mod tests {
         Finish {
             at_ms: u64,
         },
+    }
+
+    #[test]
+    fn a_flush_out_of_sequence_is_refused_and_folds_nothing() {
+        let mut table = StoredTable::new(TableRecord {
+            id: TableId::from_u128(1),
+            name: "t".to_owned(),
+            password: None,
+            settings: vec![0],
+            created_at_ms: 1,
+            league: None,
+        });
+        let flush = |first_seq| Flush {
+            first_seq,
+            events: vec![vec![1]],
+            ops: vec![TableOp::SetSeat {
+                player: 0,
+                token: SeatToken::from_u128(2),
+            }],
+        };
+        table.apply(&flush(1)).unwrap();
+        let before = table.clone();
+        assert_eq!(
+            table.apply(&flush(3)),
+            Err(OutOfSequence {
+                first: 3,
+                expected: 2
+            })
+        );
+        assert_eq!(table, before);
+        table.apply(&flush(2)).unwrap();
+        assert_eq!(table.events.len(), 2);
     }
 
     /// A record holding typed ids, in the stored form.

@@ -166,11 +166,13 @@ pub(crate) fn fold_records(table: TableId, records: &[Record]) -> Result<StoredT
                 let stored = stored
                     .as_mut()
                     .ok_or("a flush record before the table's creation")?;
-                stored.apply(&Flush {
-                    first_seq: *first_seq,
-                    events: events.iter().map(|e| e.to_vec()).collect(),
-                    ops: ops.clone(),
-                })?;
+                stored
+                    .apply(&Flush {
+                        first_seq: *first_seq,
+                        events: events.iter().map(|e| e.to_vec()).collect(),
+                        ops: ops.clone(),
+                    })
+                    .map_err(|error| error.to_string())?;
             }
         }
     }
