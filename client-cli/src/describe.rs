@@ -738,7 +738,7 @@ impl Situation {
 mod tests {
     #![allow(clippy::unwrap_used)]
 
-    use grand_melee_protocol::{Event, KeepReason, Settings, TableView, Uuid};
+    use grand_melee_protocol::{Event, KeepReason, Settings, TableId, TableView};
 
     use grand_melee_protocol::examples;
 
@@ -750,7 +750,7 @@ mod tests {
     /// A table of two players with honest names (Ann, Ben) and one with `hostile` as his name,
     /// in the mulligan stage with the hostile player deciding.
     fn table_with(hostile: &str) -> TableView {
-        let mut view = TableView::new(Uuid::nil(), hostile, Settings::default());
+        let mut view = TableView::new(TableId::nil(), hostile, Settings::default());
         let events = [
             Event::PlayerJoined {
                 player: 0,
@@ -824,7 +824,7 @@ mod tests {
     fn script_lines_sentences_and_status_escape_every_hostile_name_and_chat_line() {
         for hostile in HOSTILE {
             let view = table_with(hostile);
-            let mut state = State::new("ws://h/ws", Uuid::nil());
+            let mut state = State::new("ws://h/ws", TableId::nil());
             state.me = Some(0);
             state.view = Some(view.clone());
             let mut out: Vec<String> = status_lines(&state);
@@ -1056,7 +1056,7 @@ mod tests {
                 ],
             )
             .unwrap();
-        let mut state = State::new("ws://h/ws", Uuid::nil());
+        let mut state = State::new("ws://h/ws", TableId::nil());
         state.view = Some(view);
         let lines = status_lines(&state);
         assert!(lines[0].contains(" spectators_muted=true "), "{}", lines[0]);

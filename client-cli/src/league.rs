@@ -7,9 +7,9 @@ use std::io::Write;
 use clap::{Args, Subcommand, ValueEnum};
 use grand_melee_protocol::league::{
     Alliance, Deck, DeckSpec, LeagueId, LeagueSummary, LeagueView, LedgerEntry, LedgerLine,
-    MemberId, Purchase, Rarity, Remedy,
+    MemberId, MemberToken, Purchase, Rarity, Remedy,
 };
-use grand_melee_protocol::{ClientMessage, ServerMessage};
+use grand_melee_protocol::{ClientMessage, OrganiserSecret, ServerMessage};
 
 use crate::net::Conn;
 use crate::replay::utc;
@@ -251,7 +251,7 @@ pub async fn whole_league(conn: &mut Conn, league: LeagueId) -> Result<LeagueVie
 
 /// A league named by its id, the start of its id, or its name.
 pub async fn resolve(conn: &mut Conn, text: &str) -> Result<LeagueId, ClientError> {
-    if let Ok(id) = LeagueId::parse_str(text.trim()) {
+    if let Ok(id) = uuid::Uuid::parse_str(text.trim()).map(LeagueId::from) {
         return Ok(id);
     }
     let leagues = all_leagues(conn).await?;
@@ -266,7 +266,7 @@ fn member_token(
     store: &TokenStore,
     server: &str,
     league: LeagueId,
-) -> Result<uuid::Uuid, ClientError> {
+) -> Result<MemberToken, ClientError> {
     store
         .load_league(server, league)
         .member
@@ -284,7 +284,7 @@ pub fn organiser(
     store: &TokenStore,
     server: &str,
     league: LeagueId,
-) -> Result<uuid::Uuid, ClientError> {
+) -> Result<OrganiserSecret, ClientError> {
     store.load_league(server, league).organiser.ok_or_else(|| {
         ClientError::Table(format!(
             "this computer does not hold the organiser secret of league {league} (data folder {}): only the computer that created the league can create its tables",
@@ -298,7 +298,7 @@ pub fn saved_member(
     store: &TokenStore,
     server: &str,
     league: LeagueId,
-) -> Option<(MemberId, String, uuid::Uuid)> {
+) -> Option<(MemberId, String, MemberToken)> {
     store.load_league(server, league).member
 }
 

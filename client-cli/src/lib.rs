@@ -475,7 +475,10 @@ pub fn verify(
 pub async fn create(
     server: &str,
     args: &CreateArgs,
-    league: Option<(grand_melee_protocol::league::LeagueId, uuid::Uuid)>,
+    league: Option<(
+        grand_melee_protocol::league::LeagueId,
+        grand_melee_protocol::OrganiserSecret,
+    )>,
     out: &mut dyn Write,
 ) -> Result<TableId, ClientError> {
     let mut conn = Conn::open(server).await?;
@@ -516,7 +519,7 @@ pub async fn create(
 /// A table named by its id, the start of its id, or its name (case does not matter), looked
 /// up in every page of the table list, `limit` tables a page.
 pub async fn resolve_table(server: &str, text: &str, limit: u32) -> Result<TableId, ClientError> {
-    if let Ok(id) = TableId::parse_str(text.trim()) {
+    if let Ok(id) = uuid::Uuid::parse_str(text.trim()).map(TableId::from) {
         return Ok(id);
     }
     let mut conn = Conn::open(server).await?;
@@ -530,11 +533,12 @@ pub async fn resolve_table(server: &str, text: &str, limit: u32) -> Result<Table
     pick(text, candidates, &TABLE_WORDS)
 }
 
-/// A table (or finished game) that a name given on the command line may mean.
+/// A table (or finished game, or league: `Id` is its kind of id) that a name given on the
+/// command line may mean.
 #[derive(Debug, Clone, Copy)]
-pub struct Candidate<'a> {
+pub struct Candidate<'a, Id = TableId> {
     /// Its id.
-    pub table: TableId,
+    pub table: Id,
     /// Its name.
     pub name: &'a str,
 }
@@ -558,29 +562,29 @@ const TABLE_WORDS: Words = Words {
 
 /// The one candidate whose name is `text` (any case); or else whose name starts with `text`;
 /// or else whose id starts with `text`.
-pub fn pick<'a>(
+pub fn pick<'a, Id: Copy + std::fmt::Display>(
     text: &str,
-    candidates: impl Iterator<Item = Candidate<'a>> + Clone,
+    candidates: impl Iterator<Item = Candidate<'a, Id>> + Clone,
     words: &Words,
-) -> Result<TableId, ClientError> {
+) -> Result<Id, ClientError> {
     let text = text.trim();
     let lower = text.to_lowercase();
-    let by_name: Vec<TableId> = candidates
+    let by_name: Vec<Id> = candidates
         .clone()
         .filter(|c| c.name.eq_ignore_ascii_case(text))
         .map(|c| c.table)
         .collect();
-    let by_prefix = || -> Vec<TableId> {
+    let by_prefix = || -> Vec<Id> {
         candidates
             .clone()
             .filter(|c| !text.is_empty() && c.name.to_lowercase().starts_with(&lower))
             .map(|c| c.table)
             .collect()
     };
-    let by_id = || -> Vec<TableId> {
+    let by_id = || -> Vec<Id> {
         candidates
             .clone()
-            .filter(|c| c.table.hyphenated().to_string().starts_with(&lower))
+            .filter(|c| c.table.to_string().starts_with(&lower))
             .map(|c| c.table)
             .collect()
     };

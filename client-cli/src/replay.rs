@@ -124,7 +124,7 @@ async fn fetch_on(
     access: &Access,
     limit: u32,
 ) -> Result<Replay, ClientError> {
-    let table = match TableId::parse_str(text.trim()) {
+    let table = match uuid::Uuid::parse_str(text.trim()).map(TableId::from) {
         Ok(id) => id,
         Err(_) => {
             let replays = list_replays(conn, limit).await?;
@@ -298,7 +298,7 @@ struct Record<'a> {
 
 fn header(replay: &Replay) -> Header<'_> {
     Header {
-        table: replay.table.hyphenated().to_string(),
+        table: replay.table.to_string(),
         name: &replay.name,
         settings: &replay.settings,
     }
@@ -763,7 +763,9 @@ mod tests {
     use grand_melee_protocol::{EliminationCause, StageName};
 
     fn replay() -> Replay {
-        let table = TableId::parse_str("5f3c1a2e-8d4b-4c6e-9a7f-0b1c2d3e4f50").unwrap();
+        let table = "5f3c1a2e-8d4b-4c6e-9a7f-0b1c2d3e4f50"
+            .parse::<TableId>()
+            .unwrap();
         let mut events = vec![
             Event::PlayerJoined {
                 player: 0,

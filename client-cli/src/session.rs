@@ -39,7 +39,7 @@ pub enum Mode {
         /// The table's password, if any.
         password: Option<String>,
         /// At a league table: the member token kept by `league join`.
-        member_token: Option<uuid::Uuid>,
+        member_token: Option<grand_melee_protocol::league::MemberToken>,
     },
     /// Take back the seat saved for this table (fails if none is saved).
     Resume {

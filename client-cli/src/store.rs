@@ -9,7 +9,8 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use grand_melee_protocol::{PlayerId, SeatToken, TableId};
+use grand_melee_protocol::league::{LeagueId, MemberToken};
+use grand_melee_protocol::{OrganiserSecret, PlayerId, SeatToken, TableId};
 
 /// The environment variable that overrides the data directory (as `--data-dir` does).
 pub const DATA_DIR_ENV: &str = "GM_CLI_DATA_DIR";
@@ -53,7 +54,7 @@ impl TokenStore {
         self.dir
             .join("seats")
             .join(server_key(server))
-            .join(table.hyphenated().to_string())
+            .join(table.to_string())
     }
 
     /// The saved seat, if any. A missing or unreadable file is no seat.
@@ -67,9 +68,7 @@ impl TokenStore {
         let name = seat.name.replace(['\n', '\r'], " ");
         let text = format!(
             "player={}\nname={}\ntoken={}\n",
-            seat.player,
-            name,
-            seat.token.hyphenated()
+            seat.player, name, seat.token
         );
         self.write_private(&self.path(server, table), &text)
     }
@@ -109,18 +108,18 @@ impl TokenStore {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SavedLeague {
     /// The member's number, name and token.
-    pub member: Option<(u32, String, uuid::Uuid)>,
+    pub member: Option<(u32, String, MemberToken)>,
     /// The organiser secret.
-    pub organiser: Option<uuid::Uuid>,
+    pub organiser: Option<OrganiserSecret>,
 }
 
 impl TokenStore {
     /// The file holding what is kept for `league` on `server`.
-    pub fn league_path(&self, server: &str, league: uuid::Uuid) -> PathBuf {
+    pub fn league_path(&self, server: &str, league: LeagueId) -> PathBuf {
         self.dir
             .join("leagues")
             .join(server_key(server))
-            .join(league.hyphenated().to_string())
+            .join(league.to_string())
     }
 
     /// Whether this computer keeps anything for a league on `server`.
@@ -130,7 +129,7 @@ impl TokenStore {
     }
 
     /// What is kept for a league (nothing if the file is missing or unreadable).
-    pub fn load_league(&self, server: &str, league: uuid::Uuid) -> SavedLeague {
+    pub fn load_league(&self, server: &str, league: LeagueId) -> SavedLeague {
         let Ok(text) = fs::read_to_string(self.league_path(server, league)) else {
             return SavedLeague::default();
         };
@@ -143,8 +142,16 @@ impl TokenStore {
             match key {
                 "member" => member = value.trim().parse().ok(),
                 "name" => name = Some(value.to_owned()),
-                "token" => token = uuid::Uuid::parse_str(value.trim()).ok(),
-                "organiser" => saved.organiser = uuid::Uuid::parse_str(value.trim()).ok(),
+                "token" => {
+                    token = uuid::Uuid::parse_str(value.trim())
+                        .ok()
+                        .map(MemberToken::from)
+                }
+                "organiser" => {
+                    saved.organiser = uuid::Uuid::parse_str(value.trim())
+                        .ok()
+                        .map(OrganiserSecret::from);
+                }
                 _ => {}
             }
         }
@@ -158,19 +165,16 @@ impl TokenStore {
     pub fn save_league(
         &self,
         server: &str,
-        league: uuid::Uuid,
+        league: LeagueId,
         saved: &SavedLeague,
     ) -> io::Result<()> {
         let mut text = String::new();
         if let Some((member, name, token)) = &saved.member {
             let name = name.replace(['\n', '\r'], " ");
-            text.push_str(&format!(
-                "member={member}\nname={name}\ntoken={}\n",
-                token.hyphenated()
-            ));
+            text.push_str(&format!("member={member}\nname={name}\ntoken={}\n", token));
         }
         if let Some(organiser) = saved.organiser {
-            text.push_str(&format!("organiser={}\n", organiser.hyphenated()));
+            text.push_str(&format!("organiser={}\n", organiser));
         }
         self.write_private(&self.league_path(server, league), &text)
     }
@@ -185,7 +189,11 @@ fn parse(text: &str) -> Option<SavedSeat> {
         match key {
             "player" => player = value.trim().parse().ok(),
             "name" => name = Some(value.to_owned()),
-            "token" => token = SeatToken::parse_str(value.trim()).ok(),
+            "token" => {
+                token = uuid::Uuid::parse_str(value.trim())
+                    .ok()
+                    .map(SeatToken::from)
+            }
             _ => {}
         }
     }
@@ -218,12 +226,12 @@ mod tests {
     fn a_seat_is_saved_per_server_and_table_and_can_be_forgotten() {
         let dir = tempfile::tempdir().expect("a temp dir");
         let store = TokenStore::new(dir.path());
-        let table = TableId::new_v4();
-        let other_table = TableId::new_v4();
+        let table = TableId::new_random();
+        let other_table = TableId::new_random();
         let seat = SavedSeat {
             player: 7,
             name: "Ann".into(),
-            token: SeatToken::new_v4(),
+            token: SeatToken::new_random(),
         };
         assert_eq!(store.load("ws://127.0.0.1:7878/ws", table), None);
         store
@@ -250,11 +258,11 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().expect("a temp dir");
         let store = TokenStore::new(dir.path());
-        let table = TableId::new_v4();
+        let table = TableId::new_random();
         let seat = SavedSeat {
             player: 1,
             name: "Ben".into(),
-            token: SeatToken::new_v4(),
+            token: SeatToken::new_random(),
         };
         store.save("ws://h:1/ws", table, &seat).expect("saved");
         let mode = fs::metadata(store.path("ws://h:1/ws", table))
@@ -268,14 +276,14 @@ mod tests {
     fn league_secrets_are_kept_per_server_and_league() {
         let dir = tempfile::tempdir().expect("a temp dir");
         let store = TokenStore::new(dir.path());
-        let league = uuid::Uuid::new_v4();
+        let league = LeagueId::new_random();
         assert_eq!(
             store.load_league("ws://h:1/ws", league),
             SavedLeague::default()
         );
         let saved = SavedLeague {
-            member: Some((3, "Ann".into(), uuid::Uuid::new_v4())),
-            organiser: Some(uuid::Uuid::new_v4()),
+            member: Some((3, "Ann".into(), MemberToken::new_random())),
+            organiser: Some(OrganiserSecret::new_random()),
         };
         store
             .save_league("ws://h:1/ws", league, &saved)

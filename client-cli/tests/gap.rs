@@ -54,7 +54,7 @@ fn joined(player: u16, name: &str) -> Event {
 async fn a_gap_in_the_events_is_repaired_with_a_snapshot() {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("ws://{}/ws", listener.local_addr().unwrap());
-    let table = TableId::new_v4();
+    let table = TableId::new_random();
     let (requests_tx, mut requests) = mpsc::unbounded_channel::<ClientMessage>();
 
     let fake = tokio::spawn(async move {
@@ -86,7 +86,7 @@ async fn a_gap_in_the_events_is_repaired_with_a_snapshot() {
                         reply_to: id,
                         table,
                         player: 0,
-                        token: SeatToken::new_v4(),
+                        token: SeatToken::new_random(),
                     }))
                     .await
                     .unwrap();

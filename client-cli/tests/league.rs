@@ -170,7 +170,7 @@ async fn a_league_game_from_the_command_line() {
         .find_map(|l| l.strip_prefix("table_created "))
         .unwrap()
         .to_owned();
-    let table_id = TableId::parse_str(&table).unwrap();
+    let table_id = table.parse::<TableId>().unwrap();
 
     // Ann sits down from her computer under whatever name she types: her league name is used.
     let mut ann_cli = Player::spawn("ann", &addr, ann.path(), &["join", "Week 1", "Whoever"]);
@@ -178,7 +178,7 @@ async fn a_league_game_from_the_command_line() {
     ann_cli.expect_prefix("you lobby host").await;
     // Bob sits with the token his computer kept.
     let bob_token = TokenStore::new(bob.path())
-        .load_league(&endpoint(&addr), uuid::Uuid::parse_str(&league).unwrap())
+        .load_league(&endpoint(&addr), league.parse().unwrap())
         .member
         .unwrap()
         .2;

@@ -141,13 +141,13 @@ async fn repeating_server(table: TableId) -> String {
     let addr = fake_server(move |request| match request {
         ClientMessage::ListTables { id, from, .. } => vec![ServerMessage::Tables {
             reply_to: id,
-            tables: vec![summary(TableId::new_v4(), "Again")],
+            tables: vec![summary(TableId::new_random(), "Again")],
             total: 1_000,
             next: Some(from),
         }],
         ClientMessage::ListReplays { id, from, .. } => vec![ServerMessage::Replays {
             reply_to: id,
-            replays: vec![replay_summary(TableId::new_v4(), "Again", 1)],
+            replays: vec![replay_summary(TableId::new_random(), "Again", 1)],
             total: 1_000,
             next: Some(from),
         }],
@@ -178,7 +178,7 @@ async fn repeating_server(table: TableId) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_repeats_a_page_is_not_asked_forever() {
-    let table = TableId::new_v4();
+    let table = TableId::new_random();
     let server = repeating_server(table).await;
     let dir = tempfile::tempdir().unwrap();
     let id = table.to_string();
@@ -232,8 +232,8 @@ async fn paged_replay_server(table: TableId, total: u64, page: u64) -> String {
             .collect(),
     );
     let replays = [
-        replay_summary(TableId::new_v4(), "Newest", 3),
-        replay_summary(TableId::new_v4(), "Middle", 3),
+        replay_summary(TableId::new_random(), "Newest", 3),
+        replay_summary(TableId::new_random(), "Middle", 3),
         replay_summary(table, "Fake game", total),
     ];
     let addr = fake_server(move |request| match request {
@@ -270,7 +270,7 @@ async fn paged_replay_server(table: TableId, total: u64, page: u64) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replay_in_many_pages_is_put_back_together_and_printed_safely() {
-    let table = TableId::new_v4();
+    let table = TableId::new_random();
     let total = 40;
     let server = paged_replay_server(table, total, 7).await;
     let dir = tempfile::tempdir().unwrap();
@@ -345,7 +345,7 @@ async fn every_page_of_a_league_is_shown() {
     .await
     .to_string();
     let dir = tempfile::tempdir().unwrap();
-    let league = LeagueId::new_v4().to_string();
+    let league = LeagueId::new_random().to_string();
     let (status, out, err) = run_once(&server, dir.path(), &["league", "show", &league]).await;
     assert!(status.success(), "{err}");
     assert!(

@@ -588,7 +588,7 @@ async fn a_game_with_a_password_opens_with_the_password_or_a_saved_seat_token() 
             &SavedSeat {
                 player: 1,
                 name: "Ben".into(),
-                token: SeatToken::new_v4(),
+                token: SeatToken::new_random(),
             },
         )
         .unwrap();

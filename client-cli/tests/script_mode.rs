@@ -621,7 +621,7 @@ async fn hostile_text_from_a_server_that_lets_it_through_is_escaped() {
         "bidi\u{202e}txet\u{200b}\u{feff}",
         "nul\u{0}bs\u{8}del\u{7f}",
     ];
-    let table = TableId::new_v4();
+    let table = TableId::new_random();
     let mut view = TableView::new(table, RAW[0], Settings::default());
     let mut joined = vec![Event::PlayerJoined {
         player: 0,
@@ -676,7 +676,7 @@ async fn hostile_text_from_a_server_that_lets_it_through_is_escaped() {
                 reply_to: id,
                 table,
                 player: 0,
-                token: SeatToken::new_v4(),
+                token: SeatToken::new_random(),
             },
             ServerMessage::Snapshot {
                 reply_to: None,

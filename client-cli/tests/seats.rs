@@ -108,7 +108,7 @@ async fn a_finished_game_answers_join_with_its_replay_and_bad_settings_are_named
     let addr = server.url();
     let dir = tempfile::tempdir().unwrap();
     let table = create(&addr, dir.path(), "Short game", "2").await;
-    let id = TableId::parse_str(&table).unwrap();
+    let id = table.parse::<TableId>().unwrap();
     let mut seats = Vec::new();
     for name in ["Ann", "Ben"] {
         let mut conn = Conn::open(&addr).await.unwrap();
@@ -231,7 +231,7 @@ async fn a_resumed_client_rebuilds_its_log_from_the_events_before_the_drop() {
     let addr = server.url();
     let dir = tempfile::tempdir().unwrap();
     let table = create(&addr, dir.path(), "History", "4").await;
-    let id = TableId::parse_str(&table).unwrap();
+    let id = table.parse::<TableId>().unwrap();
     let store = TokenStore::new(dir.path());
     let server_url = grand_melee_cli::net::endpoint(&addr);
 

@@ -209,10 +209,10 @@ impl BotModel {
 mod tests {
     use super::*;
     use grand_melee_protocol::rules::{Actor, Command, TableConfig};
-    use grand_melee_protocol::{Settings, Uuid};
+    use grand_melee_protocol::{Settings, TableId};
 
     fn lobby(players: u16) -> (TableView, Vec<Event>) {
-        let view = TableView::new(Uuid::nil(), "t", Settings::default());
+        let view = TableView::new(TableId::nil(), "t", Settings::default());
         let mut events: Vec<Event> = (0..players)
             .map(|player| Event::PlayerJoined {
                 player,
@@ -240,7 +240,7 @@ mod tests {
         let mut live = Table::new(config.clone()).unwrap();
         // The live table moves a whole command at a time; this one follows event by event.
         let mut shadow = Table::new(config).unwrap();
-        let empty = TableView::new(Uuid::nil(), "t", settings.clone());
+        let empty = TableView::new(TableId::nil(), "t", settings.clone());
         let mut models: Vec<BotModel> = (0..players)
             .map(|me| BotModel::from_view(&empty, me).unwrap())
             .collect();
@@ -249,7 +249,7 @@ mod tests {
             for event in events {
                 seq += 1;
                 shadow.apply(&event).unwrap();
-                let view = shadow.view(Uuid::nil(), "t", seq, &settings);
+                let view = shadow.view(TableId::nil(), "t", seq, &settings);
                 for model in models.iter_mut() {
                     assert_eq!(model.apply_batch(seq, std::slice::from_ref(&event)), Ok(1));
                     assert_eq!(model.disagreement(&view), None, "after {event:?}");

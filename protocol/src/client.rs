@@ -9,8 +9,8 @@ use crate::limits::{
     DEFAULT_PAGE_ITEMS, DEFAULT_STARTING_LIFE,
 };
 use crate::types::{
-    MulliganMode, Phase, PlayerId, Reduction, RuleSet, Ruling, SeatToken, SeatingMode, TableId,
-    option_uuid_string, uuid_string,
+    MulliganMode, OrganiserSecret, Phase, PlayerId, Reduction, RuleSet, Ruling, SeatToken,
+    SeatingMode, TableId,
 };
 
 fn default_starting_life() -> i32 {
@@ -119,26 +119,17 @@ pub enum ClientMessage {
         mulligan: MulliganMode,
         /// A league game: its seats are taken by the league's members with their member token,
         /// and its mana points are credited to their decks. Needs `organiser`.
-        #[serde(
-            default,
-            with = "option_uuid_string",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         league: Option<LeagueId>,
         /// The league's organiser secret (with `league`).
-        #[serde(
-            default,
-            with = "option_uuid_string",
-            skip_serializing_if = "Option::is_none"
-        )]
-        organiser: Option<uuid::Uuid>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        organiser: Option<OrganiserSecret>,
     },
     /// Takes a seat at a table in its lobby.
     Join {
         /// Request id.
         id: u32,
         /// The table.
-        #[serde(with = "uuid_string")]
         table: TableId,
         /// Display name at that table.
         name: String,
@@ -150,11 +141,7 @@ pub enum ClientMessage {
         #[serde(default)]
         entropy: Option<String>,
         /// At a league table: your member token (the seat takes your member name and deck).
-        #[serde(
-            default,
-            with = "option_uuid_string",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         member_token: Option<MemberToken>,
     },
     /// Watches a table as a spectator.
@@ -162,7 +149,6 @@ pub enum ClientMessage {
         /// Request id.
         id: u32,
         /// The table.
-        #[serde(with = "uuid_string")]
         table: TableId,
         /// The table's password, if it has one.
         #[serde(default)]
@@ -173,10 +159,8 @@ pub enum ClientMessage {
         /// Request id.
         id: u32,
         /// The table.
-        #[serde(with = "uuid_string")]
         table: TableId,
         /// The seat token.
-        #[serde(with = "uuid_string")]
         token: SeatToken,
     },
     /// Leaves the table the connection sits at or watches. A player leaving in the lobby gives
@@ -396,7 +380,6 @@ pub enum ClientMessage {
         /// Request id.
         id: u32,
         /// The finished table.
-        #[serde(with = "uuid_string")]
         table: TableId,
         /// The first event wanted (default 1). The answer says where the next page starts.
         #[serde(default = "first_event")]
@@ -405,7 +388,7 @@ pub enum ClientMessage {
         #[serde(default)]
         password: Option<String>,
         /// Or a seat token of that table.
-        #[serde(default, with = "option_uuid_string")]
+        #[serde(default)]
         token: Option<SeatToken>,
     },
     /// Fetches one page of the events of the table you sit at or watch, from event `from_seq`
@@ -414,7 +397,6 @@ pub enum ClientMessage {
         /// Request id.
         id: u32,
         /// Your table.
-        #[serde(with = "uuid_string")]
         table: TableId,
         /// The first event wanted (default 1; 0 counts as 1). The answer says where the next
         /// page starts.
@@ -451,7 +433,6 @@ pub enum ClientMessage {
         /// Request id.
         id: u32,
         /// The league.
-        #[serde(with = "uuid_string")]
         league: LeagueId,
         /// Your name in the league (1–32 characters, unique in it).
         name: String,
@@ -466,7 +447,6 @@ pub enum ClientMessage {
         /// Request id.
         id: u32,
         /// The league.
-        #[serde(with = "uuid_string")]
         league: LeagueId,
         /// How many members (and games) to skip (default 0).
         #[serde(default)]
@@ -480,7 +460,6 @@ pub enum ClientMessage {
         /// Request id.
         id: u32,
         /// The league.
-        #[serde(with = "uuid_string")]
         league: LeagueId,
         /// The member.
         member: MemberId,
@@ -490,10 +469,8 @@ pub enum ClientMessage {
         /// Request id.
         id: u32,
         /// The league.
-        #[serde(with = "uuid_string")]
         league: LeagueId,
         /// Your member token.
-        #[serde(with = "uuid_string")]
         token: MemberToken,
         /// The deck.
         deck: DeckSpec,
@@ -504,10 +481,8 @@ pub enum ClientMessage {
         /// Request id.
         id: u32,
         /// The league.
-        #[serde(with = "uuid_string")]
         league: LeagueId,
         /// Your member token.
-        #[serde(with = "uuid_string")]
         token: MemberToken,
         /// The option.
         purchase: Purchase,
@@ -521,10 +496,8 @@ pub enum ClientMessage {
         /// Request id.
         id: u32,
         /// The league.
-        #[serde(with = "uuid_string")]
         league: LeagueId,
         /// Your member token.
-        #[serde(with = "uuid_string")]
         token: MemberToken,
         /// Which remedy.
         remedy: Remedy,

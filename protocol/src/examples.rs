@@ -17,8 +17,8 @@ use crate::league::{
 };
 use crate::server::{ServerMessage, TableSummary};
 use crate::types::{
-    EliminationCause, KeepReason, Phase, Reduction, RollResult, Ruling, SeatToken, SeatingMode,
-    StageName, Standing, TableId, TurnEndReason, TurnRemovalReason,
+    EliminationCause, KeepReason, OrganiserSecret, Phase, Reduction, RollResult, Ruling, SeatToken,
+    SeatingMode, StageName, Standing, TableId, TurnEndReason, TurnRemovalReason,
 };
 use crate::view::{Settings, TableView};
 
@@ -415,7 +415,8 @@ pub const MEMBER_TOKEN: MemberToken =
     MemberToken::from_u128(0x3e3b_e700_5555_4666_8777_0888_9999_aa02);
 
 /// The organiser secret in the examples.
-pub const ORGANISER: uuid::Uuid = uuid::Uuid::from_u128(0x0a9a_0000_1111_4222_8333_0444_5555_6603);
+pub const ORGANISER: OrganiserSecret =
+    OrganiserSecret::from_u128(0x0a9a_0000_1111_4222_8333_0444_5555_6603);
 
 fn deck_spec() -> DeckSpec {
     DeckSpec {

@@ -12,16 +12,20 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ErrorCode;
-use crate::types::{PlayerId, TableId, uuid_string};
+use crate::types::{PlayerId, TableId, uuid_id};
 
-/// A league's id.
-pub type LeagueId = uuid::Uuid;
+uuid_id! {
+    /// A league's id.
+    LeagueId
+}
 
 /// A member's number in his league (0, 1, 2, … in the order they joined).
 pub type MemberId = u32;
 
-/// The secret a member shows to act as himself (like a seat token).
-pub type MemberToken = uuid::Uuid;
+uuid_id! {
+    /// The secret a member shows to act as himself (like a seat token).
+    MemberToken
+}
 
 /// Cards in every starter deck.
 pub const STARTER_DECK_CARDS: u8 = 45;
@@ -208,7 +212,6 @@ pub enum LedgerEntry {
     /// A league game ended: its mana points are credited.
     Credited {
         /// The table.
-        #[serde(with = "uuid_string")]
         table: TableId,
         /// Its name.
         table_name: String,
@@ -806,7 +809,6 @@ pub fn first_decider(powers: &[(PlayerId, u32)]) -> Option<PlayerId> {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LeagueSummary {
     /// The league's id.
-    #[serde(with = "uuid_string")]
     pub league: LeagueId,
     /// Its name.
     pub name: String,
@@ -845,7 +847,6 @@ pub struct MemberStanding {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LeagueGame {
     /// Its table (a replay once finished).
-    #[serde(with = "uuid_string")]
     pub table: TableId,
     /// The table's name.
     pub name: String,
@@ -859,7 +860,6 @@ pub struct LeagueGame {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LeagueView {
     /// The league's id.
-    #[serde(with = "uuid_string")]
     pub league: LeagueId,
     /// Its name.
     pub name: String,

@@ -41,9 +41,10 @@ pub use limits::*;
 pub use mirror::{Mirror, stage_name};
 pub use server::{ReplaySummary, ServerMessage, TableSummary};
 pub use types::{
-    EliminationCause, Expiry, HostCall, KeepReason, MulliganMode, Phase, PlayerId, PlayerStatus,
-    Reduction, RollResult, RuleSet, Ruling, SeatToken, SeatingMode, StageName, Standing, TableId,
-    TurnEndReason, TurnId, TurnRemovalReason, TurnStateName, UuidFormError, parse_uuid,
+    EliminationCause, Expiry, HostCall, KeepReason, MulliganMode, OrganiserSecret, Phase, PlayerId,
+    PlayerStatus, Reduction, RollResult, RuleSet, Ruling, SeatToken, SeatingMode, StageName,
+    Standing, TableId, TurnEndReason, TurnId, TurnRemovalReason, TurnStateName, UuidFormError,
+    parse_uuid,
 };
 pub use uuid::Uuid;
 pub use view::{PlayerView, Settings, TableView, TurnView};

@@ -7,8 +7,7 @@ use crate::error::ErrorCode;
 use crate::event::Event;
 use crate::league::{Deck, LeagueId, LeagueSummary, LeagueView, LedgerLine, MemberId, MemberToken};
 use crate::types::{
-    MulliganMode, PlayerId, Reduction, RuleSet, SeatToken, StageName, TableId, option_uuid_string,
-    uuid_string,
+    MulliganMode, OrganiserSecret, PlayerId, Reduction, RuleSet, SeatToken, StageName, TableId,
 };
 use crate::view::TableView;
 
@@ -16,7 +15,6 @@ use crate::view::TableView;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReplaySummary {
     /// The table it was played at.
-    #[serde(with = "uuid_string")]
     pub table: TableId,
     /// The table's name.
     pub name: String,
@@ -30,11 +28,7 @@ pub struct ReplaySummary {
     #[serde(default)]
     pub password: bool,
     /// The league it was played in, if any.
-    #[serde(
-        default,
-        with = "option_uuid_string",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub league: Option<LeagueId>,
 }
 
@@ -42,7 +36,6 @@ pub struct ReplaySummary {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TableSummary {
     /// The table's id.
-    #[serde(with = "uuid_string")]
     pub table: TableId,
     /// Its display name.
     pub name: String,
@@ -70,11 +63,7 @@ pub struct TableSummary {
     #[serde(default)]
     pub mulligan: MulliganMode,
     /// The league it is played in, if any (its seats are for the league's members).
-    #[serde(
-        default,
-        with = "option_uuid_string",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub league: Option<LeagueId>,
     /// Whether its game is adjourned (waiting, without a time limit, to be resumed).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -113,7 +102,6 @@ pub enum ServerMessage {
         /// The request's id.
         reply_to: u32,
         /// The new table's id.
-        #[serde(with = "uuid_string")]
         table: TableId,
     },
     /// Answer to `join` or `resume`: the connection holds a seat. A `snapshot` follows.
@@ -121,12 +109,10 @@ pub enum ServerMessage {
         /// The request's id.
         reply_to: u32,
         /// The table.
-        #[serde(with = "uuid_string")]
         table: TableId,
         /// The player's id at that table.
         player: PlayerId,
         /// The token to `resume` the seat with after a disconnection. Keep it secret.
-        #[serde(with = "uuid_string")]
         token: SeatToken,
     },
     /// Answer to `watch`: the connection watches a table. A `snapshot` follows.
@@ -134,7 +120,6 @@ pub enum ServerMessage {
         /// The request's id.
         reply_to: u32,
         /// The table.
-        #[serde(with = "uuid_string")]
         table: TableId,
     },
     /// Answer to `leave`.
@@ -162,7 +147,6 @@ pub enum ServerMessage {
     /// Events that happened at the table, numbered consecutively from `seq`.
     Events {
         /// The table.
-        #[serde(with = "uuid_string")]
         table: TableId,
         /// Sequence number of the first event in the batch.
         seq: u64,
@@ -201,7 +185,6 @@ pub enum ServerMessage {
         /// The request's id.
         reply_to: u32,
         /// The table.
-        #[serde(with = "uuid_string")]
         table: TableId,
         /// Its name.
         name: String,
@@ -223,7 +206,6 @@ pub enum ServerMessage {
         /// The request's id.
         reply_to: u32,
         /// The table.
-        #[serde(with = "uuid_string")]
         table: TableId,
         /// The number of the first event in `events` (the request's `from_seq`, 1 if it was 0).
         first_seq: u64,
@@ -239,24 +221,20 @@ pub enum ServerMessage {
         /// The request's id.
         reply_to: u32,
         /// The new league's id.
-        #[serde(with = "uuid_string")]
         league: LeagueId,
         /// The organiser's secret: needed to create the league's tables. Keep it secret.
-        #[serde(with = "uuid_string")]
-        organiser: uuid::Uuid,
+        organiser: OrganiserSecret,
     },
     /// Answer to `join_league`.
     LeagueJoined {
         /// The request's id.
         reply_to: u32,
         /// The league.
-        #[serde(with = "uuid_string")]
         league: LeagueId,
         /// Your member number.
         member: MemberId,
         /// Your member token: show it to register and improve your deck and to sit at the
         /// league's tables. Keep it secret.
-        #[serde(with = "uuid_string")]
         token: MemberToken,
     },
     /// Answer to `list_leagues`: one page of the leagues, sorted by name.
@@ -289,7 +267,6 @@ pub enum ServerMessage {
         /// The request's id.
         reply_to: u32,
         /// The league.
-        #[serde(with = "uuid_string")]
         league: LeagueId,
         /// The member.
         member: MemberId,

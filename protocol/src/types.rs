@@ -11,11 +11,120 @@ pub type PlayerId = u16;
 /// One of a table's simultaneous turns on the wire, numbered 0.. at the start of the game.
 pub type TurnId = u8;
 
-/// A table: a UUID, written on the wire as its hyphenated string (`"67e55044-…"`).
-pub type TableId = uuid::Uuid;
+/// Defines an id that is a UUID and says what it identifies: a newtype that only converts to
+/// and from a bare [`Uuid`] by name, so one kind of id cannot be passed for another. On every
+/// wire and in every format it is the canonical hyphenated string ([`parse_uuid`] reads it);
+/// `Display` and `FromStr` use that same form.
+macro_rules! uuid_id {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+        pub struct $name(::uuid::Uuid);
 
-/// A seat token: a UUID string handed out by `seated`, presented again by `resume`.
-pub type SeatToken = uuid::Uuid;
+        impl $name {
+            /// The id with this numeric value (fixed ids of examples and tests).
+            #[must_use]
+            pub const fn from_u128(value: u128) -> Self {
+                Self(::uuid::Uuid::from_u128(value))
+            }
+
+            /// The all-zero id (a placeholder in tests and examples).
+            #[must_use]
+            pub const fn nil() -> Self {
+                Self(::uuid::Uuid::nil())
+            }
+
+            /// The id holding this UUID.
+            #[must_use]
+            pub const fn from_uuid(id: ::uuid::Uuid) -> Self {
+                Self(id)
+            }
+
+            /// A fresh random (version 4) id. Only the server draws ids; the game core never does.
+            #[must_use]
+            pub fn new_random() -> Self {
+                Self(::uuid::Uuid::new_v4())
+            }
+
+            /// The UUID it holds.
+            #[must_use]
+            pub const fn as_uuid(&self) -> &::uuid::Uuid {
+                &self.0
+            }
+
+            /// Its 16 bytes (how the journal stores it).
+            #[must_use]
+            pub const fn as_bytes(&self) -> &[u8; 16] {
+                self.0.as_bytes()
+            }
+
+            /// The id stored as these 16 bytes.
+            ///
+            /// # Errors
+            /// When `bytes` is not 16 bytes long.
+            pub fn from_slice(bytes: &[u8]) -> Result<Self, uuid::Error> {
+                ::uuid::Uuid::from_slice(bytes).map(Self)
+            }
+        }
+
+        impl From<::uuid::Uuid> for $name {
+            fn from(id: ::uuid::Uuid) -> Self {
+                Self(id)
+            }
+        }
+
+        impl From<$name> for ::uuid::Uuid {
+            fn from(id: $name) -> Self {
+                id.0
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                std::fmt::Display::fmt(&self.0.hyphenated(), f)
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = $crate::types::UuidFormError;
+
+            fn from_str(text: &str) -> Result<Self, $crate::types::UuidFormError> {
+                $crate::types::parse_uuid(text).map(Self)
+            }
+        }
+
+        impl ::serde::Serialize for $name {
+            fn serialize<S: ::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut buf = ::uuid::Uuid::encode_buffer();
+                s.serialize_str(self.0.hyphenated().encode_lower(&mut buf))
+            }
+        }
+
+        impl<'de> ::serde::Deserialize<'de> for $name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let text = <String as ::serde::Deserialize>::deserialize(d)?;
+                text.parse().map_err(::serde::de::Error::custom)
+            }
+        }
+    };
+}
+pub(crate) use uuid_id;
+
+uuid_id! {
+    /// A table: a UUID, written on the wire as its hyphenated string (`"67e55044-…"`).
+    TableId
+}
+
+uuid_id! {
+    /// A seat token: a UUID string handed out by `seated`, presented again by `resume`.
+    SeatToken
+}
+
+uuid_id! {
+    /// A league organiser's secret: handed out by `league_created`, shown to create the
+    /// league's tables.
+    OrganiserSecret
+}
 
 /// The phase indicator of a running turn.
 #[derive(
@@ -425,28 +534,6 @@ impl From<Expiry> for TurnEndReason {
     }
 }
 
-/// Serde helpers writing an optional UUID as its hyphenated string (or nil).
-pub(crate) mod option_uuid_string {
-    use serde::{Deserialize, Deserializer, Serializer};
-    use uuid::Uuid;
-
-    pub(crate) fn serialize<S: Serializer>(id: &Option<Uuid>, s: S) -> Result<S::Ok, S::Error> {
-        match id {
-            Some(id) => super::uuid_string::serialize(id, s),
-            None => s.serialize_none(),
-        }
-    }
-
-    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Uuid>, D::Error> {
-        match Option::<String>::deserialize(d)? {
-            Some(text) => super::parse_uuid(&text)
-                .map(Some)
-                .map_err(serde::de::Error::custom),
-            None => Ok(None),
-        }
-    }
-}
-
 /// Why a UUID on the wire was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error(
@@ -467,24 +554,6 @@ pub fn parse_uuid(text: &str) -> Result<Uuid, UuidFormError> {
         Ok(id)
     } else {
         Err(UuidFormError)
-    }
-}
-
-/// Serde helpers writing a UUID as its hyphenated string whatever the format, so MessagePack
-/// carries `"67e55044-10b1-426f-9247-bb680e5fe0c8"` rather than 16 raw bytes, and reading only
-/// that form ([`parse_uuid`]).
-pub(crate) mod uuid_string {
-    use serde::{Deserialize, Deserializer, Serializer};
-    use uuid::Uuid;
-
-    pub(crate) fn serialize<S: Serializer>(id: &Uuid, s: S) -> Result<S::Ok, S::Error> {
-        let mut buf = Uuid::encode_buffer();
-        s.serialize_str(id.hyphenated().encode_lower(&mut buf))
-    }
-
-    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Uuid, D::Error> {
-        let text = String::deserialize(d)?;
-        super::parse_uuid(&text).map_err(serde::de::Error::custom)
     }
 }
 
@@ -511,5 +580,33 @@ mod tests {
         ] {
             assert_eq!(parse_uuid(other), Err(UuidFormError), "{other:?}");
         }
+    }
+
+    #[test]
+    fn an_id_is_its_canonical_string_in_every_form() {
+        let canonical = "67e55044-10b1-426f-9247-bb680e5fe0c8";
+        let table: TableId = canonical.parse().unwrap();
+        assert_eq!(table.to_string(), canonical);
+        assert_eq!(*table.as_uuid(), parse_uuid(canonical).unwrap());
+        assert_eq!(TableId::from_slice(table.as_bytes()), Ok(table));
+        assert_eq!(
+            "67E55044-10B1-426F-9247-BB680E5FE0C8".parse::<SeatToken>(),
+            Err(UuidFormError)
+        );
+        // JSON and MessagePack both carry the string, never the 16 bytes.
+        assert_eq!(
+            serde_json::to_string(&table).unwrap(),
+            format!("\"{canonical}\"")
+        );
+        let packed = rmp_serde::to_vec(&table).unwrap();
+        let mut expected = vec![0xd9, 36];
+        expected.extend_from_slice(canonical.as_bytes());
+        assert_eq!(packed, expected);
+        assert_eq!(rmp_serde::from_slice::<TableId>(&packed).unwrap(), table);
+        // Only that form is read back: not the raw bytes, nor another spelling.
+        let mut raw = vec![0xc4, 16];
+        raw.extend_from_slice(table.as_bytes());
+        assert!(rmp_serde::from_slice::<TableId>(&raw).is_err());
+        assert!(serde_json::from_str::<TableId>("\"67e5504410b1426f9247bb680e5fe0c8\"").is_err());
     }
 }

@@ -12,7 +12,7 @@ use crate::limits::{
 };
 use crate::types::{
     HostCall, MulliganMode, Phase, PlayerId, PlayerStatus, Reduction, RuleSet, SeatingMode,
-    StageName, Standing, TableId, TurnId, TurnStateName, option_uuid_string, uuid_string,
+    StageName, Standing, TableId, TurnId, TurnStateName,
 };
 
 /// A table's settings, fixed when it is created.
@@ -50,11 +50,7 @@ pub struct Settings {
     #[serde(default)]
     pub mulligan: MulliganMode,
     /// The league this table's game counts for, if any.
-    #[serde(
-        default,
-        with = "option_uuid_string",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub league: Option<LeagueId>,
 }
 
@@ -162,7 +158,6 @@ pub struct TurnView {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TableView {
     /// The table's id.
-    #[serde(with = "uuid_string")]
     pub table: TableId,
     /// Its display name.
     pub name: String,

@@ -168,7 +168,7 @@ fn uuids_are_strings_on_the_wire() {
         member_token: None,
     };
     let bytes = encode_client(&message);
-    let text = examples::TABLE.hyphenated().to_string();
+    let text = examples::TABLE.as_uuid().hyphenated().to_string();
     // str8 marker, length 36, then the text.
     let mut needle = vec![0xd9, 36];
     needle.extend_from_slice(text.as_bytes());

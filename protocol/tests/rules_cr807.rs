@@ -429,7 +429,12 @@ fn cr807_4j_a_player_without_a_marker_takes_the_extra_turn_just_before_his_next_
 #[test]
 fn cr807_5a_each_player_is_told_whose_stacks_he_may_act_on() {
     let (table, p) = game(16);
-    let view = table.view(Default::default(), "t", 0, &Default::default());
+    let view = table.view(
+        grand_melee_protocol::TableId::nil(),
+        "t",
+        0,
+        &Default::default(),
+    );
     let stacks = |q: PlayerId| view.player(q).unwrap().stacks.clone();
     // p0 and p4 are taking turns (markers 1 and 2): p1 is next to p0 only, p3 next to p4.
     assert_eq!(stacks(p[1]), vec![0]);

@@ -411,7 +411,7 @@ fn league_lobby(powers: &[u32]) -> (Table, Vec<Event>) {
 
 fn settings() -> Settings {
     Settings {
-        league: Some(uuid::Uuid::from_u128(1)),
+        league: Some(grand_melee_protocol::league::LeagueId::from_u128(1)),
         ..Settings::default()
     }
 }

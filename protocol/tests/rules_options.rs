@@ -6,8 +6,8 @@
 use grand_melee_protocol::dice::{Dice, DiceSecret, entropy_digest};
 use grand_melee_protocol::rules::{Actor, Command, SpellRange, Table, TableConfig, TurnState};
 use grand_melee_protocol::{
-    ErrorCode, Event, MulliganMode, Phase, PlayerId, RollResult, Ruling, TurnRemovalReason,
-    TurnStateName,
+    ErrorCode, Event, MulliganMode, Phase, PlayerId, RollResult, Ruling, TableId,
+    TurnRemovalReason, TurnStateName,
 };
 
 fn seeded(players: usize, range: u8) -> TableConfig {
@@ -439,7 +439,7 @@ fn the_eliminated_players_own_waiting_turn_is_the_one_removed() {
     // allow one turn. The nearest turn within R of p6 is his own (distance 0), waiting: it is
     // removed at once, and p0's running turn is left alone.
     let (table, p) = game(seeded(12, 2), 12);
-    let mut view = table.view(Default::default(), "t", 0, &Default::default());
+    let mut view = table.view(TableId::nil(), "t", 0, &Default::default());
     let turn = view.turns.iter_mut().find(|t| t.player == p[6]).unwrap();
     turn.state = TurnStateName::Waiting;
     turn.phase = None;

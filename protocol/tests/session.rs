@@ -20,7 +20,7 @@ use grand_melee_protocol::session::{
 };
 use grand_melee_protocol::{
     ClientMessage, EliminationCause, ErrorCode, Event, KeepReason, Phase, PlayerId, Ruling,
-    Settings, TurnEndReason, TurnId, Uuid, close,
+    SeatToken, Settings, TableId, TurnEndReason, TurnId, close,
 };
 
 const SEED: u64 = 42;
@@ -62,8 +62,8 @@ fn peer(player: PlayerId) -> IpAddr {
 }
 
 /// …with this seat token.
-fn token(player: PlayerId) -> Uuid {
-    Uuid::from_u128(0x5ea7_0000 + u128::from(player))
+fn token(player: PlayerId) -> SeatToken {
+    SeatToken::from_u128(0x5ea7_0000 + u128::from(player))
 }
 
 fn address(a: u8, b: u8, c: u8, d: u8) -> IpAddr {
@@ -354,7 +354,7 @@ impl Sim {
         connection: ConnectionId,
         peer: IpAddr,
         name: &str,
-        token: Uuid,
+        token: SeatToken,
     ) -> Result<(PlayerId, Vec<Effect>), ErrorCode> {
         let now = self.at(secs);
         let name = name.to_owned();
@@ -392,7 +392,7 @@ impl Sim {
         secs: u64,
         connection: ConnectionId,
         peer: IpAddr,
-        token: Uuid,
+        token: SeatToken,
     ) -> Result<(PlayerId, Vec<Effect>), ErrorCode> {
         let now = self.at(secs);
         self.attempt(|s| s.resume(now, connection, peer, token))
@@ -1109,7 +1109,7 @@ fn a_kick_in_the_lobby_takes_the_seat_and_closes_the_connection() {
     sim.refused(4, conn(0), kick(2, false), ErrorCode::UnknownPlayer);
     // Not banned: he may sit down again, as a new player.
     let (player, _) = sim
-        .join_from(5, 300, peer(2), "Zed", Uuid::from_u128(7))
+        .join_from(5, 300, peer(2), "Zed", SeatToken::from_u128(7))
         .unwrap();
     assert_eq!(player, 3);
     // A disconnected player kicked: no connection to close.
@@ -1173,13 +1173,13 @@ fn a_kick_with_a_ban_during_play_eliminates_and_refuses_every_address_of_his() {
     assert_eq!(sim.running(), [(0, 1)], "the running turn goes on");
     // His connection is closed with the kick: the fold shows him disconnected from then on.
     assert!(!sim.session.table().facts().presence(3).connected);
-    let view = sim.session.view(Uuid::nil(), "Table");
+    let view = sim.session.view(TableId::nil(), "Table");
     assert!(!view.player(3).unwrap().connected);
     // Refused from either address, under any name, as player or spectator.
     for address in [peer(3), elsewhere] {
         assert_eq!(sim.watch(21, 400, address), Err(ErrorCode::Banned));
         assert_eq!(
-            sim.join_from(21, 400, address, "Yan", Uuid::from_u128(9))
+            sim.join_from(21, 400, address, "Yan", SeatToken::from_u128(9))
                 .map(|(p, _)| p),
             Err(ErrorCode::Banned)
         );
@@ -1663,7 +1663,7 @@ fn resuming_from_a_new_connection_closes_the_old_one_and_a_bad_token_changes_not
     let mut sim = Sim::new(settings(0, 600, 0), timing(0.0));
     sim.lobby(2);
     assert_eq!(
-        sim.resume(1, 70, address(9, 9, 9, 9), Uuid::nil())
+        sim.resume(1, 70, address(9, 9, 9, 9), SeatToken::nil())
             .map(|(p, _)| p),
         Err(ErrorCode::BadToken)
     );
@@ -1704,7 +1704,7 @@ fn recovery_folds_the_journal_into_the_same_table_and_numbers_on() {
     let live = sim.session.clone();
 
     let journal: Vec<(u64, Event)> = (1..).zip(sim.published.iter().cloned()).collect();
-    let seats: Vec<(PlayerId, Uuid)> = (0..4).map(|p| (p, token(p))).collect();
+    let seats: Vec<(PlayerId, SeatToken)> = (0..4).map(|p| (p, token(p))).collect();
     let banned = vec![address(6, 6, 6, 6)];
     let restart = sim.at(500);
     let recovered = Session::recover(
@@ -1738,7 +1738,7 @@ fn recovery_folds_the_journal_into_the_same_table_and_numbers_on() {
         }]
     );
     // The same table, apart from presence.
-    let id = Uuid::from_u128(77);
+    let id = TableId::from_u128(77);
     let mut expected = live.view(id, "Table");
     for player in &mut expected.players {
         player.connected = false;
@@ -1798,7 +1798,7 @@ fn a_recovered_paused_table_in_its_mulligans_counts_every_timer_from_the_restart
     sim.start(0, 0);
     sim.ok(5, conn(0), pause(true));
     let journal: Vec<(u64, Event)> = (1..).zip(sim.published.iter().cloned()).collect();
-    let seats: Vec<(PlayerId, Uuid)> = (0..3).map(|p| (p, token(p))).collect();
+    let seats: Vec<(PlayerId, SeatToken)> = (0..3).map(|p| (p, token(p))).collect();
     let settings = sim.session.settings().clone();
     let recovered = Session::recover(
         settings,
@@ -1919,7 +1919,7 @@ fn every_refused_request_changes_nothing_and_decides_nothing() {
     }
     // Joining, watching and resuming.
     assert_eq!(
-        sim.join_from(20, 500, address(1, 2, 3, 4), "Zed", Uuid::from_u128(1))
+        sim.join_from(20, 500, address(1, 2, 3, 4), "Zed", SeatToken::from_u128(1))
             .map(|(p, _)| p),
         Err(ErrorCode::GameStarted)
     );
@@ -1928,7 +1928,7 @@ fn every_refused_request_changes_nothing_and_decides_nothing() {
         Err(ErrorCode::SpectatorsFull)
     );
     assert_eq!(
-        sim.resume(20, 502, address(1, 2, 3, 4), Uuid::from_u128(1))
+        sim.resume(20, 502, address(1, 2, 3, 4), SeatToken::from_u128(1))
             .map(|(p, _)| p),
         Err(ErrorCode::BadToken)
     );
@@ -1961,12 +1961,12 @@ fn every_refused_request_changes_nothing_and_decides_nothing() {
     sim.refused(1, conn(0), keep(), ErrorCode::NotMulliganing);
     sim.refused(1, conn(0), end_turn(), ErrorCode::NotPlaying);
     assert_eq!(
-        sim.join_from(1, 500, address(1, 2, 3, 4), "ann", Uuid::from_u128(1))
+        sim.join_from(1, 500, address(1, 2, 3, 4), "ann", SeatToken::from_u128(1))
             .map(|(p, _)| p),
         Err(ErrorCode::NameTaken)
     );
     assert_eq!(
-        sim.join_from(1, 500, address(1, 2, 3, 4), "", Uuid::from_u128(1))
+        sim.join_from(1, 500, address(1, 2, 3, 4), "", SeatToken::from_u128(1))
             .map(|(p, _)| p),
         Err(ErrorCode::BadName)
     );
@@ -2013,7 +2013,7 @@ fn the_host_seats_the_table_by_the_dice_in_join_order_or_as_he_arranged() {
         };
         assert_eq!(*seating_mode, seating);
         assert_eq!(sim.seating(), *ring);
-        let view = sim.session.view(Uuid::nil(), "t");
+        let view = sim.session.view(TableId::nil(), "t");
         assert_eq!(view.seating_mode, Some(seating));
         assert_eq!(view.ring, *ring);
         // The whole game so far verifies: the dice's part of it at least.
@@ -2040,7 +2040,7 @@ fn the_host_seats_the_table_by_the_dice_in_join_order_or_as_he_arranged() {
     );
     assert_eq!(sim.seating(), random);
     assert_eq!(
-        sim.session.view(Uuid::nil(), "t").seating_mode,
+        sim.session.view(TableId::nil(), "t").seating_mode,
         Some(Random)
     );
 }
@@ -2074,7 +2074,7 @@ fn a_seating_that_does_not_fit_is_refused_and_changes_nothing() {
         ErrorCode::NotHost,
     );
     assert_eq!(sim.session.table().stage(), Stage::Lobby);
-    assert_eq!(sim.session.view(Uuid::nil(), "t").seating_mode, None);
+    assert_eq!(sim.session.view(TableId::nil(), "t").seating_mode, None);
     sim.ok(2, conn(0), start_seated(Arranged, vec![3, 2, 1, 0]));
     assert_eq!(sim.seating(), [3, 2, 1, 0]);
 }
@@ -2096,7 +2096,7 @@ fn a_call_reaches_the_host_is_rate_limited_and_a_ruling_or_an_answer_closes_it()
             reason: "is Wrath resolved?".into()
         }]
     );
-    let calls = |sim: &Sim| sim.session.view(Uuid::nil(), "t").calls;
+    let calls = |sim: &Sim| sim.session.view(TableId::nil(), "t").calls;
     assert_eq!(calls(&sim), [call(2, "is Wrath resolved?")]);
     // Once per 30 seconds per player; others may call meanwhile.
     sim.refused(39, conn(2), call_host("again"), ErrorCode::RateLimited);
@@ -2159,11 +2159,11 @@ fn a_call_reaches_the_host_is_rate_limited_and_a_ruling_or_an_answer_closes_it()
     sim.ok(80, conn(3), call_host("I was not dead"));
     assert_eq!(calls(&sim), [call(3, "I was not dead")]);
     // A snapshot's mirror shows the calls too.
-    let view = sim.session.view(Uuid::nil(), "t");
+    let view = sim.session.view(TableId::nil(), "t");
     assert_eq!(
         Table::from_view(&view)
             .unwrap()
-            .view(Uuid::nil(), "t", view.seq, &view.settings),
+            .view(TableId::nil(), "t", view.seq, &view.settings),
         view
     );
 }
@@ -2327,7 +2327,7 @@ fn an_adjourned_game_is_still_adjourned_after_a_restart() {
     sim.ok(20, conn(0), adjourn());
     sim.ok(21, conn(2), resume_game());
     let journal: Vec<(u64, Event)> = (1..).zip(sim.published.iter().cloned()).collect();
-    let seats: Vec<(PlayerId, Uuid)> = (0..3).map(|p| (p, token(p))).collect();
+    let seats: Vec<(PlayerId, SeatToken)> = (0..3).map(|p| (p, token(p))).collect();
     let recovered = Session::recover(
         sim.session.settings().clone(),
         DiceSecret::from_seed(SEED),

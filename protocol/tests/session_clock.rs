@@ -10,8 +10,8 @@ use grand_melee_protocol::dice::DiceSecret;
 use grand_melee_protocol::rules::{Stage, Table, TableConfig};
 use grand_melee_protocol::session::{Effect, Session, TABLE_CHAT_BURST, Timing};
 use grand_melee_protocol::{
-    ClientMessage, EliminationCause, ErrorCode, Event, KeepReason, PlayerId, Settings,
-    TurnEndReason, Uuid, close,
+    ClientMessage, EliminationCause, ErrorCode, Event, KeepReason, PlayerId, SeatToken, Settings,
+    TurnEndReason, close,
 };
 
 const GRACE: u64 = 30;
@@ -48,8 +48,8 @@ fn peer(connection: u64) -> IpAddr {
     IpAddr::V4(Ipv4Addr::new(10, 0, 0, u8::try_from(connection).unwrap()))
 }
 
-fn token(player: PlayerId) -> Uuid {
-    Uuid::from_u128(1000 + u128::from(player))
+fn token(player: PlayerId) -> SeatToken {
+    SeatToken::from_u128(1000 + u128::from(player))
 }
 
 fn conn(player: PlayerId) -> u64 {
@@ -730,7 +730,7 @@ fn a_resume_from_a_new_connection_takes_the_seat_over_and_a_bad_token_changes_no
     h.seat(2);
     let before = h.session.table().clone();
     assert_eq!(
-        h.session.resume(h.at(1), 70, peer(70), Uuid::nil()),
+        h.session.resume(h.at(1), 70, peer(70), SeatToken::nil()),
         Err(ErrorCode::BadToken)
     );
     assert!(h.session.take_effects().is_empty());
@@ -770,7 +770,7 @@ fn recovery_folds_the_journal_and_announces_who_was_connected() {
     .unwrap();
     h.drain();
     let journal: Vec<(u64, Event)> = (1..).zip(h.events.iter().cloned()).collect();
-    let seats: Vec<(PlayerId, Uuid)> = (0..4).map(|p| (p, token(p))).collect();
+    let seats: Vec<(PlayerId, SeatToken)> = (0..4).map(|p| (p, token(p))).collect();
     let settings = h.session.settings().clone();
     let now = h.at(500);
     let mut recovered = Session::recover(
@@ -969,7 +969,7 @@ fn after_a_restart_a_game_nobody_comes_back_to_ends_one_absence_limit_later() {
     h.playing(3, 1, 10);
     h.drain();
     let journal: Vec<(u64, Event)> = (1..).zip(h.events.iter().cloned()).collect();
-    let seats: Vec<(PlayerId, Uuid)> = (0..3).map(|p| (p, token(p))).collect();
+    let seats: Vec<(PlayerId, SeatToken)> = (0..3).map(|p| (p, token(p))).collect();
     let now = h.at(5_000);
     let mut recovered = Session::recover(
         h.session.settings().clone(),

@@ -57,14 +57,32 @@ fn v6_mask(prefix: u8) -> u128 {
         .unwrap_or(0)
 }
 
+/// How an address range is written.
+const FORM: &str = "write an address range as ADDRESS/BITS (e.g. 10.0.0.0/8, fd00::/8) or one \
+                    address (e.g. 127.0.0.1)";
+
+/// Why an address range (`--trusted-proxy`) is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CidrError {
+    #[error("{0:?} is not an IP address; {FORM}")]
+    NotAnAddress(String),
+    #[error("{bits:?} is not a prefix length from 0 to {width}")]
+    Prefix { bits: String, width: u8 },
+    /// Bits set past the prefix: most likely a typo for `meant`.
+    #[error("{text:?} has bits set past its /{prefix}: did you mean {meant}?")]
+    BitsPastPrefix {
+        text: String,
+        prefix: u8,
+        meant: Cidr,
+    },
+}
+
 impl FromStr for Cidr {
-    type Err = String;
+    type Err = CidrError;
 
     /// `10.0.0.0/8`, `2001:db8::/32`, or one address (`127.0.0.1`: a /32, `::1`: a /128). An
     /// address with bits set past the prefix is refused (it is most likely a typo).
-    fn from_str(text: &str) -> Result<Self, String> {
-        const FORM: &str = "write an address range as ADDRESS/BITS (e.g. 10.0.0.0/8, \
-                            fd00::/8) or one address (e.g. 127.0.0.1)";
+    fn from_str(text: &str) -> Result<Self, CidrError> {
         let text = text.trim();
         let (address, bits) = match text.split_once('/') {
             Some((address, bits)) => (address, Some(bits)),
@@ -72,7 +90,7 @@ impl FromStr for Cidr {
         };
         let address: IpAddr = address
             .parse()
-            .map_err(|_| format!("{address:?} is not an IP address; {FORM}"))?;
+            .map_err(|_| CidrError::NotAnAddress(address.to_owned()))?;
         let width: u8 = if address.is_ipv4() { 32 } else { 128 };
         let prefix = match bits {
             None => width,
@@ -80,7 +98,10 @@ impl FromStr for Cidr {
                 .parse::<u8>()
                 .ok()
                 .filter(|&bits| bits <= width)
-                .ok_or_else(|| format!("{bits:?} is not a prefix length from 0 to {width}"))?,
+                .ok_or_else(|| CidrError::Prefix {
+                    bits: bits.to_owned(),
+                    width,
+                })?,
         };
         let cidr = match address {
             // An IPv4 range written as mapped IPv6 (`::ffff:10.0.0.0/104`) is that IPv4 range.
@@ -95,13 +116,14 @@ impl FromStr for Cidr {
             IpAddr::V6(v6) => IpAddr::V6(Ipv6Addr::from(u128::from(v6) & v6_mask(cidr.prefix))),
         };
         if network != cidr.network {
-            return Err(format!(
-                "{text:?} has bits set past its /{prefix}: did you mean {}?",
-                Self {
+            return Err(CidrError::BitsPastPrefix {
+                text: text.to_owned(),
+                prefix,
+                meant: Self {
                     network,
-                    prefix: cidr.prefix
-                }
-            ));
+                    prefix: cidr.prefix,
+                },
+            });
         }
         Ok(cidr)
     }
@@ -416,7 +438,18 @@ mod tests {
             assert!(bad.parse::<Cidr>().is_err(), "{bad}");
         }
         let typo = "10.0.0.1/8".parse::<Cidr>().unwrap_err();
-        assert!(typo.contains("did you mean 10.0.0.0/8"), "{typo}");
+        assert_eq!(
+            typo,
+            CidrError::BitsPastPrefix {
+                text: "10.0.0.1/8".to_owned(),
+                prefix: 8,
+                meant: "10.0.0.0/8".parse().unwrap(),
+            }
+        );
+        assert!(
+            typo.to_string().contains("did you mean 10.0.0.0/8"),
+            "{typo}"
+        );
     }
 
     #[test]

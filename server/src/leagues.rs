@@ -9,9 +9,10 @@ use std::sync::Arc;
 use grand_melee_protocol::league::{
     Deck, LeagueGame, LeagueId, LeagueView, MemberId, MemberStanding, MemberToken, SeatDeck,
 };
-use grand_melee_protocol::{self as wire, ClientMessage, ErrorCode, ServerMessage, text};
+use grand_melee_protocol::{
+    self as wire, ClientMessage, ErrorCode, OrganiserSecret, ServerMessage, text,
+};
 use tracing::{info, warn};
-use uuid::Uuid;
 
 use crate::conn::Refusal;
 use crate::lobby::LeagueSeat;
@@ -92,8 +93,8 @@ pub(crate) async fn answer(
                 ),
                 None => None,
             };
-            let league = Uuid::new_v4();
-            let organiser = Uuid::new_v4();
+            let league = LeagueId::new_random();
+            let organiser = OrganiserSecret::new_random();
             write(
                 shared,
                 LeagueWrite::Create {
@@ -161,7 +162,7 @@ pub(crate) async fn answer(
                 )
                 .await?;
             }
-            let token = Uuid::new_v4();
+            let token = MemberToken::new_random();
             let member = write(
                 shared,
                 LeagueWrite::Join {
@@ -380,7 +381,7 @@ pub(crate) async fn check_organiser(
     shared: &Arc<Shared>,
     peer: IpAddr,
     league: LeagueId,
-    organiser: Option<Uuid>,
+    organiser: Option<OrganiserSecret>,
 ) -> Result<(), Refusal> {
     let record = record(shared, league)
         .await?

@@ -203,8 +203,9 @@ pub(crate) struct Shared {
     creations: DashMap<IpAddr, TokenBucket>,
     /// Spectating connections per address, for `--max-spectators-per-ip`.
     spectators_per_ip: DashMap<IpAddr, usize>,
-    /// Wrong-password guesses per address and table, for `--wrong-passwords-per-minute`.
-    guesses: DashMap<(IpAddr, TableId), TokenBucket>,
+    /// Wrong-password guesses per address and table (or league), for
+    /// `--wrong-passwords-per-minute`.
+    guesses: DashMap<(IpAddr, Guarded), TokenBucket>,
     /// Starts of watching per address, for `--watches-per-minute`.
     watches: DashMap<IpAddr, TokenBucket>,
     /// Password checks per address, right or wrong, for `--password-checks-per-minute`.
@@ -411,9 +412,14 @@ impl Shared {
             .take(now)
     }
 
-    /// Whether `ip` may try a password at `table` now (wrong guesses are limited per address
-    /// and table; a right one costs nothing).
-    pub(crate) fn may_guess(&self, ip: IpAddr, table: TableId, now: std::time::Instant) -> bool {
+    /// Whether `ip` may try a password at `table` (or a secret of a league) now (wrong guesses
+    /// are limited per address and table; a right one costs nothing).
+    pub(crate) fn may_guess(
+        &self,
+        ip: IpAddr,
+        table: impl Into<Guarded>,
+        now: std::time::Instant,
+    ) -> bool {
         let ip = self.key(ip);
         let per_minute = self.config.wrong_passwords_per_minute;
         if per_minute <= 0.0 {
@@ -421,16 +427,21 @@ impl Shared {
         }
         // Only a wrong guess makes a bucket: asking about any id (a league's, say) adds none.
         self.guesses
-            .get(&(ip, table))
+            .get(&(ip, table.into()))
             .is_none_or(|bucket| bucket.peek(now))
     }
 
     /// Records a wrong password from `ip` at `table`.
-    pub(crate) fn wrong_guess(&self, ip: IpAddr, table: TableId, now: std::time::Instant) {
+    pub(crate) fn wrong_guess(
+        &self,
+        ip: IpAddr,
+        table: impl Into<Guarded>,
+        now: std::time::Instant,
+    ) {
         let ip = self.key(ip);
         let per_minute = self.config.wrong_passwords_per_minute;
         self.guesses
-            .entry((ip, table))
+            .entry((ip, table.into()))
             .or_insert_with(|| TokenBucket::new(5.0, per_minute / 60.0, now))
             .take(now);
     }
@@ -602,6 +613,26 @@ pub(crate) fn fill_page<T: serde::Serialize>(
     page
 }
 
+/// What wrong guesses are counted against: a table (its password), or a league (its password,
+/// member tokens and organiser secret).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Guarded {
+    Table(TableId),
+    League(LeagueId),
+}
+
+impl From<TableId> for Guarded {
+    fn from(table: TableId) -> Self {
+        Self::Table(table)
+    }
+}
+
+impl From<LeagueId> for Guarded {
+    fn from(league: LeagueId) -> Self {
+        Self::League(league)
+    }
+}
+
 /// Checks a password against a table's (or a league's) hash, on the server's hashing pool.
 /// Everything cheap comes first: wrong guesses are limited per address and table (or league),
 /// a missing or overlong password is wrong without a hash, and every check that would hash,
@@ -610,10 +641,11 @@ pub(crate) fn fill_page<T: serde::Serialize>(
 pub(crate) async fn check_password(
     shared: &Arc<Shared>,
     peer: IpAddr,
-    table: wire::TableId,
+    table: impl Into<Guarded>,
     hash: Arc<str>,
     given: Option<String>,
 ) -> Result<(), ErrorCode> {
+    let table = table.into();
     let now = Instant::now();
     if !shared.may_guess(peer, table, now) {
         return Err(ErrorCode::RateLimited);

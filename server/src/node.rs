@@ -12,7 +12,6 @@ use grand_melee_protocol::TableId;
 use tracing::{debug, error, info, warn};
 
 use crate::room::TakenUp;
-use uuid::Uuid;
 
 use crate::cluster::{Cached, Cluster, DirEntry, NodeInfo, decode};
 use crate::lobby::Shared;
@@ -77,7 +76,7 @@ async fn watch_directory(cluster: Arc<Cluster>) {
             Ok(mut watch) => {
                 while let Some(entry) = watch.next().await {
                     let Ok(entry) = entry else { break };
-                    let Ok(table) = Uuid::parse_str(&entry.key) else {
+                    let Some(table) = crate::cluster::table_of_dir_key(&entry.key) else {
                         continue;
                     };
                     match entry.operation {

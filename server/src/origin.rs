@@ -55,15 +55,20 @@ impl OriginPolicy {
         allowed: &[String],
         public_url: Option<&str>,
         certificate_names: &[String],
-    ) -> Result<Self, String> {
+    ) -> Result<Self, OriginOptionError> {
+        let parse = |option, text: &str| {
+            parse_origin(text).map_err(|error| OriginOptionError {
+                option,
+                text: text.to_owned(),
+                error,
+            })
+        };
         let allowed = allowed
             .iter()
-            .map(|entry| {
-                parse_origin(entry).map_err(|error| format!("--allowed-origins {entry:?}: {error}"))
-            })
+            .map(|entry| parse("--allowed-origins", entry))
             .collect::<Result<Vec<_>, _>>()?;
         let public = public_url
-            .map(|url| parse_origin(url).map_err(|error| format!("--public-url {url:?}: {error}")))
+            .map(|url| parse("--public-url", url))
             .transpose()?;
         Ok(Self {
             allowed,
@@ -146,43 +151,72 @@ fn name_matches(pattern: &str, name: &str) -> bool {
 /// The origin of a page address given in the configuration (`--public-url`, an entry of
 /// `--allowed-origins`): `http://` or `https://`, a host, an optional port, and nothing after
 /// it but an optional `/`.
-pub(crate) fn parse_origin(text: &str) -> Result<Origin, String> {
-    const FORM: &str = "write it as http://HOST[:PORT] or https://HOST[:PORT]";
+pub(crate) fn parse_origin(text: &str) -> Result<Origin, OriginError> {
     let text = text.trim();
     if text.is_empty() {
-        return Err(format!("empty; {FORM}"));
+        return Err(OriginError::Empty);
     }
     if !text.contains("://") {
-        return Err(format!("no scheme; {FORM}"));
+        return Err(OriginError::NoScheme);
     }
-    let url = Url::parse(text).map_err(|error| format!("not a URL ({error}); {FORM}"))?;
+    let url = Url::parse(text)?;
     if url.scheme() != "http" && url.scheme() != "https" {
-        return Err(format!(
-            "the scheme must be http or https, not {} (a page's address, not the WebSocket's)",
-            url.scheme()
-        ));
+        return Err(OriginError::Scheme(url.scheme().to_owned()));
     }
     if url.host().is_none() {
-        return Err("no host name".to_owned());
+        return Err(OriginError::NoHost);
     }
     if !url.username().is_empty() || url.password().is_some() {
-        return Err("a user name or password has no place in it".to_owned());
+        return Err(OriginError::Credentials);
     }
     if url.path() != "/" || url.query().is_some() || url.fragment().is_some() {
-        return Err(
-            "a path, query or fragment has no place in it: the page is served at / (write only \
-             scheme://host[:port])"
-                .to_owned(),
-        );
+        return Err(OriginError::Path);
     }
     if url.port() == Some(0) {
-        return Err("port 0 cannot be reached".to_owned());
+        return Err(OriginError::PortZero);
     }
     Ok(url.origin())
 }
 
+/// How a page address in the configuration is written.
+const FORM: &str = "write it as http://HOST[:PORT] or https://HOST[:PORT]";
+
+/// Why a page address given in the configuration is refused ([`parse_origin`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum OriginError {
+    #[error("empty; {FORM}")]
+    Empty,
+    #[error("no scheme; {FORM}")]
+    NoScheme,
+    #[error("not a URL ({0}); {FORM}")]
+    NotAUrl(#[from] url::ParseError),
+    #[error("the scheme must be http or https, not {0} (a page's address, not the WebSocket's)")]
+    Scheme(String),
+    #[error("no host name")]
+    NoHost,
+    #[error("a user name or password has no place in it")]
+    Credentials,
+    #[error(
+        "a path, query or fragment has no place in it: the page is served at / (write only \
+         scheme://host[:port])"
+    )]
+    Path,
+    #[error("port 0 cannot be reached")]
+    PortZero,
+}
+
+/// A configured page address refused, with the option that gave it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{option} {text:?}: {error}")]
+pub(crate) struct OriginOptionError {
+    /// `--allowed-origins` or `--public-url`.
+    option: &'static str,
+    text: String,
+    error: OriginError,
+}
+
 /// `--public-url` and `--allowed-origins` as clap checks them: the origin, as browsers write it.
-pub(crate) fn origin_arg(text: &str) -> Result<String, String> {
+pub(crate) fn origin_arg(text: &str) -> Result<String, OriginError> {
     parse_origin(text).map(|origin| origin.ascii_serialization())
 }
 
@@ -320,6 +354,11 @@ mod tests {
             assert!(origin_arg(bad).is_err(), "{bad}");
         }
         let error = OriginPolicy::new(&[], Some("https://melee.example/play"), &[]).unwrap_err();
-        assert!(error.starts_with("--public-url"), "{error}");
+        assert_eq!(error.error, OriginError::Path);
+        let error = error.to_string();
+        assert!(
+            error.starts_with("--public-url \"https://melee.example/play\": a path"),
+            "{error}"
+        );
     }
 }

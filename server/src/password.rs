@@ -32,7 +32,7 @@ pub(crate) fn is_hash(stored: &str) -> bool {
 
 /// A salted Argon2id hash of `password` as a PHC string (`$argon2id$v=19$m=…$salt$hash`),
 /// with its own memory (for one-off uses outside the pool: migrating an old journal).
-pub(crate) fn hash(password: &str) -> Result<String, String> {
+pub(crate) fn hash(password: &str) -> Result<String, HashError> {
     hash_with(password, &mut Vec::new())
 }
 
@@ -51,20 +51,36 @@ fn blocks(memory: &mut Vec<Block>, blocks: usize) -> &mut [Block] {
     &mut memory[..blocks]
 }
 
-fn hash_with(password: &str, memory: &mut Vec<Block>) -> Result<String, String> {
+/// Why a password could not be hashed: Argon2 refused its own parameters, salt or output (not
+/// expected; the caller logs it and refuses the request).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum HashError {
+    #[error(transparent)]
+    Argon2(#[from] argon2::Error),
+    #[error(transparent)]
+    Phc(#[from] argon2::password_hash::phc::Error),
+    #[error(transparent)]
+    Params(#[from] argon2::password_hash::Error),
+}
+
+fn hash_with(password: &str, memory: &mut Vec<Block>) -> Result<String, HashError> {
     let params = Params::default();
     let salt = *uuid::Uuid::new_v4().as_bytes();
     let mut out = [0u8; Params::DEFAULT_OUTPUT_LEN];
     let count = params.block_count();
     Argon2::new(Algorithm::Argon2id, Version::V0x13, params.clone())
-        .hash_password_into_with_memory(password.as_bytes(), &salt, &mut out, blocks(memory, count))
-        .map_err(|error| error.to_string())?;
+        .hash_password_into_with_memory(
+            password.as_bytes(),
+            &salt,
+            &mut out,
+            blocks(memory, count),
+        )?;
     let phc = PasswordHash {
         algorithm: argon2::ARGON2ID_IDENT,
         version: Some(Version::V0x13.into()),
-        params: ParamsString::try_from(&params).map_err(|e| e.to_string())?,
-        salt: Some(Salt::new(&salt).map_err(|e| e.to_string())?),
-        hash: Some(Output::new(&out).map_err(|e| e.to_string())?),
+        params: ParamsString::try_from(&params)?,
+        salt: Some(Salt::new(&salt)?),
+        hash: Some(Output::new(&out)?),
     };
     Ok(phc.to_string())
 }
@@ -113,7 +129,7 @@ pub(crate) struct Busy;
 enum Job {
     Hash {
         password: String,
-        reply: oneshot::Sender<Result<String, String>>,
+        reply: oneshot::Sender<Result<String, HashError>>,
     },
     Verify {
         stored: Arc<str>,
@@ -159,7 +175,7 @@ impl Hasher {
     }
 
     /// A new hash of `password`, or `Busy` if the queue is full.
-    pub(crate) async fn hash(&self, password: String) -> Result<Result<String, String>, Busy> {
+    pub(crate) async fn hash(&self, password: String) -> Result<Result<String, HashError>, Busy> {
         let (reply, answer) = oneshot::channel();
         self.submit(Job::Hash { password, reply })?;
         answer.await.map_err(|_| Busy)

@@ -16,7 +16,7 @@ use tracing::{debug, error, info, warn};
 use uuid::Uuid;
 
 use grand_melee_protocol::PlayerId;
-use grand_melee_protocol::league::{Deck, MemberId, SeatDeck};
+use grand_melee_protocol::league::{Deck, LeagueId, MemberId, SeatDeck};
 use grand_melee_protocol::rules::TableConfig;
 use grand_melee_protocol::session::{Effect, Role, Session, Timing};
 
@@ -42,8 +42,8 @@ struct StoredSettings {
     #[serde(default = "default_max_spectators")]
     max_spectators: u32,
     /// The league whose game this is, if any.
-    #[serde(default)]
-    league: Option<Uuid>,
+    #[serde(default, with = "crate::store::uuid_form::option")]
+    league: Option<LeagueId>,
 }
 
 fn default_mulligan_clock() -> u32 {
@@ -207,7 +207,7 @@ pub(crate) async fn create(
         ),
         None => None,
     };
-    let id = Uuid::new_v4();
+    let id = TableId::new_random();
     let record = TableRecord {
         id,
         name: name.clone(),
@@ -316,7 +316,7 @@ pub(crate) async fn recover_all(shared: &Arc<Shared>) -> Result<(), String> {
         .map_err(|e| e.to_string())?
         .map_err(|e| format!("the journal {path} cannot be read: {e}"))?;
 
-    let mut lost: Vec<(Option<Uuid>, String)> = read
+    let mut lost: Vec<(Option<TableId>, String)> = read
         .unreadable
         .into_iter()
         .map(|table| (table.id, table.reason))
@@ -330,7 +330,7 @@ pub(crate) async fn recover_all(shared: &Arc<Shared>) -> Result<(), String> {
         }
     }
     let name =
-        |id: &Option<Uuid>| id.map_or_else(|| "(id unreadable)".to_owned(), |id| id.to_string());
+        |id: &Option<TableId>| id.map_or_else(|| "(id unreadable)".to_owned(), |id| id.to_string());
     if !lost.is_empty() && !allow_damage {
         let mut message = format!(
             "{} table(s) in the journal {path} cannot be recovered:\n",
@@ -484,7 +484,7 @@ pub(crate) fn new_summary(
     name: &str,
     password: bool,
     config: &TableConfig,
-    league: Option<Uuid>,
+    league: Option<LeagueId>,
 ) -> TableSummary {
     TableSummary {
         table: id,
@@ -736,7 +736,7 @@ impl Room {
                 league,
                 ..
             } => {
-                let token = Uuid::new_v4();
+                let token = SeatToken::new_random();
                 let deck = league.map(|seat| seat.deck);
                 if let Some(deck) = &deck {
                     self.check_duel(deck, 1)?;

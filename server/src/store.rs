@@ -13,21 +13,22 @@ use grand_melee_protocol::league::{
     DeckSpec, LeagueId, LeagueSummary, LeagueView, LedgerEntry, LedgerLine, MemberId, MemberToken,
     Purchase, Remedy,
 };
-use grand_melee_protocol::{ErrorCode, StageName, TableSummary};
+use grand_melee_protocol::{
+    ErrorCode, OrganiserSecret, SeatToken, StageName, TableId, TableSummary,
+};
 use serde::{Deserialize, Serialize};
-use uuid::Uuid;
 
 /// A table as created: what is needed to rebuild it, besides its events.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableRecord {
-    pub id: Uuid,
+    pub id: TableId,
     pub name: String,
     pub password: Option<String>,
     /// The table's settings (including its seed), encoded by the caller.
     pub settings: Vec<u8>,
     pub created_at_ms: u64,
     /// The league whose game this is, if any.
-    pub league: Option<Uuid>,
+    pub league: Option<LeagueId>,
 }
 
 /// A table as stored: its record, seat tokens, metadata and every event.
@@ -35,7 +36,7 @@ pub struct TableRecord {
 pub struct StoredTable {
     pub record: TableRecord,
     /// `(player, token)`, by player.
-    pub seats: Vec<(u16, Uuid)>,
+    pub seats: Vec<(u16, SeatToken)>,
     /// `(key, value)`, by key.
     pub meta: Vec<(String, Vec<u8>)>,
     /// `(seq, encoded event)`, by seq.
@@ -47,7 +48,7 @@ pub struct StoredTable {
 /// One finished game, as listed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReplaySummary {
-    pub id: Uuid,
+    pub id: TableId,
     pub name: String,
     pub created_at_ms: u64,
     pub finished_at_ms: u64,
@@ -56,7 +57,7 @@ pub struct ReplaySummary {
     /// Whether the table had a password.
     pub password: bool,
     /// The league it was played in, if any.
-    pub league: Option<Uuid>,
+    pub league: Option<LeagueId>,
 }
 
 /// One page of a finished game's events, with what is needed to read them.
@@ -77,7 +78,11 @@ pub struct ReplayPage {
 #[serde(rename_all = "snake_case", tag = "op")]
 pub enum TableOp {
     /// Sets (or replaces) a player's seat token.
-    SetSeat { player: u16, token: Uuid },
+    SetSeat {
+        player: u16,
+        #[serde(with = "crate::store::uuid_form")]
+        token: SeatToken,
+    },
     /// Removes a player's seat token (a kicked or departed player); absent is not an error.
     RemoveSeat { player: u16 },
     /// Sets (or replaces) a small per-table value (the banned addresses).
@@ -136,13 +141,16 @@ impl StoredTable {
     /// Folds one flush into the table, as the SQLite journal's rows take it: events must follow
     /// the last one (numbered from 1), seats and values are replaced, the first finishing mark
     /// stays.
-    pub fn apply(&mut self, flush: &Flush) -> Result<(), String> {
+    ///
+    /// # Errors
+    /// A flush whose events do not follow the table's last one (nothing is folded).
+    pub fn apply(&mut self, flush: &Flush) -> Result<(), OutOfSequence> {
         let expected = self.events.last().map_or(1, |(seq, _)| seq + 1);
         if !flush.events.is_empty() && flush.first_seq != expected {
-            return Err(format!(
-                "events numbered from {} where {expected} was expected",
-                flush.first_seq
-            ));
+            return Err(OutOfSequence {
+                first: flush.first_seq,
+                expected,
+            });
         }
         for (i, event) in flush.events.iter().enumerate() {
             self.events
@@ -170,6 +178,16 @@ impl StoredTable {
     }
 }
 
+/// A flush whose events do not follow the table's last one ([`StoredTable::apply`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("events numbered from {first} where {expected} was expected")]
+pub struct OutOfSequence {
+    /// The flush's first event.
+    pub first: u64,
+    /// The number the next event must have.
+    pub expected: u64,
+}
+
 /// A deck's credit for one finished league game.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Credit {
@@ -191,7 +209,7 @@ pub enum LeagueWrite {
         name: String,
         /// The league's password, hashed.
         password: Option<String>,
-        organiser: Uuid,
+        organiser: OrganiserSecret,
         at_ms: u64,
     },
     /// A new member.
@@ -224,7 +242,7 @@ pub struct LeagueRecord {
     pub name: String,
     /// The password's hash.
     pub password: Option<String>,
-    pub organiser: Uuid,
+    pub organiser: OrganiserSecret,
     pub created_at_ms: u64,
 }
 
@@ -263,7 +281,7 @@ pub trait Store: Send + Sync + fmt::Debug {
 
     /// Deletes a table with everything it has (a table abandoned before it started). Deleting
     /// a table that is not there is not an error.
-    fn delete_table(&self, table: Uuid) -> StoreFuture<'_, ()>;
+    fn delete_table(&self, table: TableId) -> StoreFuture<'_, ()>;
 
     /// Every listed table's summary when the store keeps a directory of every node's tables
     /// (cluster mode); `None`: this node's registry is the whole list.
@@ -276,10 +294,10 @@ pub trait Store: Send + Sync + fmt::Debug {
     /// and whether `token` is one of its seat tokens; `None` for an unknown or unfinished table.
     fn replay_page(
         &self,
-        table: Uuid,
+        table: TableId,
         from_seq: u64,
         max_bytes: usize,
-        token: Option<Uuid>,
+        token: Option<SeatToken>,
     ) -> StoreFuture<'_, Option<(ReplayPage, bool)>>;
 
     /// Deletes the finished games that finished before `finished_before_ms` and that no node
@@ -290,7 +308,7 @@ pub trait Store: Send + Sync + fmt::Debug {
     /// one), and whether there are more.
     fn events_page(
         &self,
-        table: Uuid,
+        table: TableId,
         from_seq: u64,
         limit: usize,
         max_bytes: usize,
@@ -339,10 +357,51 @@ pub trait TableLog: Send + Sync + fmt::Debug {
     fn append(&mut self, flush: Flush, progress: Progress) -> StoreFuture<'_, ()>;
 }
 
+/// Serde helpers keeping an id in the stored records' form: the bare UUID's own (16 bytes in
+/// MessagePack), as records held it before ids had their own types, not the protocol's string.
+/// Existing streams and documents must still read.
+pub(crate) mod uuid_form {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use uuid::Uuid;
+
+    pub(crate) fn serialize<S: Serializer, T: Copy + Into<Uuid>>(
+        id: &T,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        (*id).into().serialize(s)
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>, T: From<Uuid>>(
+        d: D,
+    ) -> Result<T, D::Error> {
+        Uuid::deserialize(d).map(T::from)
+    }
+
+    /// The same for an optional id.
+    pub(crate) mod option {
+        use serde::{Deserialize, Deserializer, Serialize, Serializer};
+        use uuid::Uuid;
+
+        pub(crate) fn serialize<S: Serializer, T: Copy + Into<Uuid>>(
+            id: &Option<T>,
+            s: S,
+        ) -> Result<S::Ok, S::Error> {
+            id.map(Into::into).serialize(s)
+        }
+
+        pub(crate) fn deserialize<'de, D: Deserializer<'de>, T: From<Uuid>>(
+            d: D,
+        ) -> Result<Option<T>, D::Error> {
+            Option::<Uuid>::deserialize(d).map(|id| id.map(T::from))
+        }
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use uuid::Uuid;
 
     /// The cluster's record format before the three enums became one: existing streams hold it.
     #[derive(Serialize, Deserialize)]
@@ -366,13 +425,94 @@ mod tests {
     }
 
     #[test]
+    fn a_flush_out_of_sequence_is_refused_and_folds_nothing() {
+        let mut table = StoredTable::new(TableRecord {
+            id: TableId::from_u128(1),
+            name: "t".to_owned(),
+            password: None,
+            settings: vec![0],
+            created_at_ms: 1,
+            league: None,
+        });
+        let flush = |first_seq| Flush {
+            first_seq,
+            events: vec![vec![1]],
+            ops: vec![TableOp::SetSeat {
+                player: 0,
+                token: SeatToken::from_u128(2),
+            }],
+        };
+        table.apply(&flush(1)).unwrap();
+        let before = table.clone();
+        assert_eq!(
+            table.apply(&flush(3)),
+            Err(OutOfSequence {
+                first: 3,
+                expected: 2
+            })
+        );
+        assert_eq!(table, before);
+        table.apply(&flush(2)).unwrap();
+        assert_eq!(table.events.len(), 2);
+    }
+
+    /// A record holding typed ids, in the stored form.
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct Typed {
+        #[serde(with = "uuid_form")]
+        token: SeatToken,
+        #[serde(default, with = "uuid_form::option")]
+        league: Option<LeagueId>,
+    }
+
+    /// The same record as it was written before ids had types.
+    #[derive(Serialize, Deserialize)]
+    struct Bare {
+        token: Uuid,
+        league: Option<Uuid>,
+    }
+
+    #[test]
+    fn typed_ids_keep_the_stored_uuid_form() {
+        for league in [Some(LeagueId::from_u128(5)), None] {
+            let typed = Typed {
+                token: SeatToken::from_u128(9),
+                league,
+            };
+            let bare = Bare {
+                token: Uuid::from_u128(9),
+                league: league.map(Uuid::from),
+            };
+            let bytes = rmp_serde::to_vec_named(&typed).unwrap();
+            assert_eq!(bytes, rmp_serde::to_vec_named(&bare).unwrap());
+            assert_eq!(rmp_serde::from_slice::<Typed>(&bytes).unwrap(), typed);
+        }
+        // A record written without the optional id still reads.
+        #[derive(Serialize)]
+        struct Older {
+            token: Uuid,
+        }
+        let older = rmp_serde::to_vec_named(&Older {
+            token: Uuid::from_u128(9),
+        })
+        .unwrap();
+        assert_eq!(
+            rmp_serde::from_slice::<Typed>(&older).unwrap(),
+            Typed {
+                token: SeatToken::from_u128(9),
+                league: None,
+            }
+        );
+    }
+
+    #[test]
     fn a_table_op_keeps_the_cluster_record_format() {
-        let token = Uuid::from_u128(7);
+        let token = SeatToken::from_u128(7);
         let credit = Credit {
-            league: LeagueId::from(Uuid::from_u128(1)),
+            league: LeagueId::from_u128(1),
             member: 2,
             entry: LedgerEntry::Credited {
-                table: Uuid::from_u128(3),
+                table: TableId::from_u128(3),
                 table_name: "t".to_owned(),
                 place: 1,
                 players: 2,
@@ -383,7 +523,10 @@ mod tests {
         let pairs = [
             (
                 TableOp::SetSeat { player: 3, token },
-                RecordOpBefore::SetSeat { player: 3, token },
+                RecordOpBefore::SetSeat {
+                    player: 3,
+                    token: token.into(),
+                },
             ),
             (
                 TableOp::RemoveSeat { player: 4 },

@@ -303,7 +303,7 @@ async fn a_damaged_journal_stops_the_binary_with_the_reason_on_stderr_unless_all
     assert!(server.wait().await.success());
     drop(host);
     // …and a table whose events fill several pages, one of which gets a flipped bit.
-    let damaged = uuid::Uuid::new_v4();
+    let damaged = grand_melee_protocol::TableId::new_random();
     {
         let journal = Journal::open(data.path(), Durability::Normal).unwrap();
         journal

@@ -10,8 +10,8 @@ use grand_melee_e2e::{
     Client, PATIENCE, Received, ServerProcess, flip_a_leaf_page_holding, started_game_at,
 };
 use grand_melee_protocol::{
-    self as wire, ClientMessage, ErrorCode, PlayerStatus, ServerMessage, StageName, TableId,
-    TableView, TurnStateName, close,
+    self as wire, ClientMessage, ErrorCode, PlayerStatus, SeatToken, ServerMessage, StageName,
+    TableId, TableView, TurnStateName, close,
 };
 use grand_melee_server::journal::{Durability, Journal};
 use grand_melee_server::{Server, ServerConfig};
@@ -45,7 +45,7 @@ impl Dice {
 struct Bots {
     table: TableId,
     clients: Vec<Client>,
-    tokens: Vec<uuid::Uuid>,
+    tokens: Vec<SeatToken>,
     /// Every event any bot received, by number, across every server process.
     seen: BTreeMap<u64, wire::Event>,
     dice: Dice,
@@ -424,7 +424,7 @@ impl Running {
     }
 }
 
-fn rows_of(path: &Path, table: uuid::Uuid) -> [i64; 3] {
+fn rows_of(path: &Path, table: TableId) -> [i64; 3] {
     let conn = rusqlite::Connection::open(path).unwrap();
     [
         "melee_tables WHERE id",
@@ -538,7 +538,7 @@ async fn replays_past_their_retention_are_deleted_by_the_maintenance_at_start() 
         .unwrap()
         .as_millis() as u64;
     const DAY_MS: u64 = 86_400_000;
-    let (old, recent) = (uuid::Uuid::new_v4(), uuid::Uuid::new_v4());
+    let (old, recent) = (TableId::new_random(), TableId::new_random());
     {
         let journal = Journal::open(data.path(), Durability::Normal).unwrap();
         for (id, finished) in [(old, now_ms - 10 * DAY_MS), (recent, now_ms - DAY_MS)] {
@@ -554,7 +554,10 @@ async fn replays_past_their_retention_are_deleted_by_the_maintenance_at_start() 
                 .await
                 .unwrap();
             journal.append(id, 1, vec![vec![1], vec![2]]).await.unwrap();
-            journal.set_seat(id, 0, uuid::Uuid::new_v4()).await.unwrap();
+            journal
+                .set_seat(id, 0, SeatToken::new_random())
+                .await
+                .unwrap();
             journal.finish(id, finished, Vec::new()).await.unwrap();
         }
         journal.close().await.unwrap();
@@ -645,7 +648,7 @@ async fn a_table_that_cannot_be_rebuilt_is_refused_then_counted_and_kept() {
     let data = tempfile::tempdir().unwrap();
     let path = data.path().join(grand_melee_server::journal::DB_FILE);
     // A sound database whose one table cannot be rebuilt (settings this server cannot read).
-    let broken = uuid::Uuid::new_v4();
+    let broken = TableId::new_random();
     {
         let journal = Journal::open(data.path(), Durability::Normal).unwrap();
         journal
@@ -660,7 +663,7 @@ async fn a_table_that_cannot_be_rebuilt_is_refused_then_counted_and_kept() {
             .await
             .unwrap();
         journal
-            .set_seat(broken, 0, uuid::Uuid::new_v4())
+            .set_seat(broken, 0, SeatToken::new_random())
             .await
             .unwrap();
         journal.close().await.unwrap();

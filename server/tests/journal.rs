@@ -10,15 +10,15 @@ mod journal {
     use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};
 
+    use grand_melee_protocol::{SeatToken, TableId};
     use grand_melee_server::journal::{
         DB_FILE, Durability, Flush, Journal, JournalError, SCHEMA_VERSION, StoredTable, TableOp,
         TableRecord, UnfinishedTables,
     };
-    use uuid::Uuid;
 
     fn record(name: &str, created_at_ms: u64) -> TableRecord {
         TableRecord {
-            id: Uuid::new_v4(),
+            id: TableId::new_random(),
             name: name.to_owned(),
             password: None,
             settings: vec![1, 2, 3, name.len() as u8],
@@ -58,10 +58,10 @@ mod journal {
         journal.append(running.id, 0, events(0, 3)).await.unwrap();
         journal.append(running.id, 3, events(3, 2)).await.unwrap();
         journal.append(running.id, 5, Vec::new()).await.unwrap();
-        let alice = Uuid::new_v4();
-        let bob = Uuid::new_v4();
-        let bob_again = Uuid::new_v4();
-        let carol = Uuid::new_v4();
+        let alice = SeatToken::new_random();
+        let bob = SeatToken::new_random();
+        let bob_again = SeatToken::new_random();
+        let carol = SeatToken::new_random();
         journal.set_seat(running.id, 2, bob).await.unwrap();
         journal.set_seat(running.id, 0, alice).await.unwrap();
         journal.set_seat(running.id, 5, carol).await.unwrap();
@@ -118,9 +118,9 @@ mod journal {
         assert_eq!(finished.record, done);
         assert_eq!(finished.finished_at_ms, Some(9_000));
         assert_eq!(finished.events, numbered(0, 4));
-        assert_eq!(journal.table(Uuid::new_v4()).unwrap(), None);
+        assert_eq!(journal.table(TableId::new_random()).unwrap(), None);
         assert!(matches!(
-            journal.events(Uuid::new_v4()),
+            journal.events(TableId::new_random()),
             Err(JournalError::UnknownTable(_))
         ));
 
@@ -177,7 +177,7 @@ mod journal {
         let journal = Journal::open(dir.path(), Durability::Full).unwrap();
         let table = record("t", 1);
         journal.create_table(table.clone()).await.unwrap();
-        let (alice, bob) = (Uuid::new_v4(), Uuid::new_v4());
+        let (alice, bob) = (SeatToken::new_random(), SeatToken::new_random());
 
         // The game-over mark cannot be stored (out of SQLite's range): nothing of it is.
         let refused = Flush {
@@ -254,13 +254,13 @@ mod journal {
     async fn operations_on_unknown_or_finished_tables_fail() {
         let dir = tempfile::tempdir().unwrap();
         let journal = Journal::open(dir.path(), Durability::Full).unwrap();
-        let ghost = Uuid::new_v4();
+        let ghost = TableId::new_random();
         assert!(matches!(
             journal.append(ghost, 0, events(0, 1)).await,
             Err(JournalError::UnknownTable(id)) if id == ghost
         ));
         assert!(matches!(
-            journal.set_seat(ghost, 0, Uuid::new_v4()).await,
+            journal.set_seat(ghost, 0, SeatToken::new_random()).await,
             Err(JournalError::UnknownTable(_))
         ));
         assert!(matches!(
@@ -301,7 +301,7 @@ mod journal {
             Err(JournalError::OutOfRange { .. })
         ));
         let mut huge = record("huge", u64::MAX);
-        huge.id = Uuid::new_v4();
+        huge.id = TableId::new_random();
         assert!(matches!(
             journal.create_table(huge).await,
             Err(JournalError::OutOfRange { .. })
@@ -319,7 +319,10 @@ mod journal {
         for table in [&abandoned, &kept] {
             journal.create_table(table.clone()).await.unwrap();
             journal.append(table.id, 0, events(0, 2)).await.unwrap();
-            journal.set_seat(table.id, 0, Uuid::new_v4()).await.unwrap();
+            journal
+                .set_seat(table.id, 0, SeatToken::new_random())
+                .await
+                .unwrap();
             journal.set_meta(table.id, "host", vec![0]).await.unwrap();
         }
         journal.delete_table(abandoned.id).await.unwrap();
@@ -408,7 +411,7 @@ mod journal {
     async fn reopening_after_close_sees_everything() {
         let dir = tempfile::tempdir().unwrap();
         let table = record("t", 42);
-        let token = Uuid::new_v4();
+        let token = SeatToken::new_random();
         {
             let journal = Journal::open(dir.path(), Durability::Full).unwrap();
             journal.create_table(table.clone()).await.unwrap();
@@ -591,7 +594,10 @@ mod journal {
         let journal = Journal::open(dir.path(), Durability::Full).unwrap();
         let table = record("t", 1);
         journal.create_table(table.clone()).await.unwrap();
-        journal.set_seat(table.id, 0, Uuid::new_v4()).await.unwrap();
+        journal
+            .set_seat(table.id, 0, SeatToken::new_random())
+            .await
+            .unwrap();
         journal.close().await.unwrap();
         {
             let conn = rusqlite::Connection::open(dir.path().join(DB_FILE)).unwrap();
@@ -654,8 +660,14 @@ mod journal {
                 .append(table.id, 0, marked_events(marker, 200))
                 .await
                 .unwrap();
-            journal.set_seat(table.id, 0, Uuid::new_v4()).await.unwrap();
-            journal.set_seat(table.id, 1, Uuid::new_v4()).await.unwrap();
+            journal
+                .set_seat(table.id, 0, SeatToken::new_random())
+                .await
+                .unwrap();
+            journal
+                .set_seat(table.id, 1, SeatToken::new_random())
+                .await
+                .unwrap();
             journal.set_meta(table.id, "host", vec![0]).await.unwrap();
         }
         journal.close().await.unwrap();
@@ -982,7 +994,7 @@ mod journal {
 
     // ----- Replay retention --------------------------------------------------------------------
 
-    fn rows_of(path: &Path, table: Uuid) -> i64 {
+    fn rows_of(path: &Path, table: TableId) -> i64 {
         let conn = rusqlite::Connection::open(path).unwrap();
         ["events", "seats", "meta"]
             .iter()
@@ -1007,7 +1019,10 @@ mod journal {
             let table = record(&format!("old {i}"), i);
             journal.create_table(table.clone()).await.unwrap();
             journal.append(table.id, 0, events(0, 2)).await.unwrap();
-            journal.set_seat(table.id, 0, Uuid::new_v4()).await.unwrap();
+            journal
+                .set_seat(table.id, 0, SeatToken::new_random())
+                .await
+                .unwrap();
             journal.set_meta(table.id, "host", vec![0]).await.unwrap();
             journal
                 .finish(table.id, 1_000 + i, Vec::new())
@@ -1030,7 +1045,7 @@ mod journal {
         journal.keep_untouched([untouchable.id]);
 
         assert_eq!(journal.prune_replays(5_000).await.unwrap(), 130);
-        let left: Vec<Uuid> = journal.replays().unwrap().iter().map(|r| r.id).collect();
+        let left: Vec<TableId> = journal.replays().unwrap().iter().map(|r| r.id).collect();
         assert_eq!(left, vec![recent.id, untouchable.id]);
         let unfinished = journal.unfinished_tables().unwrap();
         assert_eq!(unfinished.tables.len(), 1);
@@ -1063,7 +1078,7 @@ mod journal {
             return;
         };
         let durability: Durability = std::env::var(CHILD_DURABILITY).unwrap().parse().unwrap();
-        let id: Uuid = std::env::var(CHILD_TABLE).unwrap().parse().unwrap();
+        let id: TableId = std::env::var(CHILD_TABLE).unwrap().parse().unwrap();
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -1088,7 +1103,7 @@ mod journal {
 
     fn kill_mid_writing(durability: Durability, kill_after: u64) {
         let dir = tempfile::tempdir().unwrap();
-        let id = Uuid::new_v4();
+        let id = TableId::new_random();
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args([
                 "journal::journal_writer_child_process",

@@ -84,7 +84,8 @@ async fn a_kill_as_a_league_game_ends_never_credits_twice_or_not_at_all() {
         let first_out = view.players[0].player;
         keep_all_hands(&mut clients).await;
         concede(&mut clients, first_out).await;
-        let tokens: Vec<(u16, uuid::Uuid)> = clients.iter().map(|c| c.seat.unwrap()).collect();
+        let tokens: Vec<(u16, grand_melee_protocol::SeatToken)> =
+            clients.iter().map(|c| c.seat.unwrap()).collect();
         let last = clients
             .iter_mut()
             .find(|c| c.seat.map(|s| s.0) != Some(first_out))

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
-use grand_melee_protocol::league::LeagueId;
+use grand_melee_protocol::league::{LeagueId, MemberToken};
 use grand_melee_protocol::{
-    self as wire, ClientMessage, ErrorCode, Mirror, MulliganMode, PROTOCOL_VERSION, Reduction,
-    RuleSet, ServerMessage, TableId, TableView,
+    self as wire, ClientMessage, ErrorCode, Mirror, MulliganMode, OrganiserSecret,
+    PROTOCOL_VERSION, Reduction, RuleSet, SeatToken, ServerMessage, TableId, TableView,
 };
 use grand_melee_server::{Server, ServerConfig};
 use tokio::sync::{mpsc, oneshot};
@@ -43,7 +43,7 @@ pub struct CreateTable {
     combat_dice: bool,
     mulligan: MulliganMode,
     league: Option<LeagueId>,
-    organiser: Option<uuid::Uuid>,
+    organiser: Option<OrganiserSecret>,
 }
 
 impl CreateTable {
@@ -136,7 +136,7 @@ impl CreateTable {
     }
 
     /// A league game, with the league's organiser secret.
-    pub fn league(mut self, league: LeagueId, organiser: uuid::Uuid) -> Self {
+    pub fn league(mut self, league: LeagueId, organiser: OrganiserSecret) -> Self {
         self.league = Some(league);
         self.organiser = Some(organiser);
         self
@@ -285,7 +285,7 @@ pub struct Client {
     /// Every events frame received, with its exact bytes.
     pub event_frames: Vec<(u64, Bytes)>,
     /// This client's player and seat token once seated.
-    pub seat: Option<(u16, uuid::Uuid)>,
+    pub seat: Option<(u16, SeatToken)>,
     pub closed: Option<Option<u16>>,
     /// The reason the server gave in its close frame, once closed.
     pub close_reason: std::sync::Arc<std::sync::Mutex<Option<String>>>,
@@ -560,7 +560,7 @@ impl Client {
     }
 
     /// Takes back a seat with its token and waits for the snapshot.
-    pub async fn resume(&mut self, table: TableId, token: uuid::Uuid) -> Result<u16, ErrorCode> {
+    pub async fn resume(&mut self, table: TableId, token: SeatToken) -> Result<u16, ErrorCode> {
         let answer = self
             .call(|id| ClientMessage::Resume { id, table, token })
             .await?;
@@ -993,9 +993,9 @@ impl Default for SelfSigned {
 #[derive(Debug, Clone)]
 pub struct TestLeague {
     pub id: grand_melee_protocol::league::LeagueId,
-    pub organiser: uuid::Uuid,
+    pub organiser: OrganiserSecret,
     /// Each member's number, name and token, in join order.
-    pub members: Vec<(u32, String, uuid::Uuid)>,
+    pub members: Vec<(u32, String, MemberToken)>,
 }
 
 impl TestLeague {

@@ -336,7 +336,7 @@ async fn whole_replay(
     client: &mut Client,
     table: TableId,
     password: Option<&str>,
-    token: Option<uuid::Uuid>,
+    token: Option<grand_melee_protocol::SeatToken>,
 ) -> Result<(TableView, usize), ErrorCode> {
     let mut from_seq = 1;
     let mut view: Option<TableView> = None;
@@ -527,9 +527,14 @@ async fn the_replay_of_a_password_table_needs_the_password_or_a_seat_token() {
         Some(ErrorCode::WrongPassword)
     );
     assert_eq!(
-        whole_replay(&mut reader, table, None, Some(uuid::Uuid::new_v4()))
-            .await
-            .err(),
+        whole_replay(
+            &mut reader,
+            table,
+            None,
+            Some(grand_melee_protocol::SeatToken::new_random())
+        )
+        .await
+        .err(),
         Some(ErrorCode::WrongPassword)
     );
     let (by_password, _) = whole_replay(&mut reader, table, Some("pw"), None)

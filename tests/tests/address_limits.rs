@@ -7,9 +7,9 @@ use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use grand_melee_e2e::{Client, CreateTable, TestServer, http_get};
+use grand_melee_protocol::league::LeagueId;
 use grand_melee_protocol::{ClientMessage, ErrorCode, ServerMessage, TableId};
 use grand_melee_server::ServerConfig;
-use uuid::Uuid;
 
 fn v4(last: u8) -> IpAddr {
     [127, 0, 0, last].into()
@@ -41,7 +41,7 @@ fn watch(table: TableId, password: Option<&str>) -> impl FnOnce(u32) -> ClientMe
     }
 }
 
-async fn league(client: &mut Client, name: &str, password: Option<&str>) -> Uuid {
+async fn league(client: &mut Client, name: &str, password: Option<&str>) -> LeagueId {
     let password = password.map(str::to_owned);
     let created = client
         .call(|id| ClientMessage::CreateLeague {
@@ -58,7 +58,7 @@ async fn league(client: &mut Client, name: &str, password: Option<&str>) -> Uuid
 }
 
 fn join_league(
-    league: Uuid,
+    league: LeagueId,
     name: &str,
     password: Option<&str>,
 ) -> impl FnOnce(u32) -> ClientMessage {

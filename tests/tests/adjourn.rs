@@ -187,7 +187,8 @@ async fn an_adjourned_game_outlives_everyone_leaving_and_a_restart_and_the_host_
         clients[0].call(adjourn).await,
         Err(ErrorCode::TableAdjourned)
     );
-    let tokens: Vec<uuid::Uuid> = clients.iter().map(|c| c.seat.unwrap().1).collect();
+    let tokens: Vec<grand_melee_protocol::SeatToken> =
+        clients.iter().map(|c| c.seat.unwrap().1).collect();
     for mut client in clients {
         client.drop_connection();
         client.closed_with().await;

@@ -1010,17 +1010,17 @@ async fn a_cr807_table_with_combat_dice_and_simultaneous_mulligans_in_four_brows
 }
 
 /// The member token (and number) a browser keeps for `league`.
-async fn member_token(browser: &Browser, league: &str) -> (u32, uuid::Uuid) {
+async fn member_token(
+    browser: &Browser,
+    league: &str,
+) -> (u32, grand_melee_protocol::league::MemberToken) {
     let kept = browser
         .js(&format!(
             "return JSON.parse(localStorage.getItem('gm.league.{league}'));"
         ))
         .await;
     let member = u32::try_from(kept["member"].as_u64().unwrap()).unwrap();
-    (
-        member,
-        uuid::Uuid::parse_str(kept["token"].as_str().unwrap()).unwrap(),
-    )
+    (member, kept["token"].as_str().unwrap().parse().unwrap())
 }
 
 /// The league page's standings: (member name, power, unspent) per row, in order.
@@ -1211,16 +1211,16 @@ async fn a_league_season_in_browsers_with_standings_ledgers_and_a_bonus() {
     .await;
     let mut reader = Client::connected(server.addr).await;
     let league = TestLeague {
-        id: uuid::Uuid::parse_str(&league_id).unwrap(),
-        organiser: uuid::Uuid::parse_str(
-            org.js(&format!(
+        id: league_id.parse().unwrap(),
+        organiser: org
+            .js(&format!(
                 "return JSON.parse(localStorage.getItem('gm.organiser.{league_id}'));"
             ))
             .await
             .as_str()
+            .unwrap()
+            .parse()
             .unwrap(),
-        )
-        .unwrap(),
         members: vec![],
     };
     let (deck, ledger) = league.deck(&mut reader, 0).await;

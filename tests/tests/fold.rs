@@ -23,8 +23,8 @@ use grand_melee_protocol::league::SeatDeck;
 use grand_melee_protocol::rules::{Stage, TurnState};
 use grand_melee_protocol::session::{ConnectionId, Effect, Role, Session, Timing};
 use grand_melee_protocol::{
-    ClientMessage, Mirror, MulliganMode, Phase, PlayerId, Reduction, RuleSet, Ruling, SeatingMode,
-    Settings, Uuid, examples,
+    ClientMessage, Mirror, MulliganMode, Phase, PlayerId, Reduction, RuleSet, Ruling, SeatToken,
+    SeatingMode, Settings, examples,
 };
 use serde_json::{Value, json};
 
@@ -43,7 +43,7 @@ struct Game {
     /// Every connection ever opened (the session says which are still members).
     connections: Vec<ConnectionId>,
     /// Seat tokens, by player (from the session's `SetSeat` / `RemoveSeat`).
-    tokens: Vec<(PlayerId, Uuid)>,
+    tokens: Vec<(PlayerId, SeatToken)>,
     next_connection: ConnectionId,
     /// `[event, view after it]` for every event, in order (JSON).
     frames: Vec<String>,
@@ -239,7 +239,7 @@ impl Game {
             power: u32::try_from(self.rng.below(30)).unwrap(),
             last_duel: None,
         });
-        let token = Uuid::from_u128(0x5ea7_0000_0000 + u128::from(n));
+        let token = SeatToken::from_u128(0x5ea7_0000_0000 + u128::from(n));
         let _ = self.session.join(
             self.now,
             c,
@@ -272,7 +272,7 @@ impl Game {
             _ => {
                 // Mostly the seats nobody holds.
                 let facts = self.session.table().facts();
-                let tokens: Vec<Uuid> = self
+                let tokens: Vec<SeatToken> = self
                     .tokens
                     .iter()
                     .filter(|(p, _)| !facts.presence(*p).connected || self.rng.chance(0.1))

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use grand_melee_e2e::{Client, TestLeague, TestServer, concede_in_order};
-use grand_melee_protocol::league::{Purchase, Rarity, bonus_for};
+use grand_melee_protocol::league::{MemberToken, Purchase, Rarity, bonus_for};
 use grand_melee_protocol::{ClientMessage, ErrorCode, ServerMessage, TableView};
 use grand_melee_server::ServerConfig;
 
@@ -266,7 +266,7 @@ async fn refused_purchases_leave_the_ledger_untouched() {
     let ann = league.members[0].2;
     let (before, ledger_before) = league.deck(&mut organiser, 0).await;
     assert_eq!(before.power, 3);
-    let buy = |purchase: Purchase, remove: u8, token: uuid::Uuid| {
+    let buy = |purchase: Purchase, remove: u8, token: MemberToken| {
         let league = league.id;
         move |id| ClientMessage::Buy {
             id,
@@ -335,7 +335,7 @@ async fn refused_purchases_leave_the_ledger_untouched() {
         (
             Purchase::Sideboard,
             0,
-            uuid::Uuid::new_v4(),
+            MemberToken::new_random(),
             ErrorCode::NotAMember,
         ),
     ] {
@@ -497,13 +497,13 @@ async fn only_the_organiser_creates_league_tables() {
     let server = TestServer::start().await;
     let mut client = server.client().await;
     let mut league = TestLeague::create(&mut client, "Closed", &NAMES[..2]).await;
-    league.organiser = uuid::Uuid::new_v4();
+    league.organiser = grand_melee_protocol::OrganiserSecret::new_random();
     let created = league.create_table(&mut client, "Sneaky", 4).await;
     assert_eq!(created.err(), Some(ErrorCode::NotOrganiser));
     let unknown = client
         .call(|id| ClientMessage::GetLeague {
             id,
-            league: uuid::Uuid::new_v4(),
+            league: grand_melee_protocol::league::LeagueId::new_random(),
             from: 0,
             limit: 100,
         })
@@ -512,7 +512,7 @@ async fn only_the_organiser_creates_league_tables() {
     let buy_elsewhere = client
         .call(|id| ClientMessage::Buy {
             id,
-            league: uuid::Uuid::new_v4(),
+            league: grand_melee_protocol::league::LeagueId::new_random(),
             token: league.members[0].2,
             purchase: Purchase::Sideboard,
             remove: 0,
@@ -730,7 +730,7 @@ async fn guessed_member_tokens_and_organiser_secrets_are_throttled() {
             .call(|id| ClientMessage::Buy {
                 id,
                 league: league.id,
-                token: uuid::Uuid::new_v4(),
+                token: MemberToken::new_random(),
                 purchase: Purchase::Sideboard,
                 remove: 0,
             })
@@ -747,7 +747,7 @@ async fn guessed_member_tokens_and_organiser_secrets_are_throttled() {
             name: "Guess".into(),
             password: None,
             entropy: None,
-            member_token: Some(uuid::Uuid::new_v4()),
+            member_token: Some(MemberToken::new_random()),
         })
         .await;
     assert_eq!(seat.err(), Some(ErrorCode::RateLimited));
@@ -756,7 +756,7 @@ async fn guessed_member_tokens_and_organiser_secrets_are_throttled() {
     let mut codes = Vec::new();
     for _ in 0..10 {
         let mut forged = league.clone();
-        forged.organiser = uuid::Uuid::new_v4();
+        forged.organiser = grand_melee_protocol::OrganiserSecret::new_random();
         codes.push(
             forged
                 .create_table(&mut forger, "Forged", 2)

@@ -226,7 +226,7 @@ async fn a_dropped_player_resumes_with_his_token_and_plays_on() {
         .call(|id| ClientMessage::Resume {
             id,
             table,
-            token: uuid::Uuid::new_v4(),
+            token: grand_melee_protocol::SeatToken::new_random(),
         })
         .await;
     assert_eq!(bad.unwrap_err(), ErrorCode::BadToken);

@@ -649,7 +649,7 @@ async fn a_kick_during_mulligans_a_ban_and_mutes_survive_a_restart() {
         muted: true,
     })
     .await;
-    let tokens: Vec<Option<uuid::Uuid>> = clients
+    let tokens: Vec<Option<grand_melee_protocol::SeatToken>> = clients
         .iter()
         .map(|c| c.seat.map(|(_, token)| token))
         .collect();

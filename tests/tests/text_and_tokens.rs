@@ -5,11 +5,11 @@
 
 use grand_melee_e2e::{Client, CreateTable, TestLeague, TestServer};
 use grand_melee_protocol::league::{Alliance, DeckSpec, Purchase};
-use grand_melee_protocol::{self as wire, ClientMessage, ErrorCode, ServerMessage, Uuid};
+use grand_melee_protocol::{self as wire, ClientMessage, ErrorCode, ServerMessage, TableId, Uuid};
 use grand_melee_server::ServerConfig;
 
 /// A join with these settings.
-fn join(id: u32, table: Uuid, name: &str, entropy: Option<&str>) -> ClientMessage {
+fn join(id: u32, table: TableId, name: &str, entropy: Option<&str>) -> ClientMessage {
     ClientMessage::Join {
         id,
         table,
@@ -194,7 +194,12 @@ fn other_spellings(id: Uuid) -> Vec<Vec<u8>> {
 
 /// Sends `message` with `id` in each other spelling: each is refused as `bad_message`, answered
 /// with the request's id.
-async fn every_other_spelling_is_refused(client: &mut Client, message: &ClientMessage, id: Uuid) {
+async fn every_other_spelling_is_refused(
+    client: &mut Client,
+    message: &ClientMessage,
+    id: impl Into<Uuid>,
+) {
+    let id = id.into();
     for spelling in other_spellings(id) {
         let request = client.id();
         let mut message = message.clone();

@@ -10,11 +10,11 @@
 
 use async_nats::jetstream::kv;
 use futures_util::StreamExt;
-use grand_melee_protocol::ErrorCode;
 use grand_melee_protocol::league::{
     Deck, LeagueGame, LeagueId, LeagueSummary, LeagueView, LedgerEntry, LedgerLine, MemberId,
     MemberStanding, MemberToken, sort_standings,
 };
+use grand_melee_protocol::{ErrorCode, OrganiserSecret, TableId};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -30,7 +30,8 @@ pub const LEAGUES: &str = "gm-leagues";
 pub(crate) struct LeagueDoc {
     name: String,
     password: Option<String>,
-    organiser: Uuid,
+    #[serde(with = "crate::store::uuid_form")]
+    organiser: OrganiserSecret,
     created_at_ms: u64,
     members: Vec<MemberDoc>,
 }
@@ -38,13 +39,14 @@ pub(crate) struct LeagueDoc {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct MemberDoc {
     name: String,
-    token: Uuid,
+    #[serde(with = "crate::store::uuid_form")]
+    token: MemberToken,
     joined_at_ms: u64,
     ledger: Vec<LedgerLine>,
 }
 
 fn doc_key(league: LeagueId) -> String {
-    format!("l.{}", league.simple())
+    format!("l.{}", league.as_uuid().simple())
 }
 
 fn name_key(name: &str) -> String {
@@ -130,7 +132,7 @@ impl Cluster {
             } => {
                 match self
                     .leagues
-                    .create(name_key(&name), encode(&id.simple().to_string()))
+                    .create(name_key(&name), encode(&id.as_uuid().simple().to_string()))
                     .await
                 {
                     Ok(_) => {}
@@ -205,7 +207,7 @@ impl Cluster {
     /// table already gets nothing more (a table finished again after a takeover).
     pub(crate) async fn credit(
         &self,
-        table: Uuid,
+        table: TableId,
         at_ms: u64,
         credits: &[Credit],
     ) -> Result<(), JournalError> {
@@ -293,7 +295,10 @@ impl Cluster {
         let mut ids = Vec::new();
         while let Some(key) = keys.next().await {
             let key = key.map_err(failed)?;
-            if let Some(id) = key.strip_prefix("l.").and_then(|k| Uuid::parse_str(k).ok()) {
+            if let Some(id) = key
+                .strip_prefix("l.")
+                .and_then(|k| Uuid::parse_str(k).ok().map(LeagueId::from))
+            {
                 ids.push(id);
             }
         }

@@ -35,6 +35,7 @@ use async_nats::jetstream::{self, kv, stream};
 use bytes::Bytes;
 use dashmap::DashMap;
 use futures_util::StreamExt;
+use grand_melee_protocol::league::LeagueId;
 use grand_melee_protocol::{ErrorCode, SeatToken, TableId, TableSummary};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{broadcast, watch};
@@ -53,19 +54,29 @@ pub const DIRECTORY: &str = "gm-tables";
 /// The key-value bucket of node leases.
 pub const NODES: &str = "gm-nodes";
 
+/// A table's key in [`DIRECTORY`]: its id's 32 hex digits, without hyphens.
+pub(crate) fn dir_key(table: TableId) -> String {
+    table.as_uuid().simple().to_string()
+}
+
+/// The table a [`DIRECTORY`] key names ([`dir_key`]); `None` for any other key.
+pub(crate) fn table_of_dir_key(key: &str) -> Option<TableId> {
+    Uuid::parse_str(key).ok().map(TableId::from)
+}
+
 /// The subject of a table's records in [`STREAM`].
 pub(crate) fn journal_subject(table: TableId) -> String {
-    format!("gm.j.{}", table.simple())
+    format!("gm.j.{}", table.as_uuid().simple())
 }
 
 /// Where the owner of a table listens for requests from other nodes.
 pub(crate) fn inbound_subject(table: TableId) -> String {
-    format!("gm.t.{}.in", table.simple())
+    format!("gm.t.{}.in", table.as_uuid().simple())
 }
 
 /// Where the owner of a table sends what members on other nodes receive.
 pub(crate) fn outbound_subject(table: TableId) -> String {
-    format!("gm.t.{}.out", table.simple())
+    format!("gm.t.{}.out", table.as_uuid().simple())
 }
 
 /// A table's line in the directory.
@@ -83,7 +94,8 @@ pub(crate) struct DirEntry {
     pub finished_at_ms: Option<u64>,
     /// How many events the game has (set when it finishes).
     pub events: u64,
-    pub league: Option<Uuid>,
+    #[serde(default, with = "crate::store::uuid_form::option")]
+    pub league: Option<LeagueId>,
 }
 
 /// A directory entry with the revision it was read at.
@@ -103,7 +115,8 @@ pub(crate) enum Record {
         #[serde(with = "serde_bytes")]
         settings: Vec<u8>,
         created_at_ms: u64,
-        league: Option<Uuid>,
+        #[serde(default, with = "crate::store::uuid_form::option")]
+        league: Option<LeagueId>,
     },
     /// A node took the table over (its first append, which fences the previous owner).
     Claimed { node: String, epoch: u64 },
@@ -153,11 +166,13 @@ pub(crate) fn fold_records(table: TableId, records: &[Record]) -> Result<StoredT
                 let stored = stored
                     .as_mut()
                     .ok_or("a flush record before the table's creation")?;
-                stored.apply(&Flush {
-                    first_seq: *first_seq,
-                    events: events.iter().map(|e| e.to_vec()).collect(),
-                    ops: ops.clone(),
-                })?;
+                stored
+                    .apply(&Flush {
+                        first_seq: *first_seq,
+                        events: events.iter().map(|e| e.to_vec()).collect(),
+                        ops: ops.clone(),
+                    })
+                    .map_err(|error| error.to_string())?;
             }
         }
     }
@@ -220,6 +235,7 @@ pub(crate) enum RemoteEntry {
     },
     Watch,
     Resume {
+        #[serde(with = "crate::store::uuid_form")]
         token: SeatToken,
     },
 }
@@ -227,8 +243,9 @@ pub(crate) enum RemoteEntry {
 /// The answer to an entry: the role, and a player's seat token.
 pub(crate) type EnterReply = Result<(Role, Option<SeatToken>), ErrorCode>;
 
-/// [`EnterReply`] as it crosses nodes: the player's number (none for a spectator) and token.
-type WireEnterReply = Result<(Option<u16>, Option<SeatToken>), ErrorCode>;
+/// [`EnterReply`] as it crosses nodes: the player's number (none for a spectator) and token (in
+/// the bare UUID's form, as nodes have always sent it).
+type WireEnterReply = Result<(Option<u16>, Option<Uuid>), ErrorCode>;
 
 /// Encodes the owner's answer to [`InMessage::Enter`].
 pub(crate) fn encode_enter_reply(reply: &EnterReply) -> Bytes {
@@ -237,7 +254,7 @@ pub(crate) fn encode_enter_reply(reply: &EnterReply) -> Bytes {
             Role::Player(player) => Some(*player),
             Role::Spectator => None,
         };
-        (player, *token)
+        (player, token.map(Uuid::from))
     });
     encode(&wire)
 }
@@ -247,7 +264,7 @@ pub(crate) fn decode_enter_reply(bytes: &[u8]) -> EnterReply {
     let wire: WireEnterReply = decode(bytes).unwrap_or(Err(ErrorCode::StorageFailed));
     wire.map(|(player, token)| {
         let role = player.map_or(Role::Spectator, Role::Player);
-        (role, token)
+        (role, token.map(SeatToken::from))
     })
 }
 
@@ -652,7 +669,7 @@ impl Cluster {
             .await
             .map_err(|e| e.to_string())?;
         self.directory
-            .purge(table.simple().to_string())
+            .purge(dir_key(table))
             .await
             .map_err(|e| e.to_string())?;
         Ok(())
@@ -664,7 +681,7 @@ impl Cluster {
     pub(crate) async fn dir_create(&self, table: TableId, entry: &DirEntry) -> Result<u64, String> {
         let revision = self
             .directory
-            .create(table.simple().to_string(), encode(entry))
+            .create(dir_key(table), encode(entry))
             .await
             .map_err(|e| e.to_string())?;
         self.cache.insert(
@@ -687,7 +704,7 @@ impl Cluster {
         use kv::UpdateErrorKind;
         match self
             .directory
-            .update(table.simple().to_string(), encode(entry), revision)
+            .update(dir_key(table), encode(entry), revision)
             .await
         {
             Ok(revision) => {
@@ -710,7 +727,7 @@ impl Cluster {
     pub(crate) async fn dir_get(&self, table: TableId) -> Result<Option<Cached>, String> {
         let entry = self
             .directory
-            .entry(table.simple().to_string())
+            .entry(dir_key(table))
             .await
             .map_err(|e| e.to_string())?;
         Ok(entry.and_then(|e| {
@@ -811,7 +828,7 @@ pub(crate) async fn load_directory(cluster: &Cluster) -> Result<(), String> {
         names.push(key.map_err(|e| e.to_string())?);
     }
     for name in names {
-        let Ok(table) = Uuid::parse_str(&name) else {
+        let Some(table) = table_of_dir_key(&name) else {
             continue;
         };
         if let Some(cached) = cluster.dir_get(table).await? {
@@ -884,7 +901,7 @@ pub(crate) async fn replay_page(
     table: TableId,
     from_seq: u64,
     max_bytes: usize,
-) -> Result<Option<(crate::journal::ReplayPage, Vec<(u16, Uuid)>)>, String> {
+) -> Result<Option<(crate::journal::ReplayPage, Vec<(u16, SeatToken)>)>, String> {
     let finished = cluster
         .cache
         .get(&table)

@@ -9,9 +9,8 @@ use futures_util::StreamExt;
 use grand_melee_protocol::league::{
     LeagueId, LeagueSummary, LeagueView, LedgerLine, MemberId, MemberToken,
 };
-use grand_melee_protocol::{ErrorCode, StageName, TableId, TableSummary};
+use grand_melee_protocol::{ErrorCode, SeatToken, StageName, TableId, TableSummary};
 use tracing::warn;
-use uuid::Uuid;
 
 use super::{AppendError, Cluster, DirEntry, Record};
 use crate::journal::JournalError;
@@ -214,7 +213,7 @@ impl Store for Arc<Cluster> {
         })
     }
 
-    fn delete_table(&self, table: Uuid) -> StoreFuture<'_, ()> {
+    fn delete_table(&self, table: TableId) -> StoreFuture<'_, ()> {
         Box::pin(async move { Cluster::delete_table(self, table).await.map_err(failed) })
     }
 
@@ -236,10 +235,10 @@ impl Store for Arc<Cluster> {
 
     fn replay_page(
         &self,
-        table: Uuid,
+        table: TableId,
         from_seq: u64,
         max_bytes: usize,
-        token: Option<Uuid>,
+        token: Option<SeatToken>,
     ) -> StoreFuture<'_, Option<(ReplayPage, bool)>> {
         Box::pin(async move {
             let found = super::replay_page(self, table, from_seq, max_bytes)
@@ -260,7 +259,7 @@ impl Store for Arc<Cluster> {
             let mut keys = self.directory().keys().await.map_err(failed)?;
             let mut tables = Vec::new();
             while let Some(key) = keys.next().await {
-                if let Ok(table) = key.map_err(failed)?.parse::<TableId>() {
+                if let Some(table) = super::table_of_dir_key(&key.map_err(failed)?) {
                     tables.push(table);
                 }
             }
@@ -286,7 +285,7 @@ impl Store for Arc<Cluster> {
 
     fn events_page(
         &self,
-        table: Uuid,
+        table: TableId,
         from_seq: u64,
         limit: usize,
         max_bytes: usize,
@@ -366,7 +365,7 @@ mod tests {
 
     /// Creates a table; with `finished_at_ms`, finishes it; with `release`, its actor has closed.
     async fn table(cluster: &Arc<Cluster>, finished_at_ms: Option<u64>, release: bool) -> TableId {
-        let id = Uuid::new_v4();
+        let id = TableId::new_random();
         let record = TableRecord {
             id,
             name: id.to_string(),

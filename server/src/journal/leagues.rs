@@ -15,9 +15,8 @@ use grand_melee_protocol::league::{
     Deck, LeagueGame, LeagueId, LeagueSummary, LeagueView, LedgerEntry, LedgerLine, MemberId,
     MemberStanding, MemberToken, sort_standings,
 };
-use grand_melee_protocol::{ErrorCode, text};
+use grand_melee_protocol::{ErrorCode, OrganiserSecret, TableId, text};
 use rusqlite::{Connection, OptionalExtension, params};
-use uuid::Uuid;
 
 pub use crate::store::{Credit, DeckCommand, LeagueRecord, LeagueWrite};
 
@@ -169,7 +168,7 @@ pub(crate) fn check_deck(
 /// Writes a finished league game's credits (called by `Journal::finish` in its operation).
 pub(crate) fn credit(
     conn: &Connection,
-    table: Uuid,
+    table: TableId,
     at_ms: u64,
     credits: &[Credit],
 ) -> Result<(), JournalError> {
@@ -206,7 +205,7 @@ pub(crate) fn append(
     league: LeagueId,
     member: MemberId,
     at_ms: u64,
-    table: Option<Uuid>,
+    table: Option<TableId>,
     entry: &LedgerEntry,
 ) -> Result<(), JournalError> {
     let next: i64 = conn
@@ -256,7 +255,7 @@ pub(crate) fn league_record(
         Ok(LeagueRecord {
             name,
             password,
-            organiser: Uuid::from_slice(&organiser)
+            organiser: OrganiserSecret::from_slice(&organiser)
                 .map_err(|_| JournalError::Corrupt("an organiser secret is not 16 bytes".into()))?,
             created_at_ms: u64::try_from(created).unwrap_or(0),
         })

@@ -77,6 +77,7 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, ffi, params};
 
+use grand_melee_protocol::{SeatToken, TableId};
 use tokio::sync::oneshot;
 use tracing::{debug, error, info, warn};
 use uuid::Uuid;
@@ -252,7 +253,7 @@ pub enum JournalError {
     Damaged { path: PathBuf },
     /// A write to a table that could not be recovered at start: its rows are kept as they are.
     #[error("table {0} could not be recovered from the journal; its rows are kept untouched")]
-    KeptUntouched(Uuid),
+    KeptUntouched(TableId),
     /// The journal was written by a newer server; it is left untouched.
     #[error(
         "the journal has schema version {found} but this server supports up to {supported}; \
@@ -261,16 +262,16 @@ pub enum JournalError {
     NewerSchema { found: u32, supported: u32 },
     /// `create_table` with an id that is already in the journal.
     #[error("table {0} is already in the journal")]
-    TableExists(Uuid),
+    TableExists(TableId),
     /// An operation on a table the journal does not have.
     #[error("table {0} is not in the journal")]
-    UnknownTable(Uuid),
+    UnknownTable(TableId),
     /// `append` to a table that is finished (a replay is never changed).
     #[error("table {0} is finished; its events cannot change")]
-    TableFinished(Uuid),
+    TableFinished(TableId),
     /// `append` of a sequence number the table already has: events are never rewritten.
     #[error("table {table} already has event {seq}")]
-    DuplicateEvent { table: Uuid, seq: u64 },
+    DuplicateEvent { table: TableId, seq: u64 },
     /// A number too large for SQLite's signed 64-bit integers.
     #[error("{what} {value} is too large for the journal")]
     OutOfRange { what: &'static str, value: u64 },
@@ -349,7 +350,7 @@ pub fn damaged_journal_advice(path: &Path) -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnreadableTable {
     /// The table, when the damage leaves its id readable.
-    pub id: Option<Uuid>,
+    pub id: Option<TableId>,
     /// What went wrong.
     pub reason: String,
 }
@@ -379,7 +380,7 @@ struct Inner {
     reader: Mutex<Connection>,
     transactions: Arc<AtomicU64>,
     /// Tables whose rows no operation may change (see [`Journal::keep_untouched`]).
-    untouchable: Arc<RwLock<HashSet<Uuid>>>,
+    untouchable: Arc<RwLock<HashSet<TableId>>>,
     path: PathBuf,
     durability: Durability,
     damage: Option<Damage>,
@@ -426,11 +427,11 @@ enum Op {
     CreateTable(TableRecord),
     /// One request's events and records, all or nothing.
     Flush {
-        table: Uuid,
+        table: TableId,
         flush: Flush,
     },
     League(leagues::LeagueWrite),
-    DeleteTable(Uuid),
+    DeleteTable(TableId),
     PruneReplays {
         finished_before_ms: u64,
         limit: usize,
@@ -446,7 +447,7 @@ impl Op {
     }
 
     /// The table the operation writes to, if it writes to one that exists.
-    fn existing_table(&self) -> Option<Uuid> {
+    fn existing_table(&self) -> Option<TableId> {
         match self {
             Op::Flush { table, .. } | Op::DeleteTable(table) => Some(*table),
             Op::CreateTable(_) | Op::PruneReplays { .. } | Op::League(_) => None,
@@ -592,7 +593,7 @@ impl Journal {
     /// From now on, no operation changes these tables' rows (each fails with
     /// [`JournalError::KeptUntouched`]) and [`Journal::prune_replays`] never deletes them: for
     /// tables that could not be recovered, so that what is left of them stays for a repair.
-    pub fn keep_untouched(&self, tables: impl IntoIterator<Item = Uuid>) {
+    pub fn keep_untouched(&self, tables: impl IntoIterator<Item = TableId>) {
         self.inner
             .untouchable
             .write()
@@ -666,7 +667,7 @@ impl Journal {
     /// table already has fails the whole flush with [`JournalError::DuplicateEvent`]; numbers
     /// need not be contiguous with earlier ones (the caller numbers them). See [`TableOp`] for
     /// each record.
-    pub async fn flush(&self, table: Uuid, flush: Flush) -> Result<(), JournalError> {
+    pub async fn flush(&self, table: TableId, flush: Flush) -> Result<(), JournalError> {
         if flush.is_empty() {
             return Ok(());
         }
@@ -676,7 +677,7 @@ impl Journal {
     /// A flush of events alone (see [`Journal::flush`]).
     pub async fn append(
         &self,
-        table: Uuid,
+        table: TableId,
         first_seq: u64,
         events: Vec<Vec<u8>>,
     ) -> Result<(), JournalError> {
@@ -689,7 +690,7 @@ impl Journal {
     }
 
     /// A flush of one record and no events (see [`Journal::flush`]).
-    async fn flush_op(&self, table: Uuid, op: TableOp) -> Result<(), JournalError> {
+    async fn flush_op(&self, table: TableId, op: TableOp) -> Result<(), JournalError> {
         let flush = Flush {
             first_seq: 0,
             events: Vec::new(),
@@ -701,9 +702,9 @@ impl Journal {
     /// Sets (or replaces) `player`'s seat token.
     pub async fn set_seat(
         &self,
-        table: Uuid,
+        table: TableId,
         player: u16,
-        token: Uuid,
+        token: SeatToken,
     ) -> Result<(), JournalError> {
         self.flush_op(table, TableOp::SetSeat { player, token })
             .await
@@ -711,14 +712,14 @@ impl Journal {
 
     /// Removes `player`'s seat token (a kicked or departed player). Removing a seat that is not
     /// there is not an error.
-    pub async fn remove_seat(&self, table: Uuid, player: u16) -> Result<(), JournalError> {
+    pub async fn remove_seat(&self, table: TableId, player: u16) -> Result<(), JournalError> {
         self.flush_op(table, TableOp::RemoveSeat { player }).await
     }
 
     /// Sets (or replaces) a small per-table value, e.g. the host or whether it is paused.
     pub async fn set_meta(
         &self,
-        table: Uuid,
+        table: TableId,
         key: &str,
         value: Vec<u8>,
     ) -> Result<(), JournalError> {
@@ -732,7 +733,7 @@ impl Journal {
     /// already finished credits nothing (a recovered table finishes again).
     pub async fn finish(
         &self,
-        table: Uuid,
+        table: TableId,
         finished_at_ms: u64,
         credits: Vec<leagues::Credit>,
     ) -> Result<(), JournalError> {
@@ -752,7 +753,7 @@ impl Journal {
 
     /// Deletes a table with everything it has (for tables abandoned before they started).
     /// Deleting a table that is not there is not an error.
-    pub async fn delete_table(&self, table: Uuid) -> Result<(), JournalError> {
+    pub async fn delete_table(&self, table: TableId) -> Result<(), JournalError> {
         self.submit(Op::DeleteTable(table)).await.map(drop)
     }
 
@@ -813,11 +814,11 @@ impl Journal {
         self.read(|conn| {
             let mut unreadable = Vec::new();
             // Every table whose row was read, finished or not.
-            let mut known: HashSet<Uuid> = HashSet::new();
+            let mut known: HashSet<TableId> = HashSet::new();
             let mut heads: Vec<TableRecord> = Vec::new();
             let mut note = |head: Result<(TableRecord, Option<u64>), JournalError>,
-                            id: Option<Uuid>,
-                            known: &mut HashSet<Uuid>,
+                            id: Option<TableId>,
+                            known: &mut HashSet<TableId>,
                             unreadable: &mut Vec<UnreadableTable>| {
                 match head {
                     Ok((record, finished_at_ms)) => {
@@ -860,7 +861,7 @@ impl Journal {
             }
 
             // Tables known elsewhere whose row the scan did not see: look each up by its id.
-            let mut elsewhere: BTreeMap<Uuid, Vec<&str>> = BTreeMap::new();
+            let mut elsewhere: BTreeMap<TableId, Vec<&str>> = BTreeMap::new();
             for (source, ids) in [
                 ("index", index_table_ids(conn)),
                 ("events", referenced_table_ids(conn, "events")),
@@ -987,7 +988,7 @@ impl Journal {
     /// game with that id.
     pub fn replay_page(
         &self,
-        table: Uuid,
+        table: TableId,
         from_seq: u64,
         max_bytes: usize,
     ) -> Result<Option<ReplayPage>, JournalError> {
@@ -1033,7 +1034,7 @@ impl Journal {
     /// if there is any), and whether more follow.
     pub fn events_page(
         &self,
-        table: Uuid,
+        table: TableId,
         from_seq: u64,
         limit: usize,
         max_bytes: usize,
@@ -1061,7 +1062,7 @@ impl Journal {
     }
 
     /// Whether `token` is a seat token of `table` (seats given up or kicked no longer count).
-    pub fn has_seat_token(&self, table: Uuid, token: Uuid) -> Result<bool, JournalError> {
+    pub fn has_seat_token(&self, table: TableId, token: SeatToken) -> Result<bool, JournalError> {
         self.read(|conn| {
             Ok(conn
                 .prepare_cached("SELECT 1 FROM seats WHERE table_id = ?1 AND token = ?2")?
@@ -1074,7 +1075,7 @@ impl Journal {
 
     /// A table's events in order. Fails with [`JournalError::UnknownTable`] if the journal does
     /// not have the table.
-    pub fn events(&self, table: Uuid) -> Result<Vec<(u64, Vec<u8>)>, JournalError> {
+    pub fn events(&self, table: TableId) -> Result<Vec<(u64, Vec<u8>)>, JournalError> {
         self.read(|conn| {
             let exists = conn
                 .prepare_cached("SELECT 1 FROM melee_tables WHERE id = ?1")?
@@ -1088,7 +1089,7 @@ impl Journal {
 
     /// One table, finished or not, with everything it has; `None` if the journal does not have
     /// it.
-    pub fn table(&self, table: Uuid) -> Result<Option<StoredTable>, JournalError> {
+    pub fn table(&self, table: TableId) -> Result<Option<StoredTable>, JournalError> {
         self.read(|conn| {
             let Some((record, finished_at_ms)) = table_by_id(conn, table)? else {
                 return Ok(None);
@@ -1304,7 +1305,7 @@ fn run_writer(
     mut conn: Connection,
     receiver: mpsc::Receiver<Msg>,
     transactions: Arc<AtomicU64>,
-    untouchable: Arc<RwLock<HashSet<Uuid>>>,
+    untouchable: Arc<RwLock<HashSet<TableId>>>,
 ) {
     let mut close_reply = None;
     let mut batch = Vec::new();
@@ -1358,7 +1359,7 @@ fn write_batch(
     conn: &mut Connection,
     batch: Vec<Request>,
     transactions: &AtomicU64,
-    untouchable: &RwLock<HashSet<Uuid>>,
+    untouchable: &RwLock<HashSet<TableId>>,
 ) {
     let started = Instant::now();
     let ops = batch.len();
@@ -1422,7 +1423,7 @@ fn write_batch(
 }
 
 /// Runs one operation; returns how many tables it deleted (for pruning; 0 otherwise).
-fn apply(conn: &Connection, op: &Op, untouchable: &HashSet<Uuid>) -> Result<u64, JournalError> {
+fn apply(conn: &Connection, op: &Op, untouchable: &HashSet<TableId>) -> Result<u64, JournalError> {
     match op {
         Op::CreateTable(record) => {
             let created = to_i64(record.created_at_ms, "created_at_ms")?;
@@ -1484,7 +1485,7 @@ fn apply(conn: &Connection, op: &Op, untouchable: &HashSet<Uuid>) -> Result<u64,
             let mut delete = conn.prepare_cached("DELETE FROM melee_tables WHERE id = ?1")?;
             let mut deleted = 0;
             for id in ids {
-                if Uuid::from_slice(&id).is_ok_and(|id| untouchable.contains(&id)) {
+                if TableId::from_slice(&id).is_ok_and(|id| untouchable.contains(&id)) {
                     continue;
                 }
                 if deleted == *limit as u64 {
@@ -1502,7 +1503,7 @@ fn apply(conn: &Connection, op: &Op, untouchable: &HashSet<Uuid>) -> Result<u64,
 /// Inserts a flush's events (see [`Journal::flush`]).
 fn append_events(
     conn: &Connection,
-    table: Uuid,
+    table: TableId,
     first_seq: u64,
     events: &[Vec<u8>],
 ) -> Result<(), JournalError> {
@@ -1542,7 +1543,7 @@ fn append_events(
 }
 
 /// Writes one of a flush's records (see [`TableOp`]).
-fn apply_table_op(conn: &Connection, table: Uuid, op: &TableOp) -> Result<(), JournalError> {
+fn apply_table_op(conn: &Connection, table: TableId, op: &TableOp) -> Result<(), JournalError> {
     match op {
         TableOp::SetSeat { player, token } => {
             conn.prepare_cached(
@@ -1608,7 +1609,7 @@ fn constraint(error: &rusqlite::Error) -> Option<i32> {
     }
 }
 
-fn unknown_table_on_foreign_key(error: rusqlite::Error, table: Uuid) -> JournalError {
+fn unknown_table_on_foreign_key(error: rusqlite::Error, table: TableId) -> JournalError {
     match constraint(&error) {
         Some(ffi::SQLITE_CONSTRAINT_FOREIGNKEY) => JournalError::UnknownTable(table),
         _ => JournalError::Sqlite(error),
@@ -1622,12 +1623,17 @@ fn to_i64(value: u64, what: &'static str) -> Result<i64, JournalError> {
 // ---------------------------------------------------------------------------------------------
 // Reading rows
 
-fn uuid_column(row: &rusqlite::Row<'_>, index: usize, what: &str) -> Result<Uuid, JournalError> {
+fn uuid_column<T: From<Uuid>>(
+    row: &rusqlite::Row<'_>,
+    index: usize,
+    what: &str,
+) -> Result<T, JournalError> {
     let value = row.get_ref(index)?;
     let bytes = value
         .as_blob()
         .map_err(|_| JournalError::Corrupt(format!("{what} is not a blob")))?;
     Uuid::from_slice(bytes)
+        .map(T::from)
         .map_err(|_| JournalError::Corrupt(format!("{what} is {} bytes, not 16", bytes.len())))
 }
 
@@ -1650,14 +1656,16 @@ fn optional_u64_column(
 }
 
 /// An optional uuid column.
-pub(crate) fn optional_uuid_column(
+pub(crate) fn optional_uuid_column<T: From<Uuid>>(
     row: &rusqlite::Row<'_>,
     index: usize,
-) -> Result<Option<Uuid>, JournalError> {
+) -> Result<Option<T>, JournalError> {
     let value: Option<Vec<u8>> = row.get(index)?;
     value
         .map(|v| {
-            Uuid::from_slice(&v).map_err(|_| JournalError::Corrupt("a uuid is not 16 bytes".into()))
+            Uuid::from_slice(&v)
+                .map(T::from)
+                .map_err(|_| JournalError::Corrupt("a uuid is not 16 bytes".into()))
         })
         .transpose()
 }
@@ -1678,7 +1686,7 @@ fn table_head(row: &rusqlite::Row<'_>) -> Result<(TableRecord, Option<u64>), Jou
 /// One table's row by its id (a lookup by key, not a scan).
 fn table_by_id(
     conn: &Connection,
-    id: Uuid,
+    id: TableId,
 ) -> Result<Option<(TableRecord, Option<u64>)>, JournalError> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, name, password, settings, created_at_ms, finished_at_ms, league_id
@@ -1692,7 +1700,7 @@ fn table_by_id(
 }
 
 /// The table ids in the index of finished times.
-fn index_table_ids(conn: &Connection) -> Result<Vec<Uuid>, JournalError> {
+fn index_table_ids(conn: &Connection) -> Result<Vec<TableId>, JournalError> {
     let mut stmt = conn.prepare("SELECT id FROM melee_tables INDEXED BY melee_tables_finished")?;
     let mut rows = stmt.query([])?;
     let mut ids = Vec::new();
@@ -1706,7 +1714,7 @@ fn index_table_ids(conn: &Connection) -> Result<Vec<Uuid>, JournalError> {
 
 /// The distinct table ids of `events`, `seats` or `meta`: one lookup per table (each jumps past
 /// the rows of the table before), not a scan of every row.
-fn referenced_table_ids(conn: &Connection, source: &str) -> Result<Vec<Uuid>, JournalError> {
+fn referenced_table_ids(conn: &Connection, source: &str) -> Result<Vec<TableId>, JournalError> {
     let mut stmt = conn.prepare(&format!(
         "SELECT table_id FROM {source} WHERE table_id > ?1 ORDER BY table_id LIMIT 1"
     ))?;
@@ -1717,7 +1725,7 @@ fn referenced_table_ids(conn: &Connection, source: &str) -> Result<Vec<Uuid>, Jo
         .query_row([&after], |row| row.get::<_, Vec<u8>>(0))
         .optional()?
     {
-        if let Ok(uuid) = Uuid::from_slice(&id) {
+        if let Ok(uuid) = TableId::from_slice(&id) {
             ids.push(uuid);
         }
         after = id;
@@ -1763,7 +1771,7 @@ fn complete_table(
     })
 }
 
-fn load_events(conn: &Connection, table: Uuid) -> Result<Vec<(u64, Vec<u8>)>, JournalError> {
+fn load_events(conn: &Connection, table: TableId) -> Result<Vec<(u64, Vec<u8>)>, JournalError> {
     let mut stmt =
         conn.prepare_cached("SELECT seq, data FROM events WHERE table_id = ?1 ORDER BY seq")?;
     let mut rows = stmt.query([table.as_bytes().as_slice()])?;

@@ -5,9 +5,8 @@
 use grand_melee_protocol::league::{
     LeagueId, LeagueSummary, LeagueView, LedgerLine, MemberId, MemberToken,
 };
-use grand_melee_protocol::{ErrorCode, TableSummary};
+use grand_melee_protocol::{ErrorCode, SeatToken, TableId, TableSummary};
 use rusqlite::Connection;
-use uuid::Uuid;
 
 use super::{Journal, JournalError, leagues};
 use crate::store::{
@@ -42,12 +41,12 @@ impl Journal {
 #[derive(Debug)]
 struct SqliteTable {
     journal: Journal,
-    table: Uuid,
+    table: TableId,
 }
 
 impl Journal {
     /// The place of a table already in the journal (a recovered one).
-    pub(crate) fn table_log(&self, table: Uuid) -> Box<dyn TableLog> {
+    pub(crate) fn table_log(&self, table: TableId) -> Box<dyn TableLog> {
         Box::new(SqliteTable {
             journal: self.clone(),
             table,
@@ -74,7 +73,7 @@ impl Store for Journal {
         })
     }
 
-    fn delete_table(&self, table: Uuid) -> StoreFuture<'_, ()> {
+    fn delete_table(&self, table: TableId) -> StoreFuture<'_, ()> {
         Box::pin(async move { Ok(Journal::delete_table(self, table).await?) })
     }
 
@@ -94,10 +93,10 @@ impl Store for Journal {
 
     fn replay_page(
         &self,
-        table: Uuid,
+        table: TableId,
         from_seq: u64,
         max_bytes: usize,
-        token: Option<Uuid>,
+        token: Option<SeatToken>,
     ) -> StoreFuture<'_, Option<(ReplayPage, bool)>> {
         let journal = self.clone();
         Box::pin(async move {
@@ -123,7 +122,7 @@ impl Store for Journal {
 
     fn events_page(
         &self,
-        table: Uuid,
+        table: TableId,
         from_seq: u64,
         limit: usize,
         max_bytes: usize,
