@@ -321,7 +321,7 @@ mod tests {
         };
         let config = TableConfig::from_settings(&settings, 3).unwrap();
         let mut live = Table::new(config).unwrap();
-        let empty = TableView::new(Uuid::nil(), "t", settings);
+        let empty = TableView::new(TableId::nil(), "t", settings);
         let mut model = BotModel::from_view(&empty, 1).unwrap();
         let mut seq = 0u64;
         let mut fold = |model: &mut BotModel, events: Vec<Event>| {
