@@ -51,7 +51,7 @@
   }
 
   /** An alert for what just happened to me (live events only, never the rebuilt past). */
-  function alertFor(e, view) {
+  function alertFor(e) {
     const me = state.me;
     if (state.role !== "player" || me === null) return null;
     switch (e.kind) {
@@ -108,7 +108,7 @@
         try {
           m.events.forEach((e, i) => {
             record(m.seq + i, e);
-            const alert = alertFor(e, state.view);
+            const alert = alertFor(e);
             F.applyEvent(state.view, m.seq + i, e);
             if (alert) alerts.push(alert);
           });
@@ -527,10 +527,11 @@
 
   // ---------------------------------------------------------------- seat list, standings, dice
 
-  function SeatList({ view, me }) {
+  /** The seats in words: the ring's text alternative (and, in a replay, the seats at the step). */
+  function SeatList({ view, me, replay: isReplay }) {
     const players = sortedBySeat(view);
     return html`<table class="seat-list" data-testid="seat-list">
-      <caption>${view.stage === "lobby" ? "Seated, in order of arrival" : "Seats, in seating order (the next seat is to the left)"}</caption>
+      <caption>${isReplay ? "Seats at this step" : view.stage === "lobby" ? "Seated, in order of arrival" : "Seats, in seating order (the next seat is to the left)"}</caption>
       <thead><tr><th scope="col">#</th><th scope="col">Player</th><th scope="col">Life</th><th scope="col">Poison</th><th scope="col">State</th></tr></thead>
       <tbody>${players.map((p) => {
         const bits = [];
@@ -538,7 +539,7 @@
         if (view.host === p.player) bits.push("★ host");
         if (p.status === "eliminated") bits.push("OUT (position counts)");
         if (p.status === "removed") bits.push("OUT (position removed)");
-        if (!p.connected) bits.push(p.absent ? "away" : "offline");
+        if (!p.connected && !isReplay) bits.push(p.absent ? "away" : "offline");
         if (p.muted) bits.push("muted");
         const t = runningTurn(view, p.player);
         if (t) bits.push(t.state === "running" ? `▶ ${tn(t.turn)} ${PHASE_NAMES[t.phase]}` : `… ${tn(t.turn)} waiting`);
@@ -818,7 +819,8 @@
     if (host && view.stage !== "finished") parts.push(html`<${HostTools} key="host" view=${view} me=${me} />`);
     if (!host && view.stage !== "finished") parts.push(html`<${CallTools} key="call" />`);
     if (!parts.length) return null;
-    return html`<section class="actions" aria-label="More actions">${parts}</section>`;
+    // In the lobby these are the host's Start and the seating: on a phone they come before the ring.
+    return html`<section class=${"actions" + (view.stage === "lobby" ? " lobby" : "")} aria-label="More actions">${parts}</section>`;
   }
 
   function DiceTools({ view, me, mine }) {
@@ -1324,16 +1326,8 @@
         ${view.stage === "finished" ? html`<div class="end"><${Standings} view=${view} /><${Dice} view=${view} /></div>` : null}
       </section>
       <section class="side">
-        <${SeatListReplay} view=${view} />
+        <${SeatList} view=${view} me=${null} replay=${true} />
       </section>`;
-  }
-
-  function SeatListReplay({ view }) {
-    const players = sortedBySeat(view);
-    return html`<table class="seat-list"><caption>Seats at this step</caption>
-      <thead><tr><th scope="col">#</th><th scope="col">Player</th><th scope="col">Life</th><th scope="col">Poison</th></tr></thead>
-      <tbody>${players.map((p) => html`<tr key=${p.player}><td>${p.seat === null ? "–" : p.seat + 1}</td><td class="pname">${printable(p.name)}${p.status === "alive" ? "" : " (out)"}</td>
-        <td>${p.life}</td><td>${p.poison}</td></tr>`)}</tbody></table>`;
   }
 
   Object.assign(GM.pages, { table, replay, onMessage, onUp, render });
