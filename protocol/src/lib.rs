@@ -18,6 +18,7 @@ mod codec;
 pub mod dice;
 mod error;
 mod event;
+pub mod game;
 pub mod examples;
 pub mod league;
 pub mod limit;
@@ -37,6 +38,7 @@ pub use codec::{
 };
 pub use error::{ApplyError, DecodeError, ErrorCode};
 pub use event::Event;
+pub use game::GameKind;
 pub use limits::*;
 pub use mirror::{Mirror, stage_name};
 pub use server::{ReplaySummary, ServerMessage, TableSummary};
