@@ -15,11 +15,12 @@
 
 mod client;
 mod codec;
+mod command;
 pub mod dice;
 mod error;
 mod event;
-pub mod game;
 pub mod examples;
+pub mod game;
 pub mod league;
 pub mod limit;
 mod limits;
@@ -27,6 +28,7 @@ mod mirror;
 pub mod rules;
 mod server;
 pub mod session;
+pub mod shell;
 pub mod text;
 mod types;
 mod view;

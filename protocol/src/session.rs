@@ -17,15 +17,18 @@ use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
 use crate::client::ClientMessage;
+use crate::command::{Actor, Authority, Command};
 use crate::dice::DiceSecret;
 use crate::error::ErrorCode;
 use crate::event::Event;
+use crate::game::Game;
 use crate::league::SeatDeck;
 use crate::limit::TokenBucket;
 use crate::limits::{
     CALL_HOST_INTERVAL_SECS, MAX_CALL_REASON_CHARS, MAX_CLOCK_SECS, MAX_SPECTATORS, close,
 };
-use crate::rules::{Actor, Authority, Command, Stage, Table, TableConfig, TurnState};
+use crate::rules::Table;
+use crate::shell::{Stage, resume_quorum};
 use crate::text::{self, TextError};
 use crate::types::{Expiry, PlayerId, Ruling, SeatToken, TurnId};
 use crate::view::{Settings, TableView};
@@ -114,10 +117,12 @@ struct Seat {
     peers: Vec<IpAddr>,
 }
 
-/// One table's session: the table (the fold), its members' seats and tokens, and its timers.
+/// One table's session: the table (the fold: its game's state, Grand Melee's [`Table`] unless
+/// said otherwise), its members' seats and tokens, and its timers. Generic over the [`Game`]:
+/// this is the shell every game shares.
 #[derive(Debug, Clone)]
-pub struct Session {
-    table: Table,
+pub struct Session<G: Game = Table> {
+    table: G,
     settings: Settings,
     timing: Timing,
     /// Number of the last event published.
@@ -152,7 +157,7 @@ pub struct Session {
     effects: VecDeque<Effect>,
 }
 
-impl Session {
+impl<G: Game> Session<G> {
     /// A new table in its lobby, created at `now` with `settings` and `seed`.
     pub fn new(
         settings: Settings,
@@ -163,10 +168,7 @@ impl Session {
         if settings.max_spectators > MAX_SPECTATORS {
             return Err(ErrorCode::BadSettings);
         }
-        let mut config =
-            TableConfig::from_settings(&settings, 0).map_err(|_| ErrorCode::BadSettings)?;
-        config.secret = secret;
-        let table = Table::new(config).map_err(|_| ErrorCode::BadSettings)?;
+        let table = G::create(&settings, secret)?;
         Ok(Self {
             table,
             settings,
@@ -253,7 +255,7 @@ impl Session {
     // ----- Queries ---------------------------------------------------------------------------
 
     /// The table: the one fold of every event published.
-    pub fn table(&self) -> &Table {
+    pub fn table(&self) -> &G {
         &self.table
     }
 
@@ -639,11 +641,8 @@ impl Session {
             Role::Player(player) => (
                 Some(player),
                 self.table
-                    .lobby()
-                    .iter()
-                    .find(|(p, _)| *p == player)
-                    .map(|(_, name)| name.clone())
-                    .or_else(|| self.table.player(player).map(|p| p.name.clone()))
+                    .name_of(player)
+                    .map(str::to_owned)
                     .unwrap_or_default(),
             ),
             Role::Spectator => (None, "spectator".to_owned()),
@@ -709,7 +708,7 @@ impl Session {
         actor: Actor,
         command: Command,
         now: Instant,
-        then: impl FnOnce(&Table) -> Option<Event>,
+        then: impl FnOnce(&G) -> Option<Event>,
     ) -> Result<u64, ErrorCode> {
         let mut events = self.table.handle(actor, command)?;
         events.extend(then(&self.table));
@@ -734,7 +733,7 @@ impl Session {
     /// Notes when each mulligan decision comes up: the mulligan clock and an absent decider's
     /// grace period count from then.
     fn track_decider(&mut self, now: Instant) {
-        let deciders = self.table.mulligan_deciders();
+        let deciders = self.table.deciders();
         self.deciding_since.retain(|(p, _)| deciders.contains(p));
         for player in deciders {
             if !self.deciding_since.iter().any(|&(p, _)| p == player) {
@@ -752,7 +751,7 @@ impl Session {
             let ruling = match self.table.stage() {
                 Stage::Mulligan { .. } => match self
                     .table
-                    .mulligan_deciders()
+                    .deciders()
                     .into_iter()
                     .find(|d| kicked.contains(d))
                 {
@@ -785,13 +784,7 @@ impl Session {
     /// Keeps `running_since` in step with the table: new running periods start now, ended ones
     /// are forgotten.
     fn track_running_turns(&mut self, now: Instant) {
-        let table = &self.table;
-        let running: Vec<(TurnId, PlayerId)> = table
-            .turns()
-            .iter()
-            .filter(|t| matches!(t.state, TurnState::Running(_)))
-            .map(|t| (t.id, table.players()[t.seat].id))
-            .collect();
+        let running = self.table.running();
         self.running_since
             .retain(|(turn, player, _)| running.contains(&(*turn, *player)));
         for (turn, player) in running {
@@ -864,7 +857,7 @@ impl Session {
             }
             events.push(Event::ResumeRequested { player: me });
             let asks = self.table.facts().resume_asks.len() + 1;
-            if asks < crate::rules::resume_quorum(self.table.living()) {
+            if asks < resume_quorum(self.table.living()) {
                 return Ok(self.publish(events));
             }
         }
@@ -959,9 +952,7 @@ impl Session {
     }
 
     fn alive(&self, player: PlayerId) -> bool {
-        self.table
-            .player(player)
-            .is_some_and(|p| p.status.is_alive())
+        self.table.is_alive(player)
     }
 
     fn closable(&self) -> bool {
@@ -1250,10 +1241,10 @@ impl Session {
             let _ = self.table.apply(event);
         }
         for event in &events {
-            if let Event::TurnKept { turn, player } = event {
+            if let Some((turn, player)) = G::restarts_clock(event) {
                 // An extra turn is a new turn: its clock starts when it begins.
                 self.running_since
-                    .retain(|&(t, p, _)| (t, p) != (*turn, *player));
+                    .retain(|&(t, p, _)| (t, p) != (turn, player));
             }
         }
         self.announce(events)

@@ -213,7 +213,8 @@ struct Sim {
 impl Sim {
     fn new(settings: Settings, timing: Timing) -> Self {
         let t0 = Instant::now();
-        let session = Session::new(settings, DiceSecret::from_seed(SEED), timing, t0).unwrap();
+        let session: Session =
+            Session::new(settings, DiceSecret::from_seed(SEED), timing, t0).unwrap();
         let config = session.table().config().clone();
         let sim = Self {
             session,
@@ -1778,7 +1779,7 @@ fn recovery_folds_the_journal_into_the_same_table_and_numbers_on() {
     // A journal with a gap is refused.
     let gap = journal.iter().skip(1).cloned();
     assert!(
-        Session::recover(
+        Session::<Table>::recover(
             live.settings().clone(),
             DiceSecret::from_seed(SEED),
             timing(0.0),

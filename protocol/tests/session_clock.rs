@@ -59,7 +59,8 @@ fn conn(player: PlayerId) -> u64 {
 impl Harness {
     fn new(settings: Settings, timing: Timing) -> Self {
         let t0 = Instant::now();
-        let session = Session::new(settings, DiceSecret::from_seed(7), timing, t0).unwrap();
+        let session: Session =
+            Session::new(settings, DiceSecret::from_seed(7), timing, t0).unwrap();
         let config = session.table().config().clone();
         Self {
             session,
@@ -773,7 +774,7 @@ fn recovery_folds_the_journal_and_announces_who_was_connected() {
     let seats: Vec<(PlayerId, SeatToken)> = (0..4).map(|p| (p, token(p))).collect();
     let settings = h.session.settings().clone();
     let now = h.at(500);
-    let mut recovered = Session::recover(
+    let mut recovered: Session = Session::recover(
         settings,
         DiceSecret::from_seed(7),
         timing(0.0),
@@ -971,7 +972,7 @@ fn after_a_restart_a_game_nobody_comes_back_to_ends_one_absence_limit_later() {
     let journal: Vec<(u64, Event)> = (1..).zip(h.events.iter().cloned()).collect();
     let seats: Vec<(PlayerId, SeatToken)> = (0..3).map(|p| (p, token(p))).collect();
     let now = h.at(5_000);
-    let mut recovered = Session::recover(
+    let mut recovered: Session = Session::recover(
         h.session.settings().clone(),
         DiceSecret::from_seed(7),
         timing(0.0),

@@ -17,14 +17,14 @@
 //! (settings and the rule-set seam), [`command`], then [`table`] (state, decisions, scheduling,
 //! application).
 
-pub mod command;
 pub mod config;
+mod grand_melee;
 pub mod table;
 
-pub use command::{Actor, Authority, Command};
+pub use crate::command::{Actor, Authority, Command};
+pub use crate::shell::{Presence, SessionFacts, Stage, resume_quorum};
 pub use config::{ConfigError, RuleSet, SpellRange, TableConfig};
 pub(crate) use table::{LeagueSeats, TableParts};
 pub use table::{
-    Player, Presence, QuickStartError, ReplayError, Seat, SessionFacts, Stage, Table, Turn,
-    TurnState, check_seat_text, resume_quorum,
+    Player, QuickStartError, ReplayError, Seat, Table, Turn, TurnState, check_seat_text,
 };

@@ -9,13 +9,14 @@
 use crate::text::{self, TextError};
 use std::collections::BTreeMap;
 
-use super::command::{Actor, Command};
 use super::config::{ConfigError, RuleSet, TableConfig};
+use crate::command::{Actor, Command};
 use crate::dice::{Dice, entropy_digest};
 use crate::error::ErrorCode;
 use crate::event::Event;
 use crate::league::{self, Bonus, SeatDeck};
 use crate::limits::{LETHAL_POISON, MAX_AMOUNT};
+use crate::shell::{Presence, SessionFacts, Stage};
 use crate::types::{
     EliminationCause, HostCall, KeepReason, MulliganMode, Phase, PlayerId, PlayerStatus,
     RollResult, Ruling, SeatingMode, Standing, TurnEndReason, TurnId, TurnRemovalReason,
@@ -78,22 +79,6 @@ pub struct Turn {
     pub designations: u32,
 }
 
-/// Where the table is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stage {
-    /// Players are joining.
-    Lobby,
-    /// Players decide on mulligans one at a time; `kept` of them have kept.
-    Mulligan {
-        /// How many players have kept so far.
-        kept: usize,
-    },
-    /// Turns are being played.
-    Playing,
-    /// One player or none is left, or the game was abandoned.
-    Finished,
-}
-
 /// An event that does not fit the state it is applied to (a corrupt or foreign journal).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("event {index} does not apply: {reason}")]
@@ -113,60 +98,6 @@ pub enum QuickStartError {
     /// A join or the start was refused.
     #[error(transparent)]
     Rejected(#[from] ErrorCode),
-}
-
-/// What everyone sees of a seated player besides the game: his connection, absence and mute.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Presence {
-    /// Whether a connection holds his seat.
-    pub connected: bool,
-    /// Whether he has been announced absent (`player_absent`) and has not come back.
-    pub absent: bool,
-    /// Whether the host has muted his chat.
-    pub muted: bool,
-}
-
-/// The table's public session facts, folded from its table-level events (the session rules
-/// decide them; see [`crate::session`]).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct SessionFacts {
-    /// The player with host rights, if a seated player holds them.
-    pub host: Option<PlayerId>,
-    /// Connections watching.
-    pub spectators: u32,
-    /// Whether the host has paused the table.
-    pub paused: bool,
-    /// Whether the host has adjourned the game.
-    pub adjourned: bool,
-    /// While adjourned: the players who have asked to resume it, in the order they asked.
-    pub resume_asks: Vec<PlayerId>,
-    /// Whether the host has muted the spectators' chat.
-    pub spectators_muted: bool,
-    /// Players the host kicked while mulligans were under way: their decision is taken as
-    /// `keep`, and they are eliminated as play begins (not part of a snapshot: the session
-    /// acts on it, clients see the events).
-    pub kicked_in_mulligan: Vec<PlayerId>,
-    /// Open calls for the host (`host_called`), oldest first, one per player, until the host
-    /// answers them (`host_answered`).
-    pub calls: Vec<HostCall>,
-    /// Every seated player's presence, by id.
-    presence: BTreeMap<PlayerId, Presence>,
-}
-
-impl SessionFacts {
-    /// A seated player's presence (the default for an unknown id).
-    pub fn presence(&self, player: PlayerId) -> Presence {
-        self.presence.get(&player).copied().unwrap_or_default()
-    }
-
-    /// Seated players and their presence, by id.
-    pub fn presences(&self) -> impl Iterator<Item = (PlayerId, Presence)> + '_ {
-        self.presence.iter().map(|(&p, &presence)| (p, presence))
-    }
-
-    fn known(&mut self, player: PlayerId) -> Result<&mut Presence, &'static str> {
-        self.presence.get_mut(&player).ok_or("unknown player")
-    }
 }
 
 /// A Grand Melee table: lobby, mulligans, simultaneous turns, eliminations, the result, and the
@@ -2151,76 +2082,7 @@ impl Table {
                 self.standings = standings.clone();
                 self.turns.clear();
             }
-            Event::ConnectionChanged { player, connected } => {
-                let presence = self.facts.known(*player)?;
-                presence.connected = *connected;
-                if *connected {
-                    presence.absent = false;
-                }
-            }
-            Event::PlayerAbsent { player } => self.facts.known(*player)?.absent = true,
-            Event::PlayerMuted {
-                player: Some(player),
-                muted,
-            } => self.facts.known(*player)?.muted = *muted,
-            Event::PlayerMuted {
-                player: None,
-                muted,
-            } => self.facts.spectators_muted = *muted,
-            Event::HostChanged { player } => {
-                if let Some(player) = player {
-                    self.facts.known(*player)?;
-                }
-                self.facts.host = *player;
-            }
-            Event::SpectatorsChanged { spectators } => self.facts.spectators = *spectators,
-            Event::TablePaused { paused } => self.facts.paused = *paused,
-            Event::TableAdjourned { adjourned } => {
-                if *adjourned && !matches!(self.stage, Stage::Mulligan { .. } | Stage::Playing) {
-                    return Err("game adjourned outside a game");
-                }
-                self.facts.adjourned = *adjourned;
-                self.facts.resume_asks.clear();
-                if *adjourned {
-                    // Adjourning ends a pause.
-                    self.facts.paused = false;
-                }
-            }
-            Event::ResumeRequested { player } => {
-                self.facts.known(*player)?;
-                if !self.facts.adjourned {
-                    return Err("resume asked of a game that is not adjourned");
-                }
-                if !self.facts.resume_asks.contains(player) {
-                    self.facts.resume_asks.push(*player);
-                }
-            }
-            Event::PlayerKicked { player, .. } => {
-                // His connection is closed with the kick.
-                self.facts.known(*player)?.connected = false;
-                let in_mulligan = matches!(self.stage, Stage::Mulligan { .. });
-                if in_mulligan && !self.facts.kicked_in_mulligan.contains(player) {
-                    self.facts.kicked_in_mulligan.push(*player);
-                }
-            }
-            Event::Chat {
-                from: Some(player), ..
-            } => {
-                self.facts.known(*player)?;
-            }
-            Event::Chat { from: None, .. } => {}
-            Event::HostCalled { player, reason } => {
-                self.facts.known(*player)?;
-                self.facts.calls.retain(|c| c.player != *player);
-                self.facts.calls.push(HostCall {
-                    player: *player,
-                    reason: reason.clone(),
-                });
-            }
-            Event::HostAnswered { player: None } => self.facts.calls.clear(),
-            Event::HostAnswered {
-                player: Some(player),
-            } => self.facts.calls.retain(|c| c.player != *player),
+            shell => return self.facts.apply(shell, self.stage),
         }
         Ok(())
     }
@@ -2244,12 +2106,6 @@ fn check_powers(power: u32, opposing: &[u32]) -> Result<(), ErrorCode> {
         return Err(ErrorCode::BadAmount);
     }
     Ok(())
-}
-
-/// How many players' asks resume an adjourned game without its host: a majority of the
-/// `living` players still in the game (more than half of them; the asker counts).
-pub fn resume_quorum(living: usize) -> usize {
-    living / 2 + 1
 }
 
 /// The text a player sits down with, checked as `join` checks it (before anything about the
