@@ -57,16 +57,10 @@ impl Table {
         let mut view = TableView::new(table, name, settings.clone());
         view.seq = seq;
         view.stage = stage_name(self.stage());
-        view.host = facts.host;
-        view.spectators = facts.spectators;
-        view.paused = facts.paused;
-        view.adjourned = facts.adjourned;
-        view.resume_asks = facts.resume_asks.clone();
-        view.spectators_muted = facts.spectators_muted;
+        facts.project(&mut view);
         view.dice_commitment = self.dice_commitment().to_owned();
         view.dice_secret = self.dice_secret().map(str::to_owned);
         view.seating_mode = self.seating_mode();
-        view.calls = facts.calls.clone();
         let config = self.config();
         let presence = |player| facts.presence(player);
         let league = self.league_seats();

@@ -94,6 +94,30 @@ pub enum Effect {
     },
 }
 
+/// Why a journal could not be folded back into a session ([`Session::recover`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RecoverError {
+    /// The stored settings are refused.
+    #[error("settings: {0}")]
+    Settings(ErrorCode),
+    /// The events are not numbered one after another.
+    #[error("event {seq} follows {after}")]
+    Gap {
+        /// The number found.
+        seq: u64,
+        /// The number of the event before it.
+        after: u64,
+    },
+    /// An event does not fit the table (a corrupt or foreign journal).
+    #[error("event {seq}: {reason}")]
+    Event {
+        /// Its number.
+        seq: u64,
+        /// What did not fit.
+        reason: &'static str,
+    },
+}
+
 /// How a connection takes part in the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
@@ -204,18 +228,21 @@ impl<G: Game> Session<G> {
         seats: &[(PlayerId, SeatToken)],
         banned: Vec<IpAddr>,
         now: Instant,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, RecoverError> {
         let mut session =
-            Self::new(settings, secret, timing, now).map_err(|code| format!("settings: {code}"))?;
+            Self::new(settings, secret, timing, now).map_err(RecoverError::Settings)?;
         session.ever_seated = true;
         for (seq, event) in events {
             if seq != session.seq + 1 {
-                return Err(format!("event {seq} follows {}", session.seq));
+                return Err(RecoverError::Gap {
+                    seq,
+                    after: session.seq,
+                });
             }
             session
                 .table
                 .apply(&event)
-                .map_err(|e| format!("event {seq}: {e}"))?;
+                .map_err(|reason| RecoverError::Event { seq, reason })?;
             session.seq = seq;
         }
         let facts = session.table.facts().clone();

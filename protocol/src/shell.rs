@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use crate::event::Event;
 use crate::types::{HostCall, PlayerId};
+use crate::view::TableView;
 
 /// Where the table is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +73,44 @@ impl SessionFacts {
     /// Seated players and their presence, by id.
     pub fn presences(&self) -> impl Iterator<Item = (PlayerId, Presence)> + '_ {
         self.presence.iter().map(|(&p, &presence)| (p, presence))
+    }
+
+    /// A player sat down (`player_joined`): present, connected, not absent, not muted.
+    pub fn seat(&mut self, player: PlayerId) {
+        self.presence.insert(
+            player,
+            Presence {
+                connected: true,
+                ..Presence::default()
+            },
+        );
+    }
+
+    /// A player gave up his seat in the lobby (`player_left` before the start): his presence
+    /// and any open call of his go.
+    pub fn unseat(&mut self, player: PlayerId) -> Result<(), &'static str> {
+        self.known(player)?;
+        self.calls.retain(|c| c.player != player);
+        self.presence.remove(&player);
+        Ok(())
+    }
+
+    /// Writes the facts every member sees into a snapshot: the host, spectators, pause,
+    /// adjournment and its asks, the spectators' mute and the open calls (a player's presence
+    /// is the game's to place, in its own player entries).
+    pub fn project(&self, view: &mut TableView) {
+        view.host = self.host;
+        view.spectators = self.spectators;
+        view.paused = self.paused;
+        view.adjourned = self.adjourned;
+        view.resume_asks = self.resume_asks.clone();
+        view.spectators_muted = self.spectators_muted;
+        view.calls = self.calls.clone();
+    }
+
+    /// Whether `player` is seated at the table (has a presence).
+    pub fn is_seated(&self, player: PlayerId) -> bool {
+        self.presence.contains_key(&player)
     }
 
     pub(crate) fn known(&mut self, player: PlayerId) -> Result<&mut Presence, &'static str> {

@@ -583,7 +583,8 @@ impl Room {
             &stored.seats,
             banned,
             Instant::now(),
-        )?;
+        )
+        .map_err(|e| e.to_string())?;
         let slot = shared.recovered_table();
         Ok(Self::new(
             record.id,

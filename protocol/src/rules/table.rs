@@ -1797,21 +1797,14 @@ impl Table {
                     self.dice.entropy.insert(*player, entropy.clone());
                 }
                 self.next_player = player.saturating_add(1).max(self.next_player);
-                self.facts.presence.insert(
-                    *player,
-                    Presence {
-                        connected: true,
-                        ..Presence::default()
-                    },
-                );
+                self.facts.seat(*player);
             }
             Event::PlayerLeft { player } => {
                 self.facts.known(*player)?;
                 self.lobby.retain(|(id, _)| id != player);
                 // After the start the seating is fixed: the player keeps his place.
                 if self.stage == Stage::Lobby {
-                    self.facts.calls.retain(|c| c.player != *player);
-                    self.facts.presence.remove(player);
+                    self.facts.unseat(*player)?;
                     self.league.decks.remove(player);
                     if self
                         .league
