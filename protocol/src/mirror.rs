@@ -57,7 +57,7 @@ impl Table {
         let mut view = TableView::new(table, name, settings.clone());
         view.seq = seq;
         view.stage = stage_name(self.stage());
-        facts.project(&mut view);
+        view.set_facts(facts);
         view.dice_commitment = self.dice_commitment().to_owned();
         view.dice_secret = self.dice_secret().map(str::to_owned);
         view.seating_mode = self.seating_mode();

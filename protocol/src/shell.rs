@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 
 use crate::event::Event;
 use crate::types::{HostCall, PlayerId};
-use crate::view::TableView;
 
 /// Where the table is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,19 +92,6 @@ impl SessionFacts {
         self.calls.retain(|c| c.player != player);
         self.presence.remove(&player);
         Ok(())
-    }
-
-    /// Writes the facts every member sees into a snapshot: the host, spectators, pause,
-    /// adjournment and its asks, the spectators' mute and the open calls (a player's presence
-    /// is the game's to place, in its own player entries).
-    pub fn project(&self, view: &mut TableView) {
-        view.host = self.host;
-        view.spectators = self.spectators;
-        view.paused = self.paused;
-        view.adjourned = self.adjourned;
-        view.resume_asks = self.resume_asks.clone();
-        view.spectators_muted = self.spectators_muted;
-        view.calls = self.calls.clone();
     }
 
     /// Whether `player` is seated at the table (has a presence).

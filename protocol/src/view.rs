@@ -10,6 +10,7 @@ use crate::limits::{
     DEFAULT_ABSENCE_LIMIT_SECS, DEFAULT_HAND_SIZE, DEFAULT_MAX_SPECTATORS,
     DEFAULT_MULLIGAN_CLOCK_SECS, DEFAULT_SPELL_RANGE, DEFAULT_STARTING_LIFE, MAX_SEATS,
 };
+use crate::shell::{SessionFacts, resume_quorum};
 use crate::types::{
     HostCall, MulliganMode, Phase, PlayerId, PlayerStatus, Reduction, RuleSet, SeatingMode,
     StageName, Standing, TableId, TurnId, TurnStateName,
@@ -253,12 +254,25 @@ impl TableView {
         }
     }
 
+    /// Writes the shell's facts every member sees into the snapshot: the host, spectators,
+    /// pause, adjournment and its asks, the spectators' mute and the open calls (a player's
+    /// presence is the game's to place, in its own player entries).
+    pub fn set_facts(&mut self, facts: &SessionFacts) {
+        self.host = facts.host;
+        self.spectators = facts.spectators;
+        self.paused = facts.paused;
+        self.adjourned = facts.adjourned;
+        self.resume_asks = facts.resume_asks.clone();
+        self.spectators_muted = facts.spectators_muted;
+        self.calls = facts.calls.clone();
+    }
+
     // ----- Queries ---------------------------------------------------------------------------
 
     /// How many asks resume an adjourned game without the host: a majority of the players still
-    /// in the game ([`crate::rules::resume_quorum`]).
+    /// in the game ([`resume_quorum`]).
     pub fn resume_quorum(&self) -> usize {
-        crate::rules::resume_quorum(self.living())
+        resume_quorum(self.living())
     }
 
     /// A player by id.

@@ -238,7 +238,7 @@ impl Game for PassTheTurn {
         let mut view = TableView::new(table, name, settings.clone());
         view.seq = seq;
         view.stage = stage_name(self.stage);
-        self.facts.project(&mut view);
+        view.set_facts(&self.facts);
         view.standings = self.standings.clone();
         view
     }
