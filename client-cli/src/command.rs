@@ -9,6 +9,64 @@ use grand_melee_protocol::{
     ClientMessage, Phase, PlayerId, Ruling, SeatingMode, StageName, TableView,
 };
 
+/// Why a typed line was not understood; its text is what the player reads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CommandError {
+    /// The command's words do not fit its form; holds the form.
+    #[error("usage: {0}")]
+    Usage(&'static str),
+    /// `mute` or `unmute` (as typed) without whom.
+    #[error("usage: {0} <who>|spectators")]
+    MuteUsage(String),
+    #[error("unknown command `{0}`; type `help` for the list")]
+    UnknownCommand(String),
+    #[error("`{0}` is not an amount")]
+    NotAnAmount(String),
+    #[error("`{0}` is not a change like +3 or -2")]
+    NotAChange(String),
+    #[error("`{0}` is not a life total")]
+    NotALifeTotal(String),
+    #[error("unknown phase `{0}`: beginning, main1, combat, main2, end or next")]
+    UnknownPhase(String),
+    /// `phase next` without a turn of one's own running.
+    #[error("you have no running turn")]
+    NoRunningTurn,
+    /// `phase next` in the turn's last phase.
+    #[error("your turn is already in its last phase")]
+    LastPhase,
+    /// Words left over after the player they named.
+    #[error("unexpected `{0}`")]
+    Unexpected(String),
+    #[error("name a player (name, seat number, #id or me)")]
+    NoPlayerNamed,
+    /// A player was named before the table's first snapshot.
+    #[error("no table yet")]
+    NoTable,
+    /// `me` from a spectator.
+    #[error("you have no seat")]
+    NoSeat,
+    #[error("`{0}` is not a player id")]
+    NotAPlayerId(String),
+    #[error("no player #{0}")]
+    NoPlayerId(PlayerId),
+    #[error("no seat {0}")]
+    NoSuchSeat(u16),
+    #[error("no player called `{0}`")]
+    NoSuchName(String),
+    /// A start of a name that several players' names have.
+    #[error("`{typed}` could be {}", quoted_names(.names))]
+    Ambiguous { typed: String, names: Vec<String> },
+}
+
+/// Names, each quoted, separated by commas.
+fn quoted_names(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|name| crate::safe::quoted(name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// What a typed line asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
@@ -159,7 +217,7 @@ pub fn parse(
     line: &str,
     view: Option<&TableView>,
     me: Option<PlayerId>,
-) -> Result<Option<Command>, String> {
+) -> Result<Option<Command>, CommandError> {
     let line = line.trim();
     let Some((word, rest)) = split_word(line) else {
         return Ok(None);
@@ -180,7 +238,7 @@ pub fn parse(
         "roll" => {
             let (defender, rest) = resolve.take(&words)?;
             let Some((power, blockers)) = rest.split_first() else {
-                return Err("usage: roll <who> <power> [blocker powers…]".into());
+                return Err(CommandError::Usage("roll <who> <power> [blocker powers…]"));
             };
             ClientMessage::AttackRoll {
                 id: 0,
@@ -195,7 +253,9 @@ pub fn parse(
         "counter" => {
             let (attacker, rest) = resolve.take(&words)?;
             let [mine, theirs] = rest else {
-                return Err("usage: counter <who> <your power> <their power>".into());
+                return Err(CommandError::Usage(
+                    "counter <who> <your power> <their power>",
+                ));
             };
             ClientMessage::CounterRoll {
                 id: 0,
@@ -216,7 +276,7 @@ pub fn parse(
         "resume-game" => ClientMessage::ResumeGame { id: 0 },
         "say" | "chat" => {
             if rest.is_empty() {
-                return Err("usage: say <text>".into());
+                return Err(CommandError::Usage("say <text>"));
             }
             ClientMessage::Chat {
                 id: 0,
@@ -230,7 +290,9 @@ pub fn parse(
         "start" => parse_start(&words, rest, &resolve)?,
         "call" => {
             if rest.is_empty() {
-                return Err("usage: call <reason> (one short line for the host)".into());
+                return Err(CommandError::Usage(
+                    "call <reason> (one short line for the host)",
+                ));
             }
             ClientMessage::CallHost {
                 id: 0,
@@ -247,7 +309,9 @@ pub fn parse(
         },
         "phase" => {
             let [name] = words[..] else {
-                return Err("usage: phase <beginning|main1|combat|main2|end|next>".into());
+                return Err(CommandError::Usage(
+                    "phase <beginning|main1|combat|main2|end|next>",
+                ));
             };
             ClientMessage::SetPhase {
                 id: 0,
@@ -260,7 +324,7 @@ pub fn parse(
                 [] => (0, 0),
                 [d] => (amount(d)?, 0),
                 [d, p] => (amount(d)?, amount(p)?),
-                _ => return Err("usage: attack <who> [damage] [poison]".into()),
+                _ => return Err(CommandError::Usage("attack <who> [damage] [poison]")),
             };
             ClientMessage::Attack {
                 id: 0,
@@ -272,7 +336,7 @@ pub fn parse(
         "damage" | "dmg" => {
             let (target, rest) = resolve.take(&words)?;
             let [n] = rest else {
-                return Err("usage: damage <who> <n>".into());
+                return Err(CommandError::Usage("damage <who> <n>"));
             };
             ClientMessage::DealDamage {
                 id: 0,
@@ -282,7 +346,7 @@ pub fn parse(
         }
         "life" => {
             let [n] = words[..] else {
-                return Err("usage: life ±n (for instance `life -3`)".into());
+                return Err(CommandError::Usage("life ±n (for instance `life -3`)"));
             };
             ClientMessage::ChangeLife {
                 id: 0,
@@ -291,7 +355,7 @@ pub fn parse(
         }
         "poison" => {
             let [n] = words[..] else {
-                return Err("usage: poison ±n (for instance `poison +1`)".into());
+                return Err(CommandError::Usage("poison ±n (for instance `poison +1`)"));
             };
             ClientMessage::ChangePoison {
                 id: 0,
@@ -314,7 +378,7 @@ pub fn parse(
         "mute" | "unmute" => {
             let muted = word.eq_ignore_ascii_case("mute");
             let player = match words[..] {
-                [] => return Err(format!("usage: {word} <who>|spectators")),
+                [] => return Err(CommandError::MuteUsage(word.to_owned())),
                 [one] if one.eq_ignore_ascii_case("spectators") => None,
                 _ => Some(resolve.whole(&words)?),
             };
@@ -333,9 +397,7 @@ pub fn parse(
             ruling: parse_ruling(&words, rest, &resolve)?,
         },
         other => {
-            return Err(format!(
-                "unknown command `{other}`; type `help` for the list"
-            ));
+            return Err(CommandError::UnknownCommand(other.to_owned()));
         }
     };
     Ok(Some(Command::Request(request)))
@@ -356,7 +418,7 @@ fn parse_start(
     words: &[&str],
     rest: &str,
     resolve: &Resolver<'_>,
-) -> Result<ClientMessage, String> {
+) -> Result<ClientMessage, CommandError> {
     let (seating, who) = match words.split_first() {
         Some((first, who)) if first.eq_ignore_ascii_case("random") => (SeatingMode::Random, who),
         Some((first, who)) if first.eq_ignore_ascii_case("joined") => (SeatingMode::Joined, who),
@@ -368,7 +430,9 @@ fn parse_start(
             for part in after.split(',') {
                 let part: Vec<&str> = part.split_whitespace().collect();
                 if part.is_empty() {
-                    return Err("usage: start order <who>, <who>, … (every player once)".into());
+                    return Err(CommandError::Usage(
+                        "start order <who>, <who>, … (every player once)",
+                    ));
                 }
                 order.push(resolve.whole(&part)?);
             }
@@ -393,10 +457,14 @@ fn parse_start(
     })
 }
 
-fn parse_ruling(words: &[&str], rest: &str, resolve: &Resolver<'_>) -> Result<Ruling, String> {
-    const USAGE: &str = "usage: rule eliminate <who>[, <who>…] | rule life <who> <n> | rule poison <who> <n> | rule end <who> | rule extra <who> | rule keep <who>";
+fn parse_ruling(
+    words: &[&str],
+    rest: &str,
+    resolve: &Resolver<'_>,
+) -> Result<Ruling, CommandError> {
+    const USAGE: &str = "rule eliminate <who>[, <who>…] | rule life <who> <n> | rule poison <who> <n> | rule end <who> | rule extra <who> | rule keep <who>";
     let Some((&kind, args)) = words.split_first() else {
-        return Err(USAGE.into());
+        return Err(CommandError::Usage(USAGE));
     };
     match kind.to_ascii_lowercase().as_str() {
         "eliminate" | "elim" | "out" => {
@@ -418,24 +486,24 @@ fn parse_ruling(words: &[&str], rest: &str, resolve: &Resolver<'_>) -> Result<Ru
                 }
             }
             if players.is_empty() {
-                return Err(USAGE.into());
+                return Err(CommandError::Usage(USAGE));
             }
             Ok(Ruling::Eliminate { players })
         }
         "life" => {
             let (player, rest) = resolve.take(args)?;
             let [n] = rest else {
-                return Err("usage: rule life <who> <n>".into());
+                return Err(CommandError::Usage("rule life <who> <n>"));
             };
             let life = n
                 .parse::<i32>()
-                .map_err(|_| format!("`{n}` is not a life total"))?;
+                .map_err(|_| CommandError::NotALifeTotal((*n).to_owned()))?;
             Ok(Ruling::SetLife { player, life })
         }
         "poison" => {
             let (player, rest) = resolve.take(args)?;
             let [n] = rest else {
-                return Err("usage: rule poison <who> <n>".into());
+                return Err(CommandError::Usage("rule poison <who> <n>"));
             };
             Ok(Ruling::SetPoison {
                 player,
@@ -451,7 +519,7 @@ fn parse_ruling(words: &[&str], rest: &str, resolve: &Resolver<'_>) -> Result<Ru
         "extra" => Ok(Ruling::ExtraTurn {
             player: resolve.whole(args)?,
         }),
-        _ => Err(USAGE.into()),
+        _ => Err(CommandError::Usage(USAGE)),
     }
 }
 
@@ -459,7 +527,7 @@ fn parse_phase(
     name: &str,
     view: Option<&TableView>,
     me: Option<PlayerId>,
-) -> Result<Phase, String> {
+) -> Result<Phase, CommandError> {
     let lower = name.to_ascii_lowercase();
     // A unique start of a phase's name is enough (`co` for combat).
     let named = PHASES
@@ -481,31 +549,27 @@ fn parse_phase(
                 .zip(me)
                 .and_then(|(v, me)| v.turn_of(me))
                 .and_then(|t| t.phase)
-                .ok_or("you have no running turn")?;
-            current
-                .next()
-                .ok_or("your turn is already in its last phase")?
+                .ok_or(CommandError::NoRunningTurn)?;
+            current.next().ok_or(CommandError::LastPhase)?
         }
         other => {
-            return Err(format!(
-                "unknown phase `{other}`: beginning, main1, combat, main2, end or next"
-            ));
+            return Err(CommandError::UnknownPhase(other.to_owned()));
         }
     })
 }
 
 /// A non-negative amount.
-fn amount(text: &str) -> Result<u32, String> {
+fn amount(text: &str) -> Result<u32, CommandError> {
     text.trim_start_matches('+')
         .parse()
-        .map_err(|_| format!("`{text}` is not an amount"))
+        .map_err(|_| CommandError::NotAnAmount(text.to_owned()))
 }
 
 /// A signed change: `+3`, `-2` or `3`.
-fn delta(text: &str) -> Result<i32, String> {
+fn delta(text: &str) -> Result<i32, CommandError> {
     text.trim_start_matches('+')
         .parse()
-        .map_err(|_| format!("`{text}` is not a change like +3 or -2"))
+        .map_err(|_| CommandError::NotAChange(text.to_owned()))
 }
 
 /// Names players from what was typed.
@@ -516,19 +580,19 @@ struct Resolver<'a> {
 
 impl Resolver<'_> {
     /// The player named by all of `words`.
-    fn whole(&self, words: &[&str]) -> Result<PlayerId, String> {
+    fn whole(&self, words: &[&str]) -> Result<PlayerId, CommandError> {
         match self.take(words)? {
             (player, []) => Ok(player),
-            (_, rest) => Err(format!("unexpected `{}`", rest.join(" "))),
+            (_, rest) => Err(CommandError::Unexpected(rest.join(" "))),
         }
     }
 
     /// The player named by the first words, and the words after.
-    fn take<'w>(&self, words: &'w [&'w str]) -> Result<(PlayerId, &'w [&'w str]), String> {
+    fn take<'w>(&self, words: &'w [&'w str]) -> Result<(PlayerId, &'w [&'w str]), CommandError> {
         let Some(first) = words.first() else {
-            return Err("name a player (name, seat number, #id or me)".into());
+            return Err(CommandError::NoPlayerNamed);
         };
-        let view = self.view.ok_or("no table yet")?;
+        let view = self.view.ok_or(CommandError::NoTable)?;
         // The longest run of words that is exactly someone's name.
         for k in (1..=words.len()).rev() {
             let candidate = words[..k].join(" ");
@@ -542,19 +606,16 @@ impl Resolver<'_> {
         }
         let rest = &words[1..];
         if first.eq_ignore_ascii_case("me") {
-            return self
-                .me
-                .map(|p| (p, rest))
-                .ok_or_else(|| "you have no seat".into());
+            return self.me.map(|p| (p, rest)).ok_or(CommandError::NoSeat);
         }
         if let Some(id) = first.strip_prefix('#') {
             let id: PlayerId = id
                 .parse()
-                .map_err(|_| format!("`{first}` is not a player id"))?;
+                .map_err(|_| CommandError::NotAPlayerId((*first).to_owned()))?;
             return view
                 .player(id)
                 .map(|p| (p.player, rest))
-                .ok_or_else(|| format!("no player #{id}"));
+                .ok_or(CommandError::NoPlayerId(id));
         }
         if let Ok(n) = first.parse::<u16>() {
             let found = if view.stage == StageName::Lobby {
@@ -566,7 +627,7 @@ impl Resolver<'_> {
             };
             return found
                 .map(|p| (p.player, rest))
-                .ok_or_else(|| format!("no seat {n}"));
+                .ok_or(CommandError::NoSuchSeat(n));
         }
         let lower = first.to_lowercase();
         let matches: Vec<_> = view
@@ -576,15 +637,11 @@ impl Resolver<'_> {
             .collect();
         match matches[..] {
             [p] => Ok((p.player, rest)),
-            [] => Err(format!("no player called `{first}`")),
-            _ => Err(format!(
-                "`{first}` could be {}",
-                matches
-                    .iter()
-                    .map(|p| crate::safe::quoted(&p.name))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
+            [] => Err(CommandError::NoSuchName((*first).to_owned())),
+            _ => Err(CommandError::Ambiguous {
+                typed: (*first).to_owned(),
+                names: matches.iter().map(|p| p.name.clone()).collect(),
+            }),
         }
     }
 }
@@ -1069,5 +1126,150 @@ mod tests {
                 player: Some(0)
             }
         );
+    }
+
+    #[test]
+    fn a_bad_line_says_what_was_wrong() {
+        let view = table();
+        let cases: &[(
+            &str,
+            Option<&TableView>,
+            Option<PlayerId>,
+            CommandError,
+            &str,
+        )] = &[
+            (
+                "frobnicate",
+                Some(&view),
+                Some(0),
+                CommandError::UnknownCommand("frobnicate".into()),
+                "unknown command `frobnicate`; type `help` for the list",
+            ),
+            (
+                "say",
+                Some(&view),
+                Some(0),
+                CommandError::Usage("say <text>"),
+                "usage: say <text>",
+            ),
+            (
+                "MUTE",
+                Some(&view),
+                Some(0),
+                CommandError::MuteUsage("MUTE".into()),
+                "usage: MUTE <who>|spectators",
+            ),
+            (
+                "damage ann lots",
+                Some(&view),
+                Some(0),
+                CommandError::NotAnAmount("lots".into()),
+                "`lots` is not an amount",
+            ),
+            (
+                "life lots",
+                Some(&view),
+                Some(0),
+                CommandError::NotAChange("lots".into()),
+                "`lots` is not a change like +3 or -2",
+            ),
+            (
+                "rule life ann x",
+                Some(&view),
+                Some(0),
+                CommandError::NotALifeTotal("x".into()),
+                "`x` is not a life total",
+            ),
+            (
+                "phase sideways",
+                Some(&view),
+                Some(0),
+                CommandError::UnknownPhase("sideways".into()),
+                "unknown phase `sideways`: beginning, main1, combat, main2, end or next",
+            ),
+            (
+                "phase next",
+                Some(&view),
+                Some(0),
+                CommandError::NoRunningTurn,
+                "you have no running turn",
+            ),
+            (
+                "host cid now",
+                Some(&view),
+                Some(0),
+                CommandError::Unexpected("now".into()),
+                "unexpected `now`",
+            ),
+            (
+                "first",
+                Some(&view),
+                Some(0),
+                CommandError::NoPlayerNamed,
+                "name a player (name, seat number, #id or me)",
+            ),
+            (
+                "kick ann",
+                None,
+                Some(0),
+                CommandError::NoTable,
+                "no table yet",
+            ),
+            (
+                "kick me",
+                Some(&view),
+                None,
+                CommandError::NoSeat,
+                "you have no seat",
+            ),
+            (
+                "kick #x",
+                Some(&view),
+                Some(0),
+                CommandError::NotAPlayerId("#x".into()),
+                "`#x` is not a player id",
+            ),
+            (
+                "kick #9",
+                Some(&view),
+                Some(0),
+                CommandError::NoPlayerId(9),
+                "no player #9",
+            ),
+            (
+                "kick 7",
+                Some(&view),
+                Some(0),
+                CommandError::NoSuchSeat(7),
+                "no seat 7",
+            ),
+            (
+                "kick zed",
+                Some(&view),
+                Some(0),
+                CommandError::NoSuchName("zed".into()),
+                "no player called `zed`",
+            ),
+        ];
+        for (line, view, me, error, text) in cases {
+            assert_eq!(parse(line, *view, *me), Err(error.clone()), "{line}");
+            assert_eq!(error.to_string(), *text, "{line}");
+        }
+    }
+
+    #[test]
+    fn a_name_several_players_start_with_lists_them_quoted_in_the_tables_order() {
+        let mut view = table();
+        let cid = view.players.iter_mut().find(|p| p.name == "Cid").unwrap();
+        cid.name = "Bob".into();
+        let error = parse("kick b", Some(&view), Some(0)).unwrap_err();
+        assert_eq!(
+            error,
+            CommandError::Ambiguous {
+                typed: "b".into(),
+                names: vec!["Bob".into(), "Big Ben".into()],
+            }
+        );
+        assert_eq!(error.to_string(), "`b` could be \"Bob\", \"Big Ben\"");
     }
 }

@@ -148,13 +148,23 @@ pub struct OptionalDeckArgs {
     pub expansion_set: Option<String>,
 }
 
+/// A `--alliance` that names none of the seed's alliances (what was typed); its text lists the
+/// seed's ten.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not one of the seed's alliances: {}", alliance_names())]
+pub struct UnknownAlliance(pub String);
+
+/// The seed's alliances by their wire names, separated by commas.
+fn alliance_names() -> String {
+    let names: Vec<&str> = Alliance::ALL.iter().map(|a| a.name()).collect();
+    names.join(", ")
+}
+
 /// Parses an alliance by its wire name (`green_white`; `green-white` too); any other is refused
 /// with the seed's ten.
-fn parse_alliance(text: &str) -> Result<Alliance, String> {
-    Alliance::from_name(&text.trim().to_lowercase().replace('-', "_")).ok_or_else(|| {
-        let names: Vec<&str> = Alliance::ALL.iter().map(|a| a.name()).collect();
-        format!("not one of the seed's alliances: {}", names.join(", "))
-    })
+fn parse_alliance(text: &str) -> Result<Alliance, UnknownAlliance> {
+    Alliance::from_name(&text.trim().to_lowercase().replace('-', "_"))
+        .ok_or_else(|| UnknownAlliance(text.to_owned()))
 }
 
 /// What `league buy` buys.
@@ -760,4 +770,26 @@ pub fn ledger_line(line: &LedgerLine) -> String {
         },
     };
     format!("#{} {} {what}", line.seq, utc(line.at_ms))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_alliance_is_read_by_its_wire_name_and_any_other_is_refused_with_the_list() {
+        let white_blue = Alliance::from_name("white_blue").unwrap();
+        assert_eq!(parse_alliance(" White-Blue "), Ok(white_blue));
+        let error = parse_alliance("purple").unwrap_err();
+        assert_eq!(error, UnknownAlliance("purple".to_owned()));
+        let text = error.to_string();
+        assert!(
+            text.starts_with("not one of the seed's alliances: "),
+            "{text}"
+        );
+        for alliance in Alliance::ALL {
+            assert!(text.contains(alliance.name()), "{text}");
+        }
+    }
 }

@@ -543,36 +543,49 @@ pub const STEP_HELP: [(&str, &str); 8] = [
     ("quit", "stop"),
 ];
 
+/// Why a script-mode line was not understood; its text is what the script reads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StepError {
+    /// More than a command and its argument (the line, trimmed).
+    #[error("too many words: {0}")]
+    TooManyWords(String),
+    /// The command's argument does not fit its form; holds the form.
+    #[error("usage: {0}")]
+    Usage(&'static str),
+    #[error("unknown command `{0}` (try help)")]
+    Unknown(String),
+}
+
 /// Parses a script-mode line; `Ok(None)` for a blank line, `Err` with the usage otherwise.
-pub fn parse_step(line: &str) -> Result<Option<StepCommand>, String> {
+pub fn parse_step(line: &str) -> Result<Option<StepCommand>, StepError> {
     let mut words = line.split_whitespace();
     let Some(word) = words.next() else {
         return Ok(None);
     };
     let arg = words.next();
     if words.next().is_some() {
-        return Err(format!("too many words: {}", line.trim()));
+        return Err(StepError::TooManyWords(line.trim().to_owned()));
     }
-    let count = |usage: &str| -> Result<u64, String> {
-        arg.map_or(Ok(1), |a| a.parse().map_err(|_| format!("usage: {usage}")))
+    let count = |usage: &'static str| -> Result<u64, StepError> {
+        arg.map_or(Ok(1), |a| a.parse().map_err(|_| StepError::Usage(usage)))
     };
-    let none = |command: StepCommand, usage: &str| match arg {
+    let none = |command: StepCommand, usage: &'static str| match arg {
         None => Ok(command),
-        Some(_) => Err(format!("usage: {usage}")),
+        Some(_) => Err(StepError::Usage(usage)),
     };
     let command = match word.to_ascii_lowercase().as_str() {
         "next" | "n" => StepCommand::Next(count("next [k]")?),
         "back" | "b" | "p" | "prev" => StepCommand::Back(count("back [k]")?),
         "goto" | "g" => match arg.map(str::parse) {
             Some(Ok(seq)) => StepCommand::Goto(seq),
-            _ => return Err("usage: goto <seq>".into()),
+            _ => return Err(StepError::Usage("goto <seq>")),
         },
         "start" => none(StepCommand::Start, "start")?,
         "end" => none(StepCommand::End, "end")?,
         "status" => none(StepCommand::Status, "status")?,
         "help" => StepCommand::Help,
         "quit" | "q" | "exit" => StepCommand::Quit,
-        other => return Err(format!("unknown command `{other}` (try help)")),
+        other => return Err(StepError::Unknown(other.to_owned())),
     };
     Ok(Some(command))
 }
@@ -605,8 +618,8 @@ pub fn script(
         let command = match parse_step(&line) {
             Ok(Some(command)) => command,
             Ok(None) => continue,
-            Err(message) => {
-                writeln!(out, "error usage: {}", safe::guard(&message))?;
+            Err(error) => {
+                writeln!(out, "error usage: {}", safe::guard(&error.to_string()))?;
                 out.flush()?;
                 continue;
             }
@@ -991,7 +1004,34 @@ mod tests {
         assert!(parse_step("goto x").is_err());
         assert!(parse_step("next -1").is_err());
         assert!(parse_step("end 3").is_err());
-        assert!(parse_step("attack Ben").unwrap_err().contains("unknown"));
+        assert_eq!(
+            parse_step("attack Ben").unwrap_err(),
+            StepError::Unknown("attack".to_owned())
+        );
+    }
+
+    #[test]
+    fn a_bad_script_line_says_what_was_wrong() {
+        let cases = [
+            ("goto", StepError::Usage("goto <seq>"), "usage: goto <seq>"),
+            ("next -1", StepError::Usage("next [k]"), "usage: next [k]"),
+            ("b x", StepError::Usage("back [k]"), "usage: back [k]"),
+            ("end 3", StepError::Usage("end"), "usage: end"),
+            (
+                " back 1 2 ",
+                StepError::TooManyWords("back 1 2".to_owned()),
+                "too many words: back 1 2",
+            ),
+            (
+                "attack Ben",
+                StepError::Unknown("attack".to_owned()),
+                "unknown command `attack` (try help)",
+            ),
+        ];
+        for (line, error, text) in cases {
+            assert_eq!(parse_step(line), Err(error.clone()), "{line}");
+            assert_eq!(error.to_string(), text, "{line}");
+        }
     }
 
     #[test]

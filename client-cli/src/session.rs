@@ -15,7 +15,7 @@ use grand_melee_protocol::{
 };
 use ratatui::crossterm::event::KeyEvent;
 use tokio::sync::mpsc;
-use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::{self, Message};
 
 use crate::ClientError;
 use crate::command::{self, Command, with_id};
@@ -622,15 +622,15 @@ impl Session<'_> {
             Ok(Some(Command::Status)) => frontend.note(&self.state, Note::Status)?,
             Ok(Some(Command::Quit)) => return Ok(Flow::Quit),
             Ok(Some(Command::Request(message))) => {
-                if let Err(reason) = self.send(message, line.trim(), false, sink).await {
-                    return Ok(Flow::Dropped(reason));
+                if let Err(error) = self.send(message, line.trim(), false, sink).await {
+                    return Ok(Flow::Dropped(error.to_string()));
                 }
             }
-            Err(message) => frontend.note(
+            Err(error) => frontend.note(
                 &self.state,
                 Note::Problem {
                     kind: "usage",
-                    message,
+                    message: error.to_string(),
                 },
             )?,
         }
@@ -643,7 +643,7 @@ impl Session<'_> {
         command: &str,
         internal: bool,
         sink: &mut Sink,
-    ) -> Result<(), String> {
+    ) -> Result<(), tungstenite::Error> {
         let id = self.next_id;
         self.next_id = self.next_id.wrapping_add(1);
         let message = with_id(message, id);
@@ -656,9 +656,7 @@ impl Session<'_> {
             },
         );
         let bytes = wire::encode_client(&message);
-        sink.send(Message::Binary(bytes.into()))
-            .await
-            .map_err(|e| e.to_string())
+        sink.send(Message::Binary(bytes.into())).await
     }
 
     /// Handles one message from the server; `true` when the session is over (the player left).

@@ -110,11 +110,16 @@ pub struct ShapeArgs {
     pub verify_dice: bool,
 }
 
-fn parse_rules(text: &str) -> Result<RuleSet, String> {
+/// A `--rules` that names neither rule set (what was typed).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}`: the rules are `seed` or `cr807`")]
+pub struct UnknownRules(pub String);
+
+fn parse_rules(text: &str) -> Result<RuleSet, UnknownRules> {
     match text {
         "seed" => Ok(RuleSet::Seed),
         "cr807" => Ok(RuleSet::Cr807),
-        other => Err(format!("`{other}`: the rules are `seed` or `cr807`")),
+        other => Err(UnknownRules(other.to_owned())),
     }
 }
 
@@ -752,12 +757,11 @@ async fn bots(args: BotsArgs, print: &mut dyn FnMut(&str)) -> Result<(), CliErro
 mod tests {
     use super::*;
 
-    fn bench_args(extra: &[&str]) -> Result<BenchArgs, String> {
-        let cli = Cli::try_parse_from(["grand-melee-loadtest", "bench"].iter().chain(extra))
-            .map_err(|e| e.to_string())?;
+    fn bench_args(extra: &[&str]) -> Result<BenchArgs, clap::Error> {
+        let cli = Cli::try_parse_from(["grand-melee-loadtest", "bench"].iter().chain(extra))?;
         match cli.command {
             CliCommand::Bench(args) => Ok(args),
-            other => Err(format!("{other:?}")),
+            other => panic!("`bench` parsed as {other:?}"),
         }
     }
 
@@ -765,8 +769,28 @@ mod tests {
         match bench_args(extra).map(|args| check_bench_args(&args)) {
             Ok(Ok(())) => panic!("{extra:?} accepted"),
             Ok(Err(error)) => error.to_string(),
-            Err(error) => error,
+            Err(error) => error.to_string(),
         }
+    }
+
+    #[test]
+    fn rules_are_read_by_name_and_any_other_is_refused_with_both_names() {
+        assert_eq!(parse_rules("seed"), Ok(RuleSet::Seed));
+        assert_eq!(parse_rules("cr807"), Ok(RuleSet::Cr807));
+        let error = parse_rules("cr808").unwrap_err();
+        assert_eq!(error, UnknownRules("cr808".to_owned()));
+        assert_eq!(
+            error.to_string(),
+            "`cr808`: the rules are `seed` or `cr807`"
+        );
+        // Through the command line, clap keeps the reason.
+        let refused = bench_args(&["--rules", "cr808"]).map(|_| ()).unwrap_err();
+        assert!(
+            refused
+                .to_string()
+                .contains("`cr808`: the rules are `seed` or `cr807`"),
+            "{refused}"
+        );
     }
 
     #[test]

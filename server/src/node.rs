@@ -13,7 +13,7 @@ use tracing::{debug, error, info, warn};
 
 use crate::room::TakenUp;
 
-use crate::cluster::{Cached, Cluster, DirEntry, NodeInfo, decode};
+use crate::cluster::{Cached, Cluster, ClusterError, DirEntry, NodeInfo, decode};
 use crate::lobby::Shared;
 use crate::metrics::Metrics;
 
@@ -271,6 +271,17 @@ async fn leases_and_claims(shared: Arc<Shared>, cluster: Arc<Cluster>) {
     }
 }
 
+/// Why a table could not be taken over.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum AdoptError {
+    /// Claiming it, reading its records, finishing or releasing it in the directory.
+    #[error(transparent)]
+    Cluster(#[from] ClusterError),
+    /// Its records were read but its actor could not start on them (`room::take_up`).
+    #[error("{0}")]
+    TakeUp(String),
+}
+
 /// Claims `table` (owned by `from`, a dead node, or by this node's previous run when `from` is
 /// `None`), folds its records and starts its actor here. Returns whether this node took it
 /// (`false`: another node claimed it first, or it is over).
@@ -279,11 +290,14 @@ pub(crate) async fn adopt(
     cluster: &Arc<Cluster>,
     table: TableId,
     from: Option<String>,
-) -> Result<bool, String> {
+) -> Result<bool, AdoptError> {
     let Some((stored, log)) = cluster.claim(table, from).await? else {
         return Ok(false);
     };
-    match crate::room::take_up(shared, stored, Box::new(log)).await? {
+    let taken = crate::room::take_up(shared, stored, Box::new(log))
+        .await
+        .map_err(|error| AdoptError::TakeUp(error.to_string()))?;
+    match taken {
         TakenUp::Finished {
             at_ms,
             seq,
@@ -308,7 +322,10 @@ pub(crate) async fn adopt(
 
 /// At start: takes back the tables the directory says this node owns (a node restarted under
 /// the same name).
-pub(crate) async fn adopt_own(shared: &Arc<Shared>, cluster: &Arc<Cluster>) -> Result<(), String> {
+pub(crate) async fn adopt_own(
+    shared: &Arc<Shared>,
+    cluster: &Arc<Cluster>,
+) -> Result<(), ClusterError> {
     crate::cluster::load_directory(cluster).await?;
     let own: Vec<TableId> = cluster
         .cache
@@ -334,4 +351,72 @@ pub(crate) async fn adopt_own(shared: &Arc<Shared>, cluster: &Arc<Cluster>) -> R
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::config::ServerConfig;
+    use crate::durability::Durability;
+    use crate::journal::Journal;
+    use crate::store::{Store, TableRecord};
+    use grand_melee_e2e::nats::NatsCluster;
+    use grand_melee_protocol::rules::TableConfig;
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_table_that_cannot_be_taken_over_says_why() {
+        let nats = NatsCluster::start(1).await;
+        let dir = tempfile::tempdir().unwrap();
+        let config = ServerConfig {
+            node_id: Some("a".to_owned()),
+            cluster_replicas: 1,
+            ..ServerConfig::default()
+        };
+        let metrics = Arc::new(Metrics::default());
+        let cluster = Cluster::connect(&config, &nats.urls(), Arc::clone(&metrics))
+            .await
+            .unwrap();
+        let journal = Journal::open(dir.path(), Durability::Normal).unwrap();
+        let shared = Arc::new(Shared::new(
+            config,
+            journal,
+            Some(Arc::clone(&cluster)),
+            Arc::new(Arc::clone(&cluster)),
+            Arc::new(crate::proxy::ClusterPeers(Arc::clone(&cluster))),
+            metrics,
+            crate::origin::OriginPolicy::default(),
+        ));
+
+        // Records whose settings do not decode: claimed, but its actor cannot start.
+        let table = TableId::new_random();
+        let record = TableRecord {
+            id: table,
+            name: "unreadable".to_owned(),
+            password: None,
+            settings: vec![1],
+            created_at_ms: 1,
+            league: None,
+        };
+        let summary =
+            crate::room::new_summary(table, "unreadable", false, &TableConfig::default(), None);
+        cluster.create_table(record, summary).await.unwrap();
+        let error = adopt(&shared, &cluster, table, None).await.unwrap_err();
+        assert!(
+            matches!(&error, AdoptError::TakeUp(message) if message.contains("settings")),
+            "{error:?}"
+        );
+
+        // A directory entry with no records behind it: the claim itself fails.
+        let empty = TableId::new_random();
+        let mut entry = cluster.cache.get(&table).unwrap().entry.clone();
+        entry.epoch = 1;
+        cluster.dir_create(empty, &entry).await.unwrap();
+        let error = adopt(&shared, &cluster, empty, None).await.unwrap_err();
+        assert!(
+            matches!(error, AdoptError::Cluster(ClusterError::NoRecords)),
+            "{error:?}"
+        );
+        assert_eq!(error.to_string(), "the table has no records");
+    }
 }

@@ -115,10 +115,13 @@ impl Server {
         // Cluster mode takes back the tables the directory says this node owns; a single
         // server rebuilds every unfinished table from its journal.
         match &shared.cluster {
-            Some(cluster) => crate::node::adopt_own(&shared, cluster).await,
-            None => crate::room::recover_all(&shared).await,
+            Some(cluster) => crate::node::adopt_own(&shared, cluster)
+                .await
+                .map_err(std::io::Error::other)?,
+            None => crate::room::recover_all(&shared)
+                .await
+                .map_err(std::io::Error::other)?,
         }
-        .map_err(std::io::Error::other)?;
         if let Some(cluster) = &shared.cluster {
             crate::node::start(&shared, cluster);
         }

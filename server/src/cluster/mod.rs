@@ -43,8 +43,9 @@ use tracing::{info, warn};
 use uuid::Uuid;
 
 use crate::config::ServerConfig;
+use crate::journal::JournalError;
 use crate::metrics::Metrics;
-use crate::store::{Flush, StoredTable, TableOp, TableRecord};
+use crate::store::{Flush, OutOfSequence, StoredTable, TableOp, TableRecord};
 use grand_melee_protocol::session::Role;
 
 /// The JetStream stream holding every table's records.
@@ -137,7 +138,10 @@ pub(crate) struct ReadTable {
 }
 
 /// Folds a table's records into what the SQLite journal would hold for it.
-pub(crate) fn fold_records(table: TableId, records: &[Record]) -> Result<StoredTable, String> {
+pub(crate) fn fold_records(
+    table: TableId,
+    records: &[Record],
+) -> Result<StoredTable, ClusterError> {
     let mut stored: Option<StoredTable> = None;
     for record in records {
         match record {
@@ -163,20 +167,16 @@ pub(crate) fn fold_records(table: TableId, records: &[Record]) -> Result<StoredT
                 events,
                 ops,
             } => {
-                let stored = stored
-                    .as_mut()
-                    .ok_or("a flush record before the table's creation")?;
-                stored
-                    .apply(&Flush {
-                        first_seq: *first_seq,
-                        events: events.iter().map(|e| e.to_vec()).collect(),
-                        ops: ops.clone(),
-                    })
-                    .map_err(|error| error.to_string())?;
+                let stored = stored.as_mut().ok_or(ClusterError::FlushBeforeCreation)?;
+                stored.apply(&Flush {
+                    first_seq: *first_seq,
+                    events: events.iter().map(|e| e.to_vec()).collect(),
+                    ops: ops.clone(),
+                })?;
             }
         }
     }
-    stored.ok_or_else(|| "the table has no creation record".to_owned())
+    stored.ok_or(ClusterError::NoCreation)
 }
 
 /// Why an append failed.
@@ -188,6 +188,72 @@ pub(crate) enum AppendError {
     /// The engine did not acknowledge the write.
     #[error("the journal stream did not acknowledge the write: {0}")]
     Failed(String),
+}
+
+/// Why joining the cluster at start failed: this node's options, NATS, or JetStream.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("--cluster needs --node-id (this node's name, unique in the cluster)")]
+    NoNodeId,
+    #[error("--node-id {0:?}: a node name has 1–32 letters, digits, '-' or '_'")]
+    BadNodeId(String),
+    #[error("--cluster {url:?}: {reason}")]
+    BadUrl { url: String, reason: String },
+    #[error("--cluster: give at least one NATS URL, e.g. nats://127.0.0.1:4222")]
+    NoUrl,
+    #[error("connecting to NATS at {urls}: {reason}")]
+    Unreachable { urls: String, reason: String },
+    #[error(
+        "NATS at {urls} did not set up JetStream in 60 s (is JetStream enabled, with at least \
+         --cluster-replicas {replicas} servers?)"
+    )]
+    NoJetStream { urls: String, replicas: usize },
+    #[error("the journal stream {STREAM}: {0}")]
+    Stream(String),
+    #[error("the key-value bucket {name}: {reason}")]
+    Bucket { name: &'static str, reason: String },
+}
+
+/// Why reading or writing the journal stream, the directory or the leases failed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ClusterError {
+    /// NATS or JetStream failed the operation.
+    #[error(transparent)]
+    Engine(Box<dyn std::error::Error + Send + Sync>),
+    /// The directory's keys could not be listed.
+    #[error("listing the directory: {0}")]
+    ListDirectory(Box<dyn std::error::Error + Send + Sync>),
+    #[error("record {seq} of table {table} is unreadable")]
+    Unreadable { table: TableId, seq: u64 },
+    #[error("the journal stream ended early")]
+    EndedEarly,
+    #[error("reading table {table} took over 20 s")]
+    ReadTimedOut { table: TableId },
+    #[error("a flush record before the table's creation")]
+    FlushBeforeCreation,
+    #[error("the table has no creation record")]
+    NoCreation,
+    #[error(transparent)]
+    OutOfSequence(#[from] OutOfSequence),
+    /// A compare-and-swap on a directory entry lost every race.
+    #[error("the directory entry kept changing")]
+    DirectoryContended,
+    /// A claimed table's subject is empty.
+    #[error("the table has no records")]
+    NoRecords,
+    /// A claim's fencing record lost every race with the previous owner's appends.
+    #[error("the previous owner kept writing")]
+    KeptWriting,
+    #[error(transparent)]
+    Append(#[from] AppendError),
+    /// A finished game's league credits could not be written.
+    #[error(transparent)]
+    Credit(#[from] JournalError),
+}
+
+/// A NATS or JetStream failure as a [`ClusterError`].
+fn engine(error: impl std::error::Error + Send + Sync + 'static) -> ClusterError {
+    ClusterError::Engine(Box::new(error))
 }
 
 /// A request from a client on another node, sent to the table's owner.
@@ -356,7 +422,7 @@ impl std::fmt::Debug for Cluster {
 }
 
 /// Checks a node name: 1–32 ASCII letters, digits, `-` or `_`.
-pub fn check_node_id(id: &str) -> Result<(), String> {
+pub fn check_node_id(id: &str) -> Result<(), ConnectError> {
     if (1..=32).contains(&id.len())
         && id
             .bytes()
@@ -364,9 +430,7 @@ pub fn check_node_id(id: &str) -> Result<(), String> {
     {
         Ok(())
     } else {
-        Err(format!(
-            "--node-id {id:?}: a node name has 1–32 letters, digits, '-' or '_'"
-        ))
+        Err(ConnectError::BadNodeId(id.to_owned()))
     }
 }
 
@@ -376,11 +440,8 @@ impl Cluster {
         config: &ServerConfig,
         urls: &str,
         metrics: Arc<Metrics>,
-    ) -> Result<Arc<Self>, String> {
-        let node = config
-            .node_id
-            .clone()
-            .ok_or("--cluster needs --node-id (this node's name, unique in the cluster)")?;
+    ) -> Result<Arc<Self>, ConnectError> {
+        let node = config.node_id.clone().ok_or(ConnectError::NoNodeId)?;
         check_node_id(&node)?;
         let addrs = urls
             .split(',')
@@ -388,11 +449,14 @@ impl Cluster {
             .filter(|u| !u.is_empty())
             .map(|u| {
                 u.parse::<async_nats::ServerAddr>()
-                    .map_err(|e| format!("--cluster {u:?}: {e}"))
+                    .map_err(|e| ConnectError::BadUrl {
+                        url: u.to_owned(),
+                        reason: e.to_string(),
+                    })
             })
             .collect::<Result<Vec<_>, _>>()?;
         if addrs.is_empty() {
-            return Err("--cluster: give at least one NATS URL, e.g. nats://127.0.0.1:4222".into());
+            return Err(ConnectError::NoUrl);
         }
         // Core NATS delivers at most once: a message on its way when this node's NATS server
         // died, or dropped because a subscriber fell behind, is gone. Both are counted here, and
@@ -419,7 +483,10 @@ impl Cluster {
             .max_reconnects(None)
             .connect(addrs.as_slice())
             .await
-            .map_err(|e| format!("connecting to NATS at {urls}: {e}"))?;
+            .map_err(|e| ConnectError::Unreachable {
+                urls: urls.to_owned(),
+                reason: e.to_string(),
+            })?;
         let js = jetstream::new(client.clone());
         let replicas = usize::from(config.cluster_replicas);
         // Right after a NATS cluster starts, its JetStream may refuse to place replicated
@@ -429,7 +496,7 @@ impl Cluster {
             loop {
                 attempt += 1;
                 match Self::setup(&js, replicas).await {
-                    Ok(stores) => return Ok::<_, String>(stores),
+                    Ok(stores) => return Ok::<_, ConnectError>(stores),
                     Err(error) if attempt < 100 => {
                         warn!(%error, attempt, "setting up JetStream; trying again");
                         tokio::time::sleep(Duration::from_millis(200 * attempt.min(10))).await;
@@ -441,11 +508,9 @@ impl Cluster {
         let (stream, directory, nodes, leagues) =
             tokio::time::timeout(Duration::from_secs(60), setup)
                 .await
-                .map_err(|_| {
-                    format!(
-                        "NATS at {urls} did not set up JetStream in 60 s (is JetStream enabled, \
-                     with at least --cluster-replicas {replicas} servers?)"
-                    )
+                .map_err(|_| ConnectError::NoJetStream {
+                    urls: urls.to_owned(),
+                    replicas,
                 })??;
         let url = config
             .public_url
@@ -474,7 +539,7 @@ impl Cluster {
     async fn setup(
         js: &jetstream::Context,
         replicas: usize,
-    ) -> Result<(stream::Stream, kv::Store, kv::Store, kv::Store), String> {
+    ) -> Result<(stream::Stream, kv::Store, kv::Store, kv::Store), ConnectError> {
         let stream = js
             .get_or_create_stream(stream::Config {
                 name: STREAM.to_owned(),
@@ -485,7 +550,7 @@ impl Cluster {
                 ..Default::default()
             })
             .await
-            .map_err(|e| format!("the journal stream {STREAM}: {e}"))?;
+            .map_err(|e| ConnectError::Stream(e.to_string()))?;
         let bucket = |name: &str| kv::Config {
             bucket: name.to_owned(),
             history: 1,
@@ -493,20 +558,22 @@ impl Cluster {
             storage: stream::StorageType::File,
             ..Default::default()
         };
-        let mut stores = Vec::new();
-        for name in [DIRECTORY, NODES, leagues::LEAGUES] {
-            let store = match js.get_key_value(name).await {
-                Ok(store) => store,
-                Err(_) => js
-                    .create_key_value(bucket(name))
-                    .await
-                    .map_err(|e| format!("the key-value bucket {name}: {e}"))?,
-            };
-            stores.push(store);
-        }
-        let leagues = stores.pop().ok_or("a bucket")?;
-        let nodes = stores.pop().ok_or("a bucket")?;
-        let directory = stores.pop().ok_or("a bucket")?;
+        let store = |name: &'static str| async move {
+            match js.get_key_value(name).await {
+                Ok(store) => Ok(store),
+                Err(_) => {
+                    js.create_key_value(bucket(name))
+                        .await
+                        .map_err(|e| ConnectError::Bucket {
+                            name,
+                            reason: e.to_string(),
+                        })
+                }
+            }
+        };
+        let directory = store(DIRECTORY).await?;
+        let nodes = store(NODES).await?;
+        let leagues = store(leagues::LEAGUES).await?;
         Ok((stream, directory, nodes, leagues))
     }
 
@@ -554,7 +621,10 @@ impl Cluster {
                     // Our own earlier attempt may be what moved the subject on.
                     if attempts > 1 && self.last_payload_is(&subject, &payload).await {
                         self.metrics.observe_journal_ack(started.elapsed());
-                        return self.last_sequence(table).await.map_err(AppendError::Failed);
+                        return self
+                            .last_sequence(table)
+                            .await
+                            .map_err(|e| AppendError::Failed(e.to_string()));
                     }
                     Metrics::add(&self.metrics.fenced_appends, 1);
                     return Err(AppendError::Fenced);
@@ -580,7 +650,7 @@ impl Cluster {
     }
 
     /// The table subject's last sequence (0 if it has none).
-    pub(crate) async fn last_sequence(&self, table: TableId) -> Result<u64, String> {
+    pub(crate) async fn last_sequence(&self, table: TableId) -> Result<u64, ClusterError> {
         use jetstream::stream::LastRawMessageErrorKind as Kind;
         match self
             .stream
@@ -589,7 +659,7 @@ impl Cluster {
         {
             Ok(message) => Ok(message.sequence),
             Err(e) if e.kind() == Kind::NoMessageFound => Ok(0),
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(engine(e)),
         }
     }
 
@@ -598,7 +668,7 @@ impl Cluster {
     pub(crate) async fn read_records(
         &self,
         table: TableId,
-    ) -> Result<Option<(Vec<Record>, u64)>, String> {
+    ) -> Result<Option<(Vec<Record>, u64)>, ClusterError> {
         // The engine may be electing a leader: try again for a while.
         let mut attempt = 0u64;
         loop {
@@ -617,7 +687,7 @@ impl Cluster {
     async fn read_records_once(
         &self,
         table: TableId,
-    ) -> Result<Option<(Vec<Record>, u64)>, String> {
+    ) -> Result<Option<(Vec<Record>, u64)>, ClusterError> {
         let last = self.last_sequence(table).await?;
         if last == 0 {
             return Ok(None);
@@ -630,30 +700,36 @@ impl Cluster {
                 ..Default::default()
             })
             .await
-            .map_err(|e| e.to_string())?;
-        let mut messages = consumer.messages().await.map_err(|e| e.to_string())?;
+            .map_err(engine)?;
+        let mut messages = consumer.messages().await.map_err(engine)?;
         let mut records = Vec::new();
         let read = async {
             while let Some(message) = messages.next().await {
-                let message = message.map_err(|e| e.to_string())?;
-                let seq = message.info().map_err(|e| e.to_string())?.stream_sequence;
-                let record: Record = decode(&message.payload)
-                    .ok_or_else(|| format!("record {seq} of table {table} is unreadable"))?;
+                let message = message.map_err(engine)?;
+                let seq = message
+                    .info()
+                    .map_err(ClusterError::Engine)?
+                    .stream_sequence;
+                let record: Record =
+                    decode(&message.payload).ok_or(ClusterError::Unreadable { table, seq })?;
                 records.push(record);
                 if seq >= last {
-                    return Ok::<(), String>(());
+                    return Ok::<(), ClusterError>(());
                 }
             }
-            Err("the journal stream ended early".to_owned())
+            Err(ClusterError::EndedEarly)
         };
         tokio::time::timeout(Duration::from_secs(20), read)
             .await
-            .map_err(|_| format!("reading table {table} took over 20 s"))??;
+            .map_err(|_| ClusterError::ReadTimedOut { table })??;
         Ok(Some((records, last)))
     }
 
     /// Reads and folds a table.
-    pub(crate) async fn read_table(&self, table: TableId) -> Result<Option<ReadTable>, String> {
+    pub(crate) async fn read_table(
+        &self,
+        table: TableId,
+    ) -> Result<Option<ReadTable>, ClusterError> {
         let Some((records, last)) = self.read_records(table).await? else {
             return Ok(None);
         };
@@ -662,28 +738,29 @@ impl Cluster {
     }
 
     /// Removes a table's records (an abandoned table) and its directory entry.
-    pub(crate) async fn delete_table(&self, table: TableId) -> Result<(), String> {
+    pub(crate) async fn delete_table(&self, table: TableId) -> Result<(), ClusterError> {
         self.stream
             .purge()
             .filter(journal_subject(table))
             .await
-            .map_err(|e| e.to_string())?;
-        self.directory
-            .purge(dir_key(table))
-            .await
-            .map_err(|e| e.to_string())?;
+            .map_err(engine)?;
+        self.directory.purge(dir_key(table)).await.map_err(engine)?;
         Ok(())
     }
 
     // ----- The directory -----------------------------------------------------------------------
 
     /// Adds a new table's entry (fails if it exists).
-    pub(crate) async fn dir_create(&self, table: TableId, entry: &DirEntry) -> Result<u64, String> {
+    pub(crate) async fn dir_create(
+        &self,
+        table: TableId,
+        entry: &DirEntry,
+    ) -> Result<u64, ClusterError> {
         let revision = self
             .directory
             .create(dir_key(table), encode(entry))
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(engine)?;
         self.cache.insert(
             table,
             Cached {
@@ -700,7 +777,7 @@ impl Cluster {
         table: TableId,
         entry: &DirEntry,
         revision: u64,
-    ) -> Result<Option<u64>, String> {
+    ) -> Result<Option<u64>, ClusterError> {
         use kv::UpdateErrorKind;
         match self
             .directory
@@ -719,17 +796,13 @@ impl Cluster {
                 Ok(Some(revision))
             }
             Err(e) if e.kind() == UpdateErrorKind::WrongLastRevision => Ok(None),
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(engine(e)),
         }
     }
 
     /// Reads an entry fresh from the bucket.
-    pub(crate) async fn dir_get(&self, table: TableId) -> Result<Option<Cached>, String> {
-        let entry = self
-            .directory
-            .entry(dir_key(table))
-            .await
-            .map_err(|e| e.to_string())?;
+    pub(crate) async fn dir_get(&self, table: TableId) -> Result<Option<Cached>, ClusterError> {
+        let entry = self.directory.entry(dir_key(table)).await.map_err(engine)?;
         Ok(entry.and_then(|e| {
             if e.operation != kv::Operation::Put {
                 return None;
@@ -747,7 +820,7 @@ impl Cluster {
         &self,
         table: TableId,
         mut change: impl FnMut(&mut DirEntry) -> bool,
-    ) -> Result<Option<DirEntry>, String> {
+    ) -> Result<Option<DirEntry>, ClusterError> {
         for _ in 0..20 {
             let Some(mut cached) = self.dir_get(table).await? else {
                 return Ok(None);
@@ -763,7 +836,7 @@ impl Cluster {
                 return Ok(Some(cached.entry));
             }
         }
-        Err("the directory entry kept changing".to_owned())
+        Err(ClusterError::DirectoryContended)
     }
 
     /// The directory bucket (for the driver's watch).
@@ -774,11 +847,11 @@ impl Cluster {
     // ----- Leases ------------------------------------------------------------------------------
 
     /// Renews this node's lease.
-    pub(crate) async fn renew(&self, info: &NodeInfo) -> Result<(), String> {
+    pub(crate) async fn renew(&self, info: &NodeInfo) -> Result<(), ClusterError> {
         self.nodes
             .put(self.node.to_string(), encode(info))
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(engine)?;
         let ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
         self.renewed_ms.store(ms, Relaxed);
         Metrics::add(&self.metrics.lease_renewals, 1);
@@ -794,19 +867,15 @@ impl Cluster {
     }
 
     /// Every node's lease: name → revision.
-    pub(crate) async fn leases(&self) -> Result<Vec<(String, u64)>, String> {
-        let mut keys = self.nodes.keys().await.map_err(|e| e.to_string())?;
+    pub(crate) async fn leases(&self) -> Result<Vec<(String, u64)>, ClusterError> {
+        let mut keys = self.nodes.keys().await.map_err(engine)?;
         let mut names = Vec::new();
         while let Some(key) = keys.next().await {
-            names.push(key.map_err(|e| e.to_string())?);
+            names.push(key.map_err(engine)?);
         }
         let mut leases = Vec::with_capacity(names.len());
         for name in names {
-            if let Some(entry) = self
-                .nodes
-                .entry(name.clone())
-                .await
-                .map_err(|e| e.to_string())?
+            if let Some(entry) = self.nodes.entry(name.clone()).await.map_err(engine)?
                 && entry.operation == kv::Operation::Put
             {
                 leases.push((name, entry.revision));
@@ -817,15 +886,15 @@ impl Cluster {
 }
 
 /// Loads the whole directory into the cache (before the node serves anyone).
-pub(crate) async fn load_directory(cluster: &Cluster) -> Result<(), String> {
+pub(crate) async fn load_directory(cluster: &Cluster) -> Result<(), ClusterError> {
     let store = cluster.directory();
     let mut keys = match store.keys().await {
         Ok(keys) => keys,
-        Err(e) => return Err(format!("listing the directory: {e}")),
+        Err(e) => return Err(ClusterError::ListDirectory(Box::new(e))),
     };
     let mut names = Vec::new();
     while let Some(key) = keys.next().await {
-        names.push(key.map_err(|e| e.to_string())?);
+        names.push(key.map_err(engine)?);
     }
     for name in names {
         let Some(table) = table_of_dir_key(&name) else {
@@ -901,7 +970,7 @@ pub(crate) async fn replay_page(
     table: TableId,
     from_seq: u64,
     max_bytes: usize,
-) -> Result<Option<(crate::journal::ReplayPage, Vec<(u16, SeatToken)>)>, String> {
+) -> Result<Option<(crate::journal::ReplayPage, Vec<(u16, SeatToken)>)>, ClusterError> {
     let finished = cluster
         .cache
         .get(&table)
@@ -932,9 +1001,126 @@ pub(crate) async fn events_page(
     from_seq: u64,
     limit: usize,
     max_bytes: usize,
-) -> Result<(Vec<(u64, Vec<u8>)>, bool), String> {
+) -> Result<(Vec<(u64, Vec<u8>)>, bool), ClusterError> {
     let Some(read) = cluster.read_table(table).await? else {
         return Ok((Vec::new(), false));
     };
     Ok(page_of(&read.stored.events, from_seq, limit, max_bytes))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn created() -> Record {
+        Record::Created {
+            name: "t".to_owned(),
+            password: None,
+            settings: vec![1],
+            created_at_ms: 1,
+            league: None,
+        }
+    }
+
+    fn flush(first_seq: u64) -> Record {
+        Record::Flush {
+            first_seq,
+            events: vec![serde_bytes::ByteBuf::from(b"an event".to_vec())],
+            ops: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn folding_records_out_of_order_says_what_is_wrong() {
+        let table = TableId::new_random();
+        let error = fold_records(table, &[flush(1), created()]).unwrap_err();
+        assert!(
+            matches!(error, ClusterError::FlushBeforeCreation),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "a flush record before the table's creation"
+        );
+
+        let error = fold_records(table, &[]).unwrap_err();
+        assert!(matches!(error, ClusterError::NoCreation), "{error:?}");
+        assert_eq!(error.to_string(), "the table has no creation record");
+
+        let error = fold_records(table, &[created(), flush(1), flush(3)]).unwrap_err();
+        assert!(
+            matches!(
+                error,
+                ClusterError::OutOfSequence(OutOfSequence {
+                    first: 3,
+                    expected: 2
+                })
+            ),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "events numbered from 3 where 2 was expected"
+        );
+
+        let folded = fold_records(table, &[created(), flush(1), flush(2)]).unwrap();
+        assert_eq!(folded.events.len(), 2);
+    }
+
+    #[test]
+    fn a_bad_node_name_is_refused_with_the_rule() {
+        for bad in ["", "has space", "ü", &"n".repeat(33)] {
+            let error = check_node_id(bad).unwrap_err();
+            assert!(
+                matches!(&error, ConnectError::BadNodeId(id) if id == bad),
+                "{error:?}"
+            );
+            assert!(
+                error
+                    .to_string()
+                    .contains("a node name has 1–32 letters, digits, '-' or '_'"),
+                "{error}"
+            );
+        }
+        check_node_id("node-1_a").unwrap();
+    }
+
+    #[tokio::test]
+    async fn connecting_without_a_node_name_or_a_url_is_refused_before_any_network() {
+        let metrics = || Arc::new(Metrics::default());
+        let error = Cluster::connect(&ServerConfig::default(), "nats://127.0.0.1:1", metrics())
+            .await
+            .unwrap_err();
+        assert!(matches!(error, ConnectError::NoNodeId), "{error:?}");
+        assert!(
+            error.to_string().contains("--cluster needs --node-id"),
+            "{error}"
+        );
+
+        let config = ServerConfig {
+            node_id: Some("a".to_owned()),
+            ..ServerConfig::default()
+        };
+        let error = Cluster::connect(&config, " , ", metrics())
+            .await
+            .unwrap_err();
+        assert!(matches!(error, ConnectError::NoUrl), "{error:?}");
+        assert!(
+            error.to_string().contains("give at least one NATS URL"),
+            "{error}"
+        );
+
+        let error = Cluster::connect(&config, "nats://[bad", metrics())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&error, ConnectError::BadUrl { url, .. } if url == "nats://[bad"),
+            "{error:?}"
+        );
+        assert!(
+            error.to_string().starts_with("--cluster \"nats://[bad\": "),
+            "{error}"
+        );
+    }
 }

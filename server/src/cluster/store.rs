@@ -12,7 +12,7 @@ use grand_melee_protocol::league::{
 use grand_melee_protocol::{ErrorCode, SeatToken, StageName, TableId, TableSummary};
 use tracing::warn;
 
-use super::{AppendError, Cluster, DirEntry, Record};
+use super::{AppendError, Cluster, ClusterError, DirEntry, Record};
 use crate::journal::JournalError;
 use crate::store::{
     Credit, EncodedEvent, Flush, LeagueRecord, LeagueWrite, Progress, ReplayPage, ReplaySummary,
@@ -90,7 +90,7 @@ impl Cluster {
         self: &Arc<Self>,
         table: TableId,
         from: Option<String>,
-    ) -> Result<Option<(StoredTable, ClusterTable)>, String> {
+    ) -> Result<Option<(StoredTable, ClusterTable)>, ClusterError> {
         let me = self.node.to_string();
         let expected = from.unwrap_or_else(|| me.clone());
         let mut epoch = 0;
@@ -112,7 +112,7 @@ impl Cluster {
         // If he slipped one in after the read, read again.
         for _ in 0..10 {
             let Some(read) = self.read_table(table).await? else {
-                return Err("the table has no records".to_owned());
+                return Err(ClusterError::NoRecords);
             };
             let claim = Record::Claimed {
                 node: me.clone(),
@@ -128,10 +128,10 @@ impl Cluster {
                     return Ok(Some((read.stored, log)));
                 }
                 Err(AppendError::Fenced) => {}
-                Err(error) => return Err(error.to_string()),
+                Err(error) => return Err(error.into()),
             }
         }
-        Err("the previous owner kept writing".to_owned())
+        Err(ClusterError::KeptWriting)
     }
 
     /// A finished game's league credits (each deck once), then its directory entry (when it
@@ -145,11 +145,9 @@ impl Cluster {
         events: u64,
         stage: StageName,
         credits: &[Credit],
-    ) -> Result<(), String> {
+    ) -> Result<(), ClusterError> {
         if !credits.is_empty() {
-            self.credit(table, at, credits)
-                .await
-                .map_err(|e| e.to_string())?;
+            self.credit(table, at, credits).await?;
         }
         self.dir_modify(table, |entry| {
             entry.finished_at_ms.get_or_insert(at);
@@ -162,7 +160,7 @@ impl Cluster {
     }
 
     /// Takes this node's name off a table's directory entry (nobody runs it now).
-    pub(crate) async fn release(&self, table: TableId) -> Result<(), String> {
+    pub(crate) async fn release(&self, table: TableId) -> Result<(), ClusterError> {
         let me = self.node.to_string();
         self.dir_modify(table, |entry| {
             let mine = entry.owner.as_deref() == Some(me.as_str());
@@ -432,6 +430,44 @@ mod tests {
             cluster.prune_replays(2_000).await.unwrap(),
             0,
             "pruned once"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn claiming_a_table_without_records_says_so() {
+        let nats = NatsCluster::start(1).await;
+        let config = ServerConfig {
+            node_id: Some("a".to_owned()),
+            cluster_replicas: 1,
+            ..ServerConfig::default()
+        };
+        let cluster = Cluster::connect(&config, &nats.urls(), Arc::new(Metrics::default()))
+            .await
+            .unwrap();
+        // A directory entry naming this node, and no records in the journal stream.
+        let table = TableId::new_random();
+        let entry = DirEntry {
+            owner: Some("a".to_owned()),
+            epoch: 1,
+            name: "empty".to_owned(),
+            password: None,
+            summary: crate::room::new_summary(table, "empty", false, &TableConfig::default(), None),
+            created_at_ms: 1,
+            finished_at_ms: None,
+            events: 0,
+            league: None,
+        };
+        cluster.dir_create(table, &entry).await.unwrap();
+        let error = cluster.claim(table, None).await.unwrap_err();
+        assert!(matches!(error, ClusterError::NoRecords), "{error:?}");
+        assert_eq!(error.to_string(), "the table has no records");
+        // Another node's table is not claimed at all.
+        assert!(
+            cluster
+                .claim(table, Some("b".to_owned()))
+                .await
+                .unwrap()
+                .is_none()
         );
     }
 }
