@@ -1131,13 +1131,15 @@ mod tests {
     #[test]
     fn a_bad_line_says_what_was_wrong() {
         let view = table();
-        let cases: &[(
-            &str,
-            Option<&TableView>,
+        // (line, table, me, the error, its words)
+        type Case<'a> = (
+            &'a str,
+            Option<&'a TableView>,
             Option<PlayerId>,
             CommandError,
-            &str,
-        )] = &[
+            &'a str,
+        );
+        let cases: &[Case] = &[
             (
                 "frobnicate",
                 Some(&view),
@@ -1260,9 +1262,13 @@ mod tests {
     #[test]
     fn a_name_several_players_start_with_lists_them_quoted_in_the_tables_order() {
         let mut view = table();
-        let cid = view.players.iter_mut().find(|p| p.name == "Cid").unwrap();
+        let cid = view
+            .players
+            .iter_mut()
+            .find(|p| p.name == "Cid")
+            .expect("Cid is seated");
         cid.name = "Bob".into();
-        let error = parse("kick b", Some(&view), Some(0)).unwrap_err();
+        let error = parse("kick b", Some(&view), Some(0)).expect_err("two names start with b");
         assert_eq!(
             error,
             CommandError::Ambiguous {

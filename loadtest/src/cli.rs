@@ -777,14 +777,16 @@ mod tests {
     fn rules_are_read_by_name_and_any_other_is_refused_with_both_names() {
         assert_eq!(parse_rules("seed"), Ok(RuleSet::Seed));
         assert_eq!(parse_rules("cr807"), Ok(RuleSet::Cr807));
-        let error = parse_rules("cr808").unwrap_err();
+        let error = parse_rules("cr808").expect_err("no such rules");
         assert_eq!(error, UnknownRules("cr808".to_owned()));
         assert_eq!(
             error.to_string(),
             "`cr808`: the rules are `seed` or `cr807`"
         );
         // Through the command line, clap keeps the reason.
-        let refused = bench_args(&["--rules", "cr808"]).map(|_| ()).unwrap_err();
+        let refused = bench_args(&["--rules", "cr808"])
+            .map(|_| ())
+            .expect_err("no such rules");
         assert!(
             refused
                 .to_string()
