@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::command::{Actor, Command};
 use crate::dice::DiceSecret;
-use crate::error::ErrorCode;
+use crate::error::{ApplyError, ErrorCode};
 use crate::event::Event;
 use crate::shell::{SessionFacts, Stage};
 use crate::types::{PlayerId, TableId, TurnId};
@@ -94,6 +94,10 @@ pub trait Game: Clone + std::fmt::Debug + Send + 'static {
 
     /// The snapshot of the table after event `seq`, as every member sees it.
     fn view(&self, table: TableId, name: &str, seq: u64, settings: &Settings) -> TableView;
+
+    /// The state a snapshot shows, for a client's [`Mirror`](crate::Mirror): folding an event
+    /// into it must give what folding it into the server's state gives, view for view.
+    fn from_view(view: &TableView) -> Result<Self, ApplyError>;
 
     /// The table-level facts (host, presence, pause, spectators, calls), folded from the
     /// session's events.

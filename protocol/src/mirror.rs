@@ -7,6 +7,7 @@
 
 use crate::error::ApplyError;
 use crate::event::Event;
+use crate::game::Game;
 use crate::rules::{
     Player, Presence, Seat, SpellRange, Stage, Table, TableConfig, Turn, TurnState,
 };
@@ -188,29 +189,11 @@ impl Table {
             .iter()
             .map(|p| (p.player, p.name.clone()))
             .collect();
-        let presence = view
-            .players
-            .iter()
-            .map(|p| {
-                let presence = Presence {
-                    connected: p.connected,
-                    absent: p.absent,
-                    muted: p.muted,
-                };
-                (p.player, presence)
-            })
-            .collect();
         let mut parts = crate::rules::TableParts {
             config,
+            facts: view.facts(),
             stage,
             lobby,
-            presence,
-            host: view.host,
-            spectators: view.spectators,
-            paused: view.paused,
-            adjourned: view.adjourned,
-            resume_asks: view.resume_asks.clone(),
-            spectators_muted: view.spectators_muted,
             players: Vec::new(),
             ring: Vec::new(),
             turns: Vec::new(),
@@ -240,7 +223,6 @@ impl Table {
                     .collect(),
             },
             seating_mode: view.seating_mode,
-            calls: view.calls.clone(),
         };
         if stage != Stage::Lobby {
             let seat_of = |player| {
@@ -308,9 +290,10 @@ impl Table {
 /// A client's copy of a table: the snapshot it received, folded forward event by event with the
 /// server's own [`Table::apply`]. [`view`](Mirror::view) gives the current snapshot;
 /// [`table`](Mirror::table) answers the rules' questions (spheres, targets, whose decision).
+/// Generic over the [`Game`], Grand Melee's [`Table`] unless said otherwise.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mirror {
-    table: Table,
+pub struct Mirror<G: Game = Table> {
+    table: G,
     id: TableId,
     name: String,
     settings: Settings,
@@ -318,10 +301,17 @@ pub struct Mirror {
 }
 
 impl Mirror {
-    /// A mirror of the table a `snapshot` shows.
+    /// A mirror of the Grand Melee table a `snapshot` shows.
     pub fn new(snapshot: &TableView) -> Result<Self, ApplyError> {
+        Self::of(snapshot)
+    }
+}
+
+impl<G: Game> Mirror<G> {
+    /// A mirror of the table a `snapshot` shows, whatever its game.
+    pub fn of(snapshot: &TableView) -> Result<Self, ApplyError> {
         Ok(Self {
-            table: Table::from_view(snapshot)?,
+            table: G::from_view(snapshot)?,
             id: snapshot.table,
             name: snapshot.name.clone(),
             settings: snapshot.settings.clone(),
@@ -330,7 +320,7 @@ impl Mirror {
     }
 
     /// The table, as the rules see it.
-    pub fn table(&self) -> &Table {
+    pub fn table(&self) -> &G {
         &self.table
     }
 

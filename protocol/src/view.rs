@@ -10,7 +10,7 @@ use crate::limits::{
     DEFAULT_ABSENCE_LIMIT_SECS, DEFAULT_HAND_SIZE, DEFAULT_MAX_SPECTATORS,
     DEFAULT_MULLIGAN_CLOCK_SECS, DEFAULT_SPELL_RANGE, DEFAULT_STARTING_LIFE, MAX_SEATS,
 };
-use crate::shell::{SessionFacts, resume_quorum};
+use crate::shell::{Presence, SessionFacts, resume_quorum};
 use crate::types::{
     HostCall, MulliganMode, Phase, PlayerId, PlayerStatus, Reduction, RuleSet, SeatingMode,
     StageName, Standing, TableId, TurnId, TurnStateName,
@@ -265,6 +265,34 @@ impl TableView {
         self.resume_asks = facts.resume_asks.clone();
         self.spectators_muted = facts.spectators_muted;
         self.calls = facts.calls.clone();
+    }
+
+    /// The shell's facts this snapshot shows: [`set_facts`](Self::set_facts)'s inverse, with
+    /// each player's presence from his entry (what the session acts on alone — kicks during
+    /// mulligans — is not in a snapshot).
+    pub fn facts(&self) -> SessionFacts {
+        SessionFacts {
+            host: self.host,
+            spectators: self.spectators,
+            paused: self.paused,
+            adjourned: self.adjourned,
+            resume_asks: self.resume_asks.clone(),
+            spectators_muted: self.spectators_muted,
+            kicked_in_mulligan: Vec::new(),
+            calls: self.calls.clone(),
+            presence: self
+                .players
+                .iter()
+                .map(|p| {
+                    let presence = Presence {
+                        connected: p.connected,
+                        absent: p.absent,
+                        muted: p.muted,
+                    };
+                    (p.player, presence)
+                })
+                .collect(),
+        }
     }
 
     // ----- Queries ---------------------------------------------------------------------------

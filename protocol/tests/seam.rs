@@ -14,8 +14,9 @@ use grand_melee_protocol::rules::{Actor, Command};
 use grand_melee_protocol::session::{Effect, Session, Timing};
 use grand_melee_protocol::shell::{SessionFacts, Stage};
 use grand_melee_protocol::{
-    ClientMessage, EliminationCause, ErrorCode, Event, Expiry, PlayerId, Ruling, SeatToken,
-    Settings, Standing, TableId, TableView, TurnEndReason, TurnId, stage_name,
+    ApplyError, ClientMessage, EliminationCause, ErrorCode, Event, Expiry, Mirror, PlayerId,
+    PlayerStatus, PlayerView, Ruling, SeatToken, Settings, StageName, Standing, TableId,
+    TableView, TurnEndReason, TurnId, TurnStateName, TurnView, stage_name,
 };
 
 /// One turn goes round the ring; `end_turn` passes it on, the clock passes it on too; a
@@ -240,7 +241,79 @@ impl Game for PassTheTurn {
         view.stage = stage_name(self.stage);
         view.set_facts(&self.facts);
         view.standings = self.standings.clone();
+        view.players = self
+            .seated
+            .iter()
+            .map(|(player, name)| {
+                let presence = self.facts.presence(*player);
+                PlayerView {
+                    player: *player,
+                    name: name.clone(),
+                    seat: None,
+                    life: 0,
+                    poison: 0,
+                    status: if self.out.contains(player) {
+                        PlayerStatus::Eliminated
+                    } else {
+                        PlayerStatus::Alive
+                    },
+                    hand_size: 0,
+                    kept: false,
+                    connected: presence.connected,
+                    absent: presence.absent,
+                    muted: presence.muted,
+                    may_attack: Vec::new(),
+                    may_target: Vec::new(),
+                    extra_turns: 0,
+                    extra_next: 0,
+                    stacks: Vec::new(),
+                    deck: None,
+                    bonus: None,
+                }
+            })
+            .collect();
+        view.turns = self
+            .holder
+            .map(|player| TurnView {
+                turn: 0,
+                player,
+                state: TurnStateName::Running,
+                phase: None,
+                marked_for_removal: false,
+                designations: 0,
+                sphere: Vec::new(),
+            })
+            .into_iter()
+            .collect();
         view
+    }
+
+    fn from_view(view: &TableView) -> Result<Self, ApplyError> {
+        let mut game = Self {
+            facts: view.facts(),
+            stage: match view.stage {
+                StageName::Lobby => Stage::Lobby,
+                StageName::Mulligan => return Err(ApplyError::Invalid("no mulligans here")),
+                StageName::Playing => Stage::Playing,
+                StageName::Finished => Stage::Finished,
+            },
+            seated: view
+                .players
+                .iter()
+                .map(|p| (p.player, p.name.clone()))
+                .collect(),
+            standings: view.standings.clone(),
+            ..Self::default()
+        };
+        game.next = view.players.iter().map(|p| p.player + 1).max().unwrap_or(0);
+        game.holder = view.turns.first().map(|t| t.player);
+        game.out = view
+            .players
+            .iter()
+            .filter(|p| !p.status.is_alive())
+            .map(|p| p.player)
+            .collect();
+        Ok(game)
     }
 
     fn facts(&self) -> &SessionFacts {
@@ -386,6 +459,12 @@ fn another_game_gets_seats_host_chat_clocks_kick_and_recovery_from_the_shell() {
         .unwrap();
     assert_eq!(session.table().running(), vec![(0, bob)]);
 
+    // A client's mirror of this game, from a snapshot, follows the session event for event.
+    let id = TableId::new_random();
+    drain(&mut session, &mut journal);
+    let mut mirror: Mirror<PassTheTurn> = Mirror::of(&session.view(id, "toy")).unwrap();
+    let followed = journal.len();
+
     // The turn clock runs for this game too: Bob's turn began at 5 s.
     assert_eq!(session.poll_timeout(), Some(at(5 + TURN_CLOCK)));
     // A pause stops it: 10 s paused move it on by 10 s.
@@ -444,6 +523,11 @@ fn another_game_gets_seats_host_chat_clocks_kick_and_recovery_from_the_shell() {
     );
     assert!(!session.table().is_alive(cat));
     assert_eq!(session.table().running(), vec![(0, ann)]);
+
+    for (seq, event) in &journal[followed..] {
+        mirror.apply(*seq, event).unwrap();
+    }
+    assert_eq!(mirror.view(), session.view(id, "toy"));
 
     // Recovery: the journal folds back into the same game.
     let seats: Vec<(PlayerId, SeatToken)> = Vec::new();

@@ -3,7 +3,7 @@
 
 use crate::command::{Actor, Command};
 use crate::dice::DiceSecret;
-use crate::error::ErrorCode;
+use crate::error::{ApplyError, ErrorCode};
 use crate::event::Event;
 use crate::game::{Game, GameKind};
 use crate::shell::{SessionFacts, Stage};
@@ -33,6 +33,10 @@ impl Game for Table {
 
     fn view(&self, table: TableId, name: &str, seq: u64, settings: &Settings) -> TableView {
         Table::view(self, table, name, seq, settings)
+    }
+
+    fn from_view(view: &TableView) -> Result<Self, ApplyError> {
+        Table::from_view(view)
     }
 
     fn facts(&self) -> &SessionFacts {

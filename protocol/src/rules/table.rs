@@ -16,10 +16,10 @@ use crate::error::ErrorCode;
 use crate::event::Event;
 use crate::league::{self, Bonus, SeatDeck};
 use crate::limits::{LETHAL_POISON, MAX_AMOUNT};
-use crate::shell::{Presence, SessionFacts, Stage};
+use crate::shell::{SessionFacts, Stage};
 use crate::types::{
-    EliminationCause, HostCall, KeepReason, MulliganMode, Phase, PlayerId, PlayerStatus,
-    RollResult, Ruling, SeatingMode, Standing, TurnEndReason, TurnId, TurnRemovalReason,
+    EliminationCause, KeepReason, MulliganMode, Phase, PlayerId, PlayerStatus, RollResult, Ruling,
+    SeatingMode, Standing, TurnEndReason, TurnId, TurnRemovalReason,
 };
 
 /// What a turn is doing, with the phase of a running one (the table's state; a snapshot shows
@@ -160,15 +160,9 @@ struct DiceState {
 #[derive(Debug)]
 pub(crate) struct TableParts {
     pub config: TableConfig,
+    pub facts: SessionFacts,
     pub stage: Stage,
     pub lobby: Vec<(PlayerId, String)>,
-    pub presence: BTreeMap<PlayerId, Presence>,
-    pub host: Option<PlayerId>,
-    pub spectators: u32,
-    pub paused: bool,
-    pub adjourned: bool,
-    pub resume_asks: Vec<PlayerId>,
-    pub spectators_muted: bool,
     pub players: Vec<Player>,
     pub ring: Vec<Seat>,
     pub turns: Vec<Turn>,
@@ -178,7 +172,6 @@ pub(crate) struct TableParts {
     pub revealed: Option<String>,
     pub league: LeagueSeats,
     pub seating_mode: Option<SeatingMode>,
-    pub calls: Vec<HostCall>,
 }
 
 impl Table {
@@ -200,17 +193,7 @@ impl Table {
             .map_or(0, |m| m.saturating_add(1));
         Self {
             config: parts.config,
-            facts: SessionFacts {
-                host: parts.host,
-                spectators: parts.spectators,
-                paused: parts.paused,
-                adjourned: parts.adjourned,
-                resume_asks: parts.resume_asks,
-                spectators_muted: parts.spectators_muted,
-                kicked_in_mulligan: Vec::new(),
-                calls: parts.calls,
-                presence: parts.presence,
-            },
+            facts: parts.facts,
             stage: parts.stage,
             lobby: parts.lobby,
             next_player,
