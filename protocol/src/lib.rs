@@ -1,7 +1,7 @@
-//! The Grand Melee game, pure: its vocabulary (which is the wire protocol), its rules core
-//! ([`rules`]), its session rules ([`session`]), the one fold every table runs on and every
-//! client mirrors ([`Mirror`]), and the MessagePack codec. No I/O: the server is the driver
-//! around it, as `quinn` drives `quinn-proto`.
+//! The games, pure: the wire vocabulary, the shell every table shares ([`session`], [`shell`]),
+//! the game seam ([`game`]: what a game is to the shell) and Grand Melee behind it ([`rules`]),
+//! the one fold every table runs on and every client mirrors ([`Mirror`]), and the MessagePack
+//! codec. No I/O: the server is the driver around it, as `quinn` drives `quinn-proto`.
 //!
 //! Every message is one binary WebSocket frame holding one MessagePack map with named fields
 //! and a `type` tag ([`ClientMessage`], [`ServerMessage`]); nested enums carrying data are

@@ -5,7 +5,9 @@
 //! and what it decides comes out as [`Effect`]s for the driver (the server's table actor) to
 //! journal and deliver. No sockets, no clock, no tokio.
 //!
-//! The session owns the [`Table`], the one fold: every event it emits is applied to it first
+//! It is the shell every game shares: generic over the [`Game`], it asks the game only what the
+//! trait says (Grand Melee's [`Table`] is the default; `tests/seam.rs` runs another game on it).
+//! The session owns the game's state, the one fold: every event it emits is applied to it first
 //! (the rules core's as it decides them, the session's own here), so the table is always the
 //! fold of everything published, and recovering a table is folding its journal
 //! ([`Session::recover`]). Public session facts (host, presence, mutes, pause, spectators) live

@@ -14,7 +14,7 @@
 //!
 //! The vocabulary is the protocol's own: [`Event`](crate::Event), the value types in the crate
 //! root, and [`ErrorCode`](crate::ErrorCode) for a refused command. Reading order: [`config`]
-//! (settings and the rule-set seam), [`command`], then [`table`] (state, decisions, scheduling,
+//! (settings and the rule-set seam), [`Command`] (in the crate's vocabulary), then [`table`] (state, decisions, scheduling,
 //! application).
 
 pub mod config;
