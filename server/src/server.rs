@@ -116,7 +116,9 @@ impl Server {
         // server rebuilds every unfinished table from its journal.
         match &shared.cluster {
             Some(cluster) => crate::node::adopt_own(&shared, cluster).await,
-            None => crate::room::recover_all(&shared).await,
+            None => crate::room::recover_all(&shared)
+                .await
+                .map_err(String::from),
         }
         .map_err(std::io::Error::other)?;
         if let Some(cluster) = &shared.cluster {

@@ -361,7 +361,6 @@ mod tests {
     use crate::config::ServerConfig;
     use crate::metrics::Metrics;
     use grand_melee_e2e::nats::NatsCluster;
-    use grand_melee_protocol::rules::TableConfig;
 
     /// Creates a table; with `finished_at_ms`, finishes it; with `release`, its actor has closed.
     async fn table(cluster: &Arc<Cluster>, finished_at_ms: Option<u64>, release: bool) -> TableId {
@@ -374,8 +373,7 @@ mod tests {
             created_at_ms: 1,
             league: None,
         };
-        let summary =
-            crate::room::new_summary(id, &record.name, false, &TableConfig::default(), None);
+        let summary = TableSummary::new(id, &record.name, &Default::default());
         let mut log = cluster.create_table(record, summary).await.unwrap();
         if let Some(at_ms) = finished_at_ms {
             let flush = Flush {
