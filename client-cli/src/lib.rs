@@ -503,6 +503,7 @@ pub async fn create(
             rules: args.rules.into(),
             combat_dice: args.combat_dice,
             mulligan: args.mulligan.into(),
+            game: Default::default(),
             league: league.map(|(league, _)| league),
             organiser: league.map(|(_, organiser)| organiser),
         })

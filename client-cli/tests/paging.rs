@@ -85,6 +85,7 @@ fn summary(table: TableId, name: &str) -> TableSummary {
         mulligan: Default::default(),
         league: None,
         adjourned: false,
+        game: Default::default(),
     }
 }
 

@@ -761,6 +761,7 @@ impl ServerBot {
                     rules: settings.options.rules,
                     combat_dice: settings.options.combat_dice,
                     mulligan: settings.options.mulligan,
+                    game: Default::default(),
                     league: None,
                     organiser: None,
                 })

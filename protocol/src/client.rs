@@ -5,29 +5,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::league::{DeckSpec, LeagueId, MemberId, MemberToken, Purchase, Remedy};
 use crate::limits::{
-    DEFAULT_ABSENCE_LIMIT_SECS, DEFAULT_MAX_SPECTATORS, DEFAULT_MULLIGAN_CLOCK_SECS,
-    DEFAULT_PAGE_ITEMS, DEFAULT_STARTING_LIFE,
+    DEFAULT_PAGE_ITEMS, default_absence_limit, default_max_spectators, default_mulligan_clock,
+    default_starting_life,
 };
+use crate::types::GameKind;
 use crate::types::{
     MulliganMode, OrganiserSecret, Phase, PlayerId, Reduction, RuleSet, Ruling, SeatToken,
     SeatingMode, TableId,
 };
-
-fn default_starting_life() -> i32 {
-    DEFAULT_STARTING_LIFE
-}
-
-fn default_absence_limit() -> u32 {
-    DEFAULT_ABSENCE_LIMIT_SECS
-}
-
-fn default_mulligan_clock() -> u32 {
-    DEFAULT_MULLIGAN_CLOCK_SECS
-}
-
-fn default_max_spectators() -> u32 {
-    DEFAULT_MAX_SPECTATORS
-}
 
 fn default_page_items() -> u32 {
     DEFAULT_PAGE_ITEMS
@@ -117,6 +102,9 @@ pub enum ClientMessage {
         /// `paris` (the default: one player at a time) or `simultaneous` (everyone at once).
         #[serde(default)]
         mulligan: MulliganMode,
+        /// Which game (absent: `grand_melee`, the only one so far).
+        #[serde(default, skip_serializing_if = "GameKind::is_default")]
+        game: GameKind,
         /// A league game: its seats are taken by the league's members with their member token,
         /// and its mana points are credited to their decks. Needs `organiser`.
         #[serde(default, skip_serializing_if = "Option::is_none")]

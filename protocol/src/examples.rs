@@ -73,6 +73,7 @@ pub fn view() -> TableView {
         combat_dice: false,
         mulligan: Default::default(),
         league: None,
+        game: Default::default(),
     };
     let empty = TableView::new(TABLE, "Friday melee", settings);
     // The events are consistent by construction; should one not apply, the view simply stops
@@ -213,6 +214,7 @@ pub fn client() -> Vec<ClientMessage> {
             rules: Default::default(),
             combat_dice: false,
             mulligan: Default::default(),
+            game: Default::default(),
             league: None,
             organiser: None,
         },
@@ -491,6 +493,7 @@ pub fn server() -> Vec<ServerMessage> {
                 mulligan: Default::default(),
                 league: None,
                 adjourned: false,
+                game: Default::default(),
             }],
             total: 1,
             next: None,

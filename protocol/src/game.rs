@@ -7,55 +7,14 @@
 //! [`GameKind`], which a table's settings name. `ARCHITECTURE.md` ("How to add a game") lists
 //! the places a new game touches.
 
-use serde::{Deserialize, Serialize};
-
 use crate::command::{Actor, Command};
 use crate::dice::DiceSecret;
 use crate::error::{ApplyError, ErrorCode};
 use crate::event::Event;
 use crate::shell::{SessionFacts, Stage};
+pub use crate::types::GameKind;
 use crate::types::{PlayerId, TableId, TurnId};
 use crate::view::{Settings, TableView};
-
-/// Which game a table plays: every game the server knows, by its wire name (`game` in
-/// `create_table`, a table's settings and the lobby's summaries; absent means `grand_melee`,
-/// so tables and journals from before the seam read as they were).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-#[non_exhaustive]
-pub enum GameKind {
-    /// Grand Melee (`docs/RULES.md`): 2–40 players in a ring, simultaneous turns by spheres of
-    /// influence.
-    #[default]
-    GrandMelee,
-}
-
-impl GameKind {
-    /// The wire name: serde's.
-    pub fn name(self) -> &'static str {
-        self.into()
-    }
-
-    /// Whether this is the default game (`grand_melee`), which the wire leaves out.
-    pub fn is_default(&self) -> bool {
-        *self == Self::default()
-    }
-}
 
 /// A game, as the shell sees it: a pure, deterministic state machine whose state is the fold of
 /// its table's events. [`Session`](crate::session::Session) is generic over it and asks nothing

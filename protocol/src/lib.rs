@@ -40,10 +40,10 @@ pub use codec::{
 };
 pub use error::{ApplyError, DecodeError, ErrorCode};
 pub use event::Event;
-pub use game::GameKind;
 pub use limits::*;
 pub use mirror::{Mirror, stage_name};
 pub use server::{ReplaySummary, ServerMessage, TableSummary};
+pub use types::GameKind;
 pub use types::{
     EliminationCause, Expiry, HostCall, KeepReason, MulliganMode, OrganiserSecret, Phase, PlayerId,
     PlayerStatus, Reduction, RollResult, RuleSet, Ruling, SeatToken, SeatingMode, StageName,

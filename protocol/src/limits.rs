@@ -104,3 +104,23 @@ pub mod close {
     /// The reason sent with [`TABLE_MOVED`].
     pub const TABLE_MOVED_REASON: &str = "the table moved to another server node: resume your seat";
 }
+
+/// Starting life when a request leaves it out.
+pub(crate) fn default_starting_life() -> i32 {
+    DEFAULT_STARTING_LIFE
+}
+
+/// Seconds of disconnection before a player is absent, when a request leaves it out.
+pub(crate) fn default_absence_limit() -> u32 {
+    DEFAULT_ABSENCE_LIMIT_SECS
+}
+
+/// The mulligan clock when a request (or a snapshot from before it existed) leaves it out.
+pub(crate) fn default_mulligan_clock() -> u32 {
+    DEFAULT_MULLIGAN_CLOCK_SECS
+}
+
+/// Most spectators when a request (or a snapshot from before the limit existed) leaves it out.
+pub(crate) fn default_max_spectators() -> u32 {
+    DEFAULT_MAX_SPECTATORS
+}

@@ -6,10 +6,11 @@ use serde::{Deserialize, Serialize};
 use crate::error::ErrorCode;
 use crate::event::Event;
 use crate::league::{Deck, LeagueId, LeagueSummary, LeagueView, LedgerLine, MemberId, MemberToken};
+use crate::types::GameKind;
 use crate::types::{
     MulliganMode, OrganiserSecret, PlayerId, Reduction, RuleSet, SeatToken, StageName, TableId,
 };
-use crate::view::TableView;
+use crate::view::{Settings, TableView};
 
 /// One finished game kept as a replay.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -68,6 +69,32 @@ pub struct TableSummary {
     /// Whether its game is adjourned (waiting, without a time limit, to be resumed).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub adjourned: bool,
+    /// Which game it plays (absent: `grand_melee`, the only one so far).
+    #[serde(default, skip_serializing_if = "GameKind::is_default")]
+    pub game: GameKind,
+}
+
+impl TableSummary {
+    /// A new table's line: its settings' part of it, nobody seated or watching yet, in the lobby.
+    pub fn new(table: TableId, name: &str, settings: &Settings) -> Self {
+        Self {
+            table,
+            name: name.to_owned(),
+            seats: settings.seats,
+            seated: 0,
+            spectators: 0,
+            stage: StageName::Lobby,
+            password: settings.password,
+            spell_range: settings.spell_range,
+            reduction: settings.reduction,
+            rules: settings.rules,
+            combat_dice: settings.combat_dice,
+            mulligan: settings.mulligan,
+            league: settings.league,
+            adjourned: false,
+            game: settings.game,
+        }
+    }
 }
 
 /// A message from the server to a client.

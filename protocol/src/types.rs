@@ -610,3 +610,43 @@ mod tests {
         assert!(serde_json::from_str::<TableId>("\"67e5504410b1426f9247bb680e5fe0c8\"").is_err());
     }
 }
+
+/// Which game a table plays: every game the server knows, by its wire name (`game` in
+/// `create_table`, a table's settings and the lobby's summaries; absent means `grand_melee`,
+/// so tables and journals from before the seam read as they were).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+#[non_exhaustive]
+pub enum GameKind {
+    /// Grand Melee (`docs/RULES.md`): 2–40 players in a ring, simultaneous turns by spheres of
+    /// influence.
+    #[default]
+    GrandMelee,
+}
+
+impl GameKind {
+    /// The wire name: serde's.
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
+
+    /// Whether this is the default game (`grand_melee`), which the wire leaves out.
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}

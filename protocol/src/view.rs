@@ -5,18 +5,25 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::client::ClientMessage;
 use crate::league::{Bonus, LeagueId, SeatDeck};
 use crate::limits::{
     DEFAULT_ABSENCE_LIMIT_SECS, DEFAULT_HAND_SIZE, DEFAULT_MAX_SPECTATORS,
     DEFAULT_MULLIGAN_CLOCK_SECS, DEFAULT_SPELL_RANGE, DEFAULT_STARTING_LIFE, MAX_SEATS,
+    default_max_spectators, default_mulligan_clock,
 };
 use crate::shell::{Presence, SessionFacts, resume_quorum};
+use crate::types::GameKind;
 use crate::types::{
     HostCall, MulliganMode, Phase, PlayerId, PlayerStatus, Reduction, RuleSet, SeatingMode,
     StageName, Standing, TableId, TurnId, TurnStateName,
 };
 
-/// A table's settings, fixed when it is created.
+/// A table's settings, fixed when it is created: the one home of every table setting. The
+/// `create_table` request ([`Settings::requested`]), the lobby's [`TableSummary`](crate::TableSummary::new), the rules'
+/// [`TableConfig`](crate::rules::TableConfig::from_settings) and the server's journal are derived
+/// from it; the defaults of the fields a request may leave out are `limits`' `default_*`
+/// functions.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Settings {
     /// Most players who may sit (2–40).
@@ -53,14 +60,60 @@ pub struct Settings {
     /// The league this table's game counts for, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub league: Option<LeagueId>,
+    /// Which game the table plays (absent: `grand_melee`, the only one so far).
+    #[serde(default, skip_serializing_if = "GameKind::is_default")]
+    pub game: GameKind,
 }
 
-fn default_mulligan_clock() -> u32 {
-    DEFAULT_MULLIGAN_CLOCK_SECS
-}
-
-fn default_max_spectators() -> u32 {
-    DEFAULT_MAX_SPECTATORS
+impl Settings {
+    /// The settings a `create_table` request asks for (`None` for any other request), with the spell
+    /// range 0 taken as the rules' own (2 for `seed`, 1 for `cr807`) and the password as whether
+    /// there is one. Nothing is checked here: the server checks them (and
+    /// [`TableConfig::from_settings`](crate::rules::TableConfig::from_settings) the rules' part).
+    pub fn requested(request: &ClientMessage) -> Option<Self> {
+        let ClientMessage::CreateTable {
+            seats,
+            spell_range,
+            reduction,
+            starting_life,
+            password,
+            turn_clock_secs,
+            absence_limit_secs,
+            mulligan_clock_secs,
+            max_spectators,
+            rules,
+            combat_dice,
+            mulligan,
+            game,
+            league,
+            ..
+        } = request
+        else {
+            return None;
+        };
+        let spell_range = match (*spell_range, rules) {
+            (0, RuleSet::Cr807) => 1,
+            (0, RuleSet::Seed) => DEFAULT_SPELL_RANGE,
+            (range, _) => range,
+        };
+        Some(Self {
+            seats: *seats,
+            spell_range,
+            reduction: *reduction,
+            starting_life: *starting_life,
+            password: password.is_some(),
+            turn_clock_secs: *turn_clock_secs,
+            absence_limit_secs: *absence_limit_secs,
+            mulligan_clock_secs: *mulligan_clock_secs,
+            max_spectators: *max_spectators,
+            rules: *rules,
+            combat_dice: *combat_dice,
+            mulligan: *mulligan,
+            league: *league,
+            game: *game,
+            ..Self::default()
+        })
+    }
 }
 
 impl Default for Settings {
@@ -80,6 +133,7 @@ impl Default for Settings {
             combat_dice: false,
             mulligan: MulliganMode::Paris,
             league: None,
+            game: GameKind::default(),
         }
     }
 }

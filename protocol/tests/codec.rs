@@ -8,7 +8,9 @@ use grand_melee_protocol::{
     ClientMessage, DecodeError, ErrorCode, Event, MAX_CLIENT_MESSAGE_BYTES, Phase, Reduction,
     ServerMessage, decode_client, decode_server, encode_client, encode_server,
 };
-use grand_melee_protocol::{MulliganMode, RollResult, RuleSet, Ruling};
+use grand_melee_protocol::{
+    GameKind, MulliganMode, RollResult, RuleSet, Ruling, Settings, TableSummary,
+};
 use serde::{Deserialize, Serialize};
 use strum::{VariantArray, VariantNames};
 
@@ -242,9 +244,134 @@ fn create_table_defaults_and_tag_anywhere() {
             rules: Default::default(),
             combat_dice: false,
             mulligan: Default::default(),
+            game: Default::default(),
             league: None,
             organiser: None,
         }
+    );
+}
+
+/// `game` names the game a table plays: absent means `grand_melee`, and a game the server does
+/// not know is a malformed request.
+#[test]
+fn create_table_names_its_game() {
+    #[derive(Serialize)]
+    struct WithGame {
+        #[serde(rename = "type")]
+        tag: &'static str,
+        id: u32,
+        name: &'static str,
+        seats: u8,
+        game: &'static str,
+    }
+    let request = |game| {
+        rmp_serde::to_vec_named(&WithGame {
+            tag: "create_table",
+            id: 1,
+            name: "T",
+            seats: 8,
+            game,
+        })
+        .unwrap()
+    };
+    let ClientMessage::CreateTable { game, .. } = decode_client(&request("grand_melee")).unwrap()
+    else {
+        panic!("not a create_table");
+    };
+    assert_eq!(game, GameKind::GrandMelee);
+    assert!(matches!(
+        decode_client(&request("chess")),
+        Err(DecodeError::Malformed(_))
+    ));
+    // The default game is left out of every message that carries it.
+    let mut create = examples::client()
+        .into_iter()
+        .find(|m| m.name() == "create_table")
+        .unwrap();
+    let ClientMessage::CreateTable { game, .. } = &mut create else {
+        unreachable!()
+    };
+    *game = GameKind::GrandMelee;
+    assert!(!encode_client(&create).windows(4).any(|w| w == b"game"));
+    let settings = examples::view().settings;
+    assert_eq!(settings.game, GameKind::GrandMelee);
+    let snapshot = rmp_serde::to_vec_named(&settings).unwrap();
+    assert!(!snapshot.windows(4).any(|w| w == b"game"));
+    let summary = TableSummary::new(examples::TABLE, "T", &settings);
+    assert!(
+        !rmp_serde::to_vec_named(&summary)
+            .unwrap()
+            .windows(4)
+            .any(|w| w == b"game")
+    );
+}
+
+/// A `create_table`'s settings: the one `Settings`, with the rules' own spell range for 0 and
+/// the password as whether there is one; the lobby's line is derived from them.
+#[test]
+fn create_table_gives_the_settings_and_the_summary() {
+    let request = |spell_range, rules, password: Option<&str>| {
+        let mut request = examples::client()
+            .into_iter()
+            .find(|m| m.name() == "create_table")
+            .unwrap();
+        if let ClientMessage::CreateTable {
+            spell_range: r,
+            rules: s,
+            password: p,
+            league,
+            combat_dice,
+            ..
+        } = &mut request
+        {
+            *r = spell_range;
+            *s = rules;
+            *p = password.map(str::to_owned);
+            *league = Some(examples::LEAGUE);
+            *combat_dice = true;
+        }
+        request
+    };
+    let settings = Settings::requested(&request(0, RuleSet::Seed, None)).unwrap();
+    assert_eq!(
+        settings.spell_range,
+        grand_melee_protocol::DEFAULT_SPELL_RANGE
+    );
+    assert!(!settings.password);
+    assert_eq!(settings.league, Some(examples::LEAGUE));
+    assert!(settings.combat_dice);
+    assert_eq!(settings.seats, 8);
+    assert_eq!(settings.hand_size, Settings::default().hand_size);
+    let settings = Settings::requested(&request(0, RuleSet::Cr807, Some("pw"))).unwrap();
+    assert_eq!((settings.spell_range, settings.rules), (1, RuleSet::Cr807));
+    assert!(settings.password);
+    let settings_3 = Settings::requested(&request(3, RuleSet::Seed, None)).unwrap();
+    assert_eq!(settings_3.spell_range, 3);
+    let hello = ClientMessage::Hello {
+        id: 1,
+        protocol: 1,
+        client: String::new(),
+    };
+    assert_eq!(Settings::requested(&hello), None);
+
+    let summary = TableSummary::new(examples::TABLE, "Friday melee", &settings);
+    assert_eq!(
+        (
+            summary.seats,
+            summary.spell_range,
+            summary.rules,
+            summary.password
+        ),
+        (8, 1, RuleSet::Cr807, true)
+    );
+    assert_eq!(
+        (
+            summary.combat_dice,
+            summary.league,
+            summary.seated,
+            summary.spectators
+        ),
+        (true, Some(examples::LEAGUE), 0, 0)
     );
 }
 
@@ -428,6 +555,7 @@ fn frames_packed_by_python_msgpack_decode() {
                 rules: Default::default(),
                 combat_dice: false,
                 mulligan: Default::default(),
+                game: Default::default(),
                 league: None,
                 organiser: None,
             },

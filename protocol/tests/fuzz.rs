@@ -54,6 +54,7 @@ fn client_message() -> impl Strategy<Value = ClientMessage> {
                         rules: Default::default(),
                         combat_dice: false,
                         mulligan: Default::default(),
+                        game: Default::default(),
                         league: None,
                         organiser: None,
                     }

@@ -279,7 +279,7 @@ pub(crate) enum AdoptError {
     Cluster(#[from] ClusterError),
     /// Its records were read but its actor could not start on them (`room::take_up`).
     #[error("{0}")]
-    TakeUp(String),
+    TakeUp(#[from] crate::room::RoomError),
 }
 
 /// Claims `table` (owned by `from`, a dead node, or by this node's previous run when `from` is
@@ -294,9 +294,7 @@ pub(crate) async fn adopt(
     let Some((stored, log)) = cluster.claim(table, from).await? else {
         return Ok(false);
     };
-    let taken = crate::room::take_up(shared, stored, Box::new(log))
-        .await
-        .map_err(|error| AdoptError::TakeUp(error.to_string()))?;
+    let taken = crate::room::take_up(shared, stored, Box::new(log)).await?;
     match taken {
         TakenUp::Finished {
             at_ms,
@@ -362,7 +360,6 @@ mod tests {
     use crate::journal::Journal;
     use crate::store::{Store, TableRecord};
     use grand_melee_e2e::nats::NatsCluster;
-    use grand_melee_protocol::rules::TableConfig;
 
     #[tokio::test(flavor = "multi_thread")]
     async fn a_table_that_cannot_be_taken_over_says_why() {
@@ -398,12 +395,18 @@ mod tests {
             created_at_ms: 1,
             league: None,
         };
-        let summary =
-            crate::room::new_summary(table, "unreadable", false, &TableConfig::default(), None);
+        let summary = grand_melee_protocol::TableSummary::new(
+            table,
+            "unreadable",
+            &grand_melee_protocol::Settings::default(),
+        );
         cluster.create_table(record, summary).await.unwrap();
         let error = adopt(&shared, &cluster, table, None).await.unwrap_err();
         assert!(
-            matches!(&error, AdoptError::TakeUp(message) if message.contains("settings")),
+            matches!(
+                &error,
+                AdoptError::TakeUp(crate::room::RoomError::Settings(_))
+            ),
             "{error:?}"
         );
 

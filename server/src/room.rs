@@ -8,14 +8,15 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use grand_melee_protocol::{
-    self as wire, ClientMessage, ErrorCode, MAX_PASSWORD_CHARS, SeatToken, ServerMessage, TableId,
-    TableSummary, close, text,
+    self as wire, ClientMessage, ErrorCode, GameKind, MAX_PASSWORD_CHARS, SeatToken, ServerMessage,
+    TableId, TableSummary, close, text,
 };
 use tokio::sync::{mpsc, watch};
 use tracing::{debug, error, info, warn};
 use uuid::Uuid;
 
 use grand_melee_protocol::PlayerId;
+use grand_melee_protocol::dice::DiceSecret;
 use grand_melee_protocol::league::{Deck, LeagueId, MemberId, SeatDeck};
 use grand_melee_protocol::rules::TableConfig;
 use grand_melee_protocol::session::{Effect, Role, Session, Timing};
@@ -29,60 +30,108 @@ use crate::store::{
     Credit, Flush, Progress, StoreError, StoredTable, TableLog, TableOp, TableRecord,
 };
 
-/// What the journal keeps of a table's settings (everything besides its name and password).
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+/// What the journal keeps of a table's settings: the one [`wire::Settings`] (its `password` is
+/// the record's, not kept here), the creator's seed and the dice secret. Written and read in
+/// the form of schema v3 ([`StoredV3`]), so journals from before `game` still load and a
+/// Grand Melee table's bytes are the same as they were.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(from = "StoredV3")]
 struct StoredSettings {
+    settings: wire::Settings,
+    seed: u64,
+    secret: DiceSecret,
+}
+
+/// The journal's form of a table's settings (schema v3): the rules' [`TableConfig`] with the
+/// seed and the secret, then the session's settings.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct StoredV3 {
     config: TableConfig,
     turn_clock_secs: u32,
     absence_limit_secs: u32,
-    /// Absent from journals written before mulligan clocks existed: those tables get the
-    /// default.
-    #[serde(default = "default_mulligan_clock")]
-    mulligan_clock_secs: u32,
-    #[serde(default = "default_max_spectators")]
-    max_spectators: u32,
+    /// Absent from journals written before mulligan clocks existed (and `max_spectators`
+    /// before its limit): those tables get [`wire::Settings`]' default.
+    #[serde(default)]
+    mulligan_clock_secs: Option<u32>,
+    #[serde(default)]
+    max_spectators: Option<u32>,
     /// The league whose game this is, if any.
     #[serde(default, with = "crate::store::uuid_form::option")]
     league: Option<LeagueId>,
+    /// Absent for Grand Melee (every journal from before the game seam).
+    #[serde(default, skip_serializing_if = "GameKind::is_default")]
+    game: GameKind,
 }
 
-fn default_mulligan_clock() -> u32 {
-    wire::DEFAULT_MULLIGAN_CLOCK_SECS
+impl From<StoredV3> for StoredSettings {
+    fn from(stored: StoredV3) -> Self {
+        let config = stored.config;
+        let defaults = wire::Settings::default();
+        Self {
+            settings: wire::Settings {
+                seats: config.seats,
+                spell_range: u8::from(config.spell_range),
+                reduction: config.reduction,
+                starting_life: config.starting_life,
+                hand_size: config.hand_size,
+                password: false,
+                turn_clock_secs: stored.turn_clock_secs,
+                absence_limit_secs: stored.absence_limit_secs,
+                mulligan_clock_secs: stored
+                    .mulligan_clock_secs
+                    .unwrap_or(defaults.mulligan_clock_secs),
+                max_spectators: stored.max_spectators.unwrap_or(defaults.max_spectators),
+                rules: config.rule_set,
+                combat_dice: config.combat_dice,
+                mulligan: config.mulligan,
+                league: stored.league,
+                game: stored.game,
+            },
+            seed: config.seed,
+            secret: config.secret,
+        }
+    }
 }
 
-fn default_max_spectators() -> u32 {
-    wire::DEFAULT_MAX_SPECTATORS
+impl serde::Serialize for StoredSettings {
+    /// In the v3 form; settings the rules refuse are an error (a table is only created with
+    /// settings they took).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let settings = &self.settings;
+        let mut config = TableConfig::from_settings(settings, self.seed)
+            .map_err(<S::Error as serde::ser::Error>::custom)?;
+        config.secret = self.secret;
+        StoredV3 {
+            config,
+            turn_clock_secs: settings.turn_clock_secs,
+            absence_limit_secs: settings.absence_limit_secs,
+            mulligan_clock_secs: Some(settings.mulligan_clock_secs),
+            max_spectators: Some(settings.max_spectators),
+            league: settings.league,
+            game: settings.game,
+        }
+        .serialize(s)
+    }
 }
 
 impl StoredSettings {
-    /// The table's settings as the protocol shows them (the seed stays here).
+    /// The table's settings as the protocol shows them, with the record's `password` (the seed
+    /// and the secret stay here).
     fn settings(&self, password: bool) -> wire::Settings {
         wire::Settings {
-            seats: self.config.seats,
-            spell_range: u8::from(self.config.spell_range),
-            reduction: self.config.reduction,
-            starting_life: self.config.starting_life,
-            hand_size: self.config.hand_size,
             password,
-            turn_clock_secs: self.turn_clock_secs,
-            absence_limit_secs: self.absence_limit_secs,
-            mulligan_clock_secs: self.mulligan_clock_secs,
-            max_spectators: self.max_spectators,
-            rules: self.config.rule_set,
-            combat_dice: self.config.combat_dice,
-            mulligan: self.config.mulligan,
-            league: self.league,
+            ..self.settings.clone()
         }
     }
 }
 
 /// A table's dice secret: 32 bytes from the operating system's generator (two version-4 UUIDs,
 /// 244 random bits), drawn before anyone can join and committed to in every snapshot.
-fn draw_secret() -> grand_melee_protocol::dice::DiceSecret {
+fn draw_secret() -> DiceSecret {
     let mut bytes = [0u8; 32];
     bytes[..16].copy_from_slice(Uuid::new_v4().as_bytes());
     bytes[16..].copy_from_slice(Uuid::new_v4().as_bytes());
-    grand_melee_protocol::dice::DiceSecret(bytes)
+    DiceSecret(bytes)
 }
 
 pub(crate) fn now_ms() -> u64 {
@@ -98,25 +147,17 @@ pub(crate) async fn create(
     shared: &Arc<Shared>,
     peer: std::net::IpAddr,
 ) -> Result<TableId, Refusal> {
-    let ClientMessage::CreateTable {
-        name,
-        seats,
-        spell_range,
-        reduction,
-        starting_life,
-        password,
-        seed,
-        turn_clock_secs,
-        absence_limit_secs,
-        mulligan_clock_secs,
-        max_spectators,
-        rules,
-        combat_dice,
-        mulligan,
-        league,
-        organiser,
-        ..
-    } = request
+    let (
+        Some(settings),
+        ClientMessage::CreateTable {
+            name,
+            password,
+            seed,
+            league,
+            organiser,
+            ..
+        },
+    ) = (wire::Settings::requested(request), request)
     else {
         return Err(ErrorCode::BadMessage.into());
     };
@@ -132,34 +173,8 @@ pub(crate) async fn create(
             "password: a password has 1–{MAX_PASSWORD_CHARS} characters"
         )));
     }
-    // 0 (or absent): the rules' own range.
-    let spell_range = match (*spell_range, rules) {
-        (0, wire::RuleSet::Cr807) => 1,
-        (0, wire::RuleSet::Seed) => wire::DEFAULT_SPELL_RANGE,
-        (range, _) => range,
-    };
-    let spell_range = grand_melee_protocol::rules::SpellRange::new(spell_range)
+    grand_melee_protocol::rules::SpellRange::new(settings.spell_range)
         .map_err(|error| Refusal::settings(error.message()))?;
-    let settings = StoredSettings {
-        config: TableConfig {
-            seats: *seats,
-            spell_range,
-            reduction: *reduction,
-            starting_life: *starting_life,
-            rule_set: *rules,
-            combat_dice: *combat_dice,
-            mulligan: *mulligan,
-            league: league.is_some(),
-            seed: seed.unwrap_or_else(|| Uuid::new_v4().as_u64_pair().0),
-            secret: draw_secret(),
-            ..TableConfig::default()
-        },
-        turn_clock_secs: *turn_clock_secs,
-        absence_limit_secs: *absence_limit_secs,
-        mulligan_clock_secs: *mulligan_clock_secs,
-        max_spectators: *max_spectators,
-        league: *league,
-    };
     if settings.max_spectators > wire::MAX_SPECTATORS {
         return Err(Refusal::settings(format!(
             "max_spectators: at most {} spectators, not {}",
@@ -180,10 +195,14 @@ pub(crate) async fn create(
             )));
         }
     }
-    settings
-        .config
-        .validate()
+    let seed = seed.unwrap_or_else(|| Uuid::new_v4().as_u64_pair().0);
+    TableConfig::from_settings(&settings, seed)
         .map_err(|error| Refusal::settings(error.message()))?;
+    let stored = StoredSettings {
+        settings,
+        seed,
+        secret: draw_secret(),
+    };
     // Every check that could refuse the request comes first, so a refused request costs the
     // sender no place under the caps.
     let slot =
@@ -212,11 +231,11 @@ pub(crate) async fn create(
         id,
         name: name.clone(),
         password: password.clone(),
-        settings: rmp_serde::to_vec_named(&settings).map_err(|_| ErrorCode::BadSettings)?,
+        settings: rmp_serde::to_vec_named(&stored).map_err(|_| ErrorCode::BadSettings)?,
         created_at_ms: now_ms(),
         league: *league,
     };
-    let summary = new_summary(id, &name, password.is_some(), &settings.config, *league);
+    let summary = TableSummary::new(id, &name, &stored.settings);
     let log = shared
         .store
         .create_table(record, summary)
@@ -227,14 +246,65 @@ pub(crate) async fn create(
         })?;
     info!(table = %id, name, "table created");
     let session = Session::new(
-        settings.settings(password.is_some()),
-        settings.config.secret,
+        stored.settings,
+        stored.secret,
         timing(shared),
         Instant::now(),
     )?;
     let room = Room::new(id, name, password, session, shared, slot, log);
     room.start().await;
     Ok(id)
+}
+
+/// Why a table read back from the store could not be taken up, or why the journal's tables
+/// could not be rebuilt at start (the message is the one the operator reads).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum RoomError {
+    /// The journal was found damaged at open, and `--allow-damaged-journal` was not given.
+    #[error("{0}")]
+    Damaged(crate::journal::Damage),
+    /// A blocking journal task did not finish.
+    #[error("{0}")]
+    Task(#[from] tokio::task::JoinError),
+    /// `--allow-damaged-journal`, but the damaged journal cannot be written.
+    #[error("the damaged journal {path} cannot be opened for writing: {source}")]
+    Unwritable {
+        path: String,
+        source: crate::journal::JournalError,
+    },
+    /// The journal's unfinished tables cannot be listed.
+    #[error("the journal {path} cannot be read: {source}")]
+    Unreadable {
+        path: String,
+        source: crate::journal::JournalError,
+    },
+    /// Tables that cannot be rebuilt, and `--allow-damaged-journal` was not given: `lines`
+    /// names each with its reason, `advice` says what to do.
+    #[error(
+        "{count} table(s) in the journal {path} cannot be recovered:\n{lines}The server did \
+         not start. {advice}"
+    )]
+    Unrecoverable {
+        count: usize,
+        path: String,
+        lines: String,
+        advice: String,
+    },
+    /// A table's settings cannot be read.
+    #[error("settings: {0}")]
+    Settings(rmp_serde::decode::Error),
+    /// One of a table's events cannot be read.
+    #[error("event {seq}: {source}")]
+    Event { seq: u64, source: wire::DecodeError },
+    /// A table's banned addresses cannot be read.
+    #[error("banned addresses: {0}")]
+    Banned(rmp_serde::decode::Error),
+    /// The session does not fold the table's journal (its reason).
+    #[error("{0}")]
+    Fold(#[from] grand_melee_protocol::session::RecoverError),
+    /// The store did not take what taking the table over changed.
+    #[error("the journal refused to record the takeover")]
+    TakeoverRefused,
 }
 
 /// What taking up a table read back from the store came to.
@@ -258,7 +328,7 @@ pub(crate) async fn take_up(
     shared: &Arc<Shared>,
     stored: StoredTable,
     log: Box<dyn TableLog>,
-) -> Result<TakenUp, String> {
+) -> Result<TakenUp, RoomError> {
     let finished = stored.finished_at_ms;
     let mut room = Room::recover(stored, shared, log)?;
     if let Some(at_ms) = finished {
@@ -272,7 +342,7 @@ pub(crate) async fn take_up(
     room.carry_out(Instant::now());
     room.flush().await;
     if room.broken {
-        return Err("the journal refused to record the takeover".to_owned());
+        return Err(RoomError::TakeoverRefused);
     }
     let seq = room.session.seq();
     room.start().await;
@@ -288,7 +358,7 @@ pub(crate) async fn take_up(
 /// `--allow-damaged-journal`. With it, every such table is logged as an error, counted in
 /// `gm_tables_unrecoverable` and kept untouched in the journal (never written, never pruned);
 /// the other tables start. No table is ever dropped silently.
-pub(crate) async fn recover_all(shared: &Arc<Shared>) -> Result<(), String> {
+pub(crate) async fn recover_all(shared: &Arc<Shared>) -> Result<(), RoomError> {
     use std::fmt::Write as _;
 
     let journal = shared.journal.clone();
@@ -296,7 +366,7 @@ pub(crate) async fn recover_all(shared: &Arc<Shared>) -> Result<(), String> {
     let allow_damage = shared.config.allow_damaged_journal;
     if let Some(damage) = journal.damage() {
         if !allow_damage {
-            return Err(damage.to_string());
+            return Err(RoomError::Damaged(damage.clone()));
         }
         error!(
             path,
@@ -306,15 +376,19 @@ pub(crate) async fn recover_all(shared: &Arc<Shared>) -> Result<(), String> {
         );
         let accepting = journal.clone();
         tokio::task::spawn_blocking(move || accepting.accept_damage())
-            .await
-            .map_err(|e| e.to_string())?
-            .map_err(|e| format!("the damaged journal {path} cannot be opened for writing: {e}"))?;
+            .await?
+            .map_err(|source| RoomError::Unwritable {
+                path: path.clone(),
+                source,
+            })?;
     }
     let reading = journal.clone();
     let read = tokio::task::spawn_blocking(move || reading.unfinished_tables())
-        .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| format!("the journal {path} cannot be read: {e}"))?;
+        .await?
+        .map_err(|source| RoomError::Unreadable {
+            path: path.clone(),
+            source,
+        })?;
 
     let mut lost: Vec<(Option<TableId>, String)> = read
         .unreadable
@@ -332,16 +406,16 @@ pub(crate) async fn recover_all(shared: &Arc<Shared>) -> Result<(), String> {
     let name =
         |id: &Option<TableId>| id.map_or_else(|| "(id unreadable)".to_owned(), |id| id.to_string());
     if !lost.is_empty() && !allow_damage {
-        let mut message = format!(
-            "{} table(s) in the journal {path} cannot be recovered:\n",
-            lost.len()
-        );
+        let mut lines = String::new();
         for (id, reason) in &lost {
-            let _ = writeln!(message, "  table {}: {reason}", name(id));
+            let _ = writeln!(lines, "  table {}: {reason}", name(id));
         }
-        message.push_str("The server did not start. ");
-        message.push_str(&crate::journal::damaged_journal_advice(journal.path()));
-        return Err(message);
+        return Err(RoomError::Unrecoverable {
+            count: lost.len(),
+            path,
+            lines,
+            advice: crate::journal::damaged_journal_advice(journal.path()),
+        });
     }
     journal.keep_untouched(lost.iter().filter_map(|(id, _)| *id));
     for (id, reason) in &lost {
@@ -477,33 +551,6 @@ fn timing(shared: &Shared) -> Timing {
     }
 }
 
-/// A new table's line in the lobby: its fixed parts, nobody seated yet. `publish_summary`
-/// keeps the parts that change current.
-pub(crate) fn new_summary(
-    id: TableId,
-    name: &str,
-    password: bool,
-    config: &TableConfig,
-    league: Option<LeagueId>,
-) -> TableSummary {
-    TableSummary {
-        table: id,
-        name: name.to_owned(),
-        seats: config.seats,
-        seated: 0,
-        spectators: 0,
-        stage: wire::StageName::Lobby,
-        password,
-        spell_range: u8::from(config.spell_range),
-        reduction: config.reduction,
-        rules: config.rule_set,
-        combat_dice: config.combat_dice,
-        mulligan: config.mulligan,
-        league,
-        adjourned: false,
-    }
-}
-
 impl Room {
     fn new(
         id: TableId,
@@ -514,13 +561,7 @@ impl Room {
         slot: TableSlot,
         log: Box<dyn TableLog>,
     ) -> Self {
-        let summary = new_summary(
-            id,
-            &name,
-            password.is_some(),
-            session.table().config(),
-            session.settings().league,
-        );
+        let summary = TableSummary::new(id, &name, session.settings());
         Self {
             id,
             name,
@@ -550,19 +591,20 @@ impl Room {
         stored: StoredTable,
         shared: &Arc<Shared>,
         log: Box<dyn TableLog>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, RoomError> {
         let settings: StoredSettings =
-            rmp_serde::from_slice(&stored.record.settings).map_err(|e| format!("settings: {e}"))?;
+            rmp_serde::from_slice(&stored.record.settings).map_err(RoomError::Settings)?;
         let record = stored.record;
         let mut events = Vec::with_capacity(stored.events.len());
         for (seq, bytes) in &stored.events {
-            let event = wire::decode_event(bytes).map_err(|e| format!("event {seq}: {e}"))?;
+            let event = wire::decode_event(bytes)
+                .map_err(|source| RoomError::Event { seq: *seq, source })?;
             events.push((*seq, event));
         }
         let banned = match stored.meta.iter().find(|(key, _)| key == BANNED_META) {
             Some((_, value)) => {
                 let banned: Vec<String> =
-                    rmp_serde::from_slice(value).map_err(|e| format!("banned addresses: {e}"))?;
+                    rmp_serde::from_slice(value).map_err(RoomError::Banned)?;
                 // As client addresses (an older journal may hold whole IPv6 addresses).
                 let mut banned: Vec<std::net::IpAddr> = banned
                     .iter()
@@ -577,14 +619,14 @@ impl Room {
         };
         let session = Session::recover(
             settings.settings(record.password.is_some()),
-            settings.config.secret,
+            settings.secret,
             timing(shared),
             events,
             &stored.seats,
             banned,
             Instant::now(),
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(RoomError::Fold)?;
         let slot = shared.recovered_table();
         Ok(Self::new(
             record.id,
@@ -1282,4 +1324,133 @@ pub(crate) fn replay_page(
         events,
         total_events: page.total_events,
     })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use grand_melee_protocol::rules::SpellRange;
+    use grand_melee_protocol::{MulliganMode, Reduction, RuleSet};
+
+    /// The settings bytes of a league table with no field at its default, as the server wrote
+    /// them before the one settings type (schema v3, generated with that code).
+    const LEAGUE_TABLE: [&str; 8] = [
+        "86a6636f6e6669678ba5736561747311ab7370656c6c5f72616e676501a9726564756374696f6ea6666f7263",
+        "6564ad7374617274696e675f6c69666521a968616e645f73697a6509a872756c655f736574a56372383037ab",
+        "636f6d6261745f64696365c3a86d756c6c6967616eac73696d756c74616e656f7573a66c6561677565c3a473",
+        "656564cf0000deadbeef1234a6736563726574d9403037303730373037303730373037303730373037303730",
+        "3730373037303730373037303730373037303730373037303730373037303730373037303730373037af7475",
+        "726e5f636c6f636b5f736563735ab2616273656e63655f6c696d69745f73656373cd012cb36d756c6c696761",
+        "6e5f636c6f636b5f736563732dae6d61785f737065637461746f72730ca66c6561677565c4100123456789ab",
+        "cdef0123456789abcdef",
+    ];
+
+    /// The same for `TableConfig::seeded(5)` (every rules field at its default) with the
+    /// clocks 90/300/45, 12 spectators and no league.
+    const SEEDED_TABLE: [&str; 7] = [
+        "86a6636f6e6669678ba5736561747328ab7370656c6c5f72616e676502a9726564756374696f6ea565616765",
+        "72ad7374617274696e675f6c69666514a968616e645f73697a6507a872756c655f736574a473656564ab636f",
+        "6d6261745f64696365c2a86d756c6c6967616ea57061726973a66c6561677565c2a47365656405a673656372",
+        "6574d94035646565346464363066663864306261393930306665393165393065306463663635663035373064",
+        "343263343331663732376430333030646437306463343331af7475726e5f636c6f636b5f736563735ab26162",
+        "73656e63655f6c696d69745f73656373cd012cb36d756c6c6967616e5f636c6f636b5f736563732dae6d6178",
+        "5f737065637461746f72730ca66c6561677565c0",
+    ];
+
+    fn bytes(hex: &[&str]) -> Vec<u8> {
+        hex::decode(hex.concat()).unwrap()
+    }
+
+    fn league() -> LeagueId {
+        LeagueId::from_u128(0x0123_4567_89ab_cdef_0123_4567_89ab_cdef)
+    }
+
+    #[test]
+    fn a_v3_journal_reads_into_the_settings_field_for_field() {
+        let stored: StoredSettings = rmp_serde::from_slice(&bytes(&LEAGUE_TABLE)).unwrap();
+        assert_eq!(
+            stored,
+            StoredSettings {
+                settings: wire::Settings {
+                    seats: 17,
+                    spell_range: 1,
+                    reduction: Reduction::Forced,
+                    starting_life: 33,
+                    hand_size: 9,
+                    password: false,
+                    turn_clock_secs: 90,
+                    absence_limit_secs: 300,
+                    mulligan_clock_secs: 45,
+                    max_spectators: 12,
+                    rules: RuleSet::Cr807,
+                    combat_dice: true,
+                    mulligan: MulliganMode::Simultaneous,
+                    league: Some(league()),
+                    game: GameKind::GrandMelee,
+                },
+                seed: 0xdead_beef_1234,
+                secret: DiceSecret([7; 32]),
+            }
+        );
+        let seeded: StoredSettings = rmp_serde::from_slice(&bytes(&SEEDED_TABLE)).unwrap();
+        let config = TableConfig::seeded(5);
+        assert_eq!(
+            seeded,
+            StoredSettings {
+                settings: wire::Settings {
+                    seats: config.seats,
+                    spell_range: u8::from(SpellRange::default()),
+                    turn_clock_secs: 90,
+                    absence_limit_secs: 300,
+                    mulligan_clock_secs: 45,
+                    max_spectators: 12,
+                    ..wire::Settings::default()
+                },
+                seed: 5,
+                secret: config.secret,
+            }
+        );
+    }
+
+    #[test]
+    fn a_grand_melee_table_is_written_as_before() {
+        for hex in [&LEAGUE_TABLE[..], &SEEDED_TABLE[..]] {
+            let stored: StoredSettings = rmp_serde::from_slice(&bytes(hex)).unwrap();
+            assert_eq!(rmp_serde::to_vec_named(&stored).unwrap(), bytes(hex));
+        }
+    }
+
+    #[test]
+    fn a_journal_from_before_the_mulligan_clock_gets_the_defaults() {
+        #[derive(serde::Serialize)]
+        struct Older {
+            config: TableConfig,
+            turn_clock_secs: u32,
+            absence_limit_secs: u32,
+        }
+        let older = rmp_serde::to_vec_named(&Older {
+            config: TableConfig::seeded(9),
+            turn_clock_secs: 0,
+            absence_limit_secs: 600,
+        })
+        .unwrap();
+        let stored: StoredSettings = rmp_serde::from_slice(&older).unwrap();
+        assert_eq!(stored.settings, wire::Settings::default());
+        assert_eq!(stored.seed, 9);
+    }
+
+    #[test]
+    fn settings_the_rules_refuse_are_not_written() {
+        let stored = StoredSettings {
+            settings: wire::Settings {
+                seats: 1,
+                ..wire::Settings::default()
+            },
+            seed: 0,
+            secret: DiceSecret::default(),
+        };
+        let error = rmp_serde::to_vec_named(&stored).unwrap_err();
+        assert!(error.to_string().contains("seats"), "{error}");
+    }
 }

@@ -10,7 +10,7 @@ use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use grand_melee_protocol::league::{LeagueId, MemberToken};
 use grand_melee_protocol::{
-    self as wire, ClientMessage, ErrorCode, Mirror, MulliganMode, OrganiserSecret,
+    self as wire, ClientMessage, ErrorCode, GameKind, Mirror, MulliganMode, OrganiserSecret,
     PROTOCOL_VERSION, Reduction, RuleSet, SeatToken, ServerMessage, TableId, TableView,
 };
 use grand_melee_server::{Server, ServerConfig};
@@ -42,6 +42,7 @@ pub struct CreateTable {
     rules: RuleSet,
     combat_dice: bool,
     mulligan: MulliganMode,
+    game: GameKind,
     league: Option<LeagueId>,
     organiser: Option<OrganiserSecret>,
 }
@@ -64,6 +65,7 @@ impl CreateTable {
             rules: RuleSet::default(),
             combat_dice: false,
             mulligan: MulliganMode::default(),
+            game: GameKind::default(),
             league: None,
             organiser: None,
         }
@@ -161,6 +163,7 @@ impl CreateTable {
             rules: settings.rules,
             combat_dice: settings.combat_dice,
             mulligan: settings.mulligan,
+            game: settings.game,
             league: settings.league,
             organiser: settings.organiser,
         }

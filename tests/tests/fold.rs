@@ -95,6 +95,7 @@ fn settings(rng: &mut Rng, game: u64) -> Settings {
             MulliganMode::Simultaneous
         },
         league: league.then_some(examples::LEAGUE),
+        game: Default::default(),
     }
 }
 

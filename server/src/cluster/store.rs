@@ -359,7 +359,6 @@ mod tests {
     use crate::config::ServerConfig;
     use crate::metrics::Metrics;
     use grand_melee_e2e::nats::NatsCluster;
-    use grand_melee_protocol::rules::TableConfig;
 
     /// Creates a table; with `finished_at_ms`, finishes it; with `release`, its actor has closed.
     async fn table(cluster: &Arc<Cluster>, finished_at_ms: Option<u64>, release: bool) -> TableId {
@@ -372,8 +371,7 @@ mod tests {
             created_at_ms: 1,
             league: None,
         };
-        let summary =
-            crate::room::new_summary(id, &record.name, false, &TableConfig::default(), None);
+        let summary = TableSummary::new(id, &record.name, &Default::default());
         let mut log = cluster.create_table(record, summary).await.unwrap();
         if let Some(at_ms) = finished_at_ms {
             let flush = Flush {
@@ -451,7 +449,11 @@ mod tests {
             epoch: 1,
             name: "empty".to_owned(),
             password: None,
-            summary: crate::room::new_summary(table, "empty", false, &TableConfig::default(), None),
+            summary: grand_melee_protocol::TableSummary::new(
+                table,
+                "empty",
+                &grand_melee_protocol::Settings::default(),
+            ),
             created_at_ms: 1,
             finished_at_ms: None,
             events: 0,
