@@ -11,6 +11,7 @@ use crate::command::{Actor, Command};
 use crate::dice::DiceSecret;
 use crate::error::{ApplyError, ErrorCode};
 use crate::event::Event;
+use crate::league::MemberId;
 use crate::shell::{SessionFacts, Stage};
 pub use crate::types::GameKind;
 use crate::types::{PlayerId, TableId, TurnId};
@@ -81,6 +82,11 @@ pub trait Game: Clone + std::fmt::Debug + Send + 'static {
     /// The players whose opening decision (a mulligan) is due now: the decision clock counts
     /// from when it came up; `expire_mulligan` takes it.
     fn deciders(&self) -> Vec<PlayerId>;
+
+    /// The league members seated at a league table (in the lobby, those still there; after
+    /// the start, every player's), from the decks they sat down with (`join`'s `deck`). A
+    /// game that plays no league games refuses league settings in `create` and has none.
+    fn league_members(&self) -> Vec<MemberId>;
 
     /// Whether `event` starts a new running period of a turn already running (an extra turn
     /// kept by its holder): its clock starts again.

@@ -21,6 +21,7 @@ mod error;
 mod event;
 pub mod examples;
 pub mod game;
+pub mod games;
 pub mod league;
 pub mod limit;
 mod limits;

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use grand_melee_protocol::dice::DiceSecret;
 use grand_melee_protocol::game::{Game, GameKind};
+use grand_melee_protocol::league::MemberId;
 use grand_melee_protocol::rules::{Actor, Command};
 use grand_melee_protocol::session::{Effect, Session, Timing};
 use grand_melee_protocol::shell::{SessionFacts, Stage};
@@ -115,7 +116,7 @@ impl Game for PassTheTurn {
     const KIND: GameKind = GameKind::GrandMelee;
 
     fn create(settings: &Settings, _secret: DiceSecret) -> Result<Self, ErrorCode> {
-        if settings.seats < 2 {
+        if settings.seats < 2 || settings.league.is_some() {
             return Err(ErrorCode::BadSettings);
         }
         Ok(Self::default())
@@ -344,6 +345,10 @@ impl Game for PassTheTurn {
     }
 
     fn deciders(&self) -> Vec<PlayerId> {
+        Vec::new()
+    }
+
+    fn league_members(&self) -> Vec<MemberId> {
         Vec::new()
     }
 }

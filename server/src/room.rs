@@ -15,8 +15,11 @@ use tokio::sync::{mpsc, watch};
 use tracing::{debug, error, info, warn};
 use uuid::Uuid;
 
+use futures_util::future::BoxFuture;
 use grand_melee_protocol::PlayerId;
 use grand_melee_protocol::dice::DiceSecret;
+use grand_melee_protocol::game::Game;
+use grand_melee_protocol::games::GameVisitor;
 use grand_melee_protocol::league::{Deck, LeagueId, MemberId, SeatDeck};
 use grand_melee_protocol::rules::TableConfig;
 use grand_melee_protocol::session::{Effect, Role, Session, Timing};
@@ -245,15 +248,124 @@ pub(crate) async fn create(
             ErrorCode::StorageFailed
         })?;
     info!(table = %id, name, "table created");
-    let session = Session::new(
-        stored.settings,
-        stored.secret,
-        timing(shared),
-        Instant::now(),
-    )?;
-    let room = Room::new(id, name, password, session, shared, slot, log);
-    room.start().await;
+    let open = Open {
+        id,
+        name,
+        password,
+        stored,
+        shared: Arc::clone(shared),
+        slot,
+        log,
+    };
+    open.stored.settings.game.visit(open)?.await;
     Ok(id)
+}
+
+/// A new table's room, for the game its settings name: its session, its actor started.
+struct Open {
+    id: TableId,
+    name: String,
+    password: Option<String>,
+    stored: StoredSettings,
+    shared: Arc<Shared>,
+    slot: TableSlot,
+    log: Box<dyn TableLog>,
+}
+
+impl GameVisitor for Open {
+    type Output = Result<BoxFuture<'static, ()>, ErrorCode>;
+
+    fn visit<G: Game>(self) -> Self::Output {
+        let session: Session<G> = Session::new(
+            self.stored.settings,
+            self.stored.secret,
+            timing(&self.shared),
+            Instant::now(),
+        )?;
+        let room = Room::new(
+            self.id,
+            self.name,
+            self.password,
+            session,
+            &self.shared,
+            self.slot,
+            self.log,
+        );
+        Ok(Box::pin(room.start()))
+    }
+}
+
+/// A table read back from the store, folded by the game its settings name.
+struct Recover<'a> {
+    stored: StoredTable,
+    settings: StoredSettings,
+    shared: &'a Arc<Shared>,
+    log: Box<dyn TableLog>,
+}
+
+impl GameVisitor for Recover<'_> {
+    type Output = Result<Box<dyn Recovered>, RoomError>;
+
+    fn visit<G: Game>(self) -> Self::Output {
+        let room: Room<G> = Room::recover(self.stored, self.settings, self.shared, self.log)?;
+        Ok(Box::new(room))
+    }
+}
+
+/// A recovered room of any game: what taking it up and starting it need.
+trait Recovered: Send {
+    /// The number of its last event.
+    fn seq(&self) -> u64;
+    /// Where its game is.
+    fn stage(&self) -> wire::StageName;
+    /// The league credits of its finished game.
+    fn credits(&self) -> Vec<Credit>;
+    /// Journals what its recovery changed; `false` if the store refused it.
+    fn settle(&mut self) -> BoxFuture<'_, bool>;
+    /// Registers it in the lobby and starts its actor.
+    fn start(self: Box<Self>) -> BoxFuture<'static, ()>;
+}
+
+impl<G: Game> Recovered for Room<G> {
+    fn seq(&self) -> u64 {
+        self.session.seq()
+    }
+
+    fn stage(&self) -> wire::StageName {
+        wire::stage_name(self.session.table().stage())
+    }
+
+    fn credits(&self) -> Vec<Credit> {
+        Room::credits(self)
+    }
+
+    fn settle(&mut self) -> BoxFuture<'_, bool> {
+        Box::pin(async move {
+            self.carry_out(Instant::now());
+            self.flush().await;
+            !self.broken
+        })
+    }
+
+    fn start(self: Box<Self>) -> BoxFuture<'static, ()> {
+        Box::pin(Room::start(*self))
+    }
+}
+
+/// Reads a stored table's settings, then folds it with the game they name.
+fn recover(
+    stored: StoredTable,
+    shared: &Arc<Shared>,
+    log: Box<dyn TableLog>,
+) -> Result<Box<dyn Recovered>, RoomError> {
+    let settings: StoredSettings =
+        rmp_serde::from_slice(&stored.record.settings).map_err(RoomError::Settings)?;
+    settings.settings.game.visit(Recover {
+        stored,
+        settings,
+        shared,
+        log,
+    })
 }
 
 /// Why a table read back from the store could not be taken up, or why the journal's tables
@@ -330,21 +442,19 @@ pub(crate) async fn take_up(
     log: Box<dyn TableLog>,
 ) -> Result<TakenUp, RoomError> {
     let finished = stored.finished_at_ms;
-    let mut room = Room::recover(stored, shared, log)?;
+    let mut room = recover(stored, shared, log)?;
     if let Some(at_ms) = finished {
         return Ok(TakenUp::Finished {
             at_ms,
-            seq: room.session.seq(),
-            stage: wire::stage_name(room.session.table().stage()),
+            seq: room.seq(),
+            stage: room.stage(),
             credits: room.credits(),
         });
     }
-    room.carry_out(Instant::now());
-    room.flush().await;
-    if room.broken {
+    if !room.settle().await {
         return Err(RoomError::TakeoverRefused);
     }
-    let seq = room.session.seq();
+    let seq = room.seq();
     room.start().await;
     Ok(TakenUp::Started { seq })
 }
@@ -398,8 +508,8 @@ pub(crate) async fn recover_all(shared: &Arc<Shared>) -> Result<(), RoomError> {
     let mut rooms = Vec::new();
     for table in read.tables {
         let id = table.record.id;
-        match Room::recover(table, shared, journal.table_log(id)) {
-            Ok(recovered) => rooms.push(recovered),
+        match recover(table, shared, journal.table_log(id)) {
+            Ok(recovered) => rooms.push((id, recovered)),
             Err(reason) => lost.push((Some(id), format!("it cannot be rebuilt: {reason}"))),
         }
     }
@@ -426,11 +536,8 @@ pub(crate) async fn recover_all(shared: &Arc<Shared>) -> Result<(), RoomError> {
         );
     }
 
-    for mut room in rooms {
-        let id = room.id;
-        room.carry_out(Instant::now());
-        room.flush().await;
-        if room.broken {
+    for (id, mut room) in rooms {
+        if !room.settle().await {
             let reason = "the journal refused to record its recovery".to_owned();
             error!(
                 table = %id,
@@ -441,7 +548,7 @@ pub(crate) async fn recover_all(shared: &Arc<Shared>) -> Result<(), RoomError> {
             lost.push((Some(id), reason));
             continue;
         }
-        info!(table = %id, seq = room.session.seq(), "table recovered");
+        info!(table = %id, seq = room.seq(), "table recovered");
         room.start().await;
     }
 
@@ -495,12 +602,15 @@ enum Outgoing {
 /// A table's actor: the I/O driver around its [`Session`] (which holds the rules, the fold and
 /// every timer). It receives, feeds the session, journals what it decided, delivers it, and
 /// sleeps until the session's next timeout.
+///
+/// Generic over the table's [`Game`]: the registry ([`GameKind::visit`]) picks the state type
+/// when a table is opened or recovered, and nothing here knows which game it is.
 #[derive(Debug)]
-struct Room {
+struct Room<G: Game> {
     id: TableId,
     name: String,
     password: Option<String>,
-    session: Session,
+    session: Session<G>,
     members: Vec<Member>,
     shared: Arc<Shared>,
     summary: watch::Sender<TableSummary>,
@@ -551,12 +661,12 @@ fn timing(shared: &Shared) -> Timing {
     }
 }
 
-impl Room {
+impl<G: Game> Room<G> {
     fn new(
         id: TableId,
         name: String,
         password: Option<String>,
-        session: Session,
+        session: Session<G>,
         shared: &Arc<Shared>,
         slot: TableSlot,
         log: Box<dyn TableLog>,
@@ -589,11 +699,10 @@ impl Room {
     /// are announced disconnected.
     fn recover(
         stored: StoredTable,
+        settings: StoredSettings,
         shared: &Arc<Shared>,
         log: Box<dyn TableLog>,
     ) -> Result<Self, RoomError> {
-        let settings: StoredSettings =
-            rmp_serde::from_slice(&stored.record.settings).map_err(RoomError::Settings)?;
         let record = stored.record;
         let mut events = Vec::with_capacity(stored.events.len());
         for (seq, bytes) in &stored.events {
@@ -838,10 +947,10 @@ impl Room {
         };
         let table = self.session.table();
         let seated: Vec<MemberId> =
-            if closing || table.stage() == grand_melee_protocol::rules::Stage::Finished {
+            if closing || table.stage() == grand_melee_protocol::shell::Stage::Finished {
                 Vec::new()
             } else {
-                table.league_members().collect()
+                table.league_members()
             };
         let id = self.id;
         for member in self.league_held.iter().filter(|m| !seated.contains(m)) {
@@ -867,9 +976,8 @@ impl Room {
     /// table's players `seated + joining`. Each seat's last duel is in its `player_joined`, so
     /// the rule holds after a restart too.
     fn check_duel(&self, mine: &SeatDeck, joining: usize) -> Result<(), ErrorCode> {
-        let table = self.session.table();
-        let seats = usize::from(table.config().seats);
-        let players = table.lobby().len() + joining;
+        let seats = usize::from(self.session.settings().seats);
+        let players = self.session.seated() + joining;
         if !(seats == 2 || (joining == 0 && players == 2)) {
             return Ok(());
         }

@@ -6,6 +6,7 @@ use crate::dice::DiceSecret;
 use crate::error::{ApplyError, ErrorCode};
 use crate::event::Event;
 use crate::game::{Game, GameKind};
+use crate::league::MemberId;
 use crate::shell::{SessionFacts, Stage};
 use crate::types::{PlayerId, TableId, TurnId};
 use crate::view::{Settings, TableView};
@@ -76,6 +77,10 @@ impl Game for Table {
 
     fn deciders(&self) -> Vec<PlayerId> {
         self.mulligan_deciders()
+    }
+
+    fn league_members(&self) -> Vec<MemberId> {
+        Table::league_members(self).collect()
     }
 
     fn restarts_clock(event: &Event) -> Option<(TurnId, PlayerId)> {
