@@ -617,6 +617,11 @@ const ASSETS: &[Asset] = &[
         bytes: include_bytes!("../web/table.js"),
     },
     Asset {
+        name: "games/grand_melee.js",
+        content_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../web/games/grand_melee.js"),
+    },
+    Asset {
         name: "app.js",
         content_type: "text/javascript; charset=utf-8",
         bytes: include_bytes!("../web/app.js"),

@@ -1,10 +1,13 @@
 // The table-view fold of the browser seat: PROTOCOL.md, "Applying events", field for field.
 //
 // A view starts from a `snapshot` (or, for a replay, from `emptyView`); every event is applied
-// with `applyEvent`, which also recomputes the derived fields (`may_attack`, `may_target`,
-// `stacks`, `sphere`, `mulligan_decider`, `mulligan_deciders`). The result must equal the server's snapshot at the same `seq`
-// exactly: the browser tests compare them throughout whole games (`gm.checkMirror()`).
-// Pure: no DOM, no network, no clock.
+// with `applyEvent`. The table-level events (seats' presence, host, spectators, chat, pause,
+// adjournment, kicks, mutes, calls: what `SessionFacts::apply` folds in protocol/src/shell.rs)
+// are folded here once for every game (`shell`); any other event goes to the fold of the game
+// the view's `settings.game` names (`games`, "grand_melee" when absent), which also recomputes
+// its derived fields. The result must equal the server's snapshot at the same `seq` exactly: the
+// browser tests compare them throughout whole games (`gm.checkMirror()`), and tests/tests/fold.rs
+// after every event of random games. Pure: no DOM, no network, no clock.
 "use strict";
 
 (function (global) {
@@ -13,16 +16,22 @@
 
   class FoldError extends Error {}
 
-  /** The view of a table before any event (a replay starts here). */
+  /** The fold of the game a view's settings name. */
+  function gameOf(view) {
+    const kind = (view.settings && view.settings.game) || "grand_melee";
+    const game = games[kind];
+    if (!game) throw new FoldError(`unknown game ${kind}`);
+    return game;
+  }
+
+  /** The view of a table before any event (a replay starts here): the shell's fields and the game's. */
   function emptyView(table, name, settings) {
-    return {
+    const view = {
       table, name, seq: 0, settings,
-      stage: "lobby", host: null, first_player: null, mulligan_decider: null,
-      mulligan_deciders: [], players: [], ring: [], turns: [], standings: [],
-      spectators: 0, paused: false, adjourned: false, resume_asks: [], spectators_muted: false,
-      dice_commitment: "", dice_secret: null, first_decider: null, first_choice: null,
-      seating_mode: null, calls: null,
+      stage: "lobby", host: null, players: [], standings: [],
+      spectators: 0, paused: false, adjourned: false, resume_asks: [], spectators_muted: false, calls: null,
     };
+    return Object.assign(view, gameOf(view).emptyView());
   }
 
   // A league table's lobby remembers who chose whom to play first (`first_player_chosen`): not a
@@ -68,6 +77,98 @@
   /** Applies one event (number `seq`) to `view` in place; throws FoldError if it does not fit. */
   function applyEvent(view, seq, e) {
     if (seq !== view.seq + 1) throw new FoldError(`event ${seq} after ${view.seq}`);
+    const game = gameOf(view);
+    if (shell.kinds.has(e.kind)) shell.apply(view, e);
+    else game.apply(view, e);
+    view.seq = seq;
+    game.recomputeDerived(view);
+    return view;
+  }
+
+  /** Recomputes the derived fields of the view's game. */
+  function recomputeDerived(view) {
+    return gameOf(view).recomputeDerived(view);
+  }
+
+  // ---------------------------------------------------------------- the shell's events
+
+  const shell = {
+    /** The table-level events, folded the same for every game. */
+    kinds: new Set(["connection_changed", "table_paused", "table_adjourned", "resume_requested", "player_absent",
+      "player_kicked", "player_muted", "host_changed", "spectators_changed", "chat", "host_called", "host_answered"]),
+
+    /** Folds one table-level event into `view`. */
+    apply(view, e) {
+      switch (e.kind) {
+        case "connection_changed": {
+          const p = playerOf(view, e.player);
+          p.connected = e.connected;
+          if (e.connected) p.absent = false;
+          break;
+        }
+        case "table_paused":
+          view.paused = e.paused;
+          break;
+        case "table_adjourned":
+          view.adjourned = e.adjourned;
+          view.resume_asks = [];
+          // Adjourning ends a pause.
+          if (e.adjourned) view.paused = false;
+          break;
+        case "resume_requested":
+          playerOf(view, e.player);
+          if (!view.resume_asks.includes(e.player)) view.resume_asks.push(e.player);
+          break;
+        case "player_absent":
+          playerOf(view, e.player).absent = true;
+          break;
+        case "player_kicked":
+          // His connection is closed with the kick.
+          playerOf(view, e.player).connected = false;
+          break;
+        case "player_muted":
+          if (e.player === null || e.player === undefined) view.spectators_muted = e.muted;
+          else playerOf(view, e.player).muted = e.muted;
+          break;
+        case "host_changed":
+          view.host = e.player === undefined ? null : e.player;
+          break;
+        case "spectators_changed":
+          view.spectators = e.spectators;
+          break;
+        case "chat":
+          break;
+        case "host_called":
+          playerOf(view, e.player);
+          setCalls(view, callsOf(view).filter((c) => c.player !== e.player).concat([{ player: e.player, reason: e.reason }]));
+          break;
+        case "host_answered":
+          if (e.player === null || e.player === undefined) setCalls(view, []);
+          else setCalls(view, callsOf(view).filter((c) => c.player !== e.player));
+          break;
+        default:
+          throw new FoldError(`not a table-level event: ${e.kind}`);
+      }
+    },
+
+    /** A player leaves the table: his calls go with him (a game calls it on `player_left`). */
+    unseat(view, player) {
+      setCalls(view, callsOf(view).filter((c) => c.player !== player));
+    },
+  };
+
+  // ---------------------------------------------------------------- Grand Melee
+
+  /** Grand Melee's fields of a view before any event. */
+  function gmEmptyView() {
+    return {
+      first_player: null, mulligan_decider: null, mulligan_deciders: [], ring: [], turns: [],
+      dice_commitment: "", dice_secret: null, first_decider: null, first_choice: null, seating_mode: null,
+    };
+  }
+
+  /** Applies one of Grand Melee's events to `view` in place. */
+  function gmApply(view, e) {
     const s = view.settings;
     switch (e.kind) {
       case "player_joined":
@@ -87,7 +188,7 @@
       case "player_left":
         if (view.stage === "lobby") {
           view.players = view.players.filter((p) => p.player !== e.player);
-          setCalls(view, callsOf(view).filter((c) => c.player !== e.player));
+          shell.unseat(view, e.player);
           const choice = choiceOf(view);
           if (choice && (choice.by === e.player || choice.player === e.player)) setChoice(view, null);
         }
@@ -228,65 +329,16 @@
       case "attack_rolled":
         // An `attacked` event follows when the roll changes a life total.
         break;
-      case "connection_changed": {
-        const p = playerOf(view, e.player);
-        p.connected = e.connected;
-        if (e.connected) p.absent = false;
-        break;
-      }
-      case "table_paused":
-        view.paused = e.paused;
-        break;
-      case "table_adjourned":
-        view.adjourned = e.adjourned;
-        view.resume_asks = [];
-        // Adjourning ends a pause.
-        if (e.adjourned) view.paused = false;
-        break;
-      case "resume_requested":
-        playerOf(view, e.player);
-        if (!view.resume_asks.includes(e.player)) view.resume_asks.push(e.player);
-        break;
-      case "player_absent":
-        playerOf(view, e.player).absent = true;
-        break;
-      case "player_kicked":
-        // His connection is closed with the kick.
-        playerOf(view, e.player).connected = false;
-        break;
-      case "player_muted":
-        if (e.player === null || e.player === undefined) view.spectators_muted = e.muted;
-        else playerOf(view, e.player).muted = e.muted;
-        break;
-      case "host_changed":
-        view.host = e.player === undefined ? null : e.player;
-        break;
-      case "spectators_changed":
-        view.spectators = e.spectators;
-        break;
-      case "chat":
-        break;
-      case "host_called":
-        playerOf(view, e.player);
-        setCalls(view, callsOf(view).filter((c) => c.player !== e.player).concat([{ player: e.player, reason: e.reason }]));
-        break;
-      case "host_answered":
-        if (e.player === null || e.player === undefined) setCalls(view, []);
-        else setCalls(view, callsOf(view).filter((c) => c.player !== e.player));
-        break;
       default:
         throw new FoldError(`unknown event kind ${e.kind}`);
     }
-    view.seq = seq;
-    recomputeDerived(view);
-    return view;
   }
 
   /**
    * Recomputes `may_attack`, `may_target`, `stacks`, every turn's `sphere`, `mulligan_decider`
    * and `mulligan_deciders`, and in a league table's lobby `first_decider` and `first_choice`.
    */
-  function recomputeDerived(view) {
+  function gmRecomputeDerived(view) {
     if (view.stage === "lobby") {
       // The deck furthest behind the strongest seated deck, by 5 or more; the earliest to join
       // (lowest id) among equals.
@@ -415,5 +467,10 @@
     return view;
   }
 
-  global.GMFold = { emptyView, applyEvent, recomputeDerived, diff, clone, adopt, FoldError };
+  /** The fold of each game, by the name a table's settings give it (`settings.game`). */
+  const games = {
+    grand_melee: { emptyView: gmEmptyView, apply: gmApply, recomputeDerived: gmRecomputeDerived },
+  };
+
+  global.GMFold = { emptyView, applyEvent, recomputeDerived, diff, clone, adopt, FoldError, shell, games };
 })(typeof window !== "undefined" ? window : globalThis);

@@ -1,31 +1,34 @@
-// The table page, the big-screen display and the replay viewer.
+// The frame of the table page, the big-screen display and the replay viewer, shared by every
+// game: entering, the seat and reconnecting, the head, the status line, the alerts, the error
+// slot, the log and chat, the host's table tools and calls, the invitation, the display's and
+// the replay's frames. The game's own panel and words come from the registry `GM.games`, by the
+// name a table's settings give (`settings.game`; games/<game>.js registers each, see
+// games/grand_melee.js for what one provides).
 //
 // Every view is drawn from the folded state in one place: `render()` draws the whole page with
 // Preact (htm templates, no build step) from `state` (the table view fold.js keeps, the log, who
-// I am) and `ui` (what this page is doing: the chosen target, the open tab, the alerts). Nothing
-// on the page is updated by hand, so no panel can show a number the state no longer holds.
+// I am) and `ui` (what this page is doing: the open tab, the alerts, the forms). Nothing on the
+// page is updated by hand, so no panel can show a number the state no longer holds.
 "use strict";
 
 (function () {
   const GM = window.GM;
-  const { F, PHASES, PHASE_NAMES, TITLE, printable, shorten, store, REFUSALS, refusal, route, state, seatKey,
-    memberKey, app, errorEl, beep, showError, send, nameOf, learnNames, tn, entropy, describe, bonusWords,
-    STAGES, rulesWords, findTable } = GM;
+  const { F, TITLE, printable, store, REFUSALS, refusal, route, state, seatKey,
+    memberKey, app, errorEl, beep, showError, send, nameOf, learnNames, entropy, describe, findTable } = GM;
   const html = window.htm.bind(window.preact.h);
+
+  /** The name of the game a table's settings (or lobby summary) carry when they name none. */
+  const DEFAULT_GAME = "grand_melee";
+  /** The page's part of the game a table plays (registered in `GM.games` by games/<game>.js). */
+  const gameOf = (settings) => GM.games[(settings && settings.game) || DEFAULT_GAME] || GM.games[DEFAULT_GAME];
 
   /** What this page is doing, besides the table itself. Handlers change it, then `render()`. */
   const ui = {
-    target: "", amount: 1, poison: 0, selected: null, tab: "log", zoom: 1, legend: false,
-    share: null, copied: false, confirm: null, alerts: [], chatSeen: 0, nextAlert: 1,
-    visiting: false, name: store.get("gm.name") || "", password: "", rollResult: "",
-    roll: { defender: "", power: 2, blockers: "" }, counter: { who: "", mine: 2, theirs: 2 },
-    host: { kick: "", to: "", mute: "", rule: "", value: 20, ban: false }, first: "", choose: "",
-    seating: "random", callReason: "", chatText: "", showTools: false, commit: { secret: null, ok: null },
+    tab: "log", legend: false, share: null, copied: false, alerts: [], chatSeen: 0, nextAlert: 1,
+    visiting: false, name: store.get("gm.name") || "", password: "",
+    host: { kick: "", to: "", mute: "", ban: false }, callReason: "", chatText: "", showTools: false,
   };
-  const alive = (p) => p && p.status === "alive";
   const playerOf = (view, id) => (view && id !== null && id !== undefined ? view.players.find((p) => p.player === id) : null);
-  const sortedBySeat = (view) => view.players.slice().sort((a, b) => (a.seat ?? 1e9) - (b.seat ?? 1e9) || a.player - b.player);
-  const runningTurn = (view, id) => view.turns.find((t) => t.player === id && t.state !== "ended");
 
   // ---------------------------------------------------------------- the log and the alerts
 
@@ -45,33 +48,12 @@
       return;
     }
     if (e.kind === "player_absent") away.add(e.player);
-    if (e.kind === "attack_rolled" && (e.roller === state.me || e.opponent === state.me)) ui.rollResult = describe(e);
+    const game = state.view ? gameOf(state.view.settings) : null;
+    if (game && game.heard) game.heard(e, state.me);
     if (e.kind === "chat") state.chat.set(seq, describe(e));
     else state.log.set(seq, describe(e));
   }
 
-  /** An alert for what just happened to me (live events only, never the rebuilt past). */
-  function alertFor(e) {
-    const me = state.me;
-    if (state.role !== "player" || me === null) return null;
-    switch (e.kind) {
-      case "attacked":
-        if (e.defender !== me) return null;
-        return `⚔ ${nameOf(e.attacker)} attacked you: ${e.damage} damage` + (e.poison ? ` and ${e.poison} poison` : "");
-      case "damage_dealt":
-        return e.target === me && e.source !== me ? `✦ ${nameOf(e.source)} dealt you ${e.amount} damage` : null;
-      case "attack_rolled":
-        if (e.opponent !== me || !e.damage) return null;
-        return `⚄ ${nameOf(e.roller)} ${e.counter ? "struck back at" : "hit"} you: ${e.damage} damage`;
-      case "poison_changed":
-        // Poison from an attack is in the attack's alert; one's own change or a host's ruling is not news.
-        return null;
-      case "turn_passed": return e.to === me ? { text: `▶ ${tn(e.turn)} passed to you: it begins when the turns around you end`, turn: true } : null;
-      case "eliminated":
-        return e.players.includes(me) ? "✕ You are out of the game. You can still watch and chat." : null;
-      default: return null;
-    }
-  }
 
   function raise(text) {
     const alert = { id: ui.nextAlert++, text };
@@ -108,7 +90,7 @@
         try {
           m.events.forEach((e, i) => {
             record(m.seq + i, e);
-            const alert = alertFor(e);
+            const alert = state.role === "player" && state.me !== null ? gameOf(state.view.settings).alertFor(e, state.me) : null;
             F.applyEvent(state.view, m.seq + i, e);
             if (alert) alerts.push(alert);
           });
@@ -116,9 +98,8 @@
           resnapshot();
           return;
         }
-        // A turn passed to me that has already begun is said by the status line, not an alert.
-        const mine = state.view.turns.some((t) => t.player === state.me && t.state === "running");
-        for (const a of alerts) if (!(a.turn && mine)) raise(a.text || a);
+        // An alert the state now makes moot (the game says which) is not raised.
+        for (const a of alerts) if (!(a.moot && a.moot(state.view))) raise(a.text || a);
         learnNames(state.view);
         render();
         break;
@@ -232,12 +213,11 @@
 
   /** How many asks resume an adjourned game without the host: a majority of the players still in the game. */
   function resumeQuorum(view) {
-    return Math.floor(view.players.filter(alive).length / 2) + 1;
+    return Math.floor(view.players.filter(gameOf(view.settings).stillIn).length / 2) + 1;
   }
 
-  /** What a person needs to know now, in one sentence. */
+  /** What a person needs to know now, in one sentence: the game says it once the game has started. */
   function sentence(view, me) {
-    const mine = playerOf(view, me);
     if (view.adjourned) {
       return `☾ The game is adjourned — the host resumes it (or a majority of the players: ` +
         `${(view.resume_asks || []).length} of ${resumeQuorum(view)} asked).`;
@@ -249,357 +229,9 @@
           (view.host === null ? "The first to sit down is the host and starts the game."
             : view.host === me && me !== null ? "You are the host: start when everyone is here." : `${nameOf(view.host)} (host) starts the game.`);
       }
-      case "mulligan": {
-        const deciders = view.mulligan_deciders || [];
-        if (deciders.includes(me)) {
-          return view.settings.mulligan === "simultaneous"
-            ? "Your mulligan decision: keep or mulligan (everyone decides at once)."
-            : "Your mulligan decision: keep or mulligan.";
-        }
-        if (view.settings.mulligan === "simultaneous") {
-          const names = deciders.map(nameOf);
-          return `Waiting for ${deciders.length} player${deciders.length === 1 ? "" : "s"} to decide on mulligans` +
-            (names.length && names.length <= 6 ? `: ${names.join(", ")}.` : ".");
-        }
-        return `${nameOf(view.mulligan_decider)} decides on a mulligan.`;
-      }
-      case "finished": {
-        const first = (view.standings || []).filter((st) => st.place === 1).map((st) => nameOf(st.player));
-        return first.length > 1 ? `The game is over: ${first.join(", ")} share first place.`
-          : first.length ? `The game is over: ${first[0]} wins.` : "The game is over.";
-      }
-      default: {
-        if (mine && mine.status !== "alive") return "You are out of the game; you can still watch and chat.";
-        const running = view.turns.filter((t) => t.state === "running");
-        const own = view.turns.find((t) => t.player === me && t.state !== "ended");
-        const extra = mine ? extraWords(mine) : "";
-        const after = extra ? ` ${extra}` : "";
-        if (own && own.state === "running") return `▶ Your turn (${tn(own.turn)}) — ${PHASE_NAMES[own.phase]}.${after}`;
-        const stacks = mine ? mine.stacks || [] : [];
-        const blocking = running.filter((t) => stacks.includes(t.turn) && t.player !== me);
-        if (own && own.state === "waiting") {
-          const others = running.filter((t) => t.sphere.some((id) => own.sphere.includes(id)));
-          return `Your turn (${tn(own.turn)}) waits for ${others.map((t) => nameOf(t.player)).join(", ") || "the table"} to finish.${after}`;
-        }
-        if (blocking.length) {
-          const whose = blocking.map((t) => nameOf(t.player) + "'s").join(" and ");
-          return (state.rules === "cr807"
-            ? `You are in range of ${whose} turn (${blocking.map((t) => tn(t.turn)).join(", ")}).`
-            : `You are in ${whose} sphere (${blocking.map((t) => tn(t.turn)).join(", ")}).`) + after;
-        }
-        if (running.length) return `Playing now: ${running.map((t) => nameOf(t.player)).join(", ")}.${after}`;
-        return `Between turns.${after}`;
-      }
+      default:
+        return gameOf(view.settings).sentence(view, me);
     }
-  }
-
-  /** "You have an extra turn to come." and the like, or "". */
-  function extraWords(p) {
-    const n = (p.extra_turns || 0) + (p.extra_next || 0);
-    if (!n) return "";
-    return n === 1 ? "You have an extra turn to come." : `You have ${n} extra turns to come.`;
-  }
-
-  /** A player's state in words: "in the game, host, offline". */
-  function stateWords(view, p, options) {
-    const bits = [p.status === "alive" ? "in the game" : p.status === "eliminated" ? "out (position still counts)" : "out (position removed)"];
-    if (!(options && options.replay)) {
-      if (!p.connected) bits.push(p.absent ? "away" : "offline");
-    }
-    if (view.host === p.player) bits.push("host");
-    return bits.join(", ");
-  }
-
-  /** How far apart two players sit, counting the positions still on the ring, or null. */
-  function distance(view, a, b) {
-    const ring = view.ring || [];
-    const i = ring.indexOf(a);
-    const j = ring.indexOf(b);
-    if (i < 0 || j < 0) return null;
-    const d = Math.abs(i - j);
-    return Math.min(d, ring.length - d);
-  }
-
-  // ---------------------------------------------------------------- the ring
-
-  /** The ring as SVG: seats, spheres, turns, you and your range. Every seat is a button. */
-  function Ring({ view, me, big, replay: isReplay, onSeat }) {
-    const c = 500;
-    const players = sortedBySeat(view);
-    const n = Math.max(players.length, 1);
-    const R = 300;
-    const step = (2 * Math.PI) / n;
-    const r = Math.max(14, Math.min(58, R * Math.sin(step / 2) * 0.78));
-    const angle = (i) => -Math.PI / 2 + i * step; // seat 0 at the top; the next seat (to the left) clockwise
-    const at = (i, radius) => [c + radius * Math.cos(angle(i)), c + radius * Math.sin(angle(i))];
-    const index = new Map(players.map((p, i) => [p.player, i]));
-    const mine = playerOf(view, me);
-    const inMyRange = new Set(mine ? mine.may_target : []);
-    const nameFont = n <= 15 ? 30 : n <= 28 ? 24 : 21;
-    const maxChars = n <= 15 ? 14 : 12;
-    // Room for the longest name on every side: nothing is clipped at 3 or 9 o'clock.
-    const reach = R + r + 10 + maxChars * nameFont * 0.62 + 12;
-    const box = `${(c - reach).toFixed(0)} ${(c - reach).toFixed(0)} ${(2 * reach).toFixed(0)} ${(2 * reach).toFixed(0)}`;
-    const live = view.turns.filter((t) => t.state !== "ended" && t.sphere.length);
-    const bands = live.map((t, k) => {
-      const idx = t.sphere.map((id) => index.get(id)).filter((i) => i !== undefined);
-      if (!idx.length) return null;
-      const inner = R - r - 18 - (k % 3) * 22;
-      const cls = `sphere sphere-${t.turn % 6} ${t.state}`;
-      let arc;
-      if (t.sphere.length >= view.ring.length) {
-        arc = html`<circle cx=${c} cy=${c} r=${inner} class=${cls} stroke-width="16" fill="none" />`;
-      } else {
-        const first = idx[0];
-        const span = ((idx[idx.length - 1] - first) % n + n) % n;
-        const a0 = angle(first) - step / 2.4;
-        const a1 = angle(first) + span * step + step / 2.4;
-        const large = a1 - a0 > Math.PI ? 1 : 0;
-        const p0 = [c + inner * Math.cos(a0), c + inner * Math.sin(a0)];
-        const p1 = [c + inner * Math.cos(a1), c + inner * Math.sin(a1)];
-        arc = html`<path d=${`M ${p0[0].toFixed(1)} ${p0[1].toFixed(1)} A ${inner} ${inner} 0 ${large} 1 ${p1[0].toFixed(1)} ${p1[1].toFixed(1)}`}
-          class=${cls} stroke-width="16" fill="none" />`;
-      }
-      const hi = index.get(t.player);
-      let label = null;
-      if (hi !== undefined) {
-        const [x, y] = at(hi, inner - 34);
-        const words = (t.state === "running" ? `▶${tn(t.turn)} ${PHASE_NAMES[t.phase] || ""}` : `…${tn(t.turn)}`) +
-          (t.designations ? ` ✕${t.designations}` : "");
-        label = html`<text x=${x} y=${y} class=${`turn-label sphere-text-${t.turn % 6}`} text-anchor="middle"
-          dominant-baseline="middle" font-size=${Math.max(16, nameFont - 4)}>${words}</text>`;
-      }
-      return html`<g key=${`t${t.turn}`} aria-hidden="true">${arc}${label}</g>`;
-    });
-    const seats = players.map((p, i) => {
-      const [x, y] = at(i, R);
-      const you = p.player === me;
-      const turn = runningTurn(view, p.player);
-      const classes = ["seat", p.status, isReplay || p.connected ? "on" : "off"];
-      if (you) classes.push("you");
-      if (inMyRange.has(p.player) && !you) classes.push("in-range");
-      if (turn && turn.state === "running") classes.push("running");
-      if (ui.selected === p.player) classes.push("selected");
-      const radius = p.status === "removed" ? r * 0.6 : r;
-      const marks = [
-        you ? "@" : "",
-        view.host === p.player ? "★" : "",
-        turn ? (turn.state === "running" ? "▶" : "…") : "",
-        isReplay || p.connected ? "" : (p.absent ? "away" : "off"),
-      ].filter(Boolean).join(" ");
-      const deg = (angle(i) * 180) / Math.PI;
-      const right = Math.cos(angle(i)) >= -1e-9;
-      const [lx, ly] = at(i, R + radius + 10);
-      const label = `${printable(p.name)}${you ? " (you)" : ""}: life ${p.life}, poison ${p.poison}, ${stateWords(view, p, { replay: isReplay })}` +
-        (turn ? (turn.state === "running" ? `, taking ${tn(turn.turn)} (${PHASE_NAMES[turn.phase]})` : `, ${tn(turn.turn)} waiting`) : "") +
-        (inMyRange.has(p.player) && !you ? ", within your range" : "");
-      const pick = () => onSeat && onSeat(p.player);
-      return html`<g key=${p.player} class=${classes.join(" ")} data-testid="seat" data-player=${p.player}
-          role=${onSeat ? "button" : "img"} tabindex=${onSeat ? 0 : undefined}
-          onClick=${pick} onKeyDown=${(ev) => { if (onSeat && (ev.key === "Enter" || ev.key === " ")) { ev.preventDefault(); pick(); } }}>
-        <title>${label}</title>
-        <circle cx=${x} cy=${y} r=${radius} class="disc" />
-        ${inMyRange.has(p.player) && !you ? html`<circle cx=${x} cy=${y} r=${radius + 7} class="range-mark" />` : null}
-        ${p.status === "alive" ? html`
-          <text aria-hidden="true" x=${x} y=${y + (p.poison ? -radius * 0.12 : 0)} class="life" text-anchor="middle" dominant-baseline="middle"
-            font-size=${Math.max(14, radius * 0.8)} data-num="life" data-player=${p.player}>${p.life}</text>
-          ${p.poison ? html`<text aria-hidden="true" x=${x} y=${y + radius * 0.55} class="poison" text-anchor="middle" dominant-baseline="middle"
-            font-size=${Math.max(11, radius * 0.45)}>☠<tspan data-num="poison" data-player=${p.player}>${p.poison}</tspan></text>` : null}`
-        : html`<text aria-hidden="true" x=${x} y=${y} class="out" text-anchor="middle" dominant-baseline="middle"
-            font-size=${Math.max(12, radius * 0.6)}>${p.status === "removed" ? "✕" : "OUT"}</text>`}
-        <text aria-hidden="true" x=${lx} y=${ly} class="name" text-anchor=${right ? "start" : "end"} dominant-baseline="middle" font-size=${nameFont}
-          transform=${`rotate(${(right ? deg : deg + 180).toFixed(2)} ${lx.toFixed(1)} ${ly.toFixed(1)})`}>${right
-            ? (marks ? marks + " " : "") + shorten(p.name, maxChars) : shorten(p.name, maxChars) + (marks ? " " + marks : "")}</text>
-      </g>`;
-    });
-    return html`<svg viewBox=${box} class=${"ring" + (big ? " big" : "")} role="group"
-        aria-label=${`The table's ring: ${players.length} seats in seating order (the seat list says the same in words)`}>
-      ${bands}${seats}</svg>`;
-  }
-
-  /** The ring in a box that can be zoomed and panned (phones), with its zoom buttons. */
-  function RingBox({ view, me, big }) {
-    const zoomed = ui.zoom > 1;
-    const centre = (el) => {
-      if (!el || !zoomed || el.dataset.zoom === String(ui.zoom)) return;
-      el.dataset.zoom = String(ui.zoom);
-      const mine = el.querySelector(".seat.you circle.disc");
-      requestAnimationFrame(() => {
-        if (!mine) { el.scrollLeft = (el.scrollWidth - el.clientWidth) / 2; el.scrollTop = (el.scrollHeight - el.clientHeight) / 2; return; }
-        const a = mine.getBoundingClientRect();
-        const b = el.getBoundingClientRect();
-        el.scrollLeft += a.left + a.width / 2 - (b.left + b.width / 2);
-        el.scrollTop += a.top + a.height / 2 - (b.top + b.height / 2);
-      });
-    };
-    const zoom = (z) => { ui.zoom = z; render(); };
-    return html`<div class="ring-area">
-      ${big || view.players.length < 10 ? null : html`<div class="zoom" role="group" aria-label="Zoom the ring">
-        <button type="button" data-testid="zoom-out" aria-label="Zoom out" disabled=${ui.zoom <= 1} onClick=${() => zoom(Math.max(1, ui.zoom - 1))}>−</button>
-        <button type="button" data-testid="zoom-in" aria-label="Zoom in" disabled=${ui.zoom >= 3} onClick=${() => zoom(Math.min(3, ui.zoom + 1))}>+</button>
-      </div>`}
-      <div class=${"ring-box" + (zoomed ? " zoomed" : "")} ref=${centre} tabindex=${zoomed ? 0 : undefined}
-          aria-label=${zoomed ? "The ring, zoomed: scroll or drag to pan" : undefined}>
-        <div class="ring-scale" style=${{ width: `${ui.zoom * 100}%` }}>
-          <${Ring} view=${view} me=${me} big=${big} onSeat=${big ? null : select} />
-        </div>
-      </div>
-    </div>`;
-  }
-
-  /** Taps on a seat (ring, neighbourhood): show it, and pick it as the target where that is possible. */
-  function select(player) {
-    ui.selected = player;
-    const mine = playerOf(state.view, state.me);
-    if (mine && alive(mine) && player !== state.me && mine.may_target.includes(player)) ui.target = String(player);
-    render();
-  }
-
-  /** The seat tapped last, in words, drawn from the state every time. */
-  function Detail({ view, me }) {
-    const p = playerOf(view, ui.selected);
-    if (!p) return html`<p class="detail">Tap a seat to see it${state.role === "player" ? " and pick it as your target" : ""}.</p>`;
-    const mine = playerOf(view, me);
-    let reach = "";
-    if (mine && p.player !== me && alive(mine) && !alive(p)) {
-      reach = " He is out of the game: nobody can target him.";
-    } else if (mine && p.player !== me && alive(mine)) {
-      const d = distance(view, me, p.player);
-      reach = mine.may_target.includes(p.player) ? " Within your range: you may target him."
-        : ` Out of your range${d !== null ? ` (${d} seat${d === 1 ? "" : "s"} away; your range is ${view.settings.spell_range})` : ""}: you cannot target him.`;
-    }
-    return html`<p class="detail" data-testid="seat-detail" aria-live="polite"><strong>${printable(p.name)}</strong>${" — life "}
-      <span data-num="life" data-player=${p.player}>${p.life}</span>, poison <span data-num="poison" data-player=${p.player}>${p.poison}</span>,
-      ${" " + stateWords(view, p)}.${reach}</p>`;
-  }
-
-  // ---------------------------------------------------------------- the neighbourhood
-
-  /** One player, large: name, life, poison, markers. Tapping him picks him. */
-  function Card({ view, p, me, side }) {
-    const turn = runningTurn(view, p.player);
-    const mine = playerOf(view, me);
-    const targetable = mine && alive(mine) && p.player !== me && mine.may_target.includes(p.player);
-    const chosen = ui.target === String(p.player);
-    const marks = [view.host === p.player ? "★ host" : null,
-      turn ? (turn.state === "running" ? `▶ ${tn(turn.turn)} ${PHASE_NAMES[turn.phase]}` : `… ${tn(turn.turn)}`) : null,
-      p.connected ? null : p.absent ? "away" : "offline", p.status === "alive" ? null : p.status === "removed" ? "✕ out" : "OUT"].filter(Boolean);
-    return html`<button type="button" class=${`card ${p.status}${chosen ? " chosen" : ""}${p.player === me ? " me" : ""}${turn && turn.state === "running" ? " running" : ""}`}
-        data-testid="neighbour" data-player=${p.player} aria-pressed=${targetable ? String(chosen) : undefined}
-        onClick=${() => select(p.player)}>
-      <span class="nb-name">${p.player === me ? "You" : printable(p.name)}</span>
-      <span class="nb-life"><span data-num="life" data-player=${p.player}>${p.life}</span><small> life</small></span>
-      ${p.poison ? html`<span class="nb-poison">☠ <span data-num="poison" data-player=${p.player}>${p.poison}</span></span>` : null}
-      ${marks.length ? html`<span class="nb-marks">${marks.join(" · ")}</span>` : null}
-      ${side ? html`<span class="nb-side">${side}</span>` : null}
-      ${targetable ? html`<span class="sr-only">${chosen ? ", your target" : ", tap to target"}</span>` : null}
-    </button>`;
-  }
-
-  /** The players within my spell range on each side of me, large and tappable. */
-  function Neighbourhood({ view, me }) {
-    const mine = playerOf(view, me);
-    if (!mine || view.stage === "lobby" || view.stage === "finished" || mine.seat === null) return null;
-    const ring = view.ring || [];
-    const at = ring.indexOf(me);
-    const range = view.settings.spell_range || 1;
-    const left = [];
-    const right = [];
-    if (at >= 0 && ring.length > 1) {
-      const seen = new Set([me]);
-      for (let k = 1; k <= range && k <= Math.floor((ring.length - 1) / 2) + 1; k++) {
-        const l = ring[(at + k) % ring.length];
-        const r = ring[(at - k + ring.length) % ring.length];
-        if (!seen.has(l)) { left.push([l, k]); seen.add(l); }
-        if (!seen.has(r)) { right.push([r, k]); seen.add(r); }
-      }
-    }
-    const card = ([id, k], side) => {
-      const p = playerOf(view, id);
-      return p ? html`<${Card} key=${id} view=${view} p=${p} me=${me} side=${`${k} to your ${side}`} />` : null;
-    };
-    return html`<section class="neighbourhood" data-testid="neighbourhood" aria-label="Your neighbourhood: the players within your spell range">
-      <div class="nb-me"><${Card} view=${view} p=${mine} me=${me} /></div>
-      <div class="nb-col nb-left"><h3 class="phone-hidden">◀ To your left</h3>${left.map((x) => card(x, "left"))}</div>
-      <div class="nb-col nb-right"><h3 class="phone-hidden">To your right ▶</h3>${right.map((x) => card(x, "right"))}</div>
-    </section>`;
-  }
-
-  // ---------------------------------------------------------------- seat list, standings, dice
-
-  /** The seats in words: the ring's text alternative (and, in a replay, the seats at the step). */
-  function SeatList({ view, me, replay: isReplay }) {
-    const players = sortedBySeat(view);
-    return html`<table class="seat-list" data-testid="seat-list">
-      <caption>${isReplay ? "Seats at this step" : view.stage === "lobby" ? "Seated, in order of arrival" : "Seats, in seating order (the next seat is to the left)"}</caption>
-      <thead><tr><th scope="col">#</th><th scope="col">Player</th><th scope="col">Life</th><th scope="col">Poison</th><th scope="col">State</th></tr></thead>
-      <tbody>${players.map((p) => {
-        const bits = [];
-        if (p.player === me) bits.push("you");
-        if (view.host === p.player) bits.push("★ host");
-        if (p.status === "eliminated") bits.push("OUT (position counts)");
-        if (p.status === "removed") bits.push("OUT (position removed)");
-        if (!p.connected && !isReplay) bits.push(p.absent ? "away" : "offline");
-        if (p.muted) bits.push("muted");
-        const t = runningTurn(view, p.player);
-        if (t) bits.push(t.state === "running" ? `▶ ${tn(t.turn)} ${PHASE_NAMES[t.phase]}` : `… ${tn(t.turn)} waiting`);
-        if (t && t.designations) bits.push(`designated ×${t.designations}`);
-        const extra = (p.extra_turns || 0) + (p.extra_next || 0);
-        if (extra) bits.push(`+${extra} extra turn${extra === 1 ? "" : "s"}`);
-        if (p.deck) bits.push(`deck ${printable(p.deck.deck)}, power ${p.deck.power}`);
-        if (p.bonus) bits.push(`bonus: ${bonusWords(p.bonus)}`);
-        if (view.stage === "lobby" && view.first_decider === p.player) bits.push("decides who plays first");
-        return html`<tr key=${p.player} class=${p.player === me ? "you" : ""}>
-          <td>${p.seat === null ? "–" : String(p.seat + 1)}</td>
-          <td class="pname">${printable(p.name)}</td>
-          <td data-num="life" data-player=${p.player}>${p.life}</td><td data-num="poison" data-player=${p.player}>${p.poison}</td>
-          <td>${bits.join(", ")}</td></tr>`;
-      })}</tbody></table>`;
-  }
-
-  function Standings({ view }) {
-    const shared = view.standings.filter((st) => st.place === 1).length > 1;
-    const league = !!view.settings.league;
-    return html`<table class="standings" data-testid="standings">
-      <caption>Final standings</caption>
-      <thead><tr><th scope="col">Place</th><th scope="col">Player</th>${league ? html`<th scope="col">Mana points</th>` : null}</tr></thead>
-      <tbody>${view.standings.map((st) => html`<tr key=${st.player} data-testid="standing-row">
-        <td>${st.place === 1 ? (shared ? "1 — shared" : "1 — winner") : String(st.place)}</td>
-        <td>${nameOf(st.player)}</td>${league ? html`<td>${st.mana_points}</td>` : null}</tr>`)}</tbody></table>`;
-  }
-
-  /** The winner, large. */
-  function Winner({ view }) {
-    const first = view.standings.filter((st) => st.place === 1).map((st) => nameOf(st.player));
-    const words = first.length > 1 ? `${first.join(", ")} share first place` : first.length ? `${first[0]} wins!` : "No winner";
-    return html`<div class="winner" data-testid="winner" role="status">♛ ${words}</div>`;
-  }
-
-  /** The dice commitment and, after the game, the secret: what anyone needs to check the dice. */
-  function Dice({ view }) {
-    if (!view.dice_commitment) return null;
-    let check = "";
-    if (view.dice_secret) {
-      if (ui.commit.secret !== view.dice_secret) {
-        ui.commit = { secret: view.dice_secret, ok: null };
-        checkCommitment(view.dice_secret, view.dice_commitment).then((ok) => { ui.commit.ok = ok; render(); });
-      }
-      check = ui.commit.ok === true ? "✓ matches the commitment" : ui.commit.ok === false ? "✗ does NOT match the commitment" : "";
-    }
-    return html`<details class="dice" data-testid="dice" open=${!!view.dice_secret}>
-      <summary>The dice${view.dice_secret ? ": check them" : ""}</summary>
-      <p>Commitment (SHA-256 of the table's dice secret, published before anyone joined): <code data-testid="dice-commitment">${view.dice_commitment}</code></p>
-      ${view.dice_secret ? html`<p>Secret, revealed at the end: <code data-testid="dice-secret">${view.dice_secret}</code> <span data-testid="dice-check">${check}</span></p>
-        <p class="meta">Every seat, the first player and every d20 can be recomputed from it: <code>grand-melee verify ${view.table}</code></p>` : null}
-    </details>`;
-  }
-
-  /** Whether SHA-256(secret) is the commitment; null where the browser cannot hash (not https). */
-  async function checkCommitment(secretHex, commitment) {
-    if (!(window.crypto && crypto.subtle) || !/^[0-9a-f]{64}$/.test(secretHex)) return null;
-    const bytes = new Uint8Array(secretHex.match(/../g).map((b) => parseInt(b, 16)));
-    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-    return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("") === commitment;
   }
 
   // ---------------------------------------------------------------- sharing and the legend
@@ -635,21 +267,11 @@
     </section>`;
   }
 
-  const LEGEND = [
-    ["@", "you"], ["★", "the host"], ["▶", "a turn being taken now, with its phase"], ["…", "a turn waiting to begin"],
-    ["T0, T1 …", "the simultaneous turns, numbered (M1, M2 … are the turn markers under CR 807)"],
-    ["✕2", "a turn marker designated to leave the table (CR 807), and how many times"],
-    ["☠3", "poison counters"], ["OUT", "out of the game; his position still counts for range"],
-    ["✕ (small seat)", "out of the game and his position removed from the ring"],
-    ["off, offline", "lost the connection (a dashed seat outline)"], ["away", "gone longer than the table's absence limit"],
-    ["thick blue outline", "your seat"], ["dotted circle", "a player within your spell range"],
-    ["coloured band", "a turn's sphere: the players it may affect (solid: being taken, dashed: waiting); its label names the turn"],
-  ];
 
-  function Legend() {
+  function Legend({ view }) {
     return html`<section class="legend" id="legend" data-testid="legend" aria-label="What the symbols mean">
       <h3>What the symbols mean</h3>
-      <dl>${LEGEND.map(([k, v]) => html`<div key=${k}><dt>${k}</dt><dd>${v}</dd></div>`)}</dl>
+      <dl>${gameOf(view.settings).legend.map(([k, v]) => html`<div key=${k}><dt>${k}</dt><dd>${v}</dd></div>`)}</dl>
       <button type="button" onClick=${() => { ui.legend = false; render(); }}>Close</button>
     </section>`;
   }
@@ -663,12 +285,16 @@
       <button type="button" aria-label="Dismiss" onClick=${() => { ui.alerts = ui.alerts.filter((b) => b !== a); render(); }}>✕</button></div>`)}</div>`;
   }
 
-  /** The status line: what a person needs to know now; on my turn or decision, highlighted. */
+  /** My moment — what the game asks of me now, as it words it — or null. */
+  function momentOf(view, me) {
+    return state.role === "player" ? gameOf(view.settings).moment(view, me) : null;
+  }
+
+  /** The status line: what a person needs to know now; at my moment, highlighted. */
   function Status({ view, me }) {
-    const decision = state.role === "player" && view.stage === "mulligan" && (view.mulligan_deciders || []).includes(me);
-    const turn = state.role === "player" && view.stage === "playing" && view.turns.some((t) => t.player === me && t.state === "running");
-    return html`<p class=${"status-line" + (decision || turn ? " mine" : "")} data-testid="status-line" aria-live="polite">
-      ${decision || turn ? html`<span class="banner" data-testid="banner">${decision ? "Your decision" : "▶ Your turn"}</span> ` : null}${turn ? sentence(view, me).replace(/^▶ Your turn /, "") : sentence(view, me)}</p>`;
+    const moment = momentOf(view, me);
+    return html`<p class=${"status-line" + (moment ? " mine" : "")} data-testid="status-line" aria-live="polite">
+      ${moment ? html`<span class="banner" data-testid="banner">${moment.banner}</span> ` : null}${moment && moment.lead ? sentence(view, me).replace(moment.lead, "") : sentence(view, me)}</p>`;
   }
 
   /** The host's alert: every open call, who and why, each with an answer button. */
@@ -684,18 +310,17 @@
     </div>`;
   }
 
-  /** Sound and the tab title when my turn begins, my decision comes up, or a player calls me (the host). */
+  /** Sound and the tab title when my moment comes, or a player calls me (the host). */
   function notify(view, me) {
-    const decision = state.role === "player" && view.stage === "mulligan" && (view.mulligan_deciders || []).includes(me);
-    const turn = state.role === "player" && view.stage === "playing" && view.turns.some((t) => t.player === me && t.state === "running");
-    if ((decision && !state.notified.decision) || (turn && !state.notified.turn)) beep();
-    state.notified = { decision, turn };
+    const moment = momentOf(view, me);
+    if (moment && !state.notified[moment.key]) beep();
+    state.notified = moment ? { [moment.key]: true } : {};
     const calls = view.calls || [];
     const host = state.role === "player" && view.host === me;
     const key = calls.map((c) => `${c.player}:${c.reason}`).join("\n");
     if (host && calls.some((c) => !state.calls.split("\n").includes(`${c.player}:${c.reason}`))) beep();
     state.calls = host ? key : "";
-    document.title = decision ? `● Your decision — ${TITLE}` : turn ? `▶ Your turn — ${TITLE}` : `${printable(view.name)} — ${TITLE}`;
+    document.title = moment ? `${moment.title} — ${TITLE}` : `${printable(view.name)} — ${TITLE}`;
   }
 
   // ---------------------------------------------------------------- actions
@@ -706,79 +331,10 @@
   const options = (list) => list.map(([v, t]) => html`<option key=${v} value=${v}>${t}</option>`);
   const num = (v, fallback) => (v === "" || v === null || v === undefined || Number.isNaN(Number(v)) ? fallback : Number(v));
 
-  /** Why Attack is greyed, in words, or null when it is not. */
-  function attackBlocked(view, me, mine, target) {
-    if (target === "") return "Pick a target: tap a player above or choose one in the list.";
-    const own = view.turns.find((t) => t.player === me && t.state === "running");
-    if (!own) return "You attack only during your own turn.";
-    if (own.phase !== "combat") return "Attacks happen in combat: press the combat phase first.";
-    if (!mine.may_attack.includes(Number(target))) {
-      return view.settings.rules === "cr807" ? "Under CR 807 you may attack only the player on your left." : "You cannot attack that player now.";
-    }
-    return null;
-  }
-
-  function attack(view) {
-    const target = Number(ui.target);
-    go({ type: "attack", target, damage: num(ui.amount, 0), poison: num(ui.poison, 0) }).then((a) => {
-      if (a.type === "ack") { ui.target = ""; ui.poison = 0; render(); }
-    });
-  }
-
-  function dealDamage() {
-    go({ type: "deal_damage", target: Number(ui.target), amount: num(ui.amount, 0) }).then((a) => {
-      if (a.type === "ack") { ui.target = ""; render(); }
-    });
-  }
-
-  /** The bar that stays on screen: on my turn the phases, target, amounts, Attack and End turn. */
-  function ActionBar({ view, me }) {
-    if (state.role !== "player" || view.adjourned) return null;
-    const mine = playerOf(view, me);
-    if (!alive(mine)) return null;
-    if (view.stage === "mulligan") {
-      if (!(view.mulligan_deciders || []).includes(me)) return null;
-      return html`<div class="action-bar" data-testid="action-bar">
-        <div class="row"><${Button} id="keep" label="Keep this hand" cls="primary" onClick=${() => go({ type: "keep" })} />
-          <${Button} id="mulligan" label="Mulligan" onClick=${() => go({ type: "mulligan" })} /></div></div>`;
-    }
-    if (view.stage !== "playing") return null;
-    const own = view.turns.find((t) => t.player === me && t.state === "running");
-    const targets = mine.may_target.filter((id) => id !== me);
-    if (ui.target !== "" && !targets.includes(Number(ui.target))) ui.target = "";
-    const blocked = own ? attackBlocked(view, me, mine, ui.target) : null;
-    const targetName = ui.target === "" ? null : nameOf(Number(ui.target));
-    const amount = num(ui.amount, 0);
-    return html`<div class="action-bar" data-testid="action-bar" aria-label="Your actions">
-      ${own ? html`<div class="phases" role="group" aria-label="Phase">${PHASES.map((ph) => html`<button type="button" key=${ph}
-          data-testid=${`phase-${ph}`} aria-pressed=${String(own.phase === ph)} class=${own.phase === ph ? "current" : ""}
-          onClick=${() => go({ type: "set_phase", phase: ph })}>${PHASE_NAMES[ph]}</button>`)}</div>` : null}
-      <div class="row bar-row">
-        <label class="grow"><span>Target</span>
-          <select data-testid="target" aria-label="Target (players in your range)" value=${ui.target}
-            onChange=${(ev) => { ui.target = ev.target.value; ui.selected = ev.target.value === "" ? ui.selected : Number(ev.target.value); render(); }}>
-            <option value="">${targets.length ? "— pick —" : "nobody in range"}</option>
-            ${options(targets.map((id) => [String(id), `${nameOf(id)} (life ${playerOf(view, id).life})`]))}
-          </select></label>
-        <label class="small"><span>Damage</span><input type="number" data-testid="amount" min="1" inputmode="numeric" value=${ui.amount}
-          onInput=${(ev) => { ui.amount = ev.target.value; }} onChange=${(ev) => { ui.amount = ev.target.value; render(); }} /></label>
-        ${own ? html`<label class="small"><span>Poison</span><input type="number" data-testid="attack-poison" min="0" inputmode="numeric" value=${ui.poison}
-          onInput=${(ev) => { ui.poison = ev.target.value; }} onChange=${(ev) => { ui.poison = ev.target.value; }} /></label>` : null}
-      </div>
-      <div class="row bar-row">
-        ${own ? html`<button type="button" data-testid="attack" disabled=${!!blocked} title=${blocked || undefined}
-          aria-label=${targetName ? `Attack ${targetName} for ${amount}` : "Attack"} onClick=${() => attack(view)}>⚔ Attack</button>` : null}
-        <button type="button" data-testid="damage" disabled=${ui.target === ""} aria-label=${targetName ? `Deal ${amount} damage to ${targetName}` : "Deal damage (pick a target first)"}
-          onClick=${dealDamage}>✦ Damage</button>
-        ${own ? html`<${Button} id="end-turn" label="End turn ▶" cls="primary" onClick=${() => go({ type: "end_turn" })} />` : null}
-      </div>
-      ${own && blocked && ui.target !== "" ? html`<p class="hint" data-testid="attack-hint">${blocked}</p>` : null}
-    </div>`;
-  }
-
-  /** Everything else a player may do: life and poison, combat dice, extra turn, concede, the lobby. */
+  /** Everything else a player may do: the lobby's group, resuming, the game's tools, the host's tools, calling him. */
   function MoreActions({ view, me }) {
     if (state.role !== "player" || me === null) return null;
+    const game = gameOf(view.settings);
     const mine = playerOf(view, me);
     const host = view.host === me;
     const parts = [];
@@ -789,147 +345,31 @@
       parts.push(html`<div key="adj" class="group adjourned" data-testid="adjourned-box">
         <p data-testid="adjourned-text">The game is adjourned. ${asks.length} of ${resumeQuorum(view)} players have asked to resume it${asks.length ? ` (${asks.map(nameOf).join(", ")})` : ""}.</p>
         ${host ? html`<${Button} id="resume-game" label="Resume the game" cls="primary" onClick=${() => go({ type: "resume_game" })} />`
-          : alive(mine) ? html`<${Button} id="ask-resume" label=${asks.includes(me) ? "You asked to resume" : "Ask to resume"} disabled=${asks.includes(me)} onClick=${() => go({ type: "resume_game" })} />` : null}
+          : mine && game.stillIn(mine) ? html`<${Button} id="ask-resume" label=${asks.includes(me) ? "You asked to resume" : "Ask to resume"} disabled=${asks.includes(me)} onClick=${() => go({ type: "resume_game" })} />` : null}
       </div>`);
     }
-    if (going && view.stage === "playing" && alive(mine)) {
-      const own = view.turns.find((t) => t.player === me && t.state === "running");
-      if (view.settings.combat_dice) parts.push(html`<${DiceTools} key="dice" view=${view} me=${me} mine=${mine} />`);
-      parts.push(html`<div key="play" class="group">
-        <div class="row counters">
-          <span>My life <strong data-num="life" data-player=${me}>${mine.life}</strong></span>
-          <${Button} id="life-minus" label="−1" onClick=${() => go({ type: "change_life", delta: -1 })} />
-          <${Button} id="life-plus" label="+1" onClick=${() => go({ type: "change_life", delta: 1 })} />
-          <span>Poison <strong data-num="poison" data-player=${me}>${mine.poison}</strong></span>
-          <${Button} id="poison-minus" label="−1" onClick=${() => go({ type: "change_poison", delta: -1 })} />
-          <${Button} id="poison-plus" label="+1" onClick=${() => go({ type: "change_poison", delta: 1 })} />
-        </div>
-        <div class="row">
-          ${own ? html`<${Button} id="extra-turn" label="Extra turn…" onClick=${() => { ui.confirm = "extra"; render(); }} />` : null}
-          <${Button} id="concede" label="Concede…" cls="danger" onClick=${() => { ui.confirm = "concede"; render(); }} />
-        </div>
-        ${ui.confirm === "extra" && own ? html`<div class="confirm"><span>Take an extra turn after this one (a card says so)?</span>
-          <${Button} id="extra-turn-confirm" label="Yes, extra turn" cls="primary" onClick=${() => { ui.confirm = null; go({ type: "extra_turn" }); render(); }} />
-          <${Button} id="extra-turn-cancel" label="No" onClick=${() => { ui.confirm = null; render(); }} /></div>` : null}
-        ${ui.confirm === "concede" ? html`<div class="confirm"><span>Leave the game for good?</span>
-          <${Button} id="concede-confirm" label="Yes, concede" cls="danger" onClick=${() => { ui.confirm = null; go({ type: "concede" }); render(); }} />
-          <${Button} id="concede-cancel" label="No" onClick=${() => { ui.confirm = null; render(); }} /></div>` : null}
-      </div>`);
-    }
+    if (going) parts.push(...game.play(view, me));
     if (host && view.stage !== "finished") parts.push(html`<${HostTools} key="host" view=${view} me=${me} />`);
     if (!host && view.stage !== "finished") parts.push(html`<${CallTools} key="call" />`);
     if (!parts.length) return null;
-    // In the lobby these are the host's Start and the seating: on a phone they come before the ring.
+    // In the lobby these are the host's Start and the game's choices: on a phone they come before the game's panel.
     return html`<section class=${"actions" + (view.stage === "lobby" ? " lobby" : "")} aria-label="More actions">${parts}</section>`;
   }
 
-  function DiceTools({ view, me, mine }) {
-    const attackable = mine.may_attack;
-    const inCombat = view.turns.filter((t) => t.state === "running" && t.phase === "combat" && t.player !== me &&
-      mine.may_target.includes(t.player)).map((t) => t.player);
-    const r = ui.roll;
-    const k = ui.counter;
-    if (r.defender !== "" && !attackable.includes(Number(r.defender))) r.defender = "";
-    if (k.who !== "" && !inCombat.includes(Number(k.who))) k.who = "";
-    // One choice only: it is picked (the roll still needs its button).
-    if (r.defender === "" && attackable.length === 1) r.defender = String(attackable[0]);
-    if (k.who === "" && inCombat.length === 1) k.who = String(inCombat[0]);
-    const powers = (text) => String(text).split(/[\s,;]+/).filter(Boolean).map(Number);
-    const whole = (values) => values.every((x) => Number.isInteger(x) && x >= 0);
-    const rollAttack = () => {
-      const blockers = powers(r.blockers);
-      const power = num(r.power, -1);
-      if (r.defender === "") { showError("Pick the defending player (only players you may attack are listed)."); return; }
-      if (!whole([power, ...blockers])) { showError("Powers are whole numbers, 0 or more (blockers: separated by spaces)."); return; }
-      go({ type: "attack_roll", defender: Number(r.defender), attacker_power: power, blocker_powers: blockers });
-    };
-    const rollCounter = () => {
-      const a = num(k.mine, -1);
-      const b = num(k.theirs, -1);
-      if (k.who === "") { showError("Nobody is in combat within your range."); return; }
-      if (!whole([a, b])) { showError("Powers are whole numbers, 0 or more."); return; }
-      go({ type: "counter_roll", attacker: Number(k.who), blocker_power: a, attacker_power: b });
-    };
-    const field = (label, testid, obj, key, attrs) => html`<label><span>${label}</span><input data-testid=${testid} value=${obj[key]}
-      onInput=${(ev) => { obj[key] = ev.target.value; }} onChange=${(ev) => { obj[key] = ev.target.value; }} ...${attrs} /></label>`;
-    return html`<fieldset class="group dice-tools"><legend>⚄ Combat with Dice</legend>
-      <div class="row"><label><span>Defender</span><select data-testid="roll-defender" value=${r.defender} onChange=${(ev) => { r.defender = ev.target.value; render(); }}>
-          <option value="">${attackable.length ? "— pick —" : "nobody to attack"}</option>${options(attackable.map((id) => [String(id), nameOf(id)]))}</select></label>
-        ${field("Power", "roll-power", r, "power", { type: "number", min: 0 })}
-        ${field("Blockers' powers", "roll-blockers", r, "blockers", { inputmode: "numeric", placeholder: "none: unblocked" })}</div>
-      <div class="row"><${Button} id="attack-roll" label="⚄ Attack roll" disabled=${!attackable.length} onClick=${rollAttack} /></div>
-      <div class="row"><label><span>Strike back at</span><select data-testid="counter-attacker" value=${k.who} onChange=${(ev) => { k.who = ev.target.value; render(); }}>
-          <option value="">${inCombat.length ? "— pick —" : "nobody in combat"}</option>${options(inCombat.map((id) => [String(id), nameOf(id)]))}</select></label>
-        ${field("My blocker's power", "counter-mine", k, "mine", { type: "number", min: 0 })}
-        ${field("Attacker's power", "counter-theirs", k, "theirs", { type: "number", min: 0 })}</div>
-      <div class="row"><${Button} id="counter-roll" label="⚄ Counter strike" disabled=${!inCombat.length} onClick=${rollCounter} /></div>
-      <p class="roll-result" data-testid="roll-result" aria-live="polite">${ui.rollResult}</p>
-    </fieldset>`;
-  }
-
-  /** The lobby: the host's start (first player, seating), a league decider's choice, leaving. */
+  /** The lobby's group: the game's tools there (starting, who plays first), and giving up one's seat. */
   function LobbyTools({ view, me, host }) {
-    const decider = view.first_decider === undefined ? null : view.first_decider;
-    const ids = view.players.map((p) => p.player);
-    state.arranged = state.arranged.filter((id) => ids.includes(id)).concat(ids.filter((id) => !state.arranged.includes(id)));
-    if (ui.first !== "" && !ids.includes(Number(ui.first))) ui.first = "";
-    if (ui.choose === "" && view.first_choice !== undefined && view.first_choice !== null) ui.choose = String(view.first_choice);
-    const start = () => go(Object.assign({ type: "start", first_player: ui.first === "" ? null : Number(ui.first) },
-      ui.seating === "arranged" ? { seating: "arranged", order: state.arranged.slice() } : { seating: ui.seating }));
     const leave = async () => {
       const answer = await go({ type: "leave" });
       if (answer.type === "left") { store.remove(seatKey(route.table)); location.assign("/"); }
     };
     return html`<div class="group">
-      ${decider !== null && decider === me ? html`<div class="decider-only" data-testid="decider-box">
-        <p>Your deck is furthest behind: you decide who plays first.</p>
-        <label><span>Plays first</span><select data-testid="choose-first" aria-label="Who plays first" value=${ui.choose === "" ? String(ids[0]) : ui.choose}
-          onChange=${(ev) => { ui.choose = ev.target.value; }}>${options(view.players.map((p) => [String(p.player), printable(p.name)]))}</select></label>
-        <${Button} id="choose-first-submit" label="Choose" cls="primary" onClick=${() => go({ type: "choose_first", player: Number(ui.choose === "" ? ids[0] : ui.choose) })} />
-      </div>` : null}
-      ${host ? html`<div class="host-only">
-        ${decider === null ? html`<label><span>First player</span><select data-testid="start-first" value=${ui.first} onChange=${(ev) => { ui.first = ev.target.value; }}>
-          ${options([["", "Drawn at random (the dice)"], ...view.players.map((p) => [String(p.player), printable(p.name)])])}</select></label>` : null}
-        <${Seating} view=${view} />
-        <${Button} id="start" label="Start the game" cls="primary" onClick=${start} />
-      </div>` : null}
+      <${gameOf(view.settings).LobbyTools} view=${view} me=${me} host=${host} />
       <${Button} id="leave" label="Give up my seat" onClick=${leave} />
     </div>`;
   }
 
-  function moveSeat(id, to) {
-    const order = state.arranged.filter((p) => p !== id);
-    order.splice(Math.max(0, Math.min(to, order.length)), 0, id);
-    state.arranged = order;
-    render();
-    requestAnimationFrame(() => {
-      const again = document.querySelector(`[data-testid="seating-order"] [data-player="${id}"] .seat-handle`);
-      if (again) again.focus();
-    });
-  }
-
-  /** The host's seating in the lobby: by the dice, in join order, or arranged (a list he reorders). */
-  function Seating() {
-    const order = state.arranged;
-    return html`<div>
-      <label><span>Seating</span><select data-testid="seating-mode" value=${ui.seating} onChange=${(ev) => { ui.seating = ev.target.value; render(); }}>
-        ${options([["random", "Random (the dice)"], ["joined", "As joined"], ["arranged", "Arranged (reorder below)"]])}</select></label>
-      ${ui.seating === "arranged" ? html`<ol class="arrange" data-testid="seating-order" aria-label="Seating order, seat 0 first (the next seat is to the left)">
-        ${order.map((id, k) => html`<li key=${id} data-player=${id} draggable="true" data-testid=${`seat-${id}`}
-            onDragStart=${(ev) => ev.dataTransfer.setData("text/plain", String(id))} onDragOver=${(ev) => ev.preventDefault()}
-            onDrop=${(ev) => { ev.preventDefault(); const moved = Number(ev.dataTransfer.getData("text/plain")); if (order.includes(moved)) moveSeat(moved, k); }}>
-          <span class="seat-handle" tabindex="0" role="button" aria-label=${`Seat ${k}: ${nameOf(id)} (Alt+arrow keys move him)`}
-            onKeyDown=${(ev) => {
-              if (ev.altKey && ev.key === "ArrowUp") { ev.preventDefault(); moveSeat(id, k - 1); }
-              if (ev.altKey && ev.key === "ArrowDown") { ev.preventDefault(); moveSeat(id, k + 1); }
-            }}>${k}. ${nameOf(id)}</span>
-          <button type="button" data-testid=${`seat-up-${id}`} aria-label=${`Move ${nameOf(id)} up`} disabled=${k === 0} onClick=${() => moveSeat(id, k - 1)}>↑</button>
-          <button type="button" data-testid=${`seat-down-${id}`} aria-label=${`Move ${nameOf(id)} down`} disabled=${k === order.length - 1} onClick=${() => moveSeat(id, k + 1)}>↓</button>
-        </li>`)}</ol>` : null}
-    </div>`;
-  }
-
   function HostTools({ view }) {
+    const game = gameOf(view.settings);
     const ids = view.players.map((p) => p.player);
     const who = (key, label) => {
       if (ui.host[key] === "" || !ids.includes(Number(ui.host[key]))) ui.host[key] = ids.length ? String(ids[0]) : "";
@@ -937,12 +377,11 @@
         ${options(view.players.map((p) => [String(p.player), printable(p.name)]))}</select>`;
     };
     const pick = (key) => Number(ui.host[key]);
-    const rule = (ruling) => go({ type: "ruling", ruling });
     return html`<details class="group host" open=${ui.showTools} onToggle=${(ev) => { ui.showTools = ev.target.open; }}>
       <summary>★ Host tools</summary>
       <div class="row">
         ${view.adjourned ? null : html`<${Button} id="pause" label=${view.paused ? "Resume" : "Pause"} onClick=${() => go({ type: "pause", paused: !view.paused })} />`}
-        ${view.adjourned || !(view.stage === "mulligan" || view.stage === "playing") ? null : html`<${Button} id="adjourn" label="Adjourn the game…"
+        ${view.adjourned || view.stage === "lobby" || view.stage === "finished" ? null : html`<${Button} id="adjourn" label="Adjourn the game…"
           onClick=${() => { if (window.confirm("Adjourn the game? Every clock stops and everyone may leave; you resume it later.")) go({ type: "adjourn" }); }} />`}
         <${Button} id="mute-spectators" label="Mute / unmute spectators" onClick=${() => go({ type: "mute", player: null, muted: !view.spectators_muted })} />
       </div>
@@ -954,20 +393,7 @@
         const p = playerOf(view, pick("mute"));
         go({ type: "mute", player: pick("mute"), muted: !(p && p.muted) });
       }} /></div>
-      <fieldset><legend>Rulings</legend>
-        <div class="row">${who("rule", "Player the ruling is about")}
-          <label class="small"><span>Value</span><input type="number" value=${ui.host.value} onInput=${(ev) => { ui.host.value = ev.target.value; }} onChange=${(ev) => { ui.host.value = ev.target.value; }} /></label></div>
-        <div class="row">
-          <${Button} id="rule-set-life" label="Set life" onClick=${() => rule({ kind: "set_life", player: pick("rule"), life: num(ui.host.value, 0) })} />
-          <${Button} id="rule-set-poison" label="Set poison" onClick=${() => rule({ kind: "set_poison", player: pick("rule"), poison: num(ui.host.value, 0) })} />
-          <${Button} id="rule-end-turn" label="End his turn" onClick=${() => rule({ kind: "end_turn", player: pick("rule") })} />
-          <${Button} id="rule-keep" label="Keep (mulligans)" onClick=${() => {
-            const decider = view.mulligan_decider;
-            rule({ kind: "keep", player: decider === null || decider === undefined ? pick("rule") : decider });
-          }} />
-          <${Button} id="rule-extra-turn" label="Extra turn" onClick=${() => rule({ kind: "extra_turn", player: pick("rule") })} />
-          <${Button} id="rule-eliminate" label="Eliminate" cls="danger" onClick=${() => { if (window.confirm(`Eliminate ${nameOf(pick("rule"))}?`)) rule({ kind: "eliminate", players: [pick("rule")] }); }} />
-        </div></fieldset>
+      <${game.Rulings} view=${view} who=${who} pick=${pick} />
     </details>`;
   }
 
@@ -1009,7 +435,7 @@
           <form class="chat-form" onSubmit=${sendChat}><input data-testid="chat-input" maxlength="500" placeholder="Say something" aria-label="Chat"
             disabled=${!state.role} value=${ui.chatText} onInput=${(ev) => { ui.chatText = ev.target.value; }} onChange=${(ev) => { ui.chatText = ev.target.value; }} />
             <button type="submit" data-testid="chat-send">Send</button></form></div>` : null}
-        ${ui.tab === "seats" ? html`<${SeatList} view=${view} me=${me} />` : null}
+        ${ui.tab === "seats" ? html`<${gameOf(view.settings).Seats} view=${view} me=${me} />` : null}
       </div></div>`;
   }
 
@@ -1032,7 +458,8 @@
     const watch = () => { ui.visiting = false; state.wanted = "watch"; if (state.role === "spectator") render(); else enter("watch"); };
     const pw = summary.password ? html`<label><span>Table password</span><input type="password" data-testid="join-password" maxlength="64"
       autocomplete="off" value=${ui.password} onInput=${(ev) => { ui.password = ev.target.value; }} onChange=${(ev) => { ui.password = ev.target.value; }} /></label>` : null;
-    const meta = html`<p class="meta">${summary.league ? "A league game · " : ""}${STAGES[stage]} · ${seated}/${seats} seated · ${rulesWords(summary)}</p>`;
+    const words = gameOf(summary);
+    const meta = html`<p class="meta">${summary.league ? "A league game · " : ""}${words.stages[stage]} · ${seated}/${seats} seated · ${words.settingsWords(summary)}</p>`;
     if (summary.league) {
       const member = store.get(memberKey(summary.league));
       state.memberToken = member ? member.token : null;
@@ -1068,21 +495,14 @@
 
   // ---------------------------------------------------------------- the page
 
-  /** The standings in a few lines, for a screen across the room: each place with its players. */
-  function PlacesList({ view }) {
-    const places = new Map();
-    for (const st of view.standings) places.set(st.place, (places.get(st.place) || []).concat([st.player]));
-    return html`<ol class="places" data-testid="places" aria-label="Final standings">${Array.from(places.entries()).sort((a, b) => a[0] - b[0]).map(([place, ids]) =>
-      html`<li key=${place}><strong>${place}.</strong> ${ids.map(nameOf).join(", ")}${ids.length > 1 ? ` (${ids.length} players)` : ""}</li>`)}</ol>`;
-  }
-
   function Head({ view, display }) {
     const legendButton = html`<button type="button" class="legend-button" data-testid="legend-button" aria-expanded=${String(ui.legend)}
       aria-controls="legend" aria-label="What the symbols mean" onClick=${() => { ui.legend = !ui.legend; render(); }}>?</button>`;
     const sharing = ui.share === null ? view.stage === "lobby" && state.role === "player" : ui.share;
+    const words = gameOf(view.settings);
     return html`<div class="table-head">
       <h2>${printable(view.name)}</h2>
-      <span class="meta">${STAGES[view.stage]} · ${rulesWords(view.settings)} · ${view.spectators} watching${view.adjourned ? " · ☾ adjourned" : view.paused ? " · ⏸ paused" : ""}${state.role === "spectator" && !ui.visiting && !display ? " · you are watching" : ""}</span>
+      <span class="meta">${words.stages[view.stage]} · ${words.settingsWords(view.settings)} · ${view.spectators} watching${view.adjourned ? " · ☾ adjourned" : view.paused ? " · ⏸ paused" : ""}${state.role === "spectator" && !ui.visiting && !display ? " · you are watching" : ""}</span>
       ${view.settings.league && !display ? html`<a href=${`/leagues/${view.settings.league}`} class="meta" data-testid="table-league">League game ▸</a>` : null}
       ${display ? null : html`<span class="head-buttons">
         <button type="button" data-testid="share-button" aria-expanded=${String(sharing)} onClick=${() => { ui.share = !sharing; render(); }}>Invite</button>
@@ -1106,27 +526,24 @@
         <section class="side"><${ErrorSlot} /><${Entry} /></section>`;
     }
     const sharing = ui.share === null ? view.stage === "lobby" && state.role === "player" : ui.share;
+    const game = gameOf(view.settings);
     return html`
       <section class="main">
         <${Head} view=${view} />
-        ${ui.legend ? html`<${Legend} />` : null}
+        ${ui.legend ? html`<${Legend} view=${view} />` : null}
         <${Alerts} /><${Calls} view=${view} me=${me} />
         <${Status} view=${view} me=${me} />
-        ${view.stage === "finished" ? html`<${Winner} view=${view} />` : null}
-        <${RingBox} view=${view} me=${me} />
-        <${Detail} view=${view} me=${me} />
-        ${view.stage === "finished" ? html`<div class="end"><${Standings} view=${view} /><${Dice} view=${view} /></div>` : null}
+        <${game.Main} view=${view} me=${me} />
       </section>
       <section class="side">
         <${ErrorSlot} />
         <${Entry} />
         ${sharing ? html`<${Share} />` : null}
-        <${Neighbourhood} view=${view} me=${me} />
-        <${ActionBar} view=${view} me=${me} />
+        <${game.Side} view=${view} me=${me} />
         <${MoreActions} view=${view} me=${me} />
         ${state.role === "spectator" && !ui.visiting ? html`<${Button} id="leave-watch" cls="leave-watch" label="Stop watching" onClick=${async () => { await go({ type: "leave" }); location.assign("/"); }} />` : null}
         <${Tabs} view=${view} me=${me} />
-        ${view.stage !== "finished" ? html`<${Dice} view=${view} />` : null}
+        <${game.Foot} view=${view} />
       </section>`;
   }
 
@@ -1138,8 +555,7 @@
       <section class="display-main">
         <${Head} view=${view} display=${true} />
         <p class="status-line" data-testid="status-line" aria-live="polite">${sentence(view, null)}</p>
-        ${view.stage === "finished" ? html`<${Winner} view=${view} /><${PlacesList} view=${view} />` : null}
-        <${RingBox} view=${view} me=${null} big=${true} />
+        <${gameOf(view.settings).Display} view=${view} />
       </section>
       <section class="display-side">
         ${view.stage === "lobby" || ui.share ? html`<${Share} big=${true} />` : null}
@@ -1198,7 +614,7 @@
   const QUIET = new Set(["connection_changed", "spectators_changed", "player_absent"]);
 
   const replay = {
-    views: null, lines: [], turns: [], at: 0, playing: false, speed: 1, timer: null, password: "",
+    views: null, lines: [], marks: [], at: 0, playing: false, speed: 1, timer: null, password: "",
 
     init() {
       document.title = `Replay — ${TITLE}`;
@@ -1233,9 +649,10 @@
       const first = F.emptyView(head.table, head.name, head.settings);
       this.views = [F.clone(first)];
       this.lines = ["Before the first event: the table is set up."];
-      this.turns = [];
+      this.marks = [];
       state.names.clear();
-      state.rules = head.settings.rules || "seed";
+      learnNames(first);
+      const game = gameOf(head.settings);
       const view = first;
       try {
         events.forEach((e, i) => {
@@ -1245,7 +662,7 @@
             this.views[this.views.length - 1] = F.clone(view);
             return;
           }
-          if (e.kind === "turn_began") this.turns.push(this.views.length);
+          if (game.chapter.starts(e)) this.marks.push(this.views.length);
           this.lines.push(describe(e));
           this.views.push(F.clone(view));
         });
@@ -1263,8 +680,9 @@
       this.draw();
     },
 
-    nextTurn(dir) {
-      const list = dir > 0 ? this.turns.filter((k) => k > this.at) : this.turns.filter((k) => k < this.at).reverse();
+    /** To the next (or previous) chapter of the game: the step where one begins. */
+    nextMark(dir) {
+      const list = dir > 0 ? this.marks.filter((k) => k > this.at) : this.marks.filter((k) => k < this.at).reverse();
       this.go(list.length ? list[0] : dir > 0 ? this.views.length - 1 : 0);
     },
 
@@ -1300,6 +718,8 @@
     const last = r.views.length - 1;
     const b = (id, label, aria, to, disabled) => html`<button type="button" data-testid=${id} aria-label=${aria} disabled=${disabled} onClick=${to}>${label}</button>`;
     const leagueId = r.views[0].settings.league;
+    const game = gameOf(r.views[0].settings);
+    const chapter = game.chapter;
     return html`
       <section class="main">
         <${ErrorSlot} />
@@ -1307,12 +727,12 @@
           ${leagueId ? html`<a href=${`/leagues/${leagueId}`} data-testid="replay-league">The league ▸</a>` : null}</div>
         <div class="replay-controls" role="group" aria-label="Replay controls">
           ${b("replay-first", "⇤", "To the start", () => r.go(0), r.at === 0)}
-          ${b("replay-prev-turn", "« turn", "Back one turn", () => r.nextTurn(-1), r.at === 0)}
+          ${b("replay-prev-turn", chapter.back, chapter.backAria, () => r.nextMark(-1), r.at === 0)}
           ${b("replay-prev", "◀", "Back one event", () => r.go(r.at - 1), r.at === 0)}
           ${r.playing ? b("replay-pause", "⏸ Pause", "Pause", () => { r.pause(); r.draw(); }, false)
             : b("replay-play", "▶ Play", "Play", () => r.play(), false)}
           ${b("replay-next", "▶", "On one event", () => r.go(r.at + 1), r.at === last)}
-          ${b("replay-next-turn", "turn »", "On one turn", () => r.nextTurn(1), r.at === last)}
+          ${b("replay-next-turn", chapter.on, chapter.onAria, () => r.nextMark(1), r.at === last)}
           ${b("replay-last", "⇥", "To the end", () => r.go(last), r.at === last)}
           <label class="inline"><span>Speed</span><select data-testid="replay-speed" value=${String(r.speed)}
             onChange=${(ev) => { r.speed = Number(ev.target.value); if (r.playing) r.play(); else r.draw(); }}>
@@ -1321,16 +741,17 @@
         <p><span data-testid="replay-step">step ${r.at} of ${last}</span></p>
         <input type="range" min="0" max=${last} value=${r.at} aria-label="Step" onInput=${(ev) => { r.pause(); r.go(Number(ev.target.value)); }} onChange=${(ev) => { r.pause(); r.go(Number(ev.target.value)); }} />
         <p class="status-line" data-testid="replay-line" aria-live="polite">${r.lines[r.at]}</p>
-        ${view.stage === "finished" ? html`<${Winner} view=${view} />` : null}
-        <div class="ring-area"><div class="ring-box"><${Ring} view=${view} me=${null} replay=${true} /></div></div>
-        ${view.stage === "finished" ? html`<div class="end"><${Standings} view=${view} /><${Dice} view=${view} /></div>` : null}
+        <${game.Replay} view=${view} />
       </section>
       <section class="side">
-        <${SeatList} view=${view} me=${null} replay=${true} />
+        <${game.Seats} view=${view} me=${null} replay=${true} />
       </section>`;
   }
 
   Object.assign(GM.pages, { table, replay, onMessage, onUp, render });
+  // What a game's panel (games/<game>.js, loaded after this file) draws with.
+  GM.frame = { html, render, go, Button, options, num };
+  GM.games = GM.games || {};
   // Hooks for the browser tests (see README.md in this folder).
   GM.testHooks = { alerts: () => ui.alerts.map((a) => a.text), ui };
 })();

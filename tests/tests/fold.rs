@@ -739,3 +739,24 @@ fn fold_js_agrees_with_the_rust_fold_after_every_event_of_random_games() {
         "{report}"
     );
 }
+
+/// The seam of the page's fold (`tests/fold/seam.js`): a toy game registered in
+/// `GMFold.games` is handed its own events only, the shell folds the table-level ones for it
+/// (presence, host, spectators, pause, adjournment, calls), a view naming no game is Grand
+/// Melee's, and an unknown game is refused.
+#[test]
+fn the_shell_folds_the_table_level_events_and_each_game_only_its_own() {
+    let root = workspace();
+    let output = Process::new(node())
+        .arg(root.join("tests/fold/seam.js"))
+        .arg(root.join("server/web/fold.js"))
+        .output()
+        .unwrap();
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "{report}");
+    assert!(report.contains("the seam holds"), "{report}");
+}
