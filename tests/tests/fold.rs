@@ -665,13 +665,21 @@ fn workspace() -> PathBuf {
 
 /// Runs the checker over the games in `dir`: its exit status and its report.
 fn check(dir: &Path) -> (bool, String) {
+    run_node("tests/fold/check.js", Some(dir))
+}
+
+/// Runs one of the fold's node scripts on the page's `fold.js` (and `dir`, if given): its exit
+/// status and what it printed.
+fn run_node(script: &str, dir: Option<&Path>) -> (bool, String) {
     let root = workspace();
-    let output = Process::new(node())
-        .arg(root.join("tests/fold/check.js"))
-        .arg(root.join("server/web/fold.js"))
-        .arg(dir)
-        .output()
-        .unwrap();
+    let mut command = Process::new(node());
+    command
+        .arg(root.join(script))
+        .arg(root.join("server/web/fold.js"));
+    if let Some(dir) = dir {
+        command.arg(dir);
+    }
+    let output = command.output().unwrap();
     let report = format!(
         "{}{}",
         String::from_utf8_lossy(&output.stdout),
@@ -746,17 +754,7 @@ fn fold_js_agrees_with_the_rust_fold_after_every_event_of_random_games() {
 /// Melee's, and an unknown game is refused.
 #[test]
 fn the_shell_folds_the_table_level_events_and_each_game_only_its_own() {
-    let root = workspace();
-    let output = Process::new(node())
-        .arg(root.join("tests/fold/seam.js"))
-        .arg(root.join("server/web/fold.js"))
-        .output()
-        .unwrap();
-    let report = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(output.status.success(), "{report}");
+    let (passed, report) = run_node("tests/fold/seam.js", None);
+    assert!(passed, "{report}");
     assert!(report.contains("the seam holds"), "{report}");
 }

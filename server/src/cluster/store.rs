@@ -394,8 +394,8 @@ mod tests {
         id
     }
 
-    #[tokio::test(flavor = "multi_thread")]
-    async fn replay_retention_deletes_the_old_finished_games_nobody_runs() {
+    /// A one-server NATS and node "a" of a cluster on it (the server stops when dropped).
+    async fn one_node() -> (NatsCluster, Arc<Cluster>) {
         let nats = NatsCluster::start(1).await;
         let config = ServerConfig {
             node_id: Some("a".to_owned()),
@@ -405,6 +405,12 @@ mod tests {
         let cluster = Cluster::connect(&config, &nats.urls(), Arc::new(Metrics::default()))
             .await
             .unwrap();
+        (nats, cluster)
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn replay_retention_deletes_the_old_finished_games_nobody_runs() {
+        let (_nats, cluster) = one_node().await;
         let old = table(&cluster, Some(1_000), true).await;
         let recent = table(&cluster, Some(5_000), true).await;
         let still_open = table(&cluster, Some(1_000), false).await;
@@ -433,15 +439,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread")]
     async fn claiming_a_table_without_records_says_so() {
-        let nats = NatsCluster::start(1).await;
-        let config = ServerConfig {
-            node_id: Some("a".to_owned()),
-            cluster_replicas: 1,
-            ..ServerConfig::default()
-        };
-        let cluster = Cluster::connect(&config, &nats.urls(), Arc::new(Metrics::default()))
-            .await
-            .unwrap();
+        let (_nats, cluster) = one_node().await;
         // A directory entry naming this node, and no records in the journal stream.
         let table = TableId::new_random();
         let entry = DirEntry {
