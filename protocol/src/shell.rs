@@ -6,7 +6,9 @@
 
 use std::collections::BTreeMap;
 
+use crate::error::ErrorCode;
 use crate::event::Event;
+use crate::text::{self, TextError};
 use crate::types::{HostCall, PlayerId};
 
 /// Where the table is in its life.
@@ -190,4 +192,19 @@ impl SessionFacts {
 /// `living` players still in the game (more than half of them; the asker counts).
 pub fn resume_quorum(living: usize) -> usize {
     living / 2 + 1
+}
+
+/// The text a player sits down with, checked as `join` checks it (before anything about the
+/// table): his entropy, and his name, returned normalized. The server runs it before the
+/// password's hash too, so a bad name costs no hash.
+pub fn check_seat_text(name: &str, entropy: &str) -> Result<String, ErrorCode> {
+    // Published in `player_joined` and shown: the names' and chat's character rules.
+    text::check_entropy(entropy).map_err(|_| ErrorCode::BadText)?;
+    // Names are shown on every other player's screen: see `grand_melee_protocol::text`.
+    let name = text::normalize_name(name).map_err(TextError::code)?;
+    debug_assert!(name.chars().count() <= crate::limits::MAX_NAME_CHARS);
+    if text::is_reserved_name(&name) {
+        return Err(ErrorCode::ReservedName);
+    }
+    Ok(name)
 }

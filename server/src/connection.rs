@@ -834,7 +834,7 @@ async fn enter(
         *seat = Some(found);
     }
     if let Entry::Join { name, entropy, .. } = &entry {
-        grand_melee_protocol::rules::check_seat_text(name, entropy)?;
+        grand_melee_protocol::shell::check_seat_text(name, entropy)?;
     }
     let spectator = match entry {
         Entry::Watch => {

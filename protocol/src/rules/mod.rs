@@ -22,9 +22,7 @@ mod grand_melee;
 pub mod table;
 
 pub use crate::command::{Actor, Authority, Command};
-pub use crate::shell::{Presence, SessionFacts, Stage, resume_quorum};
+pub use crate::shell::{Presence, SessionFacts, Stage, check_seat_text, resume_quorum};
 pub use config::{ConfigError, RuleSet, SpellRange, TableConfig};
 pub(crate) use table::{LeagueSeats, TableParts};
-pub use table::{
-    Player, QuickStartError, ReplayError, Seat, Table, Turn, TurnState, check_seat_text,
-};
+pub use table::{Player, QuickStartError, ReplayError, Seat, Table, Turn, TurnState};

@@ -6,7 +6,7 @@
 //! the live state is built only by applying the events it returns, replaying those events on a
 //! new table gives the identical state.
 
-use crate::text::{self, TextError};
+use crate::text;
 use std::collections::BTreeMap;
 
 use super::config::{ConfigError, RuleSet, TableConfig};
@@ -16,7 +16,7 @@ use crate::error::ErrorCode;
 use crate::event::Event;
 use crate::league::{self, Bonus, SeatDeck};
 use crate::limits::{LETHAL_POISON, MAX_AMOUNT};
-use crate::shell::{SessionFacts, Stage};
+use crate::shell::{SessionFacts, Stage, check_seat_text};
 use crate::types::{
     EliminationCause, KeepReason, MulliganMode, Phase, PlayerId, PlayerStatus, RollResult, Ruling,
     SeatingMode, Standing, TurnEndReason, TurnId, TurnRemovalReason,
@@ -2082,19 +2082,4 @@ fn check_powers(power: u32, opposing: &[u32]) -> Result<(), ErrorCode> {
         return Err(ErrorCode::BadAmount);
     }
     Ok(())
-}
-
-/// The text a player sits down with, checked as `join` checks it (before anything about the
-/// table): his entropy, and his name, returned normalized. The server runs it before the
-/// password's hash too, so a bad name costs no hash.
-pub fn check_seat_text(name: &str, entropy: &str) -> Result<String, ErrorCode> {
-    // Published in `player_joined` and shown: the names' and chat's character rules.
-    text::check_entropy(entropy).map_err(|_| ErrorCode::BadText)?;
-    // Names are shown on every other player's screen: see `grand_melee_protocol::text`.
-    let name = text::normalize_name(name).map_err(TextError::code)?;
-    debug_assert!(name.chars().count() <= crate::limits::MAX_NAME_CHARS);
-    if text::is_reserved_name(&name) {
-        return Err(ErrorCode::ReservedName);
-    }
-    Ok(name)
 }
