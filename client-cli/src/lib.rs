@@ -4,10 +4,12 @@
 //! - [`cli`]: flags and subcommands (`list`, `create`, `join`, `resume`, `watch`, `replay`).
 //! - [`net`]: the WebSocket connection, `hello` and request/answer calls.
 //! - [`session`]: one seat at one table — sits down or resumes with the saved token, mirrors the
-//!   table with the protocol's one fold, [`Mirror`](grand_melee_protocol::Mirror) (a gap asks
-//!   for a snapshot), sends commands, and reconnects by itself with backoff.
+//!   table with the protocol's one fold, [`Mirror`](grand_melee_protocol::Mirror), of the
+//!   snapshot's game ([`games::GameMirror`]; a gap asks for a snapshot), sends commands, and
+//!   reconnects by itself with backoff.
 //! - [`command`]: the short commands a player types, parsed into requests.
 //! - [`describe`]: words for events and for the player's situation.
+//! - [`games`]: what each game gives the client (its mirror, …); the rest is the frame.
 //! - [`script`]: script mode (one line per event and per error).
 //! - [`tui`]: the full-screen terminal UI (ratatui).
 //! - [`replay`]: finished games: listing, export, and stepping through one in the watch view.
@@ -16,6 +18,7 @@
 pub mod cli;
 pub mod command;
 pub mod describe;
+pub mod games;
 pub mod league;
 pub mod net;
 pub mod replay;
