@@ -9,7 +9,9 @@
 //!   reconnects by itself with backoff.
 //! - [`command`]: the short commands a player types, parsed into requests.
 //! - [`describe`]: words for events and for the player's situation.
-//! - [`games`]: what each game gives the client (its mirror, …); the rest is the frame.
+//! - [`games`]: what each game gives the client (its mirror, its events' words, its commands,
+//!   the player's situation); the rest is the frame.
+//! - [`words`]: players written and read, shared by the frame and the games.
 //! - [`script`]: script mode (one line per event and per error).
 //! - [`tui`]: the full-screen terminal UI (ratatui).
 //! - [`replay`]: finished games: listing, export, and stepping through one in the watch view.
@@ -27,6 +29,7 @@ pub mod script;
 pub mod session;
 pub mod store;
 pub mod tui;
+pub mod words;
 
 use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};

@@ -15,14 +15,15 @@
 //! ```
 //!
 //! A `you …` line follows whenever the player's situation changes (see
-//! [`Situation::script`](crate::describe::Situation::script)).
+//! [`Situation::script`](crate::games::Situation::script)).
 
 use std::io::{self, Write};
 
 use grand_melee_protocol::{PlayerStatus, StageName, TableView, TurnStateName};
 
-use crate::command::HELP;
+use crate::command;
 use crate::describe::{self, list};
+use crate::games;
 use crate::safe;
 use crate::session::{Action, Frontend, Input, Note, State};
 
@@ -196,7 +197,7 @@ impl<W: Write + Send> Frontend for Script<W> {
                 self.line(&format!("reconnecting in={:.1}s", delay.as_secs_f64()))?;
             }
             Note::Help => {
-                for (usage, meaning) in HELP {
+                for (usage, meaning) in command::help(games::kind(state.view.as_ref())) {
                     self.line(&format!("help {usage} — {meaning}"))?;
                 }
             }

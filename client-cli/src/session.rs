@@ -20,7 +20,7 @@ use tokio_tungstenite::tungstenite::{self, Message};
 use crate::ClientError;
 use crate::command::{self, Command, with_id};
 use crate::describe;
-use crate::games::GameMirror;
+use crate::games::{self, GameMirror};
 use crate::net::{self, Conn, Ws};
 use crate::store::{SavedSeat, TokenStore};
 
@@ -100,9 +100,9 @@ impl State {
     }
 
     /// The player's situation.
-    pub fn situation(&self) -> Option<describe::Situation> {
+    pub fn situation(&self) -> Option<games::Situation> {
         let view = self.view.as_ref()?;
-        Some(describe::Situation::of(view, self.me))
+        games::Situation::of(view, self.me)
     }
 }
 

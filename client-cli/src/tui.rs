@@ -48,8 +48,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
-use crate::command::{HELP, complete};
-use crate::describe::{self, Situation, phase_words};
+use crate::command::{self, complete};
+use crate::describe;
+use crate::games::grand_melee::words::phase_words;
+use crate::games::{self, Urgency};
 use crate::safe::{guard, printable};
 use crate::session::{Action, Frontend, Input, Note, State};
 
@@ -811,7 +813,10 @@ fn render_header(frame: &mut Frame<'_>, area: Rect, state: &State, replay: Optio
             .bg(Color::Yellow)
             .add_modifier(Modifier::BOLD)
     };
-    let situation = Situation::of(view, state.me);
+    let situation = games::Situation::of(view, state.me);
+    let (urgency, text) = situation
+        .as_ref()
+        .map_or((Urgency::Calm, String::new()), |s| (s.urgency(), s.text()));
     let (second, second_style) = match replay {
         Some(text) => (
             format!(" {}", guard(text)),
@@ -819,22 +824,22 @@ fn render_header(frame: &mut Frame<'_>, area: Rect, state: &State, replay: Optio
                 .fg(Color::Cyan)
                 .add_modifier(Modifier::BOLD),
         ),
-        None => match situation {
-            Situation::YourTurn { .. } | Situation::MulliganDecide { .. } => (
-                format!("▶▶ {} ◀◀", situation.text()),
+        None => match urgency {
+            Urgency::Act => (
+                format!("▶▶ {text} ◀◀"),
                 Style::default()
                     .fg(Color::Black)
                     .bg(Color::LightGreen)
                     .add_modifier(Modifier::BOLD),
             ),
-            Situation::WaitingFor { .. } | Situation::MulliganWait { .. } => (
-                format!(" {}", situation.text()),
+            Urgency::Wait => (
+                format!(" {text}"),
                 Style::default()
                     .fg(Color::Yellow)
                     .add_modifier(Modifier::BOLD),
             ),
-            _ => (
-                format!(" {}", situation.text()),
+            Urgency::Calm => (
+                format!(" {text}"),
                 Style::default().add_modifier(Modifier::BOLD),
             ),
         },
@@ -1264,8 +1269,9 @@ fn overlay_lines(overlay: &Overlay, state: &State, width: usize) -> (String, Vec
     let title = match overlay {
         Overlay::Help => {
             text(&mut lines, "Commands".into(), bold);
-            let usage_width = HELP.iter().map(|(u, _)| u.width()).max().unwrap_or(0);
-            for (usage, meaning) in HELP {
+            let help = command::help(games::kind(state.view.as_ref()));
+            let usage_width = help.iter().map(|(u, _)| u.width()).max().unwrap_or(0);
+            for (usage, meaning) in help {
                 if usage_width + 2 + 20 <= width {
                     let pad = usage_width - usage.width();
                     let mut rows = wrap(meaning, width - usage_width - 2).into_iter();
@@ -1627,10 +1633,9 @@ impl<B: Backend> Tui<B> {
 
     /// Rings the bell when the player's turn or his mulligan decision has just come up.
     fn call_if_needed(&mut self, state: &State) {
-        let called = matches!(
-            state.situation(),
-            Some(Situation::YourTurn { .. } | Situation::MulliganDecide { .. })
-        );
+        let called = state
+            .situation()
+            .is_some_and(|s| s.urgency() == Urgency::Act);
         // The host is called too when a player calls him (a call he has not seen yet).
         let calls = state
             .view

@@ -1,16 +1,26 @@
 //! What a game gives the terminal client, and the one place the client picks it: the frame
-//! (connecting, seats, reconnecting, the log, chat, the shell's commands, replays' stepping)
-//! is the same for every game and reaches a game only through this module.
+//! (connecting, seats, reconnecting, the log, chat, the shell's commands, the status and title
+//! bars, the script mode's line format, replays' stepping) is the same for every game and
+//! reaches a game only through this module.
 //!
-//! A game gives: its mirror (a variant of [`GameMirror`], chosen by the snapshot's game), and
-//! its words, commands and panel. `ARCHITECTURE.md` ("How to add a
-//! game") lists the rest of what a new game touches.
+//! A game gives: its mirror (a variant of [`GameMirror`], chosen by the snapshot's game); the
+//! words of its own events ([`wording`]); its typed commands ([`parse`], [`help`], [`names`],
+//! [`arguments`]); and the player's situation ([`Situation`]). Each game is a module under
+//! `games/` (`grand_melee`: Grand Melee's). `ARCHITECTURE.md` ("How to add a game") lists the
+//! rest of what a new game touches.
 
-use grand_melee_protocol::{ApplyError, Event, GameKind, Mirror, TableView};
+pub mod grand_melee;
 
-/// The game a snapshot's table plays. Settings carry no `game` yet: every table is Grand
-/// Melee's (`game` absent means `grand_melee` on the wire).
-pub fn kind(view: &TableView) -> GameKind {
+use grand_melee_protocol::{
+    ApplyError, ClientMessage, Event, GameKind, Mirror, PlayerId, TableView,
+};
+
+use crate::words::{CommandError, Resolver, Wording};
+
+/// The game a table plays, from its snapshot (`None`: none yet, the default game). Settings
+/// carry no `game` yet: every table is Grand Melee's (`game` absent means `grand_melee` on the
+/// wire).
+pub fn kind(view: Option<&TableView>) -> GameKind {
     let _ = view;
     GameKind::default()
 }
@@ -28,7 +38,7 @@ impl GameMirror {
     /// A mirror of the table a `snapshot` shows, of the game it plays; a game this client does
     /// not know is [`ApplyError::Invalid`].
     pub fn of(snapshot: &TableView) -> Result<Self, ApplyError> {
-        match kind(snapshot) {
+        match kind(Some(snapshot)) {
             GameKind::GrandMelee => Ok(Self::GrandMelee(Mirror::of(snapshot)?)),
             _ => Err(ApplyError::Invalid("a game this client does not know")),
         }
@@ -60,5 +70,115 @@ impl GameMirror {
 impl From<Mirror> for GameMirror {
     fn from(mirror: Mirror) -> Self {
         Self::GrandMelee(mirror)
+    }
+}
+
+/// The words of a game's own event (every event that is not the table's: the frame words
+/// those), worded with the view as it was before it; `None` for an event no game here has
+/// words for (a newer server's).
+pub fn wording(event: &Event, view: &TableView) -> Option<Wording> {
+    grand_melee::words::wording(event, view)
+}
+
+/// A game's commands for `help`, each with its usage and meaning.
+#[derive(Debug, Clone, Copy)]
+pub struct Help {
+    /// The players' commands, first in `help`.
+    pub play: &'static [(&'static str, &'static str)],
+    /// The host's rulings, listed with the host's other commands.
+    pub host: &'static [(&'static str, &'static str)],
+}
+
+/// The commands of a game of `kind`.
+pub fn help(kind: GameKind) -> Help {
+    match kind {
+        GameKind::GrandMelee => grand_melee::commands::HELP,
+        _ => Help {
+            play: &[],
+            host: &[],
+        },
+    }
+}
+
+/// The first words of a game's commands, for completion.
+pub fn names(kind: GameKind) -> &'static [&'static str] {
+    match kind {
+        GameKind::GrandMelee => grand_melee::commands::NAMES,
+        _ => &[],
+    }
+}
+
+/// The words that complete the argument after a game's command `word`, if it takes one of a
+/// few words rather than a player.
+pub fn arguments(kind: GameKind, word: &str) -> Option<&'static [&'static str]> {
+    match kind {
+        GameKind::GrandMelee => grand_melee::commands::arguments(word),
+        _ => None,
+    }
+}
+
+/// Parses a game's command whose first word (lower-cased) is `word`, the players named by
+/// `resolve`: `Ok(None)` if the game has no such command.
+pub fn parse(
+    kind: GameKind,
+    word: &str,
+    words: &[&str],
+    rest: &str,
+    resolve: &Resolver<'_>,
+) -> Result<Option<ClientMessage>, CommandError> {
+    match kind {
+        GameKind::GrandMelee => grand_melee::commands::parse(word, words, rest, resolve),
+        _ => Ok(None),
+    }
+}
+
+/// How pressing the player's situation is: the header's colour and the terminal's bell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Urgency {
+    /// The player is to act now (his turn, his decision): the bell rings when it comes up.
+    Act,
+    /// The player waits for someone else to act.
+    Wait,
+    /// Nothing is pressing.
+    Calm,
+}
+
+/// Where the player stands right now, in the game his table plays.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Situation {
+    /// At a Grand Melee table.
+    GrandMelee(grand_melee::Situation),
+}
+
+impl Situation {
+    /// The situation of `me` (`None` for a spectator) at the table `view` shows (`None` at
+    /// a game this client does not know).
+    pub fn of(view: &TableView, me: Option<PlayerId>) -> Option<Self> {
+        match kind(Some(view)) {
+            GameKind::GrandMelee => Some(Self::GrandMelee(grand_melee::Situation::of(view, me))),
+            _ => None,
+        }
+    }
+
+    /// The script-mode words (after `you `).
+    pub fn script(&self) -> String {
+        match self {
+            Self::GrandMelee(situation) => situation.script(),
+        }
+    }
+
+    /// The words for the terminal UI.
+    pub fn text(&self) -> String {
+        match self {
+            Self::GrandMelee(situation) => situation.text(),
+        }
+    }
+
+    /// How pressing it is.
+    pub fn urgency(&self) -> Urgency {
+        match self {
+            Self::GrandMelee(situation) => situation.urgency(),
+        }
     }
 }
