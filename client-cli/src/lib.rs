@@ -13,13 +13,15 @@
 //!   the player's situation); the rest is the frame.
 //! - [`words`]: players written and read, shared by the frame and the games.
 //! - [`script`]: script mode (one line per event and per error).
-//! - [`tui`]: the full-screen terminal UI (ratatui).
+//! - [`tui`]: the full-screen terminal UI (ratatui); [`draw`]: its drawing helpers, shared
+//!   with the games' panels.
 //! - [`replay`]: finished games: listing, export, and stepping through one in the watch view.
 //! - [`store`]: saved seat tokens.
 
 pub mod cli;
 pub mod command;
 pub mod describe;
+pub mod draw;
 pub mod games;
 pub mod league;
 pub mod net;

@@ -5,7 +5,8 @@
 //!
 //! A game gives: its mirror (a variant of [`GameMirror`], chosen by the snapshot's game); the
 //! words of its own events ([`wording`]); its typed commands ([`parse`], [`help`], [`names`],
-//! [`arguments`]); and the player's situation ([`Situation`]). Each game is a module under
+//! [`arguments`]); the player's situation ([`Situation`]); and its [`Panel`] in the
+//! full-screen UI. Each game is a module under
 //! `games/` (`grand_melee`: Grand Melee's). `ARCHITECTURE.md` ("How to add a game") lists the
 //! rest of what a new game touches.
 
@@ -14,6 +15,8 @@ pub mod grand_melee;
 use grand_melee_protocol::{
     ApplyError, ClientMessage, Event, GameKind, Mirror, PlayerId, TableView,
 };
+use ratatui::Frame;
+use ratatui::layout::Rect;
 
 use crate::words::{CommandError, Resolver, Wording};
 
@@ -180,5 +183,48 @@ impl Situation {
         match self {
             Self::GrandMelee(situation) => situation.urgency(),
         }
+    }
+}
+
+/// What a game draws in the full-screen UI: the middle panel beside (or above) the log, and
+/// the game's facts on the frame's bars and in `status`. The frame lays the screen out around
+/// the panel's sizes.
+pub trait Panel: Sync {
+    /// The narrowest width the panel needs for `seats` seats, and its rows there.
+    fn min_size(&self, seats: usize) -> (usize, usize);
+    /// Whether the panel can be drawn `width` columns wide at all.
+    fn fits_width(&self, width: usize) -> bool;
+    /// The rows the panel takes for `seats` seats in `width` columns (`full`: with room to
+    /// spare, its roomier form).
+    fn rows(&self, seats: usize, width: usize, full: bool) -> usize;
+    /// Draws the panel in `area` for the player `me` (`None`: a spectator), with a title row if
+    /// `titled`.
+    fn render(
+        &self,
+        frame: &mut Frame<'_>,
+        area: Rect,
+        view: &TableView,
+        me: Option<PlayerId>,
+        titled: bool,
+    );
+    /// The table's facts on the title bar (after its name and stage).
+    fn header_facts(&self, view: &TableView) -> String;
+    /// The table's facts in `status`'s first line (after its name and stage).
+    fn status_facts(&self, view: &TableView) -> String;
+    /// The player's own line under the situation (`None`: he has no seat).
+    fn you_line(&self, view: &TableView, me: Option<PlayerId>, width: usize) -> Option<String>;
+    /// What the panel's marks mean, for `help`: a title and the marks, separated by ` · `.
+    fn legend(&self) -> (&'static str, &'static str);
+    /// `status`'s lines for the seats (and what the player `me` may do).
+    fn status_lines(&self, view: &TableView, me: Option<PlayerId>) -> Vec<String>;
+    /// Whether the log shows `event` (one of the game's own) as a milestone.
+    fn milestone(&self, event: &Event) -> bool;
+}
+
+/// The panel of a game of `kind` (`None`: a game this client does not know).
+pub fn panel(kind: GameKind) -> Option<&'static dyn Panel> {
+    match kind {
+        GameKind::GrandMelee => Some(&grand_melee::GrandMelee),
+        _ => None,
     }
 }
