@@ -109,25 +109,21 @@ pub struct Screen {
     pub replay: Option<String>,
 }
 
-/// Commands that cannot be undone, asked for twice.
-const CONFIRM: &[(&str, &str)] = &[
-    (
-        "concede",
-        "Concede? You leave the game for good and cannot come back.",
-    ),
-    (
-        "leave",
-        "Leave? You give up your seat (in a game it is kept, as if you had quit).",
-    ),
-    (
-        "extra",
-        "Take an extra turn after this one? Only when a card gives you one (Time Walk…).",
-    ),
-    (
-        "roll",
-        "Roll the d20 for this attack? The roll is final and everyone sees it.",
-    ),
-];
+/// The table's commands that cannot be undone, asked for twice (the game adds its own:
+/// [`games::confirm`]).
+const CONFIRM: &[(&str, &str)] = &[(
+    "leave",
+    "Leave? You give up your seat (in a game it is kept, as if you had quit).",
+)];
+
+/// The question asked before the command whose first word is `first`, if it cannot be undone.
+fn confirmation(state: &State, first: &str) -> Option<&'static str> {
+    CONFIRM
+        .iter()
+        .chain(games::confirm(games::kind(state.view.as_ref())))
+        .find(|(word, _)| first.eq_ignore_ascii_case(word))
+        .map(|(_, question)| *question)
+}
 
 impl Screen {
     /// An empty screen.
@@ -380,10 +376,7 @@ impl Screen {
                 }
                 self.message = None;
                 let first = line.split_whitespace().next().unwrap_or("");
-                if CONFIRM
-                    .iter()
-                    .any(|(word, _)| first.eq_ignore_ascii_case(word))
-                {
+                if confirmation(state, first).is_some() {
                     self.open(Overlay::Confirm(line));
                     return None;
                 }
@@ -413,13 +406,13 @@ fn rejection(code: ErrorCode, command: &str, message: &str) -> String {
 /// The command line of the replay view.
 const REPLAY_KEYS: &str = "→/n next · ←/p back · PgDn/PgUp 10 events · Home/End start/end · q quit";
 
-/// Rows above the ring: the table, the situation, the player.
+/// Rows above the game's panel: the table, the situation, the player.
 const HEADER: u16 = 3;
 /// Rows below: the message and the command line.
 const FOOTER: u16 = 2;
 /// The fewest rows of log (and its title) worth showing.
 const MIN_LOG: u16 = 4;
-/// Terminals at least this wide get the ring on the left, log and chat on the right.
+/// Terminals at least this wide get the game's panel on the left, log and chat on the right.
 const WIDE: u16 = 110;
 /// The narrowest the UI gets.
 const MIN_WIDTH: u16 = 40;
@@ -473,13 +466,13 @@ pub fn render(frame: &mut Frame<'_>, screen: &Screen, state: &State) {
     let input = Rect::new(area.x, area.bottom() - 1, area.width, 1);
     render_header(frame, header, state, screen.replay.as_deref());
     if middle.width >= WIDE {
-        // The ring on the left, log and chat on the right.
-        let ring_width = middle.width * 58 / 100;
-        let ring = Rect::new(middle.x, middle.y, ring_width, middle.height);
+        // The game's panel on the left, log and chat on the right.
+        let board_width = middle.width * 58 / 100;
+        let board = Rect::new(middle.x, middle.y, board_width, middle.height);
         let side = Rect::new(
-            middle.x + ring_width + 1,
+            middle.x + board_width + 1,
             middle.y,
-            middle.width - ring_width - 1,
+            middle.width - board_width - 1,
             middle.height,
         );
         let log_height = (side.height * 65 / 100).max(MIN_LOG);
@@ -490,34 +483,34 @@ pub fn render(frame: &mut Frame<'_>, screen: &Screen, state: &State) {
             side.width,
             side.height - log_height,
         );
-        render_panel(frame, ring, state, panel, true);
+        render_panel(frame, board, state, panel, true);
         render_log(frame, log, screen, false);
         render_chat(frame, chat, screen);
     } else {
-        // The ring across the screen, as few rows as it can; the log (with the chat) under it.
-        // Full cells (a longer name, the phase in words) when they leave the log 8 rows.
+        // The game's panel across the screen, as few rows as it can; the log (with the chat)
+        // under it. Its roomier form when that leaves the log 8 rows.
         let rows = |full: bool| {
             let rows = panel.map_or(0, |p| p.rows(seats, usize::from(middle.width), full));
             u16::try_from(rows).unwrap_or(u16::MAX)
         };
         let full_rows = rows(true);
-        let ring_rows = if middle.height.saturating_sub(full_rows + 1) >= 8 {
+        let board_rows = if middle.height.saturating_sub(full_rows + 1) >= 8 {
             full_rows
         } else {
             rows(false)
         };
-        let spare = middle.height.saturating_sub(ring_rows + MIN_LOG);
-        // A title over the ring when there is a row to spare for it.
+        let spare = middle.height.saturating_sub(board_rows + MIN_LOG);
+        // A title over the panel when there is a row to spare for it.
         let titled = spare > 2;
-        let ring_height = ring_rows + u16::from(titled);
-        let ring = Rect::new(middle.x, middle.y, middle.width, ring_height);
+        let board_height = board_rows + u16::from(titled);
+        let board = Rect::new(middle.x, middle.y, middle.width, board_height);
         let log = Rect::new(
             middle.x,
-            middle.y + ring_height,
+            middle.y + board_height,
             middle.width,
-            middle.height - ring_height,
+            middle.height - board_height,
         );
-        render_panel(frame, ring, state, panel, titled);
+        render_panel(frame, board, state, panel, titled);
         render_log(frame, log, screen, true);
     }
     if let Some((bad, text)) = &screen.message {
@@ -887,10 +880,7 @@ fn overlay_lines(overlay: &Overlay, state: &State, width: usize) -> (String, Vec
         }
         Overlay::Confirm(line) => {
             let first = line.split_whitespace().next().unwrap_or("").to_lowercase();
-            let question = CONFIRM
-                .iter()
-                .find(|(word, _)| *word == first)
-                .map_or("Are you sure?", |(_, q)| q);
+            let question = confirmation(state, &first).unwrap_or("Are you sure?");
             text(&mut lines, question.to_owned(), bold);
             text(&mut lines, String::new(), dim);
             text(
@@ -904,8 +894,8 @@ fn overlay_lines(overlay: &Overlay, state: &State, width: usize) -> (String, Vec
     (title, lines)
 }
 
-/// `status` for people: the table, then one line per seat as the ring numbers them, then the
-/// player's range and situation.
+/// `status` for people: the table, then the game's lines for its seats (and the player's range),
+/// then his situation.
 pub fn status_words(state: &State) -> Vec<(String, Style)> {
     let plain = Style::default();
     let Some(view) = &state.view else {

@@ -111,6 +111,24 @@ pub fn names(kind: GameKind) -> &'static [&'static str] {
     }
 }
 
+/// A game's commands that cannot be undone (by first word), with the question the full-screen
+/// UI asks before sending one.
+pub fn confirm(kind: GameKind) -> &'static [(&'static str, &'static str)] {
+    match kind {
+        GameKind::GrandMelee => grand_melee::commands::CONFIRM,
+        _ => &[],
+    }
+}
+
+/// The script mode's `status` lines for the seats (and what the player `me` may do), in the
+/// game's words.
+pub fn status_lines(kind: GameKind, view: &TableView, me: Option<PlayerId>) -> Vec<String> {
+    match kind {
+        GameKind::GrandMelee => grand_melee::status::script_lines(view, me),
+        _ => Vec::new(),
+    }
+}
+
 /// The words that complete the argument after a game's command `word`, if it takes one of a
 /// few words rather than a player.
 pub fn arguments(kind: GameKind, word: &str) -> Option<&'static [&'static str]> {
@@ -226,5 +244,99 @@ pub fn panel(kind: GameKind) -> Option<&'static dyn Panel> {
     match kind {
         GameKind::GrandMelee => Some(&grand_melee::GrandMelee),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use grand_melee_protocol::{Settings, TableId};
+
+    use super::*;
+    use crate::command::{self, Command};
+
+    /// The frame's modules, before their tests: what they may not name.
+    const FRAME: &[(&str, &str)] = &[
+        ("command.rs", include_str!("../command.rs")),
+        ("describe.rs", include_str!("../describe.rs")),
+        ("draw.rs", include_str!("../draw.rs")),
+        ("replay.rs", include_str!("../replay.rs")),
+        ("script.rs", include_str!("../script.rs")),
+        ("session.rs", include_str!("../session.rs")),
+        ("tui.rs", include_str!("../tui.rs")),
+    ];
+
+    #[test]
+    fn the_frame_names_no_concept_of_grand_melee() {
+        // Grand Melee's state and rules: its view's fields and types, its commands' words.
+        let concepts = [
+            "life",
+            "poison",
+            "sphere",
+            "attack",
+            "spell_range",
+            "may_target",
+            "mulligan_deciders",
+            "turn_of",
+            "Phase",
+            "TurnStateName",
+            "PlayerStatus",
+            "Ruling",
+            "LEGEND",
+        ];
+        for (file, source) in FRAME {
+            let code = source.split("#[cfg(test)]").next().unwrap_or_default();
+            for (n, line) in code.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or_default();
+                for concept in concepts {
+                    assert!(
+                        !code.contains(concept),
+                        "{file}:{}: `{concept}` is Grand Melee's: {line}",
+                        n + 1
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_command_in_help_and_completion_reaches_the_frame_or_the_game() {
+        let view = TableView::new(TableId::nil(), "t", Settings::default());
+        let kind = kind(Some(&view));
+        let help = command::help(kind);
+        let game = super::help(kind);
+        assert_eq!(
+            help.len(),
+            game.play.len() + game.host.len() + 18,
+            "the game's commands and the table's, each once"
+        );
+        for name in names(kind) {
+            // Each of the game's first words is parsed by the game, through the frame: a
+            // request or a usage error, never an unknown command.
+            let parsed = command::parse(name, Some(&view), Some(0));
+            assert!(
+                !matches!(parsed, Err(CommandError::UnknownCommand(_))),
+                "{name}: {parsed:?}"
+            );
+            assert!(
+                help.iter()
+                    .any(|(usage, _)| usage.split(' ').next() == Some(name)),
+                "{name} has no line in help"
+            );
+        }
+        assert_eq!(
+            command::parse("end", Some(&view), Some(0)),
+            Ok(Some(Command::Request(ClientMessage::EndTurn { id: 0 })))
+        );
+        assert_eq!(
+            command::parse("say hi", Some(&view), Some(0)),
+            Ok(Some(Command::Request(ClientMessage::Chat {
+                id: 0,
+                text: "hi".into()
+            })))
+        );
+        assert!(matches!(
+            command::parse("fly", Some(&view), Some(0)),
+            Err(CommandError::UnknownCommand(word)) if word == "fly"
+        ));
     }
 }

@@ -63,6 +63,22 @@ pub const HELP: Help = Help {
     ],
 };
 
+/// The commands that cannot be undone, with the question the full-screen UI asks first.
+pub const CONFIRM: &[(&str, &str)] = &[
+    (
+        "concede",
+        "Concede? You leave the game for good and cannot come back.",
+    ),
+    (
+        "extra",
+        "Take an extra turn after this one? Only when a card gives you one (Time Walk…).",
+    ),
+    (
+        "roll",
+        "Roll the d20 for this attack? The roll is final and everyone sees it.",
+    ),
+];
+
 /// The first words of the commands, for completion.
 pub const NAMES: &[&str] = &[
     "attack", "concede", "counter", "damage", "end", "extra", "keep", "life", "mulligan", "phase",

@@ -1,10 +1,12 @@
 //! Grand Melee, as the terminal client shows and plays it: its words for its events
 //! ([`words`]), the player's situation ([`situation`]) and its typed commands ([`commands`]) and
-//! its panel in the full-screen UI ([`panel`]: the ring).
+//! its panel in the full-screen UI ([`panel`]: the ring); its seats in script mode's
+//! `status` ([`status`]).
 
 pub mod commands;
 pub mod panel;
 pub mod situation;
+pub mod status;
 pub mod words;
 
 pub use situation::Situation;
