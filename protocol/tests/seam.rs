@@ -15,8 +15,8 @@ use grand_melee_protocol::session::{Effect, Session, Timing};
 use grand_melee_protocol::shell::{SessionFacts, Stage};
 use grand_melee_protocol::{
     ApplyError, ClientMessage, EliminationCause, ErrorCode, Event, Expiry, Mirror, PlayerId,
-    PlayerStatus, PlayerView, Ruling, SeatToken, Settings, StageName, Standing, TableId, TableView,
-    TurnEndReason, TurnId, TurnStateName, TurnView, stage_name,
+    PlayerStatus, PlayerView, Ruling, SeatToken, Settings, StageName, Standing, TableId,
+    TableView, TurnEndReason, TurnId, TurnStateName, TurnView, stage_name,
 };
 
 /// One turn goes round the ring; `end_turn` passes it on, the clock passes it on too; a
