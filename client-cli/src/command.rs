@@ -1,71 +1,18 @@
-//! The short commands a player types (`end`, `attack Ben 3`, `life -2`, …), parsed into
-//! protocol requests.
+//! The short commands a player types, parsed into protocol requests: the table's own here
+//! (`say`, `start`, `kick`, `pause`, …), then the game's ([`games::parse`]: `end`,
+//! `attack Ben 3`, `life -2`, … at a Grand Melee table).
 //!
 //! A player is named by his name (case does not matter; a unique prefix is enough; names with
 //! spaces are matched word by word), by his seat number as the ring shows it (his player id
 //! in the lobby), by `#id` for his player id, or by `me`.
 
-use grand_melee_protocol::{
-    ClientMessage, Phase, PlayerId, Ruling, SeatingMode, StageName, TableView,
-};
+use std::sync::LazyLock;
 
-/// Why a typed line was not understood; its text is what the player reads.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CommandError {
-    /// The command's words do not fit its form; holds the form.
-    #[error("usage: {0}")]
-    Usage(&'static str),
-    /// `mute` or `unmute` (as typed) without whom.
-    #[error("usage: {0} <who>|spectators")]
-    MuteUsage(String),
-    #[error("unknown command `{0}`; type `help` for the list")]
-    UnknownCommand(String),
-    #[error("`{0}` is not an amount")]
-    NotAnAmount(String),
-    #[error("`{0}` is not a change like +3 or -2")]
-    NotAChange(String),
-    #[error("`{0}` is not a life total")]
-    NotALifeTotal(String),
-    #[error("unknown phase `{0}`: beginning, main1, combat, main2, end or next")]
-    UnknownPhase(String),
-    /// `phase next` without a turn of one's own running.
-    #[error("you have no running turn")]
-    NoRunningTurn,
-    /// `phase next` in the turn's last phase.
-    #[error("your turn is already in its last phase")]
-    LastPhase,
-    /// Words left over after the player they named.
-    #[error("unexpected `{0}`")]
-    Unexpected(String),
-    #[error("name a player (name, seat number, #id or me)")]
-    NoPlayerNamed,
-    /// A player was named before the table's first snapshot.
-    #[error("no table yet")]
-    NoTable,
-    /// `me` from a spectator.
-    #[error("you have no seat")]
-    NoSeat,
-    #[error("`{0}` is not a player id")]
-    NotAPlayerId(String),
-    #[error("no player #{0}")]
-    NoPlayerId(PlayerId),
-    #[error("no seat {0}")]
-    NoSuchSeat(u16),
-    #[error("no player called `{0}`")]
-    NoSuchName(String),
-    /// A start of a name that several players' names have.
-    #[error("`{typed}` could be {}", quoted_names(.names))]
-    Ambiguous { typed: String, names: Vec<String> },
-}
+use grand_melee_protocol::{ClientMessage, GameKind, PlayerId, SeatingMode, TableView};
 
-/// Names, each quoted, separated by commas.
-fn quoted_names(names: &[String]) -> String {
-    names
-        .iter()
-        .map(|name| crate::safe::quoted(name))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
+use crate::games;
+pub use crate::words::CommandError;
+use crate::words::Resolver;
 
 /// What a typed line asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,38 +27,8 @@ pub enum Command {
     Request(ClientMessage),
 }
 
-/// Every command with its usage and meaning, for `help` and completion.
-pub const HELP: &[(&str, &str)] = &[
-    ("end", "end your running turn (it passes to the left)"),
-    (
-        "phase <name>|next",
-        "move your turn to beginning, main1, combat, main2 or end",
-    ),
-    (
-        "attack <who> [damage] [poison]",
-        "attack a player in range (combat only)",
-    ),
-    (
-        "damage <who> <n>",
-        "deal n damage to a player in range (a spell or ability)",
-    ),
-    ("life ±n", "gain or lose life, e.g. `life -3`, `life +2`"),
-    ("poison ±n", "add or remove your poison counters"),
-    ("keep", "keep your hand (mulligan stage)"),
-    ("mulligan", "Paris mulligan: redraw one card fewer"),
-    ("concede", "leave the game"),
-    (
-        "extra",
-        "take an extra turn after this one (Time Walk and friends)",
-    ),
-    (
-        "roll <who> <power> [blocker powers…]",
-        "Combat with Dice: roll for an attacking creature (no blockers: undefended)",
-    ),
-    (
-        "counter <who> <your power> <their power>",
-        "Combat with Dice: your blocker strikes back at the attacker",
-    ),
+/// The table's own commands in `help`, after the game's own: chat, status and the lobby's.
+const TABLE_HELP: &[(&str, &str)] = &[
     ("say <text>", "chat with the table"),
     ("status", "show every seat and your situation"),
     ("snapshot", "ask the server for a fresh copy of the table"),
@@ -127,24 +44,11 @@ pub const HELP: &[(&str, &str)] = &[
         "first <who>",
         "league table: the deck furthest behind chooses who plays first",
     ),
-    (
-        "rule eliminate <who>[, <who>…]",
-        "host: eliminate players together",
-    ),
-    ("rule life <who> <n>", "host: set a player's life total"),
-    (
-        "rule poison <who> <n>",
-        "host: set a player's poison counters",
-    ),
-    ("rule end <who>", "host: end a player's running turn"),
-    (
-        "rule extra <who>",
-        "host: a player takes an extra turn (after his current one, or before his next)",
-    ),
-    (
-        "rule keep <who>",
-        "host: keep the hand of the player whose mulligan decision it is",
-    ),
+];
+
+/// The host's commands every table has, and leaving, last in `help` (after the game's
+/// rulings).
+const SHELL_HELP: &[(&str, &str)] = &[
     ("pause / unpause", "host: pause or resume the whole table"),
     (
         "adjourn",
@@ -177,33 +81,30 @@ pub const HELP: &[(&str, &str)] = &[
     ("help", "this list"),
 ];
 
-/// The first words of every command, for completion.
-pub const NAMES: &[&str] = &[
+/// Every command of a table of `kind` with its usage and meaning, for `help`: the game's own,
+/// the table's, the game's host rulings, then the host's and leaving.
+pub fn help(kind: GameKind) -> Vec<(&'static str, &'static str)> {
+    let game = games::help(kind);
+    [game.play, TABLE_HELP, game.host, SHELL_HELP].concat()
+}
+
+/// The commands of a table before a snapshot says its game: the default game's.
+pub static HELP: LazyLock<Vec<(&str, &str)>> = LazyLock::new(|| help(GameKind::default()));
+
+/// The first words of the table's own commands, for completion (the game adds its own).
+const NAMES: &[&str] = &[
     "adjourn",
     "answer",
-    "attack",
     "call",
-    "concede",
-    "counter",
-    "damage",
-    "end",
-    "extra",
     "first",
     "help",
     "host",
-    "keep",
     "kick",
     "leave",
-    "life",
-    "mulligan",
     "mute",
     "pause",
-    "phase",
-    "poison",
     "quit",
     "resume-game",
-    "roll",
-    "rule",
     "say",
     "snapshot",
     "start",
@@ -224,46 +125,13 @@ pub fn parse(
     };
     let words: Vec<&str> = rest.split_whitespace().collect();
     let resolve = Resolver { view, me };
+    let kind = games::kind(view);
     let request = match word.to_ascii_lowercase().as_str() {
         "help" | "?" => return Ok(Some(Command::Help)),
         "status" | "who" => return Ok(Some(Command::Status)),
         "quit" | "exit" => return Ok(Some(Command::Quit)),
         "snapshot" | "refresh" => ClientMessage::Snapshot { id: 0 },
         "leave" => ClientMessage::Leave { id: 0 },
-        "end" | "done" | "pass" => ClientMessage::EndTurn { id: 0 },
-        "keep" => ClientMessage::Keep { id: 0 },
-        "mulligan" | "mull" => ClientMessage::Mulligan { id: 0 },
-        "concede" => ClientMessage::Concede { id: 0 },
-        "extra" | "extra-turn" => ClientMessage::ExtraTurn { id: 0 },
-        "roll" => {
-            let (defender, rest) = resolve.take(&words)?;
-            let Some((power, blockers)) = rest.split_first() else {
-                return Err(CommandError::Usage("roll <who> <power> [blocker powers…]"));
-            };
-            ClientMessage::AttackRoll {
-                id: 0,
-                defender,
-                attacker_power: amount(power)?,
-                blocker_powers: blockers
-                    .iter()
-                    .map(|b| amount(b))
-                    .collect::<Result<_, _>>()?,
-            }
-        }
-        "counter" => {
-            let (attacker, rest) = resolve.take(&words)?;
-            let [mine, theirs] = rest else {
-                return Err(CommandError::Usage(
-                    "counter <who> <your power> <their power>",
-                ));
-            };
-            ClientMessage::CounterRoll {
-                id: 0,
-                attacker,
-                blocker_power: amount(mine)?,
-                attacker_power: amount(theirs)?,
-            }
-        }
         "pause" => ClientMessage::Pause {
             id: 0,
             paused: true,
@@ -307,61 +175,6 @@ pub fn parse(
                 Some(resolve.whole(&words)?)
             },
         },
-        "phase" => {
-            let [name] = words[..] else {
-                return Err(CommandError::Usage(
-                    "phase <beginning|main1|combat|main2|end|next>",
-                ));
-            };
-            ClientMessage::SetPhase {
-                id: 0,
-                phase: parse_phase(name, view, me)?,
-            }
-        }
-        "attack" | "a" => {
-            let (target, rest) = resolve.take(&words)?;
-            let (damage, poison) = match rest {
-                [] => (0, 0),
-                [d] => (amount(d)?, 0),
-                [d, p] => (amount(d)?, amount(p)?),
-                _ => return Err(CommandError::Usage("attack <who> [damage] [poison]")),
-            };
-            ClientMessage::Attack {
-                id: 0,
-                target,
-                damage,
-                poison,
-            }
-        }
-        "damage" | "dmg" => {
-            let (target, rest) = resolve.take(&words)?;
-            let [n] = rest else {
-                return Err(CommandError::Usage("damage <who> <n>"));
-            };
-            ClientMessage::DealDamage {
-                id: 0,
-                target,
-                amount: amount(n)?,
-            }
-        }
-        "life" => {
-            let [n] = words[..] else {
-                return Err(CommandError::Usage("life ±n (for instance `life -3`)"));
-            };
-            ClientMessage::ChangeLife {
-                id: 0,
-                delta: delta(n)?,
-            }
-        }
-        "poison" => {
-            let [n] = words[..] else {
-                return Err(CommandError::Usage("poison ±n (for instance `poison +1`)"));
-            };
-            ClientMessage::ChangePoison {
-                id: 0,
-                delta: delta(n)?,
-            }
-        }
         "kick" => {
             let (who, ban) = match words.split_last() {
                 Some((last, who)) if last.eq_ignore_ascii_case("ban") && !who.is_empty() => {
@@ -392,13 +205,10 @@ pub fn parse(
             id: 0,
             player: resolve.whole(&words)?,
         },
-        "rule" | "ruling" => ClientMessage::Ruling {
-            id: 0,
-            ruling: parse_ruling(&words, rest, &resolve)?,
+        other => match games::parse(kind, other, &words, rest, &resolve)? {
+            Some(request) => request,
+            None => return Err(CommandError::UnknownCommand(other.to_owned())),
         },
-        other => {
-            return Err(CommandError::UnknownCommand(other.to_owned()));
-        }
     };
     Ok(Some(Command::Request(request)))
 }
@@ -457,201 +267,6 @@ fn parse_start(
     })
 }
 
-fn parse_ruling(
-    words: &[&str],
-    rest: &str,
-    resolve: &Resolver<'_>,
-) -> Result<Ruling, CommandError> {
-    const USAGE: &str = "rule eliminate <who>[, <who>…] | rule life <who> <n> | rule poison <who> <n> | rule end <who> | rule extra <who> | rule keep <who>";
-    let Some((&kind, args)) = words.split_first() else {
-        return Err(CommandError::Usage(USAGE));
-    };
-    match kind.to_ascii_lowercase().as_str() {
-        "eliminate" | "elim" | "out" => {
-            let after = rest
-                .split_once(char::is_whitespace)
-                .map_or("", |(_, a)| a.trim());
-            let mut players = Vec::new();
-            if after.contains(',') {
-                for part in after.split(',') {
-                    let part: Vec<&str> = part.split_whitespace().collect();
-                    players.push(resolve.whole(&part)?);
-                }
-            } else {
-                let mut left = args;
-                while !left.is_empty() {
-                    let (player, rest) = resolve.take(left)?;
-                    players.push(player);
-                    left = rest;
-                }
-            }
-            if players.is_empty() {
-                return Err(CommandError::Usage(USAGE));
-            }
-            Ok(Ruling::Eliminate { players })
-        }
-        "life" => {
-            let (player, rest) = resolve.take(args)?;
-            let [n] = rest else {
-                return Err(CommandError::Usage("rule life <who> <n>"));
-            };
-            let life = n
-                .parse::<i32>()
-                .map_err(|_| CommandError::NotALifeTotal((*n).to_owned()))?;
-            Ok(Ruling::SetLife { player, life })
-        }
-        "poison" => {
-            let (player, rest) = resolve.take(args)?;
-            let [n] = rest else {
-                return Err(CommandError::Usage("rule poison <who> <n>"));
-            };
-            Ok(Ruling::SetPoison {
-                player,
-                poison: amount(n)?,
-            })
-        }
-        "end" => Ok(Ruling::EndTurn {
-            player: resolve.whole(args)?,
-        }),
-        "keep" => Ok(Ruling::Keep {
-            player: resolve.whole(args)?,
-        }),
-        "extra" => Ok(Ruling::ExtraTurn {
-            player: resolve.whole(args)?,
-        }),
-        _ => Err(CommandError::Usage(USAGE)),
-    }
-}
-
-fn parse_phase(
-    name: &str,
-    view: Option<&TableView>,
-    me: Option<PlayerId>,
-) -> Result<Phase, CommandError> {
-    let lower = name.to_ascii_lowercase();
-    // A unique start of a phase's name is enough (`co` for combat).
-    let named = PHASES
-        .iter()
-        .filter(|p| p.starts_with(lower.as_str()))
-        .collect::<Vec<_>>();
-    let lower = match named[..] {
-        [one] => (*one).to_owned(),
-        _ => lower,
-    };
-    Ok(match lower.as_str() {
-        "beginning" | "begin" | "upkeep" | "draw" => Phase::Beginning,
-        "main" | "main1" | "precombat" | "precombat_main" => Phase::PrecombatMain,
-        "combat" | "attack" => Phase::Combat,
-        "main2" | "postcombat" | "postcombat_main" => Phase::PostcombatMain,
-        "end" | "ending" | "cleanup" => Phase::Ending,
-        "next" => {
-            let current = view
-                .zip(me)
-                .and_then(|(v, me)| v.turn_of(me))
-                .and_then(|t| t.phase)
-                .ok_or(CommandError::NoRunningTurn)?;
-            current.next().ok_or(CommandError::LastPhase)?
-        }
-        other => {
-            return Err(CommandError::UnknownPhase(other.to_owned()));
-        }
-    })
-}
-
-/// A non-negative amount.
-fn amount(text: &str) -> Result<u32, CommandError> {
-    text.trim_start_matches('+')
-        .parse()
-        .map_err(|_| CommandError::NotAnAmount(text.to_owned()))
-}
-
-/// A signed change: `+3`, `-2` or `3`.
-fn delta(text: &str) -> Result<i32, CommandError> {
-    text.trim_start_matches('+')
-        .parse()
-        .map_err(|_| CommandError::NotAChange(text.to_owned()))
-}
-
-/// Names players from what was typed.
-struct Resolver<'a> {
-    view: Option<&'a TableView>,
-    me: Option<PlayerId>,
-}
-
-impl Resolver<'_> {
-    /// The player named by all of `words`.
-    fn whole(&self, words: &[&str]) -> Result<PlayerId, CommandError> {
-        match self.take(words)? {
-            (player, []) => Ok(player),
-            (_, rest) => Err(CommandError::Unexpected(rest.join(" "))),
-        }
-    }
-
-    /// The player named by the first words, and the words after.
-    fn take<'w>(&self, words: &'w [&'w str]) -> Result<(PlayerId, &'w [&'w str]), CommandError> {
-        let Some(first) = words.first() else {
-            return Err(CommandError::NoPlayerNamed);
-        };
-        let view = self.view.ok_or(CommandError::NoTable)?;
-        // The longest run of words that is exactly someone's name.
-        for k in (1..=words.len()).rev() {
-            let candidate = words[..k].join(" ");
-            if let Some(p) = view
-                .players
-                .iter()
-                .find(|p| p.name.eq_ignore_ascii_case(&candidate))
-            {
-                return Ok((p.player, &words[k..]));
-            }
-        }
-        let rest = &words[1..];
-        if first.eq_ignore_ascii_case("me") {
-            return self.me.map(|p| (p, rest)).ok_or(CommandError::NoSeat);
-        }
-        if let Some(id) = first.strip_prefix('#') {
-            let id: PlayerId = id
-                .parse()
-                .map_err(|_| CommandError::NotAPlayerId((*first).to_owned()))?;
-            return view
-                .player(id)
-                .map(|p| (p.player, rest))
-                .ok_or(CommandError::NoPlayerId(id));
-        }
-        if let Ok(n) = first.parse::<u16>() {
-            let found = if view.stage == StageName::Lobby {
-                view.player(n)
-            } else {
-                view.players
-                    .iter()
-                    .find(|p| p.seat.map(u16::from) == Some(n))
-            };
-            return found
-                .map(|p| (p.player, rest))
-                .ok_or(CommandError::NoSuchSeat(n));
-        }
-        let lower = first.to_lowercase();
-        let matches: Vec<_> = view
-            .players
-            .iter()
-            .filter(|p| p.name.to_lowercase().starts_with(&lower))
-            .collect();
-        match matches[..] {
-            [p] => Ok((p.player, rest)),
-            [] => Err(CommandError::NoSuchName((*first).to_owned())),
-            _ => Err(CommandError::Ambiguous {
-                typed: (*first).to_owned(),
-                names: matches.iter().map(|p| p.name.clone()).collect(),
-            }),
-        }
-    }
-}
-
-/// The kinds of `rule`, for completion.
-pub const RULINGS: &[&str] = &["eliminate", "end", "keep", "life", "poison"];
-
-/// The names of `phase`, for completion (a unique start of one is accepted too).
-pub const PHASES: &[&str] = &["beginning", "main1", "combat", "main2", "end", "next"];
-
 /// Completes the last word of `line`: a command name for the first word; after it a player's
 /// name, and also the kind of ruling after `rule`, `spectators` after `mute` and `unmute`, and
 /// `ban` after `kick <who>`. Returns the completed line, or `None` if nothing (or several
@@ -663,10 +278,16 @@ pub fn complete(line: &str, view: Option<&TableView>) -> Option<String> {
     };
     let lower = last.to_lowercase();
     let before: Vec<String> = head.split_whitespace().map(str::to_lowercase).collect();
+    let kind = games::kind(view);
+    let names: Vec<&str>;
     let words: &[&str] = match before.iter().map(String::as_str).collect::<Vec<_>>()[..] {
-        [] => NAMES,
-        ["rule"] => RULINGS,
-        ["phase"] => PHASES,
+        [] => {
+            names = [NAMES, games::names(kind)].concat();
+            &names
+        }
+        [word] if games::arguments(kind, word).is_some() => {
+            games::arguments(kind, word).unwrap_or_default()
+        }
         ["mute" | "unmute"] => &["spectators"],
         ["kick", _, ..] => &["ban"],
         _ => &[],
@@ -678,7 +299,7 @@ pub fn complete(line: &str, view: Option<&TableView>) -> Option<String> {
         .collect();
     if let Some(view) = view
         && !before.is_empty()
-        && !matches!(before[..], [ref word] if word == "rule" || word == "phase")
+        && !matches!(before[..], [ref word] if games::arguments(kind, word).is_some())
     {
         candidates.extend(
             view.players
@@ -702,7 +323,7 @@ pub fn with_id(mut message: ClientMessage, new_id: u32) -> ClientMessage {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use grand_melee_protocol::{Event, Settings, TableId};
+    use grand_melee_protocol::{Event, Phase, Ruling, Settings, TableId};
 
     /// A started table of three: seating Cid (seat 0), Ann (1), "Big Ben" (2).
     fn table() -> TableView {

@@ -4,18 +4,25 @@
 //! - [`cli`]: flags and subcommands (`list`, `create`, `join`, `resume`, `watch`, `replay`).
 //! - [`net`]: the WebSocket connection, `hello` and request/answer calls.
 //! - [`session`]: one seat at one table — sits down or resumes with the saved token, mirrors the
-//!   table with the protocol's one fold, [`Mirror`](grand_melee_protocol::Mirror) (a gap asks
-//!   for a snapshot), sends commands, and reconnects by itself with backoff.
+//!   table with the protocol's one fold, [`Mirror`](grand_melee_protocol::Mirror), of the
+//!   snapshot's game ([`games::GameMirror`]; a gap asks for a snapshot), sends commands, and
+//!   reconnects by itself with backoff.
 //! - [`command`]: the short commands a player types, parsed into requests.
 //! - [`describe`]: words for events and for the player's situation.
+//! - [`games`]: what each game gives the client (its mirror, its events' words, its commands,
+//!   the player's situation); the rest is the frame.
+//! - [`words`]: players written and read, shared by the frame and the games.
 //! - [`script`]: script mode (one line per event and per error).
-//! - [`tui`]: the full-screen terminal UI (ratatui).
+//! - [`tui`]: the full-screen terminal UI (ratatui); [`draw`]: its drawing helpers, shared
+//!   with the games' panels.
 //! - [`replay`]: finished games: listing, export, and stepping through one in the watch view.
 //! - [`store`]: saved seat tokens.
 
 pub mod cli;
 pub mod command;
 pub mod describe;
+pub mod draw;
+pub mod games;
 pub mod league;
 pub mod net;
 pub mod replay;
@@ -24,6 +31,7 @@ pub mod script;
 pub mod session;
 pub mod store;
 pub mod tui;
+pub mod words;
 
 use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};

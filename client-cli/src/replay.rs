@@ -17,8 +17,7 @@
 use std::io::{self, BufRead, Write};
 
 use grand_melee_protocol::{
-    ClientMessage, ErrorCode, Event, Mirror, ReplaySummary, ServerMessage, Settings, TableId,
-    TableView,
+    ClientMessage, ErrorCode, Event, ReplaySummary, ServerMessage, Settings, TableId, TableView,
 };
 use ratatui::Frame;
 use ratatui::Terminal;
@@ -27,6 +26,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use serde::Serialize;
 
 use crate::describe;
+use crate::games::GameMirror;
 use crate::net::Conn;
 use crate::safe;
 use crate::script::status_lines;
@@ -380,10 +380,10 @@ pub struct Stepper {
     /// Whether each event has a line in the log ([`describe::log_sentence`]).
     in_log: Vec<bool>,
     /// The table after `i * CHECKPOINT_EVERY` events.
-    checkpoints: Vec<Mirror>,
+    checkpoints: Vec<GameMirror>,
     step: u64,
     /// The table as of `step`, and its snapshot.
-    mirror: Mirror,
+    mirror: GameMirror,
     view: TableView,
 }
 
@@ -392,7 +392,7 @@ impl Stepper {
     /// event does not apply (a damaged replay).
     pub fn new(replay: Replay) -> Result<Self, ClientError> {
         let start = replay.start();
-        let start_mirror = Mirror::new(&start).map_err(|e| {
+        let start_mirror = GameMirror::of(&start).map_err(|e| {
             ClientError::Protocol(format!("the replay's table settings do not fit: {e}"))
         })?;
         let mut mirror = start_mirror.clone();

@@ -15,14 +15,15 @@
 //! ```
 //!
 //! A `you …` line follows whenever the player's situation changes (see
-//! [`Situation::script`](crate::describe::Situation::script)).
+//! [`Situation::script`](crate::games::Situation::script)).
 
 use std::io::{self, Write};
 
-use grand_melee_protocol::{PlayerStatus, StageName, TableView, TurnStateName};
+use grand_melee_protocol::StageName;
 
-use crate::command::HELP;
-use crate::describe::{self, list};
+use crate::command;
+use crate::describe;
+use crate::games;
 use crate::safe;
 use crate::session::{Action, Frontend, Input, Note, State};
 
@@ -96,54 +97,11 @@ pub fn status_lines(state: &State) -> Vec<String> {
         view.adjourned,
         safe::quoted(&view.name),
     )];
-    for p in &view.players {
-        let seat = p.seat.map_or_else(|| "-".to_owned(), |s| s.to_string());
-        let status = match p.status {
-            PlayerStatus::Alive => "alive",
-            PlayerStatus::Eliminated => "eliminated",
-            PlayerStatus::Removed => "removed",
-        };
-        let turn = view.turn_of(p.player).map_or_else(
-            || "none".to_owned(),
-            |t| {
-                let state = match t.state {
-                    TurnStateName::Waiting => "waiting",
-                    TurnStateName::Running => "running",
-                    TurnStateName::Ended => "ended",
-                };
-                let phase = t.phase.map_or("", |p| p.name());
-                format!("{}:{state}:{phase}", t.turn)
-            },
-        );
-        lines.push(format!(
-            "seat {seat} player={} life={} poison={} status={status} connected={} muted={} hand={} turn={turn}",
-            describe::who(view, p.player),
-            p.life,
-            p.poison,
-            p.connected,
-            p.muted,
-            p.hand_size,
-        ));
-    }
-    if let Some(me) = state.me.and_then(|me| view.player(me)) {
-        lines.push(format!(
-            "range may_attack={} may_target={}",
-            list_or_none(view, &me.may_attack),
-            list_or_none(view, &me.may_target)
-        ));
-    }
+    lines.extend(games::status_lines(games::kind(Some(view)), view, state.me));
     if let Some(situation) = state.situation() {
         lines.push(format!("you {}", situation.script()));
     }
     lines
-}
-
-fn list_or_none(view: &TableView, players: &[u16]) -> String {
-    if players.is_empty() {
-        "none".to_owned()
-    } else {
-        list(view, players)
-    }
 }
 
 impl<W: Write + Send> Frontend for Script<W> {
@@ -196,7 +154,7 @@ impl<W: Write + Send> Frontend for Script<W> {
                 self.line(&format!("reconnecting in={:.1}s", delay.as_secs_f64()))?;
             }
             Note::Help => {
-                for (usage, meaning) in HELP {
+                for (usage, meaning) in command::help(games::kind(state.view.as_ref())) {
                     self.line(&format!("help {usage} — {meaning}"))?;
                 }
             }

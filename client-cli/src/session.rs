@@ -10,8 +10,8 @@ use std::time::Duration;
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use grand_melee_protocol::{
-    self as wire, ApplyError, ClientMessage, ErrorCode, Event, Mirror, PlayerId, SeatToken,
-    ServerMessage, TableId, TableView,
+    self as wire, ApplyError, ClientMessage, ErrorCode, Event, PlayerId, SeatToken, ServerMessage,
+    TableId, TableView,
 };
 use ratatui::crossterm::event::KeyEvent;
 use tokio::sync::mpsc;
@@ -20,6 +20,7 @@ use tokio_tungstenite::tungstenite::{self, Message};
 use crate::ClientError;
 use crate::command::{self, Command, with_id};
 use crate::describe;
+use crate::games::{self, GameMirror};
 use crate::net::{self, Conn, Ws};
 use crate::store::{SavedSeat, TokenStore};
 
@@ -75,8 +76,9 @@ pub struct State {
     pub me: Option<PlayerId>,
     /// Whether the client watches rather than plays.
     pub spectator: bool,
-    /// The mirrored table, once a snapshot has arrived: the protocol's one fold.
-    pub mirror: Option<Mirror>,
+    /// The mirrored table, once a snapshot has arrived: the protocol's one fold, for the
+    /// snapshot's game.
+    pub mirror: Option<GameMirror>,
     /// The mirror's snapshot, projected after every event (what the screens show).
     pub view: Option<TableView>,
     /// Whether a connection is up.
@@ -98,9 +100,9 @@ impl State {
     }
 
     /// The player's situation.
-    pub fn situation(&self) -> Option<describe::Situation> {
+    pub fn situation(&self) -> Option<games::Situation> {
         let view = self.view.as_ref()?;
-        Some(describe::Situation::of(view, self.me))
+        games::Situation::of(view, self.me)
     }
 }
 
@@ -333,7 +335,7 @@ struct Pending {
 /// Past events being fetched for the front end's log: the table folded up to the last one
 /// fetched, so each is worded as it was when it happened.
 struct History {
-    mirror: Mirror,
+    mirror: GameMirror,
     view: TableView,
     /// The last event to fetch (the snapshot's).
     upto: u64,
@@ -673,7 +675,7 @@ impl Session<'_> {
                 }
                 let before = self.state.view.take();
                 self.start_history(&view, before, sink, frontend).await;
-                match Mirror::new(&view) {
+                match GameMirror::of(&view) {
                     Ok(mirror) => {
                         self.state.mirror = Some(mirror);
                         self.state.view = Some(view);
@@ -858,7 +860,7 @@ impl Session<'_> {
                 TableView::new(view.table, view.name.clone(), view.settings.clone())
             }
         };
-        let Ok(mirror) = Mirror::new(&base) else {
+        let Ok(mirror) = GameMirror::of(&base) else {
             return;
         };
         let from_seq = base.seq + 1;

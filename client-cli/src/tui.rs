@@ -15,17 +15,10 @@
 //! >                                            help · Tab completes · Ctrl-C quits
 //! ```
 //!
-//! Every seat is one cell that starts with its seat number: `@` marks the player's own seat and
-//! `»` the seats in his range; then the first 8 (or 16) characters of the name, the life (`OUT`
-//! once eliminated, `---` once his position is removed), the poison counters, `●` connected,
-//! `○` disconnected, `◌` away past the absence limit, `★` the host, the turn he holds (`▶0c`
-//! running turn 0 in combat — phases `b`, `1`, `c`, `2`, `e` — `…0` waiting, `■0` ended), and
-//! last `n┃` when the seat is in running turn n's sphere: at the cell's right edge, like a
-//! closing bracket, so it cannot be read as the next cell's (the holder's `▶n` says it for him,
-//! and the seat number is drawn in the turn's colour too). With room enough the cells are drawn
-//! around an oval, clockwise in seating order (turns pass clockwise), with the turns and their
-//! spheres written in the middle; otherwise in columns. Below the size the table needs, the UI
-//! says "window too small (need W×H)".
+//! The first row names the table, its stage and the game's facts; the second is the player's
+//! situation; the third his own line; in the middle the game's [`Panel`] (Grand Melee's ring:
+//! `games/grand_melee/panel.rs`), with the log (and the chat) beside or under it. Below the
+//! size the table needs, the UI says "window too small (need W×H)".
 //!
 //! The log is wrapped here, row by row, so the newest line is always on screen and PgUp/PgDn
 //! (Home/End) reach every line. `help`, `status` and the game's standings open as overlays closed
@@ -35,9 +28,7 @@ use std::cell::Cell;
 use std::collections::VecDeque;
 use std::io;
 
-use grand_melee_protocol::{
-    ErrorCode, Event, Phase, PlayerStatus, PlayerView, StageName, TableView, TurnStateName,
-};
+use grand_melee_protocol::{ErrorCode, Event, StageName};
 use ratatui::Frame;
 use ratatui::Terminal;
 use ratatui::backend::Backend;
@@ -46,10 +37,14 @@ use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
-use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+use unicode_width::UnicodeWidthStr;
 
-use crate::command::{HELP, complete};
-use crate::describe::{self, Situation, phase_words};
+use crate::command::{self, complete};
+use crate::describe;
+use crate::draw::{fit, title_row, wrap};
+/// How a Grand Melee turn is numbered for people (its panel's; here for the tests' path).
+pub use crate::games::grand_melee::panel::turn_number;
+use crate::games::{self, Panel, Urgency};
 use crate::safe::{guard, printable};
 use crate::session::{Action, Frontend, Input, Note, State};
 
@@ -114,25 +109,21 @@ pub struct Screen {
     pub replay: Option<String>,
 }
 
-/// Commands that cannot be undone, asked for twice.
-const CONFIRM: &[(&str, &str)] = &[
-    (
-        "concede",
-        "Concede? You leave the game for good and cannot come back.",
-    ),
-    (
-        "leave",
-        "Leave? You give up your seat (in a game it is kept, as if you had quit).",
-    ),
-    (
-        "extra",
-        "Take an extra turn after this one? Only when a card gives you one (Time Walk…).",
-    ),
-    (
-        "roll",
-        "Roll the d20 for this attack? The roll is final and everyone sees it.",
-    ),
-];
+/// The table's commands that cannot be undone, asked for twice (the game adds its own:
+/// [`games::confirm`]).
+const CONFIRM: &[(&str, &str)] = &[(
+    "leave",
+    "Leave? You give up your seat (in a game it is kept, as if you had quit).",
+)];
+
+/// The question asked before the command whose first word is `first`, if it cannot be undone.
+fn confirmation(state: &State, first: &str) -> Option<&'static str> {
+    CONFIRM
+        .iter()
+        .chain(games::confirm(games::kind(state.view.as_ref())))
+        .find(|(word, _)| first.eq_ignore_ascii_case(word))
+        .map(|(_, question)| *question)
+}
 
 impl Screen {
     /// An empty screen.
@@ -171,7 +162,7 @@ impl Screen {
         self.message.as_ref()
     }
 
-    fn event_line(seq: u64, event: &Event, sentence: &str) -> LogLine {
+    fn event_line(state: &State, seq: u64, event: &Event, sentence: &str) -> LogLine {
         let dim = Style::default().fg(Color::DarkGray);
         if let Event::Chat { name, text, .. } = event {
             return LogLine {
@@ -182,7 +173,12 @@ impl Screen {
             };
         }
         let style = match event {
-            Event::Eliminated { .. } | Event::GameOver { .. } => Style::default().fg(Color::Yellow),
+            Event::GameOver { .. } => Style::default().fg(Color::Yellow),
+            _ if games::panel(games::kind(state.view.as_ref()))
+                .is_some_and(|p| p.milestone(event)) =>
+            {
+                Style::default().fg(Color::Yellow)
+            }
             Event::ConnectionChanged { .. } | Event::SpectatorsChanged { .. } => dim,
             _ => Style::default(),
         };
@@ -224,7 +220,7 @@ impl Screen {
                 event,
                 sentence: Some(sentence),
                 ..
-            } => self.push(Self::event_line(seq, &event, &sentence)),
+            } => self.push(Self::event_line(state, seq, &event, &sentence)),
             // Left out of the log (a connection's drop and return).
             Note::Event { sentence: None, .. } | Note::Past { sentence: None, .. } => {}
             Note::Past {
@@ -233,7 +229,7 @@ impl Screen {
                 sentence: Some(sentence),
             } => {
                 // Before every line of a later event, after everything else.
-                let line = Self::event_line(seq, &event, &sentence);
+                let line = Self::event_line(state, seq, &event, &sentence);
                 let at = self
                     .log
                     .iter()
@@ -380,10 +376,7 @@ impl Screen {
                 }
                 self.message = None;
                 let first = line.split_whitespace().next().unwrap_or("");
-                if CONFIRM
-                    .iter()
-                    .any(|(word, _)| first.eq_ignore_ascii_case(word))
-                {
+                if confirmation(state, first).is_some() {
                     self.open(Overlay::Confirm(line));
                     return None;
                 }
@@ -410,137 +403,56 @@ fn rejection(code: ErrorCode, command: &str, message: &str) -> String {
     }
 }
 
-/// `text` cut into rows at most `width` columns wide, at spaces where it can be.
-pub fn wrap(text: &str, width: usize) -> Vec<String> {
-    let width = width.max(2);
-    let mut rows = Vec::new();
-    let mut row = String::new();
-    let mut used = 0;
-    for c in text.chars() {
-        let w = c.width().unwrap_or(0);
-        while used + w > width && !row.is_empty() {
-            match row.rfind(' ').filter(|&i| i > 0) {
-                Some(i) => {
-                    let rest = row[i + 1..].to_owned();
-                    row.truncate(i);
-                    rows.push(std::mem::replace(&mut row, rest));
-                    used = row.width();
-                    if used + w > width {
-                        rows.push(std::mem::take(&mut row));
-                        used = 0;
-                    }
-                }
-                None => {
-                    rows.push(std::mem::take(&mut row));
-                    used = 0;
-                }
-            }
-        }
-        if c == ' ' && row.is_empty() && !rows.is_empty() {
-            continue;
-        }
-        row.push(c);
-        used += w;
-    }
-    if !row.is_empty() || rows.is_empty() {
-        rows.push(row);
-    }
-    rows
-}
-
-/// `text` cut to `width` columns (no wrapping), padded with spaces to exactly `width`.
-fn fit(text: &str, width: usize) -> String {
-    let mut out = String::new();
-    let mut used = 0;
-    for c in text.chars() {
-        let w = c.width().unwrap_or(0);
-        if used + w > width {
-            break;
-        }
-        out.push(c);
-        used += w;
-    }
-    out.extend(std::iter::repeat_n(' ', width - used));
-    out
-}
-
-/// Colors of the simultaneous turns, by turn id.
-const TURN_COLORS: [Color; 6] = [
-    Color::Cyan,
-    Color::Magenta,
-    Color::Yellow,
-    Color::LightBlue,
-    Color::LightGreen,
-    Color::LightRed,
-];
-
-fn turn_color(turn: u8) -> Color {
-    TURN_COLORS[usize::from(turn) % TURN_COLORS.len()]
-}
-
 /// The command line of the replay view.
 const REPLAY_KEYS: &str = "→/n next · ←/p back · PgDn/PgUp 10 events · Home/End start/end · q quit";
 
-/// What the marks of the ring mean (in `help`, and over the ring when there is room).
-pub const LEGEND: &str = "@ you · » in your range · ● on ○ off ◌ away · ★ host · ▶0c running turn 0 (phase b 1 c 2 e) · …0 waiting · 0┃ in turn 0's sphere";
-
-/// Width of a compact seat cell (8 characters of the name).
-const COMPACT: usize = 26;
-/// Width of a full seat cell (16 characters of the name, the phase in words).
-const FULL: usize = 47;
-/// Columns between two cells side by side.
-const GAP: usize = 1;
-/// Rows above the ring: the table, the situation, the player.
+/// Rows above the game's panel: the table, the situation, the player.
 const HEADER: u16 = 3;
 /// Rows below: the message and the command line.
 const FOOTER: u16 = 2;
 /// The fewest rows of log (and its title) worth showing.
 const MIN_LOG: u16 = 4;
-/// Terminals at least this wide get the ring on the left, log and chat on the right.
+/// Terminals at least this wide get the game's panel on the left, log and chat on the right.
 const WIDE: u16 = 110;
 /// The narrowest the UI gets.
 const MIN_WIDTH: u16 = 40;
 
-/// The size the UI needs for a table of `seats` seats: three columns of compact cells.
-pub fn needed_size(seats: usize) -> (u16, u16) {
-    let columns = seats.clamp(1, 3);
-    let width = (columns * (COMPACT + GAP) - GAP).max(usize::from(MIN_WIDTH));
-    let rows = seats.max(1).div_ceil(columns);
+/// The size the UI needs for a table of `seats` seats with the game's `panel` (at its
+/// narrowest) in the middle.
+pub fn needed_size(panel: Option<&dyn Panel>, seats: usize) -> (u16, u16) {
+    let (width, rows) = panel.map_or((0, 0), |p| p.min_size(seats));
     (
-        u16::try_from(width).unwrap_or(u16::MAX),
+        u16::try_from(width.max(usize::from(MIN_WIDTH))).unwrap_or(u16::MAX),
         HEADER + FOOTER + MIN_LOG + u16::try_from(rows).unwrap_or(u16::MAX),
     )
 }
 
-/// How many cells of `cell` columns fit side by side in `width`.
-fn columns_in(width: usize, cell: usize) -> usize {
-    (width + GAP) / (cell + GAP)
-}
-
-/// Whether the UI fits a `width`×`height` terminal for `seats` seats.
-fn fits(seats: usize, width: u16, height: u16) -> bool {
+/// Whether the UI fits a `width`×`height` terminal for `seats` seats with the game's `panel`.
+fn fits(panel: Option<&dyn Panel>, seats: usize, width: u16, height: u16) -> bool {
     if width < MIN_WIDTH {
         return false;
     }
+    let Some(panel) = panel else {
+        return usize::from(height) >= usize::from(HEADER + FOOTER + MIN_LOG);
+    };
     if width >= WIDE {
-        // The ring gets the left part of the middle, all of its height.
-        let ring = usize::from(width) * 58 / 100;
-        let columns = columns_in(ring, COMPACT).max(1);
-        let rows = seats.max(1).div_ceil(columns);
+        // The panel gets the left part of the middle, all of its height.
+        let left = usize::from(width) * 58 / 100;
+        let rows = panel.rows(seats, left, false);
         return usize::from(height) > usize::from(HEADER + FOOTER) + rows;
     }
-    let columns = columns_in(usize::from(width), COMPACT);
-    columns > 0
+    panel.fits_width(usize::from(width))
         && usize::from(height)
-            >= usize::from(HEADER + FOOTER + MIN_LOG) + seats.max(1).div_ceil(columns)
+            >= usize::from(HEADER + FOOTER + MIN_LOG) + panel.rows(seats, usize::from(width), false)
 }
 
 /// Draws the whole UI.
 pub fn render(frame: &mut Frame<'_>, screen: &Screen, state: &State) {
     let area = frame.area();
     let seats = state.view.as_ref().map_or(0, |v| v.players.len());
-    if !fits(seats, area.width, area.height) {
-        render_too_small(frame, area, seats);
+    let panel = games::panel(games::kind(state.view.as_ref()));
+    if !fits(panel, seats, area.width, area.height) {
+        render_too_small(frame, area, panel, seats);
         return;
     }
     let header = Rect::new(area.x, area.y, area.width, HEADER);
@@ -554,13 +466,13 @@ pub fn render(frame: &mut Frame<'_>, screen: &Screen, state: &State) {
     let input = Rect::new(area.x, area.bottom() - 1, area.width, 1);
     render_header(frame, header, state, screen.replay.as_deref());
     if middle.width >= WIDE {
-        // The ring on the left, log and chat on the right.
-        let ring_width = middle.width * 58 / 100;
-        let ring = Rect::new(middle.x, middle.y, ring_width, middle.height);
+        // The game's panel on the left, log and chat on the right.
+        let board_width = middle.width * 58 / 100;
+        let board = Rect::new(middle.x, middle.y, board_width, middle.height);
         let side = Rect::new(
-            middle.x + ring_width + 1,
+            middle.x + board_width + 1,
             middle.y,
-            middle.width - ring_width - 1,
+            middle.width - board_width - 1,
             middle.height,
         );
         let log_height = (side.height * 65 / 100).max(MIN_LOG);
@@ -571,35 +483,34 @@ pub fn render(frame: &mut Frame<'_>, screen: &Screen, state: &State) {
             side.width,
             side.height - log_height,
         );
-        render_ring(frame, ring, state, true);
+        render_panel(frame, board, state, panel, true);
         render_log(frame, log, screen, false);
         render_chat(frame, chat, screen);
     } else {
-        // The ring across the screen, as few rows as it can; the log (with the chat) under it.
-        // Full cells (a longer name, the phase in words) when they leave the log 8 rows.
-        let full_rows = u16::try_from(
-            seats
-                .max(1)
-                .div_ceil(columns_in(usize::from(middle.width), FULL).max(1)),
-        )
-        .unwrap_or(u16::MAX);
-        let ring_rows = if middle.height.saturating_sub(full_rows + 1) >= 8 {
+        // The game's panel across the screen, as few rows as it can; the log (with the chat)
+        // under it. Its roomier form when that leaves the log 8 rows.
+        let rows = |full: bool| {
+            let rows = panel.map_or(0, |p| p.rows(seats, usize::from(middle.width), full));
+            u16::try_from(rows).unwrap_or(u16::MAX)
+        };
+        let full_rows = rows(true);
+        let board_rows = if middle.height.saturating_sub(full_rows + 1) >= 8 {
             full_rows
         } else {
-            ring_rows(seats, usize::from(middle.width))
+            rows(false)
         };
-        let spare = middle.height.saturating_sub(ring_rows + MIN_LOG);
-        // A title over the ring when there is a row to spare for it.
+        let spare = middle.height.saturating_sub(board_rows + MIN_LOG);
+        // A title over the panel when there is a row to spare for it.
         let titled = spare > 2;
-        let ring_height = ring_rows + u16::from(titled);
-        let ring = Rect::new(middle.x, middle.y, middle.width, ring_height);
+        let board_height = board_rows + u16::from(titled);
+        let board = Rect::new(middle.x, middle.y, middle.width, board_height);
         let log = Rect::new(
             middle.x,
-            middle.y + ring_height,
+            middle.y + board_height,
             middle.width,
-            middle.height - ring_height,
+            middle.height - board_height,
         );
-        render_ring(frame, ring, state, titled);
+        render_panel(frame, board, state, panel, titled);
         render_log(frame, log, screen, true);
     }
     if let Some((bad, text)) = &screen.message {
@@ -628,8 +539,21 @@ pub fn render(frame: &mut Frame<'_>, screen: &Screen, state: &State) {
     }
 }
 
-fn render_too_small(frame: &mut Frame<'_>, area: Rect, seats: usize) {
-    let (width, height) = needed_size(seats);
+/// The game's panel, if the table's game has one here and a snapshot has arrived.
+fn render_panel(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    state: &State,
+    panel: Option<&dyn Panel>,
+    titled: bool,
+) {
+    if let (Some(panel), Some(view)) = (panel, &state.view) {
+        panel.render(frame, area, view, state.me, titled);
+    }
+}
+
+fn render_too_small(frame: &mut Frame<'_>, area: Rect, panel: Option<&dyn Panel>, seats: usize) {
+    let (width, height) = needed_size(panel, seats);
     let text = format!(
         "window too small (need {width}×{height}, have {}×{}) — make it bigger, or Ctrl-C to quit",
         area.width, area.height
@@ -668,16 +592,6 @@ fn render_input(frame: &mut Frame<'_>, area: Rect, screen: &Screen) {
             .min(area.right().saturating_sub(1)),
         area.y,
     ));
-}
-
-/// A title row: `─ Log · PgUp/PgDn ─────`.
-fn title_row(title: &str, width: usize) -> Line<'static> {
-    let text = format!("─ {title} ");
-    let rest = width.saturating_sub(text.width());
-    Line::styled(
-        fit(&format!("{text}{}", "─".repeat(rest)), width),
-        Style::default().fg(Color::DarkGray),
-    )
 }
 
 /// The rows of the log's lines that `keep` wants, wrapped to `width`, oldest first.
@@ -757,20 +671,13 @@ fn render_header(frame: &mut Frame<'_>, area: Rect, state: &State, replay: Optio
         frame.render_widget(Paragraph::new(format!(" {text}")), area);
         return;
     };
-    let running = view
-        .turns
-        .iter()
-        .filter(|t| t.state == TurnStateName::Running)
-        .count();
+    let panel = games::panel(games::kind(Some(view)));
+    let facts = panel.map_or_else(String::new, |p| format!(" · {}", p.header_facts(view)));
     let mut first = format!(
-        " {}{} · {} · {}/{} alive · R={} · {running}/{} turns running · seq {}",
+        " {}{} · {}{facts} · seq {}",
         printable(&view.name),
         if replay.is_some() { " — replay" } else { "" },
         stage_words(view.stage),
-        view.living(),
-        view.players.len(),
-        view.settings.spell_range,
-        view.turns.len(),
         view.seq
     );
     if view.spectators > 0 {
@@ -811,7 +718,10 @@ fn render_header(frame: &mut Frame<'_>, area: Rect, state: &State, replay: Optio
             .bg(Color::Yellow)
             .add_modifier(Modifier::BOLD)
     };
-    let situation = Situation::of(view, state.me);
+    let situation = games::Situation::of(view, state.me);
+    let (urgency, text) = situation
+        .as_ref()
+        .map_or((Urgency::Calm, String::new()), |s| (s.urgency(), s.text()));
     let (second, second_style) = match replay {
         Some(text) => (
             format!(" {}", guard(text)),
@@ -819,436 +729,46 @@ fn render_header(frame: &mut Frame<'_>, area: Rect, state: &State, replay: Optio
                 .fg(Color::Cyan)
                 .add_modifier(Modifier::BOLD),
         ),
-        None => match situation {
-            Situation::YourTurn { .. } | Situation::MulliganDecide { .. } => (
-                format!("▶▶ {} ◀◀", situation.text()),
+        None => match urgency {
+            Urgency::Act => (
+                format!("▶▶ {text} ◀◀"),
                 Style::default()
                     .fg(Color::Black)
                     .bg(Color::LightGreen)
                     .add_modifier(Modifier::BOLD),
             ),
-            Situation::WaitingFor { .. } | Situation::MulliganWait { .. } => (
-                format!(" {}", situation.text()),
+            Urgency::Wait => (
+                format!(" {text}"),
                 Style::default()
                     .fg(Color::Yellow)
                     .add_modifier(Modifier::BOLD),
             ),
-            _ => (
-                format!(" {}", situation.text()),
+            Urgency::Calm => (
+                format!(" {text}"),
                 Style::default().add_modifier(Modifier::BOLD),
             ),
         },
     };
-    let third = you_line(view, state, replay.is_some(), width);
+    let third = panel
+        .and_then(|p| p.you_line(view, state.me, width))
+        .unwrap_or_else(|| {
+            format!(
+                " {} · host: {}",
+                if replay.is_some() {
+                    "Replay"
+                } else {
+                    "Watching"
+                },
+                view.host
+                    .map_or_else(|| "none".to_owned(), |h| describe::name(view, h))
+            )
+        });
     let lines = vec![
         Line::styled(fit(&first, width), first_style),
         Line::styled(fit(&second, width), second_style),
         Line::raw(fit(&third, width)),
     ];
     frame.render_widget(Paragraph::new(lines), area);
-}
-
-/// The player's own line: seat, life, poison and whom he may attack and target, in `width`
-/// columns (a list that does not fit is counted, and the ring's `»` marks show it).
-fn you_line(view: &TableView, state: &State, replay: bool, width: usize) -> String {
-    let Some(me) = state.me.and_then(|me| view.player(me)) else {
-        return format!(
-            " {} · host: {}",
-            if replay { "Replay" } else { "Watching" },
-            view.host
-                .map_or_else(|| "none".to_owned(), |h| describe::name(view, h))
-        );
-    };
-    let seat = me.seat.map_or_else(String::new, |s| format!(", seat {s}"));
-    let host = if view.host == Some(me.player) {
-        " ★ host"
-    } else {
-        ""
-    };
-    let head = format!(
-        " You: {}{seat}{host} · {} life · {} poison",
-        printable(&me.name),
-        me.life,
-        me.poison
-    );
-    if view.stage != StageName::Playing {
-        return head;
-    }
-    let list = |players: &[u16]| {
-        if players.is_empty() {
-            "–".to_owned()
-        } else {
-            describe::names(view, players)
-        }
-    };
-    let full = format!(
-        "{head} · may attack: {} · may target: {}",
-        list(&me.may_attack),
-        list(&me.may_target)
-    );
-    if full.width() <= width {
-        return full;
-    }
-    let shorter = format!(
-        "{head} · attack: {} · target: {}",
-        list(&me.may_attack),
-        list(&me.may_target)
-    );
-    if shorter.width() <= width {
-        return shorter;
-    }
-    let count = |players: &[u16]| match players.len() {
-        0 => "nobody".to_owned(),
-        1 => "1 player".to_owned(),
-        n => format!("{n} players"),
-    };
-    let counted = format!(
-        "{head} · attack: {} · target: {} (»)",
-        list(&me.may_attack),
-        count(&me.may_target)
-    );
-    if counted.width() <= width {
-        return counted;
-    }
-    // The name is on the ring (`@`): leave it out.
-    format!(
-        " You{seat}{host} · {} life · {} poison · attack: {} · target: {} (»)",
-        me.life,
-        me.poison,
-        count(&me.may_attack),
-        count(&me.may_target)
-    )
-}
-
-/// One letter for a phase, for compact cells.
-fn phase_letter(phase: Phase) -> char {
-    match phase {
-        Phase::Beginning => 'b',
-        Phase::PrecombatMain => '1',
-        Phase::Combat => 'c',
-        Phase::PostcombatMain => '2',
-        Phase::Ending => 'e',
-    }
-}
-
-/// One seat's cell, `COMPACT` or `FULL` columns wide (see the module's documentation).
-fn seat_cell(state: &State, view: &TableView, p: &PlayerView, full: bool) -> Vec<Span<'static>> {
-    let name_width = if full { 16 } else { 8 };
-    let me = state.me.and_then(|me| view.player(me));
-    let range: &[u16] = me.map_or(&[], |m| &m.may_target);
-    let is_me = state.me == Some(p.player);
-    let in_range = !is_me && range.contains(&p.player);
-    let sphere = view
-        .turns
-        .iter()
-        .find(|t| t.state == TurnStateName::Running && t.sphere.contains(&p.player));
-    let mut spans = Vec::with_capacity(10);
-    // The seat number as the ring shows it (the player's id in the lobby), on the sphere's
-    // color.
-    let number = p.seat.map_or(p.player, u16::from);
-    let mut seat_style = Style::default().add_modifier(Modifier::BOLD);
-    if let Some(t) = sphere {
-        seat_style = seat_style.fg(Color::Black).bg(turn_color(t.turn));
-    }
-    spans.push(Span::styled(format!("{:>2}", number % 100), seat_style));
-    let mark = if is_me {
-        "@"
-    } else if in_range {
-        "»"
-    } else {
-        " "
-    };
-    spans.push(Span::styled(
-        mark,
-        Style::default()
-            .fg(Color::LightGreen)
-            .add_modifier(Modifier::BOLD),
-    ));
-    let mut name_style = Style::default();
-    if is_me {
-        name_style = name_style.add_modifier(Modifier::BOLD | Modifier::REVERSED);
-    } else if in_range {
-        name_style = name_style.fg(Color::LightGreen);
-    }
-    if p.status != PlayerStatus::Alive {
-        name_style = name_style
-            .fg(Color::DarkGray)
-            .add_modifier(Modifier::CROSSED_OUT);
-    }
-    spans.push(Span::styled(
-        fit(&printable(&p.name), name_width),
-        name_style,
-    ));
-    let life_width = if full { 5 } else { 4 };
-    let (life, life_style) = match p.status {
-        PlayerStatus::Alive => (
-            format!(
-                "{:>life_width$}",
-                short_number(i64::from(p.life), life_width)
-            ),
-            if p.life <= 5 {
-                Style::default().fg(Color::Red)
-            } else {
-                Style::default()
-            },
-        ),
-        PlayerStatus::Eliminated => (
-            format!("{:>life_width$}", "OUT"),
-            Style::default().fg(Color::DarkGray),
-        ),
-        PlayerStatus::Removed => (
-            format!("{:>life_width$}", "---"),
-            Style::default().fg(Color::DarkGray),
-        ),
-    };
-    spans.push(Span::styled(life, life_style));
-    let poison_style = if p.poison > 0 {
-        Style::default().fg(Color::Magenta)
-    } else {
-        Style::default().fg(Color::DarkGray)
-    };
-    spans.push(Span::styled(
-        format!("{:>2}p ", short_number(i64::from(p.poison), 2)),
-        poison_style,
-    ));
-    spans.push(if p.absent {
-        Span::styled("◌", Style::default().fg(Color::Red))
-    } else if p.connected {
-        Span::styled("●", Style::default().fg(Color::Green))
-    } else {
-        Span::styled("○", Style::default().fg(Color::Red))
-    });
-    spans.push(Span::styled(
-        if view.host == Some(p.player) {
-            "★"
-        } else {
-            " "
-        },
-        Style::default().fg(Color::Yellow),
-    ));
-    let turn_width = if full { 15 } else { 3 };
-    let turn = view.turn_of(p.player).map(|t| {
-        let color = Style::default().fg(turn_color(t.turn));
-        let id = turn_number(view, t.turn) % 10;
-        let last = if t.marked_for_removal { "!" } else { "" };
-        match (t.state, full) {
-            (TurnStateName::Running, false) => (
-                format!("▶{id}{}", t.phase.map_or(' ', phase_letter)),
-                color.add_modifier(Modifier::BOLD),
-            ),
-            (TurnStateName::Running, true) => (
-                format!(
-                    " ▶{id} {}{last}",
-                    t.phase.map_or("", |phase| phase_words(phase))
-                ),
-                color.add_modifier(Modifier::BOLD),
-            ),
-            (TurnStateName::Waiting, false) => (format!("…{id}{last}"), color),
-            (TurnStateName::Waiting, true) => (format!(" …{id} waiting{last}"), color),
-            (TurnStateName::Ended, false) => (format!("■{id}"), color),
-            (TurnStateName::Ended, true) => (format!(" ■{id} ended"), color),
-        }
-    });
-    let (turn, turn_style) = turn.unwrap_or_default();
-    spans.push(Span::styled(fit(&turn, turn_width), turn_style));
-    spans.push(match sphere {
-        // The holder of a running turn is in its sphere: `▶1c` says so already.
-        Some(t) if t.player == p.player => Span::raw("  "),
-        Some(t) => Span::styled(
-            format!("{}┃", turn_number(view, t.turn) % 10),
-            Style::default().fg(turn_color(t.turn)),
-        ),
-        None => Span::raw("  "),
-    });
-    spans
-}
-
-/// A number in at most `width` columns: `1234` as `1k`, and so on.
-fn short_number(n: i64, width: usize) -> String {
-    let text = n.to_string();
-    if text.len() <= width {
-        return text;
-    }
-    let thousands = format!("{}k", n / 1000);
-    if thousands.len() <= width {
-        thousands
-    } else if n < 0 {
-        "-".repeat(width)
-    } else {
-        "+".repeat(width)
-    }
-}
-
-/// Rows the ring takes across a narrow terminal `width` columns wide.
-fn ring_rows(seats: usize, width: usize) -> u16 {
-    let columns = columns_in(width, COMPACT).max(1);
-    u16::try_from(seats.max(1).div_ceil(columns)).unwrap_or(u16::MAX)
-}
-
-fn render_ring(frame: &mut Frame<'_>, area: Rect, state: &State, titled: bool) {
-    let Some(view) = &state.view else {
-        return;
-    };
-    let mut area = area;
-    if titled && area.height > 1 {
-        let title = format!("Ring · {LEGEND}");
-        frame.render_widget(
-            Paragraph::new(title_row(&title, usize::from(area.width))),
-            Rect::new(area.x, area.y, area.width, 1),
-        );
-        area = Rect::new(area.x, area.y + 1, area.width, area.height - 1);
-    }
-    let seats = view.players.len();
-    if seats == 0 || area.height == 0 {
-        return;
-    }
-    if view.stage != StageName::Lobby && render_oval(frame, area, state, view) {
-        return;
-    }
-    let width = usize::from(area.width);
-    let height = usize::from(area.height);
-    // The fewest columns that hold every seat; full cells if they fit.
-    let pick = |cell: usize| {
-        let most = columns_in(width, cell);
-        (1..=most).find(|&c| seats.div_ceil(c) <= height)
-    };
-    let (columns, full) = match (pick(FULL), pick(COMPACT)) {
-        (Some(c), _) => (c, true),
-        (None, Some(c)) => (c, false),
-        (None, None) => (columns_in(width, COMPACT).max(1), false),
-    };
-    let cell = if full { FULL } else { COMPACT };
-    let rows = seats.div_ceil(columns);
-    for (i, p) in view.players.iter().enumerate() {
-        let (column, row) = (i / rows, i % rows);
-        let x = column * (cell + GAP);
-        if row >= height || x + cell > width {
-            continue;
-        }
-        let at = Rect::new(
-            area.x + u16::try_from(x).unwrap_or(0),
-            area.y + u16::try_from(row).unwrap_or(0),
-            u16::try_from(cell).unwrap_or(0),
-            1,
-        );
-        frame.render_widget(
-            Paragraph::new(Line::from(seat_cell(state, view, p, full))),
-            at,
-        );
-    }
-}
-
-/// The cells around an oval, clockwise from the top left in seating order, with the turns in
-/// the middle; `false` (nothing drawn) if the area is too small for it.
-fn render_oval(frame: &mut Frame<'_>, area: Rect, state: &State, view: &TableView) -> bool {
-    let seats = view.players.len();
-    let (width, height) = (usize::from(area.width), usize::from(area.height));
-    let cell = COMPACT;
-    let gap = 3;
-    let most = (width + gap) / (cell + gap);
-    if seats < 4 || most < 3 {
-        return false;
-    }
-    // Cells on the top and bottom rows; the rest go down the sides.
-    let across = most.min(seats.div_ceil(4).max(2));
-    let down = seats.saturating_sub(2 * across);
-    let (right, left) = (down.div_ceil(2), down / 2);
-    let middle = width.saturating_sub(2 * (cell + gap));
-    if right + 2 > height || middle < 24 || height < 8 {
-        return false;
-    }
-    let mut places = Vec::with_capacity(seats);
-    let spread = |i: usize, n: usize, span: usize| {
-        if n <= 1 { span / 2 } else { i * span / (n - 1) }
-    };
-    for i in 0..across {
-        places.push((spread(i, across, width - cell), 0));
-    }
-    // Down the right side, between the top and bottom rows.
-    for i in 0..right {
-        places.push((width - cell, 1 + (i + 1) * (height - 2) / (right + 1)));
-    }
-    for i in (0..across).rev() {
-        places.push((spread(i, across, width - cell), height - 1));
-    }
-    for i in (0..left).rev() {
-        places.push((0, 1 + (i + 1) * (height - 2) / (left + 1)));
-    }
-    for (p, (x, y)) in view.players.iter().zip(places) {
-        let at = Rect::new(
-            area.x + u16::try_from(x).unwrap_or(0),
-            area.y + u16::try_from(y).unwrap_or(0),
-            u16::try_from(cell).unwrap_or(0),
-            1,
-        );
-        frame.render_widget(
-            Paragraph::new(Line::from(seat_cell(state, view, p, false))),
-            at,
-        );
-    }
-    // The turns and their spheres, in the middle.
-    let inner_x = cell + gap;
-    let inner = Rect::new(
-        area.x + u16::try_from(inner_x).unwrap_or(0),
-        area.y + 2,
-        u16::try_from(middle).unwrap_or(0),
-        area.height.saturating_sub(4),
-    );
-    let mut lines = vec![Line::styled(
-        "Turns pass clockwise ↻",
-        Style::default().fg(Color::DarkGray),
-    )];
-    let seat_number = |p: u16| {
-        view.player(p)
-            .and_then(|v| v.seat)
-            .map_or_else(|| format!("#{p}"), |s| s.to_string())
-    };
-    for t in &view.turns {
-        let color = Style::default().fg(turn_color(t.turn));
-        let (head, style) = match t.state {
-            TurnStateName::Running => (
-                format!(
-                    "▶ {}: {} · {}",
-                    turn_title(view, t.turn),
-                    describe::name(view, t.player),
-                    t.phase.map_or("", |phase| phase_words(phase))
-                ),
-                color.add_modifier(Modifier::BOLD),
-            ),
-            TurnStateName::Waiting => (
-                format!(
-                    "… {}: {} waits",
-                    turn_title(view, t.turn),
-                    describe::name(view, t.player)
-                ),
-                color,
-            ),
-            TurnStateName::Ended => (
-                format!(
-                    "■ {}: {} ended",
-                    turn_title(view, t.turn),
-                    describe::name(view, t.player)
-                ),
-                color,
-            ),
-        };
-        for row in wrap(&head, middle) {
-            lines.push(Line::styled(row, style));
-        }
-        if t.state == TurnStateName::Running && !t.sphere.is_empty() {
-            let sphere: Vec<String> = t.sphere.iter().map(|&p| seat_number(p)).collect();
-            let text = format!(
-                "  {}┃ sphere: seats {}",
-                turn_number(view, t.turn) % 10,
-                sphere.join(", ")
-            );
-            for row in wrap(&text, middle) {
-                lines.push(Line::styled(row, color));
-            }
-        }
-    }
-    frame.render_widget(Paragraph::new(lines), inner);
-    true
 }
 
 /// The overlay's title and rows.
@@ -1264,8 +784,9 @@ fn overlay_lines(overlay: &Overlay, state: &State, width: usize) -> (String, Vec
     let title = match overlay {
         Overlay::Help => {
             text(&mut lines, "Commands".into(), bold);
-            let usage_width = HELP.iter().map(|(u, _)| u.width()).max().unwrap_or(0);
-            for (usage, meaning) in HELP {
+            let help = command::help(games::kind(state.view.as_ref()));
+            let usage_width = help.iter().map(|(u, _)| u.width()).max().unwrap_or(0);
+            for (usage, meaning) in help {
                 if usage_width + 2 + 20 <= width {
                     let pad = usage_width - usage.width();
                     let mut rows = wrap(meaning, width - usage_width - 2).into_iter();
@@ -1306,9 +827,12 @@ fn overlay_lines(overlay: &Overlay, state: &State, width: usize) -> (String, Vec
                 text(&mut lines, format!("{key:<18} {meaning}"), Style::default());
             }
             text(&mut lines, String::new(), dim);
-            text(&mut lines, "The ring".into(), bold);
-            for part in LEGEND.split(" · ") {
-                text(&mut lines, format!("  {part}"), Style::default());
+            if let Some(panel) = games::panel(games::kind(state.view.as_ref())) {
+                let (title, legend) = panel.legend();
+                text(&mut lines, title.into(), bold);
+                for part in legend.split(" · ") {
+                    text(&mut lines, format!("  {part}"), Style::default());
+                }
             }
             " Help — Esc closes, ↑↓ PgUp PgDn scroll ".to_owned()
         }
@@ -1356,10 +880,7 @@ fn overlay_lines(overlay: &Overlay, state: &State, width: usize) -> (String, Vec
         }
         Overlay::Confirm(line) => {
             let first = line.split_whitespace().next().unwrap_or("").to_lowercase();
-            let question = CONFIRM
-                .iter()
-                .find(|(word, _)| *word == first)
-                .map_or("Are you sure?", |(_, q)| q);
+            let question = confirmation(state, &first).unwrap_or("Are you sure?");
             text(&mut lines, question.to_owned(), bold);
             text(&mut lines, String::new(), dim);
             text(
@@ -1373,25 +894,8 @@ fn overlay_lines(overlay: &Overlay, state: &State, width: usize) -> (String, Vec
     (title, lines)
 }
 
-/// How a turn is numbered for people: under CR 807 turns are the numbered turn markers (turn 0
-/// is marker 1); under the seed's rules by their id.
-pub fn turn_number(view: &TableView, turn: u8) -> u8 {
-    match view.settings.rules {
-        grand_melee_protocol::RuleSet::Cr807 => turn.saturating_add(1),
-        grand_melee_protocol::RuleSet::Seed => turn,
-    }
-}
-
-/// "Turn 2" or, under CR 807, "Marker 3".
-pub fn turn_title(view: &TableView, turn: u8) -> String {
-    match view.settings.rules {
-        grand_melee_protocol::RuleSet::Cr807 => format!("Marker {}", turn_number(view, turn)),
-        grand_melee_protocol::RuleSet::Seed => format!("Turn {turn}"),
-    }
-}
-
-/// `status` for people: the table, then one line per seat as the ring numbers them, then the
-/// player's range and situation.
+/// `status` for people: the table, then the game's lines for its seats (and the player's range),
+/// then his situation.
 pub fn status_words(state: &State) -> Vec<(String, Style)> {
     let plain = Style::default();
     let Some(view) = &state.view else {
@@ -1399,12 +903,11 @@ pub fn status_words(state: &State) -> Vec<(String, Style)> {
     };
     let mut out = vec![(
         format!(
-            "{}: {}, {} of {} players alive, spell range {}, {} watching, event {}{}",
+            "{}: {}{}, {} watching, event {}{}",
             printable(&view.name),
             stage_words(view.stage),
-            view.living(),
-            view.players.len(),
-            view.settings.spell_range,
+            games::panel(games::kind(Some(view)))
+                .map_or_else(String::new, |p| format!(", {}", p.status_facts(view))),
             view.spectators,
             view.seq,
             if view.adjourned {
@@ -1425,93 +928,10 @@ pub fn status_words(state: &State) -> Vec<(String, Style)> {
         ),
         plain,
     ));
-    for p in &view.players {
-        let number = p
-            .seat
-            .map_or_else(|| format!("Player #{}", p.player), |s| format!("Seat {s}"));
-        let mut parts = vec![format!("{number}: {}", printable(&p.name))];
-        if state.me == Some(p.player) {
-            parts[0].push_str(" (you)");
-        }
-        parts.push(match p.status {
-            PlayerStatus::Alive => format!("{} life, {} poison", p.life, p.poison),
-            PlayerStatus::Eliminated => "eliminated".into(),
-            PlayerStatus::Removed => "eliminated, position removed".into(),
-        });
-        parts.push(
-            if p.absent {
-                "away"
-            } else if p.connected {
-                "connected"
-            } else {
-                "disconnected"
-            }
-            .into(),
-        );
-        if view.host == Some(p.player) {
-            parts.push("host".into());
-        }
-        if p.muted {
-            parts.push("muted".into());
-        }
-        if let Some(t) = view.turn_of(p.player) {
-            parts.push(match t.state {
-                TurnStateName::Running => format!(
-                    "taking {} ({})",
-                    turn_title(view, t.turn).to_lowercase(),
-                    t.phase.map_or("", |phase| phase_words(phase))
-                ),
-                TurnStateName::Waiting => {
-                    format!("{} waits", turn_title(view, t.turn).to_lowercase())
-                }
-                TurnStateName::Ended => {
-                    format!("{} ended", turn_title(view, t.turn).to_lowercase())
-                }
-            });
-            if t.designations > 1 {
-                parts.push(format!("designated for removal ×{}", t.designations));
-            } else if t.marked_for_removal {
-                parts.push("to be removed when it ends".into());
-            }
-        }
-        let extra = u32::from(p.extra_turns) + u32::from(p.extra_next);
-        if extra > 0 {
-            parts.push(format!("{extra} extra turn(s) to come"));
-        }
-        if let Some(t) = view
-            .turns
-            .iter()
-            .find(|t| t.state == TurnStateName::Running && t.sphere.contains(&p.player))
-        {
-            parts.push(match view.settings.rules {
-                grand_melee_protocol::RuleSet::Cr807 => {
-                    format!("in {}'s range", turn_title(view, t.turn).to_lowercase())
-                }
-                grand_melee_protocol::RuleSet::Seed => format!("in turn {}'s sphere", t.turn),
-            });
-        }
-        out.push((parts.join(" · "), plain));
-    }
-    if let Some(me) = state.me.and_then(|me| view.player(me)) {
-        let list = |players: &[u16]| {
-            if players.is_empty() {
-                "nobody".to_owned()
-            } else {
-                players
-                    .iter()
-                    .map(|&p| {
-                        let seat = view
-                            .player(p)
-                            .and_then(|v| v.seat)
-                            .map_or_else(String::new, |s| format!("{s} "));
-                        format!("{seat}{}", describe::name(view, p))
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            }
-        };
-        out.push((format!("You may attack: {}", list(&me.may_attack)), plain));
-        out.push((format!("You may target: {}", list(&me.may_target)), plain));
+    let seats = games::panel(games::kind(Some(view)))
+        .map_or_else(Vec::new, |panel| panel.status_lines(view, state.me));
+    for line in seats {
+        out.push((line, plain));
     }
     if let Some(situation) = state.situation() {
         out.push((
@@ -1627,10 +1047,9 @@ impl<B: Backend> Tui<B> {
 
     /// Rings the bell when the player's turn or his mulligan decision has just come up.
     fn call_if_needed(&mut self, state: &State) {
-        let called = matches!(
-            state.situation(),
-            Some(Situation::YourTurn { .. } | Situation::MulliganDecide { .. })
-        );
+        let called = state
+            .situation()
+            .is_some_and(|s| s.urgency() == Urgency::Act);
         // The host is called too when a player calls him (a call he has not seen yet).
         let calls = state
             .view
@@ -1710,39 +1129,12 @@ mod tests {
     }
 
     #[test]
-    fn numbers_fit_their_columns() {
-        assert_eq!(short_number(20, 4), "20");
-        assert_eq!(short_number(1000, 3), "1k");
-        assert_eq!(short_number(-5000, 3), "-5k");
-        assert_eq!(short_number(123_456, 2), "++");
-        assert_eq!(fit("Bartholomew", 8), "Bartholo");
-        assert_eq!(fit("Ann", 5), "Ann  ");
-    }
-
-    #[test]
-    fn under_cr807_turns_are_named_as_numbered_markers() {
-        let mut view = TableView::new(
-            grand_melee_protocol::TableId::nil(),
-            "t",
-            grand_melee_protocol::Settings::default(),
-        );
-        assert_eq!(
-            (turn_number(&view, 0), turn_title(&view, 2)),
-            (0, "Turn 2".into())
-        );
-        view.settings.rules = grand_melee_protocol::RuleSet::Cr807;
-        assert_eq!(
-            (turn_number(&view, 0), turn_title(&view, 2)),
-            (1, "Marker 3".into())
-        );
-    }
-
-    #[test]
     fn the_needed_size_grows_with_the_table() {
-        assert_eq!(needed_size(40), (80, 23));
-        assert_eq!(needed_size(28), (80, 19));
-        assert!(fits(40, 80, 24));
-        assert!(!fits(28, 50, 15));
-        assert!(fits(6, 50, 15));
+        let gm: Option<&dyn Panel> = Some(&crate::games::grand_melee::GrandMelee);
+        assert_eq!(needed_size(gm, 40), (80, 23));
+        assert_eq!(needed_size(gm, 28), (80, 19));
+        assert!(fits(gm, 40, 80, 24));
+        assert!(!fits(gm, 28, 50, 15));
+        assert!(fits(gm, 6, 50, 15));
     }
 }

@@ -310,7 +310,7 @@ fn state_of(table: TableId, view: &TableView, me: PlayerId) -> State {
         table,
         me: Some(me),
         spectator: false,
-        mirror: Some(grand_melee_protocol::Mirror::new(view).unwrap()),
+        mirror: Some(grand_melee_protocol::Mirror::new(view).unwrap().into()),
         view: Some(view.clone()),
         connected: true,
     }

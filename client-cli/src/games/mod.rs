@@ -1,0 +1,340 @@
+//! What a game gives the terminal client, and the one place the client picks it: the frame
+//! (connecting, seats, reconnecting, the log, chat, the shell's commands, the status and title
+//! bars, the script mode's line format, replays' stepping) is the same for every game and
+//! reaches a game only through this module.
+//!
+//! A game gives: its mirror (a variant of [`GameMirror`], chosen by the snapshot's game); the
+//! words of its own events ([`wording`]); its typed commands ([`parse`], [`help`], [`names`],
+//! [`arguments`]); the player's situation ([`Situation`]); and its [`Panel`] in the
+//! full-screen UI. Each game is a module under
+//! `games/` (`grand_melee`: Grand Melee's). `ARCHITECTURE.md` ("How to add a game") lists the
+//! rest of what a new game touches.
+
+pub mod grand_melee;
+
+use grand_melee_protocol::{
+    ApplyError, ClientMessage, Event, GameKind, Mirror, PlayerId, TableView,
+};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+
+use crate::words::{CommandError, Resolver, Wording};
+
+/// The game a table plays, from its snapshot's settings (`None`: no snapshot yet, the default
+/// game; `game` absent on the wire means `grand_melee`).
+pub fn kind(view: Option<&TableView>) -> GameKind {
+    view.map(|view| view.settings.game).unwrap_or_default()
+}
+
+/// A client's copy of a table of any game: the protocol's [`Mirror`] of the snapshot's game,
+/// folded forward with the server's own fold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GameMirror {
+    /// A Grand Melee table.
+    GrandMelee(Mirror),
+}
+
+impl GameMirror {
+    /// A mirror of the table a `snapshot` shows, of the game it plays; a game this client does
+    /// not know is [`ApplyError::Invalid`].
+    pub fn of(snapshot: &TableView) -> Result<Self, ApplyError> {
+        match kind(Some(snapshot)) {
+            GameKind::GrandMelee => Ok(Self::GrandMelee(Mirror::of(snapshot)?)),
+            _ => Err(ApplyError::Invalid("a game this client does not know")),
+        }
+    }
+
+    /// Number of the last event included (0: none yet).
+    pub fn seq(&self) -> u64 {
+        match self {
+            Self::GrandMelee(mirror) => mirror.seq(),
+        }
+    }
+
+    /// The current snapshot, exactly as the server would send it now.
+    pub fn view(&self) -> TableView {
+        match self {
+            Self::GrandMelee(mirror) => mirror.view(),
+        }
+    }
+
+    /// Applies event number `seq` (see [`Mirror::apply`]: a gap or an event that does not fit
+    /// is an error, and the mirror is to be rebuilt from a fresh snapshot).
+    pub fn apply(&mut self, seq: u64, event: &Event) -> Result<(), ApplyError> {
+        match self {
+            Self::GrandMelee(mirror) => mirror.apply(seq, event),
+        }
+    }
+}
+
+impl From<Mirror> for GameMirror {
+    fn from(mirror: Mirror) -> Self {
+        Self::GrandMelee(mirror)
+    }
+}
+
+/// The words of a game's own event (every event that is not the table's: the frame words
+/// those), worded with the view as it was before it; `None` for an event no game here has
+/// words for (a newer server's).
+pub fn wording(event: &Event, view: &TableView) -> Option<Wording> {
+    grand_melee::words::wording(event, view)
+}
+
+/// A game's commands for `help`, each with its usage and meaning.
+#[derive(Debug, Clone, Copy)]
+pub struct Help {
+    /// The players' commands, first in `help`.
+    pub play: &'static [(&'static str, &'static str)],
+    /// The host's rulings, listed with the host's other commands.
+    pub host: &'static [(&'static str, &'static str)],
+}
+
+/// The commands of a game of `kind`.
+pub fn help(kind: GameKind) -> Help {
+    match kind {
+        GameKind::GrandMelee => grand_melee::commands::HELP,
+        _ => Help {
+            play: &[],
+            host: &[],
+        },
+    }
+}
+
+/// The first words of a game's commands, for completion.
+pub fn names(kind: GameKind) -> &'static [&'static str] {
+    match kind {
+        GameKind::GrandMelee => grand_melee::commands::NAMES,
+        _ => &[],
+    }
+}
+
+/// A game's commands that cannot be undone (by first word), with the question the full-screen
+/// UI asks before sending one.
+pub fn confirm(kind: GameKind) -> &'static [(&'static str, &'static str)] {
+    match kind {
+        GameKind::GrandMelee => grand_melee::commands::CONFIRM,
+        _ => &[],
+    }
+}
+
+/// The script mode's `status` lines for the seats (and what the player `me` may do), in the
+/// game's words.
+pub fn status_lines(kind: GameKind, view: &TableView, me: Option<PlayerId>) -> Vec<String> {
+    match kind {
+        GameKind::GrandMelee => grand_melee::status::script_lines(view, me),
+        _ => Vec::new(),
+    }
+}
+
+/// The words that complete the argument after a game's command `word`, if it takes one of a
+/// few words rather than a player.
+pub fn arguments(kind: GameKind, word: &str) -> Option<&'static [&'static str]> {
+    match kind {
+        GameKind::GrandMelee => grand_melee::commands::arguments(word),
+        _ => None,
+    }
+}
+
+/// Parses a game's command whose first word (lower-cased) is `word`, the players named by
+/// `resolve`: `Ok(None)` if the game has no such command.
+pub fn parse(
+    kind: GameKind,
+    word: &str,
+    words: &[&str],
+    rest: &str,
+    resolve: &Resolver<'_>,
+) -> Result<Option<ClientMessage>, CommandError> {
+    match kind {
+        GameKind::GrandMelee => grand_melee::commands::parse(word, words, rest, resolve),
+        _ => Ok(None),
+    }
+}
+
+/// How pressing the player's situation is: the header's colour and the terminal's bell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Urgency {
+    /// The player is to act now (his turn, his decision): the bell rings when it comes up.
+    Act,
+    /// The player waits for someone else to act.
+    Wait,
+    /// Nothing is pressing.
+    Calm,
+}
+
+/// Where the player stands right now, in the game his table plays.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Situation {
+    /// At a Grand Melee table.
+    GrandMelee(grand_melee::Situation),
+}
+
+impl Situation {
+    /// The situation of `me` (`None` for a spectator) at the table `view` shows (`None` at
+    /// a game this client does not know).
+    pub fn of(view: &TableView, me: Option<PlayerId>) -> Option<Self> {
+        match kind(Some(view)) {
+            GameKind::GrandMelee => Some(Self::GrandMelee(grand_melee::Situation::of(view, me))),
+            _ => None,
+        }
+    }
+
+    /// The script-mode words (after `you `).
+    pub fn script(&self) -> String {
+        match self {
+            Self::GrandMelee(situation) => situation.script(),
+        }
+    }
+
+    /// The words for the terminal UI.
+    pub fn text(&self) -> String {
+        match self {
+            Self::GrandMelee(situation) => situation.text(),
+        }
+    }
+
+    /// How pressing it is.
+    pub fn urgency(&self) -> Urgency {
+        match self {
+            Self::GrandMelee(situation) => situation.urgency(),
+        }
+    }
+}
+
+/// What a game draws in the full-screen UI: the middle panel beside (or above) the log, and
+/// the game's facts on the frame's bars and in `status`. The frame lays the screen out around
+/// the panel's sizes.
+pub trait Panel: Sync {
+    /// The narrowest width the panel needs for `seats` seats, and its rows there.
+    fn min_size(&self, seats: usize) -> (usize, usize);
+    /// Whether the panel can be drawn `width` columns wide at all.
+    fn fits_width(&self, width: usize) -> bool;
+    /// The rows the panel takes for `seats` seats in `width` columns (`full`: with room to
+    /// spare, its roomier form).
+    fn rows(&self, seats: usize, width: usize, full: bool) -> usize;
+    /// Draws the panel in `area` for the player `me` (`None`: a spectator), with a title row if
+    /// `titled`.
+    fn render(
+        &self,
+        frame: &mut Frame<'_>,
+        area: Rect,
+        view: &TableView,
+        me: Option<PlayerId>,
+        titled: bool,
+    );
+    /// The table's facts on the title bar (after its name and stage).
+    fn header_facts(&self, view: &TableView) -> String;
+    /// The table's facts in `status`'s first line (after its name and stage).
+    fn status_facts(&self, view: &TableView) -> String;
+    /// The player's own line under the situation (`None`: he has no seat).
+    fn you_line(&self, view: &TableView, me: Option<PlayerId>, width: usize) -> Option<String>;
+    /// What the panel's marks mean, for `help`: a title and the marks, separated by ` · `.
+    fn legend(&self) -> (&'static str, &'static str);
+    /// `status`'s lines for the seats (and what the player `me` may do).
+    fn status_lines(&self, view: &TableView, me: Option<PlayerId>) -> Vec<String>;
+    /// Whether the log shows `event` (one of the game's own) as a milestone.
+    fn milestone(&self, event: &Event) -> bool;
+}
+
+/// The panel of a game of `kind` (`None`: a game this client does not know).
+pub fn panel(kind: GameKind) -> Option<&'static dyn Panel> {
+    match kind {
+        GameKind::GrandMelee => Some(&grand_melee::GrandMelee),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use grand_melee_protocol::{Settings, TableId};
+
+    use super::*;
+    use crate::command::{self, Command};
+
+    /// The frame's modules, before their tests: what they may not name.
+    const FRAME: &[(&str, &str)] = &[
+        ("command.rs", include_str!("../command.rs")),
+        ("describe.rs", include_str!("../describe.rs")),
+        ("draw.rs", include_str!("../draw.rs")),
+        ("replay.rs", include_str!("../replay.rs")),
+        ("script.rs", include_str!("../script.rs")),
+        ("session.rs", include_str!("../session.rs")),
+        ("tui.rs", include_str!("../tui.rs")),
+    ];
+
+    #[test]
+    fn the_frame_names_no_concept_of_grand_melee() {
+        // Grand Melee's state and rules: its view's fields and types, its commands' words.
+        let concepts = [
+            "life",
+            "poison",
+            "sphere",
+            "attack",
+            "spell_range",
+            "may_target",
+            "mulligan_deciders",
+            "turn_of",
+            "Phase",
+            "TurnStateName",
+            "PlayerStatus",
+            "Ruling",
+            "LEGEND",
+        ];
+        for (file, source) in FRAME {
+            let code = source.split("#[cfg(test)]").next().unwrap_or_default();
+            for (n, line) in code.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or_default();
+                for concept in concepts {
+                    assert!(
+                        !code.contains(concept),
+                        "{file}:{}: `{concept}` is Grand Melee's: {line}",
+                        n + 1
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_command_in_help_and_completion_reaches_the_frame_or_the_game() {
+        let view = TableView::new(TableId::nil(), "t", Settings::default());
+        let kind = kind(Some(&view));
+        let help = command::help(kind);
+        let game = super::help(kind);
+        assert_eq!(
+            help.len(),
+            game.play.len() + game.host.len() + 18,
+            "the game's commands and the table's, each once"
+        );
+        for name in names(kind) {
+            // Each of the game's first words is parsed by the game, through the frame: a
+            // request or a usage error, never an unknown command.
+            let parsed = command::parse(name, Some(&view), Some(0));
+            assert!(
+                !matches!(parsed, Err(CommandError::UnknownCommand(_))),
+                "{name}: {parsed:?}"
+            );
+            assert!(
+                help.iter()
+                    .any(|(usage, _)| usage.split(' ').next() == Some(name)),
+                "{name} has no line in help"
+            );
+        }
+        assert_eq!(
+            command::parse("end", Some(&view), Some(0)),
+            Ok(Some(Command::Request(ClientMessage::EndTurn { id: 0 })))
+        );
+        assert_eq!(
+            command::parse("say hi", Some(&view), Some(0)),
+            Ok(Some(Command::Request(ClientMessage::Chat {
+                id: 0,
+                text: "hi".into()
+            })))
+        );
+        assert!(matches!(
+            command::parse("fly", Some(&view), Some(0)),
+            Err(CommandError::UnknownCommand(word)) if word == "fly"
+        ));
+    }
+}
