@@ -8,6 +8,7 @@ use crate::limits::{
     DEFAULT_PAGE_ITEMS, default_absence_limit, default_max_spectators, default_mulligan_clock,
     default_starting_life,
 };
+use crate::magic_tech_types::{Area, Block, CardFace, CardId, Correction, Target, Zone};
 use crate::types::GameKind;
 use crate::types::{
     MulliganMode, OrganiserSecret, Phase, PlayerId, Reduction, RuleSet, Ruling, SeatToken,
@@ -509,6 +510,184 @@ pub enum ClientMessage {
         #[serde(default)]
         player: Option<PlayerId>,
     },
+    /// Magic Tech: In the lobby of a Magic Tech table: declares one's deck size.
+    #[serde(rename = "magic_tech.declare_deck")]
+    #[strum(serialize = "magic_tech.declare_deck")]
+    MagicTechDeclareDeck {
+        /// Request id.
+        id: u32,
+        /// Cards in the deck (1–60).
+        size: u8,
+    },
+    /// Magic Tech: Moves one's Magic Tech turn to its next phase (from the end phase: passes the turn).
+    #[serde(rename = "magic_tech.next_phase")]
+    #[strum(serialize = "magic_tech.next_phase")]
+    MagicTechNextPhase {
+        /// Request id.
+        id: u32,
+    },
+    /// Magic Tech: Deploys a card from hand: face down, or a land face up at once.
+    #[serde(rename = "magic_tech.deploy")]
+    #[strum(serialize = "magic_tech.deploy")]
+    MagicTechDeploy {
+        /// Request id.
+        id: u32,
+        /// The land, declared, if it is one (absent: face down).
+        #[serde(default)]
+        land: Option<CardFace>,
+    },
+    /// Magic Tech: Taps one's untapped face-up card, for mana or not.
+    #[serde(rename = "magic_tech.tap")]
+    #[strum(serialize = "magic_tech.tap")]
+    MagicTechTap {
+        /// Request id.
+        id: u32,
+        /// Which card.
+        card: CardId,
+        /// Mana it makes (a basic land: 1; 0: tapped for something else).
+        mana: u8,
+    },
+    /// Magic Tech: Spends unspent mana: counters on one's face-down card, or an activation cost.
+    #[serde(rename = "magic_tech.pay")]
+    #[strum(serialize = "magic_tech.pay")]
+    MagicTechPay {
+        /// Request id.
+        id: u32,
+        /// The face-down card (absent: an activation cost).
+        #[serde(default)]
+        card: Option<CardId>,
+        /// How much (at least 1).
+        amount: u16,
+    },
+    /// Magic Tech: Turns one's face-down card face up, declaring what it is.
+    #[serde(rename = "magic_tech.reveal")]
+    #[strum(serialize = "magic_tech.reveal")]
+    MagicTechReveal {
+        /// Request id.
+        id: u32,
+        /// Which card.
+        card: CardId,
+        /// What it is.
+        face: CardFace,
+    },
+    /// Magic Tech: In one's deploy phase: moves a creature that began the turn in play.
+    #[serde(rename = "magic_tech.relocate")]
+    #[strum(serialize = "magic_tech.relocate")]
+    MagicTechRelocate {
+        /// Request id.
+        id: u32,
+        /// Which creature.
+        card: CardId,
+        /// `patrol`, or `guard` a card or the stockpile.
+        area: Area,
+    },
+    /// Magic Tech: In one's missions phase: sends untapped creatures against a target.
+    #[serde(rename = "magic_tech.mission")]
+    #[strum(serialize = "magic_tech.mission")]
+    MagicTechMission {
+        /// Request id.
+        id: u32,
+        /// The attackers (at least one).
+        attackers: Vec<CardId>,
+        /// An opponent's card in play or his stockpile.
+        target: Target,
+    },
+    /// Magic Tech: The defender's blocks for the mission under way; the mission resolves.
+    #[serde(rename = "magic_tech.block")]
+    #[strum(serialize = "magic_tech.block")]
+    MagicTechBlock {
+        /// Request id.
+        id: u32,
+        /// The blocks (empty: none).
+        blocks: Vec<Block>,
+    },
+    /// Magic Tech: A spell or ability of one's own deals damage.
+    #[serde(rename = "magic_tech.damage")]
+    #[strum(serialize = "magic_tech.damage")]
+    MagicTechDamage {
+        /// Request id.
+        id: u32,
+        /// A card in play or a stockpile.
+        target: Target,
+        /// How much (at least 1).
+        amount: u16,
+    },
+    /// Magic Tech: A healing effect removes damage counters from a card.
+    #[serde(rename = "magic_tech.heal")]
+    #[strum(serialize = "magic_tech.heal")]
+    MagicTechHeal {
+        /// Request id.
+        id: u32,
+        /// Which card.
+        card: CardId,
+        /// How many (at least 1).
+        amount: u16,
+    },
+    /// Magic Tech: In one's upkeep: pays a creature's regeneration cost to remove one damage counter.
+    #[serde(rename = "magic_tech.regenerate")]
+    #[strum(serialize = "magic_tech.regenerate")]
+    MagicTechRegenerate {
+        /// Request id.
+        id: u32,
+        /// Which creature.
+        card: CardId,
+    },
+    /// Magic Tech: A card effect makes one draw.
+    #[serde(rename = "magic_tech.draw")]
+    #[strum(serialize = "magic_tech.draw")]
+    MagicTechDraw {
+        /// Request id.
+        id: u32,
+        /// How many (at least 1).
+        count: u8,
+    },
+    /// Magic Tech: Pays or loses life (negative: scraps that many) or gains it (positive: puts that many scrapheap cards under the stockpile).
+    #[serde(rename = "magic_tech.life")]
+    #[strum(serialize = "magic_tech.life")]
+    MagicTechLife {
+        /// Request id.
+        id: u32,
+        /// The change, not 0.
+        delta: i32,
+    },
+    /// Magic Tech: A card effect takes one's card out of play.
+    #[serde(rename = "magic_tech.leave_play")]
+    #[strum(serialize = "magic_tech.leave_play")]
+    MagicTechLeavePlay {
+        /// Request id.
+        id: u32,
+        /// Which card.
+        card: CardId,
+        /// `hand`, `stockpile` or `scrapheap`.
+        to: Zone,
+    },
+    /// Magic Tech: Proposes a correction to the opponent.
+    #[serde(rename = "magic_tech.propose")]
+    #[strum(serialize = "magic_tech.propose")]
+    MagicTechPropose {
+        /// Request id.
+        id: u32,
+        /// The correction.
+        correction: Correction,
+    },
+    /// Magic Tech: Accepts or declines the opponent's proposed correction.
+    #[serde(rename = "magic_tech.answer")]
+    #[strum(serialize = "magic_tech.answer")]
+    MagicTechAnswer {
+        /// Request id.
+        id: u32,
+        /// Accept?
+        accept: bool,
+    },
+    /// Magic Tech: The host corrects a number at a Magic Tech table.
+    #[serde(rename = "magic_tech.rule")]
+    #[strum(serialize = "magic_tech.rule")]
+    MagicTechRule {
+        /// Request id.
+        id: u32,
+        /// The correction.
+        correction: Correction,
+    },
 }
 
 /// Matches every request, binding its `id` field: the one list of variants behind
@@ -558,7 +737,25 @@ macro_rules! with_request_id {
             | ClientMessage::Buy { $id, .. }
             | ClientMessage::TakeRemedy { $id, .. }
             | ClientMessage::CallHost { $id, .. }
-            | ClientMessage::AnswerCall { $id, .. } => $body,
+            | ClientMessage::AnswerCall { $id, .. }
+            | ClientMessage::MagicTechDeclareDeck { $id, .. }
+            | ClientMessage::MagicTechNextPhase { $id, .. }
+            | ClientMessage::MagicTechDeploy { $id, .. }
+            | ClientMessage::MagicTechTap { $id, .. }
+            | ClientMessage::MagicTechPay { $id, .. }
+            | ClientMessage::MagicTechReveal { $id, .. }
+            | ClientMessage::MagicTechRelocate { $id, .. }
+            | ClientMessage::MagicTechMission { $id, .. }
+            | ClientMessage::MagicTechBlock { $id, .. }
+            | ClientMessage::MagicTechDamage { $id, .. }
+            | ClientMessage::MagicTechHeal { $id, .. }
+            | ClientMessage::MagicTechRegenerate { $id, .. }
+            | ClientMessage::MagicTechDraw { $id, .. }
+            | ClientMessage::MagicTechLife { $id, .. }
+            | ClientMessage::MagicTechLeavePlay { $id, .. }
+            | ClientMessage::MagicTechPropose { $id, .. }
+            | ClientMessage::MagicTechAnswer { $id, .. }
+            | ClientMessage::MagicTechRule { $id, .. } => $body,
         }
     };
 }

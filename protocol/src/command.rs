@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::client::ClientMessage;
 use crate::league::SeatDeck;
+use crate::magic_tech_types::MagicTechCommand;
 use crate::types::{Expiry, Phase, PlayerId, Ruling, SeatingMode};
 
 /// Who issues a command. The server authenticates connections; the core only checks that the
@@ -130,6 +131,8 @@ pub enum Command {
     /// when (every living player away for the absence limit): the core has no clock. Needs the
     /// host's authority; only the session issues it.
     Abandon,
+    /// A Magic Tech request (refused by every other game).
+    MagicTech(MagicTechCommand),
 }
 
 impl Command {
@@ -166,6 +169,7 @@ impl ClientMessage {
     /// and table-level requests (hello, join, chat, pause, …).
     pub fn command(&self) -> Option<(Authority, Command)> {
         use ClientMessage as M;
+        use MagicTechCommand as MT;
         Some(match self {
             M::Start {
                 first_player,
@@ -242,6 +246,107 @@ impl ClientMessage {
                 },
             ),
             M::Ruling { ruling, .. } => (Authority::Host, Command::Ruling(ruling.clone())),
+            M::MagicTechDeclareDeck { size, .. } => (
+                Authority::Player,
+                Command::MagicTech(MT::DeclareDeck { size: *size }),
+            ),
+            M::MagicTechNextPhase { .. } => (Authority::Player, Command::MagicTech(MT::NextPhase)),
+            M::MagicTechDeploy { land, .. } => (
+                Authority::Player,
+                Command::MagicTech(MT::Deploy { land: land.clone() }),
+            ),
+            M::MagicTechTap { card, mana, .. } => (
+                Authority::Player,
+                Command::MagicTech(MT::Tap {
+                    card: *card,
+                    mana: *mana,
+                }),
+            ),
+            M::MagicTechPay { card, amount, .. } => (
+                Authority::Player,
+                Command::MagicTech(MT::Pay {
+                    card: *card,
+                    amount: *amount,
+                }),
+            ),
+            M::MagicTechReveal { card, face, .. } => (
+                Authority::Player,
+                Command::MagicTech(MT::Reveal {
+                    card: *card,
+                    face: face.clone(),
+                }),
+            ),
+            M::MagicTechRelocate { card, area, .. } => (
+                Authority::Player,
+                Command::MagicTech(MT::Relocate {
+                    card: *card,
+                    area: *area,
+                }),
+            ),
+            M::MagicTechMission {
+                attackers, target, ..
+            } => (
+                Authority::Player,
+                Command::MagicTech(MT::Mission {
+                    attackers: attackers.clone(),
+                    target: *target,
+                }),
+            ),
+            M::MagicTechBlock { blocks, .. } => (
+                Authority::Player,
+                Command::MagicTech(MT::Block {
+                    blocks: blocks.clone(),
+                }),
+            ),
+            M::MagicTechDamage { target, amount, .. } => (
+                Authority::Player,
+                Command::MagicTech(MT::Damage {
+                    target: *target,
+                    amount: *amount,
+                }),
+            ),
+            M::MagicTechHeal { card, amount, .. } => (
+                Authority::Player,
+                Command::MagicTech(MT::Heal {
+                    card: *card,
+                    amount: *amount,
+                }),
+            ),
+            M::MagicTechRegenerate { card, .. } => (
+                Authority::Player,
+                Command::MagicTech(MT::Regenerate { card: *card }),
+            ),
+            M::MagicTechDraw { count, .. } => (
+                Authority::Player,
+                Command::MagicTech(MT::Draw { count: *count }),
+            ),
+            M::MagicTechLife { delta, .. } => (
+                Authority::Player,
+                Command::MagicTech(MT::Life { delta: *delta }),
+            ),
+            M::MagicTechLeavePlay { card, to, .. } => (
+                Authority::Player,
+                Command::MagicTech(MT::LeavePlay {
+                    card: *card,
+                    to: *to,
+                }),
+            ),
+            M::MagicTechPropose { correction, .. } => (
+                Authority::Player,
+                Command::MagicTech(MT::Propose {
+                    correction: correction.clone(),
+                }),
+            ),
+            M::MagicTechAnswer { accept, .. } => (
+                Authority::Player,
+                Command::MagicTech(MT::Answer { accept: *accept }),
+            ),
+            M::MagicTechRule { correction, .. } => (
+                Authority::Host,
+                Command::MagicTech(MT::Rule {
+                    correction: correction.clone(),
+                }),
+            ),
             _ => return None,
         })
     }

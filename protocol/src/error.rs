@@ -158,6 +158,26 @@ pub enum ErrorCode {
     BadSeating,
     /// There is no open call for the host to answer (from that player).
     NoOpenCall,
+    /// Magic Tech: not possible in this phase of the turn (or not in one's own turn).
+    WrongPhase,
+    /// Magic Tech: no card in play has that number (or it is not the kind of card the request needs).
+    UnknownCard,
+    /// Magic Tech: the card belongs to the other player.
+    NotYourCard,
+    /// Magic Tech: the turn's deployments or land drops are used up.
+    LimitReached,
+    /// Magic Tech: too little unspent mana, or too few counters to reveal the card.
+    NotEnoughMana,
+    /// Magic Tech: the card cannot do that as it stands (face up or down, tapped, its type, where it stands), or its declaration is invalid.
+    BadCard,
+    /// Magic Tech: the declarations forbid that block (evasion, a guard's card, a tapped or repeated blocker).
+    IllegalBlock,
+    /// Magic Tech: every player must declare his deck size before the start.
+    NoDeckSize,
+    /// Magic Tech: there is no mission waiting for blocks (or one is, and must be blocked first).
+    NoMission,
+    /// Magic Tech: there is no correction of the other player's to answer (or one is already open).
+    NoProposal,
 }
 
 impl ErrorCode {
@@ -270,6 +290,16 @@ impl ErrorCode {
                 "an arranged seating must list every seated player exactly once (and only with arranged)"
             }
             ErrorCode::NoOpenCall => "there is no open call for the host to answer",
+            ErrorCode::WrongPhase => "that is not possible in this phase",
+            ErrorCode::UnknownCard => "there is no such card in play",
+            ErrorCode::NotYourCard => "that card is not yours",
+            ErrorCode::LimitReached => "you have used up this turn's deployments or land drops",
+            ErrorCode::NotEnoughMana => "not enough mana (or counters) for that",
+            ErrorCode::BadCard => "that card cannot do that as it stands",
+            ErrorCode::IllegalBlock => "the declared cards forbid that block",
+            ErrorCode::NoDeckSize => "every player must declare his deck size first",
+            ErrorCode::NoMission => "no mission is waiting for blocks (or one is)",
+            ErrorCode::NoProposal => "there is no proposal to answer (or one is open)",
         }
     }
 }

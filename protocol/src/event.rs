@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::league::{Bonus, SeatDeck};
+use crate::magic_tech_types::{Area, Block, CardFace, CardId, Correction, MtPhase, Target, Zone};
 use crate::types::{
     EliminationCause, KeepReason, Phase, PlayerId, RollResult, SeatingMode, Standing,
     TurnEndReason, TurnId, TurnRemovalReason,
@@ -338,6 +339,200 @@ pub enum Event {
     HostAnswered {
         /// Whose call; `None`: every open call.
         player: Option<PlayerId>,
+    },
+    /// Magic Tech: A player declared his deck size (lobby).
+    #[serde(rename = "magic_tech.deck_declared")]
+    #[strum(serialize = "magic_tech.deck_declared")]
+    MagicTechDeckDeclared {
+        /// Who.
+        player: PlayerId,
+        /// Cards in his deck.
+        size: u8,
+    },
+    /// Magic Tech: The active player's turn entered a phase (`untap`: his permanents untap; `end`: his creatures activated this turn go on patrol).
+    #[serde(rename = "magic_tech.phase_began")]
+    #[strum(serialize = "magic_tech.phase_began")]
+    MagicTechPhaseBegan {
+        /// Whose turn.
+        player: PlayerId,
+        /// The phase.
+        phase: MtPhase,
+    },
+    /// Magic Tech: A player drew cards from his stockpile (his draw phase, or a card effect).
+    #[serde(rename = "magic_tech.drew")]
+    #[strum(serialize = "magic_tech.drew")]
+    MagicTechDrew {
+        /// Who.
+        player: PlayerId,
+        /// How many.
+        count: u8,
+    },
+    /// Magic Tech: A card left a hand for play: face down, or a land face up.
+    #[serde(rename = "magic_tech.deployed")]
+    #[strum(serialize = "magic_tech.deployed")]
+    MagicTechDeployed {
+        /// Whose.
+        player: PlayerId,
+        /// Its new number.
+        card: CardId,
+        /// The land, if it is one (absent: face down).
+        #[serde(default)]
+        land: Option<CardFace>,
+    },
+    /// Magic Tech: A card was tapped by its owner, for `mana` unspent mana.
+    #[serde(rename = "magic_tech.tapped")]
+    #[strum(serialize = "magic_tech.tapped")]
+    MagicTechTapped {
+        /// Which.
+        card: CardId,
+        /// Mana it made.
+        mana: u8,
+    },
+    /// Magic Tech: Unspent mana was spent: counters on a face-down card, or an activation cost.
+    #[serde(rename = "magic_tech.paid")]
+    #[strum(serialize = "magic_tech.paid")]
+    MagicTechPaid {
+        /// Whose mana.
+        player: PlayerId,
+        /// The face-down card (absent: an activation cost).
+        #[serde(default)]
+        card: Option<CardId>,
+        /// How much.
+        amount: u16,
+    },
+    /// Magic Tech: A face-down card was turned face up as declared; its counters were spent (an instant or sorcery goes on to the scrapheap).
+    #[serde(rename = "magic_tech.revealed")]
+    #[strum(serialize = "magic_tech.revealed")]
+    MagicTechRevealed {
+        /// Which.
+        card: CardId,
+        /// What it is.
+        face: CardFace,
+        /// What revealing it cost (the server's reckoning).
+        cost: u16,
+    },
+    /// Magic Tech: A creature moved to patrol or to guard.
+    #[serde(rename = "magic_tech.relocated")]
+    #[strum(serialize = "magic_tech.relocated")]
+    MagicTechRelocated {
+        /// Which.
+        card: CardId,
+        /// Where it is now.
+        area: Area,
+    },
+    /// Magic Tech: A mission began; the defender blocks next.
+    #[serde(rename = "magic_tech.mission_began")]
+    #[strum(serialize = "magic_tech.mission_began")]
+    MagicTechMissionBegan {
+        /// The attacking player.
+        player: PlayerId,
+        /// His attackers.
+        attackers: Vec<CardId>,
+        /// What they attack.
+        target: Target,
+    },
+    /// Magic Tech: The defender's blocks for the mission under way.
+    #[serde(rename = "magic_tech.blocked")]
+    #[strum(serialize = "magic_tech.blocked")]
+    MagicTechBlocked {
+        /// The blocks (empty: none).
+        blocks: Vec<Block>,
+    },
+    /// Magic Tech: Damage was dealt to a card or a stockpile, with its effect: damage counters added to a face-up card (after its armour), mana counters removed from a face-down one, or cards discarded from a stockpile.
+    #[serde(rename = "magic_tech.damaged")]
+    #[strum(serialize = "magic_tech.damaged")]
+    MagicTechDamaged {
+        /// What took it.
+        target: Target,
+        /// Damage dealt.
+        amount: u16,
+        /// Its effect, by target.
+        effect: u16,
+    },
+    /// Magic Tech: A card left play for the scrapheap: its damage reached its structure, or it was buried (damaged face down with no counters).
+    #[serde(rename = "magic_tech.destroyed")]
+    #[strum(serialize = "magic_tech.destroyed")]
+    MagicTechDestroyed {
+        /// Which.
+        card: CardId,
+        /// Buried face down.
+        buried: bool,
+    },
+    /// Magic Tech: The mission is over: every creature involved still in play is tapped.
+    #[serde(rename = "magic_tech.mission_ended")]
+    #[strum(serialize = "magic_tech.mission_ended")]
+    MagicTechMissionEnded {
+        /// The creatures tapped.
+        tapped: Vec<CardId>,
+    },
+    /// Magic Tech: A player put cards from the top of his stockpile on his scrapheap (paid or lost life).
+    #[serde(rename = "magic_tech.scrapped")]
+    #[strum(serialize = "magic_tech.scrapped")]
+    MagicTechScrapped {
+        /// Who.
+        player: PlayerId,
+        /// How many.
+        count: u8,
+    },
+    /// Magic Tech: A player put cards from the top of his scrapheap under his stockpile (gained life).
+    #[serde(rename = "magic_tech.recovered")]
+    #[strum(serialize = "magic_tech.recovered")]
+    MagicTechRecovered {
+        /// Who.
+        player: PlayerId,
+        /// How many.
+        count: u8,
+    },
+    /// Magic Tech: Damage counters were removed from a card (a healing effect, or regeneration).
+    #[serde(rename = "magic_tech.healed")]
+    #[strum(serialize = "magic_tech.healed")]
+    MagicTechHealed {
+        /// Which.
+        card: CardId,
+        /// How many.
+        amount: u16,
+    },
+    /// Magic Tech: A card effect took a card out of play.
+    #[serde(rename = "magic_tech.left_play")]
+    #[strum(serialize = "magic_tech.left_play")]
+    MagicTechLeftPlay {
+        /// Which.
+        card: CardId,
+        /// Where it went.
+        to: Zone,
+    },
+    /// Magic Tech: A player proposed a correction; the other answers.
+    #[serde(rename = "magic_tech.proposed")]
+    #[strum(serialize = "magic_tech.proposed")]
+    MagicTechProposed {
+        /// Who.
+        player: PlayerId,
+        /// What.
+        correction: Correction,
+    },
+    /// Magic Tech: The proposed correction was declined (or withdrawn) and changes nothing.
+    #[serde(rename = "magic_tech.declined")]
+    #[strum(serialize = "magic_tech.declined")]
+    MagicTechDeclined {
+        /// Who declined it.
+        player: PlayerId,
+    },
+    /// Magic Tech: A correction took effect: accepted by the other player, or ruled by the host.
+    #[serde(rename = "magic_tech.corrected")]
+    #[strum(serialize = "magic_tech.corrected")]
+    MagicTechCorrected {
+        /// What.
+        correction: Correction,
+        /// Who accepted it (absent: the host ruled it).
+        #[serde(default)]
+        by: Option<PlayerId>,
+    },
+    /// Magic Tech: A player had to draw or lose cards from an empty stockpile: he has lost (`game_over` follows).
+    #[serde(rename = "magic_tech.ran_out")]
+    #[strum(serialize = "magic_tech.ran_out")]
+    MagicTechRanOut {
+        /// Who.
+        player: PlayerId,
     },
 }
 

@@ -15,6 +15,9 @@ use crate::league::{
     Alliance, Deck, DeckSpec, LeagueGame, LeagueId, LeagueView, LedgerEntry, LedgerLine,
     MemberStanding, MemberToken, Purchase, Remedy,
 };
+use crate::magic_tech_types::{
+    Area, Block, CardFace, CardType, Colour, Correction, Keywords, ManaCost, MtPhase, Target, Zone,
+};
 use crate::server::{ServerMessage, TableSummary};
 use crate::types::{
     EliminationCause, KeepReason, OrganiserSecret, Phase, Reduction, RollResult, Ruling, SeatToken,
@@ -406,7 +409,107 @@ pub fn client() -> Vec<ClientMessage> {
             id: 49,
             player: Some(1),
         },
+        ClientMessage::MagicTechDeclareDeck { id: 50, size: 60 },
+        ClientMessage::MagicTechNextPhase { id: 51 },
+        ClientMessage::MagicTechDeploy {
+            id: 52,
+            land: Some(mt_forest()),
+        },
+        ClientMessage::MagicTechTap {
+            id: 53,
+            card: 0,
+            mana: 1,
+        },
+        ClientMessage::MagicTechPay {
+            id: 54,
+            card: Some(1),
+            amount: 1,
+        },
+        ClientMessage::MagicTechReveal {
+            id: 55,
+            card: 1,
+            face: mt_bears(),
+        },
+        ClientMessage::MagicTechRelocate {
+            id: 56,
+            card: 1,
+            area: Area::Guard { card: None },
+        },
+        ClientMessage::MagicTechMission {
+            id: 57,
+            attackers: vec![1],
+            target: Target::Stockpile { player: 2 },
+        },
+        ClientMessage::MagicTechBlock {
+            id: 58,
+            blocks: vec![Block {
+                blocker: 4,
+                attacker: 1,
+            }],
+        },
+        ClientMessage::MagicTechDamage {
+            id: 59,
+            target: Target::Card { card: 4 },
+            amount: 3,
+        },
+        ClientMessage::MagicTechHeal {
+            id: 60,
+            card: 1,
+            amount: 1,
+        },
+        ClientMessage::MagicTechRegenerate { id: 61, card: 1 },
+        ClientMessage::MagicTechDraw { id: 62, count: 1 },
+        ClientMessage::MagicTechLife { id: 63, delta: -2 },
+        ClientMessage::MagicTechLeavePlay {
+            id: 64,
+            card: 1,
+            to: Zone::Hand,
+        },
+        ClientMessage::MagicTechPropose {
+            id: 65,
+            correction: Correction::Damage { card: 1, damage: 0 },
+        },
+        ClientMessage::MagicTechAnswer {
+            id: 66,
+            accept: true,
+        },
+        ClientMessage::MagicTechRule {
+            id: 67,
+            correction: Correction::Counters {
+                card: 3,
+                counters: 2,
+            },
+        },
     ]
+}
+
+/// A Forest, as declared when it is deployed.
+pub fn mt_forest() -> CardFace {
+    CardFace {
+        name: "Forest".to_owned(),
+        card_type: CardType::Land,
+        cost: ManaCost::default(),
+        power: 0,
+        toughness: 0,
+        basic: Some(Colour::Green),
+        keywords: Keywords::default(),
+    }
+}
+
+/// Grizzly Bears ({1}{G}, 2/2), as declared when it is revealed.
+pub fn mt_bears() -> CardFace {
+    CardFace {
+        name: "Grizzly Bears".to_owned(),
+        card_type: CardType::Creature,
+        cost: ManaCost {
+            generic: 1,
+            coloured: vec![Colour::Green],
+        },
+        power: 2,
+        toughness: 2,
+        basic: None,
+        keywords: Keywords::default(),
+    }
 }
 
 /// The league in the examples.
@@ -783,6 +886,77 @@ pub fn events() -> Vec<Event> {
             reason: "Carol says her Wrath resolved before my Regrowth".to_owned(),
         },
         Event::HostAnswered { player: Some(1) },
+        Event::MagicTechDeckDeclared {
+            player: 1,
+            size: 60,
+        },
+        Event::MagicTechPhaseBegan {
+            player: 1,
+            phase: MtPhase::Deploy,
+        },
+        Event::MagicTechDrew {
+            player: 1,
+            count: 2,
+        },
+        Event::MagicTechDeployed {
+            player: 1,
+            card: 0,
+            land: Some(mt_forest()),
+        },
+        Event::MagicTechTapped { card: 0, mana: 1 },
+        Event::MagicTechPaid {
+            player: 1,
+            card: Some(1),
+            amount: 1,
+        },
+        Event::MagicTechRevealed {
+            card: 1,
+            face: mt_bears(),
+            cost: 2,
+        },
+        Event::MagicTechRelocated {
+            card: 1,
+            area: Area::Patrol,
+        },
+        Event::MagicTechMissionBegan {
+            player: 1,
+            attackers: vec![1],
+            target: Target::Stockpile { player: 2 },
+        },
+        Event::MagicTechBlocked { blocks: Vec::new() },
+        Event::MagicTechDamaged {
+            target: Target::Stockpile { player: 2 },
+            amount: 2,
+            effect: 2,
+        },
+        Event::MagicTechDestroyed {
+            card: 4,
+            buried: false,
+        },
+        Event::MagicTechMissionEnded { tapped: vec![1] },
+        Event::MagicTechScrapped {
+            player: 2,
+            count: 2,
+        },
+        Event::MagicTechRecovered {
+            player: 2,
+            count: 1,
+        },
+        Event::MagicTechHealed { card: 1, amount: 1 },
+        Event::MagicTechLeftPlay {
+            card: 1,
+            to: Zone::Hand,
+        },
+        Event::MagicTechProposed {
+            player: 1,
+            correction: Correction::Damage { card: 1, damage: 0 },
+        },
+        Event::MagicTechDeclined { player: 2 },
+        Event::MagicTechCorrected {
+            correction: Correction::Damage { card: 1, damage: 0 },
+            by: Some(2),
+        },
+        Event::MagicTechRanOut { player: 2 },
     ]
 }
 

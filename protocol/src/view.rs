@@ -12,6 +12,7 @@ use crate::limits::{
     DEFAULT_MULLIGAN_CLOCK_SECS, DEFAULT_SPELL_RANGE, DEFAULT_STARTING_LIFE, MAX_SEATS,
     default_max_spectators, default_mulligan_clock,
 };
+use crate::magic_tech_types::MagicTechView;
 use crate::shell::{Presence, SessionFacts, resume_quorum};
 use crate::types::GameKind;
 use crate::types::{
@@ -275,6 +276,10 @@ pub struct TableView {
     /// Open calls for the host, oldest first (absent: none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub calls: Vec<HostCall>,
+    /// At a Magic Tech table: its board (absent at every other game's table; boxed, as it
+    /// is large and most tables are not Magic Tech tables).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub magic_tech: Option<Box<MagicTechView>>,
 }
 
 impl TableView {
@@ -305,6 +310,7 @@ impl TableView {
             first_choice: None,
             seating_mode: None,
             calls: Vec::new(),
+            magic_tech: None,
         }
     }
 
