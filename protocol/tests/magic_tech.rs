@@ -1286,6 +1286,19 @@ fn random_game(seed: u64) -> Vec<Event> {
             (*slow.choose(&mut rng).unwrap()).clone()
         };
         let before = view(&play.game);
+        // The same move by the other player: mostly refused, and a refusal changes nothing.
+        if let Some(other) = play.game.opponent(player)
+            && rng.random_bool(0.2)
+        {
+            match play.game.handle(Actor::Player(other), command.clone()) {
+                Err(_) => assert_eq!(view(&play.game), before, "seed {seed}: {command:?}"),
+                Ok(events) => {
+                    play.journal.extend(events);
+                    assert_eq!(view(&play.replayed()), view(&play.game), "seed {seed}");
+                    continue;
+                }
+            }
+        }
         let mut mirror: Mirror<MagicTech> = Mirror::of(&before).unwrap();
         let events = play.ok(Actor::Player(player), command.clone());
         // A client's mirror, built from the snapshot before, folds the events to the same view.

@@ -516,13 +516,9 @@ impl MagicTech {
             C::NextPhase => {
                 self.expect_active(player)?;
                 self.no_open_mission()?;
-                match self.board.phase {
-                    Some(MtPhase::Upkeep) => {
-                        let phase = MtPhase::Deploy;
-                        self.emit(out, Event::MagicTechPhaseBegan { player, phase })
-                    }
-                    Some(MtPhase::Deploy) => {
-                        let phase = MtPhase::Missions;
+                // The end phase passes the turn at once.
+                match self.board.phase.and_then(MtPhase::next) {
+                    Some(phase) if phase != MtPhase::End => {
                         self.emit(out, Event::MagicTechPhaseBegan { player, phase })
                     }
                     _ => self.end_turn(player, TurnEndReason::Finished, out),
