@@ -1532,3 +1532,93 @@ fn the_session_runs_a_magic_tech_game_from_the_lobby_to_the_end() {
     .unwrap();
     assert_eq!(recovered.view(id, "tech"), view);
 }
+
+#[test]
+fn every_magic_tech_request_is_a_magic_tech_command_with_its_authority() {
+    use grand_melee_protocol::examples;
+    use grand_melee_protocol::rules::Authority;
+    let requests: Vec<_> = examples::client()
+        .into_iter()
+        .filter(|m| m.name().starts_with("magic_tech."))
+        .collect();
+    assert_eq!(requests.len(), 18);
+    for request in requests {
+        let (authority, command) = request.command().unwrap();
+        let Command::MagicTech(command) = command else {
+            panic!("{} is not a Magic Tech command", request.name());
+        };
+        let host = matches!(command, C::Rule { .. });
+        assert_eq!(authority == Authority::Host, host, "{}", request.name());
+    }
+}
+
+#[test]
+fn a_guard_of_a_card_blocks_any_attacker_of_that_card_and_no_other() {
+    let mut play = Play::started();
+    let flyer = with(
+        creature("Birds", 2, &[], 2, 1),
+        Keywords {
+            flying: true,
+            ..Keywords::default()
+        },
+    );
+    let birds = play.put_in_play(flyer);
+    play.pass();
+    let forest = play.land(Colour::Green);
+    let guard = play.put_in_play(creature("Guard", 2, &[], 1, 4));
+    let building = play.game.board().next_card;
+    play.mt(BOB, C::Deploy { land: None });
+    play.pass();
+    play.pass();
+    play.advance_to(MtPhase::Deploy);
+    play.mt(
+        BOB,
+        C::Relocate {
+            card: guard,
+            area: Area::Guard { card: Some(forest) },
+        },
+    );
+    play.pass();
+    play.advance_to(MtPhase::Missions);
+    let block = vec![Block {
+        blocker: guard,
+        attacker: birds,
+    }];
+    let untap_birds = Correction::Tapped {
+        card: birds,
+        tapped: false,
+    };
+    // Missions on Bob's stockpile and on his card under construction: not the guard's card.
+    for target in [
+        Target::Stockpile { player: BOB },
+        Target::Card { card: building },
+    ] {
+        play.mt(
+            ANN,
+            C::Mission {
+                attackers: vec![birds],
+                target,
+            },
+        );
+        play.mt_refused(
+            BOB,
+            C::Block {
+                blocks: block.clone(),
+            },
+            ErrorCode::IllegalBlock,
+        );
+        play.mt(BOB, C::Block { blocks: vec![] });
+        play.rule(untap_birds.clone());
+    }
+    // The forest's attacker, flying or not, meets its guard.
+    play.mt(
+        ANN,
+        C::Mission {
+            attackers: vec![birds],
+            target: Target::Card { card: forest },
+        },
+    );
+    play.mt(BOB, C::Block { blocks: block });
+    assert!(play.card(guard).unwrap().tapped);
+    assert_eq!(play.card(forest).unwrap().damage, 0);
+}

@@ -194,7 +194,7 @@ impl MagicTech {
         // table's verifiable dice over the join order (the same draw as Grand Melee's).
         let first = match (first_player, seating_mode) {
             (Some(first), _) => first,
-            (None, SeatingMode::Arranged) => order[0],
+            (None, SeatingMode::Arranged) => *order.first().ok_or(ErrorCode::BadSeating)?,
             (None, _) => {
                 let entropy = entropy_digest(self.seated.iter().map(|s| s.entropy.as_str()));
                 joined[Dice::new(secret, entropy).first_seat(joined.len())]
