@@ -1622,3 +1622,179 @@ fn a_guard_of_a_card_blocks_any_attacker_of_that_card_and_no_other() {
     assert!(play.card(guard).unwrap().tapped);
     assert_eq!(play.card(forest).unwrap().damage, 0);
 }
+
+#[test]
+fn shadow_landwalk_protection_and_reach_decide_what_a_patrol_may_block() {
+    let mut play = Play::started();
+    let shade = play.put_in_play(with(
+        creature("Shade", 2, &[], 1, 1),
+        Keywords {
+            shadow: true,
+            ..Keywords::default()
+        },
+    ));
+    play.pass();
+    play.land(Colour::Green);
+    let reach = play.put_in_play(with(
+        creature("Spider", 2, &[], 1, 4),
+        Keywords {
+            reach: true,
+            ..Keywords::default()
+        },
+    ));
+    let plain = play.put_in_play(creature("Wall", 2, &[], 0, 4));
+    play.pass();
+    let walker = play.put_in_play(with(
+        creature("Forest Walker", 2, &[], 1, 1),
+        Keywords {
+            landwalk: vec![Colour::Green],
+            ..Keywords::default()
+        },
+    ));
+    let knight = play.put_in_play(with(
+        creature("Knight", 2, &[], 1, 1),
+        Keywords {
+            protection: vec![Colour::Red],
+            ..Keywords::default()
+        },
+    ));
+    play.pass();
+    let red = play.put_in_play(creature("Red Ogre", 1, &[Colour::Red], 1, 4));
+    play.pass();
+    let flyer = play.put_in_play(with(
+        creature("Hasty Birds", 2, &[], 1, 1),
+        Keywords {
+            flying: true,
+            haste: true,
+            ..Keywords::default()
+        },
+    ));
+    play.mt(
+        ANN,
+        C::Relocate {
+            card: flyer,
+            area: Area::Patrol,
+        },
+    );
+    play.advance_to(MtPhase::Missions);
+    let attackers = vec![shade, walker, knight, flyer];
+    play.mt(
+        ANN,
+        C::Mission {
+            attackers,
+            target: Target::Stockpile { player: BOB },
+        },
+    );
+    // Bob's creatures went on patrol at the end of the turns he revealed them in.
+    assert_eq!(play.card(red).unwrap().area, Area::Patrol);
+    for (blocker, attacker, legal) in [
+        (plain, shade, false),
+        (reach, shade, false),
+        (plain, walker, false),
+        (reach, walker, false),
+        (red, knight, false),
+        (plain, knight, true),
+        (plain, flyer, false),
+        (reach, flyer, true),
+    ] {
+        assert_eq!(
+            play.game.may_block(blocker, attacker),
+            legal,
+            "{blocker} blocking {attacker}"
+        );
+        if !legal {
+            play.mt_refused(
+                BOB,
+                C::Block {
+                    blocks: vec![Block { blocker, attacker }],
+                },
+                ErrorCode::IllegalBlock,
+            );
+        }
+    }
+    play.mt(
+        BOB,
+        C::Block {
+            blocks: vec![
+                Block {
+                    blocker: plain,
+                    attacker: knight,
+                },
+                Block {
+                    blocker: reach,
+                    attacker: flyer,
+                },
+            ],
+        },
+    );
+}
+
+#[test]
+fn flanking_weakens_a_blocker_and_rampage_strengthens_a_creature_blocked_by_several() {
+    let mut play = Play::started();
+    let flanker = play.put_in_play(with(
+        creature("Flanker", 3, &[], 2, 2),
+        Keywords {
+            flanking: true,
+            ..Keywords::default()
+        },
+    ));
+    play.pass();
+    let big = play.put_in_play(creature("Bear", 2, &[], 2, 2));
+    let small = play.put_in_play(creature("Cub", 1, &[], 1, 1));
+    play.pass();
+    let rampager = play.put_in_play(with(
+        creature("Rampager", 3, &[], 3, 3),
+        Keywords {
+            rampage: 2,
+            ..Keywords::default()
+        },
+    ));
+    play.pass();
+    play.pass();
+    play.advance_to(MtPhase::Missions);
+    play.mt(
+        ANN,
+        C::Mission {
+            attackers: vec![flanker],
+            target: Target::Stockpile { player: BOB },
+        },
+    );
+    play.mt(
+        BOB,
+        C::Block {
+            blocks: vec![Block {
+                blocker: big,
+                attacker: flanker,
+            }],
+        },
+    );
+    // The bear meets the flanker with attack 1 and armour 1: it takes a counter, deals none.
+    assert_eq!(play.card(big).unwrap().damage, 1);
+    assert_eq!(play.card(flanker).unwrap().damage, 0);
+    play.rule(Correction::Tapped {
+        card: big,
+        tapped: false,
+    });
+    play.mt(
+        ANN,
+        C::Mission {
+            attackers: vec![rampager],
+            target: Target::Stockpile { player: BOB },
+        },
+    );
+    let blocks = [big, small].map(|blocker| Block {
+        blocker,
+        attacker: rampager,
+    });
+    play.mt(
+        BOB,
+        C::Block {
+            blocks: blocks.to_vec(),
+        },
+    );
+    // Two blockers: attack 5. The bear needs 3 (armour 2, one structure left), the cub gets 2.
+    assert!(play.card(big).is_none());
+    assert!(play.card(small).is_none());
+    assert_eq!(play.card(rampager).unwrap().damage, 0);
+}
