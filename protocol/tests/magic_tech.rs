@@ -1798,3 +1798,32 @@ fn flanking_weakens_a_blocker_and_rampage_strengthens_a_creature_blocked_by_seve
     assert!(play.card(small).is_none());
     assert_eq!(play.card(rampager).unwrap().damage, 0);
 }
+
+#[test]
+fn a_turn_ended_by_the_clock_during_a_mission_ends_it_unresolved() {
+    use grand_melee_protocol::Expiry;
+    let (mut play, bears, _) = armies();
+    play.mt(
+        ANN,
+        C::Mission {
+            attackers: vec![bears],
+            target: Target::Stockpile { player: BOB },
+        },
+    );
+    play.refused(Actor::Player(ANN), Command::EndTurn, ErrorCode::NoMission);
+    let before = play.side(BOB);
+    let expire = Command::ExpireTurn {
+        player: ANN,
+        reason: Expiry::Clock,
+    };
+    play.refused(Actor::Player(BOB), expire.clone(), ErrorCode::NotHost);
+    let events = play.ok(Actor::Host, expire);
+    assert!(events.contains(&Event::MagicTechMissionEnded {
+        tapped: vec![bears]
+    }));
+    assert_eq!(play.active(), BOB);
+    assert!(play.game.board().mission.is_none());
+    // Only his draw: no damage reached his stockpile.
+    assert_eq!(play.side(BOB).stockpile, before.stockpile - 2);
+    assert_eq!(play.side(BOB).scrapheap, before.scrapheap);
+}
