@@ -18,6 +18,9 @@ impl Game for Table {
     const KIND: GameKind = GameKind::GrandMelee;
 
     fn create(settings: &Settings, secret: DiceSecret) -> Result<Self, ErrorCode> {
+        if settings.game != GameKind::GrandMelee {
+            return Err(ErrorCode::BadSettings);
+        }
         let mut config =
             TableConfig::from_settings(settings, 0).map_err(|_| ErrorCode::BadSettings)?;
         config.secret = secret;
@@ -88,5 +91,25 @@ impl Game for Table {
             Event::TurnKept { turn, player } => Some((*turn, *player)),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_of_another_game_is_not_grand_melees() {
+        let ours = Settings::default();
+        assert!(<Table as Game>::create(&ours, DiceSecret::from_seed(1)).is_ok());
+        let theirs = Settings {
+            game: GameKind::MagicTech,
+            seats: 2,
+            ..Settings::default()
+        };
+        assert_eq!(
+            <Table as Game>::create(&theirs, DiceSecret::from_seed(1)).err(),
+            Some(ErrorCode::BadSettings)
+        );
     }
 }
