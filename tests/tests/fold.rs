@@ -758,3 +758,15 @@ fn the_shell_folds_the_table_level_events_and_each_game_only_its_own() {
     assert!(passed, "{report}");
     assert!(report.contains("the seam holds"), "{report}");
 }
+
+/// Magic Tech's page fold (`tests/fold/magic_tech.js`): a scripted game through every
+/// `magic_tech.*` event keeps each player's card count equal to his declared deck, no count or
+/// counter negative, destroyed cards out of play with their guards on patrol, and refuses events
+/// that do not fit. (The random games above hold it to the Rust fold once the rules core gives
+/// them Magic Tech tables.)
+#[test]
+fn the_magic_tech_fold_keeps_the_card_count_and_refuses_what_does_not_fit() {
+    let (passed, report) = run_node("tests/fold/magic_tech.js", None);
+    assert!(passed, "{report}");
+    assert!(report.contains("the Magic Tech fold holds"), "{report}");
+}
