@@ -192,8 +192,8 @@
   function Mission({ view }) {
     const m = boardOf(view).mission;
     if (!m) return null;
-    return html`<p class="mt-mission" data-testid="mt-mission" role="status">⚔ ${nameOf(m.player)}'s mission: ${m.attackers.map((id) => cardLabel(view, id)).join(", ")}
-      against ${m.target.kind === "card" ? cardLabel(view, m.target.card) : mtTarget(m.target)}${
+    const against = m.target.kind === "card" ? cardLabel(view, m.target.card) : mtTarget(m.target);
+    return html`<p class="mt-mission" data-testid="mt-mission" role="status">${`⚔ ${nameOf(m.player)}'s mission: ${m.attackers.map((id) => cardLabel(view, id)).join(", ")} against ${against}`}${
       Object.keys(ui.blocks).length ? ` — blocks chosen: ${Object.entries(ui.blocks).filter(([, a]) => a !== "").map(([b, a]) => `${mtCardName(b)} blocks ${mtCardName(a)}`).join(", ") || "none"}` : ""}</p>`;
   }
 
@@ -422,7 +422,7 @@
     if (defending && ui.action !== "block" && !ui.forced) { ui.action = "block"; ui.forced = true; }
     if (!board.mission) ui.forced = false;
     return html`<div class="action-bar mt-bar" data-testid="action-bar" aria-label="Your actions">
-      <div class="row bar-row">
+      <div class="row mt-head">
         <span class="mt-left" data-testid="mt-left">${board.active === me ? `${board.phase ? MT_PHASES[board.phase] : "start"} · ${leftWords(board)}` : `${nameOf(board.active)}'s turn`} · mana ${side ? side.mana : 0}</span>
         ${board.active === me ? html`<${Button} id="mt-next-phase" label=${board.phase === "end" ? "End turn ▸" : "Next phase ▸"} cls="primary" disabled=${!!board.mission}
           onClick=${() => go({ type: "magic_tech.next_phase" })} />` : null}</div>
@@ -431,7 +431,7 @@
         <${Button} id="mt-decline" label="Decline" onClick=${() => go({ type: "magic_tech.answer", accept: false })} /></div>` : null}
       ${prop && prop.player === me ? html`<div class="row bar-row"><span class="hint">Your proposal waits for an answer.</span>
         <${Button} id="mt-withdraw" label="Withdraw" onClick=${() => go({ type: "magic_tech.answer", accept: false })} /></div>` : null}
-      <div class="row"><label class="grow"><span>Action</span><select data-testid="mt-action" value=${ui.action} onChange=${(ev) => { ui.action = ev.target.value; render(); }}>
+      <div class="row"><label class="grow"><span class="phone-hidden">Action</span><select data-testid="mt-action" value=${ui.action} onChange=${(ev) => { ui.action = ev.target.value; render(); }}>
         ${options(ACTIONS)}</select></label></div>
       <${Form} view=${view} me=${me} />
     </div>`;
