@@ -314,7 +314,7 @@ async fn the_create_form_is_in_plain_words_and_create_shows_without_scrolling() 
         .await;
     let after = laptop.js(shown).await;
     for f in after.as_array().unwrap() {
-        let visible = f[0] == Value::from("create-name");
+        let visible = f[0] == "create-name";
         assert_eq!(f[1], Value::Bool(visible), "with Magic Tech: {after}");
     }
     assert_eq!(
