@@ -592,7 +592,7 @@
         else board.deployed = Math.min(U8, board.deployed + 1);
         board.cards.push({
           card: e.card, owner: e.player, face: land, counters: 0, damage: 0, tapped: false,
-          area: { kind: "deploy" }, fresh: true, shown: false,
+          area: { kind: "deploy" }, fresh: true,
         });
         if (e.card + 1 > U16) throw new FoldError("too many cards");
         board.next_card = e.card + 1;
@@ -620,7 +620,9 @@
       case "magic_tech.revealed": {
         const c = mtCard(view, e.card);
         if (c.face) throw new FoldError("already face up");
-        Object.assign(c, { face: clone(e.face), counters: 0, fresh: true, shown: false });
+        // `shown` is on the wire only when true.
+        Object.assign(c, { face: clone(e.face), counters: 0, fresh: true });
+        delete c.shown;
         if (e.face.type === "sorcery" || e.face.type === "instant") mtRemove(view, e.card, "scrapheap");
         break;
       }
