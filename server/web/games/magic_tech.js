@@ -218,7 +218,7 @@
   // ---------------------------------------------------------------- actions
 
   const field = (label, obj, key, attrs) => html`<label class=${(attrs && attrs.cls) || "small"}><span>${label}</span><input data-testid=${`mt-${key}`} value=${obj[key]}
-    onInput=${(ev) => { obj[key] = ev.target.value; }} onChange=${(ev) => { obj[key] = ev.target.value; render(); }} ...${attrs || {}} /></label>`;
+    onInput=${(ev) => { obj[key] = ev.target.value; render(); }} onChange=${(ev) => { obj[key] = ev.target.value; render(); }} ...${attrs || {}} /></label>`;
   const picker = (label, testid, obj, key, list, empty) => html`<label class="grow"><span>${label}</span>
     <select data-testid=${testid} value=${obj[key]} onChange=${(ev) => { obj[key] = ev.target.value; render(); }}>
       <option value="">${empty}</option>${list}</select></label>`;
@@ -262,12 +262,12 @@
         ${r.type === "creature" ? html`${field("Power", r, "power", { type: "number", min: 0 })}${field("Toughness", r, "toughness", { type: "number", min: 0 })}` : null}</div>
       ${r.type === "creature" ? html`<details><summary>Keywords</summary><div class="row">
         ${FLAGS.map(([k, w]) => html`<label class="inline" key=${k}><input type="checkbox" data-testid=${`mt-kw-${k}`} checked=${!!r.flags[k]}
-          onChange=${(ev) => { r.flags[k] = ev.target.checked; }} /> ${w}</label>`)}
+          onChange=${(ev) => { r.flags[k] = ev.target.checked; render(); }} /> ${w}</label>`)}
         ${field("Landwalk", r, "landwalk", {})}${field("Protection", r, "protection", {})}${field("Rampage", r, "rampage", { type: "number", min: 0 })}
         ${field("Regeneration cost", r, "regen", { placeholder: "e.g. 1G" })}</div></details>` : null}
       <p class="hint" data-testid="mt-reveal-cost">${due === null ? declared.error : `Cost to reveal: ${due}${card ? ` · counters ${card.counters}${card.counters < due ? ` (${due - card.counters} more needed)` : " ✓"}` : ""}`}</p>
       <div class="row bar-row"><${Button} id="mt-reveal" label="Reveal" cls="primary" disabled=${!card || !declared.face || card.counters < due}
-        onClick=${() => go({ type: "magic_tech.reveal", card: Number(r.card), face: declared.face })} /></div></div>`;
+        onClick=${() => { const now = declaredFace(); if (now.face) go({ type: "magic_tech.reveal", card: Number(r.card), face: now.face }); else showError(now.error); }} /></div></div>`;
   }
 
   function Form({ view, me }) {
@@ -305,7 +305,8 @@
       case "reveal":
         return html`<${RevealForm} view=${view} me=${me} />`;
       case "relocate": {
-        const movers = mineCards.filter(isCreature);
+        // Creatures that began the turn in play, and those immune to summoning sickness.
+        const movers = mineCards.filter((c) => isCreature(c) && (!c.fresh || c.face.keywords.haste));
         const spots = [["patrol", "Patrol"], ["stockpile", "Guard my stockpile"], ...mineCards.filter((c) => String(c.card) !== ui.relocate.card).map((c) => [String(c.card), `Guard ${cardLabel(view, c.card)}`])];
         return html`<div class="mt-form"><div class="row">${picker("Creature", "mt-relocate-card", ui.relocate, "card", cardOptions(view, movers), movers.length ? "— pick —" : "no creature")}
           <label class="grow"><span>To</span><select data-testid="mt-relocate-area" value=${ui.relocate.area} onChange=${(ev) => { ui.relocate.area = ev.target.value; }}>${options(spots)}</select></label>
@@ -316,14 +317,15 @@
           }} /></div></div>`;
       }
       case "mission": {
-        const ready = mineCards.filter((c) => isCreature(c) && !c.tapped);
+        // The deploy area's creatures do not go on missions (relocate one immune to summoning sickness first).
+        const ready = mineCards.filter((c) => isCreature(c) && !c.tapped && c.area.kind !== "deploy");
         const m = ui.mission;
         m.attackers = m.attackers.filter((id) => ready.some((c) => c.card === id));
         const attackable = theirs.filter((c) => !(c.area.kind === "patrol" && !c.tapped));
         return html`<div class="mt-form"><div class="row mt-pick" role="group" aria-label="Attackers">${ready.length ? ready.map((c) => html`<label class="inline" key=${c.card}>
             <input type="checkbox" data-testid=${`mt-attacker-${c.card}`} checked=${m.attackers.includes(c.card)}
               onChange=${(ev) => { m.attackers = ev.target.checked ? m.attackers.concat([c.card]) : m.attackers.filter((id) => id !== c.card); render(); }} /> ${cardLabel(view, c.card)}</label>`)
-            : html`<span class="hint">No untapped creature.</span>`}</div>
+            : html`<span class="hint">No untapped creature on patrol or guard.</span>`}</div>
           <div class="row">${picker("Against", "mt-mission-target", m, "target", options(attackable.map((c) => [`card:${c.card}`, cardLabel(view, c.card)])
               .concat(opp === null ? [] : [[`stockpile:${opp}`, `${nameOf(opp)}'s stockpile`]])), "— pick —")}
             <${Button} id="mt-mission" label="⚔ Send" cls="primary" disabled=${!m.attackers.length || m.target === ""}
@@ -424,7 +426,7 @@
     return html`<div class="action-bar mt-bar" data-testid="action-bar" aria-label="Your actions">
       <div class="row mt-head">
         <span class="mt-left" data-testid="mt-left">${board.active === me ? `${board.phase ? MT_PHASES[board.phase] : "start"} · ${leftWords(board)}` : `${nameOf(board.active)}'s turn`} · mana ${side ? side.mana : 0}</span>
-        ${board.active === me ? html`<${Button} id="mt-next-phase" label=${board.phase === "end" ? "End turn ▸" : "Next phase ▸"} cls="primary" disabled=${!!board.mission}
+        ${board.active === me ? html`<${Button} id="mt-next-phase" label=${board.phase === "missions" || board.phase === "end" ? "End turn ▸" : "Next phase ▸"} cls="primary" disabled=${!!board.mission}
           onClick=${() => go({ type: "magic_tech.next_phase" })} />` : null}</div>
       ${prop && prop.player !== me ? html`<div class="row bar-row confirm" data-testid="mt-answer"><span>✎ ${mtCorrection(prop.correction)}?</span>
         <${Button} id="mt-accept" label="Accept" cls="primary" onClick=${() => go({ type: "magic_tech.answer", accept: true })} />
