@@ -300,6 +300,10 @@ async fn a_magic_tech_game_is_played_to_its_end_on_a_laptop_and_a_phone() {
     bob.click("mt-mission").await;
     until_board(&ann, "the mission", "b.mission !== null").await;
     boards_match([&ann, &bob], "the mission under way").await;
+    for (page, who) in [(&ann, "Ann blocking"), (&bob, "Bob's mission on a phone")] {
+        page.assert_accessible(who).await;
+        page.assert_fits(who).await;
+    }
     let shown = ann
         .js("return document.querySelector('[data-testid=\"mt-mission\"]').textContent;")
         .await;
