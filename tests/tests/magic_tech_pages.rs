@@ -4,6 +4,7 @@
 //! form, relocate, send a mission and block it, pass their turns with the action bar, until Ann
 //! must draw from an empty stockpile. After every step both pages' folded views equal a fresh
 //! snapshot (`gm.checkMirror()`) and every number the board shows is the view's.
+//! The replay of the finished game reaches the same end.
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
 #[path = "browser/harness.rs"]
@@ -334,6 +335,27 @@ async fn a_magic_tech_game_is_played_to_its_end_on_a_laptop_and_a_phone() {
         )
         .await;
     }
+    // The replay folds the same game from its journal, to the same end.
+    let table = path.as_str().unwrap().trim_start_matches("/t/").to_owned();
+    ann.goto(&format!("{base}/replays/{table}")).await;
+    let step = "(document.querySelector('[data-testid=\"replay-step\"]') || {}).textContent || ''";
+    ann.until(
+        "the replay loaded",
+        &format!("{step}.startsWith('step 0 of ')"),
+    )
+    .await;
+    ann.js(
+        "const r = document.querySelector('input[type=range][aria-label=\"Step\"]'); r.value = r.max; \
+         r.dispatchEvent(new Event('input', {bubbles: true})); return 1;",
+    )
+    .await;
+    ann.until(
+        "the replay's last step: Bob wins",
+        "(document.querySelector('[data-testid=\"winner\"]') || {}).textContent === '♛ Bob wins!' && \
+         document.querySelectorAll('[data-testid^=\"mt-card-\"]').length === 4",
+    )
+    .await;
+    ann.shows_no_missing_values("the replay's last step").await;
     bob.screenshot(&screenshot_dir().join("magic-tech-phone-end.png"))
         .await;
     bob.assert_accessible("Magic Tech on a phone, at the end")
