@@ -622,6 +622,11 @@ const ASSETS: &[Asset] = &[
         bytes: include_bytes!("../web/games/grand_melee.js"),
     },
     Asset {
+        name: "games/magic_tech.js",
+        content_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../web/games/magic_tech.js"),
+    },
+    Asset {
         name: "app.js",
         content_type: "text/javascript; charset=utf-8",
         bytes: include_bytes!("../web/app.js"),

@@ -397,6 +397,23 @@
 
   const CAUSES = { life: "life 0 or less", poison: "10 poison counters", conceded: "conceded", ruling: "ruled out by the host" };
 
+  // Magic Tech's words for its numbers (games/magic_tech.js draws with them too).
+  const MT_PHASES = { untap: "untap", draw: "draw", upkeep: "upkeep", deploy: "deploy", missions: "missions", end: "end" };
+  const mtCardName = (id) => `#${id}`;
+  const mtTarget = (t) => (t.kind === "card" ? `card ${mtCardName(t.card)}` : `${nameOf(t.player)}'s stockpile`);
+  const mtArea = (a) => (a.kind === "patrol" ? "patrol" : a.kind === "deploy" ? "the deploy area"
+    : `guarding ${a.card === null || a.card === undefined ? "the stockpile" : mtCardName(a.card)}`);
+  function mtCorrection(c) {
+    switch (c.kind) {
+      case "counters": return `${mtCardName(c.card)} to ${c.counters} mana counters`;
+      case "damage": return `${mtCardName(c.card)} to ${c.damage} damage`;
+      case "tapped": return `${mtCardName(c.card)} ${c.tapped ? "tapped" : "untapped"}`;
+      case "mana": return `${nameOf(c.player)}'s unspent mana to ${c.mana}`;
+      case "move": return `${c.count} of ${nameOf(c.player)}'s cards from ${c.from} to ${c.to}`;
+      default: return c.kind;
+    }
+  }
+
   function describe(e) {
     switch (e.kind) {
       case "player_joined":
@@ -463,6 +480,27 @@
       case "host_called": return `📣 ${nameOf(e.player)} calls the host: ${printable(e.reason)}`;
       case "host_answered":
         return e.player === null || e.player === undefined ? "The host answered every open call" : `The host answered ${nameOf(e.player)}'s call`;
+      case "magic_tech.deck_declared": return `${nameOf(e.player)} declared a deck of ${e.size}`;
+      case "magic_tech.phase_began": return `${nameOf(e.player)}: ${MT_PHASES[e.phase] || e.phase} phase`;
+      case "magic_tech.drew": return `${nameOf(e.player)} drew ${e.count}`;
+      case "magic_tech.deployed": return `${nameOf(e.player)} deployed ${mtCardName(e.card)}` + (e.land ? `: ${printable(e.land.name)}, face up` : " face down");
+      case "magic_tech.tapped": return `${mtCardName(e.card)} tapped` + (e.mana ? ` for ${e.mana} mana` : "");
+      case "magic_tech.paid": return `${nameOf(e.player)} paid ${e.amount}` + (e.card === null || e.card === undefined ? " for an ability" : ` onto ${mtCardName(e.card)}`);
+      case "magic_tech.revealed": return `${mtCardName(e.card)} revealed: ${printable(e.face.name)} (${e.face.type}, cost ${e.cost})`;
+      case "magic_tech.relocated": return `${mtCardName(e.card)} moved to ${mtArea(e.area)}`;
+      case "magic_tech.mission_began": return `${nameOf(e.player)} sent ${e.attackers.map(mtCardName).join(", ")} against ${mtTarget(e.target)}`;
+      case "magic_tech.blocked": return e.blocks.length ? `Blocks: ${e.blocks.map((b) => `${mtCardName(b.blocker)} blocks ${mtCardName(b.attacker)}`).join(", ")}` : "No blocks";
+      case "magic_tech.damaged": return `${mtTarget(e.target)} took ${e.amount} damage (${e.effect} ${e.target.kind === "stockpile" ? "cards discarded" : "counters"})`;
+      case "magic_tech.destroyed": return `${mtCardName(e.card)} ${e.buried ? "buried" : "destroyed"}`;
+      case "magic_tech.mission_ended": return `Mission over` + (e.tapped.length ? `: ${e.tapped.map(mtCardName).join(", ")} tapped` : "");
+      case "magic_tech.scrapped": return `${nameOf(e.player)} scrapped ${e.count}`;
+      case "magic_tech.recovered": return `${nameOf(e.player)} put ${e.count} from the scrapheap under the stockpile`;
+      case "magic_tech.healed": return `${mtCardName(e.card)} healed ${e.amount}`;
+      case "magic_tech.left_play": return `${mtCardName(e.card)} left play for the ${e.to}`;
+      case "magic_tech.proposed": return `${nameOf(e.player)} proposes: ${mtCorrection(e.correction)}`;
+      case "magic_tech.declined": return `${nameOf(e.player)} declined the correction`;
+      case "magic_tech.corrected": return `Corrected: ${mtCorrection(e.correction)}` + (e.by === null || e.by === undefined ? " (the host)" : ` (accepted by ${nameOf(e.by)})`);
+      case "magic_tech.ran_out": return `${nameOf(e.player)} ran out of cards`;
       default: return `(${e.kind})`;
     }
   }
@@ -516,5 +554,5 @@
     return link;
   }
 
-  const GM = window.GM = { F, MP, PROTOCOL, PHASES, PHASE_NAMES, TITLE, h, s, append, clear, put, printable, shorten, store, REFUSALS, SEATINGS, refusal, route, state, seatKey, memberKey, organiserKey, app, errorEl, beep, showError, send, nameOf, learnNames, tn, entropy, RESULTS, CAUSES, describe, bonusWords, STAGES, rulesWords, fillSelect, findTable, connect, link: null, pages: {} };
+  const GM = window.GM = { F, MP, PROTOCOL, PHASES, PHASE_NAMES, TITLE, h, s, append, clear, put, printable, shorten, store, REFUSALS, SEATINGS, refusal, route, state, seatKey, memberKey, organiserKey, app, errorEl, beep, showError, send, nameOf, learnNames, tn, entropy, RESULTS, CAUSES, describe, bonusWords, STAGES, rulesWords, fillSelect, findTable, connect, MT_PHASES, mtCardName, mtTarget, mtArea, mtCorrection, link: null, pages: {} };
 })();

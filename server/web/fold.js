@@ -418,6 +418,315 @@
     return view;
   }
 
+  // ---------------------------------------------------------------- Magic Tech
+
+  /** Magic Tech's fields of a view before any event: the shell's game fields and the board. */
+  function mtEmptyView() {
+    return {
+      first_player: null, mulligan_decider: null, mulligan_deciders: [], ring: [], turns: [],
+      dice_commitment: "", dice_secret: null,
+      magic_tech: {
+        sides: [], cards: [], active: null, phase: null, turn_number: 0, deployed: 0, lands: 0,
+        mission: null, proposal: null, next_card: 0,
+      },
+    };
+  }
+
+  const U8 = 255;
+  const U16 = 65535;
+
+  function mtSide(view, id) {
+    const side = view.magic_tech.sides.find((s) => s.player === id);
+    if (!side) throw new FoldError(`unknown player ${id}`);
+    return side;
+  }
+
+  function mtCard(view, id) {
+    const card = view.magic_tech.cards.find((c) => c.card === id);
+    if (!card) throw new FoldError(`unknown card ${id}`);
+    return card;
+  }
+
+  /** The count of one of a side's zones other than play (`stockpile`, `hand`, `scrapheap`). */
+  function mtZone(zone) {
+    if (zone !== "stockpile" && zone !== "hand" && zone !== "scrapheap") throw new FoldError(`cards in play are moved one by one`);
+    return zone;
+  }
+
+  /** Moves `count` cards between two of a player's zones other than play. */
+  function mtMove(view, player, from, to, count) {
+    if (from === to) throw new FoldError("a move needs two zones");
+    const side = mtSide(view, player);
+    const a = mtZone(from);
+    const b = mtZone(to);
+    if (side[a] < count) throw new FoldError("not that many cards");
+    if (side[b] + count > U8) throw new FoldError("too many cards");
+    side[a] -= count;
+    side[b] += count;
+  }
+
+  /** Takes a card out of play into its owner's zone `to`; its guards go on patrol. */
+  function mtRemove(view, id, to) {
+    if (to === "play") throw new FoldError("a card cannot leave play for play");
+    const board = view.magic_tech;
+    const card = mtCard(view, id);
+    board.cards = board.cards.filter((c) => c.card !== id);
+    for (const g of board.cards) {
+      if (g.area.kind === "guard" && g.area.card === id) g.area = { kind: "patrol" };
+    }
+    const side = mtSide(view, card.owner);
+    const zone = mtZone(to);
+    if (side[zone] + 1 > U8) throw new FoldError("too many cards");
+    side[zone] += 1;
+  }
+
+  /** A correction's effect on the board. */
+  function mtCorrect(view, c) {
+    switch (c.kind) {
+      case "counters": mtCard(view, c.card).counters = c.counters; break;
+      case "damage": mtCard(view, c.card).damage = c.damage; break;
+      case "tapped": mtCard(view, c.card).tapped = c.tapped; break;
+      case "mana": mtSide(view, c.player).mana = c.mana; break;
+      case "move": mtMove(view, c.player, c.from, c.to, c.count); break;
+      default: throw new FoldError(`unknown correction ${c.kind}`);
+    }
+  }
+
+  function mtOut(view, id) {
+    const p = playerOf(view, id);
+    p.status = "eliminated";
+  }
+
+  /** Applies one of Magic Tech's events to `view` in place (protocol/src/magic_tech/, `fold`). */
+  function mtApply(view, e) {
+    const board = view.magic_tech;
+    switch (e.kind) {
+      case "player_joined":
+        if (view.stage !== "lobby" || view.players.some((p) => p.player === e.player)) throw new FoldError("join outside the lobby");
+        view.players.push({
+          player: e.player, name: e.name, seat: null, life: 0, poison: 0, status: "alive", hand_size: 0, kept: false,
+          connected: true, absent: false, muted: false, may_attack: [], may_target: [], extra_turns: 0, extra_next: 0,
+          stacks: [], deck: null, bonus: null,
+        });
+        board.sides.push({ player: e.player, deck: null, stockpile: 0, hand: 0, scrapheap: 0, mana: 0 });
+        break;
+      case "player_left":
+        if (view.stage !== "lobby") throw new FoldError("leave outside the lobby");
+        playerOf(view, e.player);
+        view.players = view.players.filter((p) => p.player !== e.player);
+        board.sides = board.sides.filter((s) => s.player !== e.player);
+        shell.unseat(view, e.player);
+        break;
+      case "magic_tech.deck_declared":
+        if (view.stage !== "lobby") throw new FoldError("deck declared outside the lobby");
+        mtSide(view, e.player).deck = e.size;
+        break;
+      case "game_started": {
+        if (view.stage !== "lobby" || e.seating.length !== view.players.length || e.seating[0] !== e.first_player) {
+          throw new FoldError("start does not fit the lobby");
+        }
+        const sides = e.seating.map((id) => {
+          const side = mtSide(view, id);
+          if (side.deck === null) throw new FoldError("deck size not declared");
+          if (side.deck < 5) throw new FoldError("deck smaller than a hand");
+          return Object.assign(side, { hand: 5, stockpile: side.deck - 5 });
+        });
+        view.players = e.seating.map((id) => playerOf(view, id));
+        board.sides = sides;
+        view.first_player = e.first_player;
+        view.dice_commitment = e.commitment || "";
+        view.stage = "mulligan";
+        break;
+      }
+      case "mulliganed": {
+        if (view.mulligan_decider !== e.player) throw new FoldError("mulligan out of turn");
+        const side = mtSide(view, e.player);
+        if (e.hand_size > side.hand) throw new FoldError("a mulligan does not grow a hand");
+        if (side.stockpile + side.hand - e.hand_size > U8) throw new FoldError("too many cards");
+        side.stockpile += side.hand - e.hand_size;
+        side.hand = e.hand_size;
+        break;
+      }
+      case "kept": {
+        if (view.mulligan_decider !== e.player) throw new FoldError("keep out of turn");
+        if (mtSide(view, e.player).hand !== e.hand_size) throw new FoldError("kept a hand of another size");
+        playerOf(view, e.player).kept = true;
+        if (view.players.every((p) => p.kept)) view.stage = "playing";
+        break;
+      }
+      case "turn_began":
+        if (e.turn !== 0 || view.stage !== "playing" || board.active !== null) throw new FoldError("turn began out of place");
+        playerOf(view, e.player);
+        Object.assign(board, { active: e.player, phase: null, turn_number: board.turn_number + 1, deployed: 0, lands: 0 });
+        break;
+      case "turn_ended":
+        if (e.turn !== 0 || board.active !== e.player) throw new FoldError("ended a turn not running");
+        Object.assign(board, { active: null, phase: null, mission: null });
+        for (const s of board.sides) s.mana = 0;
+        break;
+      case "magic_tech.phase_began":
+        if (board.active !== e.player) throw new FoldError("phase of a turn not running");
+        board.phase = e.phase;
+        for (const s of board.sides) s.mana = 0;
+        if (e.phase === "untap") {
+          for (const c of board.cards) {
+            c.fresh = false;
+            if (c.owner === e.player) c.tapped = false;
+          }
+        } else if (e.phase === "end") {
+          for (const c of board.cards) {
+            if (c.owner === e.player && c.face && c.face.type === "creature" && c.area.kind === "deploy") c.area = { kind: "patrol" };
+          }
+        }
+        break;
+      case "magic_tech.drew":
+        mtMove(view, e.player, "stockpile", "hand", e.count);
+        break;
+      case "magic_tech.deployed": {
+        if (e.card !== board.next_card) throw new FoldError("cards are numbered in order");
+        const side = mtSide(view, e.player);
+        if (side.hand < 1) throw new FoldError("no card in hand");
+        side.hand -= 1;
+        const land = e.land === undefined || e.land === null ? null : clone(e.land);
+        if (land) board.lands = Math.min(U8, board.lands + 1);
+        else board.deployed = Math.min(U8, board.deployed + 1);
+        board.cards.push({
+          card: e.card, owner: e.player, face: land, counters: 0, damage: 0, tapped: false,
+          area: { kind: "deploy" }, fresh: true,
+        });
+        if (e.card + 1 > U16) throw new FoldError("too many cards");
+        board.next_card = e.card + 1;
+        break;
+      }
+      case "magic_tech.tapped": {
+        const c = mtCard(view, e.card);
+        if (c.tapped) throw new FoldError("already tapped");
+        c.tapped = true;
+        const side = mtSide(view, c.owner);
+        side.mana = Math.min(U16, side.mana + e.mana);
+        break;
+      }
+      case "magic_tech.paid": {
+        const side = mtSide(view, e.player);
+        if (side.mana < e.amount) throw new FoldError("not enough mana");
+        side.mana -= e.amount;
+        if (e.card !== undefined && e.card !== null) {
+          const c = mtCard(view, e.card);
+          if (c.counters + e.amount > U8) throw new FoldError("too many counters");
+          c.counters += e.amount;
+        }
+        break;
+      }
+      case "magic_tech.revealed": {
+        const c = mtCard(view, e.card);
+        if (c.face) throw new FoldError("already face up");
+        // `shown` is on the wire only when true.
+        Object.assign(c, { face: clone(e.face), counters: 0, fresh: true });
+        delete c.shown;
+        if (e.face.type === "sorcery" || e.face.type === "instant") mtRemove(view, e.card, "scrapheap");
+        break;
+      }
+      case "magic_tech.relocated":
+        mtCard(view, e.card).area = clone(e.area);
+        break;
+      case "magic_tech.mission_began":
+        if (board.mission) throw new FoldError("a mission is under way");
+        board.mission = { player: e.player, attackers: e.attackers.slice(), target: clone(e.target) };
+        break;
+      case "magic_tech.blocked":
+        if (!board.mission) throw new FoldError("no mission to block");
+        break;
+      case "magic_tech.damaged":
+        if (e.target.kind === "card") {
+          const c = mtCard(view, e.target.card);
+          if (c.face) c.damage = Math.min(U16, c.damage + e.effect);
+          else {
+            if (e.effect > c.counters) throw new FoldError("not that many counters");
+            c.counters -= e.effect;
+            if (e.effect > 0) c.shown = true;
+          }
+        } else {
+          mtMove(view, e.target.player, "stockpile", "scrapheap", e.effect);
+        }
+        break;
+      case "magic_tech.destroyed":
+        mtRemove(view, e.card, "scrapheap");
+        break;
+      case "magic_tech.mission_ended":
+        if (!board.mission) throw new FoldError("no mission to end");
+        for (const id of e.tapped) mtCard(view, id).tapped = true;
+        board.mission = null;
+        break;
+      case "magic_tech.scrapped":
+        mtMove(view, e.player, "stockpile", "scrapheap", e.count);
+        break;
+      case "magic_tech.recovered":
+        mtMove(view, e.player, "scrapheap", "stockpile", e.count);
+        break;
+      case "magic_tech.healed": {
+        const c = mtCard(view, e.card);
+        if (e.amount > c.damage) throw new FoldError("not that much damage");
+        c.damage -= e.amount;
+        break;
+      }
+      case "magic_tech.left_play":
+        mtRemove(view, e.card, e.to);
+        break;
+      case "magic_tech.proposed":
+        if (board.proposal) throw new FoldError("a proposal is open");
+        board.proposal = { player: e.player, correction: clone(e.correction) };
+        break;
+      case "magic_tech.declined":
+        if (!board.proposal) throw new FoldError("no proposal");
+        board.proposal = null;
+        break;
+      case "magic_tech.corrected":
+        if (e.by !== undefined && e.by !== null) {
+          if (!board.proposal) throw new FoldError("no proposal");
+          board.proposal = null;
+        }
+        mtCorrect(view, e.correction);
+        break;
+      case "magic_tech.ran_out":
+        mtOut(view, e.player);
+        break;
+      case "eliminated":
+        for (const id of e.players) mtOut(view, id);
+        break;
+      case "game_abandoned":
+        break;
+      case "game_over":
+        view.stage = "finished";
+        view.standings = clone(e.standings);
+        Object.assign(board, { active: null, phase: null, mission: null, proposal: null });
+        break;
+      case "dice_revealed":
+        view.dice_secret = e.secret;
+        break;
+      default:
+        throw new FoldError(`unknown event kind ${e.kind}`);
+    }
+  }
+
+  /** Recomputes what a Magic Tech view derives from its board: seats, hands, the turn, the mulligan's decider. */
+  function mtRecomputeDerived(view) {
+    const board = view.magic_tech;
+    const started = view.stage !== "lobby";
+    view.ring = started ? view.players.map((p) => p.player) : [];
+    view.players.forEach((p, k) => {
+      p.seat = started ? k : null;
+      const side = board.sides.find((s) => s.player === p.player);
+      p.hand_size = side ? side.hand : 0;
+    });
+    view.turns = board.active === null ? [] : [{
+      turn: 0, player: board.active, state: "running", phase: null, marked_for_removal: false, designations: 0, sphere: [],
+    }];
+    const decider = view.stage === "mulligan" ? view.players.find((p) => !p.kept) : null;
+    view.mulligan_decider = decider ? decider.player : null;
+    view.mulligan_deciders = decider ? [decider.player] : [];
+    return view;
+  }
+
   function sphere(view, holder, R, position) {
     const m = view.ring.length;
     if (!position.has(holder) || m === 0) return [];
@@ -470,6 +779,7 @@
   /** The fold of each game, by the name a table's settings give it (`settings.game`). */
   const games = {
     grand_melee: { emptyView: gmEmptyView, apply: gmApply, recomputeDerived: gmRecomputeDerived },
+    magic_tech: { emptyView: mtEmptyView, apply: mtApply, recomputeDerived: mtRecomputeDerived },
   };
 
   global.GMFold = { emptyView, applyEvent, recomputeDerived, diff, clone, adopt, FoldError, shell, games };

@@ -25,29 +25,41 @@
       const input = (name, attrs) => h("input", Object.assign({ name, testid: `create-${name.replace(/_/g, "-")}` }, attrs));
       const select = (name, options) => h("select", { name, testid: `create-${name.replace(/_/g, "-")}` },
         options.map(([value, text]) => h("option", { value }, text)));
+      // Grand Melee's own settings: hidden when the table plays another game.
+      const gm = (el) => { el.classList.add("gm-only"); return el; };
+      const game = select("game", [["grand_melee", "Grand Melee"], ["magic_tech", "Magic Tech (2)"]]);
+      game.id = "setting-game";
+      game.addEventListener("change", () => {
+        const mt = game.value === "magic_tech";
+        form.classList.toggle("magic-tech", mt);
+        form.elements.seats.value = mt ? 2 : 16;
+        if (mt && form.elements.name.value === "Grand Melee") form.elements.name.value = "Magic Tech";
+        if (!mt && form.elements.name.value === "Magic Tech") form.elements.name.value = "Grand Melee";
+      });
       const form = h("form", { class: "create", onsubmit: (ev) => { ev.preventDefault(); this.create(form); } },
-        h("h2", {}, "Create a table"),
+        h("div", { class: "lobby-head" }, h("h2", {}, "Create a table"),
+          h("label", { for: "setting-game", class: "inline" }, "Game ", game)),
         h("div", { class: "fields" },
           setting("Table name", input("name", { required: true, maxlength: 32, value: "Grand Melee", autocomplete: "off" }),
             "What everyone sees in the list of tables."),
-          setting("Seats", input("seats", { type: "number", min: 2, max: 40, value: 16, required: true, inputmode: "numeric" }),
-            "How many players can sit down: 2 to 40 (Grand Melee is for 15 to 40)."),
-          setting("Rules", select("rules", [["seed", "Grand Melee (turns at once)"], ["cr807", "Rules 807 (turn markers)"]]),
-            "Grand Melee: several turns run at once around the table. Rules 807: the official version, one turn per marker."),
-          setting("Spell range", input("spell_range", { type: "number", min: 1, max: 4, placeholder: "the rules' own", inputmode: "numeric" }),
-            "How many seats away your spells reach (the rules say 2; empty: the rules' own)."),
-          setting("Combat with dice", h("input", { type: "checkbox", name: "combat_dice", testid: "create-combat-dice" }),
-            "The server rolls a d20 for each attack to see how hard it hits."),
+          gm(setting("Seats", input("seats", { type: "number", min: 2, max: 40, value: 16, required: true, inputmode: "numeric" }),
+            "How many players can sit down: 2 to 40 (Grand Melee is for 15 to 40).")),
+          gm(setting("Rules", select("rules", [["seed", "Grand Melee (turns at once)"], ["cr807", "Rules 807 (turn markers)"]]),
+            "Grand Melee: several turns run at once around the table. Rules 807: the official version, one turn per marker.")),
+          gm(setting("Spell range", input("spell_range", { type: "number", min: 1, max: 4, placeholder: "the rules' own", inputmode: "numeric" }),
+            "How many seats away your spells reach (the rules say 2; empty: the rules' own).")),
+          gm(setting("Combat with dice", h("input", { type: "checkbox", name: "combat_dice", testid: "create-combat-dice" }),
+            "The server rolls a d20 for each attack to see how hard it hits.")),
           setting("Password (optional)", input("password", { type: "password", maxlength: 64, autocomplete: "new-password" }),
             "Only people who know it can sit down or watch. Empty: open to all.")),
         h("details", {}, h("summary", {}, "More settings"),
           h("div", { class: "fields" },
-            setting("Starting life", input("starting_life", { type: "number", min: 1, max: 1000, value: 20, inputmode: "numeric" }),
-              "Each player's life at the start (the rules say 20)."),
-            setting("Opening hands", select("mulligan", [["paris", "One player after another"], ["simultaneous", "Everyone at once"]]),
-              "Whether players decide to keep or redraw their opening hands one after another, or all at once."),
-            setting("Fewer turns as players go", select("reduction", [["eager", "As soon as there are fewer players"], ["forced", "Only when the turns no longer fit"]]),
-              "As players are knocked out, the table runs fewer turns at once: this says how soon."),
+            gm(setting("Starting life", input("starting_life", { type: "number", min: 1, max: 1000, value: 20, inputmode: "numeric" }),
+              "Each player's life at the start (the rules say 20).")),
+            gm(setting("Opening hands", select("mulligan", [["paris", "One player after another"], ["simultaneous", "Everyone at once"]]),
+              "Whether players decide to keep or redraw their opening hands one after another, or all at once.")),
+            gm(setting("Fewer turns as players go", select("reduction", [["eager", "As soon as there are fewer players"], ["forced", "Only when the turns no longer fit"]]),
+              "As players are knocked out, the table runs fewer turns at once: this says how soon.")),
             setting("Turn time limit, seconds", input("turn_clock_secs", { type: "number", min: 0, value: 0, inputmode: "numeric" }),
               "A turn that lasts longer ends by itself. 0: no limit."),
             setting("Time to decide on a hand, seconds", input("mulligan_clock_secs", { type: "number", min: 0, value: 60, inputmode: "numeric" }),
@@ -84,7 +96,7 @@
       this.list.append(h("ul", {}, tables.map((t) => h("li", { testid: "table-row", "data-table": t.table },
         h("a", { href: `/t/${t.table}`, class: "table-name" }, printable(t.name)),
         h("span", { class: "meta" },
-          `${STAGES[t.stage] || t.stage} · ${t.seated}/${t.seats} seated · ${t.spectators} watching · ${rulesWords(t)}` +
+          `${STAGES[t.stage] || t.stage} · ${t.seated}/${t.seats} seated · ${t.spectators} watching · ${((GM.games || {})[t.game || "grand_melee"] || { settingsWords: rulesWords }).settingsWords(t)}` +
           (t.adjourned ? " · adjourned" : "") + (t.password ? " · password" : "") + (t.league ? " · league game" : ""))))));
     },
 
@@ -92,7 +104,7 @@
       const v = (name) => form.elements[name].value.trim();
       const n = (name) => Number(v(name));
       const message = {
-        type: "create_table", name: v("name"), seats: n("seats"),
+        type: "create_table", name: v("name"), seats: n("seats"), game: v("game"),
         spell_range: v("spell_range") === "" ? 0 : n("spell_range"), rules: v("rules"),
         combat_dice: form.elements.combat_dice.checked, mulligan: v("mulligan"),
         reduction: v("reduction"), starting_life: n("starting_life"),
@@ -100,6 +112,7 @@
         turn_clock_secs: n("turn_clock_secs"), absence_limit_secs: n("absence_limit_secs"),
         mulligan_clock_secs: n("mulligan_clock_secs"), max_spectators: n("max_spectators"),
       };
+      if (message.game === "magic_tech") Object.assign(message, { seats: 2, combat_dice: false, mulligan: "paris" });
       if (!message.name) { showError("Give the table a name."); return; }
       for (const k of ["seats", "spell_range", "starting_life", "turn_clock_secs", "absence_limit_secs", "mulligan_clock_secs", "max_spectators"]) {
         if (!Number.isInteger(message[k]) || message[k] < 0) { showError(`${k.replace(/_/g, " ")}: a whole number, please.`); return; }

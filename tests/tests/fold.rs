@@ -715,7 +715,11 @@ fn fold_js_agrees_with_the_rust_fold_after_every_event_of_random_games() {
                 .to_owned()
         })
         .collect();
-    let missing: Vec<&String> = every.iter().filter(|k| !kinds.contains(*k)).collect();
+    // Magic Tech's events come from its own games (below).
+    let missing: Vec<&String> = every
+        .iter()
+        .filter(|k| !k.starts_with("magic_tech.") && !kinds.contains(*k))
+        .collect();
     assert!(missing.is_empty(), "no {missing:?} in {GAMES} games");
     assert!(
         finished * 10 >= GAMES * 9,
@@ -757,4 +761,144 @@ fn the_shell_folds_the_table_level_events_and_each_game_only_its_own() {
     let (passed, report) = run_node("tests/fold/seam.js", None);
     assert!(passed, "{report}");
     assert!(report.contains("the seam holds"), "{report}");
+}
+
+/// Magic Tech's page fold (`tests/fold/magic_tech.js`): a scripted game through every
+/// `magic_tech.*` event keeps each player's card count equal to his declared deck, no count or
+/// counter negative, destroyed cards out of play with their guards on patrol, and refuses events
+/// that do not fit. (The random games above hold it to the Rust fold once the rules core gives
+/// them Magic Tech tables.)
+#[test]
+fn the_magic_tech_fold_keeps_the_card_count_and_refuses_what_does_not_fit() {
+    let (passed, report) = run_node("tests/fold/magic_tech.js", None);
+    assert!(passed, "{report}");
+    assert!(report.contains("the Magic Tech fold holds"), "{report}");
+}
+
+/// Magic Tech games played through `MagicTech`'s own legal moves (`legal_moves`, what its bots
+/// pick from): each event's view as a client's `Mirror` folds it, for `tests/fold/check.js`.
+fn magic_tech_game(seed: u64) -> (String, BTreeSet<String>, bool) {
+    use grand_melee_protocol::game::{Game as _, GameKind};
+    use grand_melee_protocol::magic_tech::MagicTech;
+    use grand_melee_protocol::magic_tech_types::{MagicTechCommand as C, Target};
+    use grand_melee_protocol::rules::{Actor, Command};
+    use grand_melee_protocol::shell::Stage as Shell;
+
+    let mut rng = Rng::new(0x7ec4, seed);
+    let settings = Settings {
+        seats: 2,
+        game: GameKind::MagicTech,
+        ..Settings::default()
+    };
+    let mut game = MagicTech::create(&settings, DiceSecret::from_seed(seed)).unwrap();
+    let lobby = game.view(examples::TABLE, "fold", 0, &settings);
+    let initial = serde_json::to_value(&lobby).unwrap();
+    let mut mirror: grand_melee_protocol::Mirror<MagicTech> = Mirror::of(&lobby).unwrap();
+    let mut frames = Vec::new();
+    let mut kinds = BTreeSet::new();
+    let mut seq = 0;
+    let mut run = |game: &mut MagicTech, actor: Actor, command: Command| {
+        let events = game.handle(actor, command).unwrap();
+        for event in &events {
+            seq += 1;
+            mirror.apply(seq, event).unwrap();
+            let view = serde_json::to_string(&mirror.view()).unwrap();
+            let event = serde_json::to_value(event).unwrap();
+            kinds.insert(event["kind"].as_str().unwrap().to_owned());
+            frames.push(format!("[{event},{view}]"));
+        }
+    };
+    run(&mut game, Actor::Host, Command::join("Ann"));
+    run(&mut game, Actor::Host, Command::join("Bob"));
+    for player in [0, 1] {
+        let size = u8::try_from(5 + rng.below(56)).unwrap();
+        run(
+            &mut game,
+            Actor::Player(player),
+            Command::MagicTech(C::DeclareDeck { size }),
+        );
+    }
+    run(&mut game, Actor::Host, Command::start(None));
+    for _ in 0..4_000 {
+        if game.stage() == Shell::Finished {
+            break;
+        }
+        let board = game.board();
+        let player = match (&board.mission, &board.proposal, game.stage()) {
+            (Some(m), _, _) => game.opponent(m.player).unwrap(),
+            (None, Some(p), _) if rng.chance(0.5) => game.opponent(p.player).unwrap(),
+            (None, _, Shell::Mulligan { .. }) => game.deciders()[0],
+            _ => board.active.unwrap(),
+        };
+        let moves = game.legal_moves(player);
+        // What empties a stockpile at once comes rarely, so that boards are built and fought.
+        let slow: Vec<Command> = moves
+            .iter()
+            .filter(|c| {
+                !matches!(
+                    c,
+                    Command::MagicTech(
+                        C::Draw { .. }
+                            | C::Life { delta: ..0 }
+                            | C::Damage {
+                                target: Target::Stockpile { .. },
+                                ..
+                            }
+                    )
+                )
+            })
+            .cloned()
+            .collect();
+        let pool = if slow.is_empty() || rng.chance(0.03) {
+            &moves
+        } else {
+            &slow
+        };
+        let len = u64::try_from(pool.len()).unwrap();
+        let command = pool[usize::try_from(rng.below(len)).unwrap()].clone();
+        run(&mut game, Actor::Player(player), command);
+    }
+    let finished = game.stage() == Shell::Finished;
+    let json = format!(
+        r#"{{"initial":{},"frames":[{}]}}"#,
+        initial,
+        frames.join(",")
+    );
+    (json, kinds, finished)
+}
+
+#[test]
+fn fold_js_agrees_with_the_rust_fold_after_every_event_of_random_magic_tech_games() {
+    const MT_GAMES: u64 = 40;
+    let dir = tempfile::tempdir().unwrap();
+    let mut kinds = BTreeSet::new();
+    let mut finished = 0;
+    for seed in 0..MT_GAMES {
+        let (json, seen, done) = magic_tech_game(seed);
+        kinds.extend(seen);
+        finished += u64::from(done);
+        std::fs::write(dir.path().join(format!("mt-{seed:03}.json")), json).unwrap();
+    }
+    let every: Vec<String> = examples::events()
+        .iter()
+        .map(|e| {
+            serde_json::to_value(e).unwrap()["kind"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .filter(|k| k.starts_with("magic_tech."))
+        .collect();
+    let missing: Vec<&String> = every.iter().filter(|k| !kinds.contains(*k)).collect();
+    assert!(
+        missing.is_empty(),
+        "no {missing:?} in {MT_GAMES} Magic Tech games"
+    );
+    assert!(
+        finished * 10 >= MT_GAMES * 9,
+        "only {finished} of {MT_GAMES} Magic Tech games finished"
+    );
+    let (ok, report) = check(dir.path());
+    assert!(ok, "fold.js disagrees with MagicTech's fold:\n{report}");
+    assert!(report.contains(&format!("{MT_GAMES} games")), "{report}");
 }

@@ -294,6 +294,34 @@ async fn the_create_form_is_in_plain_words_and_create_shows_without_scrolling() 
             "an option in jargon: {w}"
         );
     }
+    // Magic Tech: two seats, and Grand Melee's own settings out of sight.
+    let shown = "return ['create-seats', 'create-rules', 'create-spell-range', 'create-combat-dice', \
+                 'create-starting-life', 'create-reduction', 'create-name'].map(id => { \
+                 const e = document.querySelector(`[data-testid=\"${id}\"]`); \
+                 return [id, e.closest('.field').getClientRects().length > 0, e.value]; });";
+    let before = laptop.js(shown).await;
+    assert!(
+        before
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f[1] == Value::Bool(true)),
+        "Grand Melee's settings are shown for Grand Melee: {before}"
+    );
+    laptop
+        .js("const g = document.querySelector('[data-testid=\"create-game\"]'); g.value = 'magic_tech'; \
+             g.dispatchEvent(new Event('change', {bubbles: true})); return 1;")
+        .await;
+    let after = laptop.js(shown).await;
+    for f in after.as_array().unwrap() {
+        let visible = f[0] == "create-name";
+        assert_eq!(f[1], Value::Bool(visible), "with Magic Tech: {after}");
+    }
+    assert_eq!(
+        after[0][2],
+        Value::from("2"),
+        "Magic Tech seats two: {after}"
+    );
     laptop.close().await;
 
     // A 390-px phone: every choice of every select fits in it (its text is not cut off).
