@@ -7,10 +7,11 @@
 //! words of its own events ([`wording`]); its typed commands ([`parse`], [`help`], [`names`],
 //! [`arguments`]); the player's situation ([`Situation`]); and its [`Panel`] in the
 //! full-screen UI. Each game is a module under
-//! `games/` (`grand_melee`: Grand Melee's). `ARCHITECTURE.md` ("How to add a game") lists the
+//! `games/` (`grand_melee`: Grand Melee's; `magic_tech`: Magic Tech's). `ARCHITECTURE.md` ("How to add a game") lists the
 //! rest of what a new game touches.
 
 pub mod grand_melee;
+pub mod magic_tech;
 
 use grand_melee_protocol::{
     ApplyError, ClientMessage, Event, GameKind, Mirror, PlayerId, TableView,
@@ -78,7 +79,7 @@ impl From<Mirror> for GameMirror {
 /// those), worded with the view as it was before it; `None` for an event no game here has
 /// words for (a newer server's).
 pub fn wording(event: &Event, view: &TableView) -> Option<Wording> {
-    grand_melee::words::wording(event, view)
+    grand_melee::words::wording(event, view).or_else(|| magic_tech::words::wording(event, view))
 }
 
 /// A game's commands for `help`, each with its usage and meaning.
