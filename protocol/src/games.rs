@@ -3,6 +3,7 @@
 //! [`GameKind::visit`], generically, so a new game needs no change in the server.
 
 use crate::game::{Game, GameKind};
+use crate::magic_tech::MagicTech;
 use crate::rules::Table;
 
 /// Something done with the game a table plays, generic over it: [`GameKind::visit`] calls
@@ -20,6 +21,7 @@ impl GameKind {
     pub fn visit<V: GameVisitor>(self, visitor: V) -> V::Output {
         match self {
             GameKind::GrandMelee => visitor.visit::<Table>(),
+            GameKind::MagicTech => visitor.visit::<MagicTech>(),
         }
     }
 }

@@ -25,6 +25,7 @@ pub mod games;
 pub mod league;
 pub mod limit;
 mod limits;
+pub mod magic_tech;
 pub mod magic_tech_types;
 mod mirror;
 pub mod rules;

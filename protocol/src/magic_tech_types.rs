@@ -507,7 +507,9 @@ pub struct CardView {
     pub tapped: bool,
     /// Where it stands.
     pub area: Area,
-    /// Whether it entered play this turn (it did not begin the turn in play).
+    /// Whether it was deployed or revealed this turn (it did not begin the turn in play as
+    /// what it is now): a fresh creature stays in the deploy area until the end phase, unless
+    /// it is immune to summoning sickness.
     pub fresh: bool,
     /// A face-down card damaged and shown to the opponent.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

@@ -637,6 +637,9 @@ pub enum GameKind {
     /// influence.
     #[default]
     GrandMelee,
+    /// Magic Tech (`docs/RULES.md`, "Magic Tech"): two players attack each other's cards and
+    /// stockpile, with cards deployed face down and paid for with counters.
+    MagicTech,
 }
 
 impl GameKind {

@@ -1,0 +1,1521 @@
+//! Magic Tech's rules (docs/RULES.md, "Magic Tech"): one test per rule, accepted and refused
+//! (a refusal changes nothing), and a property test over random legal games.
+#![allow(clippy::unwrap_used)]
+
+use grand_melee_protocol::dice::DiceSecret;
+use grand_melee_protocol::game::{Game, GameKind};
+use grand_melee_protocol::magic_tech::MagicTech;
+use grand_melee_protocol::magic_tech_types::{
+    Area, Block, CardFace, CardId, CardType, Colour, Correction, Keywords, MagicTechCommand as C,
+    ManaCost, MtPhase, Target, Zone,
+};
+use grand_melee_protocol::rules::{Actor, Command};
+use grand_melee_protocol::shell::Stage;
+use grand_melee_protocol::{ErrorCode, Event, Mirror, PlayerId, Ruling, Settings, TableId};
+use proptest::prelude::*;
+use rand::seq::IndexedRandom;
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const ANN: PlayerId = 0;
+const BOB: PlayerId = 1;
+
+fn settings() -> Settings {
+    Settings {
+        seats: 2,
+        game: GameKind::MagicTech,
+        ..Settings::default()
+    }
+}
+
+fn view(game: &MagicTech) -> grand_melee_protocol::TableView {
+    game.view(TableId::from_u128(7), "tech", 0, &settings())
+}
+
+/// A game and its journal; every accepted command is checked against the replay of the
+/// journal, every refusal against the state before it.
+struct Play {
+    game: MagicTech,
+    journal: Vec<Event>,
+}
+
+impl Play {
+    fn lobby() -> Self {
+        let game = MagicTech::create(&settings(), DiceSecret::from_seed(3)).unwrap();
+        let mut play = Self {
+            game,
+            journal: Vec::new(),
+        };
+        play.ok(Actor::Host, Command::join("Ann"));
+        play.ok(Actor::Host, Command::join("Bob"));
+        play
+    }
+
+    /// Ann (deck 40) and Bob (deck 30) kept their five cards; Ann is in her first upkeep.
+    fn started() -> Self {
+        let mut play = Self::lobby();
+        play.ok(Actor::Player(ANN), deck(40));
+        play.ok(Actor::Player(BOB), deck(30));
+        play.ok(Actor::Host, Command::start(Some(ANN)));
+        play.ok(Actor::Player(ANN), Command::Keep);
+        play.ok(Actor::Player(BOB), Command::Keep);
+        play
+    }
+
+    fn ok(&mut self, actor: Actor, command: Command) -> Vec<Event> {
+        let events = self
+            .game
+            .handle(actor, command.clone())
+            .unwrap_or_else(|e| panic!("{command:?} by {actor:?} refused: {e:?}"));
+        self.journal.extend(events.iter().cloned());
+        assert_eq!(
+            view(&self.replayed()),
+            view(&self.game),
+            "replay after {command:?}"
+        );
+        events
+    }
+
+    fn refused(&mut self, actor: Actor, command: Command, code: ErrorCode) {
+        let before = view(&self.game);
+        assert_eq!(
+            self.game.handle(actor, command.clone()),
+            Err(code),
+            "{command:?}"
+        );
+        assert_eq!(view(&self.game), before, "{command:?} changed the table");
+    }
+
+    fn replayed(&self) -> MagicTech {
+        let mut game = MagicTech::create(&settings(), DiceSecret::from_seed(3)).unwrap();
+        for event in &self.journal {
+            game.apply(event).unwrap();
+        }
+        game
+    }
+
+    fn mt(&mut self, player: PlayerId, command: C) -> Vec<Event> {
+        self.ok(Actor::Player(player), Command::MagicTech(command))
+    }
+
+    fn mt_refused(&mut self, player: PlayerId, command: C, code: ErrorCode) {
+        self.refused(Actor::Player(player), Command::MagicTech(command), code);
+    }
+
+    fn active(&self) -> PlayerId {
+        self.game.board().active.unwrap()
+    }
+
+    fn phase(&self) -> MtPhase {
+        self.game.board().phase.unwrap()
+    }
+
+    /// The active player moves on until his turn is in `phase`.
+    fn advance_to(&mut self, phase: MtPhase) {
+        let player = self.active();
+        while self.phase() != phase {
+            self.mt(player, C::NextPhase);
+            assert_eq!(self.active(), player, "the turn passed before {phase:?}");
+        }
+    }
+
+    /// The active player ends his turn.
+    fn pass(&mut self) {
+        let player = self.active();
+        self.ok(Actor::Player(player), Command::EndTurn);
+    }
+
+    /// In the active player's deploy phase: a face-down card, funded by the host's correction,
+    /// revealed as `face`.
+    fn put_in_play(&mut self, face: CardFace) -> CardId {
+        let player = self.active();
+        self.advance_to(MtPhase::Deploy);
+        let card = self.game.board().next_card;
+        self.mt(player, C::Deploy { land: None });
+        let cost = face.cost.to_pay(&self.game.basics(player));
+        let counters = u8::try_from(cost).unwrap();
+        self.rule(Correction::Counters { card, counters });
+        self.mt(player, C::Reveal { card, face });
+        card
+    }
+
+    fn rule(&mut self, correction: Correction) -> Vec<Event> {
+        self.ok(Actor::Host, Command::MagicTech(C::Rule { correction }))
+    }
+
+    fn land(&mut self, colour: Colour) -> CardId {
+        let player = self.active();
+        self.advance_to(MtPhase::Deploy);
+        let card = self.game.board().next_card;
+        self.mt(
+            player,
+            C::Deploy {
+                land: Some(basic(colour)),
+            },
+        );
+        card
+    }
+
+    fn side(&self, player: PlayerId) -> grand_melee_protocol::magic_tech_types::SideView {
+        self.game.side(player).unwrap().clone()
+    }
+
+    fn card(&self, card: CardId) -> Option<grand_melee_protocol::magic_tech_types::CardView> {
+        self.game.card(card).cloned()
+    }
+}
+
+fn deck(size: u8) -> Command {
+    Command::MagicTech(C::DeclareDeck { size })
+}
+
+fn basic(colour: Colour) -> CardFace {
+    let name = format!("{colour:?} basic");
+    CardFace {
+        name,
+        card_type: CardType::Land,
+        cost: ManaCost::default(),
+        power: 0,
+        toughness: 0,
+        basic: Some(colour),
+        keywords: Keywords::default(),
+    }
+}
+
+fn creature(name: &str, generic: u8, coloured: &[Colour], power: u8, toughness: u8) -> CardFace {
+    CardFace {
+        name: name.to_owned(),
+        card_type: CardType::Creature,
+        cost: ManaCost {
+            generic,
+            coloured: coloured.to_vec(),
+        },
+        power,
+        toughness,
+        basic: None,
+        keywords: Keywords::default(),
+    }
+}
+
+fn with(mut face: CardFace, keywords: Keywords) -> CardFace {
+    face.keywords = keywords;
+    face
+}
+
+fn of_type(name: &str, card_type: CardType, generic: u8) -> CardFace {
+    CardFace {
+        card_type,
+        power: 0,
+        toughness: 0,
+        ..creature(name, generic, &[], 0, 0)
+    }
+}
+
+// ----- Setup -----------------------------------------------------------------------------------
+
+#[test]
+fn a_magic_tech_table_has_two_seats_and_no_league() {
+    for seats in [1, 3, 40] {
+        let settings = Settings {
+            seats,
+            ..settings()
+        };
+        assert_eq!(
+            MagicTech::create(&settings, DiceSecret::from_seed(1)).err(),
+            Some(ErrorCode::BadSettings)
+        );
+    }
+    let grand_melee = Settings {
+        game: GameKind::GrandMelee,
+        ..settings()
+    };
+    assert!(MagicTech::create(&grand_melee, DiceSecret::from_seed(1)).is_err());
+    let mut play = Play::lobby();
+    play.refused(Actor::Host, Command::join("Cat"), ErrorCode::TableFull);
+}
+
+#[test]
+fn decks_are_declared_up_to_sixty_before_the_start_and_both_draw_five() {
+    let mut play = Play::lobby();
+    play.refused(Actor::Player(ANN), deck(61), ErrorCode::BadAmount);
+    play.refused(Actor::Player(ANN), deck(4), ErrorCode::BadAmount);
+    play.ok(Actor::Player(ANN), deck(60));
+    play.refused(Actor::Host, Command::start(None), ErrorCode::NoDeckSize);
+    play.ok(Actor::Player(BOB), deck(5));
+    play.refused(Actor::Player(ANN), Command::start(None), ErrorCode::NotHost);
+    play.ok(Actor::Host, Command::start(Some(BOB)));
+    assert_eq!(play.game.stage(), Stage::Mulligan { kept: 0 });
+    assert_eq!((play.side(ANN).hand, play.side(ANN).stockpile), (5, 55));
+    assert_eq!((play.side(BOB).hand, play.side(BOB).stockpile), (5, 0));
+    play.refused(Actor::Player(ANN), deck(20), ErrorCode::GameStarted);
+}
+
+#[test]
+fn the_dice_draw_the_first_player_when_the_host_does_not_choose() {
+    let firsts: Vec<PlayerId> = (0..16)
+        .map(|seed| {
+            let mut game = MagicTech::create(&settings(), DiceSecret::from_seed(seed)).unwrap();
+            game.handle(Actor::Host, Command::join("Ann")).unwrap();
+            game.handle(Actor::Host, Command::join("Bob")).unwrap();
+            for p in [ANN, BOB] {
+                game.handle(Actor::Player(p), deck(20)).unwrap();
+            }
+            let events = game.handle(Actor::Host, Command::start(None)).unwrap();
+            let Some(Event::GameStarted {
+                first_player,
+                first_player_chosen,
+                commitment,
+                ..
+            }) = events.first()
+            else {
+                panic!("no start")
+            };
+            assert!(!first_player_chosen);
+            assert_eq!(*commitment, DiceSecret::from_seed(seed).commitment());
+            *first_player
+        })
+        .collect();
+    assert!(firsts.contains(&ANN) && firsts.contains(&BOB), "{firsts:?}");
+}
+
+#[test]
+fn paris_mulligans_the_first_player_decides_first_then_the_other() {
+    let mut play = Play::lobby();
+    play.ok(Actor::Player(ANN), deck(40));
+    play.ok(Actor::Player(BOB), deck(30));
+    play.ok(Actor::Host, Command::start(Some(BOB)));
+    assert_eq!(play.game.deciders(), vec![BOB]);
+    play.refused(
+        Actor::Player(ANN),
+        Command::Mulligan,
+        ErrorCode::NotYourDecision,
+    );
+    play.ok(Actor::Player(BOB), Command::Mulligan);
+    assert_eq!((play.side(BOB).hand, play.side(BOB).stockpile), (4, 26));
+    play.ok(Actor::Player(BOB), Command::Keep);
+    assert_eq!(play.game.deciders(), vec![ANN]);
+    play.refused(
+        Actor::Player(BOB),
+        Command::Mulligan,
+        ErrorCode::NotYourDecision,
+    );
+    for hand in (0..5).rev() {
+        play.ok(Actor::Player(ANN), Command::Mulligan);
+        assert_eq!(play.side(ANN).hand, hand);
+    }
+    play.refused(
+        Actor::Player(ANN),
+        Command::Mulligan,
+        ErrorCode::NoCardsLeft,
+    );
+    play.ok(Actor::Player(ANN), Command::Keep);
+    // Bob plays first: his first turn draws one.
+    assert_eq!(play.game.stage(), Stage::Playing);
+    assert_eq!(play.active(), BOB);
+    assert_eq!(play.phase(), MtPhase::Upkeep);
+    assert_eq!((play.side(BOB).hand, play.side(BOB).stockpile), (5, 25));
+    assert_eq!(play.game.card_count(ANN), Some(40));
+}
+
+// ----- Turn structure and limits ---------------------------------------------------------------
+
+#[test]
+fn the_first_turn_draws_one_and_deploys_one_later_turns_draw_two_and_deploy_two() {
+    let mut play = Play::started();
+    assert_eq!(play.side(ANN).hand, 6);
+    play.mt_refused(ANN, C::Deploy { land: None }, ErrorCode::WrongPhase);
+    play.advance_to(MtPhase::Deploy);
+    play.mt_refused(BOB, C::Deploy { land: None }, ErrorCode::NotYourTurn);
+    play.mt(ANN, C::Deploy { land: None });
+    play.mt_refused(ANN, C::Deploy { land: None }, ErrorCode::LimitReached);
+    // Lands do not count against deployments: two a turn, face up at once.
+    let forest = play.land(Colour::Green);
+    play.land(Colour::Red);
+    assert!(play.card(forest).unwrap().face.is_some());
+    play.mt_refused(
+        ANN,
+        C::Deploy {
+            land: Some(basic(Colour::Blue)),
+        },
+        ErrorCode::LimitReached,
+    );
+    assert_eq!(play.side(ANN).hand, 3);
+    play.pass();
+    assert_eq!(play.active(), BOB);
+    assert_eq!((play.side(BOB).hand, play.side(BOB).stockpile), (7, 23));
+    play.advance_to(MtPhase::Deploy);
+    play.mt(BOB, C::Deploy { land: None });
+    play.mt(BOB, C::Deploy { land: None });
+    play.mt_refused(BOB, C::Deploy { land: None }, ErrorCode::LimitReached);
+}
+
+#[test]
+fn a_land_must_be_declared_as_a_land_costing_nothing() {
+    let mut play = Play::started();
+    play.advance_to(MtPhase::Deploy);
+    let bears = creature("Grizzly Bears", 1, &[Colour::Green], 2, 2);
+    play.mt_refused(ANN, C::Deploy { land: Some(bears) }, ErrorCode::BadCard);
+    let mut costly = basic(Colour::Green);
+    costly.cost.generic = 1;
+    play.mt_refused(ANN, C::Deploy { land: Some(costly) }, ErrorCode::BadCard);
+    let mut unnamed = basic(Colour::Green);
+    unnamed.name.clear();
+    play.mt_refused(
+        ANN,
+        C::Deploy {
+            land: Some(unnamed),
+        },
+        ErrorCode::BadCard,
+    );
+}
+
+#[test]
+fn next_phase_runs_the_turn_in_order_and_the_end_passes_it() {
+    let mut play = Play::started();
+    let mut seen = vec![play.phase()];
+    play.mt_refused(BOB, C::NextPhase, ErrorCode::NotYourTurn);
+    while play.active() == ANN {
+        play.mt(ANN, C::NextPhase);
+        if play.active() == ANN {
+            seen.push(play.phase());
+        }
+    }
+    assert_eq!(seen, [MtPhase::Upkeep, MtPhase::Deploy, MtPhase::Missions]);
+    let turn: Vec<_> = play.journal.iter().rev().take(8).cloned().collect();
+    assert!(turn.iter().any(|e| matches!(
+        e,
+        Event::MagicTechPhaseBegan {
+            player: ANN,
+            phase: MtPhase::End
+        }
+    )));
+    assert_eq!(play.phase(), MtPhase::Upkeep);
+    assert_eq!(play.game.running(), vec![(0, BOB)]);
+}
+
+// ----- Paying and revealing -------------------------------------------------------------------
+
+#[test]
+fn tapping_lands_pays_counters_and_a_card_is_revealed_at_its_cost() {
+    let mut play = Play::started();
+    let forest = play.land(Colour::Green);
+    let mountain = play.land(Colour::Red);
+    let card = play.game.board().next_card;
+    play.mt(ANN, C::Deploy { land: None });
+    play.mt_refused(
+        ANN,
+        C::Tap {
+            card: forest,
+            mana: 2,
+        },
+        ErrorCode::BadAmount,
+    );
+    play.mt_refused(
+        BOB,
+        C::Tap {
+            card: forest,
+            mana: 1,
+        },
+        ErrorCode::NotYourCard,
+    );
+    play.mt(
+        ANN,
+        C::Tap {
+            card: forest,
+            mana: 1,
+        },
+    );
+    play.mt_refused(
+        ANN,
+        C::Tap {
+            card: forest,
+            mana: 1,
+        },
+        ErrorCode::BadCard,
+    );
+    play.mt(
+        ANN,
+        C::Tap {
+            card: mountain,
+            mana: 1,
+        },
+    );
+    assert_eq!(play.side(ANN).mana, 2);
+    play.mt_refused(
+        ANN,
+        C::Pay {
+            card: Some(card),
+            amount: 3,
+        },
+        ErrorCode::NotEnoughMana,
+    );
+    play.mt(
+        ANN,
+        C::Pay {
+            card: Some(card),
+            amount: 1,
+        },
+    );
+    // {1}{G} with a Forest in play costs 2: one counter is not enough.
+    let bears = creature("Grizzly Bears", 1, &[Colour::Green], 2, 2);
+    play.mt_refused(
+        ANN,
+        C::Reveal {
+            card,
+            face: bears.clone(),
+        },
+        ErrorCode::NotEnoughMana,
+    );
+    play.mt(
+        ANN,
+        C::Pay {
+            card: Some(card),
+            amount: 1,
+        },
+    );
+    assert_eq!(play.card(card).unwrap().counters, 2);
+    let events = play.mt(ANN, C::Reveal { card, face: bears });
+    assert!(matches!(
+        events[0],
+        Event::MagicTechRevealed { cost: 2, .. }
+    ));
+    let revealed = play.card(card).unwrap();
+    assert_eq!((revealed.counters, revealed.area), (0, Area::Deploy));
+    // Unspent mana is lost when the phase ends.
+    play.rule(Correction::Mana {
+        player: ANN,
+        mana: 3,
+    });
+    play.mt(ANN, C::NextPhase);
+    assert_eq!(play.side(ANN).mana, 0);
+}
+
+#[test]
+fn coloured_symbols_cost_three_each_without_their_basic_land() {
+    let mut play = Play::started();
+    play.land(Colour::Red);
+    let card = play.game.board().next_card;
+    play.mt(ANN, C::Deploy { land: None });
+    let bears = creature("Grizzly Bears", 1, &[Colour::Green], 2, 2);
+    play.rule(Correction::Counters { card, counters: 3 });
+    play.mt_refused(
+        ANN,
+        C::Reveal {
+            card,
+            face: bears.clone(),
+        },
+        ErrorCode::NotEnoughMana,
+    );
+    play.rule(Correction::Counters { card, counters: 4 });
+    let events = play.mt(ANN, C::Reveal { card, face: bears });
+    assert!(matches!(
+        events[0],
+        Event::MagicTechRevealed { cost: 4, .. }
+    ));
+}
+
+#[test]
+fn sorceries_in_the_own_turn_instants_at_any_time_other_cards_in_the_deploy_phase() {
+    let mut play = Play::started();
+    play.advance_to(MtPhase::Deploy);
+    let (a, b) = (0, 1);
+    play.mt(ANN, C::Deploy { land: None });
+    play.pass();
+    play.advance_to(MtPhase::Deploy);
+    play.mt(BOB, C::Deploy { land: None });
+    play.mt(BOB, C::Deploy { land: None });
+    play.pass();
+    // Ann's turn, upkeep: Bob's instant may come now, his sorcery may not.
+    let instant = of_type("Giant Growth", CardType::Instant, 0);
+    let sorcery = of_type("Stone Rain", CardType::Sorcery, 0);
+    play.mt_refused(
+        BOB,
+        C::Reveal {
+            card: b,
+            face: sorcery.clone(),
+        },
+        ErrorCode::NotYourTurn,
+    );
+    play.mt(
+        BOB,
+        C::Reveal {
+            card: b,
+            face: instant,
+        },
+    );
+    // It resolved: to the scrapheap, the card count unchanged.
+    assert!(play.card(b).is_none());
+    assert_eq!(play.side(BOB).scrapheap, 1);
+    assert_eq!(play.game.card_count(BOB), Some(30));
+    // Ann's sorcery in her upkeep is fine; a creature waits for her deploy phase.
+    let bears = creature("Bears", 0, &[], 2, 2);
+    play.mt_refused(
+        ANN,
+        C::Reveal {
+            card: a,
+            face: bears,
+        },
+        ErrorCode::WrongPhase,
+    );
+    play.mt(
+        ANN,
+        C::Reveal {
+            card: a,
+            face: sorcery,
+        },
+    );
+    // A land is never revealed from face down.
+    play.mt_refused(
+        BOB,
+        C::Reveal {
+            card: 2,
+            face: basic(Colour::Green),
+        },
+        ErrorCode::BadCard,
+    );
+}
+
+// ----- Relocating and the end phase -------------------------------------------------------------
+
+#[test]
+fn revealed_creatures_wait_in_the_deploy_area_until_the_end_phase_unless_immune() {
+    let mut play = Play::started();
+    let bears = play.put_in_play(creature("Bears", 0, &[], 2, 2));
+    play.mt_refused(
+        ANN,
+        C::Relocate {
+            card: bears,
+            area: Area::Patrol,
+        },
+        ErrorCode::BadCard,
+    );
+    play.pass();
+    assert_eq!(play.card(bears).unwrap().area, Area::Patrol);
+    // Bob's haste creature may patrol at once.
+    let hasty = with(
+        creature("Raging Goblin", 0, &[], 1, 1),
+        Keywords {
+            haste: true,
+            ..Keywords::default()
+        },
+    );
+    let goblin = play.put_in_play(hasty);
+    play.mt(
+        BOB,
+        C::Relocate {
+            card: goblin,
+            area: Area::Patrol,
+        },
+    );
+    play.pass();
+    // Ann's creature began her turn in play: it may guard her stockpile or a card, even one
+    // under construction, but not a card of Bob's, nor itself, nor go back to the deploy area.
+    play.advance_to(MtPhase::Deploy);
+    let building = play.game.board().next_card;
+    play.mt(ANN, C::Deploy { land: None });
+    for (area, code) in [
+        (Area::Deploy, ErrorCode::BadCard),
+        (Area::Patrol, ErrorCode::BadCard),
+        (Area::Guard { card: Some(bears) }, ErrorCode::BadCard),
+        (Area::Guard { card: Some(goblin) }, ErrorCode::NotYourCard),
+    ] {
+        play.mt_refused(ANN, C::Relocate { card: bears, area }, code);
+    }
+    play.mt_refused(
+        BOB,
+        C::Relocate {
+            card: goblin,
+            area: Area::Guard { card: None },
+        },
+        ErrorCode::NotYourTurn,
+    );
+    play.mt(
+        ANN,
+        C::Relocate {
+            card: bears,
+            area: Area::Guard {
+                card: Some(building),
+            },
+        },
+    );
+    play.mt(ANN, C::NextPhase);
+    play.mt_refused(
+        ANN,
+        C::Relocate {
+            card: bears,
+            area: Area::Patrol,
+        },
+        ErrorCode::WrongPhase,
+    );
+    // The guarded card leaves play: its guard goes on patrol.
+    play.mt(
+        ANN,
+        C::LeavePlay {
+            card: building,
+            to: Zone::Hand,
+        },
+    );
+    assert_eq!(play.card(bears).unwrap().area, Area::Patrol);
+}
+
+// ----- Missions, blocking and damage -----------------------------------------------------------
+
+/// Ann has Bears (2/2, cost 2) and Bob a Wall (0/4, cost 2), both on patrol, and it is Ann's
+/// third turn, in her missions phase.
+fn armies() -> (Play, CardId, CardId) {
+    let mut play = Play::started();
+    let bears = play.put_in_play(creature("Bears", 2, &[], 2, 2));
+    play.pass();
+    let wall = play.put_in_play(creature("Wall", 2, &[], 0, 4));
+    play.pass();
+    play.advance_to(MtPhase::Missions);
+    (play, bears, wall)
+}
+
+#[test]
+fn untapped_patrols_cannot_be_attacked_tapped_ones_can_and_missions_tap_everyone() {
+    let (mut play, bears, wall) = armies();
+    let at_wall = C::Mission {
+        attackers: vec![bears],
+        target: Target::Card { card: wall },
+    };
+    play.mt_refused(ANN, at_wall.clone(), ErrorCode::BadCard);
+    play.mt_refused(
+        ANN,
+        C::Mission {
+            attackers: vec![wall],
+            target: Target::Stockpile { player: BOB },
+        },
+        ErrorCode::NotYourCard,
+    );
+    play.mt_refused(
+        ANN,
+        C::Mission {
+            attackers: vec![bears],
+            target: Target::Stockpile { player: ANN },
+        },
+        ErrorCode::UnknownPlayer,
+    );
+    // The wall blocks a mission on the stockpile; both end tapped.
+    play.mt(
+        ANN,
+        C::Mission {
+            attackers: vec![bears],
+            target: Target::Stockpile { player: BOB },
+        },
+    );
+    play.mt_refused(ANN, C::NextPhase, ErrorCode::NoMission);
+    play.mt_refused(ANN, C::Block { blocks: vec![] }, ErrorCode::NoMission);
+    play.mt(
+        BOB,
+        C::Block {
+            blocks: vec![Block {
+                blocker: wall,
+                attacker: bears,
+            }],
+        },
+    );
+    assert!(play.card(bears).unwrap().tapped && play.card(wall).unwrap().tapped);
+    // Wall's armour 4 absorbs the Bears' 2; the wall deals nothing.
+    assert_eq!(play.card(wall).unwrap().damage, 0);
+    assert_eq!(play.card(bears).unwrap().damage, 0);
+    // Tapped, the bears cannot go again; the tapped wall can now be attacked (after an untap).
+    play.mt_refused(
+        ANN,
+        C::Mission {
+            attackers: vec![bears],
+            target: Target::Stockpile { player: BOB },
+        },
+        ErrorCode::BadCard,
+    );
+    play.rule(Correction::Tapped {
+        card: bears,
+        tapped: false,
+    });
+    play.mt(ANN, at_wall);
+    play.mt(BOB, C::Block { blocks: vec![] });
+}
+
+#[test]
+fn an_unblocked_mission_on_the_stockpile_discards_one_card_per_point() {
+    let (mut play, bears, _) = armies();
+    let before = play.side(BOB);
+    play.mt(
+        ANN,
+        C::Mission {
+            attackers: vec![bears],
+            target: Target::Stockpile { player: BOB },
+        },
+    );
+    play.mt(BOB, C::Block { blocks: vec![] });
+    let after = play.side(BOB);
+    assert_eq!(after.stockpile, before.stockpile - 2);
+    assert_eq!(after.scrapheap, before.scrapheap + 2);
+    assert_eq!(play.game.card_count(BOB), Some(30));
+}
+
+#[test]
+fn patrols_block_as_the_declared_evasion_allows_guards_block_any_attacker_of_their_card() {
+    let mut play = Play::started();
+    let flyer = with(
+        creature("Birds", 2, &[], 2, 1),
+        Keywords {
+            flying: true,
+            ..Keywords::default()
+        },
+    );
+    let birds = play.put_in_play(flyer);
+    play.pass();
+    let wall = play.put_in_play(creature("Wall", 2, &[], 0, 4));
+    let guard = play.put_in_play(creature("Guard", 2, &[], 1, 4));
+    play.pass();
+    play.pass();
+    // Bob's turn: the guard guards his stockpile.
+    play.advance_to(MtPhase::Deploy);
+    play.mt(
+        BOB,
+        C::Relocate {
+            card: guard,
+            area: Area::Guard { card: None },
+        },
+    );
+    play.pass();
+    play.advance_to(MtPhase::Missions);
+    // Flying: the wall on patrol cannot block it; the guard of the stockpile can.
+    play.mt(
+        ANN,
+        C::Mission {
+            attackers: vec![birds],
+            target: Target::Stockpile { player: BOB },
+        },
+    );
+    let by_wall = vec![Block {
+        blocker: wall,
+        attacker: birds,
+    }];
+    play.mt_refused(BOB, C::Block { blocks: by_wall }, ErrorCode::IllegalBlock);
+    let by_guard = Block {
+        blocker: guard,
+        attacker: birds,
+    };
+    play.mt_refused(
+        BOB,
+        C::Block {
+            blocks: vec![by_guard, by_guard],
+        },
+        ErrorCode::IllegalBlock,
+    );
+    play.mt(
+        BOB,
+        C::Block {
+            blocks: vec![by_guard],
+        },
+    );
+    // A mission on another card: the stockpile's guard may not block it.
+    play.rule(Correction::Tapped {
+        card: birds,
+        tapped: false,
+    });
+    play.rule(Correction::Tapped {
+        card: guard,
+        tapped: false,
+    });
+    play.rule(Correction::Tapped {
+        card: wall,
+        tapped: true,
+    });
+    play.mt(
+        ANN,
+        C::Mission {
+            attackers: vec![birds],
+            target: Target::Card { card: wall },
+        },
+    );
+    play.mt_refused(
+        BOB,
+        C::Block {
+            blocks: vec![by_guard],
+        },
+        ErrorCode::IllegalBlock,
+    );
+}
+
+#[test]
+fn damage_meets_armour_then_becomes_structure_counters_and_destroys_at_structure() {
+    let (mut play, bears, wall) = armies();
+    // Bears: armour 2, structure 2. Three damage: one counter; three more: destroyed.
+    play.mt(
+        BOB,
+        C::Damage {
+            target: Target::Card { card: bears },
+            amount: 3,
+        },
+    );
+    assert_eq!(play.card(bears).unwrap().damage, 1);
+    play.mt_refused(
+        BOB,
+        C::Heal {
+            card: bears,
+            amount: 2,
+        },
+        ErrorCode::BadAmount,
+    );
+    play.mt(
+        BOB,
+        C::Damage {
+            target: Target::Card { card: bears },
+            amount: 3,
+        },
+    );
+    assert!(play.card(bears).is_none());
+    assert_eq!(play.side(ANN).scrapheap, 1);
+    // A land: armour 3, structure 3.
+    play.pass();
+    let forest = play.land(Colour::Green);
+    play.mt(
+        ANN,
+        C::Damage {
+            target: Target::Card { card: forest },
+            amount: 5,
+        },
+    );
+    assert_eq!(play.card(forest).unwrap().damage, 2);
+    play.mt(
+        ANN,
+        C::Damage {
+            target: Target::Card { card: forest },
+            amount: 4,
+        },
+    );
+    assert!(play.card(forest).is_none());
+    // Healing removes counters.
+    play.mt(
+        ANN,
+        C::Damage {
+            target: Target::Card { card: wall },
+            amount: 5,
+        },
+    );
+    play.mt(
+        ANN,
+        C::Heal {
+            card: wall,
+            amount: 1,
+        },
+    );
+    assert_eq!(play.card(wall).unwrap().damage, 0);
+    play.mt_refused(
+        ANN,
+        C::Heal {
+            card: wall,
+            amount: 1,
+        },
+        ErrorCode::BadAmount,
+    );
+}
+
+#[test]
+fn a_blocked_attacker_and_its_blocker_trade_damage_with_first_strike_first() {
+    let mut play = Play::started();
+    let knight = with(
+        creature("Knight", 2, &[], 3, 1),
+        Keywords {
+            first_strike: true,
+            ..Keywords::default()
+        },
+    );
+    let knight = play.put_in_play(knight);
+    play.pass();
+    let ogre = play.put_in_play(creature("Ogre", 2, &[], 3, 1));
+    play.pass();
+    play.advance_to(MtPhase::Missions);
+    play.mt(
+        ANN,
+        C::Mission {
+            attackers: vec![knight],
+            target: Target::Stockpile { player: BOB },
+        },
+    );
+    play.mt(
+        BOB,
+        C::Block {
+            blocks: vec![Block {
+                blocker: ogre,
+                attacker: knight,
+            }],
+        },
+    );
+    // First strike: 3 against armour 1 puts 2 counters on the Ogre (structure 2): destroyed
+    // before it deals its damage.
+    assert!(play.card(ogre).is_none());
+    assert_eq!(play.card(knight).unwrap().damage, 0);
+    assert!(play.card(knight).unwrap().tapped);
+}
+
+#[test]
+fn trample_carries_what_the_blockers_do_not_need_to_the_target() {
+    let mut play = Play::started();
+    let trampler = with(
+        creature("Rhino", 3, &[], 6, 4),
+        Keywords {
+            trample: true,
+            ..Keywords::default()
+        },
+    );
+    let rhino = play.put_in_play(trampler);
+    play.pass();
+    let bear = play.put_in_play(creature("Bear", 1, &[], 1, 1));
+    play.pass();
+    play.advance_to(MtPhase::Missions);
+    let before = play.side(BOB).stockpile;
+    play.mt(
+        ANN,
+        C::Mission {
+            attackers: vec![rhino],
+            target: Target::Stockpile { player: BOB },
+        },
+    );
+    play.mt(
+        BOB,
+        C::Block {
+            blocks: vec![Block {
+                blocker: bear,
+                attacker: rhino,
+            }],
+        },
+    );
+    // The bear needs armour 1 + structure 1: the other 4 go to the stockpile.
+    assert!(play.card(bear).is_none());
+    assert_eq!(play.side(BOB).stockpile, before - 4);
+}
+
+#[test]
+fn damage_under_construction_removes_a_counter_per_two_points_and_buries_an_empty_card() {
+    let mut play = Play::started();
+    play.advance_to(MtPhase::Deploy);
+    let card = play.game.board().next_card;
+    play.mt(ANN, C::Deploy { land: None });
+    play.rule(Correction::Counters { card, counters: 3 });
+    let target = Target::Card { card };
+    play.mt(BOB, C::Damage { target, amount: 5 });
+    let damaged = play.card(card).unwrap();
+    assert_eq!((damaged.counters, damaged.shown), (1, true));
+    play.mt(BOB, C::Damage { target, amount: 1 });
+    assert_eq!(play.card(card).unwrap().counters, 1);
+    play.mt(BOB, C::Damage { target, amount: 9 });
+    assert_eq!(play.card(card).unwrap().counters, 0);
+    let events = play.mt(BOB, C::Damage { target, amount: 1 });
+    assert!(events.contains(&Event::MagicTechDestroyed { card, buried: true }));
+    assert!(play.card(card).is_none());
+    assert_eq!(play.game.card_count(ANN), Some(40));
+}
+
+#[test]
+fn regeneration_is_paid_in_upkeep_to_remove_one_counter() {
+    let mut play = Play::started();
+    let forest = play.land(Colour::Green);
+    let troll = with(
+        creature("Troll", 2, &[Colour::Green], 4, 1),
+        Keywords {
+            regeneration: Some(ManaCost {
+                generic: 0,
+                coloured: vec![Colour::Green],
+            }),
+            ..Keywords::default()
+        },
+    );
+    let troll = play.put_in_play(troll);
+    play.mt(
+        BOB,
+        C::Damage {
+            target: Target::Card { card: troll },
+            amount: 3,
+        },
+    );
+    assert_eq!(play.card(troll).unwrap().damage, 2);
+    play.mt_refused(ANN, C::Regenerate { card: troll }, ErrorCode::WrongPhase);
+    play.pass();
+    play.pass();
+    assert_eq!(play.phase(), MtPhase::Upkeep);
+    play.mt_refused(ANN, C::Regenerate { card: troll }, ErrorCode::NotEnoughMana);
+    play.mt(
+        ANN,
+        C::Tap {
+            card: forest,
+            mana: 1,
+        },
+    );
+    play.mt(ANN, C::Regenerate { card: troll });
+    assert_eq!(play.card(troll).unwrap().damage, 1);
+    assert_eq!(play.side(ANN).mana, 0);
+    play.mt_refused(ANN, C::Regenerate { card: forest }, ErrorCode::BadCard);
+}
+
+// ----- Life, the end ---------------------------------------------------------------------------
+
+#[test]
+fn paying_life_scraps_and_gaining_life_puts_scrapheap_cards_under_the_stockpile() {
+    let mut play = Play::started();
+    let before = play.side(ANN);
+    play.mt(ANN, C::Life { delta: -3 });
+    assert_eq!(play.side(ANN).stockpile, before.stockpile - 3);
+    assert_eq!(play.side(ANN).scrapheap, 3);
+    play.mt_refused(ANN, C::Life { delta: 4 }, ErrorCode::BadAmount);
+    play.mt_refused(ANN, C::Life { delta: 0 }, ErrorCode::BadAmount);
+    play.mt(ANN, C::Life { delta: 2 });
+    assert_eq!(play.side(ANN).scrapheap, 1);
+    assert_eq!(play.game.card_count(ANN), Some(40));
+}
+
+#[test]
+fn a_player_who_must_draw_or_lose_cards_from_an_empty_stockpile_loses() {
+    let mut play = Play::started();
+    let left = play.side(BOB).stockpile;
+    // Bob loses exactly his stockpile: not yet out.
+    play.mt(
+        BOB,
+        C::Life {
+            delta: -i32::from(left),
+        },
+    );
+    assert_eq!(play.game.stage(), Stage::Playing);
+    // His next draw (his turn's draw phase) runs him out.
+    let events = {
+        play.pass();
+        play.journal.clone()
+    };
+    assert!(events.contains(&Event::MagicTechRanOut { player: BOB }));
+    assert_eq!(play.game.stage(), Stage::Finished);
+    let standings = &view(&play.game).standings;
+    assert_eq!(
+        standings
+            .iter()
+            .map(|s| (s.player, s.place))
+            .collect::<Vec<_>>(),
+        [(ANN, 1), (BOB, 2)]
+    );
+    play.mt_refused(ANN, C::Draw { count: 1 }, ErrorCode::NotPlaying);
+}
+
+#[test]
+fn a_mission_on_a_stockpile_too_small_runs_it_out() {
+    let (mut play, bears, _) = armies();
+    let left = play.side(BOB).stockpile;
+    play.rule(Correction::Move {
+        player: BOB,
+        from: Zone::Stockpile,
+        to: Zone::Scrapheap,
+        count: left - 1,
+    });
+    play.mt(
+        ANN,
+        C::Mission {
+            attackers: vec![bears],
+            target: Target::Stockpile { player: BOB },
+        },
+    );
+    let events = play.mt(BOB, C::Block { blocks: vec![] });
+    assert!(events.contains(&Event::MagicTechRanOut { player: BOB }));
+    assert_eq!(play.game.stage(), Stage::Finished);
+}
+
+#[test]
+fn conceding_ends_the_game() {
+    let mut play = Play::started();
+    play.ok(Actor::Player(ANN), Command::Concede);
+    assert_eq!(play.game.stage(), Stage::Finished);
+    assert_eq!(view(&play.game).standings[0].player, BOB);
+}
+
+// ----- Corrections ----------------------------------------------------------------------------
+
+#[test]
+fn one_player_proposes_a_correction_and_the_other_accepts_or_declines() {
+    let (mut play, bears, _) = armies();
+    let fix = Correction::Damage {
+        card: bears,
+        damage: 1,
+    };
+    play.mt(
+        ANN,
+        C::Propose {
+            correction: fix.clone(),
+        },
+    );
+    play.mt_refused(
+        BOB,
+        C::Propose {
+            correction: fix.clone(),
+        },
+        ErrorCode::NoProposal,
+    );
+    play.mt_refused(ANN, C::Answer { accept: true }, ErrorCode::NoProposal);
+    play.mt(BOB, C::Answer { accept: false });
+    assert_eq!(play.card(bears).unwrap().damage, 0);
+    play.mt_refused(BOB, C::Answer { accept: true }, ErrorCode::NoProposal);
+    play.mt(BOB, C::Propose { correction: fix });
+    play.mt(ANN, C::Answer { accept: true });
+    assert_eq!(play.card(bears).unwrap().damage, 1);
+    // A correction that reaches the structure destroys.
+    play.rule(Correction::Damage {
+        card: bears,
+        damage: 2,
+    });
+    assert!(play.card(bears).is_none());
+    play.refused(
+        Actor::Player(ANN),
+        Command::MagicTech(C::Rule {
+            correction: Correction::Mana {
+                player: ANN,
+                mana: 3,
+            },
+        }),
+        ErrorCode::NotHost,
+    );
+    play.mt_refused(
+        ANN,
+        C::Propose {
+            correction: Correction::Counters {
+                card: 99,
+                counters: 1,
+            },
+        },
+        ErrorCode::UnknownCard,
+    );
+}
+
+#[test]
+fn the_host_keeps_ends_turns_and_rules_out_and_other_games_commands_are_refused() {
+    let mut play = Play::lobby();
+    play.ok(Actor::Player(ANN), deck(40));
+    play.ok(Actor::Player(BOB), deck(30));
+    play.ok(Actor::Host, Command::start(Some(ANN)));
+    play.ok(Actor::Host, Command::Ruling(Ruling::Keep { player: ANN }));
+    play.ok(Actor::Host, Command::Ruling(Ruling::Keep { player: BOB }));
+    play.refused(
+        Actor::Player(ANN),
+        Command::Attack {
+            target: BOB,
+            damage: 1,
+            poison: 0,
+        },
+        ErrorCode::BadMessage,
+    );
+    play.refused(
+        Actor::Host,
+        Command::Ruling(Ruling::SetLife {
+            player: ANN,
+            life: 3,
+        }),
+        ErrorCode::BadMessage,
+    );
+    play.ok(
+        Actor::Host,
+        Command::Ruling(Ruling::EndTurn { player: ANN }),
+    );
+    assert_eq!(play.active(), BOB);
+    play.ok(
+        Actor::Host,
+        Command::Ruling(Ruling::Eliminate { players: vec![BOB] }),
+    );
+    assert_eq!(play.game.stage(), Stage::Finished);
+}
+
+// ----- The client mirror and random games -------------------------------------------------------
+
+fn pick_actor(game: &MagicTech, rng: &mut ChaCha8Rng) -> PlayerId {
+    let board = game.board();
+    if let Some(mission) = &board.mission {
+        return game.opponent(mission.player).unwrap();
+    }
+    if let Some(proposal) = &board.proposal
+        && rng.random_bool(0.5)
+    {
+        return game.opponent(proposal.player).unwrap();
+    }
+    match game.stage() {
+        Stage::Mulligan { .. } => game.deciders()[0],
+        _ => board.active.unwrap(),
+    }
+}
+
+/// Plays one random legal game to its end, checking the rules' invariants after every command.
+fn random_game(seed: u64) -> Vec<Event> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut play = Play::lobby();
+    let decks = [rng.random_range(5..=60u8), rng.random_range(5..=60u8)];
+    play.ok(Actor::Player(ANN), deck(decks[0]));
+    play.ok(Actor::Player(BOB), deck(decks[1]));
+    play.ok(Actor::Host, Command::start(None));
+    for step in 0..20_000 {
+        if play.game.stage() == Stage::Finished {
+            // The game ends exactly when a stockpile ran out (or someone conceded).
+            let out = play
+                .journal
+                .iter()
+                .filter(|e| matches!(e, Event::MagicTechRanOut { .. }))
+                .count();
+            assert_eq!(out, 1, "seed {seed}");
+            return play.journal;
+        }
+        let player = pick_actor(&play.game, &mut rng);
+        let moves = play.game.legal_moves(player);
+        assert!(
+            !moves.is_empty(),
+            "seed {seed} step {step}: {player} has no move"
+        );
+        // Card effects that empty a stockpile (draws, damage to it, paid life) come rarely,
+        // so games are long enough to build boards and fight.
+        let quick = |c: &&Command| {
+            matches!(
+                c,
+                Command::MagicTech(
+                    C::Draw { .. }
+                        | C::Life { delta: ..0 }
+                        | C::Damage {
+                            target: Target::Stockpile { .. },
+                            ..
+                        }
+                )
+            )
+        };
+        let slow: Vec<&Command> = moves.iter().filter(|c| !quick(c)).collect();
+        let command = if slow.is_empty() || rng.random_bool(0.03) {
+            moves.choose(&mut rng).unwrap().clone()
+        } else {
+            (*slow.choose(&mut rng).unwrap()).clone()
+        };
+        let before = view(&play.game);
+        let mut mirror: Mirror<MagicTech> = Mirror::of(&before).unwrap();
+        let events = play.ok(Actor::Player(player), command.clone());
+        // A client's mirror, built from the snapshot before, folds the events to the same view.
+        for (k, event) in events.iter().enumerate() {
+            mirror.apply(before.seq + 1 + k as u64, event).unwrap();
+        }
+        let mut expected = view(&play.game);
+        expected.seq = before.seq + events.len() as u64;
+        assert_eq!(
+            mirror.view(),
+            expected,
+            "seed {seed}: mirror after {command:?}"
+        );
+        check_invariants(&play.game, decks, seed);
+    }
+    panic!("seed {seed}: the game did not end");
+}
+
+fn check_invariants(game: &MagicTech, decks: [u8; 2], seed: u64) {
+    if game.stage() == Stage::Lobby {
+        return;
+    }
+    for (player, size) in [(ANN, decks[0]), (BOB, decks[1])] {
+        assert_eq!(
+            game.card_count(player),
+            Some(u32::from(size)),
+            "seed {seed}"
+        );
+    }
+    let board = game.board();
+    assert!(board.deployed <= game.deployments_allowed(), "seed {seed}");
+    assert!(board.lands <= 2, "seed {seed}");
+    for card in &board.cards {
+        // Destroyed cards have left play.
+        if let Some(face) = &card.face {
+            assert!(
+                card.damage == 0 || card.damage < face.structure(),
+                "seed {seed}: card {} should be destroyed",
+                card.card
+            );
+            assert_eq!(card.counters, 0);
+        }
+    }
+    // Counters and zone counts are unsigned, and the fold refuses an event that would take
+    // one below zero: `Play::ok` replays every event, so none did.
+}
+
+#[test]
+fn random_games_reach_every_magic_tech_event() {
+    let mut seen: Vec<&'static str> = (0..12).flat_map(random_game).map(|e| e.name()).collect();
+    seen.sort_unstable();
+    seen.dedup();
+    for kind in Event::NAMES {
+        if kind.starts_with("magic_tech.") && *kind != "magic_tech.deck_declared" {
+            assert!(seen.contains(kind), "no random game reached {kind}");
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn random_legal_games_keep_the_rules_invariants(seed in any::<u64>()) {
+        let journal = random_game(seed);
+        prop_assert!(!journal.is_empty());
+    }
+}
+
+// ----- Through the shell --------------------------------------------------------------------------
+
+/// Every event the session published, with its number.
+fn drain(
+    session: &mut grand_melee_protocol::session::Session<MagicTech>,
+    journal: &mut Vec<(u64, Event)>,
+) -> Vec<grand_melee_protocol::session::Effect> {
+    use grand_melee_protocol::session::Effect;
+    let mut effects = Vec::new();
+    while let Some(effect) = session.poll_effect() {
+        if let Effect::Events { first_seq, events } = &effect {
+            for (k, event) in events.iter().enumerate() {
+                journal.push((first_seq + k as u64, event.clone()));
+            }
+        }
+        effects.push(effect);
+    }
+    effects
+}
+
+#[test]
+fn the_session_runs_a_magic_tech_game_from_the_lobby_to_the_end() {
+    use grand_melee_protocol::session::{Effect, Session, Timing};
+    use grand_melee_protocol::{ClientMessage, SeatToken};
+    use std::net::{IpAddr, Ipv4Addr};
+    use std::time::{Duration, Instant};
+
+    let t0 = Instant::now();
+    let timing = Timing {
+        grace: Duration::from_secs(60),
+        unjoined: Duration::from_secs(600),
+        chat_per_minute: 0.0,
+    };
+    let settings = Settings {
+        mulligan_clock_secs: 0,
+        ..settings()
+    };
+    let mut session: Session<MagicTech> =
+        Session::new(settings.clone(), DiceSecret::from_seed(9), timing, t0).unwrap();
+    let peer = IpAddr::V4(Ipv4Addr::LOCALHOST);
+    for (connection, name) in [(1, "Ann"), (2, "Bob")] {
+        session
+            .join(
+                t0,
+                connection,
+                peer,
+                name.to_owned(),
+                String::new(),
+                None,
+                SeatToken::new_random(),
+            )
+            .unwrap();
+    }
+    let mut journal = Vec::new();
+    drain(&mut session, &mut journal);
+    // A mirror from the lobby's snapshot follows the whole game.
+    let id = TableId::from_u128(11);
+    let mut mirror: Mirror<MagicTech> = Mirror::of(&session.view(id, "tech")).unwrap();
+    let followed = journal.len();
+
+    let mut id_counter = 0;
+    let mut request =
+        |session: &mut Session<MagicTech>, connection: u64, message: ClientMessage| {
+            id_counter += 1;
+            let mut message = message;
+            *message.id_mut() = id_counter;
+            session.request(t0, connection, &message)
+        };
+    let start = ClientMessage::Start {
+        id: 0,
+        first_player: None,
+        seating: Default::default(),
+        order: Vec::new(),
+    };
+    assert_eq!(
+        request(&mut session, 1, start.clone()),
+        Err(ErrorCode::NoDeckSize)
+    );
+    for (connection, size) in [(1, 12), (2, 9)] {
+        request(
+            &mut session,
+            connection,
+            ClientMessage::MagicTechDeclareDeck { id: 0, size },
+        )
+        .unwrap();
+    }
+    assert_eq!(
+        request(&mut session, 2, start.clone()),
+        Err(ErrorCode::NotHost)
+    );
+    request(&mut session, 1, start).unwrap();
+    // The session's mulligan clock follows the game's deciders: one at a time.
+    let first = session.table().deciders()[0];
+    let connection_of = |player: PlayerId| u64::from(player) + 1;
+    request(
+        &mut session,
+        connection_of(first),
+        ClientMessage::Mulligan { id: 0 },
+    )
+    .unwrap();
+    for _ in 0..2 {
+        let decider = session.table().deciders()[0];
+        request(
+            &mut session,
+            connection_of(decider),
+            ClientMessage::Keep { id: 0 },
+        )
+        .unwrap();
+    }
+    assert_eq!(session.table().stage(), Stage::Playing);
+    assert_eq!(session.table().running(), vec![(0, first)]);
+    // The other player may not move the first player's turn on.
+    let second = session.table().opponent(first).unwrap();
+    assert_eq!(
+        request(
+            &mut session,
+            connection_of(second),
+            ClientMessage::MagicTechNextPhase { id: 0 }
+        ),
+        Err(ErrorCode::NotYourTurn)
+    );
+    // Both just pass their turns: two draws a turn empty the stockpiles.
+    let mut turns = 0;
+    while session.table().stage() == Stage::Playing {
+        let active = session.table().board().active.unwrap();
+        request(
+            &mut session,
+            connection_of(active),
+            ClientMessage::MagicTechNextPhase { id: 0 },
+        )
+        .unwrap();
+        turns += 1;
+        assert!(turns < 100, "the game does not end");
+    }
+    let effects = drain(&mut session, &mut journal);
+    assert!(effects.contains(&Effect::Finished));
+    let view = session.view(id, "tech");
+    // Whoever ran out of cards first is last.
+    let loser = journal
+        .iter()
+        .find_map(|(_, e)| match e {
+            Event::MagicTechRanOut { player } => Some(*player),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(view.standings.last().map(|s| s.player), Some(loser));
+    assert!(view.dice_secret.is_some());
+    for (seq, event) in &journal[followed..] {
+        mirror.apply(*seq, event).unwrap();
+    }
+    assert_eq!(mirror.view(), view);
+    // The journal recovers the same table.
+    let recovered: Session<MagicTech> = Session::recover(
+        settings,
+        DiceSecret::from_seed(9),
+        timing,
+        journal.clone(),
+        &[],
+        Vec::new(),
+        t0,
+    )
+    .unwrap();
+    assert_eq!(recovered.view(id, "tech"), view);
+}
