@@ -13,6 +13,7 @@
 pub mod grand_melee;
 pub mod magic_tech;
 
+use grand_melee_protocol::magic_tech::MagicTech;
 use grand_melee_protocol::{
     ApplyError, ClientMessage, Event, GameKind, Mirror, PlayerId, TableView,
 };
@@ -28,12 +29,15 @@ pub fn kind(view: Option<&TableView>) -> GameKind {
 }
 
 /// A client's copy of a table of any game: the protocol's [`Mirror`] of the snapshot's game,
-/// folded forward with the server's own fold.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// folded forward with the server's own fold. Two mirrors are equal when they show the same
+/// snapshot (Magic Tech's state type is compared through its view).
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum GameMirror {
     /// A Grand Melee table.
     GrandMelee(Mirror),
+    /// A Magic Tech table.
+    MagicTech(Mirror<MagicTech>),
 }
 
 impl GameMirror {
@@ -42,6 +46,7 @@ impl GameMirror {
     pub fn of(snapshot: &TableView) -> Result<Self, ApplyError> {
         match kind(Some(snapshot)) {
             GameKind::GrandMelee => Ok(Self::GrandMelee(Mirror::of(snapshot)?)),
+            GameKind::MagicTech => Ok(Self::MagicTech(Mirror::<MagicTech>::of(snapshot)?)),
             _ => Err(ApplyError::Invalid("a game this client does not know")),
         }
     }
@@ -50,6 +55,7 @@ impl GameMirror {
     pub fn seq(&self) -> u64 {
         match self {
             Self::GrandMelee(mirror) => mirror.seq(),
+            Self::MagicTech(mirror) => mirror.seq(),
         }
     }
 
@@ -57,6 +63,7 @@ impl GameMirror {
     pub fn view(&self) -> TableView {
         match self {
             Self::GrandMelee(mirror) => mirror.view(),
+            Self::MagicTech(mirror) => mirror.view(),
         }
     }
 
@@ -65,9 +72,22 @@ impl GameMirror {
     pub fn apply(&mut self, seq: u64, event: &Event) -> Result<(), ApplyError> {
         match self {
             Self::GrandMelee(mirror) => mirror.apply(seq, event),
+            Self::MagicTech(mirror) => mirror.apply(seq, event),
         }
     }
 }
+
+impl PartialEq for GameMirror {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Self::GrandMelee(a), Self::GrandMelee(b)) => a == b,
+            (Self::MagicTech(a), Self::MagicTech(b)) => a.seq() == b.seq() && a.view() == b.view(),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for GameMirror {}
 
 impl From<Mirror> for GameMirror {
     fn from(mirror: Mirror) -> Self {
@@ -95,6 +115,7 @@ pub struct Help {
 pub fn help(kind: GameKind) -> Help {
     match kind {
         GameKind::GrandMelee => grand_melee::commands::HELP,
+        GameKind::MagicTech => magic_tech::commands::HELP,
         _ => Help {
             play: &[],
             host: &[],
@@ -106,6 +127,7 @@ pub fn help(kind: GameKind) -> Help {
 pub fn names(kind: GameKind) -> &'static [&'static str] {
     match kind {
         GameKind::GrandMelee => grand_melee::commands::NAMES,
+        GameKind::MagicTech => magic_tech::commands::NAMES,
         _ => &[],
     }
 }
@@ -115,6 +137,7 @@ pub fn names(kind: GameKind) -> &'static [&'static str] {
 pub fn confirm(kind: GameKind) -> &'static [(&'static str, &'static str)] {
     match kind {
         GameKind::GrandMelee => grand_melee::commands::CONFIRM,
+        GameKind::MagicTech => magic_tech::commands::CONFIRM,
         _ => &[],
     }
 }
@@ -124,6 +147,7 @@ pub fn confirm(kind: GameKind) -> &'static [(&'static str, &'static str)] {
 pub fn status_lines(kind: GameKind, view: &TableView, me: Option<PlayerId>) -> Vec<String> {
     match kind {
         GameKind::GrandMelee => grand_melee::status::script_lines(view, me),
+        GameKind::MagicTech => magic_tech::panel::status_lines(view, me),
         _ => Vec::new(),
     }
 }
@@ -133,6 +157,7 @@ pub fn status_lines(kind: GameKind, view: &TableView, me: Option<PlayerId>) -> V
 pub fn arguments(kind: GameKind, word: &str) -> Option<&'static [&'static str]> {
     match kind {
         GameKind::GrandMelee => grand_melee::commands::arguments(word),
+        GameKind::MagicTech => magic_tech::commands::arguments(word),
         _ => None,
     }
 }
@@ -148,6 +173,7 @@ pub fn parse(
 ) -> Result<Option<ClientMessage>, CommandError> {
     match kind {
         GameKind::GrandMelee => grand_melee::commands::parse(word, words, rest, resolve),
+        GameKind::MagicTech => magic_tech::commands::parse(word, words, rest, resolve),
         _ => Ok(None),
     }
 }
@@ -169,6 +195,8 @@ pub enum Urgency {
 pub enum Situation {
     /// At a Grand Melee table.
     GrandMelee(grand_melee::Situation),
+    /// At a Magic Tech table.
+    MagicTech(magic_tech::Situation),
 }
 
 impl Situation {
@@ -177,6 +205,7 @@ impl Situation {
     pub fn of(view: &TableView, me: Option<PlayerId>) -> Option<Self> {
         match kind(Some(view)) {
             GameKind::GrandMelee => Some(Self::GrandMelee(grand_melee::Situation::of(view, me))),
+            GameKind::MagicTech => Some(Self::MagicTech(magic_tech::Situation::of(view, me))),
             _ => None,
         }
     }
@@ -185,6 +214,7 @@ impl Situation {
     pub fn script(&self) -> String {
         match self {
             Self::GrandMelee(situation) => situation.script(),
+            Self::MagicTech(situation) => situation.script(),
         }
     }
 
@@ -192,6 +222,7 @@ impl Situation {
     pub fn text(&self) -> String {
         match self {
             Self::GrandMelee(situation) => situation.text(),
+            Self::MagicTech(situation) => situation.text(),
         }
     }
 
@@ -199,6 +230,7 @@ impl Situation {
     pub fn urgency(&self) -> Urgency {
         match self {
             Self::GrandMelee(situation) => situation.urgency(),
+            Self::MagicTech(situation) => situation.urgency(),
         }
     }
 }
@@ -242,6 +274,7 @@ pub trait Panel: Sync {
 pub fn panel(kind: GameKind) -> Option<&'static dyn Panel> {
     match kind {
         GameKind::GrandMelee => Some(&grand_melee::GrandMelee),
+        GameKind::MagicTech => Some(&magic_tech::MagicTech),
         _ => None,
     }
 }

@@ -198,7 +198,7 @@ fn middle_row(view: &TableView, board: &MagicTechView) -> String {
     let mut parts = Vec::new();
     match (board.active, board.phase) {
         (Some(active), phase) => parts.push(format!(
-            "turn {} · {} {} · deployed {} · lands {}",
+            "turn {} · {}'s {} · deployed {} · lands {}",
             board.turn_number,
             name(view, active),
             phase.map_or("", phase_words),

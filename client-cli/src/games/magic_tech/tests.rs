@@ -210,7 +210,7 @@ fn the_board_is_readable_in_the_rows_an_80_by_24_terminal_leaves_it() {
         "guard   #4 Wall of Stone 0/8/3 →stockpile",
         "#5 Icy Manipulator -/4/4",
         "#6 ▫c1!",
-        "turn 7 · Ann missions · deployed 1 · lands 0",
+        "turn 7 · Ann's missions · deployed 1 · lands 0",
     ] {
         assert!(text.contains(expected), "`{expected}` missing:\n{text}");
     }
