@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{CreateTable, TestServer, call, snapshot};
+use common::{CreateTable, Player, TestServer, call, field, run_once, snapshot};
 use grand_melee_cli::command::{self, Command};
 use grand_melee_cli::games::{self, GameMirror, Situation};
 use grand_melee_cli::net::Conn;
@@ -232,4 +232,99 @@ async fn a_magic_tech_table_is_played_with_typed_commands_and_drawn_at_80_by_24(
         "{}",
         theirs.script()
     );
+}
+
+/// Script mode: `create --game magic_tech`, two `grand-melee` processes that declare their
+/// decks, keep, and play the first turn's land and face-down card with typed commands; a
+/// refused reveal is a typed error line; `status` lists the board.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn script_mode_plays_a_magic_tech_table() {
+    let server = TestServer::start().await;
+    let addr = server.addr.to_string();
+    let dirs: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let (status, out, err) = run_once(
+        &addr,
+        dirs[2].path(),
+        &[
+            "create",
+            "--name",
+            "Duel",
+            "--seats",
+            "2",
+            "--game",
+            "magic_tech",
+        ],
+    )
+    .await;
+    assert!(status.success(), "{out}{err}");
+    let table = out
+        .lines()
+        .find_map(|l| l.strip_prefix("table_created "))
+        .unwrap()
+        .trim()
+        .to_owned();
+    let mut players = Vec::new();
+    for (i, name) in ["Ann", "Ben"].iter().enumerate() {
+        let mut p = Player::spawn(name, &addr, dirs[i].path(), &["join", &table, name]);
+        p.expect_all(&["seated", &format!("player={i}")]).await;
+        p.expect_prefix("snapshot ").await;
+        players.push(p);
+    }
+    players[0].expect_prefix("you lobby host deck=none").await;
+    for (i, p) in players.iter_mut().enumerate() {
+        // Each waits for his own declaration (the other's is on his stream too).
+        p.send("deck 8").await;
+        p.expect_all(&[
+            "magic_tech.deck_declared",
+            &format!("player={i} "),
+            "size=8",
+        ])
+        .await;
+    }
+    players[0].send("start").await;
+    let started = players[0].expect_all(&["event", "game_started"]).await;
+    let first: usize = field(&started, "first").unwrap().parse().unwrap();
+    let other = 1 - first;
+    for who in [first, other] {
+        players[who].expect_prefix("you mulligan_decide").await;
+        players[who].send("keep").await;
+    }
+    players[first].expect_prefix("you your_turn").await;
+
+    // `next` until the deploy phase, read from `status`'s turn line.
+    for _ in 0..6 {
+        players[first].send("status").await;
+        let turn = players[first].expect_prefix("turn number=1 ").await;
+        if field(&turn, "phase") == Some("deploy") {
+            break;
+        }
+        players[first].send("next").await;
+        players[first]
+            .expect_all(&["event", "magic_tech.phase_began"])
+            .await;
+    }
+    let p = &mut players[first];
+    p.send("land forest").await;
+    p.expect_all(&[
+        "event",
+        "magic_tech.deployed",
+        "card=0",
+        "name=\"Forest\"",
+        "type=land",
+    ])
+    .await;
+    p.send("deploy").await;
+    p.expect_all(&["event", "magic_tech.deployed", "card=1", "face_down"])
+        .await;
+    // No counters on it yet: the reveal is refused with a typed error, and nothing changes.
+    p.send("reveal 1 creature G 1/1 Llanowar Elves").await;
+    p.expect_prefix("error ").await;
+    p.send("status").await;
+    p.expect_prefix("card 0 ").await;
+    let card = p.expect_prefix("card 1 ").await;
+    assert!(card.contains("area=deploy face_down counters=0"), "{card}");
+    for p in players {
+        let (status, _) = p.finish().await;
+        assert!(status.success());
+    }
 }
