@@ -85,6 +85,7 @@ fn card(card: u16, owner: u16, face: Option<CardFace>, area: Area) -> CardView {
 /// against Ben's stockpile; Ben has proposed a correction.
 fn mid_game() -> TableView {
     let mut view = TableView::new(TableId::nil(), "duel", Settings::default());
+    view.settings.game = grand_melee_protocol::GameKind::MagicTech;
     view.stage = StageName::Playing;
     view.players = vec![player(1, "Ann"), player(2, "Ben")];
     let side = |player, stockpile, hand, scrapheap, mana| SideView {
@@ -538,6 +539,42 @@ fn every_command_has_a_help_line_and_parses_to_a_request_or_a_usage() {
             !matches!(parsed(name, &view, 1), Ok(None)),
             "{name} is not parsed"
         );
+    }
+}
+
+#[test]
+fn no_command_of_the_table_shadows_one_of_magic_tech() {
+    // The frame parses the table's own commands first: each of Magic Tech's first words, typed
+    // at a Magic Tech table, must reach the game's parser unchanged.
+    let view = mid_game();
+    let resolve = Resolver {
+        view: Some(&view),
+        me: Some(1),
+    };
+    for line in [
+        "accept",
+        "deck 8",
+        "keep",
+        "next",
+        "remove 2 hand",
+        "rule mana Ann 2",
+        "block none",
+    ]
+    .into_iter()
+    .chain(super::commands::NAMES.iter().copied())
+    {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let game = parse(words[0], &words[1..], line, &resolve);
+        let frame = crate::command::parse(line, Some(&view), Some(1));
+        match game {
+            Ok(Some(message)) => assert_eq!(
+                frame,
+                Ok(Some(crate::command::Command::Request(message))),
+                "{line}"
+            ),
+            Ok(None) => panic!("{line}: not Magic Tech's"),
+            Err(error) => assert_eq!(frame, Err(error), "{line}"),
+        }
     }
 }
 
