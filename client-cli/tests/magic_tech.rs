@@ -178,6 +178,42 @@ async fn a_magic_tech_table_is_played_with_typed_commands_and_drawn_at_80_by_24(
     assert!(board(&view).mission.is_none());
     assert_eq!(stockpile(&view, second), before - 1, "one card per point");
 
+    // The table's history folded from the empty table (as a replay and the log's history fold
+    // it) comes to the same board.
+    let mut folded = GameMirror::of(&TableView::new(table, "duel", view.settings.clone())).unwrap();
+    let mut from_seq = 1;
+    loop {
+        let page = call(
+            &mut seats[0].conn,
+            ClientMessage::GetEvents {
+                id: 0,
+                table,
+                from_seq,
+                limit: 500,
+            },
+        )
+        .await;
+        let ServerMessage::PastEvents {
+            first_seq,
+            events,
+            next_seq,
+            ..
+        } = page
+        else {
+            panic!("{page:?}");
+        };
+        for (k, event) in events.iter().enumerate() {
+            folded.apply(first_seq + k as u64, event).unwrap();
+        }
+        match next_seq {
+            Some(next) => from_seq = next,
+            None => break,
+        }
+    }
+    let current = snapshot(&mut seats[0].conn).await;
+    assert_eq!(folded.view().magic_tech, current.magic_tech);
+    assert_eq!(folded.seq(), current.seq);
+
     // The full-screen UI at 80×24 for the first player.
     let state = State {
         server: url.clone(),
