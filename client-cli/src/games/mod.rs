@@ -338,6 +338,41 @@ mod tests {
     }
 
     #[test]
+    fn no_command_of_the_table_shadows_one_of_magic_tech() {
+        // The frame parses the table's own commands first: each of Magic Tech's, typed at a
+        // Magic Tech table, must reach the game's parser unchanged.
+        let mut view = TableView::new(TableId::nil(), "t", Settings::default());
+        view.settings.game = GameKind::MagicTech;
+        view.players = Vec::new();
+        let resolve = Resolver {
+            view: Some(&view),
+            me: Some(0),
+        };
+        for line in [
+            "accept",
+            "deck 8",
+            "keep",
+            "next",
+            "remove 2 hand",
+            "block none",
+        ]
+        .into_iter()
+        .chain(names(GameKind::MagicTech).iter().copied())
+        {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let game = parse(GameKind::MagicTech, words[0], &words[1..], line, &resolve);
+            let frame = command::parse(line, Some(&view), Some(0));
+            match game {
+                Ok(Some(message)) => {
+                    assert_eq!(frame, Ok(Some(Command::Request(message))), "{line}");
+                }
+                Ok(None) => panic!("{line}: not Magic Tech's"),
+                Err(error) => assert_eq!(frame, Err(error), "{line}"),
+            }
+        }
+    }
+
+    #[test]
     fn every_command_in_help_and_completion_reaches_the_frame_or_the_game() {
         let view = TableView::new(TableId::nil(), "t", Settings::default());
         let kind = kind(Some(&view));

@@ -543,42 +543,6 @@ fn every_command_has_a_help_line_and_parses_to_a_request_or_a_usage() {
 }
 
 #[test]
-fn no_command_of_the_table_shadows_one_of_magic_tech() {
-    // The frame parses the table's own commands first: each of Magic Tech's first words, typed
-    // at a Magic Tech table, must reach the game's parser unchanged.
-    let view = mid_game();
-    let resolve = Resolver {
-        view: Some(&view),
-        me: Some(1),
-    };
-    for line in [
-        "accept",
-        "deck 8",
-        "keep",
-        "next",
-        "remove 2 hand",
-        "rule mana Ann 2",
-        "block none",
-    ]
-    .into_iter()
-    .chain(super::commands::NAMES.iter().copied())
-    {
-        let words: Vec<&str> = line.split_whitespace().collect();
-        let game = parse(words[0], &words[1..], line, &resolve);
-        let frame = crate::command::parse(line, Some(&view), Some(1));
-        match game {
-            Ok(Some(message)) => assert_eq!(
-                frame,
-                Ok(Some(crate::command::Command::Request(message))),
-                "{line}"
-            ),
-            Ok(None) => panic!("{line}: not Magic Tech's"),
-            Err(error) => assert_eq!(frame, Err(error), "{line}"),
-        }
-    }
-}
-
-#[test]
 fn the_events_are_worded_with_the_cards_names() {
     let view = mid_game();
     let said = |event: Event| words::wording(&event, &view).unwrap();
