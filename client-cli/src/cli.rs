@@ -175,6 +175,10 @@ pub struct CreateArgs {
     /// Most players who may sit (2–40).
     #[arg(long, value_parser = clap::value_parser!(u8).range(i64::from(wire::MIN_SEATS)..=i64::from(wire::MAX_SEATS)))]
     pub seats: u8,
+    /// The game the table plays: `grand_melee`, or `magic_tech` (two players, `--seats 2`;
+    /// the Grand Melee settings below do not apply to it).
+    #[arg(long, value_name = "GAME", default_value = "grand_melee", value_parser = parse_game)]
+    pub game: wire::GameKind,
     /// Which rules: `seed` (the seed's Grand Melee, spheres of spell range R) or `cr807` (the
     /// Comprehensive Rules' official variant: range 1, attack left, a turn marker for each full
     /// four players).
@@ -227,6 +231,12 @@ pub struct CreateArgs {
     /// `league create` on this computer.
     #[arg(long, value_name = "LEAGUE")]
     pub league: Option<String>,
+}
+
+/// A game by its wire name (`grand_melee`, `magic_tech`): the protocol's names, defined once.
+fn parse_game(name: &str) -> Result<wire::GameKind, String> {
+    serde_json::from_value(serde_json::Value::String(name.to_owned()))
+        .map_err(|_| format!("no game called `{name}` (grand_melee, magic_tech)"))
 }
 
 /// The rule set.
@@ -457,6 +467,29 @@ mod tests {
                 args.mulligan
             ),
             (RulesArg::Seed, None, false, MulliganArg::Paris)
+        );
+    }
+
+    #[test]
+    fn create_takes_the_game_by_its_wire_name() {
+        let game = |extra: &[&str]| {
+            let mut args = vec!["grand-melee", "create", "--name", "F", "--seats", "2"];
+            args.extend(extra);
+            Cli::try_parse_from(args).map(|cli| match cli.command {
+                Cmd::Create(args) => Some(args.game),
+                _ => None,
+            })
+        };
+        // Left out: Grand Melee, the default game.
+        assert_eq!(game(&[]).ok().flatten(), Some(wire::GameKind::GrandMelee));
+        // Every game the protocol knows is named as the wire names it.
+        for &kind in <wire::GameKind as strum::VariantArray>::VARIANTS {
+            assert_eq!(game(&["--game", kind.name()]).ok().flatten(), Some(kind));
+        }
+        let refused = game(&["--game", "chess"]).expect_err("no such game");
+        assert!(
+            refused.to_string().contains("no game called `chess`"),
+            "{refused}"
         );
     }
 

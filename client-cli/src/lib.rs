@@ -511,7 +511,7 @@ pub async fn create(
             rules: args.rules.into(),
             combat_dice: args.combat_dice,
             mulligan: args.mulligan.into(),
-            game: Default::default(),
+            game: args.game,
             league: league.map(|(league, _)| league),
             organiser: league.map(|(_, organiser)| organiser),
         })

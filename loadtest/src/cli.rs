@@ -18,7 +18,7 @@ use crate::progress::Progress;
 use crate::relay::{Relay, RelayConfig};
 use crate::report::{self, StepResult, TargetResult};
 use crate::stats::{Counts, WindowData};
-use grand_melee_protocol::{MulliganMode, RuleSet};
+use grand_melee_protocol::{GameKind, MulliganMode, RuleSet};
 
 /// Bots that play whole Grand Melee games over WebSockets, and a benchmark of the server
 /// against a bare fan-out relay and the kernel's own floor.
@@ -219,6 +219,22 @@ pub struct BotsArgs {
     /// Print the result as JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+
+    /// The game the tables play: `grand_melee`, or `magic_tech` (two bots a table playing
+    /// random legal games to the end, as fast as the server answers: `--tables`, `--seed` and
+    /// `--deck` apply; the think time, duration and Grand Melee settings do not).
+    #[arg(long, value_name = "GAME", default_value = "grand_melee", value_parser = parse_game)]
+    pub game: GameKind,
+
+    /// Magic Tech: the deck size every bot declares (1–60); smaller decks end sooner.
+    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u8).range(1..=60))]
+    pub deck: u8,
+}
+
+/// A game by its wire name (`grand_melee`, `magic_tech`): the protocol's names, defined once.
+fn parse_game(name: &str) -> Result<GameKind, String> {
+    serde_json::from_value(serde_json::Value::String(name.to_owned()))
+        .map_err(|_| format!("no game called `{name}` (grand_melee, magic_tech)"))
 }
 
 /// `relay`: the baseline relay.
@@ -609,6 +625,48 @@ fn check_bench_args(args: &BenchArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// `bots --game magic_tech`: Magic Tech tables of two bots, each played to the end.
+async fn magic_tech_bots(args: &BotsArgs, print: &mut dyn FnMut(&str)) -> Result<(), CliError> {
+    if args.target != Target::Server {
+        return Err(CliError::Usage(
+            "--game magic_tech plays against the server only".into(),
+        ));
+    }
+    let url = args.url.split(',').next().unwrap_or_default().trim();
+    let config = crate::magic_tech_bot::MtConfig {
+        url: url.trim_end_matches('/').trim_end_matches("/ws").to_owned(),
+        tables: args.shape.tables,
+        seed: args.shape.seed,
+        deck: args.deck,
+        ..crate::magic_tech_bot::MtConfig::default()
+    };
+    let started = Instant::now();
+    let tables = crate::magic_tech_bot::play(&config)
+        .await
+        .map_err(|e| CliError::Unhealthy(e.to_string()))?;
+    let secs = started.elapsed().as_secs_f64();
+    let moves: u64 = tables.iter().map(|t| t.moves).sum();
+    let races: u64 = tables.iter().map(|t| t.races).sum();
+    let ran_out = tables.iter().filter(|t| t.ran_out).count();
+    if args.json {
+        let report = serde_json::json!({
+            "game": "magic_tech",
+            "tables": tables.len(),
+            "ran_out": ran_out,
+            "moves": moves,
+            "races": races,
+            "secs": secs,
+        });
+        print(&serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?);
+    } else {
+        print(&format!(
+            "magic_tech: {} tables played to the end in {secs:.2} s ({ran_out} by a stockpile running out, the rest by a concession): {moves} moves, {races} crossed on the wire",
+            tables.len()
+        ));
+    }
+    Ok(())
+}
+
 /// What `bots` reports.
 #[derive(Debug, Serialize)]
 struct BotsReport {
@@ -621,6 +679,9 @@ struct BotsReport {
 }
 
 async fn bots(args: BotsArgs, print: &mut dyn FnMut(&str)) -> Result<(), CliError> {
+    if args.game == GameKind::MagicTech {
+        return magic_tech_bots(&args, print).await;
+    }
     let mut config = args
         .shape
         .fleet(args.url.clone(), args.target, args.think_ms);

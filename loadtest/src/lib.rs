@@ -8,6 +8,8 @@
 //! - [`live`]: a fleet's live counts and the signals a bot fires into them.
 //! - [`witness`]: what every bot was told, event by event, to hold against the server's journal.
 //! - [`bot`]: one bot at the server: session, table, the move policy ([`bot::choose_move`]).
+//! - [`magic_tech_bot`]: two bots a Magic Tech table, playing random legal games (the rules
+//!   core's `legal_moves`) through the server (`bots --game magic_tech`).
 //! - [`relay`] and [`relay_bot`]: the baseline relay and its bots (same traffic shape, no game).
 //! - [`floor`]: the relay's protocol delivered by one thread with bare `write` calls (the cost
 //!   of the kernel alone), for the same relay bots.
@@ -34,6 +36,7 @@ pub mod fleet;
 pub mod floor;
 pub mod link;
 pub mod live;
+pub mod magic_tech_bot;
 pub mod model;
 pub mod play;
 pub mod procfs;

@@ -7,11 +7,13 @@
 //! words of its own events ([`wording`]); its typed commands ([`parse`], [`help`], [`names`],
 //! [`arguments`]); the player's situation ([`Situation`]); and its [`Panel`] in the
 //! full-screen UI. Each game is a module under
-//! `games/` (`grand_melee`: Grand Melee's). `ARCHITECTURE.md` ("How to add a game") lists the
+//! `games/` (`grand_melee`: Grand Melee's; `magic_tech`: Magic Tech's). `ARCHITECTURE.md` ("How to add a game") lists the
 //! rest of what a new game touches.
 
 pub mod grand_melee;
+pub mod magic_tech;
 
+use grand_melee_protocol::magic_tech::MagicTech;
 use grand_melee_protocol::{
     ApplyError, ClientMessage, Event, GameKind, Mirror, PlayerId, TableView,
 };
@@ -27,12 +29,15 @@ pub fn kind(view: Option<&TableView>) -> GameKind {
 }
 
 /// A client's copy of a table of any game: the protocol's [`Mirror`] of the snapshot's game,
-/// folded forward with the server's own fold.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// folded forward with the server's own fold. Two mirrors are equal when they show the same
+/// snapshot (Magic Tech's state type is compared through its view).
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum GameMirror {
     /// A Grand Melee table.
     GrandMelee(Mirror),
+    /// A Magic Tech table.
+    MagicTech(Mirror<MagicTech>),
 }
 
 impl GameMirror {
@@ -41,6 +46,14 @@ impl GameMirror {
     pub fn of(snapshot: &TableView) -> Result<Self, ApplyError> {
         match kind(Some(snapshot)) {
             GameKind::GrandMelee => Ok(Self::GrandMelee(Mirror::of(snapshot)?)),
+            GameKind::MagicTech if snapshot.magic_tech.is_none() && snapshot.seq == 0 => {
+                // The empty table a replay or the log's history folds from
+                // (`TableView::new`): its board is the empty one a new table has.
+                let mut empty = snapshot.clone();
+                empty.magic_tech = Some(Box::default());
+                Ok(Self::MagicTech(Mirror::<MagicTech>::of(&empty)?))
+            }
+            GameKind::MagicTech => Ok(Self::MagicTech(Mirror::<MagicTech>::of(snapshot)?)),
             _ => Err(ApplyError::Invalid("a game this client does not know")),
         }
     }
@@ -49,6 +62,7 @@ impl GameMirror {
     pub fn seq(&self) -> u64 {
         match self {
             Self::GrandMelee(mirror) => mirror.seq(),
+            Self::MagicTech(mirror) => mirror.seq(),
         }
     }
 
@@ -56,6 +70,7 @@ impl GameMirror {
     pub fn view(&self) -> TableView {
         match self {
             Self::GrandMelee(mirror) => mirror.view(),
+            Self::MagicTech(mirror) => mirror.view(),
         }
     }
 
@@ -64,9 +79,22 @@ impl GameMirror {
     pub fn apply(&mut self, seq: u64, event: &Event) -> Result<(), ApplyError> {
         match self {
             Self::GrandMelee(mirror) => mirror.apply(seq, event),
+            Self::MagicTech(mirror) => mirror.apply(seq, event),
         }
     }
 }
+
+impl PartialEq for GameMirror {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Self::GrandMelee(a), Self::GrandMelee(b)) => a == b,
+            (Self::MagicTech(a), Self::MagicTech(b)) => a.seq() == b.seq() && a.view() == b.view(),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for GameMirror {}
 
 impl From<Mirror> for GameMirror {
     fn from(mirror: Mirror) -> Self {
@@ -78,7 +106,7 @@ impl From<Mirror> for GameMirror {
 /// those), worded with the view as it was before it; `None` for an event no game here has
 /// words for (a newer server's).
 pub fn wording(event: &Event, view: &TableView) -> Option<Wording> {
-    grand_melee::words::wording(event, view)
+    grand_melee::words::wording(event, view).or_else(|| magic_tech::words::wording(event, view))
 }
 
 /// A game's commands for `help`, each with its usage and meaning.
@@ -94,6 +122,7 @@ pub struct Help {
 pub fn help(kind: GameKind) -> Help {
     match kind {
         GameKind::GrandMelee => grand_melee::commands::HELP,
+        GameKind::MagicTech => magic_tech::commands::HELP,
         _ => Help {
             play: &[],
             host: &[],
@@ -105,6 +134,7 @@ pub fn help(kind: GameKind) -> Help {
 pub fn names(kind: GameKind) -> &'static [&'static str] {
     match kind {
         GameKind::GrandMelee => grand_melee::commands::NAMES,
+        GameKind::MagicTech => magic_tech::commands::NAMES,
         _ => &[],
     }
 }
@@ -114,6 +144,7 @@ pub fn names(kind: GameKind) -> &'static [&'static str] {
 pub fn confirm(kind: GameKind) -> &'static [(&'static str, &'static str)] {
     match kind {
         GameKind::GrandMelee => grand_melee::commands::CONFIRM,
+        GameKind::MagicTech => magic_tech::commands::CONFIRM,
         _ => &[],
     }
 }
@@ -123,6 +154,7 @@ pub fn confirm(kind: GameKind) -> &'static [(&'static str, &'static str)] {
 pub fn status_lines(kind: GameKind, view: &TableView, me: Option<PlayerId>) -> Vec<String> {
     match kind {
         GameKind::GrandMelee => grand_melee::status::script_lines(view, me),
+        GameKind::MagicTech => magic_tech::panel::status_lines(view, me),
         _ => Vec::new(),
     }
 }
@@ -132,6 +164,7 @@ pub fn status_lines(kind: GameKind, view: &TableView, me: Option<PlayerId>) -> V
 pub fn arguments(kind: GameKind, word: &str) -> Option<&'static [&'static str]> {
     match kind {
         GameKind::GrandMelee => grand_melee::commands::arguments(word),
+        GameKind::MagicTech => magic_tech::commands::arguments(word),
         _ => None,
     }
 }
@@ -147,6 +180,7 @@ pub fn parse(
 ) -> Result<Option<ClientMessage>, CommandError> {
     match kind {
         GameKind::GrandMelee => grand_melee::commands::parse(word, words, rest, resolve),
+        GameKind::MagicTech => magic_tech::commands::parse(word, words, rest, resolve),
         _ => Ok(None),
     }
 }
@@ -168,6 +202,8 @@ pub enum Urgency {
 pub enum Situation {
     /// At a Grand Melee table.
     GrandMelee(grand_melee::Situation),
+    /// At a Magic Tech table.
+    MagicTech(magic_tech::Situation),
 }
 
 impl Situation {
@@ -176,6 +212,7 @@ impl Situation {
     pub fn of(view: &TableView, me: Option<PlayerId>) -> Option<Self> {
         match kind(Some(view)) {
             GameKind::GrandMelee => Some(Self::GrandMelee(grand_melee::Situation::of(view, me))),
+            GameKind::MagicTech => Some(Self::MagicTech(magic_tech::Situation::of(view, me))),
             _ => None,
         }
     }
@@ -184,6 +221,7 @@ impl Situation {
     pub fn script(&self) -> String {
         match self {
             Self::GrandMelee(situation) => situation.script(),
+            Self::MagicTech(situation) => situation.script(),
         }
     }
 
@@ -191,6 +229,7 @@ impl Situation {
     pub fn text(&self) -> String {
         match self {
             Self::GrandMelee(situation) => situation.text(),
+            Self::MagicTech(situation) => situation.text(),
         }
     }
 
@@ -198,6 +237,7 @@ impl Situation {
     pub fn urgency(&self) -> Urgency {
         match self {
             Self::GrandMelee(situation) => situation.urgency(),
+            Self::MagicTech(situation) => situation.urgency(),
         }
     }
 }
@@ -241,6 +281,7 @@ pub trait Panel: Sync {
 pub fn panel(kind: GameKind) -> Option<&'static dyn Panel> {
     match kind {
         GameKind::GrandMelee => Some(&grand_melee::GrandMelee),
+        GameKind::MagicTech => Some(&magic_tech::MagicTech),
         _ => None,
     }
 }
@@ -292,6 +333,41 @@ mod tests {
                         n + 1
                     );
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn no_command_of_the_table_shadows_one_of_magic_tech() {
+        // The frame parses the table's own commands first: each of Magic Tech's, typed at a
+        // Magic Tech table, must reach the game's parser unchanged.
+        let mut view = TableView::new(TableId::nil(), "t", Settings::default());
+        view.settings.game = GameKind::MagicTech;
+        view.players = Vec::new();
+        let resolve = Resolver {
+            view: Some(&view),
+            me: Some(0),
+        };
+        for line in [
+            "accept",
+            "deck 8",
+            "keep",
+            "next",
+            "remove 2 hand",
+            "block none",
+        ]
+        .into_iter()
+        .chain(names(GameKind::MagicTech).iter().copied())
+        {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let game = parse(GameKind::MagicTech, words[0], &words[1..], line, &resolve);
+            let frame = command::parse(line, Some(&view), Some(0));
+            match game {
+                Ok(Some(message)) => {
+                    assert_eq!(frame, Ok(Some(Command::Request(message))), "{line}");
+                }
+                Ok(None) => panic!("{line}: not Magic Tech's"),
+                Err(error) => assert_eq!(frame, Err(error), "{line}"),
             }
         }
     }
