@@ -199,14 +199,26 @@ pub async fn play(clients: &mut [Client], dice: &mut Dice, moves: usize) -> usiz
 /// (`decks`), the game started with Ann (client 0) first and in its mulligans. With the first
 /// player chosen, the game is the same every time the same moves are sent.
 pub async fn started(addr: std::net::SocketAddr, decks: [u8; 2]) -> (TableId, Vec<Client>) {
-    let mut clients = vec![Client::connected(addr).await, Client::connected(addr).await];
-    let settings = crate::CreateTable::new("tech", 2)
-        .game(grand_melee_protocol::GameKind::MagicTech)
-        .mulligan_clock_secs(0);
-    let table = clients[0].create(settings).await.unwrap();
+    let mut host = Client::connected(addr).await;
+    let table = host.create(settings()).await.unwrap();
+    let mut clients = vec![host, Client::connected(addr).await];
     for (client, name) in clients.iter_mut().zip(["Ann", "Bob"]) {
         client.join(table, name).await.unwrap();
     }
+    start(&mut clients, decks).await;
+    (table, clients)
+}
+
+/// A two-seat Magic Tech table's settings (no mulligan clock).
+pub fn settings() -> crate::CreateTable {
+    crate::CreateTable::new("tech", 2)
+        .game(grand_melee_protocol::GameKind::MagicTech)
+        .mulligan_clock_secs(0)
+}
+
+/// Both seated players declare their decks (`decks`), and the host (client 0) starts the game
+/// with himself first.
+pub async fn start(clients: &mut [Client], decks: [u8; 2]) {
     for (client, size) in clients.iter_mut().zip(decks) {
         let declared = client
             .call(|id| ClientMessage::MagicTechDeclareDeck { id, size })
@@ -216,12 +228,12 @@ pub async fn started(addr: std::net::SocketAddr, decks: [u8; 2]) -> (TableId, Ve
             "{declared:?}"
         );
     }
-    catch_up_all(&mut clients).await;
-    let ann = clients[0].seat.map(|(player, _)| player);
+    catch_up_all(clients).await;
+    let first = clients[0].seat.map(|(player, _)| player);
     let started = clients[0]
         .call(|id| ClientMessage::Start {
             id,
-            first_player: ann,
+            first_player: first,
             seating: grand_melee_protocol::SeatingMode::Random,
             order: Vec::new(),
         })
@@ -230,8 +242,7 @@ pub async fn started(addr: std::net::SocketAddr, decks: [u8; 2]) -> (TableId, Ve
         matches!(started, Ok(ServerMessage::Ack { .. })),
         "{started:?}"
     );
-    catch_up_all(&mut clients).await;
-    (table, clients)
+    catch_up_all(clients).await;
 }
 
 /// The view a table's events fold to, from the empty table the server opens with `view`'s
