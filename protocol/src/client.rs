@@ -103,7 +103,7 @@ pub enum ClientMessage {
         /// `paris` (the default: one player at a time) or `simultaneous` (everyone at once).
         #[serde(default)]
         mulligan: MulliganMode,
-        /// Which game (absent: `grand_melee`, the only one so far).
+        /// Which game (absent: `grand_melee`; or `magic_tech`).
         #[serde(default, skip_serializing_if = "GameKind::is_default")]
         game: GameKind,
         /// A league game: its seats are taken by the league's members with their member token,

@@ -560,3 +560,88 @@ pub struct MagicTechView {
     /// The number the next deployed card gets.
     pub next_card: CardId,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn face(
+        card_type: CardType,
+        generic: u8,
+        coloured: &[Colour],
+        power: u8,
+        toughness: u8,
+    ) -> CardFace {
+        CardFace {
+            name: "Card".to_owned(),
+            card_type,
+            cost: ManaCost {
+                generic,
+                coloured: coloured.to_vec(),
+            },
+            power,
+            toughness,
+            basic: None,
+            keywords: Keywords::default(),
+        }
+    }
+
+    #[test]
+    fn coloured_symbols_count_as_generic_with_their_basic_land_else_three() {
+        let cost = ManaCost {
+            generic: 2,
+            coloured: vec![Colour::Green, Colour::Green, Colour::Red],
+        };
+        assert_eq!(cost.converted(), 5);
+        assert_eq!(cost.to_pay(&[Colour::Green, Colour::Red]), 5);
+        assert_eq!(cost.to_pay(&[Colour::Green]), 2 + 1 + 1 + 3);
+        assert_eq!(cost.to_pay(&[]), 2 + 9);
+        assert_eq!(ManaCost::default().to_pay(&[]), 0);
+    }
+
+    #[test]
+    fn attack_armour_and_structure_by_type() {
+        let bears = face(CardType::Creature, 1, &[Colour::Green], 2, 3);
+        assert_eq!(
+            (bears.attack(), bears.armour(), bears.structure()),
+            (2, 3, 2)
+        );
+        let land = CardFace {
+            basic: Some(Colour::Green),
+            ..face(CardType::Land, 0, &[], 0, 0)
+        };
+        assert_eq!((land.attack(), land.armour(), land.structure()), (0, 3, 3));
+        let ring = face(CardType::Artifact, 4, &[], 0, 0);
+        assert_eq!((ring.attack(), ring.armour(), ring.structure()), (0, 4, 4));
+        let aura = face(
+            CardType::Enchantment,
+            1,
+            &[Colour::White, Colour::Blue],
+            0,
+            0,
+        );
+        assert_eq!(aura.colours(), vec![Colour::White, Colour::Blue]);
+        assert!(!CardType::Instant.is_permanent() && CardType::Enchantment.is_permanent());
+    }
+
+    #[test]
+    fn the_phases_run_in_order_and_end_with_the_end_phase() {
+        let mut phase = MtPhase::Untap;
+        let mut seen = vec![phase];
+        while let Some(next) = phase.next() {
+            seen.push(next);
+            phase = next;
+        }
+        assert_eq!(
+            seen,
+            [
+                MtPhase::Untap,
+                MtPhase::Draw,
+                MtPhase::Upkeep,
+                MtPhase::Deploy,
+                MtPhase::Missions,
+                MtPhase::End
+            ]
+        );
+    }
+}

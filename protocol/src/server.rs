@@ -69,7 +69,7 @@ pub struct TableSummary {
     /// Whether its game is adjourned (waiting, without a time limit, to be resumed).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub adjourned: bool,
-    /// Which game it plays (absent: `grand_melee`, the only one so far).
+    /// Which game it plays (absent: `grand_melee`; or `magic_tech`).
     #[serde(default, skip_serializing_if = "GameKind::is_default")]
     pub game: GameKind,
 }

@@ -61,7 +61,7 @@ pub struct Settings {
     /// The league this table's game counts for, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub league: Option<LeagueId>,
-    /// Which game the table plays (absent: `grand_melee`, the only one so far).
+    /// Which game the table plays (absent: `grand_melee`; or `magic_tech`).
     #[serde(default, skip_serializing_if = "GameKind::is_default")]
     pub game: GameKind,
 }

@@ -1286,6 +1286,19 @@ fn random_game(seed: u64) -> Vec<Event> {
             (*slow.choose(&mut rng).unwrap()).clone()
         };
         let before = view(&play.game);
+        // The same move by the other player: mostly refused, and a refusal changes nothing.
+        if let Some(other) = play.game.opponent(player)
+            && rng.random_bool(0.2)
+        {
+            match play.game.handle(Actor::Player(other), command.clone()) {
+                Err(_) => assert_eq!(view(&play.game), before, "seed {seed}: {command:?}"),
+                Ok(events) => {
+                    play.journal.extend(events);
+                    assert_eq!(view(&play.replayed()), view(&play.game), "seed {seed}");
+                    continue;
+                }
+            }
+        }
         let mut mirror: Mirror<MagicTech> = Mirror::of(&before).unwrap();
         let events = play.ok(Actor::Player(player), command.clone());
         // A client's mirror, built from the snapshot before, folds the events to the same view.
@@ -1518,4 +1531,299 @@ fn the_session_runs_a_magic_tech_game_from_the_lobby_to_the_end() {
     )
     .unwrap();
     assert_eq!(recovered.view(id, "tech"), view);
+}
+
+#[test]
+fn every_magic_tech_request_is_a_magic_tech_command_with_its_authority() {
+    use grand_melee_protocol::examples;
+    use grand_melee_protocol::rules::Authority;
+    let requests: Vec<_> = examples::client()
+        .into_iter()
+        .filter(|m| m.name().starts_with("magic_tech."))
+        .collect();
+    assert_eq!(requests.len(), 18);
+    for request in requests {
+        let (authority, command) = request.command().unwrap();
+        let Command::MagicTech(command) = command else {
+            panic!("{} is not a Magic Tech command", request.name());
+        };
+        let host = matches!(command, C::Rule { .. });
+        assert_eq!(authority == Authority::Host, host, "{}", request.name());
+    }
+}
+
+#[test]
+fn a_guard_of_a_card_blocks_any_attacker_of_that_card_and_no_other() {
+    let mut play = Play::started();
+    let flyer = with(
+        creature("Birds", 2, &[], 2, 1),
+        Keywords {
+            flying: true,
+            ..Keywords::default()
+        },
+    );
+    let birds = play.put_in_play(flyer);
+    play.pass();
+    let forest = play.land(Colour::Green);
+    let guard = play.put_in_play(creature("Guard", 2, &[], 1, 4));
+    let building = play.game.board().next_card;
+    play.mt(BOB, C::Deploy { land: None });
+    play.pass();
+    play.pass();
+    play.advance_to(MtPhase::Deploy);
+    play.mt(
+        BOB,
+        C::Relocate {
+            card: guard,
+            area: Area::Guard { card: Some(forest) },
+        },
+    );
+    play.pass();
+    play.advance_to(MtPhase::Missions);
+    let block = vec![Block {
+        blocker: guard,
+        attacker: birds,
+    }];
+    let untap_birds = Correction::Tapped {
+        card: birds,
+        tapped: false,
+    };
+    // Missions on Bob's stockpile and on his card under construction: not the guard's card.
+    for target in [
+        Target::Stockpile { player: BOB },
+        Target::Card { card: building },
+    ] {
+        play.mt(
+            ANN,
+            C::Mission {
+                attackers: vec![birds],
+                target,
+            },
+        );
+        play.mt_refused(
+            BOB,
+            C::Block {
+                blocks: block.clone(),
+            },
+            ErrorCode::IllegalBlock,
+        );
+        play.mt(BOB, C::Block { blocks: vec![] });
+        play.rule(untap_birds.clone());
+    }
+    // The forest's attacker, flying or not, meets its guard.
+    play.mt(
+        ANN,
+        C::Mission {
+            attackers: vec![birds],
+            target: Target::Card { card: forest },
+        },
+    );
+    play.mt(BOB, C::Block { blocks: block });
+    assert!(play.card(guard).unwrap().tapped);
+    assert_eq!(play.card(forest).unwrap().damage, 0);
+}
+
+#[test]
+fn shadow_landwalk_protection_and_reach_decide_what_a_patrol_may_block() {
+    let mut play = Play::started();
+    let shade = play.put_in_play(with(
+        creature("Shade", 2, &[], 1, 1),
+        Keywords {
+            shadow: true,
+            ..Keywords::default()
+        },
+    ));
+    play.pass();
+    play.land(Colour::Green);
+    let reach = play.put_in_play(with(
+        creature("Spider", 2, &[], 1, 4),
+        Keywords {
+            reach: true,
+            ..Keywords::default()
+        },
+    ));
+    let plain = play.put_in_play(creature("Wall", 2, &[], 0, 4));
+    play.pass();
+    let walker = play.put_in_play(with(
+        creature("Forest Walker", 2, &[], 1, 1),
+        Keywords {
+            landwalk: vec![Colour::Green],
+            ..Keywords::default()
+        },
+    ));
+    let knight = play.put_in_play(with(
+        creature("Knight", 2, &[], 1, 1),
+        Keywords {
+            protection: vec![Colour::Red],
+            ..Keywords::default()
+        },
+    ));
+    play.pass();
+    let red = play.put_in_play(creature("Red Ogre", 1, &[Colour::Red], 1, 4));
+    play.pass();
+    let flyer = play.put_in_play(with(
+        creature("Hasty Birds", 2, &[], 1, 1),
+        Keywords {
+            flying: true,
+            haste: true,
+            ..Keywords::default()
+        },
+    ));
+    play.mt(
+        ANN,
+        C::Relocate {
+            card: flyer,
+            area: Area::Patrol,
+        },
+    );
+    play.advance_to(MtPhase::Missions);
+    let attackers = vec![shade, walker, knight, flyer];
+    play.mt(
+        ANN,
+        C::Mission {
+            attackers,
+            target: Target::Stockpile { player: BOB },
+        },
+    );
+    // Bob's creatures went on patrol at the end of the turns he revealed them in.
+    assert_eq!(play.card(red).unwrap().area, Area::Patrol);
+    for (blocker, attacker, legal) in [
+        (plain, shade, false),
+        (reach, shade, false),
+        (plain, walker, false),
+        (reach, walker, false),
+        (red, knight, false),
+        (plain, knight, true),
+        (plain, flyer, false),
+        (reach, flyer, true),
+    ] {
+        assert_eq!(
+            play.game.may_block(blocker, attacker),
+            legal,
+            "{blocker} blocking {attacker}"
+        );
+        if !legal {
+            play.mt_refused(
+                BOB,
+                C::Block {
+                    blocks: vec![Block { blocker, attacker }],
+                },
+                ErrorCode::IllegalBlock,
+            );
+        }
+    }
+    play.mt(
+        BOB,
+        C::Block {
+            blocks: vec![
+                Block {
+                    blocker: plain,
+                    attacker: knight,
+                },
+                Block {
+                    blocker: reach,
+                    attacker: flyer,
+                },
+            ],
+        },
+    );
+}
+
+#[test]
+fn flanking_weakens_a_blocker_and_rampage_strengthens_a_creature_blocked_by_several() {
+    let mut play = Play::started();
+    let flanker = play.put_in_play(with(
+        creature("Flanker", 3, &[], 2, 2),
+        Keywords {
+            flanking: true,
+            ..Keywords::default()
+        },
+    ));
+    play.pass();
+    let big = play.put_in_play(creature("Bear", 2, &[], 2, 2));
+    let small = play.put_in_play(creature("Cub", 1, &[], 1, 1));
+    play.pass();
+    let rampager = play.put_in_play(with(
+        creature("Rampager", 3, &[], 3, 3),
+        Keywords {
+            rampage: 2,
+            ..Keywords::default()
+        },
+    ));
+    play.pass();
+    play.pass();
+    play.advance_to(MtPhase::Missions);
+    play.mt(
+        ANN,
+        C::Mission {
+            attackers: vec![flanker],
+            target: Target::Stockpile { player: BOB },
+        },
+    );
+    play.mt(
+        BOB,
+        C::Block {
+            blocks: vec![Block {
+                blocker: big,
+                attacker: flanker,
+            }],
+        },
+    );
+    // The bear meets the flanker with attack 1 and armour 1: it takes a counter, deals none.
+    assert_eq!(play.card(big).unwrap().damage, 1);
+    assert_eq!(play.card(flanker).unwrap().damage, 0);
+    play.rule(Correction::Tapped {
+        card: big,
+        tapped: false,
+    });
+    play.mt(
+        ANN,
+        C::Mission {
+            attackers: vec![rampager],
+            target: Target::Stockpile { player: BOB },
+        },
+    );
+    let blocks = [big, small].map(|blocker| Block {
+        blocker,
+        attacker: rampager,
+    });
+    play.mt(
+        BOB,
+        C::Block {
+            blocks: blocks.to_vec(),
+        },
+    );
+    // Two blockers: attack 5. The bear needs 3 (armour 2, one structure left), the cub gets 2.
+    assert!(play.card(big).is_none());
+    assert!(play.card(small).is_none());
+    assert_eq!(play.card(rampager).unwrap().damage, 0);
+}
+
+#[test]
+fn a_turn_ended_by_the_clock_during_a_mission_ends_it_unresolved() {
+    use grand_melee_protocol::Expiry;
+    let (mut play, bears, _) = armies();
+    play.mt(
+        ANN,
+        C::Mission {
+            attackers: vec![bears],
+            target: Target::Stockpile { player: BOB },
+        },
+    );
+    play.refused(Actor::Player(ANN), Command::EndTurn, ErrorCode::NoMission);
+    let before = play.side(BOB);
+    let expire = Command::ExpireTurn {
+        player: ANN,
+        reason: Expiry::Clock,
+    };
+    play.refused(Actor::Player(BOB), expire.clone(), ErrorCode::NotHost);
+    let events = play.ok(Actor::Host, expire);
+    assert!(events.contains(&Event::MagicTechMissionEnded {
+        tapped: vec![bears]
+    }));
+    assert_eq!(play.active(), BOB);
+    assert!(play.game.board().mission.is_none());
+    // Only his draw: no damage reached his stockpile.
+    assert_eq!(play.side(BOB).stockpile, before.stockpile - 2);
+    assert_eq!(play.side(BOB).scrapheap, before.scrapheap);
 }

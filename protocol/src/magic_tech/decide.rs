@@ -194,7 +194,7 @@ impl MagicTech {
         // table's verifiable dice over the join order (the same draw as Grand Melee's).
         let first = match (first_player, seating_mode) {
             (Some(first), _) => first,
-            (None, SeatingMode::Arranged) => order[0],
+            (None, SeatingMode::Arranged) => *order.first().ok_or(ErrorCode::BadSeating)?,
             (None, _) => {
                 let entropy = entropy_digest(self.seated.iter().map(|s| s.entropy.as_str()));
                 joined[Dice::new(secret, entropy).first_seat(joined.len())]
@@ -516,13 +516,9 @@ impl MagicTech {
             C::NextPhase => {
                 self.expect_active(player)?;
                 self.no_open_mission()?;
-                match self.board.phase {
-                    Some(MtPhase::Upkeep) => {
-                        let phase = MtPhase::Deploy;
-                        self.emit(out, Event::MagicTechPhaseBegan { player, phase })
-                    }
-                    Some(MtPhase::Deploy) => {
-                        let phase = MtPhase::Missions;
+                // The end phase passes the turn at once.
+                match self.board.phase.and_then(MtPhase::next) {
+                    Some(phase) if phase != MtPhase::End => {
                         self.emit(out, Event::MagicTechPhaseBegan { player, phase })
                     }
                     _ => self.end_turn(player, TurnEndReason::Finished, out),

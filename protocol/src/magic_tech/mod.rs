@@ -236,7 +236,7 @@ impl Game for MagicTech {
             seated: Vec::new(),
             next_player: 0,
             first_player: None,
-            commitment: String::new(),
+            commitment: secret.commitment(),
             dice_secret: None,
             out: Vec::new(),
             standings: Vec::new(),
