@@ -248,6 +248,66 @@ async fn one_table_played_from_two_nodes_survives_its_owner() {
     drop(watcher);
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn a_magic_tech_table_survives_its_owner_and_is_played_to_its_end() {
+    use grand_melee_e2e::magic_tech::{self as mt, Dice};
+    let nats = NatsCluster::start(1).await;
+    let mut a = node(&nats, "a", 1, 1500).await;
+    let b = node(&nats, "b", 1, 1500).await;
+
+    // Ann plays on node a, which owns the table, Bob on node b.
+    let mut ann = Client::connected(a.addr).await;
+    let table = ann.create(mt::settings()).await.unwrap();
+    let mut lobby_b = Client::connected(b.addr).await;
+    eventually("node b lists the table", async || {
+        list_tables(&mut lobby_b)
+            .await
+            .iter()
+            .any(|t| t.table == table && t.game == wire::GameKind::MagicTech)
+    })
+    .await;
+    ann.join(table, "Ann").await.unwrap();
+    let mut clients = vec![ann];
+    clients.extend(seat(table, &[(b.addr, "Bob")]).await);
+    mt::start(&mut clients, [40, 30]).await;
+    keep_all_hands(&mut clients).await;
+    let mut dice = Dice::new(4);
+    assert_eq!(mt::play(&mut clients, &mut dice, 80).await, 80);
+    mirrors_agree(&mut clients).await;
+    assert!(b.metric("gm_cluster_routed_requests_total").await >= 1.0);
+    assert_eq!(a.metric("gm_tables").await, 1.0, "node a owns the table");
+
+    // Node a dies: node b takes the table over, Bob gets a fresh snapshot, Ann comes back
+    // through node b with her seat token; the game goes on to its end.
+    let board = clients[1].view.as_ref().unwrap().magic_tech.clone();
+    a.kill().await;
+    eventually("node b owns the table", async || {
+        b.metric("gm_tables").await == 1.0
+    })
+    .await;
+    until_moved(&mut clients[1]).await;
+    let (_, token) = clients[0].seat.unwrap();
+    let mut back = Client::connected(b.addr).await;
+    back.resume(table, token).await.unwrap();
+    back.event_frames = std::mem::take(&mut clients[0].event_frames);
+    clients[0] = back;
+    mirrors_agree(&mut clients).await;
+    assert_eq!(clients[0].view.as_ref().unwrap().magic_tech, board);
+    let made = mt::play(&mut clients, &mut dice, 5000).await;
+    assert!(made < 5000, "the game ended");
+    mirrors_agree(&mut clients).await;
+    let end = clients[1].view.clone().unwrap();
+    assert_eq!(end.stage, wire::StageName::Finished);
+    let journal = replay_events(b.addr, table).await;
+    assert_eq!(
+        journal.len() as u64,
+        end.seq,
+        "the journal holds every event once"
+    );
+    seen_events_are_journaled(&clients, &journal);
+    assert_eq!(mt::fold(&end, &journal), end);
+}
+
 /// A started 4-seat table created on `owner`, players alternating between `owner` and `other`.
 async fn table_across(owner: SocketAddr, other: SocketAddr, name: &str) -> (TableId, Vec<Client>) {
     let mut host = Client::connected(owner).await;

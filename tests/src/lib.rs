@@ -2,16 +2,20 @@
 //! WebSocket clients that speak the real protocol and mirror their table's state.
 #![allow(clippy::unwrap_used)]
 
+pub mod magic_tech;
 pub mod nats;
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
+use grand_melee_protocol::game::Game;
+use grand_melee_protocol::games::GameVisitor;
 use grand_melee_protocol::league::{LeagueId, MemberToken};
 use grand_melee_protocol::{
-    self as wire, ClientMessage, ErrorCode, GameKind, Mirror, MulliganMode, OrganiserSecret,
-    PROTOCOL_VERSION, Reduction, RuleSet, SeatToken, ServerMessage, TableId, TableView,
+    self as wire, ApplyError, ClientMessage, ErrorCode, GameKind, Mirror, MulliganMode,
+    OrganiserSecret, PROTOCOL_VERSION, Reduction, RuleSet, SeatToken, ServerMessage, TableId,
+    TableView,
 };
 use grand_melee_server::{Server, ServerConfig};
 use tokio::sync::{mpsc, oneshot};
@@ -134,6 +138,12 @@ impl CreateTable {
     /// The mulligan mode.
     pub fn mulligan(mut self, mode: MulliganMode) -> Self {
         self.mulligan = mode;
+        self
+    }
+
+    /// Which game the table plays.
+    pub fn game(mut self, game: GameKind) -> Self {
+        self.game = game;
         self
     }
 
@@ -266,6 +276,40 @@ impl TestServer {
     }
 }
 
+/// A [`Mirror`] of some game's table, whichever game it is: what a test client keeps.
+pub trait Follow: std::fmt::Debug + Send {
+    /// [`Mirror::apply_batch`].
+    fn apply_batch(&mut self, first_seq: u64, events: &[wire::Event]) -> Result<(), ApplyError>;
+    /// [`Mirror::view`].
+    fn view(&self) -> TableView;
+}
+
+impl<G: Game> Follow for Mirror<G> {
+    fn apply_batch(&mut self, first_seq: u64, events: &[wire::Event]) -> Result<(), ApplyError> {
+        Mirror::apply_batch(self, first_seq, events)
+    }
+
+    fn view(&self) -> TableView {
+        Mirror::view(self)
+    }
+}
+
+/// Makes the mirror of the game a snapshot's settings name ([`GameKind::visit`]).
+struct MirrorOf<'a>(&'a TableView);
+
+impl GameVisitor for MirrorOf<'_> {
+    type Output = Result<Box<dyn Follow>, ApplyError>;
+
+    fn visit<G: Game>(self) -> Self::Output {
+        Ok(Box::new(Mirror::<G>::of(self.0)?))
+    }
+}
+
+/// A mirror of the table `snapshot` shows, of the game it plays.
+pub fn follow(snapshot: &TableView) -> Result<Box<dyn Follow>, ApplyError> {
+    snapshot.settings.game.visit(MirrorOf(snapshot))
+}
+
 /// What a client received: a decoded message with its exact bytes, or the close.
 #[derive(Debug, Clone)]
 pub enum Received {
@@ -281,8 +325,8 @@ pub struct Client {
     inbox: mpsc::UnboundedReceiver<Received>,
     next_id: u32,
     /// The table this client mirrors, kept up to date from snapshots and event batches by the
-    /// protocol's one fold ([`Mirror`]).
-    pub mirror: Option<Mirror>,
+    /// protocol's one fold ([`Mirror`] of the snapshot's game).
+    pub mirror: Option<Box<dyn Follow>>,
     /// The mirror's current snapshot (its projection after every message).
     pub view: Option<TableView>,
     /// Every events frame received, with its exact bytes.
@@ -464,7 +508,7 @@ impl Client {
             ServerMessage::Snapshot { view, reply_to }
                 if !(self.keep_mirror && reply_to.is_some()) =>
             {
-                self.mirror = Some(Mirror::new(view).expect("a snapshot the fold accepts"));
+                self.mirror = Some(follow(view).expect("a snapshot the fold accepts"));
                 self.view = Some(view.clone());
             }
             ServerMessage::Events { seq, events, .. } => {
