@@ -1827,3 +1827,24 @@ fn a_turn_ended_by_the_clock_during_a_mission_ends_it_unresolved() {
     assert_eq!(play.side(BOB).stockpile, before.stockpile - 2);
     assert_eq!(play.side(BOB).scrapheap, before.scrapheap);
 }
+
+#[test]
+fn a_mirror_folds_from_the_empty_table_and_no_mirror_takes_another_games_snapshot() {
+    // The empty view a replay or a log folds from: no board yet, nothing happened.
+    let empty = grand_melee_protocol::TableView::new(TableId::new_random(), "empty", settings());
+    let mirror: Mirror<MagicTech> = Mirror::of(&empty).unwrap();
+    assert_eq!(
+        mirror.view().magic_tech.as_deref(),
+        Some(&Default::default())
+    );
+    // A board is only left out before anything happened.
+    let mut later = empty.clone();
+    later.seq = 3;
+    assert!(Mirror::<MagicTech>::of(&later).is_err());
+    // Neither game mirrors the other's table.
+    let mut grand_melee = empty.clone();
+    grand_melee.settings = Settings::default();
+    assert!(Mirror::<MagicTech>::of(&grand_melee).is_err());
+    assert!(Mirror::new(&empty).is_err());
+    assert!(Mirror::new(&grand_melee).is_ok());
+}

@@ -46,13 +46,6 @@ impl GameMirror {
     pub fn of(snapshot: &TableView) -> Result<Self, ApplyError> {
         match kind(Some(snapshot)) {
             GameKind::GrandMelee => Ok(Self::GrandMelee(Mirror::of(snapshot)?)),
-            GameKind::MagicTech if snapshot.magic_tech.is_none() && snapshot.seq == 0 => {
-                // The empty table a replay or the log's history folds from
-                // (`TableView::new`): its board is the empty one a new table has.
-                let mut empty = snapshot.clone();
-                empty.magic_tech = Some(Box::default());
-                Ok(Self::MagicTech(Mirror::<MagicTech>::of(&empty)?))
-            }
             GameKind::MagicTech => Ok(Self::MagicTech(Mirror::<MagicTech>::of(snapshot)?)),
             _ => Err(ApplyError::Invalid("a game this client does not know")),
         }

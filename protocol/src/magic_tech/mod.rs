@@ -323,11 +323,20 @@ impl Game for MagicTech {
     }
 
     fn from_view(view: &TableView) -> Result<Self, ApplyError> {
-        let board = view
-            .magic_tech
-            .as_deref()
-            .cloned()
-            .ok_or(ApplyError::Invalid("not a Magic Tech table"))?;
+        if view.settings.game != GameKind::MagicTech {
+            return Err(ApplyError::Invalid("not a Magic Tech table"));
+        }
+        let board = match view.magic_tech.as_deref() {
+            Some(board) => board.clone(),
+            // The empty table a replay or a log folds from (`TableView::new`, before any
+            // event): a new table's board is the empty one.
+            None if view.seq == 0 && view.stage == StageName::Lobby => MagicTechView::default(),
+            None => {
+                return Err(ApplyError::Invalid(
+                    "a Magic Tech snapshot without its board",
+                ));
+            }
+        };
         let seated: Vec<Seat> = view
             .players
             .iter()

@@ -40,6 +40,9 @@ impl Game for Table {
     }
 
     fn from_view(view: &TableView) -> Result<Self, ApplyError> {
+        if view.settings.game != GameKind::GrandMelee {
+            return Err(ApplyError::Invalid("not a Grand Melee table"));
+        }
         Table::from_view(view)
     }
 

@@ -22,6 +22,8 @@
   const ACTIONS = [["deploy", "Deploy"], ["tap", "Tap for mana"], ["pay", "Pay (counters)"], ["reveal", "Reveal"], ["relocate", "Relocate"],
     ["mission", "Mission"], ["block", "Block"], ["damage", "Damage"], ["heal", "Heal / regenerate"], ["cards", "Draw, life, leave play"],
     ["correct", "Correction"]];
+  /** The actions only the player whose turn it is takes. */
+  const ACTIVE_ONLY = ["deploy", "relocate", "mission"];
 
   /** What the player is choosing. Handlers change it, then `render()`. */
   const ui = {
@@ -423,6 +425,11 @@
     const defending = board.mission && board.mission.player !== me;
     if (defending && ui.action !== "block" && !ui.forced) { ui.action = "block"; ui.forced = true; }
     if (!board.mission) ui.forced = false;
+    // Only what this player may do now: deploying, relocating and missions are the active
+    // player's; blocking is the other's (anything else — an instant and its mana, damage,
+    // corrections — either may do at any time).
+    const offered = ACTIONS.filter(([key]) => (board.active === me ? key !== "block" : !ACTIVE_ONLY.includes(key)));
+    if (!offered.some(([key]) => key === ui.action)) ui.action = offered[0][0];
     return html`<div class="action-bar mt-bar" data-testid="action-bar" aria-label="Your actions">
       <div class="row mt-head">
         <span class="mt-left" data-testid="mt-left">${board.active === me ? `${board.phase ? MT_PHASES[board.phase] : "start"} · ${leftWords(board)}` : `${nameOf(board.active)}'s turn`} · mana ${side ? side.mana : 0}</span>
@@ -434,7 +441,7 @@
       ${prop && prop.player === me ? html`<div class="row bar-row"><span class="hint">Your proposal waits for an answer.</span>
         <${Button} id="mt-withdraw" label="Withdraw" onClick=${() => go({ type: "magic_tech.answer", accept: false })} /></div>` : null}
       <div class="row"><label class="grow"><span class="phone-hidden">Action</span><select data-testid="mt-action" value=${ui.action} onChange=${(ev) => { ui.action = ev.target.value; render(); }}>
-        ${options(ACTIONS)}</select></label></div>
+        ${options(offered)}</select></label></div>
       <${Form} view=${view} me=${me} />
     </div>`;
   }
