@@ -188,6 +188,34 @@ pub struct PlayerView {
     pub bonus: Option<Bonus>,
 }
 
+impl PlayerView {
+    /// A seated player as the shell knows him — id, name and presence (`connected`, `absent`,
+    /// `muted`) — in the game, with every game-specific field empty (no life, hand, spheres or
+    /// deck); a game fills in what it shows.
+    pub fn seated(player: PlayerId, name: String, presence: Presence) -> Self {
+        Self {
+            player,
+            name,
+            seat: None,
+            life: 0,
+            poison: 0,
+            status: PlayerStatus::Alive,
+            hand_size: 0,
+            kept: false,
+            connected: presence.connected,
+            absent: presence.absent,
+            muted: presence.muted,
+            may_attack: Vec::new(),
+            may_target: Vec::new(),
+            extra_turns: 0,
+            extra_next: 0,
+            stacks: Vec::new(),
+            deck: None,
+            bonus: None,
+        }
+    }
+}
+
 /// One of the simultaneous turns.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TurnView {

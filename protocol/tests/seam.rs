@@ -245,32 +245,13 @@ impl Game for PassTheTurn {
         view.players = self
             .seated
             .iter()
-            .map(|(player, name)| {
-                let presence = self.facts.presence(*player);
-                PlayerView {
-                    player: *player,
-                    name: name.clone(),
-                    seat: None,
-                    life: 0,
-                    poison: 0,
-                    status: if self.out.contains(player) {
-                        PlayerStatus::Eliminated
-                    } else {
-                        PlayerStatus::Alive
-                    },
-                    hand_size: 0,
-                    kept: false,
-                    connected: presence.connected,
-                    absent: presence.absent,
-                    muted: presence.muted,
-                    may_attack: Vec::new(),
-                    may_target: Vec::new(),
-                    extra_turns: 0,
-                    extra_next: 0,
-                    stacks: Vec::new(),
-                    deck: None,
-                    bonus: None,
-                }
+            .map(|(player, name)| PlayerView {
+                status: if self.out.contains(player) {
+                    PlayerStatus::Eliminated
+                } else {
+                    PlayerStatus::Alive
+                },
+                ..PlayerView::seated(*player, name.clone(), self.facts.presence(*player))
             })
             .collect();
         view.turns = self

@@ -276,32 +276,20 @@ impl Game for MagicTech {
             .seated
             .iter()
             .enumerate()
-            .map(|(k, seat)| {
-                let presence = self.facts.presence(seat.player);
-                PlayerView {
-                    player: seat.player,
-                    name: seat.name.clone(),
-                    seat: started.then(|| u8::try_from(k).unwrap_or(u8::MAX)),
-                    life: 0,
-                    poison: 0,
-                    status: if self.out.contains(&seat.player) {
-                        PlayerStatus::Eliminated
-                    } else {
-                        PlayerStatus::Alive
-                    },
-                    hand_size: self.side(seat.player).map_or(0, |s| s.hand),
-                    kept: seat.kept,
-                    connected: presence.connected,
-                    absent: presence.absent,
-                    muted: presence.muted,
-                    may_attack: Vec::new(),
-                    may_target: Vec::new(),
-                    extra_turns: 0,
-                    extra_next: 0,
-                    stacks: Vec::new(),
-                    deck: None,
-                    bonus: None,
-                }
+            .map(|(k, seat)| PlayerView {
+                seat: started.then(|| u8::try_from(k).unwrap_or(u8::MAX)),
+                status: if self.out.contains(&seat.player) {
+                    PlayerStatus::Eliminated
+                } else {
+                    PlayerStatus::Alive
+                },
+                hand_size: self.side(seat.player).map_or(0, |s| s.hand),
+                kept: seat.kept,
+                ..PlayerView::seated(
+                    seat.player,
+                    seat.name.clone(),
+                    self.facts.presence(seat.player),
+                )
             })
             .collect();
         view.turns = self
