@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use crate::error::ErrorCode;
 use crate::event::Event;
 use crate::text::{self, TextError};
-use crate::types::{HostCall, PlayerId};
+use crate::types::{HostCall, PlayerId, SeatingMode};
 
 /// Where the table is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -207,4 +207,27 @@ pub fn check_seat_text(name: &str, entropy: &str) -> Result<String, ErrorCode> {
         return Err(ErrorCode::ReservedName);
     }
     Ok(name)
+}
+
+/// A `start`'s seating order against the players seated in the lobby (`joined`), for every
+/// game: an arranged seating names each of them exactly once; any other names nobody.
+pub fn check_seating_order(
+    mode: SeatingMode,
+    order: &[PlayerId],
+    joined: &[PlayerId],
+) -> Result<(), ErrorCode> {
+    let fits = if mode == SeatingMode::Arranged {
+        order.len() == joined.len()
+            && order
+                .iter()
+                .enumerate()
+                .all(|(k, id)| !order[..k].contains(id) && joined.contains(id))
+    } else {
+        order.is_empty()
+    };
+    if fits {
+        Ok(())
+    } else {
+        Err(ErrorCode::BadSeating)
+    }
 }

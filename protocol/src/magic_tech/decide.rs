@@ -13,7 +13,7 @@ use crate::magic_tech_types::{
     Area, Block, CardFace, CardId, CardType, Correction, MAX_DECK, MagicTechCommand, MtPhase,
     STARTING_HAND, Target, Zone,
 };
-use crate::shell::{Stage, check_seat_text};
+use crate::shell::{Stage, check_seat_text, check_seating_order};
 use crate::text;
 use crate::types::{EliminationCause, KeepReason, PlayerId, Ruling, SeatingMode, TurnEndReason};
 
@@ -170,20 +170,7 @@ impl MagicTech {
             return Err(ErrorCode::NoDeckSize);
         }
         let joined: Vec<PlayerId> = self.seated.iter().map(|s| s.player).collect();
-        let arranged = {
-            let mut sorted = order.clone();
-            sorted.sort_unstable();
-            let mut all = joined.clone();
-            all.sort_unstable();
-            sorted == all
-        };
-        match seating_mode {
-            SeatingMode::Arranged if !arranged => return Err(ErrorCode::BadSeating),
-            SeatingMode::Random | SeatingMode::Joined if !order.is_empty() => {
-                return Err(ErrorCode::BadSeating);
-            }
-            _ => {}
-        }
+        check_seating_order(seating_mode, &order, &joined)?;
         if let Some(first) = first_player
             && !joined.contains(&first)
         {
@@ -379,9 +366,7 @@ impl MagicTech {
     // ----- Who may act -----------------------------------------------------------------------
 
     fn lobby_player(&self, actor: Actor) -> Result<PlayerId, ErrorCode> {
-        let Actor::Player(player) = actor else {
-            return Err(ErrorCode::NotAPlayer);
-        };
+        let player = seated_player(actor)?;
         if self.stage != Stage::Lobby {
             return Err(ErrorCode::GameStarted);
         }
@@ -390,9 +375,7 @@ impl MagicTech {
     }
 
     fn decider(&self, actor: Actor) -> Result<PlayerId, ErrorCode> {
-        let Actor::Player(player) = actor else {
-            return Err(ErrorCode::NotAPlayer);
-        };
+        let player = seated_player(actor)?;
         self.expect_decider(player)?;
         Ok(player)
     }
@@ -409,9 +392,7 @@ impl MagicTech {
 
     /// A seated player still in a game in play.
     fn living_player(&self, actor: Actor) -> Result<PlayerId, ErrorCode> {
-        let Actor::Player(player) = actor else {
-            return Err(ErrorCode::NotAPlayer);
-        };
+        let player = seated_player(actor)?;
         if self.stage != Stage::Playing {
             return Err(ErrorCode::NotPlaying);
         }
@@ -1181,4 +1162,12 @@ fn check_face(face: &CardFace) -> Result<(), ErrorCode> {
         return Err(ErrorCode::BadCard);
     }
     Ok(())
+}
+
+/// The player behind a request: the host's own authority is not a player's.
+fn seated_player(actor: Actor) -> Result<PlayerId, ErrorCode> {
+    match actor {
+        Actor::Player(player) => Ok(player),
+        Actor::Host => Err(ErrorCode::NotAPlayer),
+    }
 }

@@ -16,7 +16,7 @@ use crate::error::ErrorCode;
 use crate::event::Event;
 use crate::league::{self, Bonus, SeatDeck};
 use crate::limits::{LETHAL_POISON, MAX_AMOUNT};
-use crate::shell::{SessionFacts, Stage, check_seat_text};
+use crate::shell::{SessionFacts, Stage, check_seat_text, check_seating_order};
 use crate::types::{
     EliminationCause, KeepReason, MulliganMode, Phase, PlayerId, PlayerStatus, RollResult, Ruling,
     SeatingMode, Standing, TurnEndReason, TurnId, TurnRemovalReason,
@@ -819,7 +819,8 @@ impl Table {
         if n < 2 {
             return Err(ErrorCode::NotEnoughPlayers);
         }
-        self.check_order(seating_mode, &order)?;
+        let joined: Vec<PlayerId> = self.lobby.iter().map(|(id, _)| *id).collect();
+        check_seating_order(seating_mode, &order, &joined)?;
         if let Some(first) = first_player
             && !self.lobby.iter().any(|(id, _)| *id == first)
         {
@@ -880,27 +881,6 @@ impl Table {
 
     /// A start's seating: an `order` goes with `arranged` only, and lists every lobby player
     /// exactly once.
-    fn check_order(&self, mode: SeatingMode, order: &[PlayerId]) -> Result<(), ErrorCode> {
-        if mode != SeatingMode::Arranged {
-            return if order.is_empty() {
-                Ok(())
-            } else {
-                Err(ErrorCode::BadSeating)
-            };
-        }
-        if order.len() != self.lobby.len() {
-            return Err(ErrorCode::BadSeating);
-        }
-        let lobby_has_all = order
-            .iter()
-            .enumerate()
-            .all(|(k, id)| !order[..k].contains(id) && self.lobby.iter().any(|(p, _)| p == id));
-        if !lobby_has_all {
-            return Err(ErrorCode::BadSeating);
-        }
-        Ok(())
-    }
-
     fn mulligan(&mut self, actor: Actor, out: &mut Vec<Event>) -> Result<(), ErrorCode> {
         let seat = self.deciding_player(actor)?;
         let player = &self.players[seat];
