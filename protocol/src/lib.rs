@@ -28,6 +28,8 @@ mod limits;
 pub mod magic_tech;
 pub mod magic_tech_types;
 mod mirror;
+pub mod mountain_magic;
+pub mod mountain_magic_types;
 pub mod rules;
 mod server;
 pub mod session;
