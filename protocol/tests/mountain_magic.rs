@@ -1448,6 +1448,41 @@ fn losing_every_card_is_the_humiliating_defeat() {
     assert!(climb.game.all_gone(Side::Player));
 }
 
+#[test]
+fn a_groups_climbs_stand_by_ending_then_by_cards_left() {
+    let lands = ["Tide Shoal", "Tide Shoal"];
+    let mut victory = battle(REDS, &lands, SPELLS);
+    assert_eq!(victory.game.standing_key(), None, "not over");
+    pass(&mut victory);
+    let with_creature = [
+        "Thicket Boar",
+        "Stranglevine",
+        "Ward of Quiet",
+        "Sunlit Oath",
+        "Rootsurge",
+    ];
+    let mut draw = battle(REDS, &lands, with_creature);
+    pass(&mut draw);
+    let mut failed = Climb::dealt(Deal {
+        spells: [vec!["Kiln Brute"; 7], vec!["Veil of Frost"]]
+            .concat()
+            .iter()
+            .map(|n| no(n))
+            .collect(),
+        lands: lands.iter().map(|l| no(l)).collect(),
+        occupiers: vec![no("Kiln Brute"); 5],
+    });
+    failed.ok(C::Flip);
+    failed.ok(C::Discard);
+    let keys = [&victory, &draw, &failed].map(|c| c.game.standing_key().unwrap());
+    assert_eq!(keys[0], (1, std::cmp::Reverse(7)));
+    assert_eq!(keys[1], (3, std::cmp::Reverse(7)));
+    assert_eq!(keys[2], (6, std::cmp::Reverse(0)));
+    assert!(keys[0] < keys[1] && keys[1] < keys[2]);
+    // Among equal endings, more cards left stands higher.
+    assert!((1, std::cmp::Reverse(7)) < (1, std::cmp::Reverse(5)));
+}
+
 // ---------------------------------------------------------------- random play
 
 /// Whether `new` may go on `a` and `b`, checked apart from the rules' code: the text's rule
@@ -1551,6 +1586,49 @@ fn random_climb(seed: u64, greedy: bool) -> (Outcome, Vec<E>) {
                 }
             }
         }
+        let garbage = [
+            C::Place {
+                row: rng.random_range(0..9),
+                pos: rng.random_range(0..9),
+            },
+            C::Path {
+                path: (0..rng.random_range(0..9))
+                    .map(|_| rng.random_range(0..8))
+                    .collect(),
+            },
+            C::Attack {
+                attackers: (0..rng.random_range(0..4))
+                    .map(|_| rng.random_range(0..9))
+                    .collect(),
+                target: rng.random_range(0..7),
+            },
+            C::Cast {
+                force: rng.random_range(0..9),
+                target: Some(ForceRef {
+                    side: if rng.random_bool(0.5) {
+                        Side::Player
+                    } else {
+                        Side::Opponent
+                    },
+                    force: rng.random_range(0..9),
+                }),
+            },
+            C::Activate {
+                force: rng.random_range(0..9),
+                target: None,
+            },
+        ];
+        for command in garbage {
+            let mut copy = game.clone();
+            if copy.handle(command.clone()).is_err() {
+                assert_eq!(copy, game, "{command:?} was refused but changed something");
+            } else {
+                assert!(
+                    moves.contains(&command),
+                    "{command:?} accepted but not offered"
+                );
+            }
+        }
         let places: Vec<&C> = moves
             .iter()
             .filter(|m| {
@@ -1579,7 +1657,7 @@ fn random_climb(seed: u64, greedy: bool) -> (Outcome, Vec<E>) {
 #[test]
 fn random_climbs_end_failed_or_in_one_of_the_six_endings() {
     let mut outcomes = std::collections::BTreeMap::new();
-    for seed in 0..40 {
+    for seed in 0..120 {
         let (outcome, _) = random_climb(seed, true);
         *outcomes.entry(format!("{outcome:?}")).or_insert(0) += 1;
         if let Outcome::Battle { ending } = outcome {
@@ -1590,6 +1668,10 @@ fn random_climbs_end_failed_or_in_one_of_the_six_endings() {
         outcomes.keys().any(|k| k.starts_with("Battle")),
         "no random climb reached the battle: {outcomes:?}"
     );
+    // Random play reaches failed climbs and most endings (the humiliating defeat and total
+    // victory have their own tests).
+    assert!(outcomes.contains_key("FailedClimb"), "{outcomes:?}");
+    assert!(outcomes.len() >= 5, "{outcomes:?}");
 }
 
 proptest! {

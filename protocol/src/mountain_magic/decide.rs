@@ -72,7 +72,11 @@ impl MountainMagic {
                 if self.view.flipped.is_some() || self.view.spells_left == 0 {
                     return Err(MountainError::NotNow);
                 }
-                let next = deal.spells.len() - usize::from(self.view.spells_left);
+                let next = deal
+                    .spells
+                    .len()
+                    .checked_sub(usize::from(self.view.spells_left))
+                    .ok_or(MountainError::NotNow)?;
                 let card = *deal.spells.get(next).ok_or(MountainError::NotNow)?;
                 self.emit(out, MountainEvent::Flipped { card })
             }
@@ -160,8 +164,17 @@ impl MountainMagic {
         let Some(deal) = self.deal.as_ref() else {
             return Vec::new();
         };
-        let next = deal.lands.len() - usize::from(self.view.lands_left);
-        deal.lands[next..].iter().take(count).copied().collect()
+        let next = deal
+            .lands
+            .len()
+            .saturating_sub(usize::from(self.view.lands_left));
+        deal.lands
+            .get(next..)
+            .unwrap_or_default()
+            .iter()
+            .take(count)
+            .copied()
+            .collect()
     }
 
     fn over(&self) -> bool {

@@ -237,6 +237,38 @@ impl MountainMagic {
             .any(|f| f.gone.is_none() && Pool::builtin().get(f.card).is_creature())
     }
 
+    /// Where a finished climb stands among a group's climbs of the same mountain, best first
+    /// when sorted: the ending (total victory first, the humiliating defeat sixth, a failed
+    /// climb last), then the most cards left — the player's forces still in the battle, or for
+    /// a failed climb the cards he placed on the mountain. `None` before the end.
+    pub fn standing_key(&self) -> Option<(u8, std::cmp::Reverse<u16>)> {
+        let count = |n: usize| std::cmp::Reverse(u16::try_from(n).unwrap_or(u16::MAX));
+        match self.view.outcome? {
+            Outcome::Battle { ending } => {
+                let rank = crate::mountain_magic_types::Ending::ALL
+                    .iter()
+                    .position(|e| *e == ending)?;
+                let left = self
+                    .forces(Side::Player)
+                    .iter()
+                    .filter(|f| f.gone.is_none())
+                    .count();
+                Some((u8::try_from(rank).ok()?, count(left)))
+            }
+            Outcome::FailedClimb => {
+                let placed = self
+                    .view
+                    .mountain
+                    .iter()
+                    .skip(1)
+                    .flatten()
+                    .filter(|c| c.is_some())
+                    .count();
+                Some((6, count(placed)))
+            }
+        }
+    }
+
     /// Whether all of a wizard's cards have left the battle.
     pub fn all_gone(&self, side: Side) -> bool {
         self.forces(side).iter().all(|f| f.gone.is_some())
