@@ -221,6 +221,15 @@ impl Card {
     }
 }
 
+/// A place of the mountain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Spot {
+    /// The row (0: the bottom row).
+    pub row: u8,
+    /// The place in the row (from 0, left).
+    pub pos: u8,
+}
+
 /// Whose card, in the battle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -570,8 +579,8 @@ pub enum MountainEvent {
     /// they join his forces, unpowered.
     #[serde(rename = "mountain_magic.drew_from_mountain")]
     DrewFromMountain {
-        /// The places taken, as (row, place in row).
-        cards: Vec<(u8, u8)>,
+        /// The places taken.
+        cards: Vec<Spot>,
     },
     /// A wizard's turn ended.
     #[serde(rename = "mountain_magic.turn_ended")]

@@ -9,7 +9,7 @@ use grand_melee_protocol::mountain_magic::pool::{Deck, DeckError, Pool};
 use grand_melee_protocol::mountain_magic::{Deal, MountainMagic};
 use grand_melee_protocol::mountain_magic_types::{
     Card, CardNo, Class, Colour, Effect, Ending, ForceRef, Kind, ManaPlace, MmPhase,
-    MountainCommand as C, MountainError, MountainEvent as E, Outcome, Removal, Side,
+    MountainCommand as C, MountainError, MountainEvent as E, Outcome, Removal, Side, Spot,
 };
 use proptest::prelude::*;
 use rand::seq::IndexedRandom;
@@ -1090,7 +1090,7 @@ fn the_players_draws_come_from_what_is_left_of_his_mountain() {
         target: None,
     });
     assert!(events.contains(&E::DrewFromMountain {
-        cards: vec![(5, 1), (4, 1)]
+        cards: vec![Spot { row: 5, pos: 1 }, Spot { row: 4, pos: 1 }]
     }));
     assert_eq!(climb.game.forces(Side::Player).len(), 9);
     assert_eq!(climb.game.mountain_left().len(), 19);
@@ -1541,6 +1541,17 @@ fn is_ally(a: Colour, b: Colour) -> bool {
     d == 1 || d == 4
 }
 
+/// A message survives MessagePack with named fields (as the wire carries them) and JSON.
+fn round_trip<T>(message: &T)
+where
+    T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
+{
+    let bytes = rmp_serde::to_vec_named(message).unwrap();
+    assert_eq!(&rmp_serde::from_slice::<T>(&bytes).unwrap(), message);
+    let text = serde_json::to_string(message).unwrap();
+    assert_eq!(&serde_json::from_str::<T>(&text).unwrap(), message);
+}
+
 /// Plays a random climb from the default deck of the seed's dice, random legal requests
 /// (placing preferred if `greedy`) until it ends; checks at each step that every request
 /// offered is accepted and that every placement is accepted exactly when it is legal by the
@@ -1557,6 +1568,7 @@ fn random_climb(seed: u64, greedy: bool) -> (Outcome, Vec<E>) {
             assert_eq!(replayed, game);
             let mirror = MountainMagic::replay(None, journal.iter()).unwrap();
             assert_eq!(mirror.view(), game.view());
+            round_trip(game.view());
             return (outcome, journal);
         }
         let moves = game.legal_moves();
@@ -1649,7 +1661,10 @@ fn random_climb(seed: u64, greedy: bool) -> (Outcome, Vec<E>) {
         } else {
             moves.choose(&mut rng).unwrap().clone()
         };
-        journal.extend(game.handle(pick).unwrap());
+        round_trip(&pick);
+        let events = game.handle(pick).unwrap();
+        events.iter().for_each(round_trip);
+        journal.extend(events);
     }
     panic!("the climb did not end in 5000 requests");
 }

@@ -6,7 +6,7 @@ use super::MountainMagic;
 use super::pool::Pool;
 use crate::mountain_magic_types::{
     Card, CardNo, Effect, Ending, ForceRef, Kind, ManaPlace, MmPhase, MountainCommand,
-    MountainError, MountainEvent, OTHER_X, Removal, Side,
+    MountainError, MountainEvent, OTHER_X, Removal, Side, Spot,
 };
 
 type Decision = Result<(), MountainError>;
@@ -598,7 +598,7 @@ impl MountainMagic {
             (Effect::Draw { amount }, None) => {
                 let n = usize::from(amount.unwrap_or(OTHER_X));
                 if user.side == Side::Player {
-                    let cards: Vec<(u8, u8)> = self.mountain_left().into_iter().take(n).collect();
+                    let cards: Vec<Spot> = self.mountain_left().into_iter().take(n).collect();
                     if !cards.is_empty() {
                         self.emit(out, MountainEvent::DrewFromMountain { cards })?;
                     }

@@ -16,7 +16,7 @@ pub mod pool;
 use crate::dice::Dice;
 use crate::mountain_magic_types::{
     BattleView, Card, CardNo, Colour, ForceRef, ForceView, Kind, MmPhase, MountainEvent,
-    MountainView, OCCUPIERS, Outcome, ROWS, Side,
+    MountainView, OCCUPIERS, Outcome, ROWS, Side, Spot,
 };
 use pool::{Deck, Pool};
 
@@ -276,12 +276,12 @@ impl MountainMagic {
 
     /// The cards left in the mountain (not on the path, not drawn), top row first, left to
     /// right: where the player's draws come from.
-    pub fn mountain_left(&self) -> Vec<(u8, u8)> {
+    pub fn mountain_left(&self) -> Vec<Spot> {
         let mut left = Vec::new();
         for row in (0..ROWS).rev() {
             for pos in 0..climb::row_len(row) {
                 if self.at(row, pos).is_some() {
-                    left.push((row, pos));
+                    left.push(Spot { row, pos });
                 }
             }
         }
@@ -599,7 +599,7 @@ impl MountainMagic {
                 if cards.as_slice() != &left[..cards.len().min(left.len())] {
                     return Err("the mountain is drawn top row first, left to right");
                 }
-                for &(row, pos) in cards {
+                for &Spot { row, pos } in cards {
                     let slot = &mut self.view.mountain[usize::from(row)][usize::from(pos)];
                     let card = slot.take().ok_or("an empty place")?;
                     self.battle_mut()?.player.push(fresh(card));
