@@ -1357,6 +1357,111 @@ fn activated_abilities_are_powered_apart_and_stack() {
     );
 }
 
+#[test]
+fn a_tapping_cost_unpowers_the_creature_and_uses_stack() {
+    let path = [
+        "Canopy Archer",
+        "Thicket Boar",
+        "Mosswalker",
+        "Crag Goblin",
+        "Kiln Brute",
+        "Fen Lurker",
+        "Lantern Warden",
+    ];
+    let occupiers = [
+        "Crag Goblin",
+        "Thicket Boar",
+        "Ward of Quiet",
+        "Sunlit Oath",
+        "Word of Refusal",
+    ];
+    let lands: Vec<&str> = ["Deepwood Glade", "Tide Shoal"].repeat(4);
+    let mut climb = battle(path, &lands, occupiers);
+    let on_ability = C::Mana {
+        place: Some(ManaPlace {
+            force: 0,
+            ability: true,
+            colour: Colour::Green,
+        }),
+    };
+    // Two uses stored before the creature is powered.
+    climb.ok(on_ability.clone());
+    climb.ok(C::EndTurn);
+    climb.ok(on_ability);
+    assert_eq!(climb.game.force(mine(0)).unwrap().uses, 2);
+    // A use needs the creature powered.
+    climb.refused(
+        C::Activate {
+            force: 0,
+            target: Some(theirs(0)),
+        },
+        MountainError::BadCard,
+    );
+    climb.ok(C::EndTurn);
+    climb.ok(mana(0, Colour::Green));
+    let events = climb.ok(C::Activate {
+        force: 0,
+        target: Some(theirs(0)),
+    });
+    assert!(events.contains(&removed(theirs(0), Removal::Killed)));
+    // Its cost taps it: unpowered, one use left, which waits for the next powering.
+    let archer = climb.game.force(mine(0)).unwrap();
+    assert_eq!((archer.powered, archer.uses), (false, 1));
+    climb.refused(
+        C::Activate {
+            force: 0,
+            target: Some(theirs(1)),
+        },
+        MountainError::BadCard,
+    );
+}
+
+#[test]
+fn counterspells_take_sorceries_instants_and_interrupts_powered_or_not() {
+    let path = [
+        "Unmake the Weave",
+        "Mana Undertow",
+        "Fraying Spell",
+        "Ebbing Thought",
+        "Shoal Strider",
+        "Reef Skimmer",
+        "Tidecaller Adept",
+    ];
+    let occupiers = [
+        "Kiln Brute",
+        "Wildfire Banner",
+        "Spark Lash",
+        "Cinderfall",
+        "Shatter the Chant",
+    ];
+    let lands: Vec<&str> = ["Tide Shoal", "Dawn Meadow"].repeat(4);
+    let mut climb = battle(path, &lands, occupiers);
+    climb.ok(mana(1, Colour::Blue));
+    for target in [0, 1] {
+        climb.refused(
+            C::Cast {
+                force: 1,
+                target: Some(theirs(target)),
+            },
+            MountainError::BadTarget,
+        );
+    }
+    climb.refused(
+        C::Cast {
+            force: 1,
+            target: Some(mine(0)),
+        },
+        MountainError::BadTarget,
+    );
+    // An X counter: X exactly enough, the unpowered instant is countered.
+    let events = climb.ok(C::Cast {
+        force: 1,
+        target: Some(theirs(2)),
+    });
+    assert!(events.contains(&removed(theirs(2), Removal::Countered)));
+    assert!(climb.game.force(theirs(2)).is_none());
+}
+
 // ---------------------------------------------------------------- the six endings
 
 fn ending(climb: &Climb) -> Option<Ending> {
