@@ -486,6 +486,32 @@ mod tests {
                 );
             }
         }
+        // Everything the battle's rules name is on some card.
+        let has = |keep: &dyn Fn(&Card) -> bool| pool.cards().any(|(_, c)| keep(c));
+        assert!(has(&|c| c.flying) && has(&|c| c.landwalk.is_some()));
+        assert!(has(&|c| !c.upkeep.is_empty()) && has(&|c| c.produces.len() == 2));
+        assert!(has(&|c| c.ability.as_ref().is_some_and(|a| a.tap)));
+        assert!(has(&|c| c.ability.as_ref().is_some_and(|a| !a.tap)));
+        assert!(has(&|c| c.effect == Some(Effect::Counter) && c.cost.x));
+        assert!(has(&|c| c.effect == Some(Effect::Counter) && !c.cost.x));
+        for effect in [
+            Effect::Damage { amount: None },
+            Effect::Damage { amount: Some(3) },
+            Effect::Tap,
+            Effect::Untap,
+            Effect::Draw { amount: Some(2) },
+            Effect::Discard { amount: None },
+            Effect::Discard { amount: Some(2) },
+            Effect::DestroyLand,
+            Effect::EmptyPool,
+        ] {
+            assert!(
+                has(&|c| c.effect == Some(effect)),
+                "no card with {effect:?}"
+            );
+        }
+        assert!(has(&|c| c.kind == Kind::Interrupt) && has(&|c| c.kind == Kind::Instant));
+        assert!(has(&|c| c.kind == Kind::Artifact));
     }
 
     #[test]
