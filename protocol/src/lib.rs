@@ -14,6 +14,7 @@
 //! sequence numbers means events were missed, and the client asks for a fresh `snapshot`.
 
 pub mod camera;
+pub mod camera_links;
 mod client;
 mod codec;
 mod command;
