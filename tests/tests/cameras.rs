@@ -617,3 +617,32 @@ async fn a_server_without_ice_servers_answers_an_empty_list() {
         "{answer:?}"
     );
 }
+
+#[tokio::test]
+async fn the_server_refuses_to_start_with_bad_ice_settings_and_says_why() {
+    let data = tempfile::tempdir().unwrap();
+    for (flags, says) in [
+        (
+            vec!["--ice-server", "turn.example.org"],
+            "--ice-server \"turn.example.org\": not a STUN or TURN URL",
+        ),
+        (
+            vec![
+                "--ice-server",
+                "stun:stun.example.org",
+                "--turn-secret",
+                "s3cret",
+            ],
+            "--turn-secret needs at least one --ice-server turn:",
+        ),
+    ] {
+        let mut config = ServerConfig::try_parse_from(
+            std::iter::once("grand-melee-server").chain(flags.iter().copied()),
+        )
+        .unwrap();
+        config.listen = "127.0.0.1:0".parse().unwrap();
+        config.data_dir = data.path().to_owned();
+        let error = grand_melee_server::Server::bind(config).await.unwrap_err();
+        assert!(error.to_string().contains(says), "{error}");
+    }
+}
