@@ -7,7 +7,8 @@
 //!   each is still in the game ([`Game::is_alive`]) or has [`Choice::stay`].
 //! - The display is linked with player P iff a display is set (its connection and its centre C),
 //!   P is connected with the camera on and [`Choice::stream`], P is C or within range of C, P is
-//!   still in the game or has `stay`, and the game is in its opening decisions or in play.
+//!   still in the game or has `stay`, the game is in its opening decisions or in play, and the
+//!   table is not adjourned.
 //!
 //! Between two players the lower player id makes the offer; between a player and the display,
 //! the player does.
@@ -80,7 +81,7 @@ pub fn links<G: Game>(game: &G, cameras: &[Camera], display: Option<Display>) ->
             }
         }
     }
-    if let Some(display) = display {
+    if let Some(display) = display.filter(|_| !game.facts().adjourned) {
         for c in cameras {
             if c.choice.stream
                 && present(c)

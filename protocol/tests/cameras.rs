@@ -333,7 +333,7 @@ impl Cams {
                 }
             }
         }
-        if let Some((connection, center)) = self.display {
+        if let Some((connection, center)) = self.display.filter(|_| !table.facts().adjourned) {
             for (&p, chosen) in &self.cameras {
                 if chosen.stream && present(p) && (p == center || in_range(center, p)) {
                     add(self.conns[&p], Peer::Display, "display".to_owned(), true);

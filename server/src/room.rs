@@ -1282,7 +1282,6 @@ impl<G: Game> Room<G> {
         self.broken = true;
     }
 
-    /// Queues one message for one connection (delivered by `flush`, in order with the rest).
     /// Queues a message for one member, by its connection (nothing if it is no longer one).
     fn send_to(&mut self, connection: u64, message: &ServerMessage) {
         if let Some(member) = self.members.iter().find(|m| m.conn.id == connection) {
@@ -1291,6 +1290,7 @@ impl<G: Game> Room<G> {
         }
     }
 
+    /// Queues one message for one connection (delivered by `flush`, in order with the rest).
     fn send(&mut self, conn: &Conn, message: &ServerMessage) {
         self.outbox.push(Outgoing::Direct {
             conn: conn.clone(),
