@@ -1,7 +1,8 @@
 //! Cameras between the players within range (issue 32), at the socket level: who is linked
 //! with whom (`camera_peers`), the signals relayed between linked peers only — every refusal
 //! relayed to nobody —, the links following eliminations and removed positions, the display,
-//! and the ICE servers with minted TURN credentials.
+//! and the ICE servers with minted TURN credentials, which a real coturn (README.md's set-up)
+//! accepts.
 //!
 //! "Relayed to nobody" is proved without waiting: after a refused signal, a chat line (the
 //! marker) is sent at the table; every would-be receiver's next message must be that line, so
@@ -644,5 +645,176 @@ async fn the_server_refuses_to_start_with_bad_ice_settings_and_says_why() {
         config.data_dir = data.path().to_owned();
         let error = grand_melee_server::Server::bind(config).await.unwrap_err();
         assert!(error.to_string().contains(says), "{error}");
+    }
+}
+
+/// coturn's `turnserver` and its test client, installed from Debian's `coturn` when missing
+/// (serialised across test processes with a lock file), or the exact command to run.
+fn coturn() -> (std::path::PathBuf, std::path::PathBuf) {
+    const INSTALL: &str = "apt-get install coturn";
+    let find = |name: &str| {
+        std::env::var_os("PATH").and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|dir| dir.join(name))
+                .find(|p| p.is_file())
+        })
+    };
+    let found = || Some((find("turnserver")?, find("turnutils_uclient")?));
+    if let Some(both) = found() {
+        return both;
+    }
+    let lock_path = std::env::temp_dir().join("grand-melee-coturn-install.lock");
+    let lock = std::fs::File::create(&lock_path).unwrap();
+    lock.lock().unwrap();
+    if let Some(both) = found() {
+        return both;
+    }
+    if let Err(error) = grand_melee_e2e::apt_install(&["coturn"]) {
+        panic!("the TURN test needs coturn ({error}); install it with: {INSTALL}");
+    }
+    found().unwrap_or_else(|| panic!("coturn installed but not on PATH; run: {INSTALL}"))
+}
+
+/// A coturn on loopback with `use-auth-secret`, as README.md configures it, stopped on drop.
+struct Coturn {
+    child: std::process::Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Coturn {
+    /// Starts it and waits until its log says it is serving (its user database opened last).
+    fn start(turnserver: &std::path::Path, secret: &str) -> Self {
+        use std::io::BufRead;
+        let port = std::net::UdpSocket::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        // The relay ports: a small range of this process's own, away from other test runs.
+        let relay = 50_000 + (std::process::id() % 1_000) as u16 * 10;
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new(turnserver)
+            .args([
+                "-n".to_owned(),
+                "-v".to_owned(),
+                "--listening-ip=127.0.0.1".to_owned(),
+                format!("--listening-port={port}"),
+                "--relay-ip=127.0.0.1".to_owned(),
+                format!("--min-port={relay}"),
+                format!("--max-port={}", relay + 9),
+                "--fingerprint".to_owned(),
+                "--use-auth-secret".to_owned(),
+                format!("--static-auth-secret={secret}"),
+                "--realm=melee.test".to_owned(),
+                "--no-cli".to_owned(),
+                "--no-tls".to_owned(),
+                "--no-dtls".to_owned(),
+                "--allow-loopback-peers".to_owned(),
+                "--log-file=stdout".to_owned(),
+                "--simple-log".to_owned(),
+                format!("--userdb={}", dir.path().join("turndb").display()),
+                format!("--pidfile={}", dir.path().join("pid").display()),
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let mut lines = std::io::BufReader::new(stdout).lines();
+        let mut seen = Vec::new();
+        loop {
+            match lines.next() {
+                Some(Ok(line)) => {
+                    let ready = line.contains("DB connection success");
+                    seen.push(line);
+                    if ready {
+                        break;
+                    }
+                }
+                _ => panic!("turnserver stopped before serving:\n{}", seen.join("\n")),
+            }
+        }
+        // Keep reading its log, or it would block on a full pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        Self {
+            child,
+            port,
+            _dir: dir,
+        }
+    }
+
+    /// Whether coturn's own client gets relay allocations with these credentials and exchanges
+    /// packets through them (two clients relaying to each other, `-y`).
+    fn allocates(&self, uclient: &std::path::Path, username: &str, password: &str) -> bool {
+        let out = std::process::Command::new(uclient)
+            .args(["-y", "-n", "2", "-m", "1", "-l", "64"])
+            .args(["-u", username, "-w", password, "-p", &self.port.to_string()])
+            .arg("127.0.0.1")
+            .output()
+            .unwrap();
+        let log = String::from_utf8_lossy(&out.stdout);
+        out.status.success() && log.contains("Total lost packets 0")
+    }
+}
+
+impl Drop for Coturn {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// README.md's TURN set-up, end to end: a real coturn with `use-auth-secret` and the same
+/// secret accepts the credentials `ice_servers` hands out, and refuses them altered (another
+/// password, another user, an expiry moved) — what a browser would meet over the internet.
+#[tokio::test]
+async fn a_real_coturn_takes_the_credentials_the_server_mints_and_no_altered_ones() {
+    let (turnserver, uclient) = coturn();
+    let secret = "a-shared-secret-for-the-test";
+    let coturn = Coturn::start(&turnserver, secret);
+    let url = format!("turn:127.0.0.1:{}?transport=udp", coturn.port);
+    let flags = ServerConfig::try_parse_from([
+        "grand-melee-server",
+        "--ice-server",
+        &url,
+        "--turn-secret",
+        secret,
+    ])
+    .unwrap();
+    let server = TestServer::start_with(ServerConfig {
+        ice_servers: flags.ice_servers,
+        turn_secret: flags.turn_secret,
+        turn_ttl_secs: flags.turn_ttl_secs,
+        ..config()
+    })
+    .await;
+    let (_, mut m, _) = ring(&server, 3).await;
+    let answer = m[1].camera(true, false).await;
+    let ServerMessage::IceServers { servers, .. } = answer else {
+        panic!("{answer:?}");
+    };
+    assert_eq!(servers.len(), 1, "{servers:?}");
+    assert_eq!(servers[0].urls, [url]);
+    let username = servers[0].username.clone().unwrap();
+    let password = servers[0].credential.clone().unwrap();
+    // The server is not needed any more: coturn's client may block this thread.
+    let uclient = uclient.as_path();
+    assert!(
+        coturn.allocates(uclient, &username, &password),
+        "coturn refused {username} / {password}"
+    );
+    let (expiry, user) = username.split_once(':').unwrap();
+    let later = format!("{}:{user}", expiry.parse::<u64>().unwrap() + 3600);
+    for (username, password) in [
+        (username.clone(), format!("x{password}")),
+        (format!("{expiry}:{user}x"), password.clone()),
+        (later, password.clone()),
+    ] {
+        let refused = !coturn.allocates(uclient, &username, &password);
+        assert!(
+            refused,
+            "coturn took an altered credential: {username} / {password}"
+        );
     }
 }
