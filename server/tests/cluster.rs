@@ -859,8 +859,8 @@ async fn camera_links_and_signals_cross_nodes_and_come_back_after_a_takeover() {
         camera_linked(&mut clients[i], &already).await;
     }
     // (The last one's whole list came with its own camera.)
-    for i in 0..3 {
-        until_peers(&mut clients[i], &others(i)).await;
+    for (i, client) in clients.iter_mut().enumerate().take(3) {
+        until_peers(client, &others(i)).await;
     }
     signal_arrives(&mut clients, 1, 2, "{\"description\":\"b to a\"}").await;
     signal_arrives(&mut clients, 0, 3, "{\"description\":\"a to b\"}").await;
@@ -890,8 +890,8 @@ async fn camera_links_and_signals_cross_nodes_and_come_back_after_a_takeover() {
         camera_linked(&mut clients[i], &already).await;
     }
     // (The last one's whole list came with its own camera.)
-    for i in 0..3 {
-        until_peers(&mut clients[i], &others(i)).await;
+    for (i, client) in clients.iter_mut().enumerate().take(3) {
+        until_peers(client, &others(i)).await;
     }
     signal_arrives(
         &mut clients,
