@@ -65,6 +65,21 @@ async fn until_links(browser: &Browser, who: &str, expected: &[String], local: b
     );
 }
 
+/// Fails unless the page sent ICE candidates and each names an IP address (not an mDNS
+/// `.local` name, which Chromium uses by default where the page has no camera of its own).
+async fn candidates_carry_addresses(browser: &Browser, who: &str) {
+    let report = browser.eval_async("gm.cameras()").await;
+    let candidates: Vec<String> = serde_json::from_value(report["candidates"].clone()).unwrap();
+    assert!(!candidates.is_empty(), "{who}: {report}");
+    for c in &candidates {
+        let address = c.split_whitespace().nth(4).unwrap_or("");
+        assert!(
+            address.parse::<IpAddr>().is_ok(),
+            "{who}: a candidate names an IP address, not {address:?}: {c}"
+        );
+    }
+}
+
 /// Waits until `browser`'s mirror has reached the newest event `host` has seen.
 async fn settle(host: &Browser, browsers: &[Browser]) {
     let seq = host.seq().await;
@@ -155,16 +170,7 @@ async fn each_page_sees_exactly_the_cameras_in_its_range_as_the_ring_changes() {
         until_links(b, NAMES[i], &neighbours(i, 6), true).await;
     }
     // The candidates the pages sent carry IP addresses, not mDNS names.
-    let report = browsers[0].eval_async("gm.cameras()").await;
-    let candidates: Vec<String> = serde_json::from_value(report["candidates"].clone()).unwrap();
-    assert!(!candidates.is_empty(), "{report}");
-    for c in &candidates {
-        let address = c.split_whitespace().nth(4).unwrap_or("");
-        assert!(
-            address.parse::<IpAddr>().is_ok(),
-            "a candidate names an IP address, not {address:?}: {c}"
-        );
-    }
+    candidates_carry_addresses(&browsers[0], NAMES[0]).await;
     // Who can see you, in words; a tap enlarges a camera.
     let who = browsers[2]
         .js("return document.querySelector('[data-testid=\"camera-who\"]').textContent;")
@@ -194,6 +200,22 @@ async fn each_page_sees_exactly_the_cameras_in_its_range_as_the_ring_changes() {
         .await;
     browsers[0]
         .assert_accessible("the laptop's table page with the cameras on")
+        .await;
+    // The phone's strip folds away and comes back.
+    browsers[1].click("camera-collapse").await;
+    browsers[1]
+        .until(
+            "the strip folded",
+            "document.querySelector('[data-testid=\"camera-tiles\"]').hidden && \
+             document.querySelector('[data-testid=\"camera-collapse\"]').getAttribute('aria-expanded') === 'false'",
+        )
+        .await;
+    browsers[1].click("camera-collapse").await;
+    browsers[1]
+        .until(
+            "the strip shown again",
+            "!document.querySelector('[data-testid=\"camera-tiles\"]').hidden",
+        )
         .await;
     browsers[0]
         .js("document.querySelector('[data-testid=\"camera-tile\"][data-peer=\"p1\"]').click(); return true;")
@@ -295,6 +317,22 @@ async fn each_page_sees_exactly_the_cameras_in_its_range_as_the_ring_changes() {
         )
         .await;
 
+    // Eve reloads her page: her seat, her camera (remembered on the device) and her links come
+    // back by themselves.
+    browsers[4].goto(&url).await;
+    browsers[4]
+        .until("seated again", "gm.role() === 'player' && gm.me() === 4")
+        .await;
+    until_links(
+        &browsers[4],
+        NAMES[4],
+        &["p2".to_owned(), "p5".to_owned()],
+        true,
+    )
+    .await;
+    until_links(&browsers[2], NAMES[2], &["p4".to_owned()], true).await;
+    until_links(&browsers[5], NAMES[5], &neighbours(5, 6), true).await;
+
     // The host's display, opened on the host's laptop (her seat token is there), shows the
     // sphere she picks: Cid's, where Cid and Eve chose to be on the stream (Ann too, but she
     // is out of Cid's range).
@@ -335,6 +373,7 @@ async fn each_page_sees_exactly_the_cameras_in_its_range_as_the_ring_changes() {
         false,
     )
     .await;
+    candidates_carry_addresses(display, "the display").await;
     display
         .until(
             "the display's two tiles playing",
