@@ -19,8 +19,10 @@ use harness::{Browser, Driver, PATIENCE, screenshot_dir};
 use serde_json::Value;
 
 /// Chromium's switches for the camera tests: a fake camera and microphone that need no
-/// permission prompt, host candidates with their IP address (not an mDNS `.local` name), and
-/// links over loopback.
+/// permission prompt, host candidates with their IP address (not an mDNS `.local` name, which
+/// Chromium gives a page without camera permission — the display — by default; the Chromium
+/// these tests were written with gave addresses even without the switch, and
+/// `candidates_carry_addresses` checks it either way), and links over loopback.
 const MEDIA: [&str; 4] = [
     "--use-fake-device-for-media-stream",
     "--use-fake-ui-for-media-stream",
