@@ -369,7 +369,7 @@
     return html`<section class=${"cameras" + (pref.on || isOut ? "" : " off")} data-testid="cameras" aria-label="Cameras">
       <div class="cam-head">
         <button type="button" data-testid="camera-toggle" class=${pref.on ? "primary" : ""} aria-pressed=${String(!!pref.on)}
-          onClick=${() => toggle("on", !pref.on)}>${pref.on ? "● Camera on" : "○ Camera off"}</button>
+          onClick=${() => toggle("on", !pref.on)}>${!pref.on ? "○ Camera off" : isOut && !wanted() ? "◐ Camera on, stopped" : "● Camera on"}</button>
         ${shown.length ? html`<button type="button" data-testid="camera-collapse" aria-expanded=${String(!cam.collapsed)} aria-controls="cam-tiles"
           onClick=${() => { cam.collapsed = !cam.collapsed; store.set("gm.camera.collapsed", cam.collapsed); render(); }}>${cam.collapsed ? `Show cameras (${shown.length})` : "Hide cameras"}</button>` : null}
       </div>

@@ -258,6 +258,9 @@ async fn each_page_sees_exactly_the_cameras_in_its_range_as_the_ring_changes() {
              document.querySelector('[data-testid=\"camera-stay\"]') !== null",
         )
         .await;
+    browsers[3]
+        .screenshot(&dir.join("cameras-out-laptop-1280x800.png"))
+        .await;
     // She chooses to stay on for her sphere while her position is in the ring: her camera
     // starts again and her neighbours see her.
     browsers[3].click("camera-stay").await;
