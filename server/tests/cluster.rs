@@ -805,6 +805,24 @@ async fn until_peers(client: &mut Client, expected: &[u16]) {
         .await;
 }
 
+/// Every client turns its camera on, one after the other; at the end each is linked with every
+/// other (`ids`: the clients' player ids, everyone within everyone's range).
+async fn all_cameras_on(clients: &mut [Client], ids: &[u16]) {
+    let sorted = |mut v: Vec<u16>| {
+        v.sort_unstable();
+        v
+    };
+    for (i, client) in clients.iter_mut().enumerate() {
+        camera_linked(client, &sorted(ids[..i].to_vec())).await;
+    }
+    // (The last one's whole list came with its own camera.)
+    let last = clients.len() - 1;
+    for (i, client) in clients.iter_mut().enumerate().take(last) {
+        let others = ids.iter().copied().filter(|&p| p != ids[i]).collect();
+        until_peers(client, &sorted(others)).await;
+    }
+}
+
 /// Sends a signal from `from` to `to` and waits until `to` receives it, byte for byte.
 async fn signal_arrives(clients: &mut [Client], from: usize, to: usize, payload: &str) {
     let sender = clients[from].seat.unwrap().0;
@@ -845,23 +863,7 @@ async fn camera_links_and_signals_cross_nodes_and_come_back_after_a_takeover() {
     // (the owner), Bob and Dee on b.
     let (table, mut clients) = table_across(a.addr, b.addr, "cameras across").await;
     let ids: Vec<u16> = clients.iter().map(|c| c.seat.unwrap().0).collect();
-    let others = |i: usize| -> Vec<u16> {
-        let mut v: Vec<u16> = ids.iter().copied().filter(|&p| p != ids[i]).collect();
-        v.sort_unstable();
-        v
-    };
-    for i in 0..4 {
-        let already: Vec<u16> = {
-            let mut v: Vec<u16> = ids[..i].to_vec();
-            v.sort_unstable();
-            v
-        };
-        camera_linked(&mut clients[i], &already).await;
-    }
-    // (The last one's whole list came with its own camera.)
-    for (i, client) in clients.iter_mut().enumerate().take(3) {
-        until_peers(client, &others(i)).await;
-    }
+    all_cameras_on(&mut clients, &ids).await;
     signal_arrives(&mut clients, 1, 2, "{\"description\":\"b to a\"}").await;
     signal_arrives(&mut clients, 0, 3, "{\"description\":\"a to b\"}").await;
     signal_arrives(&mut clients, 3, 1, "{\"candidate\":\"b to b\"}").await;
@@ -881,18 +883,7 @@ async fn camera_links_and_signals_cross_nodes_and_come_back_after_a_takeover() {
         clients[i] = back;
     }
     // Nothing of the cameras came across: each page turns its camera on again.
-    for i in 0..4 {
-        let already: Vec<u16> = {
-            let mut v: Vec<u16> = ids[..i].to_vec();
-            v.sort_unstable();
-            v
-        };
-        camera_linked(&mut clients[i], &already).await;
-    }
-    // (The last one's whole list came with its own camera.)
-    for (i, client) in clients.iter_mut().enumerate().take(3) {
-        until_peers(client, &others(i)).await;
-    }
+    all_cameras_on(&mut clients, &ids).await;
     signal_arrives(
         &mut clients,
         2,

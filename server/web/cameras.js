@@ -30,8 +30,8 @@
     early: new Map(), // peer key → signals that came before the link was listed
     busy: false, dirty: false,
     restart: false, // sound was switched: start the camera again
-    focused: null,
-    more: false, // the camera choices are unfolded // the enlarged tile whose Close button took the focus
+    focused: null, // the enlarged tile whose Close button took the focus
+    more: false, // the camera choices are unfolded
     collapsed: store.get("gm.camera.collapsed") === true,
     big: null, // the key of the enlarged tile ("me" for my own)
     center: null, // the display's sphere (a player id) or null
