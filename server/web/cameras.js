@@ -13,7 +13,7 @@
 (function () {
   const GM = window.GM;
   const { route, state, store, seatKey, showError, refusal, printable } = GM;
-  const { html, render, gameOf } = GM.frame;
+  const { html, render, gameOf, CAMERA_OFF } = GM.frame;
 
   const PREF = "gm.camera";
   /** The player's choices, remembered on this device: camera on, on the host's stream, stay on
@@ -352,7 +352,7 @@
 
   /** Who can see me, in words. */
   function whoSees(view, me) {
-    if (!pref.on) return "Your camera is off: nobody sees you.";
+    if (!pref.on) return CAMERA_OFF;
     if (out(view, me) && !wanted()) return "You are out of the game: your camera stopped. Nobody sees you.";
     if (!cam.local) return "Starting your camera…";
     if (!LINKING.has(view.stage)) return "Your camera is on: the players within your range see you once the game starts.";

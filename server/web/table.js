@@ -590,6 +590,8 @@
   /** The player's camera choices on this device (cameras.js keeps them; read here to know
    * whether to load it). */
   const CAMERA_PREF = "gm.camera";
+  /** What the camera switch says while it is off (here and in cameras.js). */
+  const CAMERA_OFF = "Your camera is off: nobody sees you. Turn it on to show your cards to the players within your range and see theirs.";
   let camerasLoading = false;
 
   /** Whether this page needs cameras.js now: my camera is on at this table, or this is the
@@ -623,7 +625,7 @@
     const turnOn = () => { store.set(CAMERA_PREF, Object.assign({}, store.get(CAMERA_PREF), { on: true })); render(); };
     return html`<section class=${"cameras" + (on ? "" : " off")} data-testid="cameras" aria-label="Cameras"><div class="cam-head">
       <button type="button" data-testid="camera-toggle" aria-pressed=${String(on)} disabled=${on} onClick=${turnOn}>${on ? "● Camera on" : "○ Camera off"}</button></div>
-      <p class="cam-who" data-testid="camera-who" aria-live="polite">${on ? "Starting your camera…" : "Your camera is off: nobody sees you."}</p></section>`;
+      <p class="cam-who" data-testid="camera-who" aria-live="polite">${on ? "Starting your camera…" : CAMERA_OFF}</p></section>`;
   }
 
   function render() {
@@ -805,7 +807,7 @@
 
   Object.assign(GM.pages, { table, replay, onMessage, onUp, render });
   // What a game's panel (games/<game>.js, loaded after this file) draws with.
-  GM.frame = { html, render, go, Button, options, num, gameOf };
+  GM.frame = { html, render, go, Button, options, num, gameOf, CAMERA_OFF };
   GM.games = GM.games || {};
   // Hooks for the browser tests (see README.md in this folder).
   GM.testHooks = { alerts: () => ui.alerts.map((a) => a.text), ui };
