@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::camera::Peer;
 use crate::league::{DeckSpec, LeagueId, MemberId, MemberToken, Purchase, Remedy};
 use crate::limits::{
     DEFAULT_PAGE_ITEMS, default_absence_limit, default_max_spectators, default_mulligan_clock,
@@ -510,6 +511,45 @@ pub enum ClientMessage {
         #[serde(default)]
         player: Option<PlayerId>,
     },
+    /// A seated player says whether his camera is on, answered by `ice_servers`. Links form
+    /// with the players within range whose camera is on, while the game runs (`camera_peers`).
+    /// A spectator is refused with `not_a_player`.
+    Camera {
+        /// Request id.
+        id: u32,
+        /// Whether the camera is on.
+        on: bool,
+        /// The host's display may also show it, when it shows a sphere holding him.
+        #[serde(default)]
+        stream: bool,
+        /// Once eliminated, he keeps his links while his position is still in the ring (a
+        /// spectator of his sphere's game) instead of the camera stopping.
+        #[serde(default)]
+        stay: bool,
+    },
+    /// From a watching connection (the host's display page): shows the cameras (`stream`) of
+    /// one player's sphere, answered by `ice_servers`. One display per table: a newer one
+    /// replaces the older.
+    CameraDisplay {
+        /// Request id.
+        id: u32,
+        /// The host's own seat token: proof the host chose it.
+        token: SeatToken,
+        /// The player whose sphere the display shows; absent (nil) stops it.
+        #[serde(default)]
+        center: Option<PlayerId>,
+    },
+    /// Relays `payload` to `to`, only if the sender and `to` are linked now (`camera_peers`).
+    /// Answered by `ack`; never journaled.
+    Signal {
+        /// Request id.
+        id: u32,
+        /// Who receives it.
+        to: Peer,
+        /// Opaque to the server (at most 12 000 bytes): the page's JSON
+        /// `{"description": …}` or `{"candidate": …}`.
+        payload: String,
+    },
     /// Magic Tech: In the lobby of a Magic Tech table: declares one's deck size.
     #[serde(rename = "magic_tech.declare_deck")]
     #[strum(serialize = "magic_tech.declare_deck")]
@@ -738,6 +778,9 @@ macro_rules! with_request_id {
             | ClientMessage::TakeRemedy { $id, .. }
             | ClientMessage::CallHost { $id, .. }
             | ClientMessage::AnswerCall { $id, .. }
+            | ClientMessage::Camera { $id, .. }
+            | ClientMessage::CameraDisplay { $id, .. }
+            | ClientMessage::Signal { $id, .. }
             | ClientMessage::MagicTechDeclareDeck { $id, .. }
             | ClientMessage::MagicTechNextPhase { $id, .. }
             | ClientMessage::MagicTechDeploy { $id, .. }

@@ -178,6 +178,13 @@ pub enum ErrorCode {
     NoMission,
     /// Magic Tech: there is no correction of the other player's to answer (or one is already open).
     NoProposal,
+    /// The request needs a watching connection (the table's display), not a seated one.
+    NotWatching,
+    /// The signal's payload is larger than 12 000 bytes.
+    SignalTooLarge,
+    /// No camera link joins you and that peer now (out of range, a camera off, not at this
+    /// table, yourself).
+    NotLinked,
 }
 
 impl ErrorCode {
@@ -300,6 +307,13 @@ impl ErrorCode {
             ErrorCode::NoDeckSize => "every player must declare his deck size first",
             ErrorCode::NoMission => "no mission is waiting for blocks (or one is)",
             ErrorCode::NoProposal => "there is no proposal to answer (or one is open)",
+            ErrorCode::NotWatching => {
+                "only a watching connection (the table's display) may do this, not a seated one"
+            }
+            ErrorCode::SignalTooLarge => "the signal's payload is larger than 12000 bytes",
+            ErrorCode::NotLinked => {
+                "no camera link joins you and that peer now (out of range, camera off, another table)"
+            }
         }
     }
 }

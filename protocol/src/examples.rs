@@ -6,6 +6,7 @@
 
 use serde::Serialize;
 
+use crate::camera::{CameraPeer, IceServer, Peer};
 use crate::client::ClientMessage;
 use crate::codec::encode;
 use crate::error::ErrorCode;
@@ -409,6 +410,22 @@ pub fn client() -> Vec<ClientMessage> {
             id: 49,
             player: Some(1),
         },
+        ClientMessage::Camera {
+            id: 70,
+            on: true,
+            stream: true,
+            stay: false,
+        },
+        ClientMessage::CameraDisplay {
+            id: 71,
+            token: TOKEN,
+            center: Some(3),
+        },
+        ClientMessage::Signal {
+            id: 72,
+            to: Peer::Player(3),
+            payload: SIGNAL_PAYLOAD.to_owned(),
+        },
         ClientMessage::MagicTechDeclareDeck { id: 50, size: 60 },
         ClientMessage::MagicTechNextPhase { id: 51 },
         ClientMessage::MagicTechDeploy {
@@ -731,8 +748,54 @@ pub fn server() -> Vec<ServerMessage> {
             deck: Deck::fold(ledger().iter().map(|l| &l.entry)),
             ledger: ledger(),
         },
+        ServerMessage::IceServers {
+            reply_to: 70,
+            servers: vec![
+                IceServer {
+                    urls: vec!["stun:turn.example.org:3478".to_owned()],
+                    username: None,
+                    credential: None,
+                },
+                IceServer {
+                    urls: vec![
+                        "turn:turn.example.org:3478?transport=udp".to_owned(),
+                        "turns:turn.example.org:5349".to_owned(),
+                    ],
+                    username: Some(
+                        "1795086400:gm-5f3c1a2e-8d4b-4c6e-9a7f-0b1c2d3e4f50-0".to_owned(),
+                    ),
+                    credential: Some("BHLnDyvLIRdVkAMtLU5N7UQ6ccU=".to_owned()),
+                },
+            ],
+        },
+        ServerMessage::CameraPeers {
+            peers: vec![
+                CameraPeer {
+                    peer: Peer::Player(0),
+                    name: "Alice".to_owned(),
+                    offer: false,
+                },
+                CameraPeer {
+                    peer: Peer::Player(1),
+                    name: "Bob".to_owned(),
+                    offer: false,
+                },
+                CameraPeer {
+                    peer: Peer::Display,
+                    name: "display".to_owned(),
+                    offer: true,
+                },
+            ],
+        },
+        ServerMessage::Signal {
+            from: Peer::Player(0),
+            payload: SIGNAL_PAYLOAD.to_owned(),
+        },
     ]
 }
+
+/// The payload of the `signal` examples: an ICE candidate, as the page sends it.
+const SIGNAL_PAYLOAD: &str = r#"{"candidate":{"candidate":"candidate:1 1 udp 2122260223 192.168.1.20 54400 typ host","sdpMid":"0","sdpMLineIndex":0}}"#;
 
 /// One example of every event.
 pub fn events() -> Vec<Event> {

@@ -75,6 +75,14 @@ pub trait Game: Clone + std::fmt::Debug + Send + 'static {
     /// How many players are still in the game.
     fn living(&self) -> usize;
 
+    /// Whether two seated players are within range of each other now: who sees whose camera
+    /// (issue 32; [`camera_links`](crate::camera_links)). A game that says nothing has no range:
+    /// nobody is.
+    fn within_range(&self, a: PlayerId, b: PlayerId) -> bool {
+        let _ = (a, b);
+        false
+    }
+
     /// The turns running now, by turn and the player taking it: the turn clock and an absent
     /// player's grace period count from when each began; `expire_turn` ends one.
     fn running(&self) -> Vec<(TurnId, PlayerId)>;

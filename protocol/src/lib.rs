@@ -13,6 +13,8 @@
 //! into it with [`Mirror::apply_batch`] — the server's own [`rules::Table::apply`]; a gap in the
 //! sequence numbers means events were missed, and the client asks for a fresh `snapshot`.
 
+pub mod camera;
+pub mod camera_links;
 mod client;
 mod codec;
 mod command;
@@ -38,6 +40,7 @@ pub mod text;
 mod types;
 mod view;
 
+pub use camera::{CameraPeer, IceServer, Peer};
 pub use client::ClientMessage;
 pub use codec::{
     decode_client, decode_event, decode_server, encode_client, encode_event, encode_server,

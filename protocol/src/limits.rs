@@ -32,6 +32,15 @@ pub const MAX_PASSWORD_CHARS: usize = 64;
 /// Longest client name announced in `hello`, in characters.
 pub const MAX_CLIENT_NAME_CHARS: usize = 64;
 
+/// Largest `payload` of a `signal` (a session description or an ICE candidate), in bytes; a
+/// larger one is refused with `signal_too_large`.
+pub const MAX_SIGNAL_BYTES: usize = 12_000;
+/// Signals a connection may send at once before [`SIGNALS_PER_SECOND`] paces it: signals take
+/// from their own bucket, not from the general request bucket.
+pub const SIGNAL_BURST: u32 = 120;
+/// Signals per second a connection may send over time (more: `rate_limited`).
+pub const SIGNALS_PER_SECOND: f64 = 20.0;
+
 /// Fewest seats a table may have.
 pub const MIN_SEATS: u8 = 2;
 /// Most seats a table may have.

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::camera::{CameraPeer, IceServer, Peer};
 use crate::error::ErrorCode;
 use crate::event::Event;
 use crate::league::{Deck, LeagueId, LeagueSummary, LeagueView, LedgerLine, MemberId, MemberToken};
@@ -304,6 +305,26 @@ pub enum ServerMessage {
         /// Every credit, purchase and remedy, in order.
         ledger: Vec<LedgerLine>,
     },
+    /// Answer to `camera` and `camera_display`: the STUN/TURN servers to use for the links.
+    IceServers {
+        /// The request's id.
+        reply_to: u32,
+        /// The servers (empty: none needed, as on a LAN).
+        servers: Vec<IceServer>,
+    },
+    /// The whole list of camera links this connection should have now; sent whenever it
+    /// changes (also when it becomes empty). It is also who can see you.
+    CameraPeers {
+        /// The links.
+        peers: Vec<CameraPeer>,
+    },
+    /// A signal relayed from a linked peer.
+    Signal {
+        /// Who sent it.
+        from: Peer,
+        /// Its payload, as sent.
+        payload: String,
+    },
 }
 
 impl ServerMessage {
@@ -329,11 +350,14 @@ impl ServerMessage {
             | ServerMessage::LeagueJoined { reply_to, .. }
             | ServerMessage::Leagues { reply_to, .. }
             | ServerMessage::League { reply_to, .. }
-            | ServerMessage::Deck { reply_to, .. } => Some(*reply_to),
+            | ServerMessage::Deck { reply_to, .. }
+            | ServerMessage::IceServers { reply_to, .. } => Some(*reply_to),
             ServerMessage::Snapshot { reply_to, .. } | ServerMessage::Error { reply_to, .. } => {
                 *reply_to
             }
-            ServerMessage::Events { .. } => None,
+            ServerMessage::Events { .. }
+            | ServerMessage::CameraPeers { .. }
+            | ServerMessage::Signal { .. } => None,
         }
     }
 

@@ -1,6 +1,7 @@
 //! The table's session rules: seats and seat tokens, the host and hand-over, absence and grace
-//! periods, the turn and mulligan clocks, pause, kick, mute, bans, the chat budget and when an
-//! empty table closes. A deterministic state machine in the quinn-proto shape: time is an
+//! periods, the turn and mulligan clocks, pause, kick, mute, bans, the chat budget, the cameras'
+//! links and signals ([`camera_links`]; never events, never journaled) and when an empty table
+//! closes. A deterministic state machine in the quinn-proto shape: time is an
 //! input (`now` on every call), [`Session::poll_timeout`] says when it next needs to be woken,
 //! and what it decides comes out as [`Effect`]s for the driver (the server's table actor) to
 //! journal and deliver. No sockets, no clock, no tokio.
@@ -14,10 +15,12 @@
 //! in the fold ([`Table::facts`]); what is the session's alone — tokens, which connection holds
 //! which seat, addresses, and the instants its timers count from — lives here.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
+use crate::camera::{CameraPeer, Peer};
+use crate::camera_links::{self, Camera, Choice, Display, Links};
 use crate::client::ClientMessage;
 use crate::command::{Actor, Authority, Command};
 use crate::dice::DiceSecret;
@@ -27,7 +30,8 @@ use crate::game::Game;
 use crate::league::SeatDeck;
 use crate::limit::TokenBucket;
 use crate::limits::{
-    CALL_HOST_INTERVAL_SECS, MAX_CALL_REASON_CHARS, MAX_CLOCK_SECS, MAX_SPECTATORS, close,
+    CALL_HOST_INTERVAL_SECS, MAX_CALL_REASON_CHARS, MAX_CLOCK_SECS, MAX_SIGNAL_BYTES,
+    MAX_SPECTATORS, close,
 };
 use crate::rules::Table;
 use crate::shell::{Stage, resume_quorum};
@@ -35,8 +39,7 @@ use crate::text::{self, TextError};
 use crate::types::{Expiry, PlayerId, Ruling, SeatToken, TurnId};
 use crate::view::{Settings, TableView};
 
-/// A connection, as the driver numbers them.
-pub type ConnectionId = u64;
+pub use crate::shell::ConnectionId;
 
 /// Chat lines a table takes at once above its per-minute budget.
 pub const TABLE_CHAT_BURST: f64 = 20.0;
@@ -85,6 +88,23 @@ pub enum Effect {
     },
     /// The game is over: journal the replay as complete.
     Finished,
+    /// A connection's camera links changed: send it `camera_peers` with the whole list (never
+    /// journaled).
+    CameraPeers {
+        /// Whose list.
+        connection: ConnectionId,
+        /// Every link it should have now (empty: none).
+        peers: Vec<CameraPeer>,
+    },
+    /// Relay a signal to a connection: send it `signal` (never journaled).
+    Signal {
+        /// The receiver's connection.
+        connection: ConnectionId,
+        /// Who sent it.
+        from: Peer,
+        /// As sent.
+        payload: String,
+    },
     /// Close a connection (after what was queued for it), saying why; it is no longer a member.
     Close {
         /// Which.
@@ -141,6 +161,8 @@ struct Seat {
     left_at: Option<Instant>,
     /// The addresses he has connected from at this table (banned with him if the host says so).
     peers: Vec<IpAddr>,
+    /// His camera, while it is on: chosen by his connection, gone with it.
+    camera: Option<Choice>,
 }
 
 /// One table's session: the table (the fold: its game's state, Grand Melee's [`Table`] unless
@@ -180,6 +202,10 @@ pub struct Session<G: Game = Table> {
     ever_seated: bool,
     /// Whether the end of the game has been noted.
     game_over_noted: bool,
+    /// The table's display (`camera_display`), gone with its connection.
+    display: Option<Display>,
+    /// Every connection's camera links, as last sent (`camera_peers`).
+    links: Links,
     effects: VecDeque<Effect>,
 }
 
@@ -214,6 +240,8 @@ impl<G: Game> Session<G> {
             called_at: BTreeMap::new(),
             ever_seated: false,
             game_over_noted: false,
+            display: None,
+            links: Links::new(),
             effects: VecDeque::new(),
         })
     }
@@ -257,6 +285,7 @@ impl<G: Game> Session<G> {
                 dropped_at: Some(now),
                 left_at: Some(now),
                 peers: Vec::new(),
+                camera: None,
             })
             .collect();
         session.banned = banned;
@@ -405,6 +434,7 @@ impl<G: Game> Session<G> {
             dropped_at: None,
             left_at: None,
             peers: vec![peer],
+            camera: None,
         });
         let mut events = events;
         if self.table.facts().host.is_none() {
@@ -415,6 +445,7 @@ impl<G: Game> Session<G> {
         }
         self.publish(events);
         self.empty_since = None;
+        self.update_links();
         Ok(player)
     }
 
@@ -435,6 +466,7 @@ impl<G: Game> Session<G> {
         self.empty_since = None;
         let spectators = self.spectators();
         self.publish(vec![Event::SpectatorsChanged { spectators }]);
+        self.update_links();
         Ok(())
     }
 
@@ -457,6 +489,8 @@ impl<G: Game> Session<G> {
             self.host_heard_at = now;
         }
         let previous = seat.connection.replace(connection);
+        // A camera is the connection's choice: the new one says again if it is on.
+        seat.camera = None;
         seat.dropped_at = None;
         seat.left_at = None;
         if !seat.peers.contains(&peer) {
@@ -477,6 +511,7 @@ impl<G: Game> Session<G> {
                 }]);
             }
         }
+        self.update_links();
         Ok(player)
     }
 
@@ -492,6 +527,7 @@ impl<G: Game> Session<G> {
             None => {}
         }
         self.note_if_empty(now);
+        self.update_links();
     }
 
     /// A member's connection is gone: a seated player keeps his seat for the grace period.
@@ -502,10 +538,14 @@ impl<G: Game> Session<G> {
             None => {}
         }
         self.note_if_empty(now);
+        self.update_links();
     }
 
     fn spectator_left(&mut self, connection: ConnectionId) {
         self.spectators.retain(|&c| c != connection);
+        if self.display.is_some_and(|d| d.connection == connection) {
+            self.display = None;
+        }
         let spectators = self.spectators();
         self.publish(vec![Event::SpectatorsChanged { spectators }]);
     }
@@ -515,6 +555,7 @@ impl<G: Game> Session<G> {
             return;
         };
         seat.connection = None;
+        seat.camera = None;
         seat.dropped_at = Some(now);
         seat.left_at = Some(now);
         self.publish(vec![Event::ConnectionChanged {
@@ -559,6 +600,18 @@ impl<G: Game> Session<G> {
         connection: ConnectionId,
         request: &ClientMessage,
     ) -> Result<u64, ErrorCode> {
+        let result = self.decide(now, connection, request);
+        self.update_links();
+        result
+    }
+
+    /// [`request`](Self::request), before the camera links follow what it changed.
+    fn decide(
+        &mut self,
+        now: Instant,
+        connection: ConnectionId,
+        request: &ClientMessage,
+    ) -> Result<u64, ErrorCode> {
         let role = self.role(connection).ok_or(ErrorCode::NotInTable)?;
         if let Role::Player(me) = role
             && self.table.facts().host == Some(me)
@@ -566,8 +619,18 @@ impl<G: Game> Session<G> {
             // Any request from the host, accepted or not, shows he is there.
             self.host_heard_at = now;
         }
-        if let ClientMessage::Chat { text, .. } = request {
-            return self.chat(now, role, text);
+        match request {
+            ClientMessage::Chat { text, .. } => return self.chat(now, role, text),
+            &ClientMessage::Camera {
+                on, stream, stay, ..
+            } => return self.camera(role, on.then_some(Choice { stream, stay })),
+            &ClientMessage::CameraDisplay { token, center, .. } => {
+                return self.camera_display(connection, role, token, center);
+            }
+            ClientMessage::Signal { to, payload, .. } => {
+                return self.signal(connection, role, *to, payload);
+            }
+            _ => {}
         }
         let Role::Player(me) = role else {
             return Err(ErrorCode::NotAPlayer);
@@ -645,6 +708,135 @@ impl<G: Game> Session<G> {
                 self.run_core(actor, command, now)
             }
         }
+    }
+
+    // ----- Cameras ---------------------------------------------------------------------------
+
+    /// `camera`: a seated player's camera is on with `choice`, or off (`None`). In every stage;
+    /// the links follow (`update_links`).
+    fn camera(&mut self, role: Role, choice: Option<Choice>) -> Result<u64, ErrorCode> {
+        let Role::Player(me) = role else {
+            return Err(ErrorCode::NotAPlayer);
+        };
+        let seat = self
+            .seats
+            .iter_mut()
+            .find(|s| s.player == me)
+            .ok_or(ErrorCode::NotAPlayer)?;
+        seat.camera = choice;
+        Ok(self.seq)
+    }
+
+    /// `camera_display`: a watching connection shows the cameras of `center`'s sphere (or
+    /// stops, `None`), with the host's seat token as proof the host chose it. One display per
+    /// table: it replaces any other.
+    fn camera_display(
+        &mut self,
+        connection: ConnectionId,
+        role: Role,
+        token: SeatToken,
+        center: Option<PlayerId>,
+    ) -> Result<u64, ErrorCode> {
+        if role != Role::Spectator {
+            return Err(ErrorCode::NotWatching);
+        }
+        let host_token = self
+            .table
+            .facts()
+            .host
+            .and_then(|host| self.seat(host))
+            .map(|seat| seat.token);
+        if host_token != Some(token) {
+            return Err(ErrorCode::NotHost);
+        }
+        if let Some(center) = center
+            && self.seat(center).is_none()
+        {
+            return Err(ErrorCode::UnknownPlayer);
+        }
+        self.display = center.map(|center| Display { connection, center });
+        Ok(self.seq)
+    }
+
+    /// `signal`: relays `payload` to `to` if the sender and `to` are linked now.
+    fn signal(
+        &mut self,
+        connection: ConnectionId,
+        role: Role,
+        to: Peer,
+        payload: &str,
+    ) -> Result<u64, ErrorCode> {
+        if payload.len() > MAX_SIGNAL_BYTES {
+            return Err(ErrorCode::SignalTooLarge);
+        }
+        let from = match role {
+            Role::Player(me) => Peer::Player(me),
+            Role::Spectator if self.display.is_some_and(|d| d.connection == connection) => {
+                Peer::Display
+            }
+            Role::Spectator => return Err(ErrorCode::NotAPlayer),
+        };
+        let linked = self
+            .links
+            .get(&connection)
+            .is_some_and(|peers| peers.iter().any(|p| p.peer == to));
+        let receiver = match to {
+            Peer::Player(player) => self.seat(player).and_then(|s| s.connection),
+            Peer::Display => self.display.map(|d| d.connection),
+        };
+        let (true, Some(receiver)) = (linked, receiver) else {
+            return Err(ErrorCode::NotLinked);
+        };
+        self.effects.push_back(Effect::Signal {
+            connection: receiver,
+            from,
+            payload: payload.to_owned(),
+        });
+        Ok(self.seq)
+    }
+
+    /// Brings the camera links in step with the table after any change: every connection whose
+    /// list changed gets it whole ([`Effect::CameraPeers`]). Nothing to do, at once, while no
+    /// camera is on and no display is set.
+    fn update_links(&mut self) {
+        let cameras: Vec<Camera> = self
+            .seats
+            .iter()
+            .filter_map(|s| {
+                Some(Camera {
+                    player: s.player,
+                    connection: s.connection?,
+                    choice: s.camera?,
+                })
+            })
+            .collect();
+        if cameras.is_empty() && self.links.is_empty() {
+            return;
+        }
+        let links = camera_links::links(&self.table, &cameras, self.display);
+        let old = std::mem::replace(&mut self.links, links);
+        let changed: BTreeSet<ConnectionId> = old
+            .iter()
+            .filter(|&(c, peers)| self.links.get(c) != Some(peers))
+            .chain(
+                self.links
+                    .iter()
+                    .filter(|&(c, peers)| old.get(c) != Some(peers)),
+            )
+            .map(|(&c, _)| c)
+            .collect();
+        for connection in changed {
+            if self.role(connection).is_some() {
+                let peers = self.links.get(&connection).cloned().unwrap_or_default();
+                self.effects
+                    .push_back(Effect::CameraPeers { connection, peers });
+            }
+        }
+    }
+
+    /// Every connection's camera links now.
+    pub fn camera_links(&self) -> &Links {
+        &self.links
     }
 
     fn chat(&mut self, now: Instant, role: Role, text: &str) -> Result<u64, ErrorCode> {
@@ -1250,6 +1442,7 @@ impl<G: Game> Session<G> {
         {
             self.set_host(self.next_host(host), now);
         }
+        self.update_links();
         self.closable()
             && self
                 .empty_since

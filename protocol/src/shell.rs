@@ -11,6 +11,9 @@ use crate::event::Event;
 use crate::text::{self, TextError};
 use crate::types::{HostCall, PlayerId, SeatingMode};
 
+/// A connection, as the driver numbers them.
+pub type ConnectionId = u64;
+
 /// Where the table is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stage {

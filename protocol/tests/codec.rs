@@ -28,7 +28,7 @@ struct Kinded {
 #[test]
 fn every_client_message_round_trips() {
     let all = examples::client();
-    assert_eq!(all.len(), 66);
+    assert_eq!(all.len(), 69);
     for message in all {
         let bytes = encode_client(&message);
         assert!(!bytes.is_empty());
@@ -639,4 +639,83 @@ fn a_malformed_request_still_yields_its_id_and_known_type() {
     for garbage in [&b""[..], b"\xc1", b"\x91\xc0", b"\xdf\xff\xff\xff\xff"] {
         assert_eq!(peek_request(garbage), (None, None));
     }
+}
+
+/// The cameras' requests in their shortest forms, as a page packs them: `stream`, `stay` and
+/// `center` may be left out, and a peer is `{"player": n}` or the string `"display"`.
+#[test]
+fn camera_requests_take_their_defaults_and_both_peer_forms() {
+    use grand_melee_protocol::{CameraPeer, IceServer, Peer};
+    let pack = |value: serde_json::Value| rmp_serde::to_vec_named(&value).unwrap();
+    assert_eq!(
+        decode_client(&pack(
+            serde_json::json!({"type": "camera", "id": 7, "on": true})
+        ))
+        .unwrap(),
+        ClientMessage::Camera {
+            id: 7,
+            on: true,
+            stream: false,
+            stay: false,
+        }
+    );
+    assert_eq!(
+        decode_client(&pack(serde_json::json!({
+            "type": "camera_display",
+            "id": 8,
+            "token": "c0ffee00-1234-4abc-8def-0123456789ab",
+        })))
+        .unwrap(),
+        ClientMessage::CameraDisplay {
+            id: 8,
+            token: examples::TOKEN,
+            center: None,
+        }
+    );
+    for (to, peer) in [
+        (serde_json::json!("display"), Peer::Display),
+        (serde_json::json!({"player": 300}), Peer::Player(300)),
+        (serde_json::json!({"player": 0}), Peer::Player(0)),
+    ] {
+        let bytes = pack(serde_json::json!({"type": "signal", "id": 9, "to": to, "payload": "{}"}));
+        assert_eq!(
+            decode_client(&bytes).unwrap(),
+            ClientMessage::Signal {
+                id: 9,
+                to: peer,
+                payload: "{}".to_owned(),
+            }
+        );
+        assert_eq!(serde_json::to_value(peer).unwrap(), to);
+    }
+    for bad in [
+        serde_json::json!("host"),
+        serde_json::json!({"player": -1}),
+        serde_json::json!({"display": 0}),
+    ] {
+        let bytes = pack(serde_json::json!({"type": "signal", "id": 9, "to": bad, "payload": ""}));
+        assert!(decode_client(&bytes).is_err(), "{bad} is not a peer");
+    }
+    // A STUN entry carries no credentials: the fields are left out, as RTCIceServer wants.
+    let stun = IceServer {
+        urls: vec!["stun:a.example:3478".to_owned()],
+        username: None,
+        credential: None,
+    };
+    assert_eq!(
+        serde_json::to_value(&stun).unwrap(),
+        serde_json::json!({"urls": ["stun:a.example:3478"]})
+    );
+    let peers = ServerMessage::CameraPeers {
+        peers: vec![CameraPeer {
+            peer: Peer::Display,
+            name: "display".to_owned(),
+            offer: true,
+        }],
+    };
+    assert_eq!(
+        serde_json::to_value(&peers).unwrap(),
+        serde_json::json!({"type": "camera_peers", "peers": [{"peer": "display", "name": "display", "offer": true}]})
+    );
+    assert_eq!(decode_server(&encode_server(&peers)).unwrap(), peers);
 }

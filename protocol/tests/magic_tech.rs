@@ -1848,3 +1848,15 @@ fn a_mirror_folds_from_the_empty_table_and_no_mirror_takes_another_games_snapsho
     assert!(Mirror::new(&empty).is_err());
     assert!(Mirror::new(&grand_melee).is_ok());
 }
+
+/// Cameras (issue 32): the two players across one board are within range of each other once
+/// the game has started, and only seated players are.
+#[test]
+fn both_players_are_within_range_once_the_game_has_started() {
+    let lobby = Play::lobby();
+    assert!(!lobby.game.within_range(ANN, BOB));
+    let play = Play::started();
+    assert!(play.game.within_range(ANN, BOB));
+    assert!(play.game.within_range(BOB, ANN));
+    assert!(!play.game.within_range(ANN, 7));
+}

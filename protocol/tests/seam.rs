@@ -561,3 +561,41 @@ fn the_shells_events_are_refused_by_the_shell_fold_when_they_do_not_fit() {
     );
     assert_eq!(game.facts(), &SessionFacts::default());
 }
+
+/// Cameras (issue 32) are the shell's: a game that says nothing of range (`within_range`'s
+/// default) still takes `camera` from its players, and links nobody.
+#[test]
+fn a_game_without_range_takes_cameras_and_links_nobody() {
+    let t0 = Instant::now();
+    let mut journal = Vec::new();
+    let mut session: Session<PassTheTurn> =
+        Session::new(settings(), DiceSecret::from_seed(1), timing(), t0).unwrap();
+    seat(&mut session, t0, "Ann");
+    seat(&mut session, t0, "Bob");
+    let start = ClientMessage::Start {
+        id: 2,
+        first_player: None,
+        seating: Default::default(),
+        order: Vec::new(),
+    };
+    session.request(t0, 1, &start).unwrap();
+    assert_eq!(session.table().stage(), Stage::Playing);
+    drain(&mut session, &mut journal);
+    for connection in [1, 2] {
+        let camera = ClientMessage::Camera {
+            id: 3,
+            on: true,
+            stream: false,
+            stay: false,
+        };
+        session.request(t0, connection, &camera).unwrap();
+    }
+    assert_eq!(drain(&mut session, &mut journal), []);
+    assert!(session.camera_links().is_empty());
+    let signal = ClientMessage::Signal {
+        id: 4,
+        to: grand_melee_protocol::Peer::Player(1),
+        payload: "{}".to_owned(),
+    };
+    assert_eq!(session.request(t0, 1, &signal), Err(ErrorCode::NotLinked));
+}

@@ -223,6 +223,35 @@ pub struct ServerConfig {
     #[arg(long, env = "GM_READ_BUFFER_BYTES", default_value_t = 512)]
     pub read_buffer_bytes: usize,
 
+    /// A STUN or TURN server for the players' camera links (`stun:HOST[:PORT]`, `stuns:…`,
+    /// `turn:HOST[:PORT][?transport=udp|tcp]`, `turns:…`); repeat the flag (or comma-separate
+    /// the variable) for several. Handed to the pages in `ice_servers`; the media go between the
+    /// browsers, never through this server. None by default: on a LAN none is needed. See
+    /// README.md, "Cameras over the internet: a TURN server".
+    #[arg(
+        long = "ice-server",
+        env = "GM_ICE_SERVERS",
+        value_delimiter = ',',
+        value_name = "URL"
+    )]
+    pub ice_servers: Vec<String>,
+
+    /// The secret shared with the TURN server (coturn's `static-auth-secret`, with
+    /// `use-auth-secret`): the server then mints short-lived credentials for the `turn:` and
+    /// `turns:` servers of `--ice-server` in every `ice_servers` answer. Needs one of those.
+    #[arg(
+        long,
+        env = "GM_TURN_SECRET",
+        value_name = "SECRET",
+        hide_env_values = true
+    )]
+    pub turn_secret: Option<String>,
+
+    /// How long minted TURN credentials last, in seconds (a camera link opened before they
+    /// expire keeps working).
+    #[arg(long, env = "GM_TURN_TTL_SECS", default_value_t = 86_400)]
+    pub turn_ttl_secs: u64,
+
     /// Requests per second one connection may send on average.
     #[arg(long, env = "GM_RATE_LIMIT", default_value_t = 20.0)]
     pub rate_limit: f64,
@@ -308,6 +337,16 @@ impl ServerConfig {
         Duration::from_millis(self.lease_ms)
     }
 
+    /// The checked `--ice-server`, `--turn-secret` and `--turn-ttl-secs` (`Server::bind`
+    /// refuses to start with them otherwise).
+    pub(crate) fn ice(&self) -> Result<crate::ice::Ice, crate::ice::IceError> {
+        crate::ice::Ice::new(
+            &self.ice_servers,
+            self.turn_secret.as_deref(),
+            self.turn_ttl_secs,
+        )
+    }
+
     pub(crate) fn max_message_bytes(&self) -> usize {
         self.max_message_bytes
             .clamp(1, grand_melee_protocol::MAX_CLIENT_MESSAGE_BYTES)
@@ -318,6 +357,48 @@ impl ServerConfig {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ice_servers_repeat_and_the_turn_settings_are_checked() {
+        let config = ServerConfig::try_parse_from([
+            "grand-melee-server",
+            "--ice-server",
+            "stun:stun.example.org",
+            "--ice-server",
+            "turn:turn.example.org:3478?transport=udp,turns:turn.example.org:5349",
+            "--turn-secret",
+            "s3cret",
+        ])
+        .unwrap();
+        assert_eq!(config.ice_servers.len(), 3);
+        assert_eq!(config.turn_ttl_secs, 86_400);
+        assert!(config.ice().is_ok());
+        assert!(ServerConfig::default().ice_servers.is_empty());
+        let only_stun = ServerConfig::try_parse_from([
+            "grand-melee-server",
+            "--ice-server",
+            "stun:stun.example.org",
+            "--turn-secret",
+            "s3cret",
+        ])
+        .unwrap();
+        assert_eq!(
+            only_stun.ice().unwrap_err(),
+            crate::ice::IceError::SecretWithoutTurn
+        );
+        let typo = ServerConfig::try_parse_from([
+            "grand-melee-server",
+            "--ice-server",
+            "turn.example.org",
+        ])
+        .unwrap();
+        assert!(
+            typo.ice()
+                .unwrap_err()
+                .to_string()
+                .contains("\"turn.example.org\": not a STUN or TURN URL")
+        );
+    }
 
     #[test]
     fn trusted_proxies_repeat_and_are_checked() {

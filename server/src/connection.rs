@@ -38,11 +38,15 @@ fn websocket_config(config: &crate::ServerConfig) -> WebSocketConfig {
         .max_frame_size(Some(config.max_message_bytes()))
 }
 
-/// Per-connection rate limits: requests, chat lines, and strikes for requests over the limit.
+/// Per-connection rate limits: requests, chat lines, camera signals, and strikes for requests
+/// over the limit.
 #[derive(Debug)]
 struct RateLimits {
     requests: TokenBucket,
     chat: TokenBucket,
+    /// `signal`s take from their own bucket, not from `requests`: a camera link's offer, answer
+    /// and ICE candidates come in bursts.
+    signals: TokenBucket,
     strikes: TokenBucket,
 }
 
@@ -51,12 +55,24 @@ impl RateLimits {
         Self {
             requests: TokenBucket::new(config.rate_burst, config.rate_limit, now),
             chat: TokenBucket::new(5.0, config.chat_per_minute / 60.0, now),
+            signals: TokenBucket::new(
+                f64::from(grand_melee_protocol::SIGNAL_BURST),
+                grand_melee_protocol::SIGNALS_PER_SECOND,
+                now,
+            ),
             strikes: TokenBucket::new(config.flood_strikes, 5.0, now),
         }
     }
 
     /// Whether a request may go through now.
     fn request(&mut self, request: &ClientMessage, now: Instant) -> Verdict {
+        if matches!(request, ClientMessage::Signal { .. }) {
+            return if self.signals.take(now) {
+                Verdict::Admit
+            } else {
+                self.over(now)
+            };
+        }
         let chat_ok = !matches!(request, ClientMessage::Chat { .. }) || self.chat.take(now);
         if chat_ok && self.requests.take(now) {
             Verdict::Admit

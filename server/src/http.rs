@@ -627,6 +627,11 @@ const ASSETS: &[Asset] = &[
         bytes: include_bytes!("../web/games/magic_tech.js"),
     },
     Asset {
+        name: "cameras.js",
+        content_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../web/cameras.js"),
+    },
+    Asset {
         name: "app.js",
         content_type: "text/javascript; charset=utf-8",
         bytes: include_bytes!("../web/app.js"),

@@ -4,8 +4,8 @@
 //! Reading order, top down. Each module imports only the ones after it (no import circle;
 //! `../shared/tools/import-circles` checks it): `server` → `node` → `connection` → `room` →
 //! `proxy` → [`leagues`] → `lobby` → `cluster` → [`journal`] → [`store`] → `conn` → `outbox`, and below
-//! them all `http` (with `qr`), [`config`] (with [`durability`]), `origin`, [`forwarded`], `tls`,
-//! `password`, [`metrics`].
+//! them all `http` (with `qr`), [`config`] (with [`durability`] and `ice`), `origin`,
+//! [`forwarded`], `tls`, `password`, [`metrics`].
 //!
 //! - `grand_melee_protocol::session` (the protocol crate): the pure core — the table's rules, its
 //!   one fold, and the session around it (seats and their tokens, the host, absence, clocks,
@@ -43,8 +43,9 @@
 //!   `/healthz`, `/metrics`, `/qr.svg` (`qr`, private: a link as a QR code), and the WebSocket
 //!   handshake; `tls` (private): `--tls-cert`; `origin` (private): which browser pages may open a
 //!   WebSocket; [`forwarded`]: whom a request from a `--trusted-proxy` speaks for.
-//! - [`config`] (with [`durability`], how hard commits reach the disk), `password` (private:
-//!   hashing on a bounded pool), [`metrics`].
+//! - [`config`] (with [`durability`], how hard commits reach the disk, and `ice`, private: the
+//!   STUN/TURN servers of the camera links and the TURN credentials minted for them),
+//!   `password` (private: hashing on a bounded pool), [`metrics`].
 
 mod cluster;
 pub mod config;
@@ -53,6 +54,7 @@ mod connection;
 pub mod durability;
 pub mod forwarded;
 mod http;
+mod ice;
 pub mod journal;
 pub mod leagues;
 mod lobby;

@@ -219,6 +219,8 @@ pub(crate) struct Shared {
     league_members: DashMap<(IpAddr, LeagueId), usize>,
     /// Where every password is hashed: a fixed pool of threads, each with one buffer.
     pub hasher: crate::password::Hasher,
+    /// The STUN/TURN servers handed to the pages' camera links, with the TURN secret.
+    pub ice: crate::ice::Ice,
 }
 
 impl Shared {
@@ -233,7 +235,10 @@ impl Shared {
         origins: crate::origin::OriginPolicy,
     ) -> Self {
         let hasher = crate::password::Hasher::new(config.password_hash_threads);
+        // `Server::bind` refused to start with settings this refuses.
+        let ice = config.ice().unwrap_or_default();
         Self {
+            ice,
             cluster,
             store,
             peers,

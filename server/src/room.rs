@@ -1099,6 +1099,21 @@ impl<G: Game> Room<G> {
             Some(code) => Err(code),
             None => self.session.request(received, connection, &request),
         };
+        if result.is_ok()
+            && let Some(user) = self.ice_user(&request, connection)
+        {
+            // Answered with the ICE servers, before the links they are for.
+            let servers = self.shared.ice.servers(&user, now_ms() / 1000);
+            self.send(
+                &conn,
+                &ServerMessage::IceServers {
+                    reply_to: request.id(),
+                    servers,
+                },
+            );
+            self.carry_out(received);
+            return;
+        }
         self.carry_out(received);
         match result {
             Ok(seq) => self.send(
@@ -1112,6 +1127,19 @@ impl<G: Game> Room<G> {
                 Metrics::add(&self.shared.metrics.rejected, 1);
                 self.send(&conn, &ServerMessage::error(Some(&request), code));
             }
+        }
+    }
+
+    /// For `camera` and `camera_display` (answered by `ice_servers`), whom the TURN
+    /// credentials are for: `gm-<table>-<player>`, or `gm-<table>-display`.
+    fn ice_user(&self, request: &ClientMessage, connection: u64) -> Option<String> {
+        match request {
+            ClientMessage::Camera { .. } => match self.session.role(connection)? {
+                Role::Player(player) => Some(format!("gm-{}-{player}", self.id)),
+                Role::Spectator => None,
+            },
+            ClientMessage::CameraDisplay { .. } => Some(format!("gm-{}-display", self.id)),
+            _ => None,
         }
     }
 
@@ -1145,6 +1173,16 @@ impl<G: Game> Room<G> {
                         at_ms: now_ms(),
                         credits,
                     });
+                }
+                Effect::CameraPeers { connection, peers } => {
+                    self.send_to(connection, &ServerMessage::CameraPeers { peers });
+                }
+                Effect::Signal {
+                    connection,
+                    from,
+                    payload,
+                } => {
+                    self.send_to(connection, &ServerMessage::Signal { from, payload });
                 }
                 Effect::Close {
                     connection,
@@ -1242,6 +1280,14 @@ impl<G: Game> Room<G> {
         self.journal_ops.clear();
         self.given_up = true;
         self.broken = true;
+    }
+
+    /// Queues a message for one member, by its connection (nothing if it is no longer one).
+    fn send_to(&mut self, connection: u64, message: &ServerMessage) {
+        if let Some(member) = self.members.iter().find(|m| m.conn.id == connection) {
+            let conn = member.conn.clone();
+            self.send(&conn, message);
+        }
     }
 
     /// Queues one message for one connection (delivered by `flush`, in order with the rest).

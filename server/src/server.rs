@@ -37,6 +37,7 @@ impl Server {
     /// Opens the journal in `config.data_dir`, rebuilds every unfinished table from it, and binds
     /// the listening socket (port 0 picks a free port).
     pub async fn bind(config: ServerConfig) -> std::io::Result<Self> {
+        config.ice().map_err(std::io::Error::other)?;
         let (dir, durability) = (config.data_dir.clone(), config.durability);
         let journal = tokio::task::spawn_blocking(move || Journal::open(&dir, durability))
             .await

@@ -767,3 +767,129 @@ async fn an_adjourned_table_survives_its_owner_and_is_resumed_on_another_node() 
     })
     .await;
 }
+
+/// Turns a client's camera on and waits until its `camera_peers` lists `expected` (player ids).
+async fn camera_linked(client: &mut Client, expected: &[u16]) {
+    let answer = client
+        .call(|id| ClientMessage::Camera {
+            id,
+            on: true,
+            stream: false,
+            stay: false,
+        })
+        .await;
+    assert!(
+        matches!(answer, Ok(ServerMessage::IceServers { .. })),
+        "{answer:?}"
+    );
+    if !expected.is_empty() {
+        // (A list that stays empty is not sent.)
+        until_peers(client, expected).await;
+    }
+}
+
+/// Receives until a `camera_peers` lists exactly `expected` (player ids).
+async fn until_peers(client: &mut Client, expected: &[u16]) {
+    let want: Vec<wire::Peer> = expected.iter().map(|&p| wire::Peer::Player(p)).collect();
+    client
+        .until(|r| match r {
+            Received::Message(m, _) => match &**m {
+                ServerMessage::CameraPeers { peers } => {
+                    let got: Vec<wire::Peer> = peers.iter().map(|p| p.peer).collect();
+                    (got == want).then_some(())
+                }
+                _ => None,
+            },
+            Received::Closed(_) => None,
+        })
+        .await;
+}
+
+/// Every client turns its camera on, one after the other; at the end each is linked with every
+/// other (`ids`: the clients' player ids, everyone within everyone's range).
+async fn all_cameras_on(clients: &mut [Client], ids: &[u16]) {
+    let sorted = |mut v: Vec<u16>| {
+        v.sort_unstable();
+        v
+    };
+    for (i, client) in clients.iter_mut().enumerate() {
+        camera_linked(client, &sorted(ids[..i].to_vec())).await;
+    }
+    // (The last one's whole list came with its own camera.)
+    let last = clients.len() - 1;
+    for (i, client) in clients.iter_mut().enumerate().take(last) {
+        let others = ids.iter().copied().filter(|&p| p != ids[i]).collect();
+        until_peers(client, &sorted(others)).await;
+    }
+}
+
+/// Sends a signal from `from` to `to` and waits until `to` receives it, byte for byte.
+async fn signal_arrives(clients: &mut [Client], from: usize, to: usize, payload: &str) {
+    let sender = clients[from].seat.unwrap().0;
+    let target = clients[to].seat.unwrap().0;
+    let sent = clients[from]
+        .call(|id| ClientMessage::Signal {
+            id,
+            to: wire::Peer::Player(target),
+            payload: payload.to_owned(),
+        })
+        .await;
+    assert!(matches!(sent, Ok(ServerMessage::Ack { .. })), "{sent:?}");
+    clients[to]
+        .until(|r| match r {
+            Received::Message(m, _) => match &**m {
+                ServerMessage::Signal { from, payload: p } => {
+                    assert_eq!(*from, wire::Peer::Player(sender));
+                    assert_eq!(p, payload);
+                    Some(())
+                }
+                _ => None,
+            },
+            Received::Closed(_) => None,
+        })
+        .await;
+}
+
+/// Cameras in cluster mode: players connected to the node that does not own the table are
+/// linked and signalled through it like the owner's own; after a takeover (the camera state is
+/// not journaled, so it starts empty) the pages send `camera` again, as PROTOCOL.md says, and
+/// the links and signals work on the new owner.
+#[tokio::test(flavor = "multi_thread")]
+async fn camera_links_and_signals_cross_nodes_and_come_back_after_a_takeover() {
+    let nats = NatsCluster::start(1).await;
+    let mut a = node(&nats, "a", 1, 1500).await;
+    let b = node(&nats, "b", 1, 1500).await;
+    // Four players, spell range 2: everyone is within everyone's range. Ann and Cid are on a
+    // (the owner), Bob and Dee on b.
+    let (table, mut clients) = table_across(a.addr, b.addr, "cameras across").await;
+    let ids: Vec<u16> = clients.iter().map(|c| c.seat.unwrap().0).collect();
+    all_cameras_on(&mut clients, &ids).await;
+    signal_arrives(&mut clients, 1, 2, "{\"description\":\"b to a\"}").await;
+    signal_arrives(&mut clients, 0, 3, "{\"description\":\"a to b\"}").await;
+    signal_arrives(&mut clients, 3, 1, "{\"candidate\":\"b to b\"}").await;
+
+    a.kill().await;
+    eventually("node b owns the table", async || {
+        b.metric("gm_tables").await == 1.0
+    })
+    .await;
+    for i in [1, 3] {
+        until_moved(&mut clients[i]).await;
+    }
+    for i in [0, 2] {
+        let (_, token) = clients[i].seat.unwrap();
+        let mut back = Client::connected(b.addr).await;
+        back.resume(table, token).await.unwrap();
+        clients[i] = back;
+    }
+    // Nothing of the cameras came across: each page turns its camera on again.
+    all_cameras_on(&mut clients, &ids).await;
+    signal_arrives(
+        &mut clients,
+        2,
+        1,
+        "{\"description\":\"after the takeover\"}",
+    )
+    .await;
+    signal_arrives(&mut clients, 1, 0, "{\"candidate\":\"after the takeover\"}").await;
+}

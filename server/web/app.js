@@ -27,6 +27,8 @@
     lastError: () => state.lastError,
     alerts: () => (GM.testHooks ? GM.testHooks.alerts() : []),
     replayLines: () => GM.pages.replay.lines.slice(),
+    // The camera links: {on, local, links: [{peer, name, offer, state, frames}], candidates}, or null before cameras.js is loaded.
+    cameras: () => (GM.cameras ? GM.cameras.report() : Promise.resolve(null)),
     checkMirror: async () => {
       const id = link.nextId++;
       const check = { id, result: null };

@@ -77,6 +77,8 @@
         }
         state.view = F.adopt(m.view);
         learnNames(state.view);
+        // A snapshot nobody asked for (the table moved to another node): the cameras tell it again.
+        if ((m.reply_to === null || m.reply_to === undefined) && GM.cameras) GM.cameras.again();
         render();
         break;
       }
@@ -107,6 +109,11 @@
       case "error":
         if (m.reply_to === null || m.reply_to === undefined) showError(refusal(m));
         break;
+      case "ice_servers":
+      case "camera_peers":
+      case "signal":
+        if (GM.cameras) GM.cameras.onMessage(m);
+        break;
       default:
         break;
     }
@@ -119,6 +126,7 @@
   /** After the link is up: take the seat back, or watch again (a visitor watches to see the table). */
   function onUp() {
     const P = GM.pages;
+    if (GM.cameras) GM.cameras.reset();
     if (route.page === "lobby") { P.lobby.refresh(); return; }
     if (route.page === "replays") { P.replays.load(); return; }
     if (route.page === "replay") { replay.load(); return; }
@@ -533,6 +541,7 @@
         ${ui.legend ? html`<${Legend} view=${view} />` : null}
         <${Alerts} /><${Calls} view=${view} me=${me} />
         <${Status} view=${view} me=${me} />
+        <${CameraSlot} view=${view} me=${me} />
         <${game.Main} view=${view} me=${me} />
       </section>
       <section class="side">
@@ -555,6 +564,7 @@
       <section class="display-main">
         <${Head} view=${view} display=${true} />
         <p class="status-line" data-testid="status-line" aria-live="polite">${sentence(view, null)}</p>
+        <${CameraSlot} view=${view} me=${null} display=${true} />
         <${gameOf(view.settings).Display} view=${view} />
       </section>
       <section class="display-side">
@@ -575,7 +585,54 @@
       <button type="submit" data-testid="watch">Show the table</button></form>`;
   }
 
+  // ---------------------------------------------------------------- cameras
+
+  /** The player's camera choices on this device (cameras.js keeps them; read here to know
+   * whether to load it). */
+  const CAMERA_PREF = "gm.camera";
+  /** What the camera switch says while it is off (here and in cameras.js). */
+  const CAMERA_OFF = "Your camera is off: nobody sees you. Turn it on to show your cards to the players within your range and see theirs.";
+  let camerasLoading = false;
+
+  /** Whether this page needs cameras.js now: my camera is on at this table, or this is the
+   * display with the host's seat on this device. */
+  function camerasWanted() {
+    const view = state.view;
+    if (!view) return false;
+    if (route.page === "display") {
+      const seat = store.get(seatKey(route.table));
+      return !!(seat && seat.token && seat.player === view.host);
+    }
+    return state.role === "player" && view.stage !== "finished" && !!(store.get(CAMERA_PREF) || {}).on;
+  }
+
+  /** Loads cameras.js (once): it is not part of the page's first load. */
+  function loadCameras() {
+    if (GM.cameras || camerasLoading) return;
+    camerasLoading = true;
+    const script = document.createElement("script");
+    script.src = "/assets/cameras.js";
+    script.addEventListener("error", () => { camerasLoading = false; showError("The cameras could not be loaded: reload the page."); });
+    document.head.append(script);
+  }
+
+  /** The cameras' place on the page: cameras.js's panel once loaded; before, the camera switch
+   * (off) for a seated player. */
+  function CameraSlot({ view, me, display }) {
+    if (GM.cameras) return html`<${GM.cameras.Panel} view=${view} me=${me} display=${display} />`;
+    if (display || state.role !== "player" || view.stage === "finished") return null;
+    const on = !!(store.get(CAMERA_PREF) || {}).on;
+    const turnOn = () => { store.set(CAMERA_PREF, Object.assign({}, store.get(CAMERA_PREF), { on: true })); render(); };
+    return html`<section class=${"cameras" + (on ? "" : " off")} data-testid="cameras" aria-label="Cameras"><div class="cam-head">
+      <button type="button" data-testid="camera-toggle" aria-pressed=${String(on)} disabled=${on} onClick=${turnOn}>${on ? "● Camera on" : "○ Camera off"}</button></div>
+      <p class="cam-who" data-testid="camera-who" aria-live="polite">${on ? "Starting your camera…" : CAMERA_OFF}</p></section>`;
+  }
+
   function render() {
+    if (route.page === "table" || route.page === "display") {
+      if (GM.cameras) GM.cameras.sync();
+      else if (camerasWanted()) loadCameras();
+    }
     if (route.page === "table") {
       window.preact.render(html`<${TablePage} />`, app);
       const bar = !!app.querySelector("[data-testid=\"action-bar\"]");
@@ -750,7 +807,7 @@
 
   Object.assign(GM.pages, { table, replay, onMessage, onUp, render });
   // What a game's panel (games/<game>.js, loaded after this file) draws with.
-  GM.frame = { html, render, go, Button, options, num };
+  GM.frame = { html, render, go, Button, options, num, gameOf, CAMERA_OFF };
   GM.games = GM.games || {};
   // Hooks for the browser tests (see README.md in this folder).
   GM.testHooks = { alerts: () => ui.alerts.map((a) => a.text), ui };

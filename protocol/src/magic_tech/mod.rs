@@ -384,6 +384,11 @@ impl Game for MagicTech {
         self.seated.len() - self.out.len()
     }
 
+    /// Two players across one board: both seated, once the game has started.
+    fn within_range(&self, a: PlayerId, b: PlayerId) -> bool {
+        self.stage != Stage::Lobby && self.seat_of(a).is_some() && self.seat_of(b).is_some()
+    }
+
     fn running(&self) -> Vec<(TurnId, PlayerId)> {
         match (self.stage, self.board.active) {
             (Stage::Playing, Some(player)) => vec![(0, player)],

@@ -73,6 +73,12 @@ impl Game for Table {
         Table::living(self)
     }
 
+    /// Both still have a position in the ring, at most the spell range apart.
+    fn within_range(&self, a: PlayerId, b: PlayerId) -> bool {
+        self.distance(a, b)
+            .is_some_and(|d| d <= self.config().spell_range.get())
+    }
+
     fn running(&self) -> Vec<(TurnId, PlayerId)> {
         self.turns()
             .iter()

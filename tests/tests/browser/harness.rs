@@ -236,7 +236,26 @@ impl Driver {
 
     /// A new browser (its own profile: its own localStorage) with a window of `width`×`height`.
     pub async fn browser(&self, width: u32, height: u32) -> Browser {
-        self.session(width, height, None, Scheme::Light).await
+        self.session(width, height, None, Scheme::Light, &[]).await
+    }
+
+    /// A new browser of `width`×`height` started with more Chromium switches (`extra`, e.g. the
+    /// fake camera of the camera tests).
+    pub async fn browser_with_args(&self, width: u32, height: u32, extra: &[&str]) -> Browser {
+        self.session(width, height, None, Scheme::Light, extra)
+            .await
+    }
+
+    /// A phone (390×844, as `phone`) started with more Chromium switches (`extra`).
+    pub async fn phone_with_args(&self, extra: &[&str]) -> Browser {
+        self.session(
+            390,
+            844,
+            Some(phone_emulation(390, 844)),
+            Scheme::Light,
+            extra,
+        )
+        .await
     }
 
     /// A phone: a 390×844 touch screen (pixel ratio 3) with a mobile user agent.
@@ -251,12 +270,14 @@ impl Driver {
 
     /// A phone with a screen of `width`×`height` CSS pixels whose owner prefers `scheme`.
     pub async fn phone_with(&self, width: u32, height: u32, scheme: Scheme) -> Browser {
-        let emulation = json!({
-            "deviceMetrics": {"width": width, "height": height, "pixelRatio": 3.0, "touch": true},
-            "userAgent": "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 \
-                          (KHTML, like Gecko) Chrome/130.0.0.0 Mobile Safari/537.36",
-        });
-        self.session(width, height, Some(emulation), scheme).await
+        self.session(
+            width,
+            height,
+            Some(phone_emulation(width, height)),
+            scheme,
+            &[],
+        )
+        .await
     }
 
     /// A Chromium session; `mobile` is chromedriver's `mobileEmulation` when emulating a phone.
@@ -266,6 +287,7 @@ impl Driver {
         height: u32,
         mobile: Option<Value>,
         scheme: Scheme,
+        extra: &[&str],
     ) -> Browser {
         let (chromium, _) = ensure_browser();
         let mut capabilities = json!({
@@ -286,12 +308,13 @@ impl Driver {
                 ],
             },
         });
+        let args = capabilities["goog:chromeOptions"]["args"]
+            .as_array_mut()
+            .unwrap();
         if scheme == Scheme::Dark {
-            capabilities["goog:chromeOptions"]["args"]
-                .as_array_mut()
-                .unwrap()
-                .push("--force-dark-mode".into());
+            args.push("--force-dark-mode".into());
         }
+        args.extend(extra.iter().map(|a| Value::from(*a)));
         if let Some(emulation) = &mobile {
             capabilities["goog:chromeOptions"]["mobileEmulation"] = emulation.clone();
         }
@@ -308,6 +331,15 @@ impl Driver {
         }
         Browser { client, width }
     }
+}
+
+/// ChromeDriver's `mobileEmulation` for a phone with a screen of `width`×`height` CSS pixels.
+fn phone_emulation(width: u32, height: u32) -> Value {
+    json!({
+        "deviceMetrics": {"width": width, "height": height, "pixelRatio": 3.0, "touch": true},
+        "userAgent": "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 \
+                      (KHTML, like Gecko) Chrome/130.0.0.0 Mobile Safari/537.36",
+    })
 }
 
 impl Drop for Driver {
