@@ -393,7 +393,10 @@ impl Stepper {
     pub fn new(replay: Replay) -> Result<Self, ClientError> {
         let start = replay.start();
         let start_mirror = GameMirror::of(&start).map_err(|e| {
-            ClientError::Protocol(format!("the replay's table settings do not fit: {e}"))
+            ClientError::Protocol(
+                crate::games::unsupported(crate::games::kind(Some(&start)))
+                    .unwrap_or_else(|| format!("the replay's table settings do not fit: {e}")),
+            )
         })?;
         let mut mirror = start_mirror.clone();
         let mut view = start.clone();

@@ -682,13 +682,15 @@ impl Session<'_> {
                         self.awaiting_snapshot = false;
                     }
                     Err(e) => {
+                        let message = games::unsupported(games::kind(Some(&view)))
+                            .unwrap_or_else(|| format!("the server's snapshot does not fit: {e}"));
                         self.state.mirror = None;
                         self.state.view = Some(view);
                         frontend.note(
                             &self.state,
                             Note::Problem {
                                 kind: "snapshot",
-                                message: format!("the server's snapshot does not fit: {e}"),
+                                message,
                             },
                         )?;
                     }

@@ -682,6 +682,12 @@ async fn bots(args: BotsArgs, print: &mut dyn FnMut(&str)) -> Result<(), CliErro
     if args.game == GameKind::MagicTech {
         return magic_tech_bots(&args, print).await;
     }
+    if args.game != GameKind::GrandMelee {
+        return Err(CliError::Usage(format!(
+            "--game {}: the bots do not play it yet (grand_melee, magic_tech)",
+            args.game.name()
+        )));
+    }
     let mut config = args
         .shape
         .fleet(args.url.clone(), args.target, args.think_ms);
@@ -870,6 +876,24 @@ mod tests {
         let per_target = 25 + args.probes as u64 * (args.warmup_secs + args.step_secs);
         let total = args.rounds as u64 * args.targets.len() as u64 * per_target;
         assert!(total < 20 * 60, "{total} s");
+    }
+
+    #[test]
+    fn bots_refuse_a_game_they_do_not_play_before_connecting() {
+        let cli = Cli::try_parse_from([
+            "grand-melee-loadtest",
+            "bots",
+            "--game",
+            "mountain_magic",
+            "--url",
+            "ws://127.0.0.1:9/ws",
+        ])
+        .unwrap_or_else(|e| panic!("{e}"));
+        let error = run(cli, &mut |_| {}).expect_err("mountain_magic has no bots");
+        assert!(
+            error.to_string().contains("--game mountain_magic"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ use crate::limits::{
     default_starting_life,
 };
 use crate::magic_tech_types::{Area, Block, CardFace, CardId, Correction, Target, Zone};
+use crate::mountain_magic_types::{ForceRef, ManaPlace, MountainCommand};
 use crate::types::GameKind;
 use crate::types::{
     MulliganMode, OrganiserSecret, Phase, PlayerId, Reduction, RuleSet, Ruling, SeatToken,
@@ -728,6 +729,92 @@ pub enum ClientMessage {
         /// The correction.
         correction: Correction,
     },
+    /// Mountain Magic: Turns over the top card of the spell deck.
+    #[serde(rename = "mountain_magic.flip")]
+    #[strum(serialize = "mountain_magic.flip")]
+    MountainMagicFlip {
+        /// Request id.
+        id: u32,
+    },
+    /// Mountain Magic: Places the turned-over card (or, right after a placement, the discard pile's top card) on the mountain, touching cards `pos` and `pos + 1` of the row below.
+    #[serde(rename = "mountain_magic.place")]
+    #[strum(serialize = "mountain_magic.place")]
+    MountainMagicPlace {
+        /// Request id.
+        id: u32,
+        /// The row (1 is the row above the bottom row, 6 the top).
+        row: u8,
+        /// Its place in the row (from 0, left).
+        pos: u8,
+    },
+    /// Mountain Magic: Puts the turned-over card face up on the discard pile.
+    #[serde(rename = "mountain_magic.discard")]
+    #[strum(serialize = "mountain_magic.discard")]
+    MountainMagicDiscard {
+        /// Request id.
+        id: u32,
+    },
+    /// Mountain Magic: Chooses the path down the complete mountain: the player's forces.
+    #[serde(rename = "mountain_magic.path")]
+    #[strum(serialize = "mountain_magic.path")]
+    MountainMagicPath {
+        /// Request id.
+        id: u32,
+        /// The place in each row, top row (always 0) first: seven places.
+        path: Vec<u8>,
+    },
+    /// Mountain Magic: Puts the land just drawn on one of one's cards or its ability (absent: lets it go).
+    #[serde(rename = "mountain_magic.mana")]
+    #[strum(serialize = "mountain_magic.mana")]
+    MountainMagicMana {
+        /// Request id.
+        id: u32,
+        /// Where (absent: nowhere).
+        #[serde(default)]
+        place: Option<ManaPlace>,
+    },
+    /// Mountain Magic: One's powered creatures attack one enemy creature.
+    #[serde(rename = "mountain_magic.attack")]
+    #[strum(serialize = "mountain_magic.attack")]
+    MountainMagicAttack {
+        /// Request id.
+        id: u32,
+        /// One's powered creatures, by their place in one's forces.
+        attackers: Vec<u8>,
+        /// The enemy creature, by its place in the occupying forces.
+        target: u8,
+    },
+    /// Mountain Magic: Uses one's powered non-creature card.
+    #[serde(rename = "mountain_magic.cast")]
+    #[strum(serialize = "mountain_magic.cast")]
+    MountainMagicCast {
+        /// Request id.
+        id: u32,
+        /// Which of one's cards.
+        force: u8,
+        /// Its target, if its effect has one.
+        #[serde(default)]
+        target: Option<ForceRef>,
+    },
+    /// Mountain Magic: Uses a stored use of one's powered creature's activated ability.
+    #[serde(rename = "mountain_magic.activate")]
+    #[strum(serialize = "mountain_magic.activate")]
+    MountainMagicActivate {
+        /// Request id.
+        id: u32,
+        /// Which of one's creatures.
+        force: u8,
+        /// Its target, if its effect has one.
+        #[serde(default)]
+        target: Option<ForceRef>,
+    },
+    /// Mountain Magic: Ends one's battle turn: the occupying forces draw and act.
+    #[serde(rename = "mountain_magic.end_turn")]
+    #[strum(serialize = "mountain_magic.end_turn")]
+    MountainMagicEndTurn {
+        /// Request id.
+        id: u32,
+    },
 }
 
 /// Matches every request, binding its `id` field: the one list of variants behind
@@ -798,7 +885,16 @@ macro_rules! with_request_id {
             | ClientMessage::MagicTechLeavePlay { $id, .. }
             | ClientMessage::MagicTechPropose { $id, .. }
             | ClientMessage::MagicTechAnswer { $id, .. }
-            | ClientMessage::MagicTechRule { $id, .. } => $body,
+            | ClientMessage::MagicTechRule { $id, .. }
+            | ClientMessage::MountainMagicFlip { $id, .. }
+            | ClientMessage::MountainMagicPlace { $id, .. }
+            | ClientMessage::MountainMagicDiscard { $id, .. }
+            | ClientMessage::MountainMagicPath { $id, .. }
+            | ClientMessage::MountainMagicMana { $id, .. }
+            | ClientMessage::MountainMagicAttack { $id, .. }
+            | ClientMessage::MountainMagicCast { $id, .. }
+            | ClientMessage::MountainMagicActivate { $id, .. }
+            | ClientMessage::MountainMagicEndTurn { $id, .. } => $body,
         }
     };
 }
@@ -822,4 +918,25 @@ impl ClientMessage {
     /// Every `type` tag a client may send, in declaration order: serde's names (the same
     /// snake_case rule, held equal by the codec tests).
     pub const NAMES: &'static [&'static str] = <Self as strum::VariantNames>::VARIANTS;
+
+    /// The request asking for a Mountain Magic command, numbered `id` (what a client or a bot
+    /// sends for a move the climb offers, `Climb::legal_moves`).
+    pub fn mountain_magic(id: u32, command: MountainCommand) -> Self {
+        use MountainCommand as C;
+        match command {
+            C::Flip => Self::MountainMagicFlip { id },
+            C::Place { row, pos } => Self::MountainMagicPlace { id, row, pos },
+            C::Discard => Self::MountainMagicDiscard { id },
+            C::Path { path } => Self::MountainMagicPath { id, path },
+            C::Mana { place } => Self::MountainMagicMana { id, place },
+            C::Attack { attackers, target } => Self::MountainMagicAttack {
+                id,
+                attackers,
+                target,
+            },
+            C::Cast { force, target } => Self::MountainMagicCast { id, force, target },
+            C::Activate { force, target } => Self::MountainMagicActivate { id, force, target },
+            C::EndTurn => Self::MountainMagicEndTurn { id },
+        }
+    }
 }

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::client::ClientMessage;
 use crate::league::SeatDeck;
 use crate::magic_tech_types::MagicTechCommand;
+use crate::mountain_magic_types::MountainCommand;
 use crate::types::{Expiry, Phase, PlayerId, Ruling, SeatingMode};
 
 /// Who issues a command. The server authenticates connections; the core only checks that the
@@ -133,6 +134,8 @@ pub enum Command {
     Abandon,
     /// A Magic Tech request (refused by every other game).
     MagicTech(MagicTechCommand),
+    /// A Mountain Magic request (refused by every other game).
+    MountainMagic(MountainCommand),
 }
 
 impl Command {
@@ -170,6 +173,7 @@ impl ClientMessage {
     pub fn command(&self) -> Option<(Authority, Command)> {
         use ClientMessage as M;
         use MagicTechCommand as MT;
+        use MountainCommand as MM;
         Some(match self {
             M::Start {
                 first_player,
@@ -347,6 +351,51 @@ impl ClientMessage {
                     correction: correction.clone(),
                 }),
             ),
+            M::MountainMagicFlip { .. } => (Authority::Player, Command::MountainMagic(MM::Flip)),
+            M::MountainMagicPlace { row, pos, .. } => (
+                Authority::Player,
+                Command::MountainMagic(MM::Place {
+                    row: *row,
+                    pos: *pos,
+                }),
+            ),
+            M::MountainMagicDiscard { .. } => {
+                (Authority::Player, Command::MountainMagic(MM::Discard))
+            }
+            M::MountainMagicPath { path, .. } => (
+                Authority::Player,
+                Command::MountainMagic(MM::Path { path: path.clone() }),
+            ),
+            M::MountainMagicMana { place, .. } => (
+                Authority::Player,
+                Command::MountainMagic(MM::Mana { place: *place }),
+            ),
+            M::MountainMagicAttack {
+                attackers, target, ..
+            } => (
+                Authority::Player,
+                Command::MountainMagic(MM::Attack {
+                    attackers: attackers.clone(),
+                    target: *target,
+                }),
+            ),
+            M::MountainMagicCast { force, target, .. } => (
+                Authority::Player,
+                Command::MountainMagic(MM::Cast {
+                    force: *force,
+                    target: *target,
+                }),
+            ),
+            M::MountainMagicActivate { force, target, .. } => (
+                Authority::Player,
+                Command::MountainMagic(MM::Activate {
+                    force: *force,
+                    target: *target,
+                }),
+            ),
+            M::MountainMagicEndTurn { .. } => {
+                (Authority::Player, Command::MountainMagic(MM::EndTurn))
+            }
             _ => return None,
         })
     }

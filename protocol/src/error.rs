@@ -168,7 +168,7 @@ pub enum ErrorCode {
     LimitReached,
     /// Magic Tech: too little unspent mana, or too few counters to reveal the card.
     NotEnoughMana,
-    /// Magic Tech: the card cannot do that as it stands (face up or down, tapped, its type, where it stands), or its declaration is invalid.
+    /// Magic Tech: the card cannot do that as it stands (face up or down, tapped, its type, where it stands), or its declaration is invalid. Mountain Magic: no such card in one's forces, or it cannot do that now (unpowered, used this turn, no stored use, not a creature).
     BadCard,
     /// Magic Tech: the declarations forbid that block (evasion, a guard's card, a tapped or repeated blocker).
     IllegalBlock,
@@ -185,6 +185,15 @@ pub enum ErrorCode {
     /// No camera link joins you and that peer now (out of range, a camera off, not at this
     /// table, yourself).
     NotLinked,
+    /// Mountain Magic: no such place on the mountain, or the card may not go there.
+    IllegalPlacement,
+    /// Mountain Magic: not a path down the complete mountain (seven places, top row first, each
+    /// touching the one above).
+    BadPath,
+    /// Mountain Magic: the land just drawn cannot go there (its colours, what the card still needs).
+    BadMana,
+    /// Mountain Magic: not a target that card can take.
+    BadTarget,
 }
 
 impl ErrorCode {
@@ -314,6 +323,10 @@ impl ErrorCode {
             ErrorCode::NotLinked => {
                 "no camera link joins you and that peer now (out of range, camera off, another table)"
             }
+            ErrorCode::IllegalPlacement => "the card may not go there",
+            ErrorCode::BadPath => "not a path down the mountain",
+            ErrorCode::BadMana => "the mana cannot go there",
+            ErrorCode::BadTarget => "not a target for that card",
         }
     }
 }

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::league::{Bonus, SeatDeck};
 use crate::magic_tech_types::{Area, Block, CardFace, CardId, Correction, MtPhase, Target, Zone};
+use crate::mountain_magic_types::{CardNo, Ending, ForceRef, ManaPlace, Removal, Side, Spot};
 use crate::types::{
     EliminationCause, KeepReason, Phase, PlayerId, RollResult, SeatingMode, Standing,
     TurnEndReason, TurnId, TurnRemovalReason,
@@ -533,6 +534,193 @@ pub enum Event {
     MagicTechRanOut {
         /// Who.
         player: PlayerId,
+    },
+    /// Mountain Magic: The deal: the bottom row face up, and how many cards each face-down pile holds.
+    #[serde(rename = "mountain_magic.dealt")]
+    #[strum(serialize = "mountain_magic.dealt")]
+    MountainMagicDealt {
+        /// The seven cards of the bottom row, left to right.
+        bottom: Vec<CardNo>,
+        /// Cards left in the spell deck.
+        spells: u16,
+        /// Cards in the land deck.
+        lands: u16,
+    },
+    /// Mountain Magic: The spell deck's top card was turned over.
+    #[serde(rename = "mountain_magic.flipped")]
+    #[strum(serialize = "mountain_magic.flipped")]
+    MountainMagicFlipped {
+        /// Which.
+        card: CardNo,
+    },
+    /// Mountain Magic: A card was placed on the mountain.
+    #[serde(rename = "mountain_magic.placed")]
+    #[strum(serialize = "mountain_magic.placed")]
+    MountainMagicPlaced {
+        /// Which.
+        card: CardNo,
+        /// Its row.
+        row: u8,
+        /// Its place in the row.
+        pos: u8,
+        /// Whether it came from the discard pile (else it was the turned-over card).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        from_discard: bool,
+    },
+    /// Mountain Magic: The turned-over card went face up to the discard pile.
+    #[serde(rename = "mountain_magic.discarded")]
+    #[strum(serialize = "mountain_magic.discarded")]
+    MountainMagicDiscarded {
+        /// Which.
+        card: CardNo,
+    },
+    /// Mountain Magic: The spell deck ran out before the mountain was complete.
+    #[serde(rename = "mountain_magic.climb_failed")]
+    #[strum(serialize = "mountain_magic.climb_failed")]
+    MountainMagicClimbFailed,
+    /// Mountain Magic: The path was chosen: its cards, top first, are the player's forces.
+    #[serde(rename = "mountain_magic.path_chosen")]
+    #[strum(serialize = "mountain_magic.path_chosen")]
+    MountainMagicPathChosen {
+        /// The place in each row, top row first.
+        path: Vec<u8>,
+    },
+    /// Mountain Magic: The occupying forces were turned over: the battle begins.
+    #[serde(rename = "mountain_magic.occupiers_revealed")]
+    #[strum(serialize = "mountain_magic.occupiers_revealed")]
+    MountainMagicOccupiersRevealed {
+        /// The five cards.
+        cards: Vec<CardNo>,
+    },
+    /// Mountain Magic: A wizard drew the land deck's top card for his turn.
+    #[serde(rename = "mountain_magic.mana_drawn")]
+    #[strum(serialize = "mountain_magic.mana_drawn")]
+    MountainMagicManaDrawn {
+        /// Whose turn.
+        side: Side,
+        /// The land.
+        land: CardNo,
+    },
+    /// Mountain Magic: The land just drawn was destroyed (an earlier land destruction).
+    #[serde(rename = "mountain_magic.land_destroyed")]
+    #[strum(serialize = "mountain_magic.land_destroyed")]
+    MountainMagicLandDestroyed {
+        /// Whose.
+        side: Side,
+    },
+    /// Mountain Magic: The land just drawn powers one of its wizard's cards (or its ability).
+    #[serde(rename = "mountain_magic.mana_placed")]
+    #[strum(serialize = "mountain_magic.mana_placed")]
+    MountainMagicManaPlaced {
+        /// Whose.
+        side: Side,
+        /// Where.
+        place: ManaPlace,
+    },
+    /// Mountain Magic: The land just drawn was let go (nothing could use it, or its wizard chose so).
+    #[serde(rename = "mountain_magic.mana_unused")]
+    #[strum(serialize = "mountain_magic.mana_unused")]
+    MountainMagicManaUnused {
+        /// Whose.
+        side: Side,
+    },
+    /// Mountain Magic: An upkeep was paid with the land deck's top card on a creature's powering.
+    #[serde(rename = "mountain_magic.upkeep_paid")]
+    #[strum(serialize = "mountain_magic.upkeep_paid")]
+    MountainMagicUpkeepPaid {
+        /// The creature.
+        card: ForceRef,
+        /// The land spent.
+        land: CardNo,
+    },
+    /// Mountain Magic: A card was used (and unpowered; an ability: one stored use spent).
+    #[serde(rename = "mountain_magic.used")]
+    #[strum(serialize = "mountain_magic.used")]
+    MountainMagicUsed {
+        /// The card.
+        card: ForceRef,
+        /// Its activated ability rather than the card.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        ability: bool,
+        /// Its target.
+        target: Option<ForceRef>,
+    },
+    /// Mountain Magic: Creatures attacked one enemy creature.
+    #[serde(rename = "mountain_magic.attacked")]
+    #[strum(serialize = "mountain_magic.attacked")]
+    MountainMagicAttacked {
+        /// The attackers.
+        attackers: Vec<ForceRef>,
+        /// The creature attacked.
+        target: ForceRef,
+    },
+    /// Mountain Magic: A card left the battle.
+    #[serde(rename = "mountain_magic.removed")]
+    #[strum(serialize = "mountain_magic.removed")]
+    MountainMagicRemoved {
+        /// Which.
+        card: ForceRef,
+        /// Why.
+        why: Removal,
+    },
+    /// Mountain Magic: A powered card was tapped: unpowered.
+    #[serde(rename = "mountain_magic.unpowered")]
+    #[strum(serialize = "mountain_magic.unpowered")]
+    MountainMagicUnpowered {
+        /// Which.
+        card: ForceRef,
+    },
+    /// Mountain Magic: An unpowered card was untapped: powered.
+    #[serde(rename = "mountain_magic.untapped")]
+    #[strum(serialize = "mountain_magic.untapped")]
+    MountainMagicUntapped {
+        /// Which.
+        card: ForceRef,
+    },
+    /// Mountain Magic: Cards from the top of the land deck went out of play (discards, extra pick-ups).
+    #[serde(rename = "mountain_magic.lands_discarded")]
+    #[strum(serialize = "mountain_magic.lands_discarded")]
+    MountainMagicLandsDiscarded {
+        /// The wizard made to discard or pick up.
+        side: Side,
+        /// The lands, top first.
+        lands: Vec<CardNo>,
+    },
+    /// Mountain Magic: The next land a wizard draws is to be destroyed.
+    #[serde(rename = "mountain_magic.land_doomed")]
+    #[strum(serialize = "mountain_magic.land_doomed")]
+    MountainMagicLandDoomed {
+        /// Whose.
+        side: Side,
+    },
+    /// Mountain Magic: A wizard's mana pool was emptied: all his cards are unpowered.
+    #[serde(rename = "mountain_magic.pool_emptied")]
+    #[strum(serialize = "mountain_magic.pool_emptied")]
+    MountainMagicPoolEmptied {
+        /// Whose.
+        side: Side,
+    },
+    /// Mountain Magic: The player drew cards from what is left of his mountain (top row first, left to right):
+    /// Mountain Magic: they join his forces, unpowered.
+    #[serde(rename = "mountain_magic.drew_from_mountain")]
+    #[strum(serialize = "mountain_magic.drew_from_mountain")]
+    MountainMagicDrewFromMountain {
+        /// The places taken.
+        cards: Vec<Spot>,
+    },
+    /// Mountain Magic: A wizard's turn ended.
+    #[serde(rename = "mountain_magic.turn_ended")]
+    #[strum(serialize = "mountain_magic.turn_ended")]
+    MountainMagicTurnEnded {
+        /// Whose.
+        side: Side,
+    },
+    /// Mountain Magic: The battle ended.
+    #[serde(rename = "mountain_magic.ended")]
+    #[strum(serialize = "mountain_magic.ended")]
+    MountainMagicEnded {
+        /// How.
+        ending: Ending,
     },
 }
 

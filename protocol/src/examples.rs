@@ -19,6 +19,7 @@ use crate::league::{
 use crate::magic_tech_types::{
     Area, Block, CardFace, CardType, Colour, Correction, Keywords, ManaCost, MtPhase, Target, Zone,
 };
+use crate::mountain_magic_types::{Ending, ForceRef, ManaPlace, Removal, Side, Spot};
 use crate::server::{ServerMessage, TableSummary};
 use crate::types::{
     EliminationCause, KeepReason, OrganiserSecret, Phase, Reduction, RollResult, Ruling, SeatToken,
@@ -497,6 +498,44 @@ pub fn client() -> Vec<ClientMessage> {
                 counters: 2,
             },
         },
+        ClientMessage::MountainMagicFlip { id: 68 },
+        ClientMessage::MountainMagicPlace {
+            id: 69,
+            row: 1,
+            pos: 2,
+        },
+        ClientMessage::MountainMagicDiscard { id: 70 },
+        ClientMessage::MountainMagicPath {
+            id: 71,
+            path: vec![0, 1, 1, 2, 2, 3, 3],
+        },
+        ClientMessage::MountainMagicMana {
+            id: 72,
+            place: Some(ManaPlace {
+                force: 2,
+                ability: false,
+                colour: Colour::Red,
+            }),
+        },
+        ClientMessage::MountainMagicAttack {
+            id: 73,
+            attackers: vec![0, 3],
+            target: 1,
+        },
+        ClientMessage::MountainMagicCast {
+            id: 74,
+            force: 4,
+            target: Some(ForceRef {
+                side: Side::Opponent,
+                force: 2,
+            }),
+        },
+        ClientMessage::MountainMagicActivate {
+            id: 75,
+            force: 0,
+            target: None,
+        },
+        ClientMessage::MountainMagicEndTurn { id: 76 },
     ]
 }
 
@@ -1020,6 +1059,106 @@ pub fn events() -> Vec<Event> {
             by: Some(2),
         },
         Event::MagicTechRanOut { player: 2 },
+        Event::MountainMagicDealt {
+            bottom: vec![21, 34, 8, 40, 27, 12, 45],
+            spells: 38,
+            lands: 20,
+        },
+        Event::MountainMagicFlipped { card: 30 },
+        Event::MountainMagicPlaced {
+            card: 30,
+            row: 1,
+            pos: 2,
+            from_discard: false,
+        },
+        Event::MountainMagicDiscarded { card: 31 },
+        Event::MountainMagicClimbFailed,
+        Event::MountainMagicPathChosen {
+            path: vec![0, 1, 1, 2, 2, 3, 3],
+        },
+        Event::MountainMagicOccupiersRevealed {
+            cards: vec![50, 51, 52, 53, 54],
+        },
+        Event::MountainMagicManaDrawn {
+            side: Side::Player,
+            land: 3,
+        },
+        Event::MountainMagicLandDestroyed { side: Side::Player },
+        Event::MountainMagicManaPlaced {
+            side: Side::Player,
+            place: ManaPlace {
+                force: 2,
+                ability: false,
+                colour: Colour::Red,
+            },
+        },
+        Event::MountainMagicManaUnused {
+            side: Side::Opponent,
+        },
+        Event::MountainMagicUpkeepPaid {
+            card: ForceRef {
+                side: Side::Player,
+                force: 1,
+            },
+            land: 5,
+        },
+        Event::MountainMagicUsed {
+            card: ForceRef {
+                side: Side::Player,
+                force: 4,
+            },
+            ability: false,
+            target: Some(ForceRef {
+                side: Side::Opponent,
+                force: 2,
+            }),
+        },
+        Event::MountainMagicAttacked {
+            attackers: vec![ForceRef {
+                side: Side::Opponent,
+                force: 0,
+            }],
+            target: ForceRef {
+                side: Side::Player,
+                force: 3,
+            },
+        },
+        Event::MountainMagicRemoved {
+            card: ForceRef {
+                side: Side::Player,
+                force: 3,
+            },
+            why: Removal::Killed,
+        },
+        Event::MountainMagicUnpowered {
+            card: ForceRef {
+                side: Side::Opponent,
+                force: 1,
+            },
+        },
+        Event::MountainMagicUntapped {
+            card: ForceRef {
+                side: Side::Player,
+                force: 0,
+            },
+        },
+        Event::MountainMagicLandsDiscarded {
+            side: Side::Opponent,
+            lands: vec![7, 9],
+        },
+        Event::MountainMagicLandDoomed {
+            side: Side::Opponent,
+        },
+        Event::MountainMagicPoolEmptied {
+            side: Side::Opponent,
+        },
+        Event::MountainMagicDrewFromMountain {
+            cards: vec![Spot { row: 5, pos: 0 }, Spot { row: 5, pos: 1 }],
+        },
+        Event::MountainMagicTurnEnded { side: Side::Player },
+        Event::MountainMagicEnded {
+            ending: Ending::Victory,
+        },
     ]
 }
 

@@ -4,6 +4,7 @@
 
 use crate::game::{Game, GameKind};
 use crate::magic_tech::MagicTech;
+use crate::mountain_magic::MountainMagic;
 use crate::rules::Table;
 
 /// Something done with the game a table plays, generic over it: [`GameKind::visit`] calls
@@ -22,6 +23,7 @@ impl GameKind {
         match self {
             GameKind::GrandMelee => visitor.visit::<Table>(),
             GameKind::MagicTech => visitor.visit::<MagicTech>(),
+            GameKind::MountainMagic => visitor.visit::<MountainMagic>(),
         }
     }
 }

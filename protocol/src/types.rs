@@ -640,6 +640,10 @@ pub enum GameKind {
     /// Magic Tech (`docs/RULES.md`, "Magic Tech"): two players attack each other's cards and
     /// stockpile, with cards deployed face down and paid for with counters.
     MagicTech,
+    /// Mountain Magic (`docs/RULES.md`, "Mountain Magic"): a solitaire: one player builds a
+    /// mountain from a spell deck the server deals, chooses a path down it and fights the
+    /// occupying forces, played by the rules.
+    MountainMagic,
 }
 
 impl GameKind {

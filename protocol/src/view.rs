@@ -13,6 +13,7 @@ use crate::limits::{
     default_max_spectators, default_mulligan_clock,
 };
 use crate::magic_tech_types::MagicTechView;
+use crate::mountain_magic_types::MountainView;
 use crate::shell::{Presence, SessionFacts, resume_quorum};
 use crate::types::GameKind;
 use crate::types::{
@@ -308,6 +309,10 @@ pub struct TableView {
     /// is large and most tables are not Magic Tech tables).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub magic_tech: Option<Box<MagicTechView>>,
+    /// At a Mountain Magic table: the climb as everyone sees it — the mountain, the discard
+    /// pile, the battle (absent at every other game's table; boxed, as for `magic_tech`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mountain_magic: Option<Box<MountainView>>,
 }
 
 impl TableView {
@@ -339,6 +344,7 @@ impl TableView {
             seating_mode: None,
             calls: Vec::new(),
             magic_tech: None,
+            mountain_magic: None,
         }
     }
 

@@ -28,7 +28,7 @@ struct Kinded {
 #[test]
 fn every_client_message_round_trips() {
     let all = examples::client();
-    assert_eq!(all.len(), 69);
+    assert_eq!(all.len(), 78);
     for message in all {
         let bytes = encode_client(&message);
         assert!(!bytes.is_empty());
@@ -113,7 +113,7 @@ fn every_server_message_round_trips() {
 #[test]
 fn every_event_round_trips_inside_an_events_message() {
     let events = examples::events();
-    assert_eq!(events.len(), 59);
+    assert_eq!(events.len(), 82);
     for event in events {
         let message = ServerMessage::Events {
             table: examples::TABLE,

@@ -3,13 +3,14 @@
 //! six endings, and property tests over random deals and random legal play.
 #![allow(clippy::unwrap_used)]
 
+use grand_melee_protocol::Event as E;
 use grand_melee_protocol::dice::{Dice, DiceSecret};
 use grand_melee_protocol::mountain_magic::climb::{self, in_common, may_place, natural_enemies};
 use grand_melee_protocol::mountain_magic::pool::{Deck, DeckError, Pool};
-use grand_melee_protocol::mountain_magic::{Deal, MountainMagic};
+use grand_melee_protocol::mountain_magic::{Climb, Deal};
 use grand_melee_protocol::mountain_magic_types::{
     Card, CardNo, Class, Colour, Effect, Ending, ForceRef, Kind, ManaPlace, MmPhase,
-    MountainCommand as C, MountainError, MountainEvent as E, Outcome, Removal, Side, Spot,
+    MountainCommand as C, MountainError, Outcome, Removal, Side, Spot,
 };
 use proptest::prelude::*;
 use rand::seq::IndexedRandom;
@@ -36,14 +37,14 @@ fn dice(seed: u64) -> Dice {
 
 /// A climb and its journal: every accepted request is checked against the replay of the
 /// journal, every refusal against the state before it.
-struct Climb {
-    game: MountainMagic,
+struct Run {
+    game: Climb,
     journal: Vec<E>,
 }
 
-impl Climb {
+impl Run {
     fn dealt(deal: Deal) -> Self {
-        let mut game = MountainMagic::new(deal);
+        let mut game = Climb::new(deal);
         let journal = game.begin().unwrap();
         Self { game, journal }
     }
@@ -54,8 +55,7 @@ impl Climb {
             .handle(command.clone())
             .unwrap_or_else(|e| panic!("{command:?} refused: {e:?}"));
         self.journal.extend(events.iter().cloned());
-        let replayed =
-            MountainMagic::replay(self.game.deal().cloned(), self.journal.iter()).unwrap();
+        let replayed = Climb::replay(self.game.deal().cloned(), self.journal.iter()).unwrap();
         assert_eq!(
             &replayed, &self.game,
             "the replay differs after {command:?}"
@@ -260,7 +260,7 @@ fn the_deal_is_a_pure_function_of_the_dice() {
             .iter()
             .all(|&n| !matches!(kind_of(n), Kind::Land | Kind::Artifact))
     );
-    let climb = Climb::dealt(a.clone());
+    let climb = Run::dealt(a.clone());
     let view = climb.game.view();
     assert_eq!(
         view.mountain[0],
@@ -413,8 +413,8 @@ fn edge_deal(path: [&str; 7], lands: &[&str], occupiers: [&str; 5]) -> Deal {
 
 /// Climbs an [`edge_deal`] and chooses the left edge: the battle's first turn, the player's
 /// first land drawn.
-fn battle(path: [&str; 7], lands: &[&str], occupiers: [&str; 5]) -> Climb {
-    let mut climb = Climb::dealt(edge_deal(path, lands, occupiers));
+fn battle(path: [&str; 7], lands: &[&str], occupiers: [&str; 5]) -> Run {
+    let mut climb = Run::dealt(edge_deal(path, lands, occupiers));
     for row in 1..7u8 {
         for pos in 0..7 - row {
             climb.ok(C::Flip);
@@ -441,7 +441,7 @@ fn a_flipped_card_goes_where_it_may_or_to_the_discard_pile() {
     let mut deal = edge_deal(REDS, &["Kerr Crag"], ["Veil of Frost"; 5]);
     // The first card flipped: a blue enchantment that shares nothing with the red card.
     deal.spells[7] = no("Veil of Frost");
-    let mut climb = Climb::dealt(deal);
+    let mut climb = Run::dealt(deal);
     climb.refused(C::Place { row: 1, pos: 0 }, MountainError::NotNow);
     climb.refused(C::Discard, MountainError::NotNow);
     climb.ok(C::Flip);
@@ -454,7 +454,7 @@ fn a_flipped_card_goes_where_it_may_or_to_the_discard_pile() {
     );
     assert_eq!(
         climb.ok(C::Discard),
-        vec![E::Discarded {
+        vec![E::MountainMagicDiscarded {
             card: no("Veil of Frost")
         }]
     );
@@ -480,17 +480,17 @@ fn the_spell_deck_running_out_loses_the_climb_at_once() {
         lands: vec![no("Kerr Crag")],
         occupiers: vec![no("Kiln Brute"); 5],
     };
-    let mut climb = Climb::dealt(deal.clone());
+    let mut climb = Run::dealt(deal.clone());
     climb.ok(C::Flip);
     // The last card shares nothing with the red creatures and makes no set: only the pile.
     assert_eq!(climb.game.legal_moves(), vec![C::Discard]);
     assert_eq!(
         climb.ok(C::Discard),
         vec![
-            E::Discarded {
+            E::MountainMagicDiscarded {
                 card: no("Veil of Frost")
             },
-            E::ClimbFailed
+            E::MountainMagicClimbFailed
         ]
     );
     assert_eq!(climb.game.view().outcome, Some(Outcome::FailedClimb));
@@ -498,15 +498,15 @@ fn the_spell_deck_running_out_loses_the_climb_at_once() {
     // Placed, but the mountain incomplete and the pile's card unplaceable: lost too.
     let mut last_placed = deal;
     last_placed.spells[7] = no("Kiln Brute");
-    let mut climb = Climb::dealt(last_placed);
+    let mut climb = Run::dealt(last_placed);
     climb.ok(C::Flip);
     let events = climb.ok(C::Place { row: 1, pos: 0 });
-    assert_eq!(events.last(), Some(&E::ClimbFailed));
+    assert_eq!(events.last(), Some(&E::MountainMagicClimbFailed));
 }
 
 #[test]
 fn the_path_becomes_the_forces_and_the_occupiers_are_revealed() {
-    let mut climb = Climb::dealt(edge_deal(REDS, &["Kerr Crag"; 4], ["Veil of Frost"; 5]));
+    let mut climb = Run::dealt(edge_deal(REDS, &["Kerr Crag"; 4], ["Veil of Frost"; 5]));
     for row in 1..7u8 {
         for pos in 0..7 - row {
             climb.ok(C::Flip);
@@ -523,7 +523,7 @@ fn the_path_becomes_the_forces_and_the_occupiers_are_revealed() {
     let events = climb.ok(C::Path { path: vec![0; 7] });
     assert_eq!(
         events[1],
-        E::OccupiersRevealed {
+        E::MountainMagicOccupiersRevealed {
             cards: vec![no("Veil of Frost"); 5]
         }
     );
@@ -537,7 +537,7 @@ fn the_path_becomes_the_forces_and_the_occupiers_are_revealed() {
     assert_eq!(climb.game.mountain_left().len(), 21);
     assert_eq!(
         events[2],
-        E::ManaDrawn {
+        E::MountainMagicManaDrawn {
             side: Side::Player,
             land: no("Kerr Crag")
         }
@@ -644,7 +644,7 @@ fn the_opponent_powers_counterspells_then_damage_spells_then_creatures() {
     );
     climb.ok(C::Mana { place: None });
     let events = climb.ok(C::EndTurn);
-    assert!(events.contains(&E::ManaPlaced {
+    assert!(events.contains(&E::MountainMagicManaPlaced {
         side: Side::Opponent,
         place: ManaPlace {
             force: 2,
@@ -692,7 +692,7 @@ fn mana(force: u8, colour: Colour) -> C {
 }
 
 /// The player lets his land go and ends his turn: the opponent's turn is the events.
-fn pass(climb: &mut Climb) -> Vec<E> {
+fn pass(climb: &mut Run) -> Vec<E> {
     if climb
         .game
         .view()
@@ -708,7 +708,7 @@ fn pass(climb: &mut Climb) -> Vec<E> {
 }
 
 fn removed(card: ForceRef, why: Removal) -> E {
-    E::Removed { card, why }
+    E::MountainMagicRemoved { card, why }
 }
 
 const CREATURES: [&str; 7] = [
@@ -739,7 +739,7 @@ fn the_opponents_creature_attacks_your_strongest_creature_it_survives_never_a_po
     // The Boar (2/2) survives only creatures of power 1: the first of them, the Skimmer.
     let mut climb = battle(CREATURES, &lands, green);
     let events = pass(&mut climb);
-    assert!(events.contains(&E::Attacked {
+    assert!(events.contains(&E::MountainMagicAttacked {
         attackers: vec![theirs(0)],
         target: mine(0)
     }));
@@ -749,7 +749,7 @@ fn the_opponents_creature_attacks_your_strongest_creature_it_survives_never_a_po
     let mut climb = battle(CREATURES, &lands, green);
     climb.ok(mana(0, Colour::Blue));
     let events = climb.ok(C::EndTurn);
-    assert!(events.contains(&E::Attacked {
+    assert!(events.contains(&E::MountainMagicAttacked {
         attackers: vec![theirs(0)],
         target: mine(1)
     }));
@@ -911,7 +911,7 @@ fn the_opponents_counterspells_take_your_counterspells_then_your_damage_spells()
     let mut climb = battle(path, &lands, occupiers);
     // The counterspell is powered first (before the damage spell) and counters yours.
     let events = pass(&mut climb);
-    assert!(events.contains(&E::ManaPlaced {
+    assert!(events.contains(&E::MountainMagicManaPlaced {
         side: Side::Opponent,
         place: ManaPlace {
             force: 1,
@@ -929,7 +929,7 @@ fn the_opponents_counterspells_take_your_counterspells_then_your_damage_spells()
     assert!(climb.game.force(theirs(1)).unwrap().powered);
     // Then the X damage spell: your strongest creature, X exactly enough to kill it.
     let events = pass(&mut climb);
-    assert!(events.contains(&E::Used {
+    assert!(events.contains(&E::MountainMagicUsed {
         card: theirs(0),
         ability: false,
         target: Some(mine(0))
@@ -987,7 +987,7 @@ fn tapping_unpowers_a_powered_card_and_removes_an_unpowered_one() {
         force: 0,
         target: Some(theirs(0)),
     });
-    assert!(events.contains(&E::Unpowered { card: theirs(0) }));
+    assert!(events.contains(&E::MountainMagicUnpowered { card: theirs(0) }));
     assert!(climb.game.force(theirs(0)).is_some());
     climb.refused(
         C::Cast {
@@ -1051,7 +1051,7 @@ fn untapping_powers_an_unpowered_card_never_a_powered_one_or_an_artifact() {
         force: 0,
         target: Some(mine(1)),
     });
-    assert!(events.contains(&E::Untapped { card: mine(1) }));
+    assert!(events.contains(&E::MountainMagicUntapped { card: mine(1) }));
     assert!(climb.game.force(mine(1)).unwrap().powered);
     // A card is used once a turn, even powered again.
     climb.ok(C::EndTurn);
@@ -1089,7 +1089,7 @@ fn the_players_draws_come_from_what_is_left_of_his_mountain() {
         force: 0,
         target: None,
     });
-    assert!(events.contains(&E::DrewFromMountain {
+    assert!(events.contains(&E::MountainMagicDrewFromMountain {
         cards: vec![Spot { row: 5, pos: 1 }, Spot { row: 4, pos: 1 }]
     }));
     assert_eq!(climb.game.forces(Side::Player).len(), 9);
@@ -1134,7 +1134,7 @@ fn discards_and_the_opponents_pick_ups_come_off_the_land_deck() {
         force: 0,
         target: None,
     });
-    assert!(events.contains(&E::LandsDiscarded {
+    assert!(events.contains(&E::MountainMagicLandsDiscarded {
         side: Side::Opponent,
         lands: vec![no("Tide Shoal"), no("Tide Shoal")]
     }));
@@ -1143,14 +1143,14 @@ fn discards_and_the_opponents_pick_ups_come_off_the_land_deck() {
     let events = climb.ok(C::EndTurn);
     assert_eq!(
         events[1],
-        E::ManaDrawn {
+        E::MountainMagicManaDrawn {
             side: Side::Opponent,
             land: no("Kerr Crag")
         }
     );
     // The opponent's own draw effect picks up from the land deck: an extra, discarded.
     let events = pass(&mut climb);
-    assert!(events.contains(&E::LandsDiscarded {
+    assert!(events.contains(&E::MountainMagicLandsDiscarded {
         side: Side::Opponent,
         lands: vec![no("Dawn Meadow")]
     }));
@@ -1160,7 +1160,7 @@ fn discards_and_the_opponents_pick_ups_come_off_the_land_deck() {
         force: 6,
         target: None,
     });
-    assert!(events.contains(&E::LandsDiscarded {
+    assert!(events.contains(&E::MountainMagicLandsDiscarded {
         side: Side::Opponent,
         lands: vec![no("Deepwood Glade"), no("Kerr Crag"), no("Kerr Crag")]
     }));
@@ -1193,12 +1193,12 @@ fn land_destruction_destroys_the_next_land_the_target_draws() {
     });
     assert_eq!(
         events.last(),
-        Some(&E::LandDoomed {
+        Some(&E::MountainMagicLandDoomed {
             side: Side::Opponent
         })
     );
     let events = climb.ok(C::EndTurn);
-    assert!(events.contains(&E::LandDestroyed {
+    assert!(events.contains(&E::MountainMagicLandDestroyed {
         side: Side::Opponent
     }));
     assert!(
@@ -1235,7 +1235,7 @@ fn emptying_a_mana_pool_unpowers_all_the_targets_cards() {
         force: 0,
         target: None,
     });
-    assert!(events.contains(&E::PoolEmptied {
+    assert!(events.contains(&E::MountainMagicPoolEmptied {
         side: Side::Opponent
     }));
     assert!(climb.game.forces(Side::Opponent).iter().all(|f| !f.powered));
@@ -1272,7 +1272,7 @@ fn upkeep_is_paid_on_powering_from_the_land_deck_or_the_creature_walks() {
     let events = climb.ok(mana(0, Colour::White));
     assert_eq!(
         events.last(),
-        Some(&E::UpkeepPaid {
+        Some(&E::MountainMagicUpkeepPaid {
             card: mine(0),
             land: no("Sunroot Vale")
         })
@@ -1290,7 +1290,7 @@ fn upkeep_is_paid_on_powering_from_the_land_deck_or_the_creature_walks() {
     climb.ok(C::EndTurn);
     let events = climb.ok(mana(0, Colour::White));
     assert!(events.ends_with(&[
-        E::LandsDiscarded {
+        E::MountainMagicLandsDiscarded {
             side: Side::Player,
             lands: vec![no("Kerr Crag")]
         },
@@ -1464,7 +1464,7 @@ fn counterspells_take_sorceries_instants_and_interrupts_powered_or_not() {
 
 // ---------------------------------------------------------------- the six endings
 
-fn ending(climb: &Climb) -> Option<Ending> {
+fn ending(climb: &Run) -> Option<Ending> {
     match climb.game.view().outcome {
         Some(Outcome::Battle { ending }) => Some(ending),
         _ => None,
@@ -1507,7 +1507,10 @@ fn the_last_mana_card_ends_the_battle_by_who_has_creatures() {
     ] {
         let mut climb = battle(path, &lands, occupiers);
         let events = pass(&mut climb);
-        assert_eq!(events.last(), Some(&E::Ended { ending: expected }));
+        assert_eq!(
+            events.last(),
+            Some(&E::MountainMagicEnded { ending: expected })
+        );
         assert_eq!(ending(&climb), Some(expected));
         assert!(climb.game.legal_moves().is_empty());
         climb.refused(C::EndTurn, MountainError::NotNow);
@@ -1568,7 +1571,7 @@ fn a_groups_climbs_stand_by_ending_then_by_cards_left() {
     ];
     let mut draw = battle(REDS, &lands, with_creature);
     pass(&mut draw);
-    let mut failed = Climb::dealt(Deal {
+    let mut failed = Run::dealt(Deal {
         spells: [vec!["Kiln Brute"; 7], vec!["Veil of Frost"]]
             .concat()
             .iter()
@@ -1665,13 +1668,13 @@ fn random_climb(seed: u64, greedy: bool) -> (Outcome, Vec<E>) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let deck = Deck::default_from_dice(pool(), &dice(seed));
     let deal = Deal::from_dice(pool(), &deck, &dice(seed ^ 0x5eed));
-    let mut game = MountainMagic::new(deal.clone());
+    let mut game = Climb::new(deal.clone());
     let mut journal = game.begin().unwrap();
     for _ in 0..5_000 {
         if let Some(outcome) = game.view().outcome {
-            let replayed = MountainMagic::replay(Some(deal), journal.iter()).unwrap();
+            let replayed = Climb::replay(Some(deal), journal.iter()).unwrap();
             assert_eq!(replayed, game);
-            let mirror = MountainMagic::replay(None, journal.iter()).unwrap();
+            let mirror = Climb::replay(None, journal.iter()).unwrap();
             assert_eq!(mirror.view(), game.view());
             round_trip(game.view());
             return (outcome, journal);
@@ -1802,8 +1805,8 @@ proptest! {
         let (outcome, journal) = random_climb(seed, greedy);
         let last = journal.last().unwrap();
         match outcome {
-            Outcome::FailedClimb => prop_assert_eq!(last, &E::ClimbFailed),
-            Outcome::Battle { ending } => prop_assert_eq!(last, &E::Ended { ending }),
+            Outcome::FailedClimb => prop_assert_eq!(last, &E::MountainMagicClimbFailed),
+            Outcome::Battle { ending } => prop_assert_eq!(last, &E::MountainMagicEnded { ending }),
         }
     }
 }

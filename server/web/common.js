@@ -414,6 +414,11 @@
     }
   }
 
+  /** Mountain Magic's sides and battle cards, in the log's words. */
+  const mmSide = (side) => (side === "player" ? "The climber" : "The occupying forces");
+  const mmCard = (c) => `${c.side === "player" ? "the climber" : "the occupying forces"}'s card ${c.force}`;
+  const mmCap = (s) => s.charAt(0).toUpperCase() + s.slice(1);
+
   function describe(e) {
     switch (e.kind) {
       case "player_joined":
@@ -501,6 +506,30 @@
       case "magic_tech.declined": return `${nameOf(e.player)} declined the correction`;
       case "magic_tech.corrected": return `Corrected: ${mtCorrection(e.correction)}` + (e.by === null || e.by === undefined ? " (the host)" : ` (accepted by ${nameOf(e.by)})`);
       case "magic_tech.ran_out": return `${nameOf(e.player)} ran out of cards`;
+      // Mountain Magic: the page cannot show its table yet; its log still reads in words.
+      case "mountain_magic.dealt": return `The mountain was dealt: ${e.spells} spells and ${e.lands} lands face down`;
+      case "mountain_magic.flipped": return `Turned over card ${e.card}`;
+      case "mountain_magic.placed": return `Placed card ${e.card} on row ${e.row}, place ${e.pos}` + (e.from_discard ? " from the discard pile" : "");
+      case "mountain_magic.discarded": return `Discarded card ${e.card}`;
+      case "mountain_magic.climb_failed": return "The spell deck ran out before the mountain was complete: the climb failed";
+      case "mountain_magic.path_chosen": return `The path down the mountain: ${e.path.join(", ")}`;
+      case "mountain_magic.occupiers_revealed": return "The occupying forces were turned over";
+      case "mountain_magic.mana_drawn": return `${mmSide(e.side)} drew a land`;
+      case "mountain_magic.land_destroyed": return `${mmSide(e.side)}'s land was destroyed`;
+      case "mountain_magic.mana_placed": return `${mmSide(e.side)} put ${e.place.colour} mana on card ${e.place.force}` + (e.place.ability ? "'s ability" : "");
+      case "mountain_magic.mana_unused": return `${mmSide(e.side)} let the land go`;
+      case "mountain_magic.upkeep_paid": return `${mmCap(mmCard(e.card))} paid its upkeep`;
+      case "mountain_magic.used": return `${mmCap(mmCard(e.card))} ${e.ability ? "used its ability" : "was used"}` + (e.target ? ` on ${mmCard(e.target)}` : "");
+      case "mountain_magic.attacked": return `${e.attackers.length} creature(s) attacked ${mmCard(e.target)}`;
+      case "mountain_magic.removed": return `${mmCap(mmCard(e.card))} was ${String(e.why).replace(/_/g, " ")}`;
+      case "mountain_magic.unpowered": return `${mmCap(mmCard(e.card))} was tapped: unpowered`;
+      case "mountain_magic.untapped": return `${mmCap(mmCard(e.card))} was untapped: powered`;
+      case "mountain_magic.lands_discarded": return `${mmSide(e.side)} lost ${e.lands.length} land(s) from the land deck`;
+      case "mountain_magic.land_doomed": return `${mmSide(e.side)}'s next land will be destroyed`;
+      case "mountain_magic.pool_emptied": return `${mmSide(e.side)}'s mana pool was emptied`;
+      case "mountain_magic.drew_from_mountain": return `The climber drew ${e.cards.length} card(s) from the mountain`;
+      case "mountain_magic.turn_ended": return `${mmSide(e.side)}'s turn ended`;
+      case "mountain_magic.ended": return `The battle ended: ${String(e.ending).replace(/_/g, " ")}`;
       default: return `(${e.kind})`;
     }
   }

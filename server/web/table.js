@@ -21,6 +21,13 @@
   const DEFAULT_GAME = "grand_melee";
   /** The page's part of the game a table plays (registered in `GM.games` by games/<game>.js). */
   const gameOf = (settings) => GM.games[(settings && settings.game) || DEFAULT_GAME] || GM.games[DEFAULT_GAME];
+  /** The games the server plays that this page cannot show yet, by their wire names. */
+  const UNSHOWN = { mountain_magic: "Mountain Magic" };
+  /** What the page says at a table whose game it cannot show (`null`: it shows it). */
+  const unshown = (settings) => {
+    const kind = (settings && settings.game) || DEFAULT_GAME;
+    return GM.games[kind] ? null : `This table plays ${UNSHOWN[kind] || kind}, which this page cannot show yet.`;
+  };
 
   /** What this page is doing, besides the table itself. Handlers change it, then `render()`. */
   const ui = {
@@ -84,6 +91,8 @@
       }
       case "events": {
         if (!state.view || m.table !== state.view.table) return;
+        // A game the page cannot show is not folded (nor asked for again).
+        if (unshown(state.view.settings)) return;
         if (m.seq !== state.view.seq + 1) {
           resnapshot();
           return;
@@ -533,6 +542,8 @@
         <section class="main"><p class="meta">${state.summary ? "The table shows here in a moment." : ""}</p></section>
         <section class="side"><${ErrorSlot} /><${Entry} /></section>`;
     }
+    const cannot = unshown(view.settings);
+    if (cannot) return html`<section class="main"><p class="error" data-testid="unshown-game" role="alert">${cannot}</p></section>`;
     const sharing = ui.share === null ? view.stage === "lobby" && state.role === "player" : ui.share;
     const game = gameOf(view.settings);
     return html`
@@ -559,6 +570,8 @@
   function DisplayPage() {
     const view = state.view;
     if (!view) return html`<section class="display-main"><${ErrorSlot} /><${DisplayEntry} /></section>`;
+    const cannot = unshown(view.settings);
+    if (cannot) return html`<section class="display-main"><p class="error" data-testid="unshown-game" role="alert">${cannot}</p></section>`;
     const lines = Array.from(state.log.entries()).sort((a, b) => a[0] - b[0]).slice(-12).reverse();
     return html`
       <section class="display-main">
@@ -638,7 +651,7 @@
       const bar = !!app.querySelector("[data-testid=\"action-bar\"]");
       document.body.classList.toggle("has-bar", bar);
       document.documentElement.classList.toggle("has-bar", bar);
-      if (state.view) notify(state.view, state.me);
+      if (state.view && !unshown(state.view.settings)) notify(state.view, state.me);
     } else if (route.page === "display") {
       window.preact.render(html`<${DisplayPage} />`, app);
       if (state.view) document.title = `${printable(state.view.name)} — ${TITLE}`;

@@ -7,11 +7,13 @@
 //! words of its own events ([`wording`]); its typed commands ([`parse`], [`help`], [`names`],
 //! [`arguments`]); the player's situation ([`Situation`]); and its [`Panel`] in the
 //! full-screen UI. Each game is a module under
-//! `games/` (`grand_melee`: Grand Melee's; `magic_tech`: Magic Tech's). `ARCHITECTURE.md` ("How to add a game") lists the
+//! `games/` (`grand_melee`: Grand Melee's; `magic_tech`: Magic Tech's; `mountain_magic`: only
+//! Mountain Magic's words so far). `ARCHITECTURE.md` ("How to add a game") lists the
 //! rest of what a new game touches.
 
 pub mod grand_melee;
 pub mod magic_tech;
+pub mod mountain_magic;
 
 use grand_melee_protocol::magic_tech::MagicTech;
 use grand_melee_protocol::{
@@ -26,6 +28,21 @@ use crate::words::{CommandError, Resolver, Wording};
 /// game; `game` absent on the wire means `grand_melee`).
 pub fn kind(view: Option<&TableView>) -> GameKind {
     view.map(|view| view.settings.game).unwrap_or_default()
+}
+
+/// What this client tells the user at a table whose game it cannot show (`None`: a game it
+/// plays). Such a table has no mirror: the user sees this sentence, never a half-drawn board.
+pub fn unsupported(kind: GameKind) -> Option<String> {
+    match kind {
+        GameKind::GrandMelee | GameKind::MagicTech => None,
+        GameKind::MountainMagic => {
+            Some("this table plays Mountain Magic, which this client cannot show yet".to_owned())
+        }
+        other => Some(format!(
+            "this table plays {}, which this client does not know",
+            other.name()
+        )),
+    }
 }
 
 /// A client's copy of a table of any game: the protocol's [`Mirror`] of the snapshot's game,
@@ -47,7 +64,7 @@ impl GameMirror {
         match kind(Some(snapshot)) {
             GameKind::GrandMelee => Ok(Self::GrandMelee(Mirror::of(snapshot)?)),
             GameKind::MagicTech => Ok(Self::MagicTech(Mirror::<MagicTech>::of(snapshot)?)),
-            _ => Err(ApplyError::Invalid("a game this client does not know")),
+            _ => Err(ApplyError::Invalid("a game this client cannot show")),
         }
     }
 
@@ -99,7 +116,9 @@ impl From<Mirror> for GameMirror {
 /// those), worded with the view as it was before it; `None` for an event no game here has
 /// words for (a newer server's).
 pub fn wording(event: &Event, view: &TableView) -> Option<Wording> {
-    grand_melee::words::wording(event, view).or_else(|| magic_tech::words::wording(event, view))
+    grand_melee::words::wording(event, view)
+        .or_else(|| magic_tech::words::wording(event, view))
+        .or_else(|| mountain_magic::wording(event, view))
 }
 
 /// A game's commands for `help`, each with its usage and meaning.
@@ -285,6 +304,27 @@ mod tests {
 
     use super::*;
     use crate::command::{self, Command};
+
+    fn lobby(game: GameKind) -> TableView {
+        let settings = Settings {
+            game,
+            ..Settings::default()
+        };
+        TableView::new(TableId::from_u128(1), "t", settings)
+    }
+
+    #[test]
+    fn a_mountain_magic_table_is_named_as_a_game_this_client_cannot_show_yet() {
+        assert_eq!(
+            unsupported(GameKind::MountainMagic).as_deref(),
+            Some("this table plays Mountain Magic, which this client cannot show yet")
+        );
+        assert!(GameMirror::of(&lobby(GameKind::MountainMagic)).is_err());
+        for known in [GameKind::GrandMelee, GameKind::MagicTech] {
+            assert_eq!(unsupported(known), None);
+            assert!(GameMirror::of(&lobby(known)).is_ok());
+        }
+    }
 
     /// The frame's modules, before their tests: what they may not name.
     const FRAME: &[(&str, &str)] = &[

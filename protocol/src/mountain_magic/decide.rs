@@ -2,11 +2,12 @@
 //! emitted; and the automatic opponent, whose every choice the text's order fixes
 //! (`docs/RULES.md`, "Mountain Magic", "The opponent").
 
-use super::MountainMagic;
+use super::Climb;
 use super::pool::Pool;
+use crate::event::Event;
 use crate::mountain_magic_types::{
     Card, CardNo, Effect, Ending, ForceRef, Kind, ManaPlace, MmPhase, MountainCommand,
-    MountainError, MountainEvent, OTHER_X, Removal, Side, Spot,
+    MountainError, OTHER_X, Removal, Side, Spot,
 };
 
 type Decision = Result<(), MountainError>;
@@ -28,14 +29,14 @@ pub(super) fn rank(card: &Card) -> u8 {
     }
 }
 
-impl MountainMagic {
-    /// Deals the climb: the bottom row face up (the [`MountainEvent::Dealt`] event).
-    pub fn begin(&mut self) -> Result<Vec<MountainEvent>, MountainError> {
+impl Climb {
+    /// Deals the climb: the bottom row face up (the [`Event::MountainMagicDealt`] event).
+    pub fn begin(&mut self) -> Result<Vec<Event>, MountainError> {
         let deal = self.deal.as_ref().ok_or(MountainError::NotNow)?;
         if self.view.phase != MmPhase::Undealt || deal.spells.len() < 7 {
             return Err(MountainError::NotNow);
         }
-        let event = MountainEvent::Dealt {
+        let event = Event::MountainMagicDealt {
             bottom: deal.spells[..7].to_vec(),
             spells: u16::try_from(deal.spells.len() - 7).unwrap_or(u16::MAX),
             lands: u16::try_from(deal.lands.len()).unwrap_or(u16::MAX),
@@ -47,10 +48,7 @@ impl MountainMagic {
 
     /// Decides a request: the events it caused, already applied, or the refusal (which
     /// changed nothing).
-    pub fn handle(
-        &mut self,
-        command: MountainCommand,
-    ) -> Result<Vec<MountainEvent>, MountainError> {
+    pub fn handle(&mut self, command: MountainCommand) -> Result<Vec<Event>, MountainError> {
         let mut next = self.clone();
         let mut out = Vec::new();
         next.decide(command, &mut out)?;
@@ -58,13 +56,13 @@ impl MountainMagic {
         Ok(out)
     }
 
-    fn emit(&mut self, out: &mut Vec<MountainEvent>, event: MountainEvent) -> Decision {
+    fn emit(&mut self, out: &mut Vec<Event>, event: Event) -> Decision {
         folded(self.apply(&event))?;
         out.push(event);
         Ok(())
     }
 
-    fn decide(&mut self, command: MountainCommand, out: &mut Vec<MountainEvent>) -> Decision {
+    fn decide(&mut self, command: MountainCommand, out: &mut Vec<Event>) -> Decision {
         use MountainCommand as C;
         let deal = self.deal.clone().ok_or(MountainError::NotNow)?;
         match (self.view.phase, command) {
@@ -78,7 +76,7 @@ impl MountainMagic {
                     .checked_sub(usize::from(self.view.spells_left))
                     .ok_or(MountainError::NotNow)?;
                 let card = *deal.spells.get(next).ok_or(MountainError::NotNow)?;
-                self.emit(out, MountainEvent::Flipped { card })
+                self.emit(out, Event::MountainMagicFlipped { card })
             }
             (MmPhase::Climbing, C::Place { row, pos }) => {
                 let card = self.card_to_place().ok_or(MountainError::NotNow)?;
@@ -88,7 +86,7 @@ impl MountainMagic {
                 let from_discard = self.view.flipped.is_none();
                 self.emit(
                     out,
-                    MountainEvent::Placed {
+                    Event::MountainMagicPlaced {
                         card,
                         row,
                         pos,
@@ -99,17 +97,17 @@ impl MountainMagic {
             }
             (MmPhase::Climbing, C::Discard) => {
                 let card = self.view.flipped.ok_or(MountainError::NotNow)?;
-                self.emit(out, MountainEvent::Discarded { card })?;
+                self.emit(out, Event::MountainMagicDiscarded { card })?;
                 self.fail_if_stuck(out)
             }
             (MmPhase::Path, C::Path { path }) => {
                 if !super::climb::is_path(&path) {
                     return Err(MountainError::BadPath);
                 }
-                self.emit(out, MountainEvent::PathChosen { path })?;
+                self.emit(out, Event::MountainMagicPathChosen { path })?;
                 self.emit(
                     out,
-                    MountainEvent::OccupiersRevealed {
+                    Event::MountainMagicOccupiersRevealed {
                         cards: deal.occupiers.clone(),
                     },
                 )?;
@@ -122,7 +120,7 @@ impl MountainMagic {
 
     /// The climb is lost when the spell deck is empty, no card is turned over, the mountain
     /// is not complete and the discard pile's top card cannot be placed now.
-    fn fail_if_stuck(&mut self, out: &mut Vec<MountainEvent>) -> Decision {
+    fn fail_if_stuck(&mut self, out: &mut Vec<Event>) -> Decision {
         if self.view.phase != MmPhase::Climbing
             || self.view.spells_left > 0
             || self.view.flipped.is_some()
@@ -130,7 +128,7 @@ impl MountainMagic {
             return Ok(());
         }
         if self.placements().is_empty() {
-            self.emit(out, MountainEvent::ClimbFailed)?;
+            self.emit(out, Event::MountainMagicClimbFailed)?;
         }
         Ok(())
     }
@@ -183,20 +181,20 @@ impl MountainMagic {
 
     /// A wizard's turn begins: he draws the land deck's top card (none left: the battle
     /// ends), which a land destruction may destroy.
-    fn begin_turn(&mut self, side: Side, out: &mut Vec<MountainEvent>) -> Decision {
+    fn begin_turn(&mut self, side: Side, out: &mut Vec<Event>) -> Decision {
         let Some(land) = self.next_land() else {
             return self.end_by_mana(out);
         };
-        self.emit(out, MountainEvent::ManaDrawn { side, land })?;
+        self.emit(out, Event::MountainMagicManaDrawn { side, land })?;
         let doomed = self.battle().map(|b| b.doomed[side.index()]).unwrap_or(0);
         if doomed > 0 {
-            self.emit(out, MountainEvent::LandDestroyed { side })?;
+            self.emit(out, Event::MountainMagicLandDestroyed { side })?;
         }
         Ok(())
     }
 
     /// The last mana card is drawn: the ending by who has creatures.
-    fn end_by_mana(&mut self, out: &mut Vec<MountainEvent>) -> Decision {
+    fn end_by_mana(&mut self, out: &mut Vec<Event>) -> Decision {
         let ending = match (
             self.has_creatures(Side::Player),
             self.has_creatures(Side::Opponent),
@@ -206,12 +204,12 @@ impl MountainMagic {
             (true, true) => Ending::DrawBothCreatures,
             (false, true) => Ending::Defeat,
         };
-        self.emit(out, MountainEvent::Ended { ending })
+        self.emit(out, Event::MountainMagicEnded { ending })
     }
 
     /// After a wizard's action: all of one side's cards gone ends the battle (both at once:
     /// the acting wizard's side wins).
-    fn check_end(&mut self, actor: Side, out: &mut Vec<MountainEvent>) -> Decision {
+    fn check_end(&mut self, actor: Side, out: &mut Vec<Event>) -> Decision {
         if self.over() {
             return Ok(());
         }
@@ -222,7 +220,7 @@ impl MountainMagic {
             (false, true) => Ending::HumiliatingDefeat,
             (false, false) => return Ok(()),
         };
-        self.emit(out, MountainEvent::Ended { ending })
+        self.emit(out, Event::MountainMagicEnded { ending })
     }
 
     /// Where the pending land's mana may go for `side`: each card (or ability) that still
@@ -260,13 +258,8 @@ impl MountainMagic {
     }
 
     /// Puts mana on a card; a creature powered by it pays its upkeep at once.
-    fn place_mana(
-        &mut self,
-        side: Side,
-        place: ManaPlace,
-        out: &mut Vec<MountainEvent>,
-    ) -> Decision {
-        self.emit(out, MountainEvent::ManaPlaced { side, place })?;
+    fn place_mana(&mut self, side: Side, place: ManaPlace, out: &mut Vec<Event>) -> Decision {
+        self.emit(out, Event::MountainMagicManaPlaced { side, place })?;
         let card = ForceRef {
             side,
             force: place.force,
@@ -280,7 +273,7 @@ impl MountainMagic {
     /// A creature just powered pays its upkeep from the top of the land deck, one land per
     /// symbol, each making the symbol's colour; the first that does not (or an empty deck)
     /// makes it walk from the battlefield, that land going out of play.
-    fn pay_upkeep(&mut self, card: ForceRef, out: &mut Vec<MountainEvent>) -> Decision {
+    fn pay_upkeep(&mut self, card: ForceRef, out: &mut Vec<Event>) -> Decision {
         let pool = Pool::builtin();
         let Some(face) = self.card_of(card) else {
             return Ok(());
@@ -288,12 +281,12 @@ impl MountainMagic {
         for colour in &face.upkeep {
             match self.next_land() {
                 Some(land) if pool.get(land).produces.contains(colour) => {
-                    self.emit(out, MountainEvent::UpkeepPaid { card, land })?;
+                    self.emit(out, Event::MountainMagicUpkeepPaid { card, land })?;
                 }
                 Some(land) => {
                     self.emit(
                         out,
-                        MountainEvent::LandsDiscarded {
+                        Event::MountainMagicLandsDiscarded {
                             side: card.side,
                             lands: vec![land],
                         },
@@ -306,10 +299,10 @@ impl MountainMagic {
         Ok(())
     }
 
-    fn walk_off(&mut self, card: ForceRef, out: &mut Vec<MountainEvent>) -> Decision {
+    fn walk_off(&mut self, card: ForceRef, out: &mut Vec<Event>) -> Decision {
         self.emit(
             out,
-            MountainEvent::Removed {
+            Event::MountainMagicRemoved {
                 card,
                 why: Removal::WalkedOff,
             },
@@ -317,11 +310,7 @@ impl MountainMagic {
         self.check_end(card.side.other(), out)
     }
 
-    fn decide_battle(
-        &mut self,
-        command: MountainCommand,
-        out: &mut Vec<MountainEvent>,
-    ) -> Decision {
+    fn decide_battle(&mut self, command: MountainCommand, out: &mut Vec<Event>) -> Decision {
         use MountainCommand as C;
         let battle = self.battle().map_err(|_| MountainError::NotNow)?;
         if battle.turn != Some(Side::Player) {
@@ -334,7 +323,7 @@ impl MountainMagic {
                     return Err(MountainError::NotNow);
                 }
                 match place {
-                    None => self.emit(out, MountainEvent::ManaUnused { side: Side::Player }),
+                    None => self.emit(out, Event::MountainMagicManaUnused { side: Side::Player }),
                     Some(place) => {
                         if !self.mana_places(Side::Player).contains(&place) {
                             return Err(MountainError::BadMana);
@@ -387,7 +376,7 @@ impl MountainMagic {
                 self.check_end(Side::Player, out)
             }
             C::EndTurn => {
-                self.emit(out, MountainEvent::TurnEnded { side: Side::Player })?;
+                self.emit(out, Event::MountainMagicTurnEnded { side: Side::Player })?;
                 self.opponent_turn(out)?;
                 if !self.over() {
                     self.begin_turn(Side::Player, out)?;
@@ -478,7 +467,7 @@ impl MountainMagic {
         &mut self,
         attackers: &[ForceRef],
         target: ForceRef,
-        out: &mut Vec<MountainEvent>,
+        out: &mut Vec<Event>,
     ) -> Decision {
         let faces: Vec<(ForceRef, &Card)> = attackers
             .iter()
@@ -489,7 +478,7 @@ impl MountainMagic {
         };
         self.emit(
             out,
-            MountainEvent::Attacked {
+            Event::MountainMagicAttacked {
                 attackers: attackers.to_vec(),
                 target,
             },
@@ -497,7 +486,7 @@ impl MountainMagic {
         for &card in attackers {
             self.emit(
                 out,
-                MountainEvent::Used {
+                Event::MountainMagicUsed {
                     card,
                     ability: false,
                     target: Some(target),
@@ -519,7 +508,7 @@ impl MountainMagic {
         for card in killed {
             self.emit(
                 out,
-                MountainEvent::Removed {
+                Event::MountainMagicRemoved {
                     card,
                     why: Removal::Killed,
                 },
@@ -528,7 +517,7 @@ impl MountainMagic {
         if power >= u32::from(defender.toughness) {
             self.emit(
                 out,
-                MountainEvent::Removed {
+                Event::MountainMagicRemoved {
                     card: target,
                     why: Removal::Killed,
                 },
@@ -544,11 +533,11 @@ impl MountainMagic {
         ability: bool,
         effect: Effect,
         target: Option<ForceRef>,
-        out: &mut Vec<MountainEvent>,
+        out: &mut Vec<Event>,
     ) -> Decision {
         self.emit(
             out,
-            MountainEvent::Used {
+            Event::MountainMagicUsed {
                 card: user,
                 ability,
                 target,
@@ -562,7 +551,7 @@ impl MountainMagic {
                 if amount.is_none_or(|n| n >= toughness) {
                     self.emit(
                         out,
-                        MountainEvent::Removed {
+                        Event::MountainMagicRemoved {
                             card: target,
                             why: Removal::Killed,
                         },
@@ -571,18 +560,18 @@ impl MountainMagic {
             }
             (Effect::Counter, Some(target)) => self.emit(
                 out,
-                MountainEvent::Removed {
+                Event::MountainMagicRemoved {
                     card: target,
                     why: Removal::Countered,
                 },
             )?,
             (Effect::Tap, Some(target)) => {
                 if self.force(target).is_some_and(|f| f.powered) {
-                    self.emit(out, MountainEvent::Unpowered { card: target })?;
+                    self.emit(out, Event::MountainMagicUnpowered { card: target })?;
                 } else {
                     self.emit(
                         out,
-                        MountainEvent::Removed {
+                        Event::MountainMagicRemoved {
                             card: target,
                             why: Removal::TappedAway,
                         },
@@ -590,7 +579,7 @@ impl MountainMagic {
                 }
             }
             (Effect::Untap, Some(target)) => {
-                self.emit(out, MountainEvent::Untapped { card: target })?;
+                self.emit(out, Event::MountainMagicUntapped { card: target })?;
                 if self.card_of(target).is_some_and(|c| c.is_creature()) {
                     self.pay_upkeep(target, out)?;
                 }
@@ -600,7 +589,7 @@ impl MountainMagic {
                 if user.side == Side::Player {
                     let cards: Vec<Spot> = self.mountain_left().into_iter().take(n).collect();
                     if !cards.is_empty() {
-                        self.emit(out, MountainEvent::DrewFromMountain { cards })?;
+                        self.emit(out, Event::MountainMagicDrewFromMountain { cards })?;
                     }
                 } else {
                     // The opponent picks up from the land deck: extras, discarded at once.
@@ -608,7 +597,7 @@ impl MountainMagic {
                     if !lands.is_empty() {
                         self.emit(
                             out,
-                            MountainEvent::LandsDiscarded {
+                            Event::MountainMagicLandsDiscarded {
                                 side: user.side,
                                 lands,
                             },
@@ -619,14 +608,17 @@ impl MountainMagic {
             (Effect::Discard { amount }, None) => {
                 let lands = self.next_lands(usize::from(amount.unwrap_or(OTHER_X)));
                 if !lands.is_empty() {
-                    self.emit(out, MountainEvent::LandsDiscarded { side: other, lands })?;
+                    self.emit(
+                        out,
+                        Event::MountainMagicLandsDiscarded { side: other, lands },
+                    )?;
                 }
             }
             (Effect::DestroyLand, None) => {
-                self.emit(out, MountainEvent::LandDoomed { side: other })?
+                self.emit(out, Event::MountainMagicLandDoomed { side: other })?
             }
             (Effect::EmptyPool, None) => {
-                self.emit(out, MountainEvent::PoolEmptied { side: other })?
+                self.emit(out, Event::MountainMagicPoolEmptied { side: other })?
             }
             _ => return Err(MountainError::BadTarget),
         }
@@ -635,10 +627,10 @@ impl MountainMagic {
 }
 
 /// The automatic opponent.
-impl MountainMagic {
+impl Climb {
     /// The opponent's turn: he draws, puts the mana where the text's order says, and uses
     /// every powered card that has a target, in that order.
-    fn opponent_turn(&mut self, out: &mut Vec<MountainEvent>) -> Decision {
+    fn opponent_turn(&mut self, out: &mut Vec<Event>) -> Decision {
         self.begin_turn(Side::Opponent, out)?;
         if self.over() {
             return Ok(());
@@ -648,7 +640,7 @@ impl MountainMagic {
                 Some(place) => self.place_mana(Side::Opponent, place, out)?,
                 None => self.emit(
                     out,
-                    MountainEvent::ManaUnused {
+                    Event::MountainMagicManaUnused {
                         side: Side::Opponent,
                     },
                 )?,
@@ -668,7 +660,7 @@ impl MountainMagic {
         }
         self.emit(
             out,
-            MountainEvent::TurnEnded {
+            Event::MountainMagicTurnEnded {
                 side: Side::Opponent,
             },
         )
@@ -706,7 +698,7 @@ impl MountainMagic {
         })
     }
 
-    fn opponent_use(&mut self, force: u8, out: &mut Vec<MountainEvent>) -> Decision {
+    fn opponent_use(&mut self, force: u8, out: &mut Vec<Event>) -> Decision {
         let card = ForceRef {
             side: Side::Opponent,
             force,

@@ -1,9 +1,11 @@
-//! Mountain Magic (`docs/RULES.md`, "Mountain Magic"): the solitaire climb and battle, pure.
-//! [`MountainMagic`] is its state: the fold of its events ([`MountainMagic::apply`], the only
+//! Mountain Magic (`docs/RULES.md`, "Mountain Magic"): the solitaire climb and battle, on the
+//! game seam. [`MountainMagic`] ([`table`]) is the table: one seat, the shell's commands, the
+//! standings. [`Climb`] is the climb itself: the fold of its events ([`Climb::apply`], the only
 //! place it changes) over the secret [`Deal`] the server holds; [`decide`] holds the decisions
 //! (every check first, then the events one at a time, each applied as it is emitted) and the
 //! automatic opponent, [`moves`] the legal moves, [`climb`] the climb's rules, [`pool`] the card
-//! pool and the deck recipe. Its vocabulary is [`crate::mountain_magic_types`].
+//! pool and the deck recipe. Its vocabulary is [`crate::mountain_magic_types`]; its events are
+//! the `mountain_magic.*` variants of [`Event`].
 //!
 //! One player climbs at a table; a group shares "today's mountain" by dealing from the same
 //! dice ([`Deal::from_dice`] is a pure function of them).
@@ -12,11 +14,15 @@ pub mod climb;
 mod decide;
 mod moves;
 pub mod pool;
+mod table;
+
+pub use table::MountainMagic;
 
 use crate::dice::Dice;
+use crate::event::Event;
 use crate::mountain_magic_types::{
-    BattleView, Card, CardNo, Colour, ForceRef, ForceView, Kind, MmPhase, MountainEvent,
-    MountainView, OCCUPIERS, Outcome, ROWS, Side, Spot,
+    BattleView, Card, CardNo, Colour, ForceRef, ForceView, Kind, MmPhase, MountainView, OCCUPIERS,
+    Outcome, ROWS, Side, Spot,
 };
 use pool::{Deck, Pool};
 
@@ -71,16 +77,16 @@ impl Deal {
 }
 
 /// A Mountain Magic climb: the public state (the fold of its events) and, where the rules
-/// decide, the deal.
+/// decide, the deal. A [`MountainMagic`] table holds one.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MountainMagic {
+pub struct Climb {
     /// The deal (`None` in a mirror, which only folds).
     deal: Option<Deal>,
     view: MountainView,
 }
 
-impl MountainMagic {
-    /// A climb over `deal`, not dealt yet: [`MountainMagic::begin`] deals it.
+impl Climb {
+    /// A climb over `deal`, not dealt yet: [`Climb::begin`] deals it.
     pub fn new(deal: Deal) -> Self {
         Self {
             deal: Some(deal),
@@ -104,7 +110,7 @@ impl MountainMagic {
     /// The climb over `deal` folded from `events` (a replay, or a recovery).
     pub fn replay<'a>(
         deal: Option<Deal>,
-        events: impl IntoIterator<Item = &'a MountainEvent>,
+        events: impl IntoIterator<Item = &'a Event>,
     ) -> Result<Self, &'static str> {
         let mut climb = Self {
             deal,
@@ -310,10 +316,10 @@ fn unpower(force: &mut ForceView) {
     force.mana.clear();
 }
 
-impl MountainMagic {
+impl Climb {
     /// Folds one event: the only place the state changes. An event that does not fit the
     /// state is refused (the journal is corrupt or foreign) and changes nothing.
-    pub fn apply(&mut self, event: &MountainEvent) -> Result<(), &'static str> {
+    pub fn apply(&mut self, event: &Event) -> Result<(), &'static str> {
         let mut next = self.clone();
         next.fold(event)?;
         *self = next;
@@ -330,12 +336,12 @@ impl MountainMagic {
         Ok(())
     }
 
-    fn fold(&mut self, event: &MountainEvent) -> Result<(), &'static str> {
-        use MountainEvent as E;
+    fn fold(&mut self, event: &Event) -> Result<(), &'static str> {
+        use Event as E;
         let pool = Pool::builtin();
         let phase = self.view.phase;
         match event {
-            E::Dealt {
+            E::MountainMagicDealt {
                 bottom,
                 spells,
                 lands,
@@ -354,7 +360,7 @@ impl MountainMagic {
                 self.view.lands_left = *lands;
                 self.view.phase = MmPhase::Climbing;
             }
-            E::Flipped { card } => {
+            E::MountainMagicFlipped { card } => {
                 if phase != MmPhase::Climbing || self.view.flipped.is_some() {
                     return Err("a card turned over out of place");
                 }
@@ -367,7 +373,7 @@ impl MountainMagic {
                 self.view.flipped = Some(*card);
                 self.view.may_recover = false;
             }
-            E::Placed {
+            E::MountainMagicPlaced {
                 card,
                 row,
                 pos,
@@ -396,7 +402,7 @@ impl MountainMagic {
                     self.view.phase = MmPhase::Path;
                 }
             }
-            E::Discarded { card } => {
+            E::MountainMagicDiscarded { card } => {
                 if phase != MmPhase::Climbing || self.view.flipped != Some(*card) {
                     return Err("discarded a card not turned over");
                 }
@@ -404,14 +410,14 @@ impl MountainMagic {
                 self.view.discard.push(*card);
                 self.view.may_recover = false;
             }
-            E::ClimbFailed => {
+            E::MountainMagicClimbFailed => {
                 if phase != MmPhase::Climbing || self.view.spells_left != 0 {
                     return Err("the climb failed with cards left");
                 }
                 self.view.phase = MmPhase::Over;
                 self.view.outcome = Some(Outcome::FailedClimb);
             }
-            E::PathChosen { path } => {
+            E::MountainMagicPathChosen { path } => {
                 if phase != MmPhase::Path || !climb::is_path(path) || self.view.battle.is_some() {
                     return Err("not a path down the mountain");
                 }
@@ -427,7 +433,7 @@ impl MountainMagic {
                     ..BattleView::default()
                 });
             }
-            E::OccupiersRevealed { cards } => {
+            E::MountainMagicOccupiersRevealed { cards } => {
                 let battle = self.battle_mut()?;
                 if phase != MmPhase::Path || !battle.opponent.is_empty() || cards.is_empty() {
                     return Err("occupiers revealed out of place");
@@ -438,7 +444,7 @@ impl MountainMagic {
                 battle.opponent = cards.iter().map(|&c| fresh(c)).collect();
                 self.view.phase = MmPhase::Battle;
             }
-            E::ManaDrawn { side, land } => {
+            E::MountainMagicManaDrawn { side, land } => {
                 if phase != MmPhase::Battle || pool.card(*land).map(|c| c.kind) != Some(Kind::Land)
                 {
                     return Err("a land drawn out of place");
@@ -453,7 +459,7 @@ impl MountainMagic {
                 let turns = &mut battle.turns[side.index()];
                 *turns = turns.saturating_add(1);
             }
-            E::LandDestroyed { side } => {
+            E::MountainMagicLandDestroyed { side } => {
                 let battle = self.battle_mut()?;
                 let doomed = &mut battle.doomed[side.index()];
                 if battle.turn != Some(*side) || battle.pending_land.is_none() || *doomed == 0 {
@@ -462,7 +468,7 @@ impl MountainMagic {
                 *doomed -= 1;
                 battle.pending_land = None;
             }
-            E::ManaPlaced { side, place } => {
+            E::MountainMagicManaPlaced { side, place } => {
                 let battle = self.battle()?;
                 let land = battle.pending_land.ok_or("no land drawn")?;
                 if battle.turn != Some(*side) || !pool.get(land).produces.contains(&place.colour) {
@@ -496,20 +502,20 @@ impl MountainMagic {
                 }
                 self.battle_mut()?.pending_land = None;
             }
-            E::ManaUnused { side } => {
+            E::MountainMagicManaUnused { side } => {
                 let battle = self.battle_mut()?;
                 if battle.turn != Some(*side) || battle.pending_land.take().is_none() {
                     return Err("no land to let go");
                 }
             }
-            E::UpkeepPaid { card, land } => {
+            E::MountainMagicUpkeepPaid { card, land } => {
                 let face = self.card_of(*card).ok_or("no such card")?;
                 if face.upkeep.is_empty() || pool.card(*land).map(|c| c.kind) != Some(Kind::Land) {
                     return Err("no upkeep to pay");
                 }
                 self.take_land(1)?;
             }
-            E::Used {
+            E::MountainMagicUsed {
                 card,
                 ability,
                 target,
@@ -536,7 +542,7 @@ impl MountainMagic {
                     force.used = true;
                 }
             }
-            E::Attacked { attackers, target } => {
+            E::MountainMagicAttacked { attackers, target } => {
                 if attackers.is_empty() || self.card_of(*target).is_none_or(|c| !c.is_creature()) {
                     return Err("no attack");
                 }
@@ -544,21 +550,21 @@ impl MountainMagic {
                     return Err("an attacker not in the battle");
                 }
             }
-            E::Removed { card, why } => {
+            E::MountainMagicRemoved { card, why } => {
                 let force = self.force_mut(*card)?;
                 unpower(force);
                 force.ability_mana.clear();
                 force.uses = 0;
                 force.gone = Some(*why);
             }
-            E::Unpowered { card } => {
+            E::MountainMagicUnpowered { card } => {
                 let force = self.force_mut(*card)?;
                 if !force.powered {
                     return Err("not powered");
                 }
                 unpower(force);
             }
-            E::Untapped { card } => {
+            E::MountainMagicUntapped { card } => {
                 let artifact = self
                     .card_of(*card)
                     .is_some_and(|c| c.kind == Kind::Artifact);
@@ -568,18 +574,18 @@ impl MountainMagic {
                 }
                 force.powered = true;
             }
-            E::LandsDiscarded { lands, .. } => {
+            E::MountainMagicLandsDiscarded { lands, .. } => {
                 if lands.is_empty() {
                     return Err("no lands discarded");
                 }
                 self.battle()?;
                 self.take_land(lands.len())?;
             }
-            E::LandDoomed { side } => {
+            E::MountainMagicLandDoomed { side } => {
                 let doomed = &mut self.battle_mut()?.doomed[side.index()];
                 *doomed = doomed.saturating_add(1);
             }
-            E::PoolEmptied { side } => {
+            E::MountainMagicPoolEmptied { side } => {
                 let battle = self.battle_mut()?;
                 let forces = match side {
                     Side::Player => &mut battle.player,
@@ -591,7 +597,7 @@ impl MountainMagic {
                     force.uses = 0;
                 }
             }
-            E::DrewFromMountain { cards } => {
+            E::MountainMagicDrewFromMountain { cards } => {
                 if phase != MmPhase::Battle || cards.is_empty() {
                     return Err("no draw from the mountain");
                 }
@@ -605,7 +611,7 @@ impl MountainMagic {
                     self.battle_mut()?.player.push(fresh(card));
                 }
             }
-            E::TurnEnded { side } => {
+            E::MountainMagicTurnEnded { side } => {
                 let battle = self.battle_mut()?;
                 if battle.turn != Some(*side) || battle.pending_land.is_some() {
                     return Err("ended a turn not under way");
@@ -615,7 +621,7 @@ impl MountainMagic {
                     force.used = false;
                 }
             }
-            E::Ended { ending } => {
+            E::MountainMagicEnded { ending } => {
                 if phase != MmPhase::Battle {
                     return Err("the battle ended outside the battle");
                 }
@@ -625,6 +631,7 @@ impl MountainMagic {
                 battle.turn = None;
                 battle.pending_land = None;
             }
+            _ => return Err("not a Mountain Magic event"),
         }
         Ok(())
     }

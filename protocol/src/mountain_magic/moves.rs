@@ -1,7 +1,7 @@
 //! The legal moves: every request the rules accept now (a bot or a random player picks from
 //! them; the page shows them).
 
-use super::MountainMagic;
+use super::Climb;
 use super::climb;
 use crate::mountain_magic_types::{ForceRef, MmPhase, MountainCommand, Side};
 
@@ -9,7 +9,7 @@ use crate::mountain_magic_types::{ForceRef, MmPhase, MountainCommand, Side};
 /// alone and all of them together.
 const FULL_SUBSETS: usize = 8;
 
-impl MountainMagic {
+impl Climb {
     /// Every request accepted now. Complete for the climb, the path, the mana and single or
     /// gang attacks (up to eight ready creatures), casts and activations with every target.
     pub fn legal_moves(&self) -> Vec<MountainCommand> {

@@ -509,7 +509,7 @@ impl Table {
             } => self.start(actor, first_player, seating, order, &mut out)?,
             Command::Mulligan => self.mulligan(actor, &mut out)?,
             // Another game's command.
-            Command::MagicTech(_) => return Err(ErrorCode::BadMessage),
+            Command::MagicTech(_) | Command::MountainMagic(_) => return Err(ErrorCode::BadMessage),
             Command::Keep => self.keep(actor, &mut out)?,
             Command::SetPhase { phase } => {
                 let turn = self.own_running_turn(actor)?;
