@@ -34,7 +34,12 @@ impl TableConfig {
             seed,
             ..TableConfig::default()
         };
-        config.validate()?;
+        // A solitaire's one seat is its own range; every other table's is the rules'.
+        if settings.game == crate::types::GameKind::MountainMagic {
+            config.validate_solitaire()?;
+        } else {
+            config.validate()?;
+        }
         Ok(config)
     }
 }

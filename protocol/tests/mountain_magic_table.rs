@@ -223,6 +223,45 @@ fn a_session_plays_climbs_through_their_battles_to_an_ending_and_the_journal_rec
 }
 
 #[test]
+fn a_recovered_session_goes_on_deciding_as_the_original_would() {
+    for seed in [2, 7] {
+        let mut table = Table::seated(seed);
+        table.start();
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        // Stop somewhere in the climb or the battle, then recover from the journal.
+        let stop = 40 + usize::try_from(seed).unwrap() * 30;
+        for _ in 0..stop {
+            if table.session.table().stage() != Stage::Playing {
+                break;
+            }
+            let moves = table.climb().legal_moves();
+            table.ok(mm(moves.choose(&mut rng).unwrap().clone()));
+        }
+        let recovered: Session<MountainMagic> = Session::recover(
+            settings(),
+            DiceSecret::from_seed(seed),
+            timing(),
+            table.journal.clone(),
+            &[],
+            Vec::new(),
+            table.t0,
+        )
+        .unwrap();
+        // The recovered table offers the same moves, and every one is decided the same.
+        let moves = table.climb().legal_moves();
+        assert_eq!(recovered.table().climb().legal_moves(), moves);
+        for command in moves {
+            let mut original = table.session.table().clone();
+            let mut again = recovered.table().clone();
+            assert_eq!(
+                again.handle(Actor::Player(0), Command::MountainMagic(command.clone())),
+                original.handle(Actor::Player(0), Command::MountainMagic(command)),
+            );
+        }
+    }
+}
+
+#[test]
 fn the_same_dice_deal_the_same_mountain_and_other_dice_another() {
     let bottom = |seed| {
         let mut table = Table::seated(seed);

@@ -85,15 +85,19 @@ impl MountainMagic {
         self.seat.as_ref().map(|s| s.player)
     }
 
-    /// The dice a climb is dealt from: the table's secret and the climber's entropy (the same
-    /// mixing as every other random outcome, PROTOCOL.md "Verifiable dice").
-    fn dice(&self) -> Result<Dice, ErrorCode> {
-        let secret = self.secret.ok_or(ErrorCode::BadMessage)?;
-        let seat = self.seat.as_ref().ok_or(ErrorCode::NotEnoughPlayers)?;
-        Ok(Dice::new(
+    /// The climb dealt face down from the dice — the table's secret and the climber's entropy
+    /// (the same mixing as every other random outcome, PROTOCOL.md "Verifiable dice") — with
+    /// the default deck the dice draw; `None` without the secret (a mirror, which never
+    /// decides).
+    fn dealt(&self, seat: &Seat) -> Option<Climb> {
+        let secret = self.secret?;
+        let dice = Dice::new(
             secret,
             entropy_digest(std::iter::once(seat.entropy.as_str())),
-        ))
+        );
+        let pool = Pool::builtin();
+        let deck = Deck::default_from_dice(pool, &dice);
+        Some(Climb::new(Deal::from_dice(pool, &deck, &dice)))
     }
 
     /// Folds `event` and records it: the one way a decision changes the state.
@@ -204,9 +208,6 @@ impl MountainMagic {
         if first_player.is_some_and(|first| first != player) {
             return Err(ErrorCode::UnknownPlayer);
         }
-        let dice = self.dice()?;
-        let pool = Pool::builtin();
-        let deck = Deck::default_from_dice(pool, &dice);
         let secret = self.secret.ok_or(ErrorCode::BadMessage)?;
         self.emit(
             out,
@@ -221,7 +222,7 @@ impl MountainMagic {
                 seating_mode: seating,
             },
         )?;
-        self.climb = Climb::new(Deal::from_dice(pool, &deck, &dice));
+        // Folding `game_started` dealt the climb face down; the bottom row is turned up now.
         let dealt = self.climb.begin().map_err(code)?;
         out.extend(dealt);
         Ok(())
@@ -348,6 +349,11 @@ impl MountainMagic {
                 }
                 self.commitment = commitment.clone();
                 self.stage = Stage::Playing;
+                // The deal is a function of the dice: folding the start (live or from the
+                // journal) deals the same climb.
+                if let Some(climb) = self.seat.as_ref().and_then(|seat| self.dealt(seat)) {
+                    self.climb = climb;
+                }
             }
             Event::Eliminated { players, .. } => {
                 if self.stage != Stage::Playing

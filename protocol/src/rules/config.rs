@@ -143,6 +143,20 @@ impl TableConfig {
         if !(MIN_SEATS..=MAX_SEATS).contains(&self.seats) {
             return Err(ConfigError::Seats(self.seats));
         }
+        self.validate_rules()
+    }
+
+    /// Checks the settings of a solitaire's table (Mountain Magic): one seat, and every other
+    /// setting in its range as at any table (the journal keeps them all).
+    pub fn validate_solitaire(&self) -> Result<(), ConfigError> {
+        if self.seats != 1 {
+            return Err(ConfigError::SolitaireSeats(self.seats));
+        }
+        self.validate_rules()
+    }
+
+    /// Every setting but the seats.
+    fn validate_rules(&self) -> Result<(), ConfigError> {
         SpellRange::new(self.spell_range.0)?;
         if self.rule_set == RuleSet::Cr807 && self.spell_range.get() != 1 {
             return Err(ConfigError::Cr807Range(self.spell_range.0));
@@ -163,6 +177,9 @@ pub enum ConfigError {
     /// Seats must be 2–40.
     #[error("a table has {MIN_SEATS}–{MAX_SEATS} seats, not {0}")]
     Seats(u8),
+    /// A solitaire's table (Mountain Magic) has one seat.
+    #[error("a Mountain Magic table has 1 seat, not {0}")]
+    SolitaireSeats(u8),
     /// Spell range must be 1–4.
     #[error("spell range is {MIN_SPELL_RANGE}–{MAX_SPELL_RANGE}, not {0}")]
     SpellRange(u8),
@@ -181,7 +198,7 @@ impl ConfigError {
     /// The setting's field in `create_table`.
     pub fn field(&self) -> &'static str {
         match self {
-            ConfigError::Seats(_) => "seats",
+            ConfigError::Seats(_) | ConfigError::SolitaireSeats(_) => "seats",
             ConfigError::SpellRange(_) | ConfigError::Cr807Range(_) => "spell_range",
             ConfigError::StartingLife(_) => "starting_life",
             ConfigError::HandSize(_) => "hand_size",
