@@ -492,6 +492,7 @@ pub async fn create(
     let mut conn = Conn::open(server).await?;
     let answer = conn
         .call(ClientMessage::CreateTable {
+            mountain_magic: None,
             id: 0,
             name: args.name.clone(),
             seats: args.seats,

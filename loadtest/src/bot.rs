@@ -743,6 +743,7 @@ impl ServerBot {
             let seed = settings.seed ^ ((self.group.index as u64) << 20) ^ u64::from(generation);
             let created = self
                 .call("create_table", |id| ClientMessage::CreateTable {
+                    mountain_magic: None,
                     id,
                     name,
                     seats: settings.seats,

@@ -353,6 +353,7 @@ pub async fn play_table(config: &MtConfig, index: usize) -> Result<MtTable, MtEr
     let mut b = MtBot::open(&config.url, Rng::new(config.seed, stream(1))).await?;
     let created = a
         .call("create_table", |id| ClientMessage::CreateTable {
+            mountain_magic: None,
             id,
             name: format!("mt-{index}"),
             seats: 2,

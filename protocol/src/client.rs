@@ -10,7 +10,7 @@ use crate::limits::{
     default_starting_life,
 };
 use crate::magic_tech_types::{Area, Block, CardFace, CardId, Correction, Target, Zone};
-use crate::mountain_magic_types::{ForceRef, ManaPlace, MountainCommand};
+use crate::mountain_magic_types::{ForceRef, ManaPlace, MountainCommand, MountainMagicSettings};
 use crate::types::GameKind;
 use crate::types::{
     MulliganMode, OrganiserSecret, Phase, PlayerId, Reduction, RuleSet, Ruling, SeatToken,
@@ -115,6 +115,9 @@ pub enum ClientMessage {
         /// The league's organiser secret (with `league`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         organiser: Option<OrganiserSecret>,
+        /// At a Mountain Magic table: its own settings (the climber's own deck).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mountain_magic: Option<MountainMagicSettings>,
     },
     /// Takes a seat at a table in its lobby.
     Join {

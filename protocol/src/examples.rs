@@ -64,6 +64,7 @@ impl Example {
 /// and Alice's turn has reached combat (spell range 1, so she reaches her two neighbours).
 pub fn view() -> TableView {
     let settings = Settings {
+        mountain_magic: None,
         seats: 8,
         spell_range: 1,
         reduction: Reduction::Eager,
@@ -204,6 +205,7 @@ pub fn client() -> Vec<ClientMessage> {
             limit: 100,
         },
         ClientMessage::CreateTable {
+            mountain_magic: None,
             id: 3,
             name: "Friday melee".to_owned(),
             seats: 8,

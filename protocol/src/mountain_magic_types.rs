@@ -16,6 +16,33 @@ pub use crate::magic_tech_types::Colour;
 /// A card of the pool, by its place in the pool's data file (from 0).
 pub type CardNo = u16;
 
+/// One line of a deck file: a card of the pool by name, and how many.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeckLine {
+    /// The card's name in the pool.
+    pub name: String,
+    /// Copies.
+    pub count: u8,
+}
+
+/// A deck file: `{"cards": [{"name": "Kerr Crag", "count": 4}, …]}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeckFile {
+    /// Its lines.
+    pub cards: Vec<DeckLine>,
+}
+
+/// A Mountain Magic table's own settings (`create_table`'s and `settings`' `mountain_magic`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MountainMagicSettings {
+    /// The climber's own deck (absent: the default deck the table's dice draw from the pool),
+    /// checked against the recipe when the table is created.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deck: Option<DeckFile>,
+}
+
 /// Rows of the mountain; the bottom row holds this many cards, each row above one fewer.
 pub const ROWS: u8 = 7;
 

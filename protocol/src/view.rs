@@ -13,7 +13,7 @@ use crate::limits::{
     default_max_spectators, default_mulligan_clock,
 };
 use crate::magic_tech_types::MagicTechView;
-use crate::mountain_magic_types::MountainView;
+use crate::mountain_magic_types::{MountainMagicSettings, MountainView};
 use crate::shell::{Presence, SessionFacts, resume_quorum};
 use crate::types::GameKind;
 use crate::types::{
@@ -62,9 +62,13 @@ pub struct Settings {
     /// The league this table's game counts for, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub league: Option<LeagueId>,
-    /// Which game the table plays (absent: `grand_melee`; or `magic_tech`).
+    /// Which game the table plays (absent: `grand_melee`; or `magic_tech`, `mountain_magic`).
     #[serde(default, skip_serializing_if = "GameKind::is_default")]
     pub game: GameKind,
+    /// A Mountain Magic table's own settings (absent: its defaults; every other game refuses
+    /// them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mountain_magic: Option<MountainMagicSettings>,
 }
 
 impl Settings {
@@ -88,6 +92,7 @@ impl Settings {
             mulligan,
             game,
             league,
+            mountain_magic,
             ..
         } = request
         else {
@@ -113,6 +118,7 @@ impl Settings {
             mulligan: *mulligan,
             league: *league,
             game: *game,
+            mountain_magic: mountain_magic.clone(),
             ..Self::default()
         })
     }
@@ -136,6 +142,7 @@ impl Default for Settings {
             mulligan: MulliganMode::Paris,
             league: None,
             game: GameKind::default(),
+            mountain_magic: None,
         }
     }
 }

@@ -229,6 +229,7 @@ fn create_table_defaults_and_tag_anywhere() {
     assert_eq!(
         decode_client(&bytes).unwrap(),
         ClientMessage::CreateTable {
+            mountain_magic: None,
             id: 7,
             name: "T".to_owned(),
             seats: 12,
@@ -540,6 +541,7 @@ fn frames_packed_by_python_msgpack_decode() {
         (
             "85a26964ce00011170a474797065ac6372656174655f7461626c65a46e616d65a154a5736561747328a473656564cf8000000000000000",
             ClientMessage::CreateTable {
+                mountain_magic: None,
                 id: 70_000,
                 name: "T".to_owned(),
                 seats: 40,

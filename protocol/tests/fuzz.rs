@@ -39,6 +39,7 @@ fn client_message() -> impl Strategy<Value = ClientMessage> {
             .prop_map(
                 |(id, name, seats, spell_range, starting_life, password, seed)| {
                     ClientMessage::CreateTable {
+                        mountain_magic: None,
                         id,
                         name,
                         seats,

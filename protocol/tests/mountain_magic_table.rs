@@ -7,10 +7,13 @@
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::{Duration, Instant};
 
-use grand_melee_protocol::dice::DiceSecret;
+use grand_melee_protocol::dice::{Dice, DiceSecret, entropy_digest};
 use grand_melee_protocol::game::{Game, GameKind};
-use grand_melee_protocol::mountain_magic::MountainMagic;
-use grand_melee_protocol::mountain_magic_types::{MmPhase, MountainCommand, Outcome};
+use grand_melee_protocol::mountain_magic::pool::{Deck, DeckFile, Pool};
+use grand_melee_protocol::mountain_magic::{Deal, MountainMagic};
+use grand_melee_protocol::mountain_magic_types::{
+    MmPhase, MountainCommand, MountainMagicSettings, Outcome,
+};
 use grand_melee_protocol::rules::{Actor, Authority, Command};
 use grand_melee_protocol::session::{Effect, Session, Timing};
 use grand_melee_protocol::shell::Stage;
@@ -352,6 +355,74 @@ fn a_conceded_climb_ends_and_the_host_may_abandon_one() {
     let events = game.handle(Actor::Host, Command::Abandon).unwrap();
     assert_eq!(events.first(), Some(&Event::GameAbandoned));
     assert_eq!(game.stage(), Stage::Finished);
+}
+
+#[test]
+fn a_table_s_own_deck_is_checked_at_creation_and_dealt_by_the_dice() {
+    let pool = Pool::builtin();
+    // A deck file, and the deck it reads as (in the file's order).
+    let drawn = Deck::default_from_dice(pool, &Dice::new(DiceSecret::from_seed(99), [7; 32]));
+    let own = Deck::from_file(pool, &drawn.to_file(pool)).unwrap();
+    let with_deck = |deck: DeckFile| Settings {
+        mountain_magic: Some(MountainMagicSettings { deck: Some(deck) }),
+        ..settings()
+    };
+    // A deck that breaks the recipe (a card short), or names a card not in the pool, makes
+    // no table; another game takes no Mountain Magic settings.
+    let mut short = own.to_file(pool);
+    short.cards[0].count -= 1;
+    let mut unknown = own.to_file(pool);
+    unknown.cards[0].name = "No Such Card".to_owned();
+    for bad in [
+        with_deck(short),
+        with_deck(unknown),
+        Settings {
+            game: GameKind::MagicTech,
+            seats: 2,
+            ..with_deck(own.to_file(pool))
+        },
+    ] {
+        assert_eq!(
+            MountainMagic::create(&bad, DiceSecret::from_seed(1)).err(),
+            Some(ErrorCode::BadSettings)
+        );
+    }
+    let melee = Settings {
+        game: GameKind::GrandMelee,
+        seats: 4,
+        ..with_deck(own.to_file(pool))
+    };
+    assert_eq!(
+        grand_melee_protocol::rules::Table::create(&melee, DiceSecret::from_seed(1)).err(),
+        Some(ErrorCode::BadSettings)
+    );
+    // The table deals the own deck, as the dice shuffle it.
+    let secret = DiceSecret::from_seed(5);
+    let mut game = MountainMagic::create(&with_deck(own.to_file(pool)), secret).unwrap();
+    let entropy = "ann's entropy";
+    game.handle(
+        Actor::Host,
+        Command::Join {
+            name: "Ann".to_owned(),
+            entropy: entropy.to_owned(),
+            deck: None,
+        },
+    )
+    .unwrap();
+    game.handle(Actor::Host, Command::start(None)).unwrap();
+    let deal = Deal::from_dice(pool, &own, &Dice::new(secret, entropy_digest([entropy])));
+    let bottom: Vec<_> = game.climb().view().mountain[0]
+        .iter()
+        .flatten()
+        .copied()
+        .collect();
+    assert_eq!(bottom, deal.spells[..7].to_vec());
+    assert_eq!(game.climb().deal(), Some(&deal));
+    let default = Deck::default_from_dice(pool, &Dice::new(secret, entropy_digest([entropy])));
+    assert_ne!(
+        default, own,
+        "the own deck is not the one the dice would draw"
+    );
 }
 
 #[test]

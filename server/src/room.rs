@@ -64,6 +64,9 @@ struct StoredV3 {
     /// Absent for Grand Melee (every journal from before the game seam).
     #[serde(default, skip_serializing_if = "GameKind::is_default")]
     game: GameKind,
+    /// A Mountain Magic table's own settings (absent at every other table).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    mountain_magic: Option<wire::mountain_magic_types::MountainMagicSettings>,
 }
 
 impl From<StoredV3> for StoredSettings {
@@ -72,6 +75,7 @@ impl From<StoredV3> for StoredSettings {
         let defaults = wire::Settings::default();
         Self {
             settings: wire::Settings {
+                mountain_magic: stored.mountain_magic,
                 seats: config.seats,
                 spell_range: u8::from(config.spell_range),
                 reduction: config.reduction,
@@ -112,6 +116,7 @@ impl serde::Serialize for StoredSettings {
             max_spectators: Some(settings.max_spectators),
             league: settings.league,
             game: settings.game,
+            mountain_magic: settings.mountain_magic.clone(),
         }
         .serialize(s)
     }
@@ -1527,6 +1532,7 @@ mod tests {
             stored,
             StoredSettings {
                 settings: wire::Settings {
+                    mountain_magic: None,
                     seats: 17,
                     spell_range: 1,
                     reduction: Reduction::Forced,

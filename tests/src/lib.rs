@@ -49,6 +49,7 @@ pub struct CreateTable {
     game: GameKind,
     league: Option<LeagueId>,
     organiser: Option<OrganiserSecret>,
+    mountain_magic: Option<wire::mountain_magic_types::MountainMagicSettings>,
 }
 
 impl CreateTable {
@@ -72,6 +73,7 @@ impl CreateTable {
             game: GameKind::default(),
             league: None,
             organiser: None,
+            mountain_magic: None,
         }
     }
 
@@ -147,6 +149,15 @@ impl CreateTable {
         self
     }
 
+    /// A Mountain Magic table's own settings.
+    pub fn mountain_magic(
+        mut self,
+        settings: wire::mountain_magic_types::MountainMagicSettings,
+    ) -> Self {
+        self.mountain_magic = Some(settings);
+        self
+    }
+
     /// A league game, with the league's organiser secret.
     pub fn league(mut self, league: LeagueId, organiser: OrganiserSecret) -> Self {
         self.league = Some(league);
@@ -158,6 +169,7 @@ impl CreateTable {
     pub fn request(&self, id: u32) -> ClientMessage {
         let settings = self.clone();
         ClientMessage::CreateTable {
+            mountain_magic: settings.mountain_magic,
             id,
             name: settings.name,
             seats: settings.seats,

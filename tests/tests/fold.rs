@@ -73,6 +73,7 @@ fn settings(rng: &mut Rng, game: u64) -> Settings {
         1 + rng.below(4)
     };
     Settings {
+        mountain_magic: None,
         seats: u8::try_from(seats).unwrap(),
         spell_range: u8::try_from(range).unwrap(),
         reduction: if rng.chance(0.5) {

@@ -3,7 +3,9 @@
 #![allow(clippy::unwrap_used)]
 
 use grand_melee_e2e::{Client, CreateTable, TestServer};
-use grand_melee_protocol::mountain_magic_types::{MmPhase, MountainCommand, MountainView};
+use grand_melee_protocol::mountain_magic_types::{
+    DeckFile, DeckLine, MmPhase, MountainCommand, MountainMagicSettings, MountainView,
+};
 use grand_melee_protocol::{ClientMessage, ErrorCode, GameKind, StageName, TableId, TableView};
 use grand_melee_server::ServerConfig;
 
@@ -63,6 +65,17 @@ async fn a_mountain_magic_table_has_one_seat_and_is_climbed_over_a_socket() {
         let settings = CreateTable::new("climb", seats).game(GameKind::MountainMagic);
         assert_eq!(host.create(settings).await, Err(ErrorCode::BadSettings));
     }
+    // A deck of its own that breaks the recipe makes no table.
+    let short = DeckFile {
+        cards: vec![DeckLine {
+            name: "Kerr Crag".to_owned(),
+            count: 4,
+        }],
+    };
+    let settings = CreateTable::new("climb", 1)
+        .game(GameKind::MountainMagic)
+        .mountain_magic(MountainMagicSettings { deck: Some(short) });
+    assert_eq!(host.create(settings).await, Err(ErrorCode::BadSettings));
     let (table, mut ann) = started(&server).await;
     let mut bob = server.client().await;
     assert_eq!(bob.join(table, "Bob").await, Err(ErrorCode::GameStarted));

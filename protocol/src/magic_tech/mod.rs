@@ -225,6 +225,7 @@ impl Game for MagicTech {
             || settings.league.is_some()
             || settings.mulligan != MulliganMode::Paris
             || settings.combat_dice
+            || settings.mountain_magic.is_some()
         {
             return Err(ErrorCode::BadSettings);
         }

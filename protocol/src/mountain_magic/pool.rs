@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::dice::Dice;
 use crate::mountain_magic_types::{Ability, Card, CardNo, Class, Colour, Effect, Kind};
+pub use crate::mountain_magic_types::{DeckFile, DeckLine};
 
 /// The pool's data file.
 const POOL_JSON: &str = include_str!("../../data/mountain_magic/pool.json");
@@ -196,24 +197,6 @@ pub struct Deck {
     pub cards: Vec<CardNo>,
 }
 
-/// One line of a deck file: a card of the pool by name, and how many.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DeckLine {
-    /// The card's name in the pool.
-    pub name: String,
-    /// Copies.
-    pub count: u8,
-}
-
-/// A deck file: `{"cards": [{"name": "Kerr Crag", "count": 4}, …]}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DeckFile {
-    /// Its lines.
-    pub cards: Vec<DeckLine>,
-}
-
 /// Why a deck breaks the recipe (the first rule broken, in the recipe's order).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -294,6 +277,12 @@ impl Deck {
         let file: DeckFile = serde_json::from_str(text).map_err(|e| DeckError::Unreadable {
             reason: e.to_string(),
         })?;
+        Self::from_file(pool, &file)
+    }
+
+    /// A deck file's deck by card names (then checked against the recipe): a table's own deck
+    /// (`Settings.mountain_magic.deck`).
+    pub fn from_file(pool: &Pool, file: &DeckFile) -> Result<Deck, DeckError> {
         let mut cards = Vec::new();
         for line in &file.cards {
             let no = pool

@@ -45,6 +45,9 @@ pub struct MountainMagic {
     /// Whether the climber conceded or was ruled out.
     out: bool,
     standings: Vec<Standing>,
+    /// The climber's own deck (`Settings.mountain_magic.deck`), checked at creation; `None`:
+    /// the default deck the dice draw.
+    deck: Option<Deck>,
     climb: Climb,
 }
 
@@ -96,7 +99,10 @@ impl MountainMagic {
             entropy_digest(std::iter::once(seat.entropy.as_str())),
         );
         let pool = Pool::builtin();
-        let deck = Deck::default_from_dice(pool, &dice);
+        let deck = match &self.deck {
+            Some(own) => own.clone(),
+            None => Deck::default_from_dice(pool, &dice),
+        };
         Some(Climb::new(Deal::from_dice(pool, &deck, &dice)))
     }
 
@@ -382,7 +388,7 @@ impl MountainMagic {
 impl Game for MountainMagic {
     const KIND: GameKind = GameKind::MountainMagic;
 
-    /// One seat, no league, no Combat with Dice.
+    /// One seat, no league, no Combat with Dice; an own deck that follows the recipe.
     fn create(settings: &Settings, secret: DiceSecret) -> Result<Self, ErrorCode> {
         if settings.game != GameKind::MountainMagic
             || settings.seats != 1
@@ -391,6 +397,16 @@ impl Game for MountainMagic {
         {
             return Err(ErrorCode::BadSettings);
         }
+        let deck = match settings
+            .mountain_magic
+            .as_ref()
+            .and_then(|m| m.deck.as_ref())
+        {
+            Some(file) => {
+                Some(Deck::from_file(Pool::builtin(), file).map_err(|_| ErrorCode::BadSettings)?)
+            }
+            None => None,
+        };
         Ok(Self {
             facts: SessionFacts::default(),
             stage: Stage::Lobby,
@@ -401,6 +417,7 @@ impl Game for MountainMagic {
             dice_secret: None,
             out: false,
             standings: Vec::new(),
+            deck,
             climb: Climb::mirror(),
         })
     }
@@ -498,6 +515,7 @@ impl Game for MountainMagic {
             dice_secret: view.dice_secret.clone(),
             out: seat.is_some_and(|p| !p.status.is_alive()),
             standings: view.standings.clone(),
+            deck: None,
             climb,
         })
     }

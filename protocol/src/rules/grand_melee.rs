@@ -18,7 +18,7 @@ impl Game for Table {
     const KIND: GameKind = GameKind::GrandMelee;
 
     fn create(settings: &Settings, secret: DiceSecret) -> Result<Self, ErrorCode> {
-        if settings.game != GameKind::GrandMelee {
+        if settings.game != GameKind::GrandMelee || settings.mountain_magic.is_some() {
             return Err(ErrorCode::BadSettings);
         }
         let mut config =
