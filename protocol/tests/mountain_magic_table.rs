@@ -50,6 +50,8 @@ struct Table {
     journal: Vec<(u64, Event)>,
     effects: Vec<Effect>,
     mirror: Mirror<MountainMagic>,
+    /// A mirror built from a snapshot taken in the middle of the climb, if one was.
+    late: Option<Mirror<MountainMagic>>,
     next_id: u32,
 }
 
@@ -78,6 +80,7 @@ impl Table {
             journal: Vec::new(),
             effects: Vec::new(),
             mirror,
+            late: None,
             next_id: 0,
         };
         table.drain();
@@ -95,6 +98,9 @@ impl Table {
                 for (k, event) in events.iter().enumerate() {
                     let seq = first_seq + k as u64;
                     self.mirror.apply(seq, event).unwrap();
+                    if let Some(late) = self.late.as_mut() {
+                        late.apply(seq, event).unwrap();
+                    }
                     self.journal.push((seq, event.clone()));
                 }
             }
@@ -190,6 +196,10 @@ fn play_out(table: &mut Table, rng: &mut ChaCha8Rng) {
         let chosen = moves.choose(rng).unwrap().clone();
         table.ok(mm(chosen));
         steps += 1;
+        // A client arriving now builds its mirror from the snapshot and follows from there.
+        if steps == 60 {
+            table.late = Some(Mirror::of(&table.view()).unwrap());
+        }
         assert!(steps < 20_000, "the climb does not end");
     }
 }
@@ -197,6 +207,7 @@ fn play_out(table: &mut Table, rng: &mut ChaCha8Rng) {
 #[test]
 fn a_session_plays_climbs_through_their_battles_to_an_ending_and_the_journal_recovers_them() {
     let mut battles = 0;
+    let mut late_mirrors = 0;
     for seed in 0..12 {
         let mut table = Table::seated(seed);
         table.start();
@@ -218,11 +229,19 @@ fn a_session_plays_climbs_through_their_battles_to_an_ending_and_the_journal_rec
         let secret = DiceSecret::from_seed(seed);
         assert_eq!(view.dice_secret.as_deref(), Some(secret.to_hex().as_str()));
         assert_eq!(table.mirror.view(), view);
+        if let Some(late) = &table.late {
+            assert_eq!(late.view(), view, "the mirror of a mid-climb snapshot");
+            late_mirrors += 1;
+        }
         assert_eq!(table.recovered(), view, "seed {seed}");
         // After the end the climb takes no request.
         table.refused(mm(MountainCommand::Flip), ErrorCode::NotPlaying);
     }
     assert!(battles > 0, "no random climb reached the battle");
+    assert!(
+        late_mirrors > 0,
+        "no climb was long enough for a mid-climb mirror"
+    );
 }
 
 #[test]
