@@ -187,20 +187,20 @@ pub async fn run(cli: Cli) -> Result<(), ClientError> {
             file,
             password,
         } => {
-            let events = match (file, table) {
+            let (settings, events) = match (file, table) {
                 (Some(path), _) => replay::read_jsonl(&path)?,
                 (None, Some(table)) => {
                     let access = replay::Access {
                         password,
                         store: store().ok(),
                     };
-                    replay::fetch(&server, &table, &access, PAGE_ITEMS)
-                        .await?
-                        .events
+                    let replay = replay::fetch(&server, &table, &access, PAGE_ITEMS).await?;
+                    (Some(replay.settings), replay.events)
                 }
                 (None, None) => return Err(ClientError::Table("name the game, or --file".into())),
             };
-            return verify(&events, &mut io::stdout().lock());
+            let own_deck = settings.and_then(|s| s.mountain_magic).and_then(|m| m.deck);
+            return verify(&events, own_deck.as_ref(), &mut io::stdout().lock());
         }
         Cmd::League(command) => {
             return league::run(&server, command, &store()?, &mut io::stdout().lock()).await;
@@ -440,15 +440,41 @@ pub async fn list(server: &str, limit: u32, out: &mut dyn Write) -> Result<(), C
     Ok(())
 }
 
-/// Checks a finished game's dice ([`grand_melee_protocol::dice::verify`]) and says what it
-/// found; a mismatch is an error naming the event.
+/// Checks a finished game's dice ([`grand_melee_protocol::dice::verify`]) and, for a Mountain
+/// Magic climb, its deal ([`grand_melee_protocol::mountain_magic::verify_deal`], with the
+/// table's own deck if it had one), and says what it found; a mismatch is an error naming the
+/// event.
 pub fn verify(
     events: &[grand_melee_protocol::Event],
+    own_deck: Option<&grand_melee_protocol::mountain_magic_types::DeckFile>,
     out: &mut dyn Write,
 ) -> Result<(), ClientError> {
     let numbered = (1u64..).zip(events);
     match grand_melee_protocol::dice::verify(numbered) {
         Ok(verified) => {
+            let deal = grand_melee_protocol::mountain_magic::verify_deal(
+                &verified.dice,
+                own_deck,
+                (1u64..).zip(events),
+            )
+            .map_err(|mismatch| ClientError::Verify(mismatch.to_string()))?;
+            if let Some(deal) = deal {
+                let deck = if deal.own_deck {
+                    "the table's own deck"
+                } else {
+                    "the default deck the dice draw"
+                };
+                let occupiers = if deal.occupiers {
+                    ", the occupying forces"
+                } else {
+                    ""
+                };
+                writeln!(
+                    out,
+                    "verified: the Mountain Magic deal of {deck}: the bottom row, {} card(s) turned over, {} land(s){occupiers} are what the dice give",
+                    deal.flipped, deal.lands
+                )?;
+            }
             let first = if verified.first_player_drawn {
                 "the first player drawn"
             } else {
@@ -876,8 +902,8 @@ mod tests {
                 secret: secret.to_hex(),
             });
             let mut out = Vec::new();
-            let verified =
-                verify(&events, &mut out).map(|()| String::from_utf8(out).unwrap_or_default());
+            let verified = verify(&events, None, &mut out)
+                .map(|()| String::from_utf8(out).unwrap_or_default());
             verified.map_err(|e| e.to_string())
         };
         let joined = game(SeatingMode::Joined, vec![0, 1, 2]);

@@ -310,15 +310,25 @@ fn records(replay: &Replay) -> impl Iterator<Item = Record<'_>> {
         .map(|(seq, event)| Record { seq, event })
 }
 
-/// The events of a `replay export` JSON-lines file (the header line is skipped), in order.
-pub fn read_jsonl(path: &std::path::Path) -> Result<Vec<Event>, ClientError> {
+/// The events of a `replay export` JSON-lines file, in order, and the table's settings from
+/// its header line (`None` when the header does not give them).
+pub fn read_jsonl(path: &std::path::Path) -> Result<(Option<Settings>, Vec<Event>), ClientError> {
     #[derive(serde::Deserialize)]
     struct Line {
         seq: u64,
         event: Event,
     }
+    #[derive(serde::Deserialize)]
+    struct Head {
+        settings: Settings,
+    }
     let text = std::fs::read_to_string(path)
         .map_err(|e| ClientError::Table(format!("{}: {e}", path.display())))?;
+    let settings = text
+        .lines()
+        .next()
+        .and_then(|line| serde_json::from_str::<Head>(line).ok())
+        .map(|head| head.settings);
     let mut events = Vec::new();
     for (number, line) in text.lines().enumerate().skip(1) {
         if line.trim().is_empty() {
@@ -338,7 +348,7 @@ pub fn read_jsonl(path: &std::path::Path) -> Result<Vec<Event>, ClientError> {
         }
         events.push(record.event);
     }
-    Ok(events)
+    Ok((settings, events))
 }
 
 /// Writes the replay as JSON lines: the header, then one `{"seq":N,"event":{…}}` per event.

@@ -142,6 +142,9 @@ pub struct Verified {
     pub first_player_drawn: bool,
     /// d20s rolled and checked.
     pub rolls: u32,
+    /// The game's dice, from the revealed secret and the players' entropy: what a game's own
+    /// checks deal again (a Mountain Magic deal: `mountain_magic::verify_deal`).
+    pub dice: Dice,
 }
 
 /// The first outcome of a game that its revealed dice do not give.
@@ -315,6 +318,7 @@ pub fn verify<'a>(
         seating: *seating_mode,
         first_player_drawn: !first_player_chosen,
         rolls: u32::try_from(rolls.len()).unwrap_or(u32::MAX),
+        dice,
     })
 }
 

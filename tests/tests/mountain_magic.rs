@@ -1,12 +1,16 @@
 //! Mountain Magic tables on the real server, with no code of their own in it: a one-seat table
-//! created and climbed over a socket, its refusals, and a climb that goes on across a restart.
+//! created and climbed over a socket, its refusals, a climb that goes on across a restart, a
+//! climb watched by a spectator and replayed step by step, and its deal verified from the
+//! revealed dice.
 #![allow(clippy::unwrap_used)]
 
 use grand_melee_e2e::{Client, CreateTable, TestServer};
 use grand_melee_protocol::mountain_magic_types::{
     DeckFile, DeckLine, MmPhase, MountainCommand, MountainMagicSettings, MountainView,
 };
-use grand_melee_protocol::{ClientMessage, ErrorCode, GameKind, StageName, TableId, TableView};
+use grand_melee_protocol::{
+    ClientMessage, ErrorCode, Event, GameKind, ServerMessage, StageName, TableId, TableView,
+};
 use grand_melee_server::ServerConfig;
 
 fn config() -> ServerConfig {
@@ -151,4 +155,178 @@ async fn a_climb_goes_on_across_a_restart() {
     let view = agrees(&mut ann).await;
     assert_eq!(climb(&view).flipped, None);
     assert_eq!(climb(&view).discard.len(), climb(&before).discard.len() + 1);
+}
+
+/// Every event of a finished game, read with `get_replay` by a client at no table.
+async fn replay(server: &TestServer, table: TableId) -> Vec<Event> {
+    let mut client = server.client().await;
+    let mut events = Vec::new();
+    let mut from_seq = 1;
+    loop {
+        let page = client
+            .call(|id| ClientMessage::GetReplay {
+                id,
+                table,
+                from_seq,
+                password: None,
+                token: None,
+            })
+            .await
+            .unwrap();
+        let ServerMessage::Replay {
+            events: page,
+            next_seq,
+            ..
+        } = page
+        else {
+            panic!("expected a replay: {page:?}");
+        };
+        events.extend(page);
+        match next_seq {
+            Some(next) => from_seq = next,
+            None => return events,
+        }
+    }
+}
+
+/// Climbs from the mirror until the mountain is complete or the deck ran out: each card turned
+/// over goes to the first place it may, else to the discard pile.
+async fn climb_up(ann: &mut Client) {
+    use grand_melee_protocol::Mirror;
+    use grand_melee_protocol::mountain_magic::MountainMagic;
+    loop {
+        let view = agrees(ann).await;
+        let mountain = climb(&view);
+        if mountain.phase != MmPhase::Climbing {
+            return;
+        }
+        let command = match mountain.flipped {
+            None => MountainCommand::Flip,
+            Some(card) => {
+                let mirror = Mirror::<MountainMagic>::of(&view).unwrap();
+                let place = (1..7u8)
+                    .flat_map(|row| (0..7 - row).map(move |pos| (row, pos)))
+                    .find(|&(row, pos)| mirror.table().climb().may_place_at(card, row, pos));
+                match place {
+                    Some((row, pos)) => MountainCommand::Place { row, pos },
+                    None => MountainCommand::Discard,
+                }
+            }
+        };
+        send(ann, command).await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_climb_is_watched_replayed_step_by_step_and_its_deal_verified() {
+    use grand_melee_protocol::Mirror;
+    use grand_melee_protocol::dice::DiceSecret;
+    use grand_melee_protocol::game::Game;
+    use grand_melee_protocol::mountain_magic::{MountainMagic, verify_deal};
+    let server = TestServer::start_with(config()).await;
+    let (table, mut ann) = started(&server).await;
+    let mut watcher = server.client().await;
+    watcher.watch(table).await;
+    // A spectator's request changes nothing.
+    assert_eq!(
+        send(&mut watcher, MountainCommand::Flip).await,
+        Err(ErrorCode::NotAPlayer)
+    );
+    climb_up(&mut ann).await;
+    let view = agrees(&mut ann).await;
+    if climb(&view).phase == MmPhase::Path {
+        let path = grand_melee_protocol::mountain_magic::climb::all_paths()
+            .into_iter()
+            .next()
+            .unwrap();
+        send(&mut ann, MountainCommand::Path { path })
+            .await
+            .unwrap();
+    }
+    let view = agrees(&mut ann).await;
+    if view.stage == StageName::Playing {
+        ann.call(|id| ClientMessage::Concede { id }).await.unwrap();
+    }
+    let end = agrees(&mut ann).await;
+    assert_eq!(end.stage, StageName::Finished);
+    // The spectator saw every step: his mirror is the end.
+    watcher.catch_up(end.seq).await;
+    assert_eq!(watcher.view.as_ref().unwrap(), &end);
+
+    // The replay, folded one event at a time from the empty table, shows the climb growing
+    // (the deal first, then one card turned over after another) and ends at the table's end.
+    let events = replay(&server, table).await;
+    assert_eq!(events.len() as u64, end.seq);
+    let empty = MountainMagic::create(&end.settings, DiceSecret::from_seed(0))
+        .unwrap()
+        .view(end.table, &end.name, 0, &end.settings);
+    let mut mirror = Mirror::<MountainMagic>::of(&empty).unwrap();
+    let mut turned = 0u16;
+    for (seq, event) in (1u64..).zip(&events) {
+        mirror
+            .apply_batch(seq, std::slice::from_ref(event))
+            .unwrap();
+        let step = mirror.view();
+        assert_eq!(step.seq, seq);
+        match event {
+            Event::MountainMagicDealt { bottom, .. } => {
+                let row: Vec<_> = climb(&step).mountain[0].iter().flatten().copied().collect();
+                assert_eq!(&row, bottom);
+            }
+            Event::MountainMagicFlipped { card } => {
+                turned += 1;
+                assert_eq!(climb(&step).flipped, Some(*card));
+            }
+            _ => {}
+        }
+    }
+    assert!(turned > 0);
+    assert_eq!(mirror.view(), end);
+
+    // The deal is the revealed dice's: every card turned over is checked.
+    let numbered = || (1u64..).zip(&events);
+    let verified = grand_melee_protocol::dice::verify(numbered()).unwrap();
+    let deal = verify_deal(&verified.dice, None, numbered())
+        .unwrap()
+        .unwrap();
+    assert!(!deal.own_deck);
+    assert_eq!(u32::from(turned), deal.flipped);
+    // A deal the dice do not give is caught, at its event: another card turned over, another
+    // bottom row.
+    let (at, first) = (1u64..)
+        .zip(&events)
+        .find_map(|(seq, e)| match e {
+            Event::MountainMagicFlipped { card } => Some((seq, *card)),
+            _ => None,
+        })
+        .unwrap();
+    let mut forged = events.clone();
+    forged[at as usize - 1] = Event::MountainMagicFlipped {
+        card: if first == 0 { 1 } else { first - 1 },
+    };
+    let caught = verify_deal(&verified.dice, None, (1u64..).zip(&forged)).unwrap_err();
+    assert_eq!(caught.seq, at);
+    let mut forged = events.clone();
+    let dealt = forged
+        .iter_mut()
+        .position(|e| matches!(e, Event::MountainMagicDealt { .. }))
+        .unwrap();
+    if let Event::MountainMagicDealt { bottom, .. } = &mut forged[dealt] {
+        bottom.swap(0, 1);
+        if bottom[0] == bottom[1] {
+            bottom[0] = bottom[0].wrapping_add(1);
+        }
+    }
+    let caught = verify_deal(&verified.dice, None, (1u64..).zip(&forged)).unwrap_err();
+    assert_eq!(caught.seq, dealt as u64 + 1);
+    // Another game's events hold no deal.
+    let other: Vec<Event> = events
+        .iter()
+        .filter(|e| !matches!(e, Event::MountainMagicDealt { .. }))
+        .cloned()
+        .collect();
+    assert_eq!(
+        verify_deal(&verified.dice, None, (1u64..).zip(&other)),
+        Ok(None)
+    );
 }

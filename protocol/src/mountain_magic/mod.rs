@@ -15,8 +15,10 @@ mod decide;
 mod moves;
 pub mod pool;
 mod table;
+mod verify;
 
 pub use table::MountainMagic;
+pub use verify::{DealVerified, verify_deal};
 
 use crate::dice::Dice;
 use crate::event::Event;
