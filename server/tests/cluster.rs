@@ -308,6 +308,116 @@ async fn a_magic_tech_table_survives_its_owner_and_is_played_to_its_end() {
     assert_eq!(mt::fold(&end, &journal), end);
 }
 
+/// `steps` moves of a Mountain Magic climb from the climber's mirror: turn a card over, then
+/// place it at the first place it may go, else discard it.
+async fn climb_steps(client: &mut Client, steps: usize) {
+    use grand_melee_protocol::mountain_magic::MountainMagic;
+    use grand_melee_protocol::mountain_magic_types::{MmPhase, MountainCommand};
+    for _ in 0..steps {
+        let view = client.fresh_snapshot().await;
+        client.catch_up(view.seq).await;
+        let mountain = view.mountain_magic.as_deref().unwrap();
+        if mountain.phase != MmPhase::Climbing {
+            return;
+        }
+        let command = match mountain.flipped {
+            None => MountainCommand::Flip,
+            Some(card) => {
+                let mirror = wire::Mirror::<MountainMagic>::of(&view).unwrap();
+                (1..7u8)
+                    .flat_map(|row| (0..7 - row).map(move |pos| (row, pos)))
+                    .find(|&(row, pos)| mirror.table().climb().may_place_at(card, row, pos))
+                    .map_or(MountainCommand::Discard, |(row, pos)| {
+                        MountainCommand::Place { row, pos }
+                    })
+            }
+        };
+        let answer = client
+            .call(|id| ClientMessage::mountain_magic(id, command.clone()))
+            .await;
+        let Ok(ServerMessage::Ack { seq, .. }) = answer else {
+            panic!("{command:?}: {answer:?}");
+        };
+        client.catch_up(seq).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_mountain_magic_climb_survives_its_owner_watched_from_another_node() {
+    let nats = NatsCluster::start(1).await;
+    let mut a = node(&nats, "a", 1, 1500).await;
+    let b = node(&nats, "b", 1, 1500).await;
+
+    // Ann climbs on node a, which owns the table; Wes watches from node b.
+    let mut ann = Client::connected(a.addr).await;
+    let settings =
+        grand_melee_e2e::CreateTable::new("climb", 1).game(wire::GameKind::MountainMagic);
+    let table = ann.create(settings).await.unwrap();
+    ann.join(table, "Ann").await.unwrap();
+    let started = ann
+        .call(|id| ClientMessage::Start {
+            id,
+            first_player: None,
+            seating: Default::default(),
+            order: Vec::new(),
+        })
+        .await;
+    assert!(
+        matches!(started, Ok(ServerMessage::Ack { .. })),
+        "{started:?}"
+    );
+    let mut watcher = Client::connected(b.addr).await;
+    eventually("node b lists the table", async || {
+        list_tables(&mut watcher)
+            .await
+            .iter()
+            .any(|t| t.table == table && t.game == wire::GameKind::MountainMagic)
+    })
+    .await;
+    watcher.watch(table).await;
+    climb_steps(&mut ann, 8).await;
+    let mut clients = vec![ann, watcher];
+    mirrors_agree(&mut clients).await;
+    let mountain = clients[0].view.as_ref().unwrap().mountain_magic.clone();
+    assert!(mountain.as_ref().unwrap().spells_left > 0);
+
+    // Node a dies: node b takes the table over, Wes gets a fresh snapshot, Ann comes back
+    // through node b with her seat token and climbs on from where she was.
+    a.kill().await;
+    eventually("node b owns the table", async || {
+        b.metric("gm_tables").await == 1.0
+    })
+    .await;
+    until_moved(&mut clients[1]).await;
+    let (_, token) = clients[0].seat.unwrap();
+    let mut back = Client::connected(b.addr).await;
+    back.resume(table, token).await.unwrap();
+    back.event_frames = std::mem::take(&mut clients[0].event_frames);
+    clients[0] = back;
+    mirrors_agree(&mut clients).await;
+    assert_eq!(clients[0].view.as_ref().unwrap().mountain_magic, mountain);
+    climb_steps(&mut clients[0], 6).await;
+    let conceded = clients[0].call(|id| ClientMessage::Concede { id }).await;
+    assert!(
+        matches!(conceded, Ok(ServerMessage::Ack { .. })),
+        "{conceded:?}"
+    );
+    mirrors_agree(&mut clients).await;
+    let end = clients[1].view.clone().unwrap();
+    assert_eq!(end.stage, wire::StageName::Finished);
+    assert_ne!(
+        end.mountain_magic, mountain,
+        "the climb went on after the takeover"
+    );
+    let journal = replay_events(b.addr, table).await;
+    assert_eq!(
+        journal.len() as u64,
+        end.seq,
+        "the journal holds every event once"
+    );
+    seen_events_are_journaled(&clients, &journal);
+}
+
 /// A started 4-seat table created on `owner`, players alternating between `owner` and `other`.
 async fn table_across(owner: SocketAddr, other: SocketAddr, name: &str) -> (TableId, Vec<Client>) {
     let mut host = Client::connected(owner).await;
