@@ -11,6 +11,7 @@
 //! dice ([`Deal::from_dice`] is a pure function of them).
 
 pub mod climb;
+pub mod day;
 mod decide;
 mod moves;
 pub mod pool;

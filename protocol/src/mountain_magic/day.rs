@@ -1,0 +1,242 @@
+//! "Today's mountain", pure: the day (a UTC calendar day, from a time the caller gives), the
+//! day's dice (one secret per day, derived from the server's mountain secret, committed to
+//! before the day and revealed after it; no climber's entropy, so every table of the day deals
+//! the same mountain) and the day's standings (by ending, then by cards left; equal climbs
+//! share a place).
+
+use std::cmp::Reverse;
+
+use sha2::{Digest, Sha256};
+
+use crate::dice::{Dice, DiceSecret, entropy_digest};
+
+/// Domain separation for the day's secrets.
+const DAY_DOMAIN: &[u8] = b"grand-melee mountain day v1";
+
+const SECS_PER_DAY: u64 = 86_400;
+
+/// A UTC calendar day: days since 1970-01-01. Written `YYYY-MM-DD`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Day(pub u32);
+
+impl Day {
+    /// The day holding `unix_secs` (seconds since 1970-01-01 00:00 UTC).
+    pub fn of(unix_secs: u64) -> Day {
+        Day(u32::try_from(unix_secs / SECS_PER_DAY).unwrap_or(u32::MAX))
+    }
+
+    /// The first second after this day: when its secret may be revealed.
+    pub fn ends_at(self) -> u64 {
+        (u64::from(self.0) + 1) * SECS_PER_DAY
+    }
+
+    /// `YYYY-MM-DD` (years 1970 to 9999), else `None`: a day that does not exist (2026-02-30)
+    /// is refused, not rolled over.
+    pub fn parse(text: &str) -> Option<Day> {
+        let bytes = text.as_bytes();
+        if bytes.len() != 10 || bytes[4] != b'-' || bytes[7] != b'-' {
+            return None;
+        }
+        let number = |range: std::ops::Range<usize>| -> Option<u32> {
+            let part = text.get(range)?;
+            if !part.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            part.parse().ok()
+        };
+        let (year, month, day) = (number(0..4)?, number(5..7)?, number(8..10)?);
+        if year < 1970 || !(1..=12).contains(&month) || day == 0 || day > days_in(year, month) {
+            return None;
+        }
+        let days = days_from_civil(i64::from(year), month, day);
+        u32::try_from(days).ok().map(Day)
+    }
+
+    /// The day's secret: SHA-256(`"grand-melee mountain day v1"` ‖ the server's mountain
+    /// secret (32 bytes) ‖ the day as 4 bytes, big-endian). Its commitment
+    /// ([`DiceSecret::commitment`]) can be published any time before the day.
+    pub fn secret(self, mountain_secret: &DiceSecret) -> DiceSecret {
+        let mut hash = Sha256::new();
+        hash.update(DAY_DOMAIN);
+        hash.update(mountain_secret.0);
+        hash.update(self.0.to_be_bytes());
+        DiceSecret(hash.finalize().into())
+    }
+
+    /// The day's dice: its secret with the entropy of no contributions (the same for every
+    /// climber, so every table of the day deals the same mountain).
+    pub fn dice(self, mountain_secret: &DiceSecret) -> Dice {
+        Dice::new(
+            self.secret(mountain_secret),
+            entropy_digest(std::iter::empty()),
+        )
+    }
+}
+
+impl std::fmt::Display for Day {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (year, month, day) = civil_from_days(i64::from(self.0));
+        write!(f, "{year:04}-{month:02}-{day:02}")
+    }
+}
+
+fn is_leap(year: u32) -> bool {
+    (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400)
+}
+
+fn days_in(year: u32, month: u32) -> u32 {
+    match month {
+        2 if is_leap(year) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
+fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let yoe = year - era * 400;
+    let m = i64::from(month);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(day) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The date of a day count since 1970-01-01 (H. Hinnant's `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// One climber's place in a day's standings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DayStanding<T> {
+    /// 1 for the best; climbs equal by ending and cards left share a place (the next place
+    /// skips as many).
+    pub place: u16,
+    /// Whose climb (a name, a member…).
+    pub climber: T,
+    /// The ending's rank: 0 total victory … 5 the humiliating defeat, 6 a failed climb.
+    pub ending_rank: u8,
+    /// The tie-break: cards left (the player's forces still in the battle; for a failed climb,
+    /// the cards placed on the mountain).
+    pub cards_left: u16,
+}
+
+/// A day's standings from its finished climbs' [`super::Climb::standing_key`]s: by ending,
+/// then by cards left (more is better); equal climbs share a place and keep the order given
+/// (when they finished).
+pub fn day_standings<T>(climbs: Vec<(T, (u8, Reverse<u16>))>) -> Vec<DayStanding<T>> {
+    let mut climbs = climbs;
+    climbs.sort_by_key(|(_, key)| *key);
+    let mut standings: Vec<DayStanding<T>> = Vec::with_capacity(climbs.len());
+    for (k, (climber, (ending_rank, Reverse(cards_left)))) in climbs.into_iter().enumerate() {
+        let place = match standings.last() {
+            Some(last) if (last.ending_rank, last.cards_left) == (ending_rank, cards_left) => {
+                last.place
+            }
+            _ => u16::try_from(k + 1).unwrap_or(u16::MAX),
+        };
+        standings.push(DayStanding {
+            place,
+            climber,
+            ending_rank,
+            cards_left,
+        });
+    }
+    standings
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::mountain_magic::Deal;
+    use crate::mountain_magic::pool::{Deck, Pool};
+
+    #[test]
+    fn a_day_is_a_utc_date_written_and_read_back() {
+        assert_eq!(Day::of(0).to_string(), "1970-01-01");
+        assert_eq!(Day::of(86_399), Day(0));
+        assert_eq!(Day::of(86_400), Day(1));
+        // 2026-11-26 00:29 UTC.
+        let day = Day::of(1_795_654_140);
+        assert_eq!(day.to_string(), "2026-11-26");
+        assert_eq!(Day::parse("2026-11-26"), Some(day));
+        assert_eq!(day.ends_at(), u64::from(day.0 + 1) * 86_400);
+        assert_eq!(Day::parse("2024-02-29").unwrap().to_string(), "2024-02-29");
+        assert_eq!(Day::parse("2000-03-01").unwrap().to_string(), "2000-03-01");
+        for n in [0u32, 59, 365, 10_956, 20_000, 2_932_896] {
+            assert_eq!(Day::parse(&Day(n).to_string()), Some(Day(n)), "{n}");
+        }
+        for bad in [
+            "2026-02-29",
+            "2026-13-01",
+            "2026-00-10",
+            "2026-04-31",
+            "1969-12-31",
+            "2026-1-01",
+            "2026/11/26",
+            "+026-11-26",
+            "",
+        ] {
+            assert_eq!(Day::parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn every_table_of_a_day_deals_the_same_mountain_and_another_day_another() {
+        let server = DiceSecret::from_seed(1);
+        let pool = Pool::builtin();
+        let deal = |day: Day, secret: &DiceSecret| {
+            let dice = day.dice(secret);
+            Deal::from_dice(pool, &Deck::default_from_dice(pool, &dice), &dice)
+        };
+        let today = Day::parse("2026-11-26").unwrap();
+        assert_eq!(deal(today, &server), deal(today, &server));
+        assert_ne!(deal(today, &server), deal(Day(today.0 + 1), &server));
+        assert_ne!(deal(today, &server), deal(today, &DiceSecret::from_seed(2)));
+        // The commitment published before the day is the revealed secret's.
+        let secret = today.secret(&server);
+        assert_eq!(secret.commitment().len(), 64);
+        assert_ne!(secret, Day(today.0 + 1).secret(&server));
+    }
+
+    #[test]
+    fn standings_go_by_ending_then_cards_left_and_equal_climbs_share_a_place() {
+        let climbs = vec![
+            ("failed", (6, Reverse(20))),
+            ("victory with 2", (1, Reverse(2))),
+            ("total victory", (0, Reverse(1))),
+            ("victory with 4", (1, Reverse(4))),
+            ("also victory with 2", (1, Reverse(2))),
+            ("defeat", (4, Reverse(0))),
+        ];
+        let standings = day_standings(climbs);
+        let got: Vec<(u16, &str)> = standings.iter().map(|s| (s.place, s.climber)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (1, "total victory"),
+                (2, "victory with 4"),
+                (3, "victory with 2"),
+                (3, "also victory with 2"),
+                (5, "defeat"),
+                (6, "failed"),
+            ]
+        );
+        assert_eq!(standings[1].cards_left, 4);
+        assert_eq!(standings[5].ending_rank, 6);
+        assert!(day_standings::<&str>(Vec::new()).is_empty());
+    }
+}
