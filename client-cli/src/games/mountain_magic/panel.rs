@@ -222,16 +222,25 @@ pub fn panel_rows(view: &TableView, width: usize, height: usize) -> Vec<(String,
                 ));
             } else {
                 let next = match climb.card_to_place() {
+                    Some(no) if places.is_empty() && mm.flipped.is_none() => format!(
+                        "To place: none ({} on the discard pile fits nowhere) · `flip`",
+                        card(no)
+                    ),
                     Some(no) if places.is_empty() => format!(
                         "To place: {} ({}) · fits nowhere: `discard`",
                         card(no),
                         card_facts(no)
                     ),
                     Some(no) => format!(
-                        "To place: {} ({}) → {}",
+                        "To place: {} ({}) → {}{}",
                         card(no),
                         card_facts(no),
-                        places_field(&places)
+                        places_field(&places),
+                        if mm.flipped.is_none() {
+                            " · or `flip`"
+                        } else {
+                            ""
+                        }
                     ),
                     None => "To place: none · `flip` the top spell card".to_owned(),
                 };

@@ -26,6 +26,10 @@ pub enum Situation {
         card: Option<String>,
         /// Places it may go (`row:pos`).
         places: Vec<(u8, u8)>,
+        /// Whether the card is the discard pile's top, placeable right after a placement
+        /// (the choice is then `place` or `flip`; for a turned-over card, `place` or
+        /// `discard`).
+        recovered: bool,
     },
     /// The mountain is complete: the path to choose.
     Path,
@@ -80,10 +84,17 @@ impl Situation {
         }
         match climb.view().phase {
             MmPhase::Undealt | MmPhase::Over => Situation::Lobby { host: false },
-            MmPhase::Climbing => Situation::Climb {
-                card: climb.card_to_place().map(card),
-                places: climb.placements(),
-            },
+            MmPhase::Climbing => {
+                let places = climb.placements();
+                let recovered = climb.view().flipped.is_none();
+                // The discard pile's top that fits nowhere is no choice: `flip`.
+                let offered = !(recovered && places.is_empty());
+                Situation::Climb {
+                    card: climb.card_to_place().filter(|_| offered).map(card),
+                    places,
+                    recovered,
+                }
+            }
             MmPhase::Path => Situation::Path,
             MmPhase::Battle => match climb.view().battle.as_ref() {
                 Some(b) if b.turn == Some(Side::Player) => Situation::YourTurn {
@@ -101,11 +112,16 @@ impl Situation {
             Situation::Lobby { host } => {
                 format!("lobby{}", if *host { " host" } else { "" })
             }
-            Situation::Climb { card, places } => match card {
+            Situation::Climb {
+                card,
+                places,
+                recovered,
+            } => match card {
                 Some(card) => format!(
-                    "place card={} places={}",
+                    "place card={} places={} from={}",
                     safe::quoted(card),
-                    places_field(places)
+                    places_field(places),
+                    if *recovered { "discard_pile" } else { "deck" }
                 ),
                 None => "flip".to_owned(),
             },
@@ -131,6 +147,7 @@ impl Situation {
             Situation::Climb {
                 card: Some(card),
                 places,
+                ..
             } if places.is_empty() => format!(
                 "Climbing: {} fits nowhere: `discard` it",
                 safe::printable(card)
@@ -138,10 +155,12 @@ impl Situation {
             Situation::Climb {
                 card: Some(card),
                 places,
+                recovered,
             } => format!(
-                "Climbing: {} may go at {}: `place <row>:<pos>` or `discard`",
+                "Climbing: {} may go at {}: `place <row>:<pos>` or `{}`",
                 safe::printable(card),
-                places_field(places)
+                places_field(places),
+                if *recovered { "flip" } else { "discard" }
             ),
             Situation::Path => {
                 "The mountain is complete: choose your path, `path <7 places, top first>`"

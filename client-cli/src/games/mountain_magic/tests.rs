@@ -154,12 +154,28 @@ fn a_climb_is_drawn_at_every_step_in_the_rows_an_80_by_24_terminal_leaves_it() {
                                 );
                             }
                             assert_eq!(situation.urgency(), Urgency::Act);
-                            assert!(situation.script().starts_with("place card="));
                         }
-                        None => {
-                            assert!(rows[8].contains("`flip`"), "{rows:#?}");
-                            assert_eq!(situation.script(), "flip");
-                        }
+                        None => assert!(rows[8].contains("`flip`"), "{rows:#?}"),
+                    }
+                    // What the situation offers is what the table accepts now.
+                    let legal = table.climb().legal_moves();
+                    let script = situation.script();
+                    let offered = if script == "flip" {
+                        vec![MountainCommand::Flip]
+                    } else if script.ends_with("from=deck") {
+                        vec![MountainCommand::Discard]
+                    } else {
+                        assert!(script.ends_with("from=discard_pile"), "{script}");
+                        assert!(!places.is_empty(), "{script}");
+                        vec![MountainCommand::Flip]
+                    };
+                    for command in offered {
+                        assert!(legal.contains(&command), "{script}: {legal:?}");
+                    }
+                    for (row, pos) in places {
+                        assert!(script.contains(&format!("{row}:{pos}")), "{script}");
+                        let place = MountainCommand::Place { row, pos };
+                        assert!(legal.contains(&place), "{script}: {legal:?}");
                     }
                     assert!(rows[9].starts_with("Discard pile: "), "{rows:#?}");
                 }
