@@ -430,6 +430,43 @@ mod tests {
     }
 
     #[test]
+    fn no_command_of_the_table_shadows_one_of_mountain_magic() {
+        let mut view = lobby(GameKind::MountainMagic);
+        view.players = Vec::new();
+        let resolve = Resolver {
+            view: Some(&view),
+            me: Some(0),
+        };
+        for line in [
+            "place 1:0",
+            "path 0 0 0 0 0 0 0",
+            "mana y1 r",
+            "attack o1 y0",
+            "cast y2 o0",
+        ]
+        .into_iter()
+        .chain(names(GameKind::MountainMagic).iter().copied())
+        {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let game = parse(
+                GameKind::MountainMagic,
+                words[0],
+                &words[1..],
+                line,
+                &resolve,
+            );
+            let frame = command::parse(line, Some(&view), Some(0));
+            match game {
+                Ok(Some(message)) => {
+                    assert_eq!(frame, Ok(Some(Command::Request(message))), "{line}");
+                }
+                Ok(None) => panic!("{line}: not Mountain Magic's"),
+                Err(error) => assert_eq!(frame, Err(error), "{line}"),
+            }
+        }
+    }
+
+    #[test]
     fn every_command_in_help_and_completion_reaches_the_frame_or_the_game() {
         let view = TableView::new(TableId::nil(), "t", Settings::default());
         let kind = kind(Some(&view));
