@@ -1,6 +1,7 @@
 //! A Mountain Magic climb played on a real server with the terminal's own typed commands
 //! (flip, place, discard, the path, mana, casts, attacks, the end of the turn) to one of the
-//! six endings, the full-screen UI drawn at 80×24 along the way, the real `grand-melee watch`
+//! six endings, the full-screen UI drawn at 80×24 along the way, its replay stepped through,
+//! the real `grand-melee watch`
 //! in a real 80×24 terminal (tmux), and script mode climbing to an ending.
 #![allow(clippy::unwrap_used)]
 
@@ -10,6 +11,7 @@ use common::{CreateTable, Player, TestServer, call, field, run_once, snapshot};
 use grand_melee_cli::command::{self, Command};
 use grand_melee_cli::games::{self, GameMirror, Situation};
 use grand_melee_cli::net::Conn;
+use grand_melee_cli::replay::{Replay, Stepper, Viewer};
 use grand_melee_cli::session::State;
 use grand_melee_cli::tui::{Screen, render};
 use grand_melee_protocol::mountain_magic::Climb;
@@ -242,6 +244,69 @@ async fn a_climb_is_played_with_typed_commands_to_an_ending_and_drawn_at_80_by_2
     assert_eq!(
         situation.script(),
         format!("over ending={}", grand_melee_cli::safe::quoted(&ending))
+    );
+
+    // The climb's history, stepped through as `replay watch` does: every event worded, the
+    // last step the table's end, the replay view at 80×24 showing the ending.
+    let mut events = Vec::new();
+    let mut from_seq = 1;
+    loop {
+        let page = call(
+            &mut conn,
+            ClientMessage::GetEvents {
+                id: 0,
+                table,
+                from_seq,
+                limit: 500,
+            },
+        )
+        .await;
+        let ServerMessage::PastEvents {
+            events: got,
+            next_seq,
+            ..
+        } = page
+        else {
+            panic!("{page:?}");
+        };
+        events.extend(got);
+        match next_seq {
+            Some(next) => from_seq = next,
+            None => break,
+        }
+    }
+    let replay = Replay {
+        table,
+        name: "climb".into(),
+        settings: view.settings.clone(),
+        events,
+    };
+    let mut stepper = Stepper::new(replay).unwrap();
+    let last = stepper.last();
+    assert_eq!(last, view.seq);
+    for seq in 1..=last {
+        let event = stepper.event(seq).unwrap();
+        if event.name().starts_with("mountain_magic.") {
+            assert!(!stepper.sentence(seq).unwrap().is_empty(), "{seq}");
+        }
+    }
+    stepper.goto(last);
+    assert_eq!(stepper.view().mountain_magic, view.mountain_magic);
+    let viewer = Viewer::new(stepper, url.clone());
+    let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
+    viewer.draw(&mut terminal).unwrap();
+    let buffer = terminal.backend().buffer();
+    let text: String = (0..24)
+        .map(|y| {
+            (0..80)
+                .map(|x| buffer[(x, y)].symbol().to_owned())
+                .collect::<String>()
+                + "\n"
+        })
+        .collect();
+    assert!(
+        text.contains(&format!("The climb is over: {ending}")),
+        "{text}"
     );
 
     // The real `grand-melee` in a real 80×24 terminal (tmux), watching: the same ending.
