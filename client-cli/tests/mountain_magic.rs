@@ -208,6 +208,23 @@ async fn a_climb_is_played_with_typed_commands_to_an_ending_and_drawn_at_80_by_2
     }
     assert!(text.contains("Climbing: `flip`"), "the situation:\n{text}");
 
+    // The real `grand-melee` in a real 80×24 terminal (tmux), watching the climb begin: the
+    // mountain with its empty places, the bottom row dealt, the card to place.
+    let first = view.mountain_magic.as_deref().unwrap().mountain[0][0].unwrap();
+    let first = grand_melee_cli::games::mountain_magic::words::card(first);
+    let first: String = first.chars().take(8).collect();
+    let pane = watch_in_tmux(&server.addr.to_string(), &table.to_string(), "To place").await;
+    for needle in [
+        "Mountain · spell deck",
+        "6:0",
+        "1:5",
+        "To place: none",
+        first.as_str(),
+    ] {
+        assert!(pane.contains(needle), "`{needle}` missing:\n{pane}");
+    }
+    assert!(pane.lines().count() <= 24, "{pane}");
+
     let mut acted = 0;
     let mut screens = [false; 3];
     let mut moves = 0;
