@@ -172,11 +172,13 @@ pub struct CreateArgs {
     /// The table's display name (1–32 characters).
     #[arg(long)]
     pub name: String,
-    /// Most players who may sit (2–40).
-    #[arg(long, value_parser = clap::value_parser!(u8).range(i64::from(wire::MIN_SEATS)..=i64::from(wire::MAX_SEATS)))]
+    /// Most players who may sit (2–40; a Mountain Magic climb has one seat, and the server
+    /// refuses one seat for the other games).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=i64::from(wire::MAX_SEATS)))]
     pub seats: u8,
-    /// The game the table plays: `grand_melee`, or `magic_tech` (two players, `--seats 2`;
-    /// the Grand Melee settings below do not apply to it).
+    /// The game the table plays: `grand_melee`, `magic_tech` (two players, `--seats 2`) or
+    /// `mountain_magic` (one climber, `--seats 1`); the Grand Melee settings below do not
+    /// apply to the other games.
     #[arg(long, value_name = "GAME", default_value = "grand_melee", value_parser = parse_game)]
     pub game: wire::GameKind,
     /// Which rules: `seed` (the seed's Grand Melee, spheres of spell range R) or `cr807` (the
@@ -233,10 +235,11 @@ pub struct CreateArgs {
     pub league: Option<String>,
 }
 
-/// A game by its wire name (`grand_melee`, `magic_tech`): the protocol's names, defined once.
+/// A game by its wire name (`grand_melee`, `magic_tech`, `mountain_magic`): the protocol's
+/// names, defined once.
 fn parse_game(name: &str) -> Result<wire::GameKind, String> {
     serde_json::from_value(serde_json::Value::String(name.to_owned()))
-        .map_err(|_| format!("no game called `{name}` (grand_melee, magic_tech)"))
+        .map_err(|_| format!("no game called `{name}` (grand_melee, magic_tech, mountain_magic)"))
 }
 
 /// The rule set.
@@ -367,8 +370,8 @@ mod tests {
     #[test]
     fn settings_out_of_range_are_named_with_their_range() {
         for (flag, value, range) in [
-            ("--seats", "41", "2..=40"),
-            ("--seats", "1", "2..=40"),
+            ("--seats", "41", "1..=40"),
+            ("--seats", "0", "1..=40"),
             ("--spell-range", "5", "1..=4"),
             ("--starting-life", "0", "1..=1000"),
             ("--max-spectators", "1001", "0..=1000"),

@@ -220,9 +220,10 @@ pub struct BotsArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// The game the tables play: `grand_melee`, or `magic_tech` (two bots a table playing
+    /// The game the tables play: `grand_melee`, `magic_tech` (two bots a table playing
     /// random legal games to the end, as fast as the server answers: `--tables`, `--seed` and
-    /// `--deck` apply; the think time, duration and Grand Melee settings do not).
+    /// `--deck` apply; the think time, duration and Grand Melee settings do not), or
+    /// `mountain_magic` (one bot a table climbing to an ending: `--tables` and `--seed`).
     #[arg(long, value_name = "GAME", default_value = "grand_melee", value_parser = parse_game)]
     pub game: GameKind,
 
@@ -234,7 +235,7 @@ pub struct BotsArgs {
 /// A game by its wire name (`grand_melee`, `magic_tech`): the protocol's names, defined once.
 fn parse_game(name: &str) -> Result<GameKind, String> {
     serde_json::from_value(serde_json::Value::String(name.to_owned()))
-        .map_err(|_| format!("no game called `{name}` (grand_melee, magic_tech)"))
+        .map_err(|_| format!("no game called `{name}` (grand_melee, magic_tech, mountain_magic)"))
 }
 
 /// `relay`: the baseline relay.
@@ -667,6 +668,45 @@ async fn magic_tech_bots(args: &BotsArgs, print: &mut dyn FnMut(&str)) -> Result
     Ok(())
 }
 
+/// `bots --game mountain_magic`: Mountain Magic climbs, one bot a table, each to its end.
+async fn mountain_magic_bots(args: &BotsArgs, print: &mut dyn FnMut(&str)) -> Result<(), CliError> {
+    if args.target != Target::Server {
+        return Err(CliError::Usage(
+            "--game mountain_magic plays against the server only".into(),
+        ));
+    }
+    let url = args.url.split(',').next().unwrap_or_default().trim();
+    let config = crate::mountain_magic_bot::MmConfig {
+        url: url.trim_end_matches('/').trim_end_matches("/ws").to_owned(),
+        tables: args.shape.tables,
+        seed: args.shape.seed,
+        ..crate::mountain_magic_bot::MmConfig::default()
+    };
+    let started = Instant::now();
+    let climbs = crate::mountain_magic_bot::play(&config)
+        .await
+        .map_err(|e| CliError::Unhealthy(e.to_string()))?;
+    let secs = started.elapsed().as_secs_f64();
+    let moves: u64 = climbs.iter().map(|c| c.moves).sum();
+    let battles = climbs.iter().filter(|c| c.ending().is_some()).count();
+    if args.json {
+        let report = serde_json::json!({
+            "game": "mountain_magic",
+            "climbs": climbs.len(),
+            "battles": battles,
+            "moves": moves,
+            "secs": secs,
+        });
+        print(&serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?);
+    } else {
+        print(&format!(
+            "mountain_magic: {} climbs played to their endings in {secs:.2} s ({battles} reached the battle's end, the rest failed the climb or conceded): {moves} moves",
+            climbs.len()
+        ));
+    }
+    Ok(())
+}
+
 /// What `bots` reports.
 #[derive(Debug, Serialize)]
 struct BotsReport {
@@ -682,9 +722,12 @@ async fn bots(args: BotsArgs, print: &mut dyn FnMut(&str)) -> Result<(), CliErro
     if args.game == GameKind::MagicTech {
         return magic_tech_bots(&args, print).await;
     }
+    if args.game == GameKind::MountainMagic {
+        return mountain_magic_bots(&args, print).await;
+    }
     if args.game != GameKind::GrandMelee {
         return Err(CliError::Usage(format!(
-            "--game {}: the bots do not play it yet (grand_melee, magic_tech)",
+            "--game {}: the bots do not play it yet (grand_melee, magic_tech, mountain_magic)",
             args.game.name()
         )));
     }
@@ -879,17 +922,19 @@ mod tests {
     }
 
     #[test]
-    fn bots_refuse_a_game_they_do_not_play_before_connecting() {
+    fn mountain_magic_bots_play_against_the_server_only() {
         let cli = Cli::try_parse_from([
             "grand-melee-loadtest",
             "bots",
             "--game",
             "mountain_magic",
+            "--target",
+            "relay",
             "--url",
             "ws://127.0.0.1:9/ws",
         ])
         .unwrap_or_else(|e| panic!("{e}"));
-        let error = run(cli, &mut |_| {}).expect_err("mountain_magic has no bots");
+        let error = run(cli, &mut |_| {}).expect_err("no relay climbs");
         assert!(
             error.to_string().contains("--game mountain_magic"),
             "{error}"

@@ -10,6 +10,8 @@
 //! - [`bot`]: one bot at the server: session, table, the move policy ([`bot::choose_move`]).
 //! - [`magic_tech_bot`]: two bots a Magic Tech table, playing random legal games (the rules
 //!   core's `legal_moves`) through the server (`bots --game magic_tech`).
+//! - [`mountain_magic_bot`]: one bot a Mountain Magic table, climbing with a simple policy
+//!   through the server (`bots --game mountain_magic`).
 //! - [`relay`] and [`relay_bot`]: the baseline relay and its bots (same traffic shape, no game).
 //! - [`floor`]: the relay's protocol delivered by one thread with bare `write` calls (the cost
 //!   of the kernel alone), for the same relay bots.
@@ -38,6 +40,7 @@ pub mod link;
 pub mod live;
 pub mod magic_tech_bot;
 pub mod model;
+pub mod mountain_magic_bot;
 pub mod play;
 pub mod procfs;
 pub mod progress;

@@ -7,8 +7,8 @@
 //! words of its own events ([`wording`]); its typed commands ([`parse`], [`help`], [`names`],
 //! [`arguments`]); the player's situation ([`Situation`]); and its [`Panel`] in the
 //! full-screen UI. Each game is a module under
-//! `games/` (`grand_melee`: Grand Melee's; `magic_tech`: Magic Tech's; `mountain_magic`: only
-//! Mountain Magic's words so far). `ARCHITECTURE.md` ("How to add a game") lists the
+//! `games/` (`grand_melee`: Grand Melee's; `magic_tech`: Magic Tech's; `mountain_magic`:
+//! Mountain Magic's). `ARCHITECTURE.md` ("How to add a game") lists the
 //! rest of what a new game touches.
 
 pub mod grand_melee;
@@ -16,6 +16,7 @@ pub mod magic_tech;
 pub mod mountain_magic;
 
 use grand_melee_protocol::magic_tech::MagicTech;
+use grand_melee_protocol::mountain_magic::MountainMagic;
 use grand_melee_protocol::{
     ApplyError, ClientMessage, Event, GameKind, Mirror, PlayerId, TableView,
 };
@@ -34,10 +35,7 @@ pub fn kind(view: Option<&TableView>) -> GameKind {
 /// plays). Such a table has no mirror: the user sees this sentence, never a half-drawn board.
 pub fn unsupported(kind: GameKind) -> Option<String> {
     match kind {
-        GameKind::GrandMelee | GameKind::MagicTech => None,
-        GameKind::MountainMagic => {
-            Some("this table plays Mountain Magic, which this client cannot show yet".to_owned())
-        }
+        GameKind::GrandMelee | GameKind::MagicTech | GameKind::MountainMagic => None,
         other => Some(format!(
             "this table plays {}, which this client does not know",
             other.name()
@@ -47,7 +45,7 @@ pub fn unsupported(kind: GameKind) -> Option<String> {
 
 /// A client's copy of a table of any game: the protocol's [`Mirror`] of the snapshot's game,
 /// folded forward with the server's own fold. Two mirrors are equal when they show the same
-/// snapshot (Magic Tech's state type is compared through its view).
+/// snapshot (Magic Tech's and Mountain Magic's state types are compared through their views).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum GameMirror {
@@ -55,6 +53,8 @@ pub enum GameMirror {
     GrandMelee(Mirror),
     /// A Magic Tech table.
     MagicTech(Mirror<MagicTech>),
+    /// A Mountain Magic table.
+    MountainMagic(Mirror<MountainMagic>),
 }
 
 impl GameMirror {
@@ -64,6 +64,9 @@ impl GameMirror {
         match kind(Some(snapshot)) {
             GameKind::GrandMelee => Ok(Self::GrandMelee(Mirror::of(snapshot)?)),
             GameKind::MagicTech => Ok(Self::MagicTech(Mirror::<MagicTech>::of(snapshot)?)),
+            GameKind::MountainMagic => {
+                Ok(Self::MountainMagic(Mirror::<MountainMagic>::of(snapshot)?))
+            }
             _ => Err(ApplyError::Invalid("a game this client cannot show")),
         }
     }
@@ -73,6 +76,7 @@ impl GameMirror {
         match self {
             Self::GrandMelee(mirror) => mirror.seq(),
             Self::MagicTech(mirror) => mirror.seq(),
+            Self::MountainMagic(mirror) => mirror.seq(),
         }
     }
 
@@ -81,6 +85,7 @@ impl GameMirror {
         match self {
             Self::GrandMelee(mirror) => mirror.view(),
             Self::MagicTech(mirror) => mirror.view(),
+            Self::MountainMagic(mirror) => mirror.view(),
         }
     }
 
@@ -90,6 +95,7 @@ impl GameMirror {
         match self {
             Self::GrandMelee(mirror) => mirror.apply(seq, event),
             Self::MagicTech(mirror) => mirror.apply(seq, event),
+            Self::MountainMagic(mirror) => mirror.apply(seq, event),
         }
     }
 }
@@ -99,6 +105,9 @@ impl PartialEq for GameMirror {
         match (self, other) {
             (Self::GrandMelee(a), Self::GrandMelee(b)) => a == b,
             (Self::MagicTech(a), Self::MagicTech(b)) => a.seq() == b.seq() && a.view() == b.view(),
+            (Self::MountainMagic(a), Self::MountainMagic(b)) => {
+                a.seq() == b.seq() && a.view() == b.view()
+            }
             _ => false,
         }
     }
@@ -135,6 +144,7 @@ pub fn help(kind: GameKind) -> Help {
     match kind {
         GameKind::GrandMelee => grand_melee::commands::HELP,
         GameKind::MagicTech => magic_tech::commands::HELP,
+        GameKind::MountainMagic => mountain_magic::commands::HELP,
         _ => Help {
             play: &[],
             host: &[],
@@ -147,6 +157,7 @@ pub fn names(kind: GameKind) -> &'static [&'static str] {
     match kind {
         GameKind::GrandMelee => grand_melee::commands::NAMES,
         GameKind::MagicTech => magic_tech::commands::NAMES,
+        GameKind::MountainMagic => mountain_magic::commands::NAMES,
         _ => &[],
     }
 }
@@ -157,6 +168,7 @@ pub fn confirm(kind: GameKind) -> &'static [(&'static str, &'static str)] {
     match kind {
         GameKind::GrandMelee => grand_melee::commands::CONFIRM,
         GameKind::MagicTech => magic_tech::commands::CONFIRM,
+        GameKind::MountainMagic => mountain_magic::commands::CONFIRM,
         _ => &[],
     }
 }
@@ -167,6 +179,7 @@ pub fn status_lines(kind: GameKind, view: &TableView, me: Option<PlayerId>) -> V
     match kind {
         GameKind::GrandMelee => grand_melee::status::script_lines(view, me),
         GameKind::MagicTech => magic_tech::panel::status_lines(view, me),
+        GameKind::MountainMagic => mountain_magic::panel::status_lines(view, me),
         _ => Vec::new(),
     }
 }
@@ -177,6 +190,7 @@ pub fn arguments(kind: GameKind, word: &str) -> Option<&'static [&'static str]> 
     match kind {
         GameKind::GrandMelee => grand_melee::commands::arguments(word),
         GameKind::MagicTech => magic_tech::commands::arguments(word),
+        GameKind::MountainMagic => mountain_magic::commands::arguments(word),
         _ => None,
     }
 }
@@ -193,6 +207,7 @@ pub fn parse(
     match kind {
         GameKind::GrandMelee => grand_melee::commands::parse(word, words, rest, resolve),
         GameKind::MagicTech => magic_tech::commands::parse(word, words, rest, resolve),
+        GameKind::MountainMagic => mountain_magic::commands::parse(word, words, rest, resolve),
         _ => Ok(None),
     }
 }
@@ -216,6 +231,8 @@ pub enum Situation {
     GrandMelee(grand_melee::Situation),
     /// At a Magic Tech table.
     MagicTech(magic_tech::Situation),
+    /// At a Mountain Magic table.
+    MountainMagic(mountain_magic::Situation),
 }
 
 impl Situation {
@@ -225,6 +242,9 @@ impl Situation {
         match kind(Some(view)) {
             GameKind::GrandMelee => Some(Self::GrandMelee(grand_melee::Situation::of(view, me))),
             GameKind::MagicTech => Some(Self::MagicTech(magic_tech::Situation::of(view, me))),
+            GameKind::MountainMagic => {
+                Some(Self::MountainMagic(mountain_magic::Situation::of(view, me)))
+            }
             _ => None,
         }
     }
@@ -234,6 +254,7 @@ impl Situation {
         match self {
             Self::GrandMelee(situation) => situation.script(),
             Self::MagicTech(situation) => situation.script(),
+            Self::MountainMagic(situation) => situation.script(),
         }
     }
 
@@ -242,6 +263,7 @@ impl Situation {
         match self {
             Self::GrandMelee(situation) => situation.text(),
             Self::MagicTech(situation) => situation.text(),
+            Self::MountainMagic(situation) => situation.text(),
         }
     }
 
@@ -250,6 +272,7 @@ impl Situation {
         match self {
             Self::GrandMelee(situation) => situation.urgency(),
             Self::MagicTech(situation) => situation.urgency(),
+            Self::MountainMagic(situation) => situation.urgency(),
         }
     }
 }
@@ -294,6 +317,7 @@ pub fn panel(kind: GameKind) -> Option<&'static dyn Panel> {
     match kind {
         GameKind::GrandMelee => Some(&grand_melee::GrandMelee),
         GameKind::MagicTech => Some(&magic_tech::MagicTech),
+        GameKind::MountainMagic => Some(&mountain_magic::MountainMagic),
         _ => None,
     }
 }
@@ -314,13 +338,13 @@ mod tests {
     }
 
     #[test]
-    fn a_mountain_magic_table_is_named_as_a_game_this_client_cannot_show_yet() {
-        assert_eq!(
-            unsupported(GameKind::MountainMagic).as_deref(),
-            Some("this table plays Mountain Magic, which this client cannot show yet")
-        );
-        assert!(GameMirror::of(&lobby(GameKind::MountainMagic)).is_err());
-        for known in [GameKind::GrandMelee, GameKind::MagicTech] {
+    fn every_game_of_the_protocol_is_shown_with_a_mirror_and_a_panel() {
+        for known in [
+            GameKind::GrandMelee,
+            GameKind::MagicTech,
+            GameKind::MountainMagic,
+        ] {
+            assert!(panel(known).is_some());
             assert_eq!(unsupported(known), None);
             assert!(GameMirror::of(&lobby(known)).is_ok());
         }
@@ -400,6 +424,43 @@ mod tests {
                     assert_eq!(frame, Ok(Some(Command::Request(message))), "{line}");
                 }
                 Ok(None) => panic!("{line}: not Magic Tech's"),
+                Err(error) => assert_eq!(frame, Err(error), "{line}"),
+            }
+        }
+    }
+
+    #[test]
+    fn no_command_of_the_table_shadows_one_of_mountain_magic() {
+        let mut view = lobby(GameKind::MountainMagic);
+        view.players = Vec::new();
+        let resolve = Resolver {
+            view: Some(&view),
+            me: Some(0),
+        };
+        for line in [
+            "place 1:0",
+            "path 0 0 0 0 0 0 0",
+            "mana y1 r",
+            "attack o1 y0",
+            "cast y2 o0",
+        ]
+        .into_iter()
+        .chain(names(GameKind::MountainMagic).iter().copied())
+        {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let game = parse(
+                GameKind::MountainMagic,
+                words[0],
+                &words[1..],
+                line,
+                &resolve,
+            );
+            let frame = command::parse(line, Some(&view), Some(0));
+            match game {
+                Ok(Some(message)) => {
+                    assert_eq!(frame, Ok(Some(Command::Request(message))), "{line}");
+                }
+                Ok(None) => panic!("{line}: not Mountain Magic's"),
                 Err(error) => assert_eq!(frame, Err(error), "{line}"),
             }
         }

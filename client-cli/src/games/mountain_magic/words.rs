@@ -1,6 +1,6 @@
 //! Mountain Magic's words: a sentence and script fields for each of its events, so that a log
-//! or a replay of a climb reads in words. The client cannot show a Mountain Magic table yet
-//! (`super::unsupported`); its cards are named from the protocol's built-in pool.
+//! or a replay of a climb reads in words; its cards are named from the protocol's built-in
+//! pool ([`card`]).
 
 use grand_melee_protocol::mountain_magic::pool::Pool;
 use grand_melee_protocol::mountain_magic_types::{CardNo, Ending, ForceRef, Removal, Side, Spot};
@@ -9,7 +9,7 @@ use grand_melee_protocol::{Event, TableView};
 use crate::words::{Wording, wire_name};
 
 /// A card of the pool by its name (`#12` if the pool has no such card).
-fn card(no: CardNo) -> String {
+pub fn card(no: CardNo) -> String {
     Pool::builtin()
         .card(no)
         .map_or_else(|| format!("#{no}"), |c| c.name.clone())
@@ -27,7 +27,7 @@ fn numbers<T: ToString>(list: &[T]) -> String {
 }
 
 /// Whose, as players say it.
-fn side_words(side: Side) -> &'static str {
+pub fn side_words(side: Side) -> &'static str {
     match side {
         Side::Player => "the climber",
         Side::Opponent => "the occupying forces",

@@ -1,0 +1,192 @@
+//! Where a climber stands: the lobby, the card to place (and where it may go), the path to
+//! choose, his turn in the battle (a land to place, or his cards to use), the occupying
+//! forces' turn, the end.
+
+use grand_melee_protocol::mountain_magic::Climb;
+use grand_melee_protocol::mountain_magic_types::{MmPhase, Side};
+use grand_melee_protocol::{PlayerId, StageName, TableView};
+
+use super::words::card;
+use crate::games::Urgency;
+use crate::safe;
+
+/// Where the climber stands right now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Situation {
+    /// Watching as a spectator (or not seated).
+    Spectating,
+    /// In the lobby.
+    Lobby {
+        /// Whether the player is the host (and may `start`).
+        host: bool,
+    },
+    /// Climbing: a card to place, or one to flip.
+    Climb {
+        /// The card to place now, if any (else `flip`).
+        card: Option<String>,
+        /// Places it may go (`row:pos`).
+        places: Vec<(u8, u8)>,
+        /// Whether the card is the discard pile's top, placeable right after a placement
+        /// (the choice is then `place` or `flip`; for a turned-over card, `place` or
+        /// `discard`).
+        recovered: bool,
+    },
+    /// The mountain is complete: the path to choose.
+    Path,
+    /// The climber's battle turn.
+    YourTurn {
+        /// The land drawn, waiting for `mana`.
+        land: Option<String>,
+    },
+    /// The occupying forces act.
+    TheirTurn,
+    /// The climb is over.
+    Over {
+        /// The ending's name (or the failed climb).
+        ending: String,
+    },
+}
+
+/// The ending's words for a finished climb.
+pub fn outcome_words(climb: &Climb) -> Option<String> {
+    use grand_melee_protocol::mountain_magic_types::Outcome;
+    climb.view().outcome.map(|outcome| match outcome {
+        Outcome::FailedClimb => "the climb failed".to_owned(),
+        Outcome::Battle { ending } => ending.name().to_owned(),
+    })
+}
+
+impl Situation {
+    /// How pressing it is: everything but the opponent's turn is the climber's to act on.
+    pub fn urgency(&self) -> Urgency {
+        match self {
+            Situation::Climb { .. } | Situation::Path | Situation::YourTurn { .. } => Urgency::Act,
+            Situation::TheirTurn => Urgency::Wait,
+            _ => Urgency::Calm,
+        }
+    }
+
+    /// Works out the situation of `me` (`None` for a spectator).
+    pub fn of(view: &TableView, me: Option<PlayerId>) -> Self {
+        let Some(me) = me.filter(|me| view.players.iter().any(|p| p.player == *me)) else {
+            return Situation::Spectating;
+        };
+        if view.stage == StageName::Lobby {
+            return Situation::Lobby {
+                host: view.host == Some(me),
+            };
+        }
+        let climb = Climb::from_view(view.mountain_magic.as_deref().cloned().unwrap_or_default());
+        if view.stage == StageName::Finished || climb.view().phase == MmPhase::Over {
+            return Situation::Over {
+                ending: outcome_words(&climb).unwrap_or_else(|| "conceded".to_owned()),
+            };
+        }
+        match climb.view().phase {
+            MmPhase::Undealt | MmPhase::Over => Situation::Lobby { host: false },
+            MmPhase::Climbing => {
+                let places = climb.placements();
+                let recovered = climb.view().flipped.is_none();
+                // The discard pile's top that fits nowhere is no choice: `flip`.
+                let offered = !(recovered && places.is_empty());
+                Situation::Climb {
+                    card: climb.card_to_place().filter(|_| offered).map(card),
+                    places,
+                    recovered,
+                }
+            }
+            MmPhase::Path => Situation::Path,
+            MmPhase::Battle => match climb.view().battle.as_ref() {
+                Some(b) if b.turn == Some(Side::Player) => Situation::YourTurn {
+                    land: b.pending_land.map(card),
+                },
+                _ => Situation::TheirTurn,
+            },
+        }
+    }
+
+    /// The script-mode words (after `you `).
+    pub fn script(&self) -> String {
+        match self {
+            Situation::Spectating => "spectating".to_owned(),
+            Situation::Lobby { host } => {
+                format!("lobby{}", if *host { " host" } else { "" })
+            }
+            Situation::Climb {
+                card,
+                places,
+                recovered,
+            } => match card {
+                Some(card) => format!(
+                    "place card={} places={} from={}",
+                    safe::quoted(card),
+                    places_field(places),
+                    if *recovered { "discard_pile" } else { "deck" }
+                ),
+                None => "flip".to_owned(),
+            },
+            Situation::Path => "path".to_owned(),
+            Situation::YourTurn { land: Some(land) } => {
+                format!("your_turn land={}", safe::quoted(land))
+            }
+            Situation::YourTurn { land: None } => "your_turn".to_owned(),
+            Situation::TheirTurn => "their_turn".to_owned(),
+            Situation::Over { ending } => format!("over ending={}", safe::quoted(ending)),
+        }
+    }
+
+    /// The words for the terminal UI.
+    pub fn text(&self) -> String {
+        match self {
+            Situation::Spectating => "Watching a climb as a spectator".to_owned(),
+            Situation::Lobby { host: true } => {
+                "In the lobby: `start` to deal your mountain".to_owned()
+            }
+            Situation::Lobby { host: false } => "In the lobby: waiting for the deal".to_owned(),
+            Situation::Climb { card: None, .. } => "Climbing: `flip` the top spell card".to_owned(),
+            Situation::Climb {
+                card: Some(card),
+                places,
+                ..
+            } if places.is_empty() => format!(
+                "Climbing: {} fits nowhere: `discard` it",
+                safe::printable(card)
+            ),
+            Situation::Climb {
+                card: Some(card),
+                places,
+                recovered,
+            } => format!(
+                "Climbing: {} may go at {}: `place <row>:<pos>` or `{}`",
+                safe::printable(card),
+                places_field(places),
+                if *recovered { "flip" } else { "discard" }
+            ),
+            Situation::Path => {
+                "The mountain is complete: choose your path, `path <7 places, top first>`"
+                    .to_owned()
+            }
+            Situation::YourTurn { land: Some(land) } => format!(
+                "Your turn: you drew {}: `mana <card> [ability] <colour>` or `mana none`",
+                safe::printable(land)
+            ),
+            Situation::YourTurn { land: None } => {
+                "Your turn: `cast`, `activate`, `attack`, then `end`".to_owned()
+            }
+            Situation::TheirTurn => "The occupying forces act".to_owned(),
+            Situation::Over { ending } => format!("The climb is over: {}", safe::printable(ending)),
+        }
+    }
+}
+
+/// Places as `row:pos,…` (`none` for none).
+pub fn places_field(places: &[(u8, u8)]) -> String {
+    if places.is_empty() {
+        return "none".to_owned();
+    }
+    places
+        .iter()
+        .map(|(row, pos)| format!("{row}:{pos}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
