@@ -418,6 +418,7 @@
   const mmSide = (side) => (side === "player" ? "The climber" : "The occupying forces");
   const mmCard = (c) => `${c.side === "player" ? "the climber" : "the occupying forces"}'s card ${c.force}`;
   const mmCap = (s) => s.charAt(0).toUpperCase() + s.slice(1);
+  const mmName = (no) => (GM.cardName ? GM.cardName(no) : `card ${no}`);
 
   function describe(e) {
     switch (e.kind) {
@@ -506,15 +507,15 @@
       case "magic_tech.declined": return `${nameOf(e.player)} declined the correction`;
       case "magic_tech.corrected": return `Corrected: ${mtCorrection(e.correction)}` + (e.by === null || e.by === undefined ? " (the host)" : ` (accepted by ${nameOf(e.by)})`);
       case "magic_tech.ran_out": return `${nameOf(e.player)} ran out of cards`;
-      // Mountain Magic: the page cannot show its table yet; its log still reads in words.
+      // Mountain Magic: cards by their names once games/mountain_magic.js has the pool.
       case "mountain_magic.dealt": return `The mountain was dealt: ${e.spells} spells and ${e.lands} lands face down`;
-      case "mountain_magic.flipped": return `Turned over card ${e.card}`;
-      case "mountain_magic.placed": return `Placed card ${e.card} on row ${e.row}, place ${e.pos}` + (e.from_discard ? " from the discard pile" : "");
-      case "mountain_magic.discarded": return `Discarded card ${e.card}`;
+      case "mountain_magic.flipped": return `Turned over ${mmName(e.card)}`;
+      case "mountain_magic.placed": return `Placed ${mmName(e.card)} on row ${e.row}, place ${e.pos}` + (e.from_discard ? " from the discard pile" : "");
+      case "mountain_magic.discarded": return `Discarded ${mmName(e.card)}`;
       case "mountain_magic.climb_failed": return "The spell deck ran out before the mountain was complete: the climb failed";
       case "mountain_magic.path_chosen": return `The path down the mountain: ${e.path.join(", ")}`;
       case "mountain_magic.occupiers_revealed": return "The occupying forces were turned over";
-      case "mountain_magic.mana_drawn": return `${mmSide(e.side)} drew a land`;
+      case "mountain_magic.mana_drawn": return `${mmSide(e.side)} drew a land: ${mmName(e.land)}`;
       case "mountain_magic.land_destroyed": return `${mmSide(e.side)}'s land was destroyed`;
       case "mountain_magic.mana_placed": return `${mmSide(e.side)} put ${e.place.colour} mana on card ${e.place.force}` + (e.place.ability ? "'s ability" : "");
       case "mountain_magic.mana_unused": return `${mmSide(e.side)} let the land go`;
