@@ -638,6 +638,11 @@ const ASSETS: &[Asset] = &[
         bytes: include_bytes!("../web/games/mountain_magic.js"),
     },
     Asset {
+        name: "games/mountain_magic.css",
+        content_type: "text/css; charset=utf-8",
+        bytes: include_bytes!("../web/games/mountain_magic.css"),
+    },
+    Asset {
         name: MOUNTAIN_MAGIC_POOL,
         content_type: "application/json",
         bytes: include_bytes!("../../protocol/data/mountain_magic/pool.json"),

@@ -137,6 +137,10 @@ async fn climb(page: &Browser) -> bool {
             assert!(!offered.as_str().unwrap().is_empty(), "{offered}");
             page.assert_accessible("the climb on a phone").await;
             page.assert_fits("the climb on a phone").await;
+            page.js(
+                "document.querySelector('[data-testid=\"mm-climb\"]').scrollIntoView(); return 1;",
+            )
+            .await;
             page.screenshot(&screenshot_dir().join("mountain-magic-phone-climb.png"))
                 .await;
         }
@@ -288,6 +292,10 @@ async fn a_mountain_magic_climb_and_battle_are_played_to_an_ending_on_a_phone() 
             );
             page.assert_accessible("the battle on a phone").await;
             page.assert_fits("the battle on a phone").await;
+            page.js(
+                "document.querySelector('[data-testid=\"mm-battle\"]').scrollIntoView(); return 1;",
+            )
+            .await;
             page.screenshot(&screenshot_dir().join("mountain-magic-phone-battle.png"))
                 .await;
         }

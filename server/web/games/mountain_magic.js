@@ -3,7 +3,8 @@
 // places it may go (each a button), the discard pile, the path down the mountain, and the battle
 // (both sides' forces powered or not with the mana on them, the land just drawn, what the
 // occupying forces did and why, in words), the ending by its name. Not part of the page's first
-// load: table.js loads it when a table plays Mountain Magic; it fetches the card pool
+// load: table.js loads it when a table plays Mountain Magic; it adds its stylesheet
+// (games/mountain_magic.css), fetches the card pool
 // (protocol/data/mountain_magic/pool.json, served as /assets/games/mountain_magic_pool.json),
 // hands it to the fold (`GMFold.games.mountain_magic.pool`) and then registers itself in
 // `GM.games.mountain_magic`. No state of its own but what the player is choosing (`ui`).
@@ -53,6 +54,11 @@
     if (c.effect) bits.push(EFFECTS[c.effect.kind] ? EFFECTS[c.effect.kind](c.effect.amount) : c.effect.kind);
     if (c.ability) bits.push(`ability ${c.ability.cost.map((k) => LETTER[k]).join("")}${c.ability.tap ? ", tap" : ""}: ${EFFECTS[c.ability.effect.kind] ? EFFECTS[c.ability.effect.kind](c.ability.effect.amount) : c.ability.effect.kind}`);
     return bits.join(" · ");
+  }
+  /** A card in a few words, for the mountain's narrow places: type, cost, power and toughness. */
+  function shortWords(no) {
+    const c = card(no);
+    return [c.type, c.type === "land" ? "" : costWords(c), c.type === "creature" ? `${c.power}/${c.toughness}` : "", c.flying ? "flying" : ""].filter(Boolean).join(" · ");
   }
   const colourClass = (no) => {
     const c = card(no);
@@ -190,11 +196,11 @@
 
   function Slot({ no, row, pos, onPath, chosen, place }) {
     if (no === null) {
-      return html`<li class="mm-slot empty" data-testid=${`mm-slot-${row}-${pos}`}>${place ? html`<${Button} id=${`mm-place-${row}-${pos}`} cls="primary" label=${`＋ Place here (row ${row}, ${pos + 1})`} onClick=${place} />` : html`<span class="meta">·</span>`}</li>`;
+      return html`<li class="mm-slot empty" data-testid=${`mm-slot-${row}-${pos}`}>${place ? html`<button type="button" data-testid=${`mm-place-${row}-${pos}`} class="primary" aria-label=${`Place it here: row ${row}, place ${pos + 1}`} onClick=${place}>＋ Here</button>` : html`<span class="meta">·</span>`}</li>`;
     }
     const c = card(no);
     return html`<li class=${`mm-slot ${colourClass(no)}${onPath ? " mm-path" : ""}${chosen ? " mm-chosen" : ""}`} data-testid=${`mm-slot-${row}-${pos}`} data-card=${no}>
-      <strong>${printable(c.name)}</strong><span class="meta">${cardWords(no)}</span></li>`;
+      <strong>${printable(c.name)}</strong> <span class="meta">${shortWords(no)}</span></li>`;
   }
 
   function Mountain({ view, me, acting }) {
@@ -297,7 +303,7 @@
         data-powered=${String(force.powered)} data-gone=${force.gone || ""}>
       <strong>${printable(c.name)}</strong> <span class="badge">${state}</span>
       <span class="meta">${cardWords(force.card)}</span>
-      ${force.gone ? null : html`<span class="meta">mana on it: ${force.mana.length ? force.mana.map((m) => LETTER[m]).join("") : "none"}${
+      ${force.gone ? null : html` <span class="meta">mana on it: ${force.mana.length ? force.mana.map((m) => LETTER[m]).join("") : "none"}${
         c.type !== "artifact" && !force.powered ? ` · needs ${needs(force, false).map((m) => LETTER[m]).join("") || "nothing"}` : ""}${
         c.ability ? ` · ability: ${force.uses} stored use${force.uses === 1 ? "" : "s"}${(force.ability_mana || []).length ? `, ${force.ability_mana.map((m) => LETTER[m]).join("")} toward the next` : ""}` : ""}${force.used ? " · used this turn" : ""}</span>`}
       ${mana.length ? html`<div class="row">${mana.map(([ability, colour]) => html`<${Button} key=${`${ability}${colour}`} id=${`mm-mana-${k}-${ability ? "ability-" : ""}${colour}`} cls="primary"
@@ -348,7 +354,7 @@
     const land = b.pending_land;
     return html`<section class="mm-battle" data-testid="mm-battle">
       <p class="mm-counts"><span>Land deck <b data-testid="mm-battle-lands">${climbOf(view).lands_left}</b></span>
-        ${land !== null ? html`<span data-testid="mm-pending-land">Drawn: <b>${printable(card(land).name)}</b> (${(card(land).produces || []).join(" or ")})</span>` : null}</p>
+        ${land !== null ? html` <span data-testid="mm-pending-land">Drawn: <b>${printable(card(land).name)}</b> (${(card(land).produces || []).join(" or ")})</span>` : null}</p>
       ${ui.opponent.length ? html`<div class="mm-opponent" data-testid="mm-opponent-did" role="status"><h3>What the occupying forces did</h3>
         <ul>${ui.opponent.map((line, k) => html`<li key=${k}>${line}</li>`)}</ul></div>` : null}
       ${acting && b.turn === "player" ? html`<div class="row">
@@ -409,31 +415,6 @@
     return html`<${Board} view=${view} me=${null} />`;
   }
 
-  const STYLE = `
-.mm-board { display: flex; flex-direction: column; gap: 0.5em; }
-.mm-board h3 { margin: 0.2em 0; font-size: 1em; }
-.mm-row { list-style: none; display: flex; gap: 0.25em; justify-content: center; margin: 0 0 0.25em; padding: 0; }
-.mm-slot { flex: 0 1 8.5em; min-width: 0; border: 1px solid var(--line); border-radius: 6px; padding: 0.15em 0.25em; font-size: 0.78em; overflow-wrap: anywhere; background: var(--card); }
-.mm-slot .meta { display: block; font-size: 0.9em; }
-.mm-slot.empty { border-style: dashed; display: flex; align-items: center; justify-content: center; }
-.mm-slot.empty button { font-size: 0.95em; padding: 0.3em; min-height: 2.75em; width: 100%; }
-.mm-slot.mm-path, .mm-slot.mm-chosen { outline: 3px solid var(--accent, #2b6cb0); }
-.mm-card, .mm-force { border-left: 5px solid var(--line); padding-left: 0.4em; }
-.mm-force { list-style: none; border: 1px solid var(--line); border-left-width: 5px; border-radius: 8px; margin: 0.25em 0; padding: 0.25em 0.4em; overflow-wrap: anywhere; }
-.mm-force .meta { display: block; }
-.mm-force.powered { box-shadow: 0 0 0 2px var(--accent, #2b6cb0) inset; }
-.mm-force.gone { opacity: 0.65; text-decoration: line-through; }
-.mm-side { border: 1px solid var(--line); border-radius: 12px; padding: 0.3em 0.5em; }
-.mm-side ol { padding: 0; margin: 0; }
-.mm-side.active { border-width: 2px; }
-.mm-counts { display: flex; flex-wrap: wrap; gap: 1em; margin: 0.2em 0; }
-.mm-white { border-left-color: #b7a76a; } .mm-blue { border-left-color: #2f6fb3; } .mm-black { border-left-color: #333; }
-.mm-red { border-left-color: #c0392b; } .mm-green { border-left-color: #2e7d32; } .mm-multi { border-left-color: #b8860b; } .mm-artifact { border-left-color: #888; }
-.mm-slot.mm-white, .mm-slot.mm-blue, .mm-slot.mm-black, .mm-slot.mm-red, .mm-slot.mm-green, .mm-slot.mm-multi, .mm-slot.mm-artifact { border-left-width: 4px; }
-.mm-opponent ul { margin: 0.2em 0; padding-left: 1.2em; }
-.mm-attack label.inline { margin-right: 0.8em; }
-@media (min-width: 900px) { .mm-slot { font-size: 0.85em; } }
-`;
 
   /** The pool, then the registration: table.js waits for `GM.gameReady.mountain_magic`. */
   GM.gameReady = GM.gameReady || {};
@@ -442,8 +423,9 @@
     .then((data) => {
       pool = data.cards;
       FOLD.pool = pool;
-      const style = document.createElement("style");
-      style.textContent = STYLE;
+      const style = document.createElement("link");
+      style.rel = "stylesheet";
+      style.href = "/assets/games/mountain_magic.css";
       document.head.append(style);
       GM.cardName = (no) => printable(card(no).name);
       // A hook for the browser tests (see README.md in this folder): what the player is choosing.
