@@ -332,8 +332,39 @@ async fn a_mountain_magic_climb_and_battle_are_played_to_an_ending_on_a_phone() 
     page.screenshot(&screenshot_dir().join("mountain-magic-phone-end.png"))
         .await;
 
-    // The same table on a laptop, watched: the mountain, the battle and the ending.
+    // The replay folds the same climb from its journal (the page's part loaded for it) to the
+    // same ending.
     let table = page.js("return location.pathname;").await;
+    let id = table.as_str().unwrap().trim_start_matches("/t/").to_owned();
+    let replay = driver.browser(1280, 800).await;
+    replay.goto(&format!("{base}/replays/{id}")).await;
+    let step = "(document.querySelector('[data-testid=\"replay-step\"]') || {}).textContent || ''";
+    replay
+        .until(
+            "the replay loaded",
+            &format!("{step}.startsWith('step 0 of ')"),
+        )
+        .await;
+    replay
+        .js(
+            "const r = document.querySelector('input[type=range][aria-label=\"Step\"]'); r.value = r.max; \
+             r.dispatchEvent(new Event('input', {bubbles: true})); return 1;",
+        )
+        .await;
+    replay
+        .until(
+            "the replay's last step: the same ending",
+            &format!(
+                "(document.querySelector('[data-testid=\"mm-ending\"]') || {{}}).textContent === {}",
+                serde_json::to_string(shown.as_str().unwrap()).unwrap()
+            ),
+        )
+        .await;
+    replay
+        .shows_no_missing_values("the replay's last step")
+        .await;
+
+    // The same table on a laptop, watched: the mountain, the battle and the ending.
     let laptop = driver.browser(1280, 800).await;
     laptop
         .goto(&format!("{base}{}", table.as_str().unwrap()))
