@@ -574,6 +574,10 @@ struct Asset {
     bytes: &'static [u8],
 }
 
+/// Mountain Magic's card pool as the page fetches it: the rules core's data file, never read
+/// from `--web-dir` (it is not one of the page's files).
+const MOUNTAIN_MAGIC_POOL: &str = "games/mountain_magic_pool.json";
+
 /// Every file the page needs. `server/web/README.md` lists where the vendored ones come from.
 const ASSETS: &[Asset] = &[
     Asset {
@@ -625,6 +629,23 @@ const ASSETS: &[Asset] = &[
         name: "games/magic_tech.js",
         content_type: "text/javascript; charset=utf-8",
         bytes: include_bytes!("../web/games/magic_tech.js"),
+    },
+    // Mountain Magic's part and its card pool: not in the first load (table.js loads them at a
+    // Mountain Magic table). The pool is the rules core's own data file, served as it is.
+    Asset {
+        name: "games/mountain_magic.js",
+        content_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../web/games/mountain_magic.js"),
+    },
+    Asset {
+        name: "games/mountain_magic.css",
+        content_type: "text/css; charset=utf-8",
+        bytes: include_bytes!("../web/games/mountain_magic.css"),
+    },
+    Asset {
+        name: MOUNTAIN_MAGIC_POOL,
+        content_type: "application/json",
+        bytes: include_bytes!("../../protocol/data/mountain_magic/pool.json"),
     },
     Asset {
         name: "cameras.js",
@@ -696,7 +717,7 @@ fn file(name: &'static str, headers: &HeaderMap, site: &Site) -> Response<Full<B
         .map_or("application/octet-stream", |a| a.content_type);
     let from_disk;
     let (plain, gzipped, etag) = match &site.web_dir {
-        Some(dir) => match read_from(dir, name) {
+        Some(dir) if name != MOUNTAIN_MAGIC_POOL => match read_from(dir, name) {
             Ok(bytes) => {
                 from_disk = prepare(&bytes);
                 (&from_disk.plain, None, &from_disk.etag)
@@ -708,7 +729,7 @@ fn file(name: &'static str, headers: &HeaderMap, site: &Site) -> Response<Full<B
                 );
             }
         },
-        None => match prepared(name) {
+        _ => match prepared(name) {
             Some(p) => (&p.plain, Some(&p.gzipped), &p.etag),
             None => return text(StatusCode::NOT_FOUND, "not found\n"),
         },

@@ -417,7 +417,9 @@
   /** Mountain Magic's sides and battle cards, in the log's words. */
   const mmSide = (side) => (side === "player" ? "The climber" : "The occupying forces");
   const mmCard = (c) => `${c.side === "player" ? "the climber" : "the occupying forces"}'s card ${c.force}`;
+  const mmOf = (side) => (side === "player" ? "The climber's" : "The occupying forces'");
   const mmCap = (s) => s.charAt(0).toUpperCase() + s.slice(1);
+  const mmName = (no) => (GM.cardName ? GM.cardName(no) : `card ${no}`);
 
   function describe(e) {
     switch (e.kind) {
@@ -466,6 +468,8 @@
       case "game_over": {
         const first = e.standings.filter((s) => s.place === 1).map((s) => nameOf(s.player));
         if (first.length > 1) return `Game over: ${first.join(", ")} share first place`;
+        // A climb is alone: its ending is the climb's own line, not a win.
+        if (state.view && state.view.mountain_magic) return "The climb is over";
         return `Game over: ${first.length ? first[0] + " wins" : "no winner"}`;
       }
       case "game_abandoned": return "Everyone still in the game has been away for the table's absence limit: the game ends as it stands";
@@ -506,16 +510,16 @@
       case "magic_tech.declined": return `${nameOf(e.player)} declined the correction`;
       case "magic_tech.corrected": return `Corrected: ${mtCorrection(e.correction)}` + (e.by === null || e.by === undefined ? " (the host)" : ` (accepted by ${nameOf(e.by)})`);
       case "magic_tech.ran_out": return `${nameOf(e.player)} ran out of cards`;
-      // Mountain Magic: the page cannot show its table yet; its log still reads in words.
+      // Mountain Magic: cards by their names once games/mountain_magic.js has the pool.
       case "mountain_magic.dealt": return `The mountain was dealt: ${e.spells} spells and ${e.lands} lands face down`;
-      case "mountain_magic.flipped": return `Turned over card ${e.card}`;
-      case "mountain_magic.placed": return `Placed card ${e.card} on row ${e.row}, place ${e.pos}` + (e.from_discard ? " from the discard pile" : "");
-      case "mountain_magic.discarded": return `Discarded card ${e.card}`;
+      case "mountain_magic.flipped": return `Turned over ${mmName(e.card)}`;
+      case "mountain_magic.placed": return `Placed ${mmName(e.card)} on row ${e.row}, place ${e.pos}` + (e.from_discard ? " from the discard pile" : "");
+      case "mountain_magic.discarded": return `Discarded ${mmName(e.card)}`;
       case "mountain_magic.climb_failed": return "The spell deck ran out before the mountain was complete: the climb failed";
       case "mountain_magic.path_chosen": return `The path down the mountain: ${e.path.join(", ")}`;
       case "mountain_magic.occupiers_revealed": return "The occupying forces were turned over";
-      case "mountain_magic.mana_drawn": return `${mmSide(e.side)} drew a land`;
-      case "mountain_magic.land_destroyed": return `${mmSide(e.side)}'s land was destroyed`;
+      case "mountain_magic.mana_drawn": return `${mmSide(e.side)} drew a land: ${mmName(e.land)}`;
+      case "mountain_magic.land_destroyed": return `${mmOf(e.side)} land was destroyed`;
       case "mountain_magic.mana_placed": return `${mmSide(e.side)} put ${e.place.colour} mana on card ${e.place.force}` + (e.place.ability ? "'s ability" : "");
       case "mountain_magic.mana_unused": return `${mmSide(e.side)} let the land go`;
       case "mountain_magic.upkeep_paid": return `${mmCap(mmCard(e.card))} paid its upkeep`;
@@ -525,10 +529,10 @@
       case "mountain_magic.unpowered": return `${mmCap(mmCard(e.card))} was tapped: unpowered`;
       case "mountain_magic.untapped": return `${mmCap(mmCard(e.card))} was untapped: powered`;
       case "mountain_magic.lands_discarded": return `${mmSide(e.side)} lost ${e.lands.length} land(s) from the land deck`;
-      case "mountain_magic.land_doomed": return `${mmSide(e.side)}'s next land will be destroyed`;
-      case "mountain_magic.pool_emptied": return `${mmSide(e.side)}'s mana pool was emptied`;
+      case "mountain_magic.land_doomed": return `${mmOf(e.side)} next land will be destroyed`;
+      case "mountain_magic.pool_emptied": return `${mmOf(e.side)} mana pool was emptied`;
       case "mountain_magic.drew_from_mountain": return `The climber drew ${e.cards.length} card(s) from the mountain`;
-      case "mountain_magic.turn_ended": return `${mmSide(e.side)}'s turn ended`;
+      case "mountain_magic.turn_ended": return `${mmOf(e.side)} turn ended`;
       case "mountain_magic.ended": return `The battle ended: ${String(e.ending).replace(/_/g, " ")}`;
       default: return `(${e.kind})`;
     }

@@ -727,6 +727,413 @@
     return view;
   }
 
+  // ---------------------------------------------------------------- Mountain Magic
+
+  /** Mountain Magic's fields of a view before any event: the shell's game fields and the climb. */
+  function mmEmptyView() {
+    return {
+      first_player: null, mulligan_decider: null, mulligan_deciders: [], ring: [], turns: [],
+      dice_commitment: "", dice_secret: null,
+      mountain_magic: {
+        phase: "undealt", mountain: [], discard: [], flipped: null, may_recover: false, spells_left: 0, lands_left: 0,
+        path: [], battle: null, outcome: null,
+      },
+    };
+  }
+
+  /** The card pool (protocol/data/mountain_magic/pool.json's `cards`): set by the page once
+   * fetched (games/mountain_magic.js), read from the repository under Node. */
+  function mmPool() {
+    const fold = games.mountain_magic;
+    if (!fold.pool && typeof require === "function" && typeof __dirname === "string") {
+      fold.pool = require(`${__dirname}/../../protocol/data/mountain_magic/pool.json`).cards;
+    }
+    if (!fold.pool) throw new FoldError("the card pool is not loaded yet");
+    return fold.pool;
+  }
+
+  function mmCard(no) {
+    const card = Number.isInteger(no) ? mmPool()[no] : undefined;
+    if (!card) throw new FoldError("a card not in the pool");
+    return card;
+  }
+
+  const MM_ROWS = 7;
+  const mmSides = ["player", "opponent"];
+  const mmFresh = (card) => ({ card, mana: [], powered: false, uses: 0, gone: null });
+  function mmUnpower(force) {
+    force.powered = false;
+    force.mana = [];
+  }
+  function mmBattle(climb) {
+    if (!climb.battle) throw new FoldError("no battle");
+    return climb.battle;
+  }
+  function mmForce(climb, ref) {
+    const battle = mmBattle(climb);
+    const forces = ref && ref.side === "player" ? battle.player : ref && ref.side === "opponent" ? battle.opponent : null;
+    const force = forces ? forces[ref.force] : undefined;
+    if (!force) throw new FoldError("no such card");
+    return force;
+  }
+  /** The colours a card (or its ability) still needs (protocol's `Climb::needs`). */
+  function mmNeeds(force, ability) {
+    const face = mmCard(force.card);
+    let cost;
+    let paid;
+    if (ability) {
+      if (!face.ability) return [];
+      cost = (face.ability.cost || []).slice();
+      paid = force.ability_mana || [];
+    } else {
+      cost = ((face.cost && face.cost.coloured) || []).slice();
+      paid = force.mana;
+    }
+    for (const colour of paid) {
+      const k = cost.indexOf(colour);
+      if (k >= 0) cost.splice(k, 1);
+    }
+    return cost;
+  }
+  /** Whether `card` may go on row `row`, place `pos` (protocol's `climb::may_place`). */
+  function mmMayPlace(climb, no, row, pos) {
+    if (!Number.isInteger(row) || !Number.isInteger(pos) || row < 1 || row >= MM_ROWS || pos < 0 || pos >= MM_ROWS - row) return false;
+    if (climb.phase !== "climbing" || climb.mountain[row][pos] !== null) return false;
+    const below = climb.mountain[row - 1];
+    if (below[pos] === null || below[pos + 1] === null) return false;
+    return mmMayPlaceOn(mmCard(no), mmCard(below[pos]), mmCard(below[pos + 1]));
+  }
+  const MM_ENEMIES = { white: ["black", "red"], blue: ["red", "green"], black: ["green", "white"], red: ["white", "blue"], green: ["blue", "black"] };
+  const mmColours = (c) => [...new Set(c.type === "land" ? c.produces || [] : (c.cost && c.cost.coloured) || [])];
+  const mmClass = (c) => ({ sorcery: "sorcery", enchantment: "enchantment", instant: "fast", interrupt: "fast" })[c.type] || (c.type === "creature" ? "creature" : null);
+  /** Everything a card can share (protocol's `climb::traits`), as words. */
+  function mmTraits(c) {
+    const t = mmColours(c).map((x) => `colour:${x}`);
+    if (mmClass(c)) t.push(`class:${mmClass(c)}`);
+    if (c.flying) t.push("flying");
+    if (c.landwalk) t.push(`landwalk:${c.landwalk}`);
+    if (c.upkeep && c.upkeep.length) t.push("upkeep");
+    if (c.ability) t.push("ability", `effect:${c.ability.effect.kind}`);
+    if (c.effect) t.push(`effect:${c.effect.kind}`);
+    return t;
+  }
+  const mmInCommon = (a, b) => { const theirs = mmTraits(b); return mmTraits(a).some((t) => theirs.includes(t)); };
+  function mmCompletesSet(n, a, b) {
+    const classes = [mmClass(n), mmClass(a), mmClass(b)].sort().join();
+    if (classes === "enchantment,fast,sorcery") return true;
+    const ca = mmColours(a);
+    const cb = mmColours(b);
+    return mmColours(n).some((colour) => {
+      const [e1, e2] = MM_ENEMIES[colour];
+      return (ca.includes(e1) && cb.includes(e2)) || (ca.includes(e2) && cb.includes(e1));
+    });
+  }
+  function mmMayPlaceOn(n, a, b) {
+    const wild = (c) => c.type === "artifact";
+    if (wild(n) || (wild(a) && wild(b))) return true;
+    if (wild(a)) return mmInCommon(n, b);
+    if (wild(b)) return mmInCommon(n, a);
+    return (mmInCommon(n, a) && mmInCommon(n, b)) || mmCompletesSet(n, a, b);
+  }
+  const mmComplete = (climb) => climb.mountain.length === MM_ROWS && climb.mountain.every((row) => row.every((c) => c !== null));
+  /** The places still holding a card, top row first, left to right. */
+  function mmMountainLeft(climb) {
+    const out = [];
+    for (let row = climb.mountain.length - 1; row >= 0; row--) {
+      climb.mountain[row].forEach((c, pos) => { if (c !== null) out.push({ row, pos }); });
+    }
+    return out;
+  }
+  const mmIsPath = (path) => Array.isArray(path) && path.length === MM_ROWS && path[0] === 0 &&
+    path.every((p, k) => k === 0 || p === path[k - 1] || p === path[k - 1] + 1);
+  function mmTakeLand(climb, count) {
+    if (climb.lands_left < count) throw new FoldError("the land deck is empty");
+    climb.lands_left -= count;
+  }
+
+  /** Applies one of Mountain Magic's events (or a shell event of its table) to `view` in place
+   * (protocol/src/mountain_magic/: the table's `fold`, the climb's `Climb::apply`). */
+  function mmApply(view, e) {
+    if (e.kind.startsWith("mountain_magic.")) {
+      if (view.stage !== "playing" || view.players.some((p) => p.status !== "alive")) throw new FoldError("a climb's event outside the climb");
+      // All or nothing, as the Rust fold: a refused event changes nothing.
+      const climb = clone(view.mountain_magic);
+      mmClimb(climb, e);
+      view.mountain_magic = climb;
+      return;
+    }
+    switch (e.kind) {
+      case "player_joined":
+        if (view.stage !== "lobby" || view.players.length) throw new FoldError("join outside the lobby or at a full table");
+        view.players.push({
+          player: e.player, name: e.name, seat: null, life: 0, poison: 0, status: "alive", hand_size: 0, kept: false,
+          connected: true, absent: false, muted: false, may_attack: [], may_target: [], extra_turns: 0, extra_next: 0,
+          stacks: [], deck: null, bonus: null,
+        });
+        break;
+      case "player_left":
+        if (view.stage !== "lobby" || !view.players.some((p) => p.player === e.player)) throw new FoldError("leave outside the lobby");
+        view.players = [];
+        shell.unseat(view, e.player);
+        break;
+      case "game_started":
+        if (view.stage !== "lobby" || view.players.length !== 1 || e.seating.length !== 1 || e.seating[0] !== view.players[0].player ||
+          e.first_player !== view.players[0].player) throw new FoldError("start does not fit the lobby");
+        view.dice_commitment = e.commitment || "";
+        view.stage = "playing";
+        break;
+      case "eliminated":
+        if (view.stage !== "playing" || view.players.length !== 1 || e.players.length !== 1 || e.players[0] !== view.players[0].player) {
+          throw new FoldError("eliminated someone not climbing");
+        }
+        view.players[0].status = "eliminated";
+        break;
+      case "game_abandoned":
+        if (view.stage !== "playing") throw new FoldError("abandoned outside a game");
+        break;
+      case "game_over":
+        view.stage = "finished";
+        view.standings = clone(e.standings);
+        break;
+      case "dice_revealed":
+        view.dice_secret = e.secret;
+        break;
+      default:
+        throw new FoldError(`unknown event kind ${e.kind}`);
+    }
+  }
+
+  /** The climb's own events (protocol's `Climb::fold`). */
+  function mmClimb(c, e) {
+    const phase = c.phase;
+    switch (e.kind) {
+      case "mountain_magic.dealt":
+        if (phase !== "undealt" || e.bottom.length !== MM_ROWS) throw new FoldError("a deal out of place");
+        e.bottom.forEach(mmCard);
+        c.mountain = Array.from({ length: MM_ROWS }, (_, row) => Array(MM_ROWS - row).fill(null));
+        c.mountain[0] = e.bottom.slice();
+        c.spells_left = e.spells;
+        c.lands_left = e.lands;
+        c.phase = "climbing";
+        break;
+      case "mountain_magic.flipped":
+        if (phase !== "climbing" || c.flipped !== null) throw new FoldError("a card turned over out of place");
+        mmCard(e.card);
+        if (c.spells_left < 1) throw new FoldError("the spell deck is empty");
+        c.spells_left -= 1;
+        c.flipped = e.card;
+        c.may_recover = false;
+        break;
+      case "mountain_magic.placed": {
+        const fromDiscard = !!e.from_discard;
+        const placing = fromDiscard ? (c.may_recover && c.flipped === null && c.discard.length ? c.discard[c.discard.length - 1] : null) : c.flipped;
+        if (placing !== e.card || !mmMayPlace(c, e.card, e.row, e.pos)) throw new FoldError("a placement the rules do not allow");
+        if (fromDiscard) c.discard.pop();
+        else c.flipped = null;
+        c.mountain[e.row][e.pos] = e.card;
+        c.may_recover = true;
+        if (mmComplete(c)) {
+          c.may_recover = false;
+          c.phase = "path";
+        }
+        break;
+      }
+      case "mountain_magic.discarded":
+        if (phase !== "climbing" || c.flipped !== e.card) throw new FoldError("discarded a card not turned over");
+        c.flipped = null;
+        c.discard.push(e.card);
+        c.may_recover = false;
+        break;
+      case "mountain_magic.climb_failed":
+        if (phase !== "climbing" || c.spells_left !== 0) throw new FoldError("the climb failed with cards left");
+        c.phase = "over";
+        c.outcome = { kind: "failed_climb" };
+        break;
+      case "mountain_magic.path_chosen": {
+        if (phase !== "path" || !mmIsPath(e.path) || c.battle) throw new FoldError("not a path down the mountain");
+        const forces = e.path.map((pos, k) => {
+          const row = MM_ROWS - 1 - k;
+          const card = c.mountain[row][pos];
+          if (card === null || card === undefined) throw new FoldError("an empty place on the path");
+          c.mountain[row][pos] = null;
+          return mmFresh(card);
+        });
+        c.path = e.path.slice();
+        c.battle = { player: forces, opponent: [], turn: null, pending_land: null, doomed: [0, 0], turns: [0, 0] };
+        break;
+      }
+      case "mountain_magic.occupiers_revealed": {
+        const battle = mmBattle(c);
+        if (phase !== "path" || battle.opponent.length || !e.cards.length) throw new FoldError("occupiers revealed out of place");
+        e.cards.forEach(mmCard);
+        battle.opponent = e.cards.map(mmFresh);
+        c.phase = "battle";
+        break;
+      }
+      case "mountain_magic.mana_drawn": {
+        if (phase !== "battle" || mmCard(e.land).type !== "land") throw new FoldError("a land drawn out of place");
+        mmTakeLand(c, 1);
+        const battle = mmBattle(c);
+        if (battle.turn !== null || battle.pending_land !== null) throw new FoldError("a turn is under way");
+        battle.turn = e.side;
+        battle.pending_land = e.land;
+        const k = mmSides.indexOf(e.side);
+        if (k < 0) throw new FoldError("no such side");
+        battle.turns[k] = Math.min(U16, battle.turns[k] + 1);
+        break;
+      }
+      case "mountain_magic.land_destroyed": {
+        const battle = mmBattle(c);
+        const k = mmSides.indexOf(e.side);
+        if (battle.turn !== e.side || battle.pending_land === null || !battle.doomed[k]) throw new FoldError("no land to destroy");
+        battle.doomed[k] -= 1;
+        battle.pending_land = null;
+        break;
+      }
+      case "mountain_magic.mana_placed": {
+        const battle = mmBattle(c);
+        const land = battle.pending_land;
+        if (land === null) throw new FoldError("no land drawn");
+        if (battle.turn !== e.side || !(mmCard(land).produces || []).includes(e.place.colour)) throw new FoldError("mana placed out of turn");
+        const ability = !!e.place.ability;
+        const force = mmForce(c, { side: e.side, force: e.place.force });
+        if (!mmNeeds(force, ability).includes(e.place.colour) || (!ability && force.powered)) throw new FoldError("that card cannot use that mana");
+        const face = mmCard(force.card);
+        if (ability) {
+          force.ability_mana = (force.ability_mana || []).concat([e.place.colour]);
+          if (face.ability && force.ability_mana.length === (face.ability.cost || []).length) {
+            delete force.ability_mana;
+            force.uses = Math.min(U8, force.uses + 1);
+          }
+        } else {
+          force.mana.push(e.place.colour);
+          if (!mmNeeds(force, false).length) force.powered = true;
+        }
+        battle.pending_land = null;
+        break;
+      }
+      case "mountain_magic.mana_unused": {
+        const battle = mmBattle(c);
+        if (battle.turn !== e.side || battle.pending_land === null) throw new FoldError("no land to let go");
+        battle.pending_land = null;
+        break;
+      }
+      case "mountain_magic.upkeep_paid": {
+        const face = mmCard(mmForce(c, e.card).card);
+        if (!(face.upkeep && face.upkeep.length) || mmCard(e.land).type !== "land") throw new FoldError("no upkeep to pay");
+        mmTakeLand(c, 1);
+        break;
+      }
+      case "mountain_magic.used": {
+        const force = mmForce(c, e.card);
+        const face = mmCard(force.card);
+        if (e.target !== null && e.target !== undefined) mmForce(c, e.target);
+        if (e.ability) {
+          if (!face.ability) throw new FoldError("no ability");
+          if (!force.powered || force.uses === 0) throw new FoldError("no stored use");
+          force.uses -= 1;
+          if (face.ability.tap) mmUnpower(force);
+        } else {
+          if (!force.powered || force.used) throw new FoldError("an unpowered card used");
+          mmUnpower(force);
+          force.used = true;
+        }
+        break;
+      }
+      case "mountain_magic.attacked": {
+        if (!e.attackers.length || mmCard(mmForce(c, e.target).card).type !== "creature") throw new FoldError("no attack");
+        e.attackers.forEach((a) => mmForce(c, a));
+        break;
+      }
+      case "mountain_magic.removed": {
+        const force = mmForce(c, e.card);
+        mmUnpower(force);
+        delete force.ability_mana;
+        force.uses = 0;
+        force.gone = e.why;
+        break;
+      }
+      case "mountain_magic.unpowered": {
+        const force = mmForce(c, e.card);
+        if (!force.powered) throw new FoldError("not powered");
+        mmUnpower(force);
+        break;
+      }
+      case "mountain_magic.untapped": {
+        const force = mmForce(c, e.card);
+        if (force.powered || mmCard(force.card).type === "artifact") throw new FoldError("cannot be untapped");
+        force.powered = true;
+        break;
+      }
+      case "mountain_magic.lands_discarded":
+        if (!e.lands.length) throw new FoldError("no lands discarded");
+        mmBattle(c);
+        mmTakeLand(c, e.lands.length);
+        break;
+      case "mountain_magic.land_doomed": {
+        const battle = mmBattle(c);
+        const k = mmSides.indexOf(e.side);
+        if (k < 0) throw new FoldError("no such side");
+        battle.doomed[k] = Math.min(U8, battle.doomed[k] + 1);
+        break;
+      }
+      case "mountain_magic.pool_emptied": {
+        const battle = mmBattle(c);
+        const forces = e.side === "player" ? battle.player : battle.opponent;
+        for (const force of forces.filter((f) => f.gone === null)) {
+          mmUnpower(force);
+          delete force.ability_mana;
+          force.uses = 0;
+        }
+        break;
+      }
+      case "mountain_magic.drew_from_mountain": {
+        if (phase !== "battle" || !e.cards.length) throw new FoldError("no draw from the mountain");
+        const left = mmMountainLeft(c).slice(0, e.cards.length);
+        if (left.length !== e.cards.length || e.cards.some((s, k) => s.row !== left[k].row || s.pos !== left[k].pos)) {
+          throw new FoldError("the mountain is drawn top row first, left to right");
+        }
+        const battle = mmBattle(c);
+        for (const { row, pos } of e.cards) {
+          battle.player.push(mmFresh(c.mountain[row][pos]));
+          c.mountain[row][pos] = null;
+        }
+        break;
+      }
+      case "mountain_magic.turn_ended": {
+        const battle = mmBattle(c);
+        if (battle.turn !== e.side || battle.pending_land !== null) throw new FoldError("ended a turn not under way");
+        battle.turn = null;
+        for (const force of battle.player.concat(battle.opponent)) delete force.used;
+        break;
+      }
+      case "mountain_magic.ended": {
+        if (phase !== "battle") throw new FoldError("the battle ended outside the battle");
+        c.phase = "over";
+        c.outcome = { kind: "battle", ending: e.ending };
+        const battle = mmBattle(c);
+        battle.turn = null;
+        battle.pending_land = null;
+        break;
+      }
+      default:
+        throw new FoldError(`unknown event kind ${e.kind}`);
+    }
+  }
+
+  /** Recomputes what a Mountain Magic view derives: the one seat, the ring, the first player. */
+  function mmRecomputeDerived(view) {
+    const started = view.stage !== "lobby";
+    const player = view.players.length ? view.players[0].player : null;
+    view.first_player = started ? player : null;
+    view.ring = started && player !== null ? [player] : [];
+    for (const p of view.players) {
+      p.seat = started ? 0 : null;
+      p.kept = started;
+    }
+    return view;
+  }
+
   function sphere(view, holder, R, position) {
     const m = view.ring.length;
     if (!position.has(holder) || m === 0) return [];
@@ -780,6 +1187,7 @@
   const games = {
     grand_melee: { emptyView: gmEmptyView, apply: gmApply, recomputeDerived: gmRecomputeDerived },
     magic_tech: { emptyView: mtEmptyView, apply: mtApply, recomputeDerived: mtRecomputeDerived },
+    mountain_magic: { emptyView: mmEmptyView, apply: mmApply, recomputeDerived: mmRecomputeDerived, pool: null, mayPlace: mmMayPlaceOn, isPath: mmIsPath },
   };
 
   global.GMFold = { emptyView, applyEvent, recomputeDerived, diff, clone, adopt, FoldError, shell, games };

@@ -27,15 +27,23 @@
         options.map(([value, text]) => h("option", { value }, text)));
       // Grand Melee's own settings: hidden when the table plays another game.
       const gm = (el) => { el.classList.add("gm-only"); return el; };
-      const game = select("game", [["grand_melee", "Grand Melee"], ["magic_tech", "Magic Tech (2)"]]);
+      const game = select("game", [["grand_melee", "Grand Melee"], ["magic_tech", "Magic Tech (2)"], ["mountain_magic", "Mountain Magic (alone)"]]);
       game.id = "setting-game";
+      const NAMES = { grand_melee: "Grand Melee", magic_tech: "Magic Tech", mountain_magic: "Mountain Magic" };
+      const SEATS = { grand_melee: 16, magic_tech: 2, mountain_magic: 1 };
+      let was = "grand_melee";
       game.addEventListener("change", () => {
-        const mt = game.value === "magic_tech";
-        form.classList.toggle("magic-tech", mt);
-        form.elements.seats.value = mt ? 2 : 16;
-        if (mt && form.elements.name.value === "Grand Melee") form.elements.name.value = "Magic Tech";
-        if (!mt && form.elements.name.value === "Magic Tech") form.elements.name.value = "Grand Melee";
+        const other = game.value !== "grand_melee";
+        form.classList.toggle("magic-tech", other);
+        form.classList.toggle("mountain-magic", game.value === "mountain_magic");
+        form.elements.seats.min = game.value === "mountain_magic" ? 1 : 2;
+        form.elements.seats.value = SEATS[game.value];
+        if (form.elements.name.value === NAMES[was]) form.elements.name.value = NAMES[game.value];
+        was = game.value;
       });
+      // Mountain Magic's own setting: the climber's own deck file (absent: the dice draw one).
+      const deck = h("input", { type: "file", name: "mm_deck", testid: "create-mm-deck", accept: ".json,application/json" });
+      const mm = (el) => { el.classList.add("mm-only"); return el; };
       const form = h("form", { class: "create", onsubmit: (ev) => { ev.preventDefault(); this.create(form); } },
         h("div", { class: "lobby-head" }, h("h2", {}, "Create a table"),
           h("label", { for: "setting-game", class: "inline" }, "Game ", game)),
@@ -50,6 +58,8 @@
             "How many seats away your spells reach (the rules say 2; empty: the rules' own).")),
           gm(setting("Combat with dice", h("input", { type: "checkbox", name: "combat_dice", testid: "create-combat-dice" }),
             "The server rolls a d20 for each attack to see how hard it hits.")),
+          mm(setting("Your own deck (optional)", deck,
+            "A deck file ({\"cards\":[{\"name\",\"count\"}…]}, 65 cards by the recipe). Empty: the table's dice draw a deck from the card pool.")),
           setting("Password (optional)", input("password", { type: "password", maxlength: 64, autocomplete: "new-password" }),
             "Only people who know it can sit down or watch. Empty: open to all.")),
         h("details", {}, h("summary", {}, "More settings"),
@@ -96,7 +106,7 @@
       this.list.append(h("ul", {}, tables.map((t) => h("li", { testid: "table-row", "data-table": t.table },
         h("a", { href: `/t/${t.table}`, class: "table-name" }, printable(t.name)),
         h("span", { class: "meta" },
-          `${STAGES[t.stage] || t.stage} · ${t.seated}/${t.seats} seated · ${t.spectators} watching · ${((GM.games || {})[t.game || "grand_melee"] || { settingsWords: rulesWords }).settingsWords(t)}` +
+          `${STAGES[t.stage] || t.stage} · ${t.seated}/${t.seats} seated · ${t.spectators} watching · ${t.game === "mountain_magic" ? "Mountain Magic · a solitaire climb" : ((GM.games || {})[t.game || "grand_melee"] || { settingsWords: rulesWords }).settingsWords(t)}` +
           (t.adjourned ? " · adjourned" : "") + (t.password ? " · password" : "") + (t.league ? " · league game" : ""))))));
     },
 
@@ -113,6 +123,18 @@
         mulligan_clock_secs: n("mulligan_clock_secs"), max_spectators: n("max_spectators"),
       };
       if (message.game === "magic_tech") Object.assign(message, { seats: 2, combat_dice: false, mulligan: "paris" });
+      if (message.game === "mountain_magic") {
+        Object.assign(message, { seats: 1, combat_dice: false });
+        const file = form.elements.mm_deck.files && form.elements.mm_deck.files[0];
+        if (file) {
+          try {
+            message.mountain_magic = { deck: JSON.parse(await file.text()) };
+          } catch (err) {
+            showError(`The deck file is not JSON: ${err.message}`);
+            return;
+          }
+        }
+      }
       if (!message.name) { showError("Give the table a name."); return; }
       for (const k of ["seats", "spell_range", "starting_life", "turn_clock_secs", "absence_limit_secs", "mulligan_clock_secs", "max_spectators"]) {
         if (!Number.isInteger(message[k]) || message[k] < 0) { showError(`${k.replace(/_/g, " ")}: a whole number, please.`); return; }

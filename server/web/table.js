@@ -21,12 +21,41 @@
   const DEFAULT_GAME = "grand_melee";
   /** The page's part of the game a table plays (registered in `GM.games` by games/<game>.js). */
   const gameOf = (settings) => GM.games[(settings && settings.game) || DEFAULT_GAME] || GM.games[DEFAULT_GAME];
-  /** The games the server plays that this page cannot show yet, by their wire names. */
-  const UNSHOWN = { mountain_magic: "Mountain Magic" };
-  /** What the page says at a table whose game it cannot show (`null`: it shows it). */
+  /** The games whose part is not in the page's first load, by their wire names: their name and
+   * script, loaded when a table plays them (the script resolves `GM.gameReady[kind]` once it
+   * has registered itself). */
+  const LAZY = { mountain_magic: { name: "Mountain Magic", src: "/assets/games/mountain_magic.js" } };
+  const loading = {};
+  /** Loads a lazy game's script (once); `then` runs when it has registered itself. */
+  function loadGame(kind, then) {
+    if (!loading[kind]) {
+      loading[kind] = new Promise((resolve, reject) => {
+        const script = document.createElement("script");
+        script.src = LAZY[kind].src;
+        script.onload = () => Promise.resolve((GM.gameReady || {})[kind]).then(resolve, reject);
+        script.onerror = () => reject(new Error("not loaded"));
+        document.head.append(script);
+      });
+      loading[kind].then(then, (err) => showError(`${LAZY[kind].name} could not be loaded (${err.message}): reload the page.`));
+    }
+    return loading[kind];
+  }
+  /** Once a lazy game is there: the table is asked for again (its events were not folded) and drawn. */
+  const arrived = () => {
+    if (route.page === "table" || route.page === "display") {
+      if (state.view) resnapshot();
+      render();
+    }
+  };
+  /** What the page says at a table whose game it cannot show now (`null`: it shows it). */
   const unshown = (settings) => {
     const kind = (settings && settings.game) || DEFAULT_GAME;
-    return GM.games[kind] ? null : `This table plays ${UNSHOWN[kind] || kind}, which this page cannot show yet.`;
+    if (GM.games[kind]) return null;
+    if (LAZY[kind]) {
+      loadGame(kind, arrived);
+      return `Loading ${LAZY[kind].name}…`;
+    }
+    return `This table plays ${kind}, which this page cannot show.`;
   };
 
   /** What this page is doing, besides the table itself. Handlers change it, then `render()`. */
@@ -91,7 +120,7 @@
       }
       case "events": {
         if (!state.view || m.table !== state.view.table) return;
-        // A game the page cannot show is not folded (nor asked for again).
+        // A game the page cannot show yet is not folded (it is asked for again once loaded).
         if (unshown(state.view.settings)) return;
         if (m.seq !== state.view.seq + 1) {
           resnapshot();
@@ -532,6 +561,10 @@
     return html`<div class="error-slot" ref=${holdError}></div>`;
   }
 
+  /** What shows instead of a game the page cannot show (yet: one being loaded). */
+  const Unshown = ({ text }) => (/^Loading/.test(text) ? html`<p class="meta" data-testid="unshown-game" role="status">${text}</p>`
+    : html`<p class="error" data-testid="unshown-game" role="alert">${text}</p>`);
+
   function TablePage() {
     const view = state.view;
     const me = state.me;
@@ -543,7 +576,7 @@
         <section class="side"><${ErrorSlot} /><${Entry} /></section>`;
     }
     const cannot = unshown(view.settings);
-    if (cannot) return html`<section class="main"><p class="error" data-testid="unshown-game" role="alert">${cannot}</p></section>`;
+    if (cannot) return html`<section class="main"><${Unshown} text=${cannot} /></section>`;
     const sharing = ui.share === null ? view.stage === "lobby" && state.role === "player" : ui.share;
     const game = gameOf(view.settings);
     return html`
@@ -571,7 +604,7 @@
     const view = state.view;
     if (!view) return html`<section class="display-main"><${ErrorSlot} /><${DisplayEntry} /></section>`;
     const cannot = unshown(view.settings);
-    if (cannot) return html`<section class="display-main"><p class="error" data-testid="unshown-game" role="alert">${cannot}</p></section>`;
+    if (cannot) return html`<section class="display-main"><${Unshown} text=${cannot} /></section>`;
     const lines = Array.from(state.log.entries()).sort((a, b) => a[0] - b[0]).slice(-12).reverse();
     return html`
       <section class="display-main">
@@ -716,6 +749,10 @@
         from = answer.next_seq;
       }
       this.asking = false;
+      const kind = head.settings.game || DEFAULT_GAME;
+      if (LAZY[kind] && !GM.games[kind]) {
+        try { await loadGame(kind, () => {}); } catch (_) { return; }
+      }
       const first = F.emptyView(head.table, head.name, head.settings);
       this.views = [F.clone(first)];
       this.lines = ["Before the first event: the table is set up."];
@@ -820,7 +857,7 @@
 
   Object.assign(GM.pages, { table, replay, onMessage, onUp, render });
   // What a game's panel (games/<game>.js, loaded after this file) draws with.
-  GM.frame = { html, render, go, Button, options, num, gameOf, CAMERA_OFF };
+  GM.frame = { html, render, go, Button, options, num, gameOf, CAMERA_OFF, loadGame: (kind) => (LAZY[kind] && !GM.games[kind] ? loadGame(kind, () => {}) : Promise.resolve()) };
   GM.games = GM.games || {};
   // Hooks for the browser tests (see README.md in this folder).
   GM.testHooks = { alerts: () => ui.alerts.map((a) => a.text), ui };

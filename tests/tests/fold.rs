@@ -716,10 +716,14 @@ fn fold_js_agrees_with_the_rust_fold_after_every_event_of_random_games() {
                 .to_owned()
         })
         .collect();
-    // Magic Tech's events come from its own games (below).
+    // Magic Tech's and Mountain Magic's events come from their own games (below).
     let missing: Vec<&String> = every
         .iter()
-        .filter(|k| !k.starts_with("magic_tech.") && !kinds.contains(*k))
+        .filter(|k| {
+            !k.starts_with("magic_tech.")
+                && !k.starts_with("mountain_magic.")
+                && !kinds.contains(*k)
+        })
         .collect();
     assert!(missing.is_empty(), "no {missing:?} in {GAMES} games");
     assert!(
@@ -902,4 +906,105 @@ fn fold_js_agrees_with_the_rust_fold_after_every_event_of_random_magic_tech_game
     let (ok, report) = check(dir.path());
     assert!(ok, "fold.js disagrees with MagicTech's fold:\n{report}");
     assert!(report.contains(&format!("{MT_GAMES} games")), "{report}");
+}
+
+/// Mountain Magic climbs played through the climb's own legal moves (`Climb::legal_moves`,
+/// what its bots pick from), now and then a refused request or a concession: each event's view
+/// as a client's `Mirror` folds it, for `tests/fold/check.js`. The page's fold reads the card
+/// pool from `protocol/data/mountain_magic/pool.json`, as the page fetches it.
+fn mountain_magic_climb(seed: u64) -> (String, BTreeSet<String>, bool) {
+    use grand_melee_protocol::game::{Game as _, GameKind};
+    use grand_melee_protocol::mountain_magic::MountainMagic;
+    use grand_melee_protocol::rules::{Actor, Command};
+    use grand_melee_protocol::shell::Stage as Shell;
+
+    let mut rng = Rng::new(0x3a61, seed);
+    let settings = Settings {
+        seats: 1,
+        game: GameKind::MountainMagic,
+        ..Settings::default()
+    };
+    let mut game = MountainMagic::create(&settings, DiceSecret::from_seed(seed)).unwrap();
+    let lobby = game.view(examples::TABLE, "fold", 0, &settings);
+    let initial = serde_json::to_value(&lobby).unwrap();
+    let mut mirror: grand_melee_protocol::Mirror<MountainMagic> = Mirror::of(&lobby).unwrap();
+    let mut frames = Vec::new();
+    let mut kinds = BTreeSet::new();
+    let mut seq = 0;
+    let mut run = |game: &mut MountainMagic, actor: Actor, command: Command| {
+        let events = game.handle(actor, command).unwrap();
+        for event in &events {
+            seq += 1;
+            mirror.apply(seq, event).unwrap();
+            let view = serde_json::to_string(&mirror.view()).unwrap();
+            let event = serde_json::to_value(event).unwrap();
+            kinds.insert(event["kind"].as_str().unwrap().to_owned());
+            frames.push(format!("[{event},{view}]"));
+        }
+    };
+    run(&mut game, Actor::Host, Command::join("Ann"));
+    if seed % 7 == 3 {
+        run(&mut game, Actor::Player(0), Command::Leave);
+        run(&mut game, Actor::Host, Command::join("Bea"));
+    }
+    let player = game.player().unwrap();
+    run(&mut game, Actor::Host, Command::start(None));
+    for _ in 0..5_000 {
+        if game.stage() == Shell::Finished {
+            break;
+        }
+        if seed % 11 == 5 && rng.chance(0.01) {
+            run(&mut game, Actor::Player(player), Command::Concede);
+            continue;
+        }
+        let moves = game.climb().legal_moves();
+        let len = u64::try_from(moves.len()).unwrap();
+        assert!(len > 0, "a climb under way has a move");
+        let command = moves[usize::try_from(rng.below(len)).unwrap()].clone();
+        run(
+            &mut game,
+            Actor::Player(player),
+            Command::MountainMagic(command),
+        );
+    }
+    let finished = game.stage() == Shell::Finished;
+    let json = format!(
+        r#"{{"initial":{},"frames":[{}]}}"#,
+        initial,
+        frames.join(",")
+    );
+    (json, kinds, finished)
+}
+
+#[test]
+fn fold_js_agrees_with_the_rust_fold_after_every_event_of_random_mountain_magic_climbs() {
+    const CLIMBS: u64 = 60;
+    let dir = tempfile::tempdir().unwrap();
+    let mut kinds = BTreeSet::new();
+    let mut finished = 0;
+    for seed in 0..CLIMBS {
+        let (json, seen, done) = mountain_magic_climb(seed);
+        kinds.extend(seen);
+        finished += u64::from(done);
+        std::fs::write(dir.path().join(format!("mm-{seed:03}.json")), json).unwrap();
+    }
+    let every: Vec<String> = examples::events()
+        .iter()
+        .map(|e| {
+            serde_json::to_value(e).unwrap()["kind"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .filter(|k| k.starts_with("mountain_magic."))
+        .collect();
+    let missing: Vec<&String> = every.iter().filter(|k| !kinds.contains(*k)).collect();
+    assert!(
+        missing.is_empty(),
+        "no {missing:?} in {CLIMBS} Mountain Magic climbs"
+    );
+    assert_eq!(finished, CLIMBS, "every climb reaches its end");
+    let (ok, report) = check(dir.path());
+    assert!(ok, "fold.js disagrees with MountainMagic's fold:\n{report}");
+    assert!(report.contains(&format!("{CLIMBS} games")), "{report}");
 }

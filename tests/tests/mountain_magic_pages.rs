@@ -1,0 +1,390 @@
+//! A Mountain Magic climb played to its end in a real Chromium page at phone size (issue 31):
+//! the climber creates a one-seat table from the lobby's form, sits down, starts, climbs the
+//! mountain with the page's buttons (turning cards over, placing them where the page offers,
+//! discarding the rest), chooses a path down it, and fights the battle (putting each land on a
+//! card, using powered cards, attacking, ending his turns) to one of the six endings, which the
+//! page names. The page's folded view is checked against fresh snapshots along the way; axe and
+//! the phone's width are checked on the climb, the battle and the end; screenshots at 390×844
+//! and 1280×800. A deal whose spell deck runs out before the mountain is complete (a failed
+//! climb, also named) is followed by a new table, until one reaches the battle.
+#![allow(clippy::unwrap_used, clippy::print_stderr)]
+
+#[path = "browser/harness.rs"]
+mod harness;
+
+use grand_melee_e2e::TestServer;
+use grand_melee_server::ServerConfig;
+use harness::{Browser, Driver, screenshot_dir};
+use serde_json::Value;
+
+async fn server() -> TestServer {
+    let config = ServerConfig {
+        web_dir: Some(std::path::PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../server/web"
+        ))),
+        ..ServerConfig::default()
+    };
+    TestServer::start_with(config).await
+}
+
+/// The climb's phase in the page's view.
+async fn phase(page: &Browser) -> String {
+    page.js("return gm.view().mountain_magic.phase;")
+        .await
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// Clicks the page button `script` picks (a function body returning the element, or null) and
+/// waits for the server's answer: an event folded, or a refusal shown. Returns the button's
+/// test id, or None when `script` found none.
+async fn press(page: &Browser, script: &str) -> Option<String> {
+    let seq = page.seq().await;
+    let clicked = page
+        .js(&format!(
+            "const q = (s) => Array.from(document.querySelectorAll(s)).filter(e => !e.disabled && e.offsetParent !== null); \
+             const e = (() => {{ {script} }})(); if (!e) return null; GM.state.lastError = null; e.click(); return e.dataset.testid;"
+        ))
+        .await;
+    let id = clicked.as_str()?.to_owned();
+    page.until(
+        &format!("the answer to {id}"),
+        &format!("gm.view().seq > {seq} || GM.state.lastError"),
+    )
+    .await;
+    Some(id)
+}
+
+/// Checks the page's mirror against a fresh snapshot, and that it shows no missing value.
+async fn matches(page: &Browser, when: &str) {
+    page.check_mirror(when).await;
+    page.shows_no_missing_values(when).await;
+}
+
+/// Creates a Mountain Magic table from the lobby, sits down and starts the climb.
+async fn new_climb(page: &Browser, base: &str) {
+    page.goto(&format!("{base}/")).await;
+    page.until(
+        "the create form",
+        "document.querySelector('[data-testid=\"create-game\"]') !== null && GM.link && GM.link.up",
+    )
+    .await;
+    page.js(
+        "const s = document.querySelector('[data-testid=\"create-game\"]'); s.value = 'mountain_magic'; \
+         s.dispatchEvent(new Event('change', {bubbles: true})); return 1;",
+    )
+    .await;
+    let form = page
+        .js("return [document.querySelector('[name=seats]').value, getComputedStyle(document.querySelector('[data-testid=\"create-mm-deck\"]').closest('.field')).display];")
+        .await;
+    assert_eq!(form[0], Value::from("1"), "one seat: {form}");
+    assert_ne!(
+        form[1],
+        Value::from("none"),
+        "the deck file is offered: {form}"
+    );
+    page.click("create-submit").await;
+    page.until(
+        "the table page",
+        "location.pathname.startsWith('/t/') && document.querySelector('[data-testid=\"join-name\"]') !== null",
+    )
+    .await;
+    page.fill("join-name", "Cleo").await;
+    page.click("join-submit").await;
+    page.until("Cleo seated", "gm.role() === 'player' && gm.me() === 0")
+        .await;
+    let settings = page.js("return gm.view().settings;").await;
+    assert_eq!(
+        settings["game"],
+        Value::from("mountain_magic"),
+        "{settings}"
+    );
+    assert_eq!(settings["seats"], Value::from(1), "{settings}");
+    page.click("start").await;
+    page.until(
+        "the mountain dealt",
+        "gm.view().mountain_magic.phase === 'climbing' && document.querySelector('[data-testid=\"mm-mountain\"]') !== null",
+    )
+    .await;
+}
+
+/// Climbs until the mountain is complete (true) or the climb has failed (false): a place the
+/// page offers first, else the discard pile's top card stays, the next card is turned over, or
+/// the card that fits nowhere is discarded.
+async fn climb(page: &Browser) -> bool {
+    let mut steps = 0;
+    loop {
+        match phase(page).await.as_str() {
+            "path" => return true,
+            "over" => return false,
+            _ => {}
+        }
+        let id = press(
+            page,
+            "return q('[data-testid^=\"mm-place-\"]')[0] || q('[data-testid=\"mm-flip\"]')[0] || q('[data-testid=\"mm-discard\"]')[0];",
+        )
+        .await
+        .expect("a climbing button");
+        let refused = page.js("return GM.state.lastError;").await;
+        assert_eq!(refused, Value::Null, "{id} was refused");
+        steps += 1;
+        if steps == 3 {
+            let offered = page
+                .js("return document.querySelector('[data-testid=\"mm-next\"]').textContent;")
+                .await;
+            assert!(!offered.as_str().unwrap().is_empty(), "{offered}");
+            page.assert_accessible("the climb on a phone").await;
+            page.assert_fits("the climb on a phone").await;
+            page.js(
+                "document.querySelector('[data-testid=\"mm-climb\"]').scrollIntoView(); return 1;",
+            )
+            .await;
+            page.screenshot(&screenshot_dir().join("mountain-magic-phone-climb.png"))
+                .await;
+        }
+        if steps % 25 == 0 {
+            matches(page, &format!("climb step {steps}")).await;
+        }
+        assert!(
+            steps < 200,
+            "a climb is at most 65 cards and their placements"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mountain_magic_climb_and_battle_are_played_to_an_ending_on_a_phone() {
+    let server = server().await;
+    let base = format!("http://{}", server.addr);
+    let driver = Driver::start().await;
+    let page = driver.phone_sized(390, 844).await;
+
+    let mut failed = 0;
+    loop {
+        new_climb(&page, &base).await;
+        matches(&page, "the deal").await;
+        if climb(&page).await {
+            break;
+        }
+        matches(&page, "a failed climb").await;
+        page.until(
+            "the failed climb named",
+            "(document.querySelector('[data-testid=\"mm-ending\"]') || {}).textContent.includes('the climb failed')",
+        )
+        .await;
+        failed += 1;
+        assert!(failed < 12, "twelve climbs in a row failed");
+    }
+    matches(&page, "the mountain complete").await;
+
+    // The path: down the mountain with the page's ↙ and ↘ buttons, then taken.
+    for k in 0..6 {
+        page.click(if k % 2 == 0 {
+            "mm-path-right"
+        } else {
+            "mm-path-left"
+        })
+        .await;
+    }
+    page.assert_accessible("the path on a phone").await;
+    press(&page, "return q('[data-testid=\"mm-path-choose\"]')[0];")
+        .await
+        .expect("the path button");
+    page.until(
+        "the battle",
+        "gm.view().mountain_magic.phase === 'battle' && document.querySelector('[data-testid=\"mm-side-opponent\"] [data-testid=\"mm-force-opponent-0\"]') !== null",
+    )
+    .await;
+    let path = page.js("return gm.view().mountain_magic.path;").await;
+    assert_eq!(
+        path,
+        serde_json::json!([0, 1, 1, 2, 2, 3, 3]),
+        "the path taken"
+    );
+    matches(&page, "the battle begins").await;
+
+    // The battle: each land on the first card the page offers it to (else let go), every
+    // powered card used (its first target), one attack a turn, then the turn ended.
+    let mut steps = 0;
+    let mut shot = false;
+    let mut attacked_turn = 0;
+    while phase(&page).await == "battle" {
+        let turn = page
+            .js("return gm.view().mountain_magic.battle.turns[0];")
+            .await
+            .as_u64()
+            .unwrap();
+        let id = press(
+            &page,
+            "const pick = q('[data-testid^=\"mm-mana-\"]')[0] || q('[data-testid=\"mm-let-go\"]')[0]; if (pick) return pick; \
+             for (const sel of q('[data-testid^=\"mm-aim-\"]')) { if (sel.value === '' && sel.options.length > 1) { sel.value = sel.options[1].value; sel.dispatchEvent(new Event('change', {bubbles: true})); } } \
+             return null;",
+        )
+        .await;
+        let id = match id {
+            Some(id) => Some(id),
+            None => {
+                // Targets chosen above are drawn on the next frame.
+                page.until("the page redrawn", "true").await;
+                let used = press(
+                    &page,
+                    &format!(
+                        "if (window.mmTried === undefined) window.mmTried = {{}}; \
+                         const u = q('[data-testid^=\"mm-use-\"]').find(b => !window.mmTried[b.dataset.testid + ':' + {turn}]); \
+                         if (u) {{ window.mmTried[u.dataset.testid + ':' + {turn}] = 1; return u; }} return null;"
+                    ),
+                )
+                .await;
+                if used.is_some() {
+                    used
+                } else if attacked_turn < turn
+                    && page
+                        .js("return !!document.querySelector('[data-testid=\"mm-attack\"]');")
+                        .await
+                        == Value::Bool(true)
+                {
+                    attacked_turn = turn;
+                    page.js(
+                        "const box = document.querySelector('[data-testid^=\"mm-attacker-\"]'); if (!box.checked) box.click(); return 1;",
+                    )
+                    .await;
+                    page.js(
+                        "const s = document.querySelector('[data-testid=\"mm-attack-target\"]'); s.value = s.options[1].value; \
+                         s.dispatchEvent(new Event('change', {bubbles: true})); return 1;",
+                    )
+                    .await;
+                    page.until(
+                        "the attack ready",
+                        "!document.querySelector('[data-testid=\"mm-attack-go\"]').disabled",
+                    )
+                    .await;
+                    press(&page, "return q('[data-testid=\"mm-attack-go\"]')[0];").await
+                } else {
+                    press(&page, "return q('[data-testid=\"mm-end-turn\"]')[0];").await
+                }
+            }
+        };
+        // The occupying forces' turn runs at once on the server: nothing to press meanwhile.
+        if id.is_none() {
+            page.until(
+                "the climber's turn or the end",
+                "gm.view().mountain_magic.phase !== 'battle' || gm.view().mountain_magic.battle.turn === 'player'",
+            )
+            .await;
+        }
+        steps += 1;
+        if !shot
+            && page
+                .js("return !!document.querySelector('[data-testid=\"mm-opponent-did\"]');")
+                .await
+                == Value::Bool(true)
+        {
+            shot = true;
+            matches(&page, "after the occupying forces' turn").await;
+            let said = page
+                .js("return document.querySelector('[data-testid=\"mm-opponent-did\"]').textContent;")
+                .await;
+            assert!(
+                said.as_str().unwrap().contains("They drew"),
+                "what the occupying forces did, in words: {said}"
+            );
+            page.assert_accessible("the battle on a phone").await;
+            page.assert_fits("the battle on a phone").await;
+            page.js(
+                "document.querySelector('[data-testid=\"mm-battle\"]').scrollIntoView(); return 1;",
+            )
+            .await;
+            page.screenshot(&screenshot_dir().join("mountain-magic-phone-battle.png"))
+                .await;
+        }
+        if steps % 20 == 0 {
+            matches(&page, &format!("battle step {steps}")).await;
+        }
+        assert!(steps < 600, "the battle ends with the land deck");
+    }
+
+    page.until("the game over", "gm.view().stage === 'finished'")
+        .await;
+    matches(&page, "the end").await;
+    let ending = page.js("return gm.view().mountain_magic.outcome;").await;
+    assert_eq!(ending["kind"], Value::from("battle"), "{ending}");
+    let named = match ending["ending"].as_str().unwrap() {
+        "total_victory" => "Total victory",
+        "victory" => "Victory",
+        "draw_no_creatures" => "Draw (no creatures)",
+        "draw_both_creatures" => "Draw (both sides' creatures",
+        "defeat" => "Defeat",
+        "humiliating_defeat" => "The absolute, total, humiliating defeat",
+        other => panic!("not one of the six endings: {other}"),
+    };
+    let shown = page
+        .js("return document.querySelector('[data-testid=\"mm-ending\"]').textContent;")
+        .await;
+    assert!(
+        shown.as_str().unwrap().starts_with(named),
+        "the ending by its name: {shown} ({ending})"
+    );
+    assert!(shot, "the occupying forces took a turn");
+    page.assert_accessible("the ending on a phone").await;
+    page.assert_fits("the ending on a phone").await;
+    page.screenshot(&screenshot_dir().join("mountain-magic-phone-end.png"))
+        .await;
+
+    // The replay folds the same climb from its journal (the page's part loaded for it) to the
+    // same ending.
+    let table = page.js("return location.pathname;").await;
+    let id = table.as_str().unwrap().trim_start_matches("/t/").to_owned();
+    let replay = driver.browser(1280, 800).await;
+    replay.goto(&format!("{base}/replays/{id}")).await;
+    let step = "(document.querySelector('[data-testid=\"replay-step\"]') || {}).textContent || ''";
+    replay
+        .until(
+            "the replay loaded",
+            &format!("{step}.startsWith('step 0 of ')"),
+        )
+        .await;
+    replay
+        .js(
+            "const r = document.querySelector('input[type=range][aria-label=\"Step\"]'); r.value = r.max; \
+             r.dispatchEvent(new Event('input', {bubbles: true})); return 1;",
+        )
+        .await;
+    replay
+        .until(
+            "the replay's last step: the same ending",
+            &format!(
+                "(document.querySelector('[data-testid=\"mm-ending\"]') || {{}}).textContent === {}",
+                serde_json::to_string(shown.as_str().unwrap()).unwrap()
+            ),
+        )
+        .await;
+    replay
+        .shows_no_missing_values("the replay's last step")
+        .await;
+
+    // The same table on a laptop, watched: the mountain, the battle and the ending.
+    let laptop = driver.browser(1280, 800).await;
+    laptop
+        .goto(&format!("{base}{}", table.as_str().unwrap()))
+        .await;
+    laptop
+        .until(
+            "the join form",
+            "document.querySelector('[data-testid=\"watch\"]') !== null && GM.link && GM.link.up",
+        )
+        .await;
+    laptop.click("watch").await;
+    laptop
+        .until(
+            "the ending shown",
+            "(document.querySelector('[data-testid=\"mm-ending\"]') || {}).textContent !== undefined",
+        )
+        .await;
+    laptop.check_mirror("the laptop").await;
+    laptop.assert_accessible("the ending on a laptop").await;
+    laptop
+        .screenshot(&screenshot_dir().join("mountain-magic-laptop-end.png"))
+        .await;
+}
