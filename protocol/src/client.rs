@@ -818,6 +818,19 @@ pub enum ClientMessage {
         /// Request id.
         id: u32,
     },
+    /// Mountain Magic: a day's mountain: its dice commitment, its standings so far and, once
+    /// the day is over, its secret. Answered by `mountain_magic.standings`; not at a table.
+    #[serde(rename = "mountain_magic.standings")]
+    #[strum(serialize = "mountain_magic.standings")]
+    MountainMagicStandings {
+        /// Request id.
+        id: u32,
+        /// `YYYY-MM-DD` (UTC), or `today`; `bad_day` otherwise.
+        day: String,
+        /// Only this league's climbs (`unknown_league` if there is none).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        league: Option<LeagueId>,
+    },
 }
 
 /// Matches every request, binding its `id` field: the one list of variants behind
@@ -897,7 +910,8 @@ macro_rules! with_request_id {
             | ClientMessage::MountainMagicAttack { $id, .. }
             | ClientMessage::MountainMagicCast { $id, .. }
             | ClientMessage::MountainMagicActivate { $id, .. }
-            | ClientMessage::MountainMagicEndTurn { $id, .. } => $body,
+            | ClientMessage::MountainMagicEndTurn { $id, .. }
+            | ClientMessage::MountainMagicStandings { $id, .. } => $body,
         }
     };
 }

@@ -194,6 +194,8 @@ pub enum ErrorCode {
     BadMana,
     /// Mountain Magic: not a target that card can take.
     BadTarget,
+    /// Mountain Magic: not a day (`YYYY-MM-DD`, a date that exists, or `today`).
+    BadDay,
 }
 
 impl ErrorCode {
@@ -327,6 +329,7 @@ impl ErrorCode {
             ErrorCode::BadPath => "not a path down the mountain",
             ErrorCode::BadMana => "the mana cannot go there",
             ErrorCode::BadTarget => "not a target for that card",
+            ErrorCode::BadDay => "not a day: write it YYYY-MM-DD (UTC), or today",
         }
     }
 }

@@ -538,6 +538,11 @@ pub fn client() -> Vec<ClientMessage> {
             target: None,
         },
         ClientMessage::MountainMagicEndTurn { id: 76 },
+        ClientMessage::MountainMagicStandings {
+            id: 77,
+            day: "2026-11-25".to_owned(),
+            league: None,
+        },
     ]
 }
 
@@ -832,7 +837,39 @@ pub fn server() -> Vec<ServerMessage> {
             from: Peer::Player(0),
             payload: SIGNAL_PAYLOAD.to_owned(),
         },
+        day_standings(),
     ]
+}
+
+/// The standings of 2026-11-25's mountain, asked for after the day: its secret is the example
+/// server's (mountain secret [`secret`]).
+fn day_standings() -> ServerMessage {
+    use crate::mountain_magic::day::Day;
+    use crate::mountain_magic_types::{ClimbEnd, DayClimb};
+    let day = Day::parse("2026-11-25").unwrap_or(Day(0));
+    let day_secret = day.secret(&secret());
+    let climb = |place, climber: &str, end, cards_left, table, finished_at_ms| DayClimb {
+        place,
+        climber: climber.to_owned(),
+        member: None,
+        end,
+        cards_left,
+        table: TableId::from_u128(table),
+        finished_at_ms,
+    };
+    ServerMessage::MountainMagicStandings {
+        reply_to: 77,
+        day: day.to_string(),
+        league: None,
+        commitment: day_secret.commitment(),
+        secret: Some(day_secret.to_hex()),
+        standings: vec![
+            climb(1, "Ada", ClimbEnd::Victory, 3, 0x11, 1_764_075_600_000),
+            climb(2, "Brea", ClimbEnd::Defeat, 0, 0x12, 1_764_079_200_000),
+            climb(3, "Cai", ClimbEnd::FailedClimb, 19, 0x13, 1_764_082_800_000),
+        ],
+        climbs: 4,
+    }
 }
 
 /// The payload of the `signal` examples: an ICE candidate, as the page sends it.

@@ -9,6 +9,8 @@
 //! dice, checks every placement and plays the opponent. What is face down (the rest of both
 //! decks, the occupying forces before the battle) is in no event until it is turned over.
 
+use crate::league::{LeagueId, MemberId};
+use crate::types::TableId;
 use serde::{Deserialize, Serialize};
 
 pub use crate::magic_tech_types::Colour;
@@ -41,6 +43,82 @@ pub struct MountainMagicSettings {
     /// checked against the recipe when the table is created.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deck: Option<DeckFile>,
+    /// Today's mountain: the day's deal, the same for everyone who climbs it that day
+    /// (`YYYY-MM-DD`, UTC). `create_table` may say `"today"`; the server writes the date and
+    /// refuses any other day (`bad_settings`). Not with `deck`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub day: Option<String>,
+    /// With `day`: a league climb. The seat is for one of the league's members (his member
+    /// token at `join`, his member name on the seat), and the climb counts in the league's
+    /// standings of the day (`mountain_magic.standings` with `league`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub league: Option<LeagueId>,
+}
+
+/// How a climb of a day's mountain ended, as its standings rank it (best first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClimbEnd {
+    /// The battle's six endings, best first.
+    TotalVictory,
+    Victory,
+    DrawNoCreatures,
+    DrawBothCreatures,
+    Defeat,
+    HumiliatingDefeat,
+    /// The spell deck ran out before the mountain was complete.
+    FailedClimb,
+    /// The climber conceded, was ruled out, or left the climb unfinished.
+    GaveUp,
+}
+
+impl ClimbEnd {
+    /// The end of a battle that ended.
+    pub fn of(ending: Ending) -> ClimbEnd {
+        match ending {
+            Ending::TotalVictory => ClimbEnd::TotalVictory,
+            Ending::Victory => ClimbEnd::Victory,
+            Ending::DrawNoCreatures => ClimbEnd::DrawNoCreatures,
+            Ending::DrawBothCreatures => ClimbEnd::DrawBothCreatures,
+            Ending::Defeat => ClimbEnd::Defeat,
+            Ending::HumiliatingDefeat => ClimbEnd::HumiliatingDefeat,
+        }
+    }
+
+    /// Its name, as the text names the endings.
+    pub fn name(self) -> &'static str {
+        match self {
+            ClimbEnd::TotalVictory => Ending::TotalVictory.name(),
+            ClimbEnd::Victory => Ending::Victory.name(),
+            ClimbEnd::DrawNoCreatures => Ending::DrawNoCreatures.name(),
+            ClimbEnd::DrawBothCreatures => Ending::DrawBothCreatures.name(),
+            ClimbEnd::Defeat => Ending::Defeat.name(),
+            ClimbEnd::HumiliatingDefeat => Ending::HumiliatingDefeat.name(),
+            ClimbEnd::FailedClimb => "a failed climb",
+            ClimbEnd::GaveUp => "gave up",
+        }
+    }
+}
+
+/// One climb in a day's standings (`mountain_magic.standings`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DayClimb {
+    /// 1 for the best; climbs equal by end and cards left share a place.
+    pub place: u16,
+    /// The climber's name at the table (a league climb: his member name).
+    pub climber: String,
+    /// A league climb's member.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member: Option<MemberId>,
+    /// How it ended.
+    pub end: ClimbEnd,
+    /// The tie-break: the player's forces still in the battle at its end; for a failed
+    /// climb, the cards placed on the mountain; 0 for a climb given up.
+    pub cards_left: u16,
+    /// Its table (its replay, once finished).
+    pub table: TableId,
+    /// When it finished (milliseconds since 1970-01-01 UTC).
+    pub finished_at_ms: u64,
 }
 
 /// Rows of the mountain; the bottom row holds this many cards, each row above one fewer.

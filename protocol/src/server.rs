@@ -7,6 +7,7 @@ use crate::camera::{CameraPeer, IceServer, Peer};
 use crate::error::ErrorCode;
 use crate::event::Event;
 use crate::league::{Deck, LeagueId, LeagueSummary, LeagueView, LedgerLine, MemberId, MemberToken};
+use crate::mountain_magic_types::DayClimb;
 use crate::types::GameKind;
 use crate::types::{
     MulliganMode, OrganiserSecret, PlayerId, Reduction, RuleSet, SeatToken, StageName, TableId,
@@ -325,6 +326,29 @@ pub enum ServerMessage {
         /// Its payload, as sent.
         payload: String,
     },
+    /// Answer to `mountain_magic.standings`: a day's mountain.
+    #[serde(rename = "mountain_magic.standings")]
+    #[strum(serialize = "mountain_magic.standings")]
+    MountainMagicStandings {
+        /// The request's id.
+        reply_to: u32,
+        /// The day, `YYYY-MM-DD` (UTC).
+        day: String,
+        /// The league asked for, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        league: Option<LeagueId>,
+        /// SHA-256 of the day's dice secret (hex), the same before, during and after the day:
+        /// every climb of the day shows it as its `dice_commitment`.
+        commitment: String,
+        /// The day's dice secret (hex), once the day is over (UTC); `None` until then.
+        secret: Option<String>,
+        /// Each climber's first finished climb of the day, best first (by end, then by cards
+        /// left; equal climbs share a place).
+        standings: Vec<DayClimb>,
+        /// Finished climbs of the day in all (a climber's later climbs are not in the
+        /// standings).
+        climbs: u32,
+    },
 }
 
 impl ServerMessage {
@@ -351,7 +375,8 @@ impl ServerMessage {
             | ServerMessage::Leagues { reply_to, .. }
             | ServerMessage::League { reply_to, .. }
             | ServerMessage::Deck { reply_to, .. }
-            | ServerMessage::IceServers { reply_to, .. } => Some(*reply_to),
+            | ServerMessage::IceServers { reply_to, .. }
+            | ServerMessage::MountainMagicStandings { reply_to, .. } => Some(*reply_to),
             ServerMessage::Snapshot { reply_to, .. } | ServerMessage::Error { reply_to, .. } => {
                 *reply_to
             }

@@ -1583,12 +1583,16 @@ fn a_groups_climbs_stand_by_ending_then_by_cards_left() {
     failed.ok(C::Flip);
     failed.ok(C::Discard);
     let keys = [&victory, &draw, &failed].map(|c| c.game.standing_key().unwrap());
-    assert_eq!(keys[0], (1, std::cmp::Reverse(7)));
-    assert_eq!(keys[1], (3, std::cmp::Reverse(7)));
-    assert_eq!(keys[2], (6, std::cmp::Reverse(0)));
+    use grand_melee_protocol::mountain_magic_types::ClimbEnd;
+    assert_eq!(keys[0], (ClimbEnd::Victory, std::cmp::Reverse(7)));
+    assert_eq!(keys[1], (ClimbEnd::DrawBothCreatures, std::cmp::Reverse(7)));
+    assert_eq!(keys[2], (ClimbEnd::FailedClimb, std::cmp::Reverse(0)));
     assert!(keys[0] < keys[1] && keys[1] < keys[2]);
     // Among equal endings, more cards left stands higher.
-    assert!((1, std::cmp::Reverse(7)) < (1, std::cmp::Reverse(5)));
+    assert!((ClimbEnd::Victory, std::cmp::Reverse(7)) < (ClimbEnd::Victory, std::cmp::Reverse(5)));
+    assert!(
+        (ClimbEnd::FailedClimb, std::cmp::Reverse(28)) < (ClimbEnd::GaveUp, std::cmp::Reverse(0))
+    );
 }
 
 // ---------------------------------------------------------------- random play

@@ -9,6 +9,12 @@ use std::cmp::Reverse;
 use sha2::{Digest, Sha256};
 
 use crate::dice::{Dice, DiceSecret, entropy_digest};
+use serde::{Deserialize, Serialize};
+
+use crate::league::{LeagueId, MemberId};
+use crate::mountain_magic_types::{ClimbEnd, DayClimb};
+use crate::types::{StageName, TableId};
+use crate::view::TableView;
 
 /// Domain separation for the day's secrets.
 const DAY_DOMAIN: &[u8] = b"grand-melee mountain day v1";
@@ -126,35 +132,128 @@ pub struct DayStanding<T> {
     pub place: u16,
     /// Whose climb (a name, a member…).
     pub climber: T,
-    /// The ending's rank: 0 total victory … 5 the humiliating defeat, 6 a failed climb.
-    pub ending_rank: u8,
+    /// How the climb ended.
+    pub end: ClimbEnd,
     /// The tie-break: cards left (the player's forces still in the battle; for a failed climb,
     /// the cards placed on the mountain).
     pub cards_left: u16,
 }
 
-/// A day's standings from its finished climbs' [`super::Climb::standing_key`]s: by ending,
-/// then by cards left (more is better); equal climbs share a place and keep the order given
-/// (when they finished).
-pub fn day_standings<T>(climbs: Vec<(T, (u8, Reverse<u16>))>) -> Vec<DayStanding<T>> {
+/// A day's standings from its finished climbs' [`super::Climb::standing_key`]s: by end, then
+/// by cards left (more is better); equal climbs share a place and keep the order given (when
+/// they finished).
+pub fn day_standings<T>(climbs: Vec<(T, (ClimbEnd, Reverse<u16>))>) -> Vec<DayStanding<T>> {
     let mut climbs = climbs;
     climbs.sort_by_key(|(_, key)| *key);
     let mut standings: Vec<DayStanding<T>> = Vec::with_capacity(climbs.len());
-    for (k, (climber, (ending_rank, Reverse(cards_left)))) in climbs.into_iter().enumerate() {
+    for (k, (climber, (end, Reverse(cards_left)))) in climbs.into_iter().enumerate() {
         let place = match standings.last() {
-            Some(last) if (last.ending_rank, last.cards_left) == (ending_rank, cards_left) => {
-                last.place
-            }
+            Some(last) if (last.end, last.cards_left) == (end, cards_left) => last.place,
             _ => u16::try_from(k + 1).unwrap_or(u16::MAX),
         };
         standings.push(DayStanding {
             place,
             climber,
-            ending_rank,
+            end,
             cards_left,
         });
     }
     standings
+}
+
+/// A finished climb of a day's mountain, as the server keeps it for the day's standings
+/// (written once, when its table finishes).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FinishedClimb {
+    /// The day (days since 1970-01-01).
+    pub day: u32,
+    /// Its table.
+    pub table: TableId,
+    /// When it finished (milliseconds since 1970-01-01 UTC).
+    pub finished_at_ms: u64,
+    /// The climber's name at the table.
+    pub climber: String,
+    /// A league climb's league and member.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub league: Option<LeagueId>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member: Option<MemberId>,
+    pub end: ClimbEnd,
+    pub cards_left: u16,
+}
+
+impl FinishedClimb {
+    /// The day climb a finished table's view shows, if it is one: `None` for another game, a
+    /// climb of one's own deal, or a table whose game is not over. A climb that ended before
+    /// its outcome (conceded, ruled out, abandoned) is [`ClimbEnd::GaveUp`] with no cards left.
+    pub fn of(view: &TableView, finished_at_ms: u64) -> Option<FinishedClimb> {
+        let own = view.settings.mountain_magic.as_ref()?;
+        let day = Day::parse(own.day.as_deref()?)?;
+        if view.stage != StageName::Finished {
+            return None;
+        }
+        let seat = view.players.first()?;
+        let climb = super::Climb::from_view(view.mountain_magic.as_deref()?.clone());
+        let (end, Reverse(cards_left)) = climb
+            .standing_key()
+            .unwrap_or((ClimbEnd::GaveUp, Reverse(0)));
+        Some(FinishedClimb {
+            day: day.0,
+            table: view.table,
+            finished_at_ms,
+            climber: seat.name.clone(),
+            league: own.league,
+            member: own.league.and(seat.deck.as_ref().map(|d| d.member)),
+            end,
+            cards_left,
+        })
+    }
+
+    /// Who climbed, for "one climb each": a league member by number, anyone else by name
+    /// (letters in any case are the same name).
+    fn climber_key(&self) -> (Option<MemberId>, String) {
+        match self.member {
+            Some(member) => (Some(member), String::new()),
+            None => (None, self.climber.to_lowercase()),
+        }
+    }
+}
+
+/// A day's standings from the climbs kept for it (any order): only `league`'s climbs if given;
+/// each climber's first finished climb counts (a later one, however good, is practice), and
+/// ranks by end, then by cards left, then by who finished first. Also returns how many
+/// climbs finished in all (of the league, if given).
+pub fn standings_of(
+    mut climbs: Vec<FinishedClimb>,
+    league: Option<LeagueId>,
+) -> (Vec<DayClimb>, u32) {
+    if league.is_some() {
+        climbs.retain(|c| c.league == league);
+    }
+    let total = u32::try_from(climbs.len()).unwrap_or(u32::MAX);
+    climbs.sort_by(|a, b| (a.finished_at_ms, a.table).cmp(&(b.finished_at_ms, b.table)));
+    let mut seen = std::collections::HashSet::new();
+    climbs.retain(|c| seen.insert(c.climber_key()));
+    let keyed = climbs
+        .into_iter()
+        .map(|c| {
+            let key = (c.end, Reverse(c.cards_left));
+            (c, key)
+        })
+        .collect();
+    let standings = day_standings(keyed)
+        .into_iter()
+        .map(|s| DayClimb {
+            place: s.place,
+            climber: s.climber.climber,
+            member: s.climber.member,
+            end: s.end,
+            cards_left: s.cards_left,
+            table: s.climber.table,
+            finished_at_ms: s.climber.finished_at_ms,
+        })
+        .collect();
+    (standings, total)
 }
 
 #[cfg(test)]
@@ -215,12 +314,13 @@ mod tests {
     #[test]
     fn standings_go_by_ending_then_cards_left_and_equal_climbs_share_a_place() {
         let climbs = vec![
-            ("failed", (6, Reverse(20))),
-            ("victory with 2", (1, Reverse(2))),
-            ("total victory", (0, Reverse(1))),
-            ("victory with 4", (1, Reverse(4))),
-            ("also victory with 2", (1, Reverse(2))),
-            ("defeat", (4, Reverse(0))),
+            ("failed", (ClimbEnd::FailedClimb, Reverse(20))),
+            ("victory with 2", (ClimbEnd::Victory, Reverse(2))),
+            ("total victory", (ClimbEnd::TotalVictory, Reverse(1))),
+            ("victory with 4", (ClimbEnd::Victory, Reverse(4))),
+            ("also victory with 2", (ClimbEnd::Victory, Reverse(2))),
+            ("defeat", (ClimbEnd::Defeat, Reverse(0))),
+            ("gave up", (ClimbEnd::GaveUp, Reverse(0))),
         ];
         let standings = day_standings(climbs);
         let got: Vec<(u16, &str)> = standings.iter().map(|s| (s.place, s.climber)).collect();
@@ -233,10 +333,61 @@ mod tests {
                 (3, "also victory with 2"),
                 (5, "defeat"),
                 (6, "failed"),
+                (7, "gave up"),
             ]
         );
         assert_eq!(standings[1].cards_left, 4);
-        assert_eq!(standings[5].ending_rank, 6);
+        assert_eq!(standings[5].end, ClimbEnd::FailedClimb);
         assert!(day_standings::<&str>(Vec::new()).is_empty());
+    }
+
+    #[test]
+    fn each_climber_counts_once_by_first_finish_and_a_league_sees_its_own() {
+        let league = LeagueId::from_u128(7);
+        let climb =
+            |table: u128, at: u64, climber: &str, member: Option<MemberId>, end, cards_left| {
+                FinishedClimb {
+                    day: 20_418,
+                    table: TableId::from_u128(table),
+                    finished_at_ms: at,
+                    climber: climber.to_owned(),
+                    league: member.map(|_| league),
+                    member,
+                    end,
+                    cards_left,
+                }
+            };
+        let climbs = vec![
+            // Ada's second climb is better, but her first one counts.
+            climb(3, 300, "ada", None, ClimbEnd::TotalVictory, 7),
+            climb(1, 100, "Ada", None, ClimbEnd::Defeat, 0),
+            climb(2, 200, "Brea", None, ClimbEnd::Victory, 2),
+            // A member counts by number, whatever his name at the table.
+            climb(4, 400, "Cai", Some(0), ClimbEnd::Defeat, 0),
+            climb(5, 500, "Cai again", Some(0), ClimbEnd::Victory, 5),
+            climb(6, 600, "Dee", Some(1), ClimbEnd::GaveUp, 0),
+        ];
+        let (all, total) = standings_of(climbs.clone(), None);
+        assert_eq!(total, 6);
+        let got: Vec<(u16, &str, ClimbEnd)> = all
+            .iter()
+            .map(|c| (c.place, c.climber.as_str(), c.end))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (1, "Brea", ClimbEnd::Victory),
+                (2, "Ada", ClimbEnd::Defeat),
+                (2, "Cai", ClimbEnd::Defeat),
+                (4, "Dee", ClimbEnd::GaveUp),
+            ]
+        );
+        let (members, total) = standings_of(climbs, Some(league));
+        assert_eq!(total, 3);
+        let got: Vec<(&str, Option<MemberId>)> = members
+            .iter()
+            .map(|c| (c.climber.as_str(), c.member))
+            .collect();
+        assert_eq!(got, vec![("Cai", Some(0)), ("Dee", Some(1))]);
     }
 }

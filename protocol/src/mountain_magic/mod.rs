@@ -24,8 +24,8 @@ pub use verify::{DealVerified, verify_deal};
 use crate::dice::Dice;
 use crate::event::Event;
 use crate::mountain_magic_types::{
-    BattleView, Card, CardNo, Colour, ForceRef, ForceView, Kind, MmPhase, MountainView, OCCUPIERS,
-    Outcome, ROWS, Side, Spot,
+    BattleView, Card, CardNo, ClimbEnd, Colour, ForceRef, ForceView, Kind, MmPhase, MountainView,
+    OCCUPIERS, Outcome, ROWS, Side, Spot,
 };
 use pool::{Deck, Pool};
 
@@ -247,22 +247,19 @@ impl Climb {
     }
 
     /// Where a finished climb stands among a group's climbs of the same mountain, best first
-    /// when sorted: the ending (total victory first, the humiliating defeat sixth, a failed
-    /// climb last), then the most cards left — the player's forces still in the battle, or for
-    /// a failed climb the cards he placed on the mountain. `None` before the end.
-    pub fn standing_key(&self) -> Option<(u8, std::cmp::Reverse<u16>)> {
+    /// when sorted: the end (total victory first, the humiliating defeat sixth, a failed
+    /// climb after them), then the most cards left — the player's forces still in the battle,
+    /// or for a failed climb the cards he placed on the mountain. `None` before the end.
+    pub fn standing_key(&self) -> Option<(ClimbEnd, std::cmp::Reverse<u16>)> {
         let count = |n: usize| std::cmp::Reverse(u16::try_from(n).unwrap_or(u16::MAX));
         match self.view.outcome? {
             Outcome::Battle { ending } => {
-                let rank = crate::mountain_magic_types::Ending::ALL
-                    .iter()
-                    .position(|e| *e == ending)?;
                 let left = self
                     .forces(Side::Player)
                     .iter()
                     .filter(|f| f.gone.is_none())
                     .count();
-                Some((u8::try_from(rank).ok()?, count(left)))
+                Some((ClimbEnd::of(ending), count(left)))
             }
             Outcome::FailedClimb => {
                 let placed = self
@@ -273,7 +270,7 @@ impl Climb {
                     .flatten()
                     .filter(|c| c.is_some())
                     .count();
-                Some((6, count(placed)))
+                Some((ClimbEnd::FailedClimb, count(placed)))
             }
         }
     }

@@ -6,6 +6,7 @@
 //! table ends as it stands. When the climb is over, `game_over` carries the one standing and
 //! `dice_revealed` lets anyone deal the mountain again.
 
+use super::day::Day;
 use super::pool::{Deck, Pool};
 use super::{Climb, Deal};
 use crate::command::{Actor, Command};
@@ -13,7 +14,7 @@ use crate::dice::{Dice, DiceSecret, entropy_digest};
 use crate::error::{ApplyError, ErrorCode};
 use crate::event::Event;
 use crate::game::{Game, GameKind};
-use crate::league::MemberId;
+use crate::league::{MemberId, SeatDeck};
 use crate::mirror::stage_name;
 use crate::mountain_magic_types::{MmPhase, MountainError, MountainView};
 use crate::shell::{SessionFacts, Stage, check_seat_text};
@@ -29,6 +30,8 @@ struct Seat {
     player: PlayerId,
     name: String,
     entropy: String,
+    /// A league climb's member (his number; a climb has no deck power).
+    deck: Option<SeatDeck>,
 }
 
 /// A Mountain Magic table: its lobby and its climb, folded from its events.
@@ -48,6 +51,12 @@ pub struct MountainMagic {
     /// The climber's own deck (`Settings.mountain_magic.deck`), checked at creation; `None`:
     /// the default deck the dice draw.
     deck: Option<Deck>,
+    /// Today's mountain: the table's secret is the day's, the climber's entropy is not mixed
+    /// in (every table of the day deals the same mountain), and the secret is not revealed
+    /// when the climb ends (the day's standings reveal it once the day is over).
+    day: bool,
+    /// A league climb: the seat is for a member of the league.
+    league: bool,
     climb: Climb,
 }
 
@@ -94,10 +103,12 @@ impl MountainMagic {
     /// decides).
     fn dealt(&self, seat: &Seat) -> Option<Climb> {
         let secret = self.secret?;
-        let dice = Dice::new(
-            secret,
-            entropy_digest(std::iter::once(seat.entropy.as_str())),
-        );
+        let entropy = if self.day {
+            entropy_digest(std::iter::empty())
+        } else {
+            entropy_digest(std::iter::once(seat.entropy.as_str()))
+        };
+        let dice = Dice::new(secret, entropy);
         let pool = Pool::builtin();
         let deck = match &self.deck {
             Some(own) => own.clone(),
@@ -121,9 +132,18 @@ impl MountainMagic {
                 entropy,
                 deck,
             } => {
-                if deck.is_some() {
-                    return Err(ErrorCode::BadMessage);
+                match (&deck, self.league) {
+                    (None, true) => return Err(ErrorCode::LeagueSeat),
+                    (Some(_), false) => return Err(ErrorCode::BadMessage),
+                    _ => {}
                 }
+                // A climb counts the member, not a deck: no power, no last duel.
+                let deck = deck.map(|d| SeatDeck {
+                    member: d.member,
+                    deck: String::new(),
+                    power: 0,
+                    last_duel: None,
+                });
                 if self.stage != Stage::Lobby {
                     return Err(ErrorCode::GameStarted);
                 }
@@ -138,7 +158,7 @@ impl MountainMagic {
                         player,
                         name,
                         entropy,
-                        deck: None,
+                        deck,
                     },
                 )?;
             }
@@ -299,7 +319,7 @@ impl MountainMagic {
             .into_iter()
             .collect();
         self.emit(out, Event::GameOver { standings })?;
-        if let Some(secret) = self.secret {
+        if let Some(secret) = self.secret.filter(|_| !self.day) {
             let secret = secret.to_hex();
             self.emit(out, Event::DiceRevealed { secret })?;
         }
@@ -320,7 +340,7 @@ impl MountainMagic {
                 player,
                 name,
                 entropy,
-                ..
+                deck,
             } => {
                 if self.stage != Stage::Lobby || self.seat.is_some() {
                     return Err("join outside the lobby or at a full table");
@@ -329,6 +349,7 @@ impl MountainMagic {
                     player: *player,
                     name: name.clone(),
                     entropy: entropy.clone(),
+                    deck: deck.clone(),
                 });
                 self.next_player = player.checked_add(1).ok_or("too many players")?;
                 self.facts.seat(*player);
@@ -388,7 +409,9 @@ impl MountainMagic {
 impl Game for MountainMagic {
     const KIND: GameKind = GameKind::MountainMagic;
 
-    /// One seat, no league, no Combat with Dice; an own deck that follows the recipe.
+    /// One seat, no Ascension league game, no Combat with Dice; an own deck that follows the
+    /// recipe, or today's mountain (a date: the server resolves `today` and passes the day's
+    /// secret as `secret`), maybe a league climb.
     fn create(settings: &Settings, secret: DiceSecret) -> Result<Self, ErrorCode> {
         if settings.game != GameKind::MountainMagic
             || settings.seats != 1
@@ -397,11 +420,16 @@ impl Game for MountainMagic {
         {
             return Err(ErrorCode::BadSettings);
         }
-        let deck = match settings
-            .mountain_magic
-            .as_ref()
-            .and_then(|m| m.deck.as_ref())
-        {
+        let own = settings.mountain_magic.clone().unwrap_or_default();
+        let day = match &own.day {
+            Some(day) if Day::parse(day).is_some() && own.deck.is_none() => true,
+            Some(_) => return Err(ErrorCode::BadSettings),
+            None => false,
+        };
+        if own.league.is_some() && !day {
+            return Err(ErrorCode::BadSettings);
+        }
+        let deck = match own.deck.as_ref() {
             Some(file) => {
                 Some(Deck::from_file(Pool::builtin(), file).map_err(|_| ErrorCode::BadSettings)?)
             }
@@ -418,6 +446,8 @@ impl Game for MountainMagic {
             out: false,
             standings: Vec::new(),
             deck,
+            day,
+            league: own.league.is_some(),
             climb: Climb::mirror(),
         })
     }
@@ -461,6 +491,7 @@ impl Game for MountainMagic {
                     PlayerStatus::Alive
                 },
                 kept: started,
+                deck: seat.deck.clone(),
                 ..PlayerView::seated(
                     seat.player,
                     seat.name.clone(),
@@ -492,6 +523,7 @@ impl Game for MountainMagic {
         if view.players.len() > 1 {
             return Err(ApplyError::Invalid("a climb has one seat"));
         }
+        let own = view.settings.mountain_magic.clone().unwrap_or_default();
         let seat = view.players.first();
         let stage = match view.stage {
             StageName::Lobby => Stage::Lobby,
@@ -509,6 +541,7 @@ impl Game for MountainMagic {
                 player: p.player,
                 name: p.name.clone(),
                 entropy: String::new(),
+                deck: p.deck.clone(),
             }),
             next_player: view.players.iter().map(|p| p.player + 1).max().unwrap_or(0),
             commitment: view.dice_commitment.clone(),
@@ -516,6 +549,8 @@ impl Game for MountainMagic {
             out: seat.is_some_and(|p| !p.status.is_alive()),
             standings: view.standings.clone(),
             deck: None,
+            day: own.day.is_some(),
+            league: own.league.is_some(),
             climb,
         })
     }
@@ -552,6 +587,7 @@ impl Game for MountainMagic {
         Vec::new()
     }
 
+    /// A climb holds no league seat: a member may climb while he sits at a league table.
     fn league_members(&self) -> Vec<MemberId> {
         Vec::new()
     }
