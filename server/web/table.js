@@ -43,7 +43,12 @@
   /** Once a lazy game is there: the table is asked for again (its events were not folded) and drawn. */
   const arrived = () => {
     if (route.page === "table" || route.page === "display") {
-      if (state.view) resnapshot();
+      if (state.view) {
+        resnapshot();
+        // The events fetched before the game was there are heard again (its `recall`, the log's words).
+        state.fetchedTo = 0;
+        rebuildLog();
+      }
       render();
     }
   };
@@ -84,8 +89,9 @@
       return;
     }
     if (e.kind === "player_absent") away.add(e.player);
-    const game = state.view ? gameOf(state.view.settings) : null;
+    const game = state.view ? GM.games[state.view.settings.game || DEFAULT_GAME] : null;
     if (game && game.heard) game.heard(e, state.me);
+    if (game && game.recall) game.recall(seq, e, state.view.table);
     if (e.kind === "chat") state.chat.set(seq, describe(e));
     else state.log.set(seq, describe(e));
   }
@@ -765,6 +771,7 @@
         events.forEach((e, i) => {
           if (e.kind === "player_joined") state.names.set(e.player, e.name);
           F.applyEvent(view, i + 1, e);
+          if (game.recall) game.recall(i + 1, e, head.table);
           if (QUIET.has(e.kind) && this.views.length > 1) {
             this.views[this.views.length - 1] = F.clone(view);
             return;

@@ -6,7 +6,8 @@
 //! page names. The page's folded view is checked against fresh snapshots along the way; axe and
 //! the phone's width are checked on the climb, the battle and the end; screenshots at 390×844
 //! and 1280×800. A deal whose spell deck runs out before the mountain is complete (a failed
-//! climb, also named) is followed by a new table, until one reaches the battle.
+//! climb, also named) is followed by a new table, until one reaches the battle. What the
+//! occupying forces did, in words, survives a reload mid-battle and is told by the replay.
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
 #[path = "browser/harness.rs"]
@@ -290,6 +291,17 @@ async fn a_mountain_magic_climb_and_battle_are_played_to_an_ending_on_a_phone() 
                 said.as_str().unwrap().contains("They drew"),
                 "what the occupying forces did, in words: {said}"
             );
+            // A reload mid-battle: the words come back from the table's events (get_events).
+            let here = page.js("return location.href;").await;
+            page.goto(here.as_str().unwrap()).await;
+            page.until(
+                "the words again after a reload",
+                &format!(
+                    "gm.connected() && gm.role() === 'player' && (document.querySelector('[data-testid=\"mm-opponent-did\"]') || {{}}).textContent === {}",
+                    serde_json::to_string(said.as_str().unwrap()).unwrap()
+                ),
+            )
+            .await;
             page.assert_accessible("the battle on a phone").await;
             page.assert_fits("the battle on a phone").await;
             page.js(
@@ -363,6 +375,36 @@ async fn a_mountain_magic_climb_and_battle_are_played_to_an_ending_on_a_phone() 
     replay
         .shows_no_missing_values("the replay's last step")
         .await;
+    // What the occupying forces did, told by the replay as the page told it: at the last step
+    // the same words as the climber's page at the end, and from the start, turn by turn, their
+    // first turn's words.
+    let did =
+        "(document.querySelector('[data-testid=\"mm-opponent-did\"]') || {}).textContent || null";
+    let live = page.js(&format!("return {did};")).await;
+    let told = replay.js(&format!("return {did};")).await;
+    assert_eq!(
+        told, live,
+        "the replay's last step tells the last turn as the page did"
+    );
+    replay.click("replay-first").await;
+    let mut turns = 0;
+    while replay.js(&format!("return {did};")).await == Value::Null {
+        replay.click("replay-next-turn").await;
+        turns += 1;
+        assert!(
+            turns < 100,
+            "the replay never tells what the occupying forces did"
+        );
+    }
+    let first = replay.js(&format!("return {did};")).await;
+    assert!(
+        first
+            .as_str()
+            .unwrap()
+            .starts_with("What the occupying forces did")
+            && first.as_str().unwrap().contains("They drew"),
+        "the replay tells the occupying forces' turn: {first}"
+    );
 
     // The same table on a laptop, watched: the mountain, the battle and the ending.
     let laptop = driver.browser(1280, 800).await;

@@ -30,7 +30,7 @@
     discard: (a) => `discards ${a === undefined || a === null ? "X" : a}`, destroy_land: () => "destroys a land", empty_pool: () => "empties a mana pool",
   };
   /** What the player is choosing. Handlers change it, then `render()`. */
-  const ui = { path: [0], attackers: [], target: "", aim: {}, opponent: [], opponentTurn: 0 };
+  const ui = { path: [0], attackers: [], target: "", aim: {} };
 
   let pool = [];
   const card = (no) => pool[no] || { name: `card ${no}`, type: "?" };
@@ -100,54 +100,77 @@
     ["○", "unpowered: it waits for mana"], ["✝", "gone from the battle"],
   ];
 
-  /** What the occupying forces did on their last turn, and why, in words (from the events). */
-  function heard(e) {
-    const ref = (r) => (state.view ? forceName(state.view, r) : `card ${r.force}`);
-    if (e.kind === "mountain_magic.mana_drawn" && e.side === "opponent") {
-      ui.opponent = [`They drew ${printable(card(e.land).name)}.`];
-      ui.opponentTurn += 1;
-      return;
+  /** The climb's events by their seq, for the table shown (fed by `recall` from the live
+   * stream, `get_events` and the replay's pages alike): what the occupying forces did is worded
+   * from them, so a reload or a replay tells it as it was told live. */
+  const past = { table: null, events: new Map() };
+  function recall(seq, e, table) {
+    if (!e || typeof e.kind !== "string" || !e.kind.startsWith("mountain_magic.")) return;
+    if (table !== past.table) {
+      past.table = table;
+      past.events = new Map();
     }
+    past.events.set(seq, e);
+  }
+
+  /** One event of the occupying forces' turn in words, and why (the opponent's order,
+   * docs/RULES.md); null for what needs no line. */
+  function theirLine(view, e) {
+    const battle = climbOf(view).battle;
+    const ref = (r) => forceName(view, r);
     const theirs = (r) => r && r.side === "opponent";
-    let line = null;
     switch (e.kind) {
+      case "mountain_magic.mana_drawn":
+        return e.side === "opponent" ? `They drew ${printable(card(e.land).name)}.` : null;
       case "mountain_magic.mana_placed":
-        if (e.side === "opponent") line = `Its ${e.place.colour} mana went to ${ref({ side: "opponent", force: e.place.force })}${e.place.ability ? "'s ability" : ""} — the first card in its order (counterspells, damage spells, creatures, other cards, abilities) that could use it.`;
-        break;
+        return e.side === "opponent" ? `Its ${e.place.colour} mana went to ${ref({ side: "opponent", force: e.place.force })}${e.place.ability ? "'s ability" : ""} — the first card in its order (counterspells, damage spells, creatures, other cards, abilities) that could use it.` : null;
       case "mountain_magic.mana_unused":
-        if (e.side === "opponent") line = "None of its cards could use that land: it went unused.";
-        break;
+        return e.side === "opponent" ? "None of its cards could use that land: it went unused." : null;
       case "mountain_magic.land_destroyed":
-        if (e.side === "opponent") line = "That land was destroyed (your land destruction).";
-        break;
-      case "mountain_magic.used":
-        if (theirs(e.card)) {
-          const f = card(state.view && climbOf(state.view).battle ? climbOf(state.view).battle.opponent[e.card.force].card : 0);
-          const kind = e.ability ? f.ability && f.ability.effect.kind : f.effect && f.effect.kind;
-          const why = { counter: "its counterspells take your counterspells first, then your damage spells",
-            damage: "its damage goes to your creature with the highest power", tap: "it taps an unpowered card of yours first (it leaves the game), then a powered one",
-            untap: "it untaps another of its unpowered cards" }[kind];
-          line = `${ref(e.card)} ${e.ability ? "used its ability" : "was used"}${e.target ? ` on ${ref(e.target)}` : ""}${why ? ` — ${why}` : ""}.`;
-        }
-        break;
+        return e.side === "opponent" ? "That land was destroyed (your land destruction)." : null;
+      case "mountain_magic.used": {
+        if (!theirs(e.card)) return null;
+        const f = card(battle && battle.opponent[e.card.force] ? battle.opponent[e.card.force].card : -1);
+        const kind = e.ability ? f.ability && f.ability.effect.kind : f.effect && f.effect.kind;
+        const why = { counter: "its counterspells take your counterspells first, then your damage spells",
+          damage: "its damage goes to your creature with the highest power", tap: "it taps an unpowered card of yours first (it leaves the game), then a powered one",
+          untap: "it untaps another of its unpowered cards" }[kind];
+        return `${ref(e.card)} ${e.ability ? "used its ability" : "was used"}${e.target ? ` on ${ref(e.target)}` : ""}${why ? ` — ${why}` : ""}.`;
+      }
       case "mountain_magic.attacked":
-        if (theirs(e.attackers[0])) line = `${e.attackers.map(ref).join(" and ")} attacked ${ref(e.target)} — its creatures attack your creature with the highest power that they survive.`;
-        break;
+        return theirs(e.attackers[0]) ? `${e.attackers.map(ref).join(" and ")} attacked ${ref(e.target)} — its creatures attack your creature with the highest power that they survive.` : null;
       case "mountain_magic.removed":
-        if (state.view && climbOf(state.view).battle && climbOf(state.view).battle.turn === "opponent") line = `${ref(e.card)} was ${GONE[e.why] || e.why}.`;
-        break;
+        return `${ref(e.card)} was ${GONE[e.why] || e.why}.`;
       case "mountain_magic.unpowered":
       case "mountain_magic.untapped":
       case "mountain_magic.pool_emptied":
       case "mountain_magic.lands_discarded":
       case "mountain_magic.land_doomed":
       case "mountain_magic.upkeep_paid":
-        if (state.view && climbOf(state.view).battle && climbOf(state.view).battle.turn === "opponent") line = GM.describe(e) + ".";
-        break;
+        return `${GM.describe(e)}.`;
       default:
-        break;
+        return null;
     }
-    if (line) ui.opponent.push(line);
+  }
+
+  /** What the occupying forces did on their last turn up to the view's event, and why, in
+   * words: from their draw to the end of their turn. */
+  function theirTurn(view) {
+    if (past.table !== view.table) return [];
+    const seqs = [...past.events.keys()].filter((s) => s <= view.seq).sort((a, b) => a - b);
+    let from = -1;
+    for (let i = seqs.length - 1; i >= 0 && from < 0; i--) {
+      const e = past.events.get(seqs[i]);
+      if (e.kind === "mountain_magic.mana_drawn" && e.side === "opponent") from = i;
+    }
+    const lines = [];
+    for (let i = Math.max(from, 0); from >= 0 && i < seqs.length; i++) {
+      const e = past.events.get(seqs[i]);
+      if (e.kind === "mountain_magic.turn_ended" || (i > from && e.kind === "mountain_magic.mana_drawn")) break;
+      const line = theirLine(view, e);
+      if (line) lines.push(line);
+    }
+    return lines;
   }
 
   function alertFor() {
@@ -352,11 +375,12 @@
   function Battle({ view, acting }) {
     const b = climbOf(view).battle;
     const land = b.pending_land;
+    const they = theirTurn(view);
     return html`<section class="mm-battle" data-testid="mm-battle">
       <p class="mm-counts"><span>Land deck <b data-testid="mm-battle-lands">${climbOf(view).lands_left}</b></span>
         ${land !== null ? html` <span data-testid="mm-pending-land">Drawn: <b>${printable(card(land).name)}</b> (${(card(land).produces || []).join(" or ")})</span>` : null}</p>
-      ${ui.opponent.length ? html`<div class="mm-opponent" data-testid="mm-opponent-did" role="status"><h3>What the occupying forces did</h3>
-        <ul>${ui.opponent.map((line, k) => html`<li key=${k}>${line}</li>`)}</ul></div>` : null}
+      ${they.length ? html`<div class="mm-opponent" data-testid="mm-opponent-did" role="status"><h3>What the occupying forces did</h3>
+        <ul>${they.map((line, k) => html`<li key=${k}>${line}</li>`)}</ul></div>` : null}
       ${acting && b.turn === "player" ? html`<div class="row">
         ${land !== null ? html`<${Button} id="mm-let-go" label="Let the land go" onClick=${() => go({ type: "mountain_magic.mana", place: null })} />`
           : html`<${Button} id="mm-end-turn" cls="primary" label="End my turn" onClick=${() => go({ type: "mountain_magic.end_turn" })} />`}</div>` : null}
@@ -431,7 +455,7 @@
       // A hook for the browser tests (see README.md in this folder): what the player is choosing.
       GM.testHooks.mountainMagic = ui;
       GM.games.mountain_magic = {
-        stages: STAGES, settingsWords, legend: LEGEND, sentence, moment, alertFor, heard, stillIn: (p) => p && p.status === "alive",
+        stages: STAGES, settingsWords, legend: LEGEND, sentence, moment, alertFor, heard: () => {}, recall, stillIn: (p) => p && p.status === "alive",
         chapter: { starts: (e) => e.kind === "mountain_magic.mana_drawn" && e.side === "player", back: "« turn", on: "turn »", backAria: "Back one turn", onAria: "On one turn" },
         Main, Side: () => null, Foot: () => null, Display, Replay: Display, Seats: SeatList, LobbyTools, Rulings, play,
       };
