@@ -851,6 +851,134 @@
     climb.lands_left -= count;
   }
 
+  // What the player may do now (protocol's `Climb::legal_moves` and the checks it is built
+  // from, held equal to them by tests/tests/fold.rs): the page offers only these.
+
+  /** A card in the battle, if it is still in it (protocol's `Climb::force`). */
+  function mmLive(climb, ref) {
+    const b = climb.battle;
+    const forces = !b || !ref ? null : ref.side === "player" ? b.player : ref.side === "opponent" ? b.opponent : null;
+    const force = forces ? forces[ref.force] : undefined;
+    return force && !force.gone ? force : null;
+  }
+  const mmFace = (climb, ref) => { const f = mmLive(climb, ref); return f ? mmCard(f.card) : null; };
+  const mmSame = (a, b) => a.side === b.side && a.force === b.force;
+  /** A powered non-creature card not used this turn: its effect (protocol's `castable`). */
+  function mmCastable(climb, ref) {
+    const f = mmLive(climb, ref);
+    if (!f) return null;
+    const face = mmCard(f.card);
+    return face.type === "creature" || !f.powered || f.used ? null : face.effect || null;
+  }
+  /** A powered creature's ability with a stored use: its effect (protocol's `activatable`). */
+  function mmActivatable(climb, ref) {
+    const f = mmLive(climb, ref);
+    if (!f) return null;
+    const face = mmCard(f.card);
+    return face.ability && f.powered && f.uses > 0 ? face.ability.effect : null;
+  }
+  /** The effects that take a target: whether it is one's own card (protocol's `Effect::target`). */
+  const MM_TARGETED = { damage: false, counter: false, tap: false, untap: true };
+  /** Whether `target` (or none: null) fits `effect` used by `user` (protocol's `may_target`). */
+  function mmMayTarget(climb, user, effect, target) {
+    if (!(effect.kind in MM_TARGETED)) return target === null || target === undefined;
+    if (!target) return false;
+    const face = mmFace(climb, target);
+    if (!face) return false;
+    const enemy = target.side !== user.side;
+    switch (effect.kind) {
+      case "damage": return enemy && face.type === "creature";
+      case "counter": return enemy && ["sorcery", "instant", "interrupt"].includes(face.type);
+      case "tap": return enemy;
+      default: return !enemy && !mmSame(target, user) && face.type !== "artifact" && !mmLive(climb, target).powered;
+    }
+  }
+  /** Whether `attackers` may attack `target` (protocol's `may_attack`). */
+  function mmMayAttack(climb, attackers, target) {
+    const defender = mmFace(climb, target);
+    if (!defender || !attackers.length || defender.type !== "creature") return false;
+    const powered = mmLive(climb, target).powered;
+    return attackers.every((a, k) => {
+      const f = mmLive(climb, a);
+      if (!f) return false;
+      const face = mmCard(f.card);
+      return f.powered && !f.used && a.side !== target.side && face.type === "creature" &&
+        !attackers.slice(0, k).some((b) => mmSame(a, b)) &&
+        (!powered || !defender.flying || !!face.flying) &&
+        (!powered || !defender.landwalk || face.landwalk === defender.landwalk);
+    });
+  }
+  /** Where the pending land's mana may go for `side` (protocol's `mana_places`). */
+  function mmManaPlaces(climb, side) {
+    const b = climb.battle;
+    if (!b || b.pending_land === null || b.pending_land === undefined) return [];
+    const produces = mmCard(b.pending_land).produces || [];
+    const out = [];
+    (side === "player" ? b.player : b.opponent).forEach((force, k) => {
+      if (force.gone) return;
+      for (const ability of [false, true]) {
+        if (!ability && force.powered) continue;
+        const needs = mmNeeds(force, ability);
+        for (const colour of produces) if (needs.includes(colour)) out.push(ability ? { force: k, ability, colour } : { force: k, colour });
+      }
+    });
+    return out;
+  }
+  /** Every request accepted now, as the page sends it (protocol's `Climb::legal_moves`, up to
+   * eight ready creatures' attacks in every group; beyond, each alone and all together). */
+  function mmLegalMoves(climb) {
+    const moves = [];
+    if (climb.phase === "climbing") {
+      const no = climb.flipped !== null ? climb.flipped : climb.may_recover && climb.discard.length ? climb.discard[climb.discard.length - 1] : null;
+      if (no !== null) {
+        for (let row = 1; row < MM_ROWS; row++) {
+          for (let pos = 0; pos < MM_ROWS - row; pos++) if (mmMayPlace(climb, no, row, pos)) moves.push({ type: "mountain_magic.place", row, pos });
+        }
+      }
+      if (climb.flipped !== null) moves.push({ type: "mountain_magic.discard" });
+      else if (climb.spells_left > 0) moves.push({ type: "mountain_magic.flip" });
+    } else if (climb.phase === "path") {
+      for (let bits = 0; bits < 1 << (MM_ROWS - 1); bits++) {
+        const path = [0];
+        for (let k = 0; k < MM_ROWS - 1; k++) path.push(path[k] + ((bits >> (MM_ROWS - 2 - k)) & 1));
+        moves.push({ type: "mountain_magic.path", path });
+      }
+    } else if (climb.phase === "battle" && climb.battle && climb.battle.turn === "player") {
+      const b = climb.battle;
+      if (b.pending_land !== null && b.pending_land !== undefined) {
+        moves.push({ type: "mountain_magic.mana", place: null });
+        for (const place of mmManaPlaces(climb, "player")) moves.push({ type: "mountain_magic.mana", place });
+        return moves;
+      }
+      const mine = (k) => ({ side: "player", force: k });
+      const theirs = (k) => ({ side: "opponent", force: k });
+      const every = b.player.map((_, k) => mine(k)).concat(b.opponent.map((_, k) => theirs(k)));
+      const ready = b.player.map((_, k) => k).filter((k) => {
+        const f = mmLive(climb, mine(k));
+        return f && f.powered && !f.used && mmCard(f.card).type === "creature";
+      });
+      let groups = [];
+      if (ready.length <= 8) {
+        for (let bits = 1; bits < 1 << ready.length; bits++) groups.push(ready.filter((_, k) => bits & (1 << k)));
+      } else {
+        groups = ready.map((a) => [a]).concat([ready.slice()]);
+      }
+      for (const attackers of groups) {
+        for (let t = 0; t < b.opponent.length; t++) {
+          if (mmMayAttack(climb, attackers.map(mine), theirs(t))) moves.push({ type: "mountain_magic.attack", attackers, target: t });
+        }
+      }
+      b.player.forEach((_, k) => {
+        for (const [effect, type] of [[mmCastable(climb, mine(k)), "mountain_magic.cast"], [mmActivatable(climb, mine(k)), "mountain_magic.activate"]]) {
+          if (!effect) continue;
+          for (const target of [null].concat(every)) if (mmMayTarget(climb, mine(k), effect, target)) moves.push({ type, force: k, target });
+        }
+      });
+      moves.push({ type: "mountain_magic.end_turn" });
+    }
+    return moves;
+  }
+
   /** Applies one of Mountain Magic's events (or a shell event of its table) to `view` in place
    * (protocol/src/mountain_magic/: the table's `fold`, the climb's `Climb::apply`). */
   function mmApply(view, e) {
@@ -1187,7 +1315,8 @@
   const games = {
     grand_melee: { emptyView: gmEmptyView, apply: gmApply, recomputeDerived: gmRecomputeDerived },
     magic_tech: { emptyView: mtEmptyView, apply: mtApply, recomputeDerived: mtRecomputeDerived },
-    mountain_magic: { emptyView: mmEmptyView, apply: mmApply, recomputeDerived: mmRecomputeDerived, pool: null, mayPlace: mmMayPlaceOn, isPath: mmIsPath },
+    mountain_magic: { emptyView: mmEmptyView, apply: mmApply, recomputeDerived: mmRecomputeDerived, pool: null, mayPlace: mmMayPlaceOn, isPath: mmIsPath,
+      legalMoves: mmLegalMoves, mayAttack: mmMayAttack, mayTarget: mmMayTarget, castable: mmCastable, activatable: mmActivatable, manaPlaces: mmManaPlaces },
   };
 
   global.GMFold = { emptyView, applyEvent, recomputeDerived, diff, clone, adopt, FoldError, shell, games };

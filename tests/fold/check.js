@@ -4,7 +4,8 @@
 // any event) and `frames`, `[event, view after it]` for every event in order, as the wire's serde
 // types encode them. For each game, fold.js starts from `emptyView` and applies every event;
 // after each one its view must equal the Rust view exactly (`GMFold.diff`, derived fields
-// included). Prints the first difference of each game that has one and exits 1; otherwise prints
+// included); a frame's third element, where there is one, is the list of requests the Rust table
+// accepts after it, which the game's `legalMoves` must equal. Prints the first difference of each game that has one and exits 1; otherwise prints
 // "N games, M events: fold.js agrees" and exits 0.
 "use strict";
 
@@ -18,6 +19,20 @@ if (!foldPath || !dir) {
 }
 require(path.resolve(foldPath));
 const F = globalThis.GMFold;
+
+/** A key-order-free text of a request, to compare lists of them. */
+const canonical = (v) => (Array.isArray(v) ? `[${v.map(canonical).join(",")}]`
+  : v && typeof v === "object" ? `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(",")}}` : JSON.stringify(v));
+/** "" when the page's legal moves are the Rust table's (as a multiset), else the difference. */
+function sameMoves(page, rust) {
+  const a = page.map(canonical).sort();
+  const b = rust.map(canonical).sort();
+  const extra = a.filter((m) => !b.includes(m));
+  const missing = b.filter((m) => !a.includes(m));
+  if (!extra.length && !missing.length && a.length === b.length) return "";
+  return `the page's legal moves differ: offered but refused ${extra.join(" ")}; accepted but not offered ${missing.join(" ")}` +
+    (a.length !== b.length ? `; ${a.length} ≠ ${b.length}` : "");
+}
 
 let games = 0;
 let events = 0;
@@ -34,11 +49,12 @@ for (const file of fs.readdirSync(dir).filter((f) => f.endsWith(".json")).sort()
   let where = "the empty view";
   let i = 0;
   for (; !difference && i < frames.length; i++) {
-    const [event, expected] = frames[i];
+    const [event, expected, moves] = frames[i];
     where = `event ${i + 1} (${event.kind}: ${JSON.stringify(event)})`;
     try {
       F.applyEvent(view, i + 1, event);
       difference = F.diff(view, expected);
+      if (!difference && moves) difference = sameMoves(F.games[view.settings.game].legalMoves(view.mountain_magic), moves);
     } catch (err) {
       difference = `fold.js threw: ${err.message}`;
     }

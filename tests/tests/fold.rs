@@ -941,6 +941,24 @@ fn mountain_magic_climb(seed: u64) -> (String, BTreeSet<String>, bool) {
             kinds.insert(event["kind"].as_str().unwrap().to_owned());
             frames.push(format!("[{event},{view}]"));
         }
+        // After the last event of a request: the requests the climb accepts now, as the wire
+        // carries them, which the page's own list (fold.js's `legalMoves`) must equal.
+        if let Some(last) = frames.last_mut() {
+            let moves: Vec<Value> = game
+                .climb()
+                .legal_moves()
+                .into_iter()
+                .map(|m| {
+                    let mut wire =
+                        serde_json::to_value(ClientMessage::mountain_magic(0, m)).unwrap();
+                    wire.as_object_mut().unwrap().remove("id");
+                    wire
+                })
+                .collect();
+            let moves = serde_json::to_string(&moves).unwrap();
+            last.truncate(last.len() - 1);
+            last.push_str(&format!(",{moves}]"));
+        }
     };
     run(&mut game, Actor::Host, Command::join("Ann"));
     if seed % 7 == 3 {

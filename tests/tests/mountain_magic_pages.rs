@@ -267,6 +267,9 @@ async fn a_mountain_magic_climb_and_battle_are_played_to_an_ending_on_a_phone() 
                 }
             }
         };
+        // The page offers only what the rules allow: nothing it offers is refused.
+        let refused = page.js("return GM.state.lastError;").await;
+        assert_eq!(refused, Value::Null, "{id:?} was refused");
         // The occupying forces' turn runs at once on the server: nothing to press meanwhile.
         if id.is_none() {
             page.until(

@@ -72,19 +72,9 @@
     return f ? `${printable(card(f.card).name)} (${ref.side === "player" ? "yours" : "theirs"})` : `card ${ref.force}`;
   };
 
-  /** Where the card turned over (or the discard pile's top card) may go: [row, pos] pairs. */
-  function placements(climb, no) {
-    const out = [];
-    if (no === null || no === undefined || climb.mountain.length !== ROWS) return out;
-    for (let row = 1; row < ROWS; row++) {
-      for (let pos = 0; pos < ROWS - row; pos++) {
-        const below = climb.mountain[row - 1];
-        if (climb.mountain[row][pos] === null && below[pos] !== null && below[pos + 1] !== null &&
-          FOLD.mayPlace(card(no), card(below[pos]), card(below[pos + 1]))) out.push([row, pos]);
-      }
-    }
-    return out;
-  }
+  /** Where the card turned over (or the discard pile's top card) may go: [row, pos] pairs
+   * (the rules' legal placements, fold.js's `legalMoves`). */
+  const placements = (climb) => FOLD.legalMoves(climb).filter((m) => m.type === "mountain_magic.place").map((m) => [m.row, m.pos]);
   const recovering = (climb) => (climb.may_recover && climb.flipped === null && climb.discard.length ? climb.discard[climb.discard.length - 1] : null);
 
   // ---------------------------------------------------------------- words
@@ -230,7 +220,7 @@
     const climb = climbOf(view);
     if (climb.mountain.length !== ROWS) return null;
     const placing = climb.flipped !== null ? climb.flipped : recovering(climb);
-    const spots = acting && climb.phase === "climbing" ? placements(climb, placing) : [];
+    const spots = acting && climb.phase === "climbing" ? placements(climb) : [];
     const fromDiscard = climb.flipped === null;
     const path = climb.phase === "path" ? ui.path : climb.path;
     const rows = [];
@@ -303,25 +293,26 @@
     const mine = side === "player";
     const state = force.gone ? `✝ ${GONE[force.gone] || force.gone}` : force.powered ? "⚡ powered" : "○ unpowered";
     const land = b.pending_land;
-    const colours = land !== null ? card(land).produces || [] : [];
-    const mana = [];
-    if (acting && mine && land !== null && !force.gone) {
-      for (const colour of colours) {
-        if (!force.powered && needs(force, false).includes(colour)) mana.push([false, colour]);
-        if (c.ability && needs(force, true).includes(colour)) mana.push([true, colour]);
+    const climb = climbOf(view);
+    const self = { side, force: k };
+    // Only what the rules allow (fold.js's checks, held to the Rust table's by tests/tests/fold.rs).
+    const mana = acting && mine && land !== null ? FOLD.manaPlaces(climb, "player").filter((p) => p.force === k).map((p) => [!!p.ability, p.colour]) : [];
+    const ready = acting && mine && land === null;
+    const effect = !ready ? null : c.type === "creature" ? FOLD.activatable(climb, self) : FOLD.castable(climb, self);
+    const wantsTarget = !!effect && !FOLD.mayTarget(climb, self, effect, null);
+    const targets = [];
+    if (wantsTarget) {
+      for (const s of ["opponent", "player"]) {
+        (s === "player" ? b.player : b.opponent).forEach((_, j) => {
+          const t = { side: s, force: j };
+          if (FOLD.mayTarget(climb, self, effect, t)) targets.push([`${s}:${j}`, forceName(view, t)]);
+        });
       }
     }
-    const ready = acting && mine && land === null && force.powered && !force.gone;
-    const targets = [];
-    for (const s of ["opponent", "player"]) {
-      (s === "player" ? b.player : b.opponent).forEach((f, j) => { if (!f.gone && !(s === side && j === k)) targets.push([`${s}:${j}`, forceName(view, { side: s, force: j })]); });
-    }
     const aimKey = `${k}`;
-    const aim = ui.aim[aimKey] || "";
+    const aim = targets.some(([key]) => key === ui.aim[aimKey]) ? ui.aim[aimKey] : "";
     const targetOf = () => (aim === "" ? null : { side: aim.split(":")[0], force: Number(aim.split(":")[1]) });
-    const effect = c.type === "creature" ? c.ability && c.ability.effect : c.effect;
-    const wantsTarget = effect && ["damage", "counter", "tap", "untap"].includes(effect.kind);
-    const usable = ready && (c.type !== "creature" ? !force.used && c.type !== "artifact" : force.uses > 0);
+    const usable = !!effect && (!wantsTarget || targets.length > 0);
     return html`<li class=${`mm-force ${colourClass(force.card)} ${force.gone ? "gone" : force.powered ? "powered" : "unpowered"}`} data-testid=${`mm-force-${side}-${k}`}
         data-powered=${String(force.powered)} data-gone=${force.gone || ""}>
       <strong>${printable(c.name)}</strong> <span class="badge">${state}</span>
@@ -353,10 +344,16 @@
 
   function Attack({ view }) {
     const b = climbOf(view).battle;
-    const ready = b.player.map((f, k) => [f, k]).filter(([f]) => f.powered && !f.gone && card(f.card).type === "creature" && !f.used);
-    const enemies = b.opponent.map((f, k) => [f, k]).filter(([f]) => !f.gone && card(f.card).type === "creature");
-    if (!ready.length || !enemies.length) return null;
+    const climb = climbOf(view);
+    const mine = (k) => ({ side: "player", force: k });
+    const theirs = (k) => ({ side: "opponent", force: k });
+    // The creatures that can attack someone, and whom the ones ticked (else any of them alone) can attack.
+    const can = (attackers, t) => FOLD.mayAttack(climb, attackers.map(mine), theirs(t));
+    const ready = b.player.map((f, k) => [f, k]).filter(([, k]) => b.opponent.some((_, t) => can([k], t)));
+    if (!ready.length) return null;
     ui.attackers = ui.attackers.filter((k) => ready.some(([, j]) => j === k));
+    const enemies = b.opponent.map((f, k) => [f, k]).filter(([, t]) => (ui.attackers.length ? can(ui.attackers, t) : ready.some(([, a]) => can([a], t))));
+    if (ui.target !== "" && !enemies.some(([, t]) => String(t) === ui.target)) ui.target = "";
     return html`<fieldset class="mm-attack" data-testid="mm-attack"><legend>Attack</legend>
       ${ready.map(([f, k]) => html`<label key=${k} class="inline"><input type="checkbox" data-testid=${`mm-attacker-${k}`} checked=${ui.attackers.includes(k)}
         onChange=${(ev) => { ui.attackers = ev.target.checked ? ui.attackers.concat([k]) : ui.attackers.filter((j) => j !== k); render(); }} /> ${printable(card(f.card).name)}</label>`)}
