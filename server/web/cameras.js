@@ -13,7 +13,7 @@
 (function () {
   const GM = window.GM;
   const { route, state, store, seatKey, showError, refusal, printable } = GM;
-  const { html, render, gameOf, CAMERA_OFF } = GM.frame;
+  const { html, render, gameOf, CAMERA_OFF, withCameras } = GM.frame;
 
   const PREF = "gm.camera";
   /** The player's choices, remembered on this device: camera on, on the host's stream, stay on
@@ -60,7 +60,7 @@
   function wanted() {
     const view = state.view;
     if (route.page !== "table" || !pref.on || state.role !== "player" || state.me === null || !view) return false;
-    if (view.stage === "finished" || !playerOf(view, state.me)) return false;
+    if (view.stage === "finished" || !withCameras(view) || !playerOf(view, state.me)) return false;
     if (out(view, state.me)) return pref.stay && (!view.ring || view.ring.includes(state.me));
     return true;
   }
@@ -133,7 +133,7 @@
   }
 
   async function syncDisplay() {
-    const token = hostToken(state.view);
+    const token = withCameras(state.view) ? hostToken(state.view) : null;
     if (!token || state.role !== "spectator" || !GM.link || !GM.link.up) return;
     const center = cam.center;
     if (cam.sentCenter === center || (cam.sentCenter === undefined && center === null)) return;
@@ -405,6 +405,7 @@
   }
 
   function Panel({ view, me, display }) {
+    if (!withCameras(view)) return null;
     return display ? html`<${DisplayPanel} view=${view} />` : state.role === "player" && view.stage !== "finished" ? html`<${PlayerPanel} view=${view} me=${me} />` : null;
   }
 

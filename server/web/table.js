@@ -645,12 +645,15 @@
   /** What the camera switch says while it is off (here and in cameras.js). */
   const CAMERA_OFF = "Your camera is off: nobody sees you. Turn it on to show your cards to the players within your range and see theirs.";
   let camerasLoading = false;
+  /** Cameras link the players within range: a table of one seat (a solitaire climb) has nobody
+   * to link, so it has no camera at all. */
+  const withCameras = (view) => !!view && (view.settings.seats || 0) > 1;
 
   /** Whether this page needs cameras.js now: my camera is on at this table, or this is the
    * display with the host's seat on this device. */
   function camerasWanted() {
     const view = state.view;
-    if (!view) return false;
+    if (!withCameras(view)) return false;
     if (route.page === "display") {
       const seat = store.get(seatKey(route.table));
       return !!(seat && seat.token && seat.player === view.host);
@@ -671,6 +674,7 @@
   /** The cameras' place on the page: cameras.js's panel once loaded; before, the camera switch
    * (off) for a seated player. */
   function CameraSlot({ view, me, display }) {
+    if (!withCameras(view)) return null;
     if (GM.cameras) return html`<${GM.cameras.Panel} view=${view} me=${me} display=${display} />`;
     if (display || state.role !== "player" || view.stage === "finished") return null;
     const on = !!(store.get(CAMERA_PREF) || {}).on;
@@ -864,7 +868,7 @@
 
   Object.assign(GM.pages, { table, replay, onMessage, onUp, render });
   // What a game's panel (games/<game>.js, loaded after this file) draws with.
-  GM.frame = { html, render, go, Button, options, num, gameOf, CAMERA_OFF, loadGame: (kind) => (LAZY[kind] && !GM.games[kind] ? loadGame(kind, () => {}) : Promise.resolve()) };
+  GM.frame = { html, render, go, Button, options, num, gameOf, CAMERA_OFF, withCameras, loadGame: (kind) => (LAZY[kind] && !GM.games[kind] ? loadGame(kind, () => {}) : Promise.resolve()) };
   GM.games = GM.games || {};
   // Hooks for the browser tests (see README.md in this folder).
   GM.testHooks = { alerts: () => ui.alerts.map((a) => a.text), ui };

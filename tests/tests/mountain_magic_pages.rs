@@ -7,7 +7,8 @@
 //! the phone's width are checked on the climb, the battle and the end; screenshots at 390×844
 //! and 1280×800. A deal whose spell deck runs out before the mountain is complete (a failed
 //! climb, also named) is followed by a new table, until one reaches the battle. What the
-//! occupying forces did, in words, survives a reload mid-battle and is told by the replay.
+//! occupying forces did, in words, survives a reload mid-battle and is told by the replay. The
+//! one-seat table shows no camera, even with the climber's camera switched on.
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
 #[path = "browser/harness.rs"]
@@ -67,6 +68,8 @@ async fn matches(page: &Browser, when: &str) {
 /// Creates a Mountain Magic table from the lobby, sits down and starts the climb.
 async fn new_climb(page: &Browser, base: &str) {
     page.goto(&format!("{base}/")).await;
+    page.js("localStorage.setItem('gm.camera', JSON.stringify({on: true})); return 1;")
+        .await;
     page.until(
         "the create form",
         "document.querySelector('[data-testid=\"create-game\"]') !== null && GM.link && GM.link.up",
@@ -103,12 +106,28 @@ async fn new_climb(page: &Browser, base: &str) {
         "{settings}"
     );
     assert_eq!(settings["seats"], Value::from(1), "{settings}");
+    no_cameras(page, "in the lobby").await;
     page.click("start").await;
     page.until(
         "the mountain dealt",
         "gm.view().mountain_magic.phase === 'climbing' && document.querySelector('[data-testid=\"mm-mountain\"]') !== null",
     )
     .await;
+    no_cameras(page, "on the climb").await;
+}
+
+/// A one-seat table has nobody to link a camera with: no camera box or switch, and cameras.js
+/// is not loaded even though the climber's camera is on (`gm.camera`, set by `new_climb`).
+async fn no_cameras(page: &Browser, when: &str) {
+    let shown = page
+        .js("return [!!document.querySelector('[data-testid=\"cameras\"], [data-testid=\"camera-toggle\"], [data-testid=\"camera-who\"]'), \
+             !!GM.cameras, !!document.querySelector('script[src=\"/assets/cameras.js\"]'), (JSON.parse(localStorage.getItem('gm.camera')) || {}).on === true];")
+        .await;
+    assert_eq!(
+        shown,
+        serde_json::json!([false, false, false, true]),
+        "no camera box, no cameras.js, the camera switched on {when}"
+    );
 }
 
 /// Climbs until the mountain is complete (true) or the climb has failed (false): a place the
