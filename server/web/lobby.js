@@ -140,6 +140,11 @@
         if (!Number.isInteger(message[k]) || message[k] < 0) { showError(`${k.replace(/_/g, " ")}: a whole number, please.`); return; }
       }
       const answer = await send(message);
+      // A climb's refused settings (its deck file, its day): the server's own words, which say
+      // what is wrong, rather than the code's general description.
+      if (answer.type === "error" && answer.code === "bad_settings" && message.mountain_magic && answer.message) {
+        showError(`${message.mountain_magic.deck ? "Your deck file was refused" : "The climb was not created"}: ${printable(answer.message)}`);
+      }
       if (answer.type === "table_created") {
         if (message.password) sessionStorage.setItem(`gm.password.${answer.table}`, message.password);
         location.assign(`/t/${answer.table}`);

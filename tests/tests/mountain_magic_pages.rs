@@ -452,3 +452,139 @@ async fn a_mountain_magic_climb_and_battle_are_played_to_an_ending_on_a_phone() 
         .screenshot(&screenshot_dir().join("mountain-magic-laptop-end.png"))
         .await;
 }
+
+/// Picks `text` as the create form's deck file, as a person choosing a file would.
+async fn pick_deck(page: &Browser, text: &str) {
+    let picked = page
+        .js(&format!(
+            "const i = document.querySelector('[data-testid=\"create-mm-deck\"]'); const d = new DataTransfer(); \
+             d.items.add(new File([{}], 'my-deck.json', {{type: 'application/json'}})); i.files = d.files; \
+             i.dispatchEvent(new Event('change', {{bubbles: true}})); return i.files.length;",
+            serde_json::to_string(text).unwrap()
+        ))
+        .await;
+    assert_eq!(picked, Value::from(1), "the deck file picked");
+}
+
+/// The lobby's create form with Mountain Magic chosen.
+async fn mountain_magic_form(page: &Browser, base: &str) {
+    page.goto(&format!("{base}/")).await;
+    page.until(
+        "the create form",
+        "document.querySelector('[data-testid=\"create-game\"]') !== null && GM.link && GM.link.up",
+    )
+    .await;
+    page.js(
+        "const s = document.querySelector('[data-testid=\"create-game\"]'); s.value = 'mountain_magic'; \
+         s.dispatchEvent(new Event('change', {bubbles: true})); return 1;",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_climb_of_ones_own_deck_file_is_created_from_the_lobby_and_a_broken_file_is_refused() {
+    use grand_melee_protocol::dice::{Dice, DiceSecret};
+    use grand_melee_protocol::mountain_magic::pool::{Deck, Pool};
+
+    let server = server().await;
+    let base = format!("http://{}", server.addr);
+    let driver = Driver::start().await;
+    let page = driver.phone_sized(390, 844).await;
+    let pool = Pool::builtin();
+    let good =
+        Deck::default_from_dice(pool, &Dice::new(DiceSecret::from_seed(7), [0; 32])).to_file(pool);
+    let mut broken = good.clone();
+    broken.cards.truncate(4);
+    let broken = serde_json::to_string(&broken).unwrap();
+
+    // A file that breaks the recipe: the server's words on the page, and no table.
+    mountain_magic_form(&page, &base).await;
+    pick_deck(&page, &broken).await;
+    page.click("create-submit").await;
+    page.until(
+        "the refusal",
+        "(GM.state.lastError || '').startsWith('Your deck file was refused: ')",
+    )
+    .await;
+    let said = page
+        .eval_async(&format!(
+            "GM.link.request({{type: 'create_table', name: 'again', seats: 1, game: 'mountain_magic', mountain_magic: {{deck: {broken}}}}})"
+        ))
+        .await;
+    assert_eq!(said["code"], Value::from("bad_settings"), "{said}");
+    let shown = page
+        .js("return document.querySelector('[data-testid=\"error\"]').textContent;")
+        .await;
+    assert!(
+        shown
+            .as_str()
+            .unwrap()
+            .contains(said["message"].as_str().unwrap()),
+        "the server's own words are shown: {shown} ({said})"
+    );
+    page.assert_accessible("a refused deck file on a phone")
+        .await;
+    page.screenshot(&screenshot_dir().join("mountain-magic-phone-deck-refused.png"))
+        .await;
+    let tables = page
+        .eval_async(
+            "GM.link.request({type: 'list_tables', from: 0, limit: 50}).then(a => a.tables.length)",
+        )
+        .await;
+    assert_eq!(tables, Value::from(0), "nothing was created");
+    assert_eq!(page.js("return location.pathname;").await, Value::from("/"));
+
+    // A good file: the table is created with it and the climb deals from it.
+    mountain_magic_form(&page, &base).await;
+    pick_deck(&page, &serde_json::to_string(&good).unwrap()).await;
+    page.click("create-submit").await;
+    page.until(
+        "the table page",
+        "location.pathname.startsWith('/t/') && document.querySelector('[data-testid=\"join-name\"]') !== null",
+    )
+    .await;
+    page.fill("join-name", "Dora").await;
+    page.click("join-submit").await;
+    page.until("Dora seated", "gm.role() === 'player' && gm.me() === 0")
+        .await;
+    let settings = page.js("return gm.view().settings.mountain_magic;").await;
+    assert_eq!(
+        settings["deck"],
+        serde_json::to_value(&good).unwrap(),
+        "the table's deck is the file"
+    );
+    page.click("start").await;
+    page.until(
+        "the mountain dealt",
+        "gm.view().mountain_magic.phase === 'climbing'",
+    )
+    .await;
+    let names: Vec<String> = good.cards.iter().map(|l| l.name.clone()).collect();
+    let mut seen = 0;
+    for _ in 0..6 {
+        let id = press(
+            &page,
+            "return q('[data-testid=\"mm-flip\"]')[0] || q('[data-testid=\"mm-discard\"]')[0];",
+        )
+        .await;
+        if id.is_none() {
+            break;
+        }
+    }
+    let dealt = page
+        .js("const c = gm.view().mountain_magic; const pool = GMFold.games.mountain_magic.pool; \
+             return c.mountain.flat().concat(c.discard, c.flipped === null ? [] : [c.flipped]).filter(n => n !== null).map(n => pool[n].name);")
+        .await;
+    for name in dealt.as_array().unwrap() {
+        seen += 1;
+        assert!(
+            names.iter().any(|n| n == name.as_str().unwrap()),
+            "{name} is not in the deck file"
+        );
+    }
+    assert!(
+        seen >= 7,
+        "the bottom row and the cards turned over: {dealt}"
+    );
+    page.check_mirror("a climb of one's own deck").await;
+}
