@@ -11,6 +11,7 @@
   else if (route.page === "replay") P.replay.init();
   else if (route.page === "leagues") P.leagues.init();
   else if (route.page === "league") P.league.init();
+  else if (route.page === "mountain") P.mountain.init();
   else P.table.init(route.page === "display");
 
   const link = GM.connect(P.onMessage, P.onUp);

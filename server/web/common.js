@@ -155,6 +155,7 @@
     deck_registered: "You already have a deck in this league.",
     bad_seating: "An arranged seating must list every seated player exactly once.",
     no_open_call: "There is no open call to answer.",
+    bad_day: "That is not a day: pick a date (UTC), or today.",
   };
 
   // How the table was seated (`game_started`'s `seating_mode`), as the log says it.
@@ -272,6 +273,8 @@
     if (path === "/replays") return { page: "replays" };
     if ((m = path.match(/^\/leagues\/([0-9a-fA-F-]{36})$/))) return { page: "league", league: m[1].toLowerCase() };
     if (path === "/leagues") return { page: "leagues" };
+    // A day's mountain: its standings (Mountain Magic), `/?mountain=today|YYYY-MM-DD[&league=…]`.
+    if (path === "/" && params.has("mountain")) return { page: "mountain", day: params.get("mountain") || "today", league: params.get("league") || null };
     return { page: "lobby" };
   })();
 

@@ -41,9 +41,25 @@
         if (form.elements.name.value === NAMES[was]) form.elements.name.value = NAMES[game.value];
         was = game.value;
       });
-      // Mountain Magic's own setting: the climber's own deck file (absent: the dice draw one).
+      // Mountain Magic's own settings: which mountain (one of its own, or today's, the same deal
+      // for everyone today, with standings; optionally a league's), and for one of its own the
+      // climber's deck file (absent: the dice draw one).
       const deck = h("input", { type: "file", name: "mm_deck", testid: "create-mm-deck", accept: ".json,application/json" });
       const mm = (el) => { el.classList.add("mm-only"); return el; };
+      const also = (el, cls) => { el.classList.add(cls); return el; };
+      const day = select("mm_day", [["", "A mountain of its own"], ["today", "Today's mountain"]]);
+      const league = select("mm_league", [["", "No league: the open standings"]]);
+      let leaguesAsked = false;
+      day.addEventListener("change", async () => {
+        const today = day.value === "today";
+        form.classList.toggle("mm-today", today);
+        if (today && form.elements.name.value === "Mountain Magic") form.elements.name.value = "Today's mountain";
+        if (!today && form.elements.name.value === "Today's mountain") form.elements.name.value = "Mountain Magic";
+        if (!today || leaguesAsked) return;
+        leaguesAsked = true;
+        const answer = await send({ type: "list_leagues", from: 0, limit: 500 });
+        if (answer.type === "leagues") for (const l of answer.leagues) league.append(h("option", { value: l.league }, printable(l.name)));
+      });
       const form = h("form", { class: "create", onsubmit: (ev) => { ev.preventDefault(); this.create(form); } },
         h("div", { class: "lobby-head" }, h("h2", {}, "Create a table"),
           h("label", { for: "setting-game", class: "inline" }, "Game ", game)),
@@ -58,8 +74,12 @@
             "How many seats away your spells reach (the rules say 2; empty: the rules' own).")),
           gm(setting("Combat with dice", h("input", { type: "checkbox", name: "combat_dice", testid: "create-combat-dice" }),
             "The server rolls a d20 for each attack to see how hard it hits.")),
-          mm(setting("Your own deck (optional)", deck,
-            "A deck file ({\"cards\":[{\"name\",\"count\"}…]}, 65 cards by the recipe). Empty: the table's dice draw a deck from the card pool.")),
+          mm(setting("Which mountain", day,
+            "Today's mountain: everyone who climbs it today gets the same deal, and the day's standings rank the climbs (your first climb of the day counts).")),
+          also(mm(setting("League (optional)", league,
+            "A league's climb counts in the league's standings of the day; each member sits down with the member token the league gave him.")), "mm-day-only"),
+          also(mm(setting("Your own deck (optional)", deck,
+            "A deck file ({\"cards\":[{\"name\",\"count\"}…]}, 65 cards by the recipe). Empty: the table's dice draw a deck from the card pool.")), "mm-own-only"),
           setting("Password (optional)", input("password", { type: "password", maxlength: 64, autocomplete: "new-password" }),
             "Only people who know it can sit down or watch. Empty: open to all.")),
         h("details", {}, h("summary", {}, "More settings"),
@@ -82,7 +102,7 @@
       put(app, 
         h("section", { class: "lobby" },
           h("div", { class: "lobby-head" }, h("h2", {}, "Tables"), h("a", { href: "/leagues", testid: "leagues-link" }, "Leagues ▸"),
-            h("a", { href: "/replays" }, "Finished games ▸")),
+            h("a", { href: "/replays" }, "Finished games ▸"), h("a", { href: "/?mountain=today", testid: "mm-today-link" }, "Today's mountain ▸")),
           list),
         h("section", { class: "panel create-panel" }, form, errorEl));
       setInterval(() => { if (GM.link.up) this.refresh(); }, 3000);
@@ -126,7 +146,10 @@
       if (message.game === "mountain_magic") {
         Object.assign(message, { seats: 1, combat_dice: false });
         const file = form.elements.mm_deck.files && form.elements.mm_deck.files[0];
-        if (file) {
+        if (v("mm_day") === "today") {
+          message.mountain_magic = { day: "today" };
+          if (v("mm_league")) message.mountain_magic.league = v("mm_league");
+        } else if (file) {
           try {
             message.mountain_magic = { deck: JSON.parse(await file.text()) };
           } catch (err) {
@@ -181,5 +204,22 @@
   };
 
 
-  Object.assign(GM.pages, { lobby, replays });
+  // ---------------------------------------------------------------- a day's mountain
+
+  /** The standings of a day's mountain (`/?mountain=today|YYYY-MM-DD[&league=…]`), drawn by
+   * Mountain Magic's part (games/mountain_magic.js, loaded for it). */
+  const mountain = {
+    init() {
+      document.title = `Today's mountain — ${TITLE}`;
+      this.root = h("div", { testid: "mm-standings-page" }, h("p", { class: "meta" }, "Loading the standings…"));
+      put(app, h("section", { class: "lobby" }, errorEl, this.root));
+      this.ready = GM.frame.loadGame("mountain_magic");
+    },
+    async load() {
+      try { await this.ready; } catch (_) { return; }
+      GM.games.mountain_magic.standings(this.root, route.day, route.league);
+    },
+  };
+
+  Object.assign(GM.pages, { lobby, replays, mountain });
 })();

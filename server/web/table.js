@@ -176,6 +176,7 @@
     if (route.page === "replay") { replay.load(); return; }
     if (route.page === "leagues") { P.leagues.load(); return; }
     if (route.page === "league") { P.league.load(); return; }
+    if (route.page === "mountain") { P.mountain.load(); return; }
     if (route.page === "display") { enter("watch"); return; }
     const seat = store.get(seatKey(route.table));
     if (seat && seat.token) enter("resume");
@@ -516,13 +517,15 @@
       const member = store.get(memberKey(summary.league));
       state.memberToken = member ? member.token : null;
       const leagueLink = html`<a href=${`/leagues/${summary.league}`} data-testid="league-link">the league's page</a>`;
+      // A league's climb of today's mountain needs no registered deck: the day deals it.
+      const climb = summary.game === "mountain_magic";
       if (!member) {
         return html`<section class="entry"><h2>${printable(summary.name)}</h2>${meta}
-          <p data-testid="league-join-first">Only the league's members sit at this table. Join the league on ${leagueLink}, register your deck, then come back.</p>
+          <p data-testid="league-join-first">Only the league's members sit at this table. Join the league on ${leagueLink}${climb ? "" : ", register your deck"}, then come back.</p>
           <${Button} id="watch" label="Watch" onClick=${watch} /></section>`;
       }
       return html`<section class="entry"><h2>${printable(summary.name)}</h2>${meta}
-        <p>You sit down as ${printable(member.name)}, with your league deck (${leagueLink}).</p>
+        <p>You sit down as ${printable(member.name)}, ${climb ? "a member of the league" : "with your league deck"} (${leagueLink}).</p>
         <div class="row"><button type="button" class="primary" data-testid="join-submit" disabled=${full} onClick=${() => enter("join", member.name)}>${full ? "No free seat" : `Sit down as ${printable(member.name)}`}</button>
           <${Button} id="watch" label="Watch" onClick=${watch} /></div></section>`;
     }

@@ -25,6 +25,9 @@ async fn server() -> TestServer {
             env!("CARGO_MANIFEST_DIR"),
             "/../server/web"
         ))),
+        // A scripted climb asks faster than a person would.
+        rate_limit: 1e6,
+        rate_burst: 1e6,
         ..ServerConfig::default()
     };
     TestServer::start_with(config).await
@@ -587,4 +590,229 @@ async fn a_climb_of_ones_own_deck_file_is_created_from_the_lobby_and_a_broken_fi
         "the bottom row and the cards turned over: {dealt}"
     );
     page.check_mirror("a climb of one's own deck").await;
+}
+
+/// One request of the climb from the page's own legal moves (fold.js's `legalMoves`: a place
+/// first, else the next card, a discard, the first path, mana, a use, an attack, the end of the
+/// turn), sent with `gm.send`; waits until its events are folded. Returns the climb's outcome
+/// once the table is finished, else null.
+const STEP: &str = "(async () => { \
+    const v = gm.view(); const c = v.mountain_magic; const seq = v.seq; \
+    if (v.stage === 'finished') return {outcome: c.outcome}; \
+    const moves = GMFold.games.mountain_magic.legalMoves(c); \
+    const is = (t) => (m) => m.type === 'mountain_magic.' + t; \
+    const pick = moves.find(is('place')) || moves.find(is('flip')) || moves.find(is('discard')) || moves.find(is('path')) \
+      || moves.find((m) => is('mana')(m) && m.place) || moves.find(is('mana')) || moves.find(is('cast')) || moves.find(is('activate')) \
+      || moves.find(is('attack')) || moves.find(is('end_turn')); \
+    if (!pick) return {waiting: true}; \
+    const answer = await gm.send(pick); \
+    if (answer.type === 'error') return {refused: answer, pick}; \
+    const start = Date.now(); \
+    while (gm.view().seq === seq && Date.now() - start < 4000) await new Promise((r) => setTimeout(r, 10)); \
+    return gm.view().seq === seq ? {stuck: pick} : {sent: pick}; })()";
+
+/// Creates a climb of today's mountain from the lobby's form, sits down as `name` and starts;
+/// returns the deal as the page shows it (the bottom row, the dice commitment) and the day.
+async fn climb_today(page: &Browser, base: &str, name: &str) -> (Value, Value, String) {
+    mountain_magic_form(page, base).await;
+    page.js(
+        "const s = document.querySelector('[data-testid=\"create-mm-day\"]'); s.value = 'today'; \
+         s.dispatchEvent(new Event('change', {bubbles: true})); return 1;",
+    )
+    .await;
+    let form = page
+        .js("const shown = (id) => getComputedStyle(document.querySelector(`[data-testid=\"${id}\"]`).closest('.field')).display !== 'none'; \
+             return [document.querySelector('[name=name]').value, shown('create-mm-deck'), shown('create-mm-league')];")
+        .await;
+    assert_eq!(
+        form,
+        serde_json::json!(["Today's mountain", false, true]),
+        "today's mountain: no deck file, an optional league"
+    );
+    page.assert_accessible("the create form with today's mountain")
+        .await;
+    page.assert_fits("the create form with today's mountain")
+        .await;
+    page.js(
+        "document.querySelector('[data-testid=\"create-mm-day\"]').scrollIntoView(); return 1;",
+    )
+    .await;
+    page.screenshot(&screenshot_dir().join(format!("mountain-magic-today-form-{name}.png")))
+        .await;
+    page.click("create-submit").await;
+    page.until(
+        "the table page",
+        "location.pathname.startsWith('/t/') && document.querySelector('[data-testid=\"join-name\"]') !== null",
+    )
+    .await;
+    page.fill("join-name", name).await;
+    page.click("join-submit").await;
+    page.until(
+        &format!("{name} seated"),
+        "gm.role() === 'player' && gm.me() === 0",
+    )
+    .await;
+    let today = page
+        .js("return new Date().toISOString().slice(0, 10);")
+        .await
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let settings = page.js("return gm.view().settings.mountain_magic;").await;
+    assert_eq!(settings["day"], Value::from(today.as_str()), "{settings}");
+    page.click("start").await;
+    page.until(
+        "the mountain dealt",
+        "gm.view().mountain_magic.phase === 'climbing'",
+    )
+    .await;
+    let deal = page
+        .js("return gm.view().mountain_magic.mountain[0];")
+        .await;
+    let commitment = page.js("return gm.view().dice_commitment;").await;
+    (deal, commitment, today)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn todays_mountain_climbed_twice_under_two_names_shows_both_in_the_standings() {
+    let server = server().await;
+    let base = format!("http://{}", server.addr);
+    let driver = Driver::start().await;
+    let page = driver.phone_sized(390, 844).await;
+
+    // Ann climbs today's mountain to its end through the page's own legal moves.
+    let (deal, commitment, today) = climb_today(&page, &base, "Ann").await;
+    page.assert_accessible("today's climb on a phone").await;
+    let mut steps = 0;
+    let outcome = loop {
+        let step = page.eval_async(STEP).await;
+        assert!(
+            step.get("refused").is_none() && step.get("stuck").is_none(),
+            "{step}"
+        );
+        if let Some(outcome) = step.get("outcome") {
+            break outcome.clone();
+        }
+        steps += 1;
+        assert!(steps < 1500, "the climb ends");
+    };
+    let ann_table = page.js("return location.pathname;").await;
+    page.until(
+        "the way to the day's standings",
+        "document.querySelector('[data-testid=\"mm-day-standings\"]') !== null",
+    )
+    .await;
+    page.check_mirror("Ann's climb over").await;
+
+    // Bea climbs the same deal under another name, and gives up at once.
+    let (deal_b, commitment_b, _) = climb_today(&page, &base, "Bea").await;
+    assert_eq!(deal_b, deal, "the same bottom row for everyone today");
+    assert_eq!(
+        commitment_b, commitment,
+        "the day's commitment at every table"
+    );
+    page.js("window.confirm = () => true; return 1;").await;
+    page.click("concede").await;
+    page.until("Bea's climb over", "gm.view().stage === 'finished'")
+        .await;
+    page.until(
+        "the way to the day's standings",
+        "document.querySelector('[data-testid=\"mm-day-standings\"]') !== null",
+    )
+    .await;
+    page.assert_accessible("a day climb's end on a phone").await;
+    page.screenshot(&screenshot_dir().join("mountain-magic-phone-day-end.png"))
+        .await;
+
+    // From the finished climb to the standings: Ann (an ending) before Bea (gave up).
+    page.click("mm-day-standings").await;
+    let rows = "Array.from(document.querySelectorAll('[data-testid=\"mm-standing\"]')).map((r) => [r.dataset.place, r.dataset.climber, r.dataset.end, r.querySelector('a').getAttribute('href')])";
+    page.until(
+        "the standings",
+        &format!("location.search.startsWith('?mountain=') && {rows}.length === 2"),
+    )
+    .await;
+    let shown = page.js(&format!("return {rows};")).await;
+    let picked = page
+        .js("return document.querySelector('[data-testid=\"mm-day-pick\"]').value;")
+        .await;
+    assert_eq!(picked, Value::from(today.as_str()), "today by default");
+    let ann_end = match outcome["kind"].as_str().unwrap() {
+        "battle" => outcome["ending"].as_str().unwrap().to_owned(),
+        other => {
+            assert_eq!(other, "failed_climb", "{outcome}");
+            "failed_climb".to_owned()
+        }
+    };
+    let ann_id = ann_table.as_str().unwrap().trim_start_matches("/t/");
+    assert_eq!(shown[0][0], Value::from("1"), "{shown}");
+    assert_eq!(shown[0][1], Value::from("Ann"), "{shown}");
+    assert_eq!(shown[0][2], Value::from(ann_end.as_str()), "{shown}");
+    assert_eq!(
+        shown[0][3],
+        Value::from(format!("/replays/{ann_id}")),
+        "{shown}"
+    );
+    assert_eq!(shown[1][0], Value::from("2"), "{shown}");
+    assert_eq!(shown[1][1], Value::from("Bea"), "{shown}");
+    assert_eq!(shown[1][2], Value::from("gave_up"), "{shown}");
+    let dice = page
+        .js("return [document.querySelector('[data-testid=\"mm-commitment\"]').textContent, !!document.querySelector('[data-testid=\"mm-secret-later\"]'), !!document.querySelector('[data-testid=\"mm-secret\"]')];")
+        .await;
+    assert_eq!(
+        dice,
+        serde_json::json!([commitment, true, false]),
+        "the commitment, the secret not before the day is over"
+    );
+    page.assert_accessible("the standings on a phone").await;
+    page.assert_fits("the standings on a phone").await;
+    page.screenshot(&screenshot_dir().join("mountain-magic-phone-standings.png"))
+        .await;
+
+    // From the lobby too; on a laptop.
+    let laptop = driver.browser(1280, 800).await;
+    laptop.goto(&format!("{base}/")).await;
+    laptop
+        .until(
+            "the lobby",
+            "document.querySelector('[data-testid=\"mm-today-link\"]') !== null",
+        )
+        .await;
+    laptop
+        .js("const g = document.querySelector('[data-testid=\"create-game\"]'); g.value = 'mountain_magic'; g.dispatchEvent(new Event('change', {bubbles: true})); \
+             const s = document.querySelector('[data-testid=\"create-mm-day\"]'); s.value = 'today'; s.dispatchEvent(new Event('change', {bubbles: true})); return 1;")
+        .await;
+    laptop
+        .screenshot(&screenshot_dir().join("mountain-magic-laptop-today-form.png"))
+        .await;
+    laptop.click("mm-today-link").await;
+    laptop
+        .until("the standings", &format!("{rows}.length === 2"))
+        .await;
+    assert_eq!(laptop.js(&format!("return {rows};")).await, shown);
+    let loading = laptop
+        .js("return document.querySelector('[data-testid=\"mm-standings-page\"]').textContent.includes('Loading');")
+        .await;
+    assert_eq!(loading, Value::Bool(false), "nothing left loading");
+    laptop.assert_accessible("the standings on a laptop").await;
+    laptop
+        .screenshot(&screenshot_dir().join("mountain-magic-laptop-standings.png"))
+        .await;
+
+    // Another day with the date picker: yesterday's mountain, over, shows its secret.
+    page.js(
+        "const d = document.querySelector('[data-testid=\"mm-day-pick\"]'); \
+         const y = new Date(Date.now() - 86400000).toISOString().slice(0, 10); d.value = y; \
+         d.dispatchEvent(new Event('change', {bubbles: true})); return 1;",
+    )
+    .await;
+    page.until(
+        "yesterday's standings",
+        "location.search !== '?mountain=today' && document.querySelector('[data-testid=\"mm-secret\"]') !== null",
+    )
+    .await;
+    let empty = page
+        .js("return !!document.querySelector('[data-testid=\"mm-standings-empty\"]');")
+        .await;
+    assert_eq!(empty, Value::Bool(true), "nobody climbed yesterday here");
 }

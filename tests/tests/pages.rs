@@ -336,15 +336,22 @@ async fn the_create_form_is_in_plain_words_and_create_shows_without_scrolling() 
     phone
         .js("document.querySelectorAll('form.create details').forEach(d => d.open = true);")
         .await;
+    // Each game's own settings in turn (a hidden select has no room to measure).
     let cut = phone
         .js(
             "const c = document.createElement('canvas').getContext('2d'); \
              const cut = []; \
+             const g = document.querySelector('[data-testid=\"create-game\"]'); \
+             const day = document.querySelector('[data-testid=\"create-mm-day\"]'); \
+             for (const [game, mountain] of [['grand_melee', ''], ['magic_tech', ''], ['mountain_magic', ''], ['mountain_magic', 'today']]) { \
+             g.value = game; g.dispatchEvent(new Event('change', {bubbles: true})); \
+             day.value = mountain; day.dispatchEvent(new Event('change', {bubbles: true})); \
              for (const s of document.querySelectorAll('form.create select')) { \
+               if (!s.getClientRects().length) continue; \
                const st = getComputedStyle(s); c.font = `${st.fontWeight} ${st.fontSize} ${st.fontFamily}`; \
                const room = s.clientWidth - parseFloat(st.paddingLeft) - parseFloat(st.paddingRight) - 20; \
                for (const o of s.options) { const w = c.measureText(o.textContent).width; \
-                 if (w > room) cut.push({select: s.dataset.testid, option: o.textContent, text: Math.round(w), room: Math.round(room)}); } } \
+                 if (w > room) cut.push({game, select: s.dataset.testid, option: o.textContent, text: Math.round(w), room: Math.round(room)}); } } } \
              return cut;",
         )
         .await;

@@ -388,7 +388,88 @@
   }
 
   function Ending({ view }) {
-    return html`<div class="winner" data-testid="mm-ending" role="status">${endingWords(view)}</div>`;
+    const date = view.settings.mountain_magic && view.settings.mountain_magic.day;
+    return html`<div class="winner" data-testid="mm-ending" role="status">${endingWords(view)}</div>
+      ${date ? html`<p><a href=${standingsAddress(date, view.settings.mountain_magic.league)} data-testid="mm-day-standings">${date === todayUtc() ? "Today's standings" : `The standings of ${date}`} ▸</a></p>` : null}`;
+  }
+
+  // ---------------------------------------------------------------- a day's mountain
+
+  /** Today's date, UTC, as a day's mountain names it. */
+  const todayUtc = () => new Date().toISOString().slice(0, 10);
+  const standingsAddress = (day, league) => `/?mountain=${encodeURIComponent(day)}${league ? `&league=${encodeURIComponent(league)}` : ""}`;
+  /** How a climb of a day ended (the protocol's `ClimbEnd`), by its name. */
+  const CLIMB_ENDS = Object.assign({}, ENDINGS, { failed_climb: "A failed climb", gave_up: "Gave up" });
+  /** The standings page: the day and league shown, and the server's answer. */
+  const day = { root: null, day: "today", league: null, answer: null };
+
+  /** Draws the standings of `which` (`today` or `YYYY-MM-DD`) into `root` (the page
+   * `/?mountain=…`, lobby.js), asking the server (`mountain_magic.standings`). */
+  async function standings(root, which, league) {
+    // The page's own "Loading…" goes: the standings are drawn here from now on.
+    if (day.root !== root) root.textContent = "";
+    Object.assign(day, { root, day: which, league: league || null });
+    drawDay();
+    const request = { type: "mountain_magic.standings", day: which };
+    if (league) request.league = league;
+    const answer = await GM.send(request);
+    day.answer = answer.type === "mountain_magic.standings" ? answer : null;
+    drawDay();
+  }
+
+  function drawDay() {
+    window.preact.render(html`<${DayPage} />`, day.root);
+  }
+
+  async function climbToday() {
+    const message = { type: "create_table", name: "Today's mountain", seats: 1, game: "mountain_magic", mountain_magic: { day: "today" } };
+    if (day.league) message.mountain_magic.league = day.league;
+    const answer = await GM.send(message);
+    if (answer.type === "table_created") location.assign(`/t/${answer.table}`);
+  }
+
+  function DayPage() {
+    const a = day.answer;
+    const today = todayUtc();
+    const shown = a ? a.day : day.day === "today" ? today : day.day;
+    const pick = (ev) => {
+      const d = ev.target.value;
+      if (!/^\d{4}-\d{2}-\d{2}$/.test(d) || d === shown) return;
+      history.replaceState(null, "", standingsAddress(d, day.league));
+      standings(day.root, d, day.league);
+    };
+    return html`<div class="mm-day">
+      <div class="lobby-head"><h2>${shown === today ? "Today's mountain" : `The mountain of ${shown}`}</h2><a href="/">◂ Tables</a></div>
+      <p>Everyone who climbs a day's mountain gets the same deal: the same cards to turn over, the same lands, the same occupying forces. Each climber's first finished climb of the day counts.</p>
+      <div class="row mm-day-tools">
+        <label><span>Day (UTC)</span><input type="date" data-testid="mm-day-pick" value=${shown} max=${today} onChange=${pick} /></label>
+        ${shown === today ? html`<${Button} id="mm-climb-today" cls="primary" label=${day.league ? "Climb it for the league" : "Climb today's mountain"} onClick=${climbToday} />` : null}
+      </div>
+      ${day.league ? html`<p>Only <a href=${`/leagues/${day.league}`}>the league</a>'s members' climbs. <a href=${standingsAddress(shown, null)}>Everyone's standings ▸</a></p>` : null}
+      ${a ? html`<${DayTable} a=${a} />` : html`<p class="meta">Loading the standings…</p>`}
+      ${a ? html`<${DayDice} a=${a} />` : null}
+    </div>`;
+  }
+
+  function DayTable({ a }) {
+    if (!a.standings.length) return html`<p data-testid="mm-standings-empty">Nobody has finished this day's climb yet.</p>`;
+    return html`<table class="mm-standings" data-testid="mm-standings">
+      <caption>${a.standings.length} climber${a.standings.length === 1 ? "" : "s"} · ${a.climbs} climb${a.climbs === 1 ? "" : "s"} finished</caption>
+      <thead><tr><th scope="col">Place</th><th scope="col">Climber</th><th scope="col">Ending</th><th scope="col">Cards left</th></tr></thead>
+      <tbody>${a.standings.map((l) => html`<tr key=${l.table} data-testid="mm-standing" data-place=${l.place} data-climber=${l.climber} data-end=${l.end}>
+        <td>${l.place}</td><td class="pname">${printable(l.climber)}<br /><a class="nowrap" href=${`/replays/${l.table}`} aria-label=${`The replay of ${printable(l.climber)}'s climb`}>Replay ▸</a></td>
+        <td>${CLIMB_ENDS[l.end] || l.end}</td><td>${l.cards_left}</td></tr>`)}</tbody></table>
+      <p class="meta">Best ending first; equal endings by cards left (your forces still in the battle at its end; for a failed climb, the cards placed on the mountain).</p>`;
+  }
+
+  function DayDice({ a }) {
+    return html`<section class="mm-day-dice" data-testid="mm-day-dice"><h3>Checking the deal</h3>
+      <p>The day's commitment: <code class="mm-hex" data-testid="mm-commitment">${a.commitment}</code></p>
+      <p class="meta">Fixed before the day began and shown by every climb of the day: the deal cannot have been changed for anyone.</p>
+      ${a.secret ? html`<p>The day's secret: <code class="mm-hex" data-testid="mm-secret">${a.secret}</code></p>
+        <p class="meta">The commitment is its SHA-256. With it anyone can deal the day's mountain again and check every climb's cards (grand-melee verify).</p>`
+        : html`<p class="meta" data-testid="mm-secret-later">The day's secret, which deals its mountain, is published here once the day is over (UTC): nobody can learn the deal before climbing it.</p>`}
+    </section>`;
   }
 
   function Board({ view, me }) {
@@ -454,7 +535,7 @@
       GM.games.mountain_magic = {
         stages: STAGES, settingsWords, legend: LEGEND, sentence, moment, alertFor, heard: () => {}, recall, stillIn: (p) => p && p.status === "alive",
         chapter: { starts: (e) => e.kind === "mountain_magic.mana_drawn" && e.side === "player", back: "« turn", on: "turn »", backAria: "Back one turn", onAria: "On one turn" },
-        Main, Side: () => null, Foot: () => null, Display, Replay: Display, Seats: SeatList, LobbyTools, Rulings, play,
+        Main, Side: () => null, Foot: () => null, Display, Replay: Display, Seats: SeatList, LobbyTools, Rulings, play, standings,
       };
     });
 })();
