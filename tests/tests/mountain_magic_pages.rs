@@ -816,3 +816,121 @@ async fn todays_mountain_climbed_twice_under_two_names_shows_both_in_the_standin
         .await;
     assert_eq!(empty, Value::Bool(true), "nobody climbed yesterday here");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_league_climb_of_todays_mountain_is_taken_with_the_member_token() {
+    let server = server().await;
+    let base = format!("http://{}", server.addr);
+    let driver = Driver::start().await;
+    let page = driver.phone_sized(390, 844).await;
+    page.goto(&format!("{base}/")).await;
+    page.until("the lobby", "GM.link && GM.link.up").await;
+    // A league, and Cleo a member of it on this browser (as the league's page keeps her token).
+    let league = page
+        .eval_async(
+            "GM.link.request({type: 'create_league', name: 'Climbers'}).then((a) => a.league)",
+        )
+        .await;
+    let league = league.as_str().expect("a league").to_owned();
+    let joined = page
+        .eval_async(&format!(
+            "GM.link.request({{type: 'join_league', league: '{league}', name: 'Cleo'}}).then((a) => {{ \
+               GM.store.set(GM.memberKey('{league}'), {{member: a.member, name: 'Cleo', token: a.token}}); return a.member; }})"
+        ))
+        .await;
+    assert!(joined.is_u64(), "Cleo joined: {joined}");
+
+    // The form: today's mountain for the league, chosen from the leagues.
+    mountain_magic_form(&page, &base).await;
+    page.js(
+        "const s = document.querySelector('[data-testid=\"create-mm-day\"]'); s.value = 'today'; \
+         s.dispatchEvent(new Event('change', {bubbles: true})); return 1;",
+    )
+    .await;
+    page.until(
+        "the league offered",
+        &format!("Array.from(document.querySelector('[data-testid=\"create-mm-league\"]').options).some((o) => o.value === '{league}')"),
+    )
+    .await;
+    page.js(&format!(
+        "const s = document.querySelector('[data-testid=\"create-mm-league\"]'); s.value = '{league}'; \
+         s.dispatchEvent(new Event('change', {{bubbles: true}})); return 1;"
+    ))
+    .await;
+    page.click("create-submit").await;
+    page.until("the table page", "location.pathname.startsWith('/t/') && document.querySelector('[data-testid=\"join-submit\"]') !== null")
+        .await;
+    let table = page.js("return location.href;").await;
+
+    // Someone who is not a member is told to join the league first.
+    let other = driver.phone_sized(390, 844).await;
+    other.goto(table.as_str().unwrap()).await;
+    other
+        .until(
+            "the league's members only",
+            "gm.view() && GM.games.mountain_magic && document.querySelector('[data-testid=\"league-join-first\"]') !== null",
+        )
+        .await;
+    let told = other
+        .js("return document.querySelector('[data-testid=\"league-join-first\"]').textContent;")
+        .await;
+    assert!(
+        !told.as_str().unwrap().contains("deck"),
+        "a climb needs no registered deck: {told}"
+    );
+
+    // Cleo sits down with her member token, under her member name.
+    let offered = page
+        .js("return document.querySelector('[data-testid=\"join-submit\"]').textContent;")
+        .await;
+    assert_eq!(offered, Value::from("Sit down as Cleo"));
+    page.assert_accessible("a league climb's entry on a phone")
+        .await;
+    page.click("join-submit").await;
+    page.until("Cleo seated", "gm.role() === 'player' && gm.me() === 0")
+        .await;
+    let view = page.js("return gm.view();").await;
+    assert_eq!(
+        view["settings"]["mountain_magic"]["league"],
+        Value::from(league.as_str()),
+        "{}",
+        view["settings"]
+    );
+    assert_eq!(view["players"][0]["name"], Value::from("Cleo"));
+    page.click("start").await;
+    page.until(
+        "the mountain dealt",
+        "gm.view().mountain_magic.phase === 'climbing'",
+    )
+    .await;
+    page.js("window.confirm = () => true; return 1;").await;
+    page.click("concede").await;
+    page.until(
+        "the way to the league's standings of the day",
+        "document.querySelector('[data-testid=\"mm-day-standings\"]') !== null",
+    )
+    .await;
+    page.click("mm-day-standings").await;
+    page.until(
+        "the league's standings",
+        "document.querySelectorAll('[data-testid=\"mm-standing\"]').length === 1",
+    )
+    .await;
+    assert!(
+        page.js("return location.search;")
+            .await
+            .as_str()
+            .unwrap()
+            .contains(&format!("league={league}")),
+        "the league's standings"
+    );
+    let row = page
+        .js("const r = document.querySelector('[data-testid=\"mm-standing\"]'); return [r.dataset.place, r.dataset.climber, r.dataset.end];")
+        .await;
+    assert_eq!(row, serde_json::json!(["1", "Cleo", "gave_up"]));
+    page.assert_accessible("a league's standings on a phone")
+        .await;
+    page.assert_fits("a league's standings on a phone").await;
+    page.screenshot(&screenshot_dir().join("mountain-magic-phone-league-standings.png"))
+        .await;
+}
