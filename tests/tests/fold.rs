@@ -956,8 +956,11 @@ fn mountain_magic_climb(seed: u64) -> (String, BTreeSet<String>, bool) {
                 })
                 .collect();
             let moves = serde_json::to_string(&moves).unwrap();
+            // And, wider than the moves (every card left in the battle, powered or not, of
+            // either side): each target its effect or ability may take.
+            let targets = serde_json::to_string(&targets_of(game.climb())).unwrap();
             last.truncate(last.len() - 1);
-            last.push_str(&format!(",{moves}]"));
+            last.push_str(&format!(",{moves},{targets}]"));
         }
     };
     run(&mut game, Actor::Host, Command::join("Ann"));
@@ -992,6 +995,47 @@ fn mountain_magic_climb(seed: u64) -> (String, BTreeSet<String>, bool) {
         frames.join(",")
     );
     (json, kinds, finished)
+}
+
+/// Every (card, its effect or its ability, target or none) the climb's `may_target` accepts, for
+/// every card still in the battle on either side.
+fn targets_of(climb: &grand_melee_protocol::mountain_magic::Climb) -> Vec<Value> {
+    use grand_melee_protocol::mountain_magic::pool::Pool;
+    use grand_melee_protocol::mountain_magic_types::{ForceRef, Side};
+    let Some(battle) = climb.view().battle.as_ref() else {
+        return Vec::new();
+    };
+    let refs: Vec<ForceRef> = [
+        (Side::Player, battle.player.len()),
+        (Side::Opponent, battle.opponent.len()),
+    ]
+    .into_iter()
+    .flat_map(|(side, n)| {
+        (0..n).map(move |k| ForceRef {
+            side,
+            force: u8::try_from(k).unwrap(),
+        })
+    })
+    .collect();
+    let mut out = Vec::new();
+    for &user in &refs {
+        let Some(force) = climb.force(user) else {
+            continue;
+        };
+        let face = Pool::builtin().card(force.card).unwrap();
+        for (effect, ability) in [
+            (face.effect, false),
+            (face.ability.as_ref().map(|a| a.effect), true),
+        ] {
+            let Some(effect) = effect else { continue };
+            for target in std::iter::once(None).chain(refs.iter().copied().map(Some)) {
+                if climb.may_target(user, effect, target) {
+                    out.push(json!({"user": user, "ability": ability, "target": target}));
+                }
+            }
+        }
+    }
+    out
 }
 
 #[test]
