@@ -432,6 +432,8 @@
       case "first_player_chosen": return `${nameOf(e.by)} chose ${nameOf(e.player)} to play first`;
       case "player_left": return `${nameOf(e.player)} left the table`;
       case "game_started":
+        // A climb is alone: no one plays first, no turns run at once.
+        if (state.view && state.view.mountain_magic) return `${nameOf(e.first_player)} began the climb`;
         return `The game started${SEATINGS[e.seating_mode || "random"] || ""}: ${nameOf(e.first_player)} plays first` +
           (e.first_decided_by !== undefined && e.first_decided_by !== null ? ` (decided by ${nameOf(e.first_decided_by)}, furthest behind in deck power)`
             : e.first_player_chosen ? " (chosen by the host)" : "") +
@@ -446,7 +448,9 @@
       case "damage_dealt": return `${nameOf(e.source)} dealt ${e.amount} damage to ${nameOf(e.target)}`;
       case "life_changed": return `${nameOf(e.player)}'s life is now ${e.life}`;
       case "poison_changed": return `${nameOf(e.player)} has ${e.poison} poison`;
-      case "eliminated": return `Out: ${e.players.map(nameOf).join(", ")} (${CAUSES[e.cause] || e.cause})`;
+      case "eliminated":
+        if (state.view && state.view.mountain_magic) return `${e.players.map(nameOf).join(", ")} ${e.cause === "conceded" ? "gave up the climb" : `left the climb (${CAUSES[e.cause] || e.cause})`}`;
+        return `Out: ${e.players.map(nameOf).join(", ")} (${CAUSES[e.cause] || e.cause})`;
       case "turn_marked_for_removal":
         return state.rules === "cr807" ? `${tn(e.turn)} designated: it leaves the table when it ends` : `${tn(e.turn)} will be removed when it ends`;
       case "turn_removal_cancelled":

@@ -721,6 +721,24 @@ async fn todays_mountain_climbed_twice_under_two_names_shows_both_in_the_standin
     )
     .await;
     page.assert_accessible("a day climb's end on a phone").await;
+    let log = page.js("return gm.log();").await;
+    assert!(
+        log.as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l == "Bea began the climb"),
+        "a climb's start in the log's words: {log}"
+    );
+    let head = page
+        .js("return document.querySelector('.table-head .meta').textContent;")
+        .await;
+    assert!(
+        head.as_str()
+            .unwrap()
+            .contains(&format!("the mountain of {today}")),
+        "the day climbed: {head}"
+    );
+    page.js("window.scrollTo(0, 0); return 1;").await;
     page.screenshot(&screenshot_dir().join("mountain-magic-phone-day-end.png"))
         .await;
 

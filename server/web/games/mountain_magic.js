@@ -79,8 +79,10 @@
 
   // ---------------------------------------------------------------- words
 
-  function settingsWords() {
-    return "Mountain Magic · a solitaire climb";
+  /** The table in a few words (its settings, or the lobby's summary of it). */
+  function settingsWords(settings) {
+    const date = settings && settings.mountain_magic && settings.mountain_magic.day;
+    return date ? `Mountain Magic · the mountain of ${date}${settings.mountain_magic.league ? ", a league's climb" : ""}` : "Mountain Magic · a solitaire climb";
   }
 
   const LEGEND = [
