@@ -14,8 +14,10 @@ use crate::games;
 pub use crate::words::CommandError;
 use crate::words::Resolver;
 
-/// What a typed line asks for.
+/// What a typed line asks for. One is made per line typed and used at once: the size of a
+/// request in it costs nothing worth an indirection.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(clippy::large_enum_variant)]
 pub enum Command {
     /// Show the list of commands.
     Help,

@@ -49,6 +49,7 @@ async fn verify_checks_a_mountain_magic_deal_of_the_tables_own_deck() {
         .game(GameKind::MountainMagic)
         .mountain_magic(MountainMagicSettings {
             deck: Some(own_deck()),
+            ..MountainMagicSettings::default()
         });
     let table = common::create(&mut ann, settings).await;
     let seated = call(

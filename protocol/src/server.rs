@@ -92,7 +92,7 @@ impl TableSummary {
             rules: settings.rules,
             combat_dice: settings.combat_dice,
             mulligan: settings.mulligan,
-            league: settings.league,
+            league: settings.seat_league(),
             adjourned: false,
             game: settings.game,
         }

@@ -72,6 +72,13 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// The league whose members take the seats: a league game's, or a league climb's
+    /// (Mountain Magic's `mountain_magic.league`).
+    pub fn seat_league(&self) -> Option<crate::league::LeagueId> {
+        self.league
+            .or_else(|| self.mountain_magic.as_ref().and_then(|m| m.league))
+    }
+
     /// The settings a `create_table` request asks for (`None` for any other request), with the spell
     /// range 0 taken as the rules' own (2 for `seed`, 1 for `cr807`) and the password as whether
     /// there is one. Nothing is checked here: the server checks them (and

@@ -28,7 +28,7 @@ struct Kinded {
 #[test]
 fn every_client_message_round_trips() {
     let all = examples::client();
-    assert_eq!(all.len(), 78);
+    assert_eq!(all.len(), 79);
     for message in all {
         let bytes = encode_client(&message);
         assert!(!bytes.is_empty());

@@ -539,6 +539,14 @@ async fn handle(
             }
             Err(refusal) => conn.reject(Some(&request), refusal),
         },
+        (_, request @ ClientMessage::MountainMagicStandings { .. }) => {
+            match crate::mountain::standings(&request, shared).await {
+                Ok(answer) => {
+                    conn.send_message(&answer);
+                }
+                Err(refusal) => conn.reject(Some(&request), refusal),
+            }
+        }
         (_, ClientMessage::ListTables { id, from, limit }) => {
             conn.send_message(&list_tables(shared, id, from, limit));
         }
@@ -808,7 +816,7 @@ async fn enter(
         // Another node may run it (cluster mode): then it is entered through its stand-in here.
         shared.peers.reach(shared, table).await;
     }
-    let (tx, hash, league, in_lobby, full) = shared
+    let (tx, hash, league, climb, in_lobby, full) = shared
         .tables
         .get(&table)
         .map(|e| {
@@ -817,6 +825,7 @@ async fn enter(
                 e.tx.clone(),
                 e.password.clone(),
                 summary.league,
+                summary.game == wire::GameKind::MountainMagic,
                 summary.stage == wire::StageName::Lobby,
                 summary.seated >= summary.seats,
             )
@@ -845,7 +854,11 @@ async fn enter(
         Some(league),
     ) = (&mut entry, league)
     {
-        let found = crate::leagues::seat(shared, conn.peer, league, *member_token).await?;
+        let found = if climb {
+            crate::leagues::climber(shared, conn.peer, league, *member_token).await?
+        } else {
+            crate::leagues::seat(shared, conn.peer, league, *member_token).await?
+        };
         name.clone_from(&found.name);
         *seat = Some(found);
     }

@@ -7,7 +7,8 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use grand_melee_protocol::league::{
-    Deck, LeagueGame, LeagueId, LeagueView, MemberId, MemberStanding, MemberToken, SeatDeck,
+    Deck, LeagueGame, LeagueId, LeagueView, LedgerLine, MemberId, MemberStanding, MemberToken,
+    SeatDeck,
 };
 use grand_melee_protocol::{
     self as wire, ClientMessage, ErrorCode, OrganiserSecret, ServerMessage, text,
@@ -19,7 +20,7 @@ use crate::lobby::LeagueSeat;
 use crate::lobby::Shared;
 use crate::store::{DeckCommand, LeagueRecord, LeagueWrite, StoreError};
 
-fn storage(error: StoreError) -> Refusal {
+pub(crate) fn storage(error: StoreError) -> Refusal {
     match error {
         StoreError::Refused { code, message } => Refusal {
             code,
@@ -38,7 +39,10 @@ async fn write(shared: &Arc<Shared>, write: LeagueWrite) -> Result<u64, Refusal>
 }
 
 /// A league's record, where the leagues are kept.
-async fn record(shared: &Arc<Shared>, league: LeagueId) -> Result<Option<LeagueRecord>, Refusal> {
+pub(crate) async fn record(
+    shared: &Arc<Shared>,
+    league: LeagueId,
+) -> Result<Option<LeagueRecord>, Refusal> {
     shared.store.league_record(league).await.map_err(storage)
 }
 
@@ -349,17 +353,7 @@ pub(crate) async fn seat(
     league: LeagueId,
     token: Option<MemberToken>,
 ) -> Result<LeagueSeat, Refusal> {
-    let token = token.ok_or(Refusal::from(ErrorCode::LeagueSeat))?;
-    may_guess(shared, peer, league)?;
-    let found = shared
-        .store
-        .member_by_token(league, token)
-        .await
-        .map_err(storage)?;
-    let (member, name, ledger) = found.ok_or_else(|| {
-        guessed(shared, peer, league, ErrorCode::NotAMember);
-        Refusal::from(ErrorCode::NotAMember)
-    })?;
+    let (member, name, ledger) = member(shared, peer, league, token).await?;
     let deck = Deck::fold(ledger.iter().map(|l| &l.entry));
     let spec = deck.spec.as_ref().ok_or(Refusal {
         code: ErrorCode::NoDeck,
@@ -372,6 +366,47 @@ pub(crate) async fn seat(
             deck: spec.name.clone(),
             power: deck.power,
             last_duel: deck.last_duel,
+        },
+    })
+}
+
+/// The member of `league` whose token this is (a wrong token is a guess from `peer`): his
+/// number, name and ledger.
+async fn member(
+    shared: &Arc<Shared>,
+    peer: IpAddr,
+    league: LeagueId,
+    token: Option<MemberToken>,
+) -> Result<(MemberId, String, Vec<LedgerLine>), Refusal> {
+    let token = token.ok_or(Refusal::from(ErrorCode::LeagueSeat))?;
+    may_guess(shared, peer, league)?;
+    let found = shared
+        .store
+        .member_by_token(league, token)
+        .await
+        .map_err(storage)?;
+    found.ok_or_else(|| {
+        guessed(shared, peer, league, ErrorCode::NotAMember);
+        Refusal::from(ErrorCode::NotAMember)
+    })
+}
+
+/// Looks up the member with `token` for a league climb of `league` (a wrong token is a guess
+/// from `peer`): a climb needs no registered deck; the seat counts the member only.
+pub(crate) async fn climber(
+    shared: &Arc<Shared>,
+    peer: IpAddr,
+    league: LeagueId,
+    token: Option<MemberToken>,
+) -> Result<LeagueSeat, Refusal> {
+    let (member, name, _) = member(shared, peer, league, token).await?;
+    Ok(LeagueSeat {
+        name,
+        deck: SeatDeck {
+            member,
+            deck: String::new(),
+            power: 0,
+            last_duel: None,
         },
     })
 }

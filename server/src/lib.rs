@@ -59,6 +59,7 @@ pub mod journal;
 pub mod leagues;
 mod lobby;
 pub mod metrics;
+mod mountain;
 mod node;
 mod origin;
 mod outbox;

@@ -219,6 +219,8 @@ pub(crate) struct Shared {
     league_members: DashMap<(IpAddr, LeagueId), usize>,
     /// Where every password is hashed: a fixed pool of threads, each with one buffer.
     pub hasher: crate::password::Hasher,
+    /// The server's mountain secret, once read from the store (`mountain`).
+    pub mountain_secret: tokio::sync::OnceCell<grand_melee_protocol::dice::DiceSecret>,
     /// The STUN/TURN servers handed to the pages' camera links, with the TURN secret.
     pub ice: crate::ice::Ice,
 }
@@ -264,6 +266,7 @@ impl Shared {
             league_seats: DashMap::new(),
             league_members: DashMap::new(),
             hasher,
+            mountain_secret: tokio::sync::OnceCell::new(),
             journal,
         }
     }

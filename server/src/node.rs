@@ -301,11 +301,12 @@ pub(crate) async fn adopt(
             seq,
             stage,
             credits,
+            climb,
         } => {
             // Over already: its finishing mark reached the journal, but its credits or its
             // directory entry may not have.
             cluster
-                .finish_table(table, at_ms, seq, stage, &credits)
+                .finish_table(table, at_ms, seq, stage, &credits, climb.as_ref())
                 .await?;
             cluster.release(table).await?;
             Ok(false)

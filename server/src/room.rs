@@ -27,6 +27,8 @@ use grand_melee_protocol::session::{Effect, Role, Session, Timing};
 use crate::cluster::OutItem;
 use crate::conn::{Conn, Refusal};
 use crate::lobby::{Entry, RoomMsg, Shared, TableEntry, TableRefusal, TableSlot};
+use grand_melee_protocol::mountain_magic::day::FinishedClimb;
+
 use crate::metrics::Metrics;
 use crate::outbox::Frame;
 use crate::store::{
@@ -135,13 +137,6 @@ impl StoredSettings {
 
 /// A table's dice secret: 32 bytes from the operating system's generator (two version-4 UUIDs,
 /// 244 random bits), drawn before anyone can join and committed to in every snapshot.
-fn draw_secret() -> DiceSecret {
-    let mut bytes = [0u8; 32];
-    bytes[..16].copy_from_slice(Uuid::new_v4().as_bytes());
-    bytes[16..].copy_from_slice(Uuid::new_v4().as_bytes());
-    DiceSecret(bytes)
-}
-
 pub(crate) fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -206,10 +201,20 @@ pub(crate) async fn create(
     let seed = seed.unwrap_or_else(|| Uuid::new_v4().as_u64_pair().0);
     TableConfig::from_settings(&settings, seed)
         .map_err(|error| Refusal::settings(error.message()))?;
+    let mut settings = settings;
+    let secret = match crate::mountain::day_settings(shared, &mut settings).await? {
+        Some(secret) => secret,
+        None => crate::store::draw_secret(),
+    };
+    // The game's own checks, before anything is written.
+    settings.game.visit(CheckCreate {
+        settings: &settings,
+        secret,
+    })?;
     let stored = StoredSettings {
         settings,
         seed,
-        secret: draw_secret(),
+        secret,
     };
     // Every check that could refuse the request comes first, so a refused request costs the
     // sender no place under the caps.
@@ -264,6 +269,20 @@ pub(crate) async fn create(
     };
     open.stored.settings.game.visit(open)?.await;
     Ok(id)
+}
+
+/// Asks the game whether it takes the settings (a table it would refuse is never written).
+struct CheckCreate<'a> {
+    settings: &'a wire::Settings,
+    secret: DiceSecret,
+}
+
+impl GameVisitor for CheckCreate<'_> {
+    type Output = Result<(), ErrorCode>;
+
+    fn visit<G: Game>(self) -> Self::Output {
+        G::create(self.settings, self.secret).map(drop)
+    }
 }
 
 /// A new table's room, for the game its settings name: its session, its actor started.
@@ -325,6 +344,8 @@ trait Recovered: Send {
     fn stage(&self) -> wire::StageName;
     /// The league credits of its finished game.
     fn credits(&self) -> Vec<Credit>;
+    /// Its finished climb of a day's mountain, if it is one.
+    fn climb(&self, at_ms: u64) -> Option<FinishedClimb>;
     /// Journals what its recovery changed; `false` if the store refused it.
     fn settle(&mut self) -> BoxFuture<'_, bool>;
     /// Registers it in the lobby and starts its actor.
@@ -342,6 +363,10 @@ impl<G: Game> Recovered for Room<G> {
 
     fn credits(&self) -> Vec<Credit> {
         Room::credits(self)
+    }
+
+    fn climb(&self, at_ms: u64) -> Option<FinishedClimb> {
+        FinishedClimb::of(&self.view(), at_ms)
     }
 
     fn settle(&mut self) -> BoxFuture<'_, bool> {
@@ -436,6 +461,7 @@ pub(crate) enum TakenUp {
         seq: u64,
         stage: wire::StageName,
         credits: Vec<Credit>,
+        climb: Option<FinishedClimb>,
     },
 }
 
@@ -454,6 +480,7 @@ pub(crate) async fn take_up(
             seq: room.seq(),
             stage: room.stage(),
             credits: room.credits(),
+            climb: room.climb(at_ms),
         });
     }
     if !room.settle().await {
@@ -1174,9 +1201,12 @@ impl<G: Game> Room<G> {
                 Effect::Finished => {
                     info!(table = %self.id, "game over");
                     let credits = self.credits();
+                    let at_ms = now_ms();
+                    let climb = FinishedClimb::of(&self.view(), at_ms);
                     self.journal_ops.push(TableOp::Finish {
-                        at_ms: now_ms(),
+                        at_ms,
                         credits,
+                        climb,
                     });
                 }
                 Effect::CameraPeers { connection, peers } => {

@@ -9,10 +9,12 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
+use grand_melee_protocol::dice::DiceSecret;
 use grand_melee_protocol::league::{
     DeckSpec, LeagueId, LeagueSummary, LeagueView, LedgerEntry, LedgerLine, MemberId, MemberToken,
     Purchase, Remedy,
 };
+use grand_melee_protocol::mountain_magic::day::FinishedClimb;
 use grand_melee_protocol::{
     ErrorCode, OrganiserSecret, SeatToken, StageName, TableId, TableSummary,
 };
@@ -99,6 +101,10 @@ pub enum TableOp {
         at_ms: u64,
         #[serde(skip)]
         credits: Vec<Credit>,
+        /// A climb of a day's mountain: its line in the day's standings, written the same way
+        /// (only the first time; not part of the cluster's record).
+        #[serde(skip)]
+        climb: Option<FinishedClimb>,
     },
 }
 
@@ -340,6 +346,22 @@ pub trait Store: Send + Sync + fmt::Debug {
         league: LeagueId,
         token: MemberToken,
     ) -> StoreFuture<'_, Option<(MemberId, String, Vec<LedgerLine>)>>;
+
+    /// The server's mountain secret, from which each day's Mountain Magic deal is drawn
+    /// (`mountain_magic::day`): made at random the first time and kept, so that a restart (or
+    /// another node) deals the same day's mountain.
+    fn mountain_secret(&self) -> StoreFuture<'_, DiceSecret>;
+
+    /// The finished climbs of a day's mountain (days since 1970-01-01), in any order.
+    fn day_climbs(&self, day: u32) -> StoreFuture<'_, Vec<FinishedClimb>>;
+}
+
+/// A new secret, at random (a table's dice, the server's mountain secret).
+pub(crate) fn draw_secret() -> DiceSecret {
+    let mut bytes = [0u8; 32];
+    bytes[..16].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+    bytes[16..].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+    DiceSecret(bytes)
 }
 
 /// Where the table stands after a flush (what the cluster's directory lists when it finishes).
@@ -546,6 +568,7 @@ mod tests {
                 TableOp::Finish {
                     at_ms: 9,
                     credits: vec![credit],
+                    climb: None,
                 },
                 RecordOpBefore::Finish { at_ms: 9 },
             ),
@@ -558,6 +581,7 @@ mod tests {
                 TableOp::Finish { at_ms, .. } => TableOp::Finish {
                     at_ms,
                     credits: Vec::new(),
+                    climb: None,
                 },
                 op => op,
             };

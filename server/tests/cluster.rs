@@ -418,6 +418,83 @@ async fn a_mountain_magic_climb_survives_its_owner_watched_from_another_node() {
     seen_events_are_journaled(&clients, &journal);
 }
 
+/// The day's standings asked at a node: its commitment and its climbers, in order.
+async fn day_standings(client: &mut Client) -> (String, Vec<String>) {
+    let answer = client
+        .call(|id| ClientMessage::MountainMagicStandings {
+            id,
+            day: "today".to_owned(),
+            league: None,
+        })
+        .await
+        .unwrap();
+    let ServerMessage::MountainMagicStandings {
+        commitment,
+        standings,
+        ..
+    } = answer
+    else {
+        panic!("{answer:?}");
+    };
+    let mut names: Vec<String> = standings.into_iter().map(|s| s.climber).collect();
+    names.sort();
+    (commitment, names)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_node_deals_the_same_days_mountain_and_keeps_one_standings() {
+    let nats = NatsCluster::start(1).await;
+    let a = node(&nats, "a", 1, 1500).await;
+    let b = node(&nats, "b", 1, 1500).await;
+    // Both nodes ask for the mountain secret at once: one makes it, both use it.
+    let (mut at_a, mut at_b) = (
+        Client::connected(a.addr).await,
+        Client::connected(b.addr).await,
+    );
+    let ((commitment, none), (other, _)) =
+        tokio::join!(day_standings(&mut at_a), day_standings(&mut at_b));
+    assert_eq!(commitment, other);
+    assert!(none.is_empty());
+    let mut bottoms = Vec::new();
+    let mut climbers = Vec::new();
+    for (addr, name) in [(a.addr, "Ann"), (b.addr, "Bob")] {
+        let mut client = Client::connected(addr).await;
+        let settings = grand_melee_e2e::CreateTable::new("today", 1)
+            .game(wire::GameKind::MountainMagic)
+            .mountain_magic(wire::mountain_magic_types::MountainMagicSettings {
+                day: Some("today".to_owned()),
+                ..Default::default()
+            });
+        let table = client.create(settings).await.unwrap();
+        client.join(table, name).await.unwrap();
+        client
+            .call(|id| ClientMessage::Start {
+                id,
+                first_player: None,
+                seating: Default::default(),
+                order: Vec::new(),
+            })
+            .await
+            .unwrap();
+        let view = client.fresh_snapshot().await;
+        assert_eq!(view.dice_commitment, commitment);
+        bottoms.push(view.mountain_magic.unwrap().mountain[0].clone());
+        climbers.push(client);
+    }
+    assert_eq!(bottoms[0], bottoms[1], "the same deal on both nodes");
+    for client in &mut climbers {
+        client
+            .call(|id| ClientMessage::Concede { id })
+            .await
+            .unwrap();
+    }
+    // Each node's climb is in the one standings, whichever node is asked.
+    for client in [&mut at_a, &mut at_b] {
+        let (_, names) = day_standings(client).await;
+        assert_eq!(names, ["Ann", "Bob"]);
+    }
+}
+
 /// A started 4-seat table created on `owner`, players alternating between `owner` and `other`.
 async fn table_across(owner: SocketAddr, other: SocketAddr, name: &str) -> (TableId, Vec<Client>) {
     let mut host = Client::connected(owner).await;

@@ -191,6 +191,7 @@ mod journal {
                 TableOp::Finish {
                     at_ms: u64::MAX,
                     credits: Vec::new(),
+                    climb: None,
                 },
             ],
         };
@@ -233,6 +234,7 @@ mod journal {
                     TableOp::Finish {
                         at_ms: 77,
                         credits: Vec::new(),
+                        climb: None,
                     },
                 ],
             },

@@ -78,7 +78,10 @@ async fn a_mountain_magic_table_has_one_seat_and_is_climbed_over_a_socket() {
     };
     let settings = CreateTable::new("climb", 1)
         .game(GameKind::MountainMagic)
-        .mountain_magic(MountainMagicSettings { deck: Some(short) });
+        .mountain_magic(MountainMagicSettings {
+            deck: Some(short),
+            ..MountainMagicSettings::default()
+        });
     assert_eq!(host.create(settings).await, Err(ErrorCode::BadSettings));
     let (table, mut ann) = started(&server).await;
     let mut bob = server.client().await;

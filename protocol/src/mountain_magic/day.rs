@@ -231,7 +231,7 @@ pub fn standings_of(
         climbs.retain(|c| c.league == league);
     }
     let total = u32::try_from(climbs.len()).unwrap_or(u32::MAX);
-    climbs.sort_by(|a, b| (a.finished_at_ms, a.table).cmp(&(b.finished_at_ms, b.table)));
+    climbs.sort_by_key(|c| (c.finished_at_ms, c.table));
     let mut seen = std::collections::HashSet::new();
     climbs.retain(|c| seen.insert(c.climber_key()));
     let keyed = climbs

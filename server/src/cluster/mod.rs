@@ -22,6 +22,7 @@
 //! stand-in on the nodes that do not own it. Both sit above the table actor; this module sits
 //! below the lobby.
 
+pub(crate) mod days;
 pub(crate) mod leagues;
 pub(crate) mod store;
 

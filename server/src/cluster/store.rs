@@ -6,9 +6,11 @@
 use std::sync::Arc;
 
 use futures_util::StreamExt;
+use grand_melee_protocol::dice::DiceSecret;
 use grand_melee_protocol::league::{
     LeagueId, LeagueSummary, LeagueView, LedgerLine, MemberId, MemberToken,
 };
+use grand_melee_protocol::mountain_magic::day::FinishedClimb;
 use grand_melee_protocol::{ErrorCode, SeatToken, StageName, TableId, TableSummary};
 use tracing::warn;
 
@@ -56,6 +58,10 @@ impl TableLog for ClusterTable {
                 })
                 .flatten()
                 .collect();
+            let climb = ops.iter().find_map(|op| match op {
+                TableOp::Finish { climb, .. } => climb.clone(),
+                _ => None,
+            });
             let record = Record::Flush {
                 first_seq,
                 events: events.into_iter().map(serde_bytes::ByteBuf::from).collect(),
@@ -69,7 +75,14 @@ impl TableLog for ClusterTable {
             if let Some(at) = finished
                 && let Err(error) = self
                     .cluster
-                    .finish_table(self.table, at, progress.seq, progress.stage, &credits)
+                    .finish_table(
+                        self.table,
+                        at,
+                        progress.seq,
+                        progress.stage,
+                        &credits,
+                        climb.as_ref(),
+                    )
                     .await
             {
                 // The finishing mark is in the journal: the node that takes the table up next
@@ -145,9 +158,13 @@ impl Cluster {
         events: u64,
         stage: StageName,
         credits: &[Credit],
+        climb: Option<&FinishedClimb>,
     ) -> Result<(), ClusterError> {
         if !credits.is_empty() {
             self.credit(table, at, credits).await?;
+        }
+        if let Some(climb) = climb {
+            self.add_climb(climb).await?;
         }
         self.dir_modify(table, |entry| {
             entry.finished_at_ms.get_or_insert(at);
@@ -350,6 +367,18 @@ impl Store for Arc<Cluster> {
                 .map_err(league_error)
         })
     }
+
+    fn mountain_secret(&self) -> StoreFuture<'_, DiceSecret> {
+        Box::pin(async move {
+            Cluster::mountain_secret(self, crate::store::draw_secret())
+                .await
+                .map_err(league_error)
+        })
+    }
+
+    fn day_climbs(&self, day: u32) -> StoreFuture<'_, Vec<FinishedClimb>> {
+        Box::pin(async move { Cluster::day_climbs(self, day).await.map_err(league_error) })
+    }
 }
 
 #[cfg(test)]
@@ -380,6 +409,7 @@ mod tests {
                 ops: vec![TableOp::Finish {
                     at_ms,
                     credits: Vec::new(),
+                    climb: None,
                 }],
             };
             let progress = Progress {

@@ -86,7 +86,7 @@ use uuid::Uuid;
 pub const DB_FILE: &str = "grand-melee.sqlite3";
 
 /// The schema version this server writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// How long a connection waits for a lock held by another connection before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -106,7 +106,12 @@ const PRUNE_CHUNK: usize = 100;
 type Migration = fn(&rusqlite::Transaction<'_>) -> Result<(), JournalError>;
 
 /// Every migration step in order. To add a version: append a step and bump [`SCHEMA_VERSION`].
-const MIGRATIONS: &[Migration] = &[migrate_0_to_1, migrate_1_to_2, migrate_2_to_3];
+const MIGRATIONS: &[Migration] = &[
+    migrate_0_to_1,
+    migrate_1_to_2,
+    migrate_2_to_3,
+    migrate_3_to_4,
+];
 
 const _: () = assert!(MIGRATIONS.len() == SCHEMA_VERSION as usize);
 
@@ -215,6 +220,24 @@ fn migrate_2_to_3(tx: &rusqlite::Transaction<'_>) -> Result<(), JournalError> {
              FOREIGN KEY (league_id, member) REFERENCES league_members (league_id, member),
              UNIQUE (league_id, member, table_id)
          ) STRICT, WITHOUT ROWID;",
+    )?)
+}
+
+/// Version 4: Mountain Magic's days. `server_secrets` keeps secrets made once for the server
+/// (`mountain`: the secret each day's deal is drawn from); `mountain_climbs` the finished
+/// climbs of each day's mountain (a `FinishedClimb` in MessagePack, one per table).
+fn migrate_3_to_4(tx: &rusqlite::Transaction<'_>) -> Result<(), JournalError> {
+    Ok(tx.execute_batch(
+        "CREATE TABLE server_secrets (
+             name  TEXT NOT NULL PRIMARY KEY,
+             value BLOB NOT NULL CHECK (length(value) = 32)
+         ) STRICT, WITHOUT ROWID;
+         CREATE TABLE mountain_climbs (
+             table_id BLOB    NOT NULL PRIMARY KEY CHECK (length(table_id) = 16),
+             day      INTEGER NOT NULL CHECK (day >= 0),
+             climb    BLOB    NOT NULL
+         ) STRICT, WITHOUT ROWID;
+         CREATE INDEX mountain_climbs_day ON mountain_climbs (day);",
     )?)
 }
 
@@ -431,6 +454,11 @@ enum Op {
         flush: Flush,
     },
     League(leagues::LeagueWrite),
+    /// Keeps `value` as the secret `name` unless the server has one by that name already.
+    Secret {
+        name: &'static str,
+        value: [u8; 32],
+    },
     DeleteTable(TableId),
     PruneReplays {
         finished_before_ms: u64,
@@ -450,7 +478,9 @@ impl Op {
     fn existing_table(&self) -> Option<TableId> {
         match self {
             Op::Flush { table, .. } | Op::DeleteTable(table) => Some(*table),
-            Op::CreateTable(_) | Op::PruneReplays { .. } | Op::League(_) => None,
+            Op::CreateTable(_) | Op::PruneReplays { .. } | Op::League(_) | Op::Secret { .. } => {
+                None
+            }
         }
     }
 }
@@ -738,8 +768,38 @@ impl Journal {
         credits: Vec<leagues::Credit>,
     ) -> Result<(), JournalError> {
         let at_ms = finished_at_ms;
-        self.flush_op(table, TableOp::Finish { at_ms, credits })
-            .await
+        let climb = None;
+        self.flush_op(
+            table,
+            TableOp::Finish {
+                at_ms,
+                credits,
+                climb,
+            },
+        )
+        .await
+    }
+
+    /// The server's secret `name`, made from `candidate` the first time it is asked for and
+    /// the same ever after.
+    pub(crate) async fn secret(
+        &self,
+        name: &'static str,
+        candidate: [u8; 32],
+    ) -> Result<[u8; 32], JournalError> {
+        self.submit(Op::Secret {
+            name,
+            value: candidate,
+        })
+        .await?;
+        let found: Vec<u8> = self.read(|conn| {
+            Ok(conn
+                .prepare_cached("SELECT value FROM server_secrets WHERE name = ?1")?
+                .query_row([name], |row| row.get(0))?)
+        })?;
+        found
+            .try_into()
+            .map_err(|_| JournalError::Corrupt(format!("the server secret {name} is not 32 bytes")))
     }
 
     /// Carries out a league write in the writer's transaction; returns what it says it returns
@@ -1453,6 +1513,13 @@ fn apply(conn: &Connection, op: &Op, untouchable: &HashSet<TableId>) -> Result<u
             }
         }
         Op::League(write) => return leagues::apply(conn, write),
+        Op::Secret { name, value } => {
+            conn.prepare_cached(
+                "INSERT INTO server_secrets (name, value) VALUES (?1, ?2)
+                 ON CONFLICT (name) DO NOTHING",
+            )?
+            .execute(params![name, value.as_slice()])?;
+        }
         Op::DeleteTable(table) => {
             let id = table.as_bytes().as_slice();
             conn.prepare_cached("DELETE FROM events WHERE table_id = ?1")?
@@ -1572,6 +1639,7 @@ fn apply_table_op(conn: &Connection, table: TableId, op: &TableOp) -> Result<(),
         TableOp::Finish {
             at_ms: finished_at_ms,
             credits,
+            climb,
         } => {
             let exists: Option<Option<i64>> = conn
                 .prepare_cached("SELECT finished_at_ms FROM melee_tables WHERE id = ?1")?
@@ -1590,6 +1658,20 @@ fn apply_table_op(conn: &Connection, table: TableId, op: &TableOp) -> Result<(),
                         to_i64(*finished_at_ms, "finished_at_ms")?
                     ])?;
                     leagues::credit(conn, table, *finished_at_ms, credits)?;
+                    if let Some(climb) = climb {
+                        let bytes = rmp_serde::to_vec_named(climb).map_err(|error| {
+                            JournalError::Corrupt(format!("a climb that does not encode: {error}"))
+                        })?;
+                        conn.prepare_cached(
+                            "INSERT INTO mountain_climbs (table_id, day, climb) VALUES (?1, ?2, ?3)
+                             ON CONFLICT (table_id) DO NOTHING",
+                        )?
+                        .execute(params![
+                            table.as_bytes().as_slice(),
+                            climb.day,
+                            bytes
+                        ])?;
+                    }
                 }
             }
         }
@@ -1923,11 +2005,12 @@ mod tests {
         assert!(matches!(check_version(1), Ok(1)));
         assert!(matches!(check_version(2), Ok(2)));
         assert!(matches!(check_version(3), Ok(3)));
+        assert!(matches!(check_version(4), Ok(4)));
         assert!(matches!(
-            check_version(4),
+            check_version(5),
             Err(JournalError::NewerSchema {
-                found: 4,
-                supported: 3
+                found: 5,
+                supported: 4
             })
         ));
         assert!(matches!(check_version(-1), Err(JournalError::Corrupt(_))));

@@ -2,9 +2,11 @@
 //! writer thread (a flush in one savepoint of its transaction), reads run on the read
 //! connection off the async threads.
 
+use grand_melee_protocol::dice::DiceSecret;
 use grand_melee_protocol::league::{
     LeagueId, LeagueSummary, LeagueView, LedgerLine, MemberId, MemberToken,
 };
+use grand_melee_protocol::mountain_magic::day::FinishedClimb;
 use grand_melee_protocol::{ErrorCode, SeatToken, TableId, TableSummary};
 use rusqlite::Connection;
 
@@ -183,6 +185,32 @@ impl Store for Journal {
                 return Ok(None);
             };
             Ok(Some((member, name, leagues::ledger(conn, league, member)?)))
+        }))
+    }
+
+    fn mountain_secret(&self) -> StoreFuture<'_, DiceSecret> {
+        Box::pin(async move {
+            let value = self
+                .secret("mountain", crate::store::draw_secret().0)
+                .await?;
+            Ok(DiceSecret(value))
+        })
+    }
+
+    fn day_climbs(&self, day: u32) -> StoreFuture<'_, Vec<FinishedClimb>> {
+        Box::pin(self.read_off(move |conn| {
+            let mut statement =
+                conn.prepare_cached("SELECT climb FROM mountain_climbs WHERE day = ?1")?;
+            let rows = statement.query_map([day], |row| row.get::<_, Vec<u8>>(0))?;
+            let mut climbs = Vec::new();
+            for row in rows {
+                let bytes = row?;
+                let climb = rmp_serde::from_slice(&bytes).map_err(|error| {
+                    JournalError::Corrupt(format!("a climb of day {day} is unreadable: {error}"))
+                })?;
+                climbs.push(climb);
+            }
+            Ok(climbs)
         }))
     }
 }

@@ -1,0 +1,124 @@
+//! Mountain Magic's days on the server: the server's mountain secret (made once, kept by the
+//! store, so every restart and every node deals the same day's mountain), the settings of a
+//! climb of today's mountain (checked and completed before its table is written), and the
+//! answer to `mountain_magic.standings`. The rules of a day (its secret, its deal, its
+//! standings) are the protocol crate's (`mountain_magic::day`); this is where they meet the
+//! clock and the store.
+
+use std::sync::Arc;
+
+use grand_melee_protocol::dice::DiceSecret;
+use grand_melee_protocol::mountain_magic::day::{Day, standings_of};
+use grand_melee_protocol::mountain_magic::pool::{Deck, Pool};
+use grand_melee_protocol::{self as wire, ClientMessage, ErrorCode, GameKind, ServerMessage};
+
+use crate::conn::Refusal;
+use crate::leagues::storage;
+use crate::lobby::Shared;
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// The server's mountain secret: read from (or, the first time, made in) the store once, then
+/// kept.
+async fn secret(shared: &Arc<Shared>) -> Result<DiceSecret, Refusal> {
+    shared
+        .mountain_secret
+        .get_or_try_init(|| async { shared.store.mountain_secret().await })
+        .await
+        .copied()
+        .map_err(storage)
+}
+
+/// A Mountain Magic table's own settings, checked before anything is written: its own deck
+/// against the recipe (the error says what is wrong), and today's mountain: `today` becomes
+/// the date (UTC), another day is refused, a league climb's league must exist. Gives the day's
+/// secret for a climb of today's mountain.
+pub(crate) async fn day_settings(
+    shared: &Arc<Shared>,
+    settings: &mut wire::Settings,
+) -> Result<Option<DiceSecret>, Refusal> {
+    let Some(own) = settings
+        .mountain_magic
+        .as_mut()
+        .filter(|_| settings.game == GameKind::MountainMagic)
+    else {
+        return Ok(None);
+    };
+    if let Some(file) = &own.deck {
+        Deck::from_file(Pool::builtin(), file)
+            .map_err(|error| Refusal::settings(format!("mountain_magic.deck: {error}")))?;
+    }
+    let Some(day) = own.day.as_mut() else {
+        if own.league.is_some() {
+            return Err(Refusal::settings(
+                "mountain_magic.league: a league climb is a climb of today's mountain (day)"
+                    .to_owned(),
+            ));
+        }
+        return Ok(None);
+    };
+    if own.deck.is_some() {
+        return Err(Refusal::settings(
+            "mountain_magic.day: today's mountain is dealt from the day's deck, not one's own"
+                .to_owned(),
+        ));
+    }
+    let today = Day::of(now_secs());
+    if day.as_str() == "today" {
+        *day = today.to_string();
+    }
+    match Day::parse(day) {
+        None => return Err(ErrorCode::BadDay.into()),
+        Some(asked) if asked != today => {
+            return Err(Refusal::settings(format!(
+                "mountain_magic.day: only today's mountain ({today}) can be climbed, not {day}"
+            )));
+        }
+        Some(_) => {}
+    }
+    if let Some(league) = own.league {
+        crate::leagues::record(shared, league)
+            .await?
+            .ok_or(Refusal::from(ErrorCode::UnknownLeague))?;
+    }
+    let server = secret(shared).await?;
+    Ok(Some(today.secret(&server)))
+}
+
+/// Answers `mountain_magic.standings`: the day's commitment, its standings so far (a league's
+/// only, if asked), and its secret once the day is over.
+pub(crate) async fn standings(
+    request: &ClientMessage,
+    shared: &Arc<Shared>,
+) -> Result<ServerMessage, Refusal> {
+    let ClientMessage::MountainMagicStandings { id, day, league } = request else {
+        return Err(ErrorCode::BadMessage.into());
+    };
+    let now = now_secs();
+    let day = match day.as_str() {
+        "today" => Day::of(now),
+        day => Day::parse(day).ok_or(Refusal::from(ErrorCode::BadDay))?,
+    };
+    if let Some(league) = league {
+        crate::leagues::record(shared, *league)
+            .await?
+            .ok_or(Refusal::from(ErrorCode::UnknownLeague))?;
+    }
+    let day_secret = day.secret(&secret(shared).await?);
+    let climbs = shared.store.day_climbs(day.0).await.map_err(storage)?;
+    let (mut standings, climbs) = standings_of(climbs, *league);
+    standings.truncate(wire::MAX_PAGE_ITEMS as usize);
+    Ok(ServerMessage::MountainMagicStandings {
+        reply_to: *id,
+        day: day.to_string(),
+        league: *league,
+        commitment: day_secret.commitment(),
+        secret: (now >= day.ends_at()).then(|| day_secret.to_hex()),
+        standings,
+        climbs,
+    })
+}
