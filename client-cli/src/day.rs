@@ -1,0 +1,210 @@
+//! Mountain Magic's day climbs: the standings of a day's mountain (`grand-melee standings`),
+//! read from `mountain_magic.standings` and written as a table 80 columns wide or as script
+//! lines.
+
+use std::io::Write;
+
+use grand_melee_protocol::mountain_magic::day::Day;
+use grand_melee_protocol::mountain_magic_types::DayClimb;
+use grand_melee_protocol::{ClientMessage, ServerMessage};
+
+use crate::net::Conn;
+use crate::replay::utc;
+use crate::{ClientError, league, safe};
+
+/// A day's mountain as the server answers `mountain_magic.standings`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DayStandings {
+    /// `YYYY-MM-DD`.
+    pub day: String,
+    /// The league asked for.
+    pub league: Option<grand_melee_protocol::league::LeagueId>,
+    /// The day's dice commitment (hex).
+    pub commitment: String,
+    /// The day's secret (hex), once the day is over.
+    pub secret: Option<String>,
+    /// Each climber's first finished climb, best first.
+    pub standings: Vec<DayClimb>,
+    /// Finished climbs in all.
+    pub climbs: u32,
+}
+
+impl DayStandings {
+    /// Reads a `mountain_magic.standings` answer.
+    pub fn of(answer: ServerMessage) -> Result<Self, ClientError> {
+        match answer {
+            ServerMessage::MountainMagicStandings {
+                day,
+                league,
+                commitment,
+                secret,
+                standings,
+                climbs,
+                ..
+            } => Ok(Self {
+                day,
+                league,
+                commitment,
+                secret,
+                standings,
+                climbs,
+            }),
+            other => Err(ClientError::Protocol(other.name().to_owned())),
+        }
+    }
+
+    /// When the day's secret is revealed (the first second after the day, UTC), as written.
+    pub fn revealed_at(&self) -> String {
+        match Day::parse(&self.day) {
+            Some(day) => utc(day.ends_at().saturating_mul(1000)),
+            None => "the end of the day (UTC)".to_owned(),
+        }
+    }
+}
+
+/// Asks the server for `day`'s mountain (`today` or `YYYY-MM-DD`), only `league`'s climbs if
+/// given (a league named by its id, the start of its id, or its name).
+pub async fn fetch(
+    conn: &mut Conn,
+    day: &str,
+    league: Option<&str>,
+) -> Result<DayStandings, ClientError> {
+    let league = match league {
+        Some(text) => Some(league::resolve(conn, text).await?),
+        None => None,
+    };
+    let answer = conn
+        .call(ClientMessage::MountainMagicStandings {
+            id: 0,
+            day: day.trim().to_owned(),
+            league,
+        })
+        .await?;
+    DayStandings::of(answer)
+}
+
+/// Runs `grand-melee standings`.
+pub async fn run(
+    server: &str,
+    day: &str,
+    league: Option<&str>,
+    plain: bool,
+    out: &mut dyn Write,
+) -> Result<(), ClientError> {
+    let mut conn = Conn::open(server).await?;
+    let standings = fetch(&mut conn, day, league).await;
+    conn.close().await;
+    let standings = standings?;
+    if plain {
+        write_lines(&standings, out)
+    } else {
+        write_table(&standings, out)
+    }
+}
+
+/// Columns of the climber's name in the table.
+const CLIMBER_WIDTH: usize = 16;
+
+/// Columns of the ending's name (the longest, the humiliating defeat, fits).
+const END_WIDTH: usize = 35;
+
+/// `text` in at most `width` columns (cut with `…`), made printable.
+fn fit(text: &str, width: usize) -> String {
+    let text = safe::printable(text);
+    if text.chars().count() <= width {
+        return text;
+    }
+    let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+/// The day's mountain as a table no line of which is wider than 80 columns: the day, the
+/// commitment, the secret (or when it comes), then place, climber, ending, cards left and the
+/// start of the table's id (enough for `grand-melee replay watch`).
+pub fn write_table(day: &DayStandings, out: &mut dyn Write) -> Result<(), ClientError> {
+    let whose = match day.league {
+        Some(league) => format!(", league {}", &league.to_string()[..8]),
+        None => String::new(),
+    };
+    writeln!(
+        out,
+        "{}'s mountain{whose}: {} climber(s), {} climb(s)",
+        day.day,
+        day.standings.len(),
+        day.climbs
+    )?;
+    writeln!(out, "commitment {}", safe::printable(&day.commitment))?;
+    match &day.secret {
+        Some(secret) => writeln!(out, "secret     {}", safe::printable(secret))?,
+        None => writeln!(
+            out,
+            "secret     revealed when the day is over, at {}",
+            day.revealed_at()
+        )?,
+    }
+    if day.standings.is_empty() {
+        writeln!(out, "No finished climb yet.")?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{:>4}  {:<CLIMBER_WIDTH$} {:<END_WIDTH$} {:>5}  table",
+        "#", "climber", "ending", "cards"
+    )?;
+    for climb in &day.standings {
+        writeln!(
+            out,
+            "{:>4}  {:<CLIMBER_WIDTH$} {:<END_WIDTH$} {:>5}  {}",
+            climb.place,
+            fit(&climb.climber, CLIMBER_WIDTH),
+            climb.end.name(),
+            climb.cards_left,
+            &climb.table.to_string()[..8]
+        )?;
+    }
+    Ok(())
+}
+
+/// The day's mountain as script lines: `day day=… climbers=… climbs=… commitment=…
+/// secret=…|- revealed_at=…` (and `league=…`), then one `climb place=… climber="…" member=…
+/// end=… cards_left=… table=… finished_at=…` per climber, best first.
+pub fn write_lines(day: &DayStandings, out: &mut dyn Write) -> Result<(), ClientError> {
+    let league = match day.league {
+        Some(league) => format!(" league={league}"),
+        None => String::new(),
+    };
+    writeln!(
+        out,
+        "day day={}{league} climbers={} climbs={} commitment={} secret={} revealed_at={}",
+        safe::printable(&day.day),
+        day.standings.len(),
+        day.climbs,
+        safe::printable(&day.commitment),
+        day.secret
+            .as_deref()
+            .map_or("-".to_owned(), safe::printable),
+        day.revealed_at()
+    )?;
+    for climb in &day.standings {
+        let member = match climb.member {
+            Some(member) => format!(" member={member}"),
+            None => String::new(),
+        };
+        let end = serde_json::to_value(climb.end)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "climb place={} climber={}{member} end={end} cards_left={} table={} finished_at={} ending={}",
+            climb.place,
+            safe::quoted(&climb.climber),
+            climb.cards_left,
+            climb.table,
+            utc(climb.finished_at_ms),
+            safe::quoted(climb.end.name())
+        )?;
+    }
+    Ok(())
+}
