@@ -120,8 +120,13 @@ pub enum Cmd {
     /// Check a finished game's dice: recompute the seating, the first player and every d20
     /// from the secret revealed at the end and the players' entropy, and say which outcome
     /// does not match, if any.
+    ///
+    /// A Mountain Magic climb is dealt again and every card checked. A climb of a day's
+    /// mountain is dealt by the day's dice: its commitment is the day's, and the day's secret
+    /// comes from the server's standings (`grand-melee standings`) once the day is over (UTC);
+    /// before that, verify says when it will be revealed.
     #[command(
-        after_help = "Examples:\n  grand-melee verify Friday\n  grand-melee verify --file friday.jsonl   (from `grand-melee replay export`)\n\nExit status 0: every outcome matches; 1: one does not (named), or the game could not be read."
+        after_help = "Examples:\n  grand-melee verify Friday\n  grand-melee verify --file friday.jsonl   (from `grand-melee replay export`)\n\nExit status 0: every outcome matches; 1: one does not (named), the game could not be read, or a day climb's secret is not revealed yet (the day is not over)."
     )]
     Verify {
         /// The finished game: its table id, the start of its id, or its name (not needed with

@@ -208,3 +208,72 @@ pub fn write_lines(day: &DayStandings, out: &mut dyn Write) -> Result<(), Client
     }
     Ok(())
 }
+
+/// Checks a climb of a day's mountain (`grand-melee verify`): its dice are the day's — the
+/// day's secret with no climber's entropy — so the climb's commitment must be the day's, and
+/// once the day is over (its secret in `day`) the deal is dealt again from the day's dice and
+/// checked card by card ([`grand_melee_protocol::mountain_magic::verify_deal`]). Before the
+/// end of the day: an error saying when the secret comes (the commitment is checked already).
+pub fn verify_climb(
+    events: &[grand_melee_protocol::Event],
+    day: &DayStandings,
+    out: &mut dyn Write,
+) -> Result<(), ClientError> {
+    use grand_melee_protocol::dice::{Dice, DiceSecret, entropy_digest};
+    let started = (1u64..).zip(events).find_map(|(seq, event)| match event {
+        grand_melee_protocol::Event::GameStarted { commitment, .. } => Some((seq, commitment)),
+        _ => None,
+    });
+    let Some((start_seq, commitment)) = started else {
+        return Err(ClientError::Verify(
+            "event 0: the climb never started".to_owned(),
+        ));
+    };
+    if *commitment != day.commitment {
+        return Err(ClientError::Verify(format!(
+            "event {start_seq}: the climb's commitment {} is not the commitment of {}'s mountain, {}",
+            safe::printable(commitment),
+            day.day,
+            safe::printable(&day.commitment)
+        )));
+    }
+    let Some(revealed) = &day.secret else {
+        return Err(ClientError::DayNotOver {
+            day: day.day.clone(),
+            at: day.revealed_at(),
+        });
+    };
+    let secret = DiceSecret::from_hex(revealed).ok_or_else(|| {
+        ClientError::Verify(format!(
+            "the secret of {}'s mountain, {}, is not 64 hex digits",
+            day.day,
+            safe::printable(revealed)
+        ))
+    })?;
+    if secret.commitment() != day.commitment {
+        return Err(ClientError::Verify(format!(
+            "the secret of {}'s mountain does not match its commitment",
+            day.day
+        )));
+    }
+    let dice = Dice::new(secret, entropy_digest(std::iter::empty::<&str>()));
+    let deal = grand_melee_protocol::mountain_magic::verify_deal(&dice, None, (1u64..).zip(events))
+        .map_err(|mismatch| ClientError::Verify(mismatch.to_string()))?
+        .ok_or_else(|| ClientError::Verify("the climb holds no deal".to_owned()))?;
+    let occupiers = if deal.occupiers {
+        ", the occupying forces"
+    } else {
+        ""
+    };
+    writeln!(
+        out,
+        "verified: the climb's commitment is the day's; the secret of {}'s mountain matches it",
+        day.day
+    )?;
+    writeln!(
+        out,
+        "verified: the Mountain Magic deal of {}'s mountain (the default deck the day's dice draw): the bottom row, {} card(s) turned over, {} land(s){occupiers} are what the day's dice give",
+        day.day, deal.flipped, deal.lands
+    )?;
+    Ok(())
+}

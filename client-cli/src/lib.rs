@@ -130,6 +130,16 @@ pub enum ClientError {
     /// `verify` found an outcome its dice do not give.
     #[error("NOT VERIFIED: {0}")]
     Verify(String),
+    /// `verify` of a climb of a day's mountain before the day is over.
+    #[error(
+        "this is a climb of {day}'s mountain: its deal comes from the day's dice, and the day's secret is revealed when the day is over, at {at}; verify it then (its commitment is the day's)"
+    )]
+    DayNotOver {
+        /// The day.
+        day: String,
+        /// When its secret is revealed.
+        at: String,
+    },
     /// `--ca-cert` could not be used.
     #[error("--ca-cert {path}: {reason}")]
     CaCert {
@@ -201,8 +211,15 @@ pub async fn run(cli: Cli) -> Result<(), ClientError> {
                 }
                 (None, None) => return Err(ClientError::Table("name the game, or --file".into())),
             };
-            let own_deck = settings.and_then(|s| s.mountain_magic).and_then(|m| m.deck);
-            return verify(&events, own_deck.as_ref(), &mut io::stdout().lock());
+            let own = settings.and_then(|s| s.mountain_magic).unwrap_or_default();
+            if let Some(date) = own.day {
+                // A climb of a day's mountain: the day's dice, its secret from the standings.
+                let mut conn = Conn::open(&server).await?;
+                let day = day::fetch(&mut conn, &date, None).await;
+                conn.close().await;
+                return day::verify_climb(&events, &day?, &mut io::stdout().lock());
+            }
+            return verify(&events, own.deck.as_ref(), &mut io::stdout().lock());
         }
         Cmd::League(command) => {
             return league::run(&server, command, &store()?, &mut io::stdout().lock()).await;

@@ -1,7 +1,9 @@
 //! Today's mountain from the terminal: `grand-melee standings` (a day's standings, its
 //! commitment and, after the day, its secret) written for an 80×24 terminal (a real one, in
 //! tmux) and as script lines, its refusals; a day climb and a league climb made with `create
-//! --day` on the real server and drawn at 80×24.
+//! --day` on the real server and drawn at 80×24; `grand-melee verify` of a day climb (its dice
+//! are the day's: the day's secret, no climber's entropy; the secret comes with the day's
+//! standings once the day is over, and before that verify says when).
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -11,9 +13,15 @@ use grand_melee_cli::games::GameMirror;
 use grand_melee_cli::replay::{Access, Stepper};
 use grand_melee_cli::session::State;
 use grand_melee_cli::tui::{Screen, render};
+use grand_melee_protocol::dice::DiceSecret;
+use grand_melee_protocol::game::{Game, GameKind};
+use grand_melee_protocol::mountain_magic::MountainMagic;
 use grand_melee_protocol::mountain_magic::day::Day;
-use grand_melee_protocol::mountain_magic_types::{ClimbEnd, DayClimb};
-use grand_melee_protocol::{ClientMessage, ErrorCode, ServerMessage, TableId};
+use grand_melee_protocol::mountain_magic_types::{
+    ClimbEnd, DayClimb, MountainCommand, MountainMagicSettings,
+};
+use grand_melee_protocol::rules::{Actor, Command};
+use grand_melee_protocol::{ClientMessage, ErrorCode, ServerMessage, Settings, TableId};
 use grand_melee_protocol::{Event, TableView};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -461,6 +469,18 @@ async fn a_day_climb_and_a_league_climb_from_the_command_line() {
         )),
         "{screen}"
     );
+    // Its deal cannot be checked before the day is over: verify says when.
+    let (status, out, err) = run_once(&addr, ann.path(), &["verify", &ann_table]).await;
+    assert!(!status.success(), "{out}");
+    let tomorrow = Day(Day::parse(&today).unwrap().0 + 1);
+    assert!(
+        err.contains(&format!("this is a climb of {today}'s mountain"))
+            && err.contains(&format!(
+                "the day's secret is revealed when the day is over, at {tomorrow}T00:00:00Z"
+            ))
+            && !err.contains("NOT VERIFIED"),
+        "{err}"
+    );
 
     // Bob joins the league; a league climb seats him under his league name.
     let out = ok(&addr, org.path(), &["league", "create", "Tuesday"]).await;
@@ -533,4 +553,168 @@ async fn a_day_climb_and_a_league_climb_from_the_command_line() {
     assert_eq!(field(lines[0], "league"), Some(league.as_str()), "{out}");
     assert_eq!(lines.len(), 2, "{out}");
     assert!(lines[1].contains("climber=\"Bob\""), "{out}");
+}
+
+/// The server's mountain secret in these tests.
+fn mountain() -> DiceSecret {
+    DiceSecret::from_seed(31)
+}
+
+/// A climb of `day`'s mountain dealt by `secret` (the day's, or another), played by the core
+/// table: a few placements and discards, then a concession. Its settings and events.
+fn core_climb(day: &str, secret: DiceSecret) -> (Settings, Vec<Event>) {
+    let settings = Settings {
+        seats: 1,
+        game: GameKind::MountainMagic,
+        mountain_magic: Some(MountainMagicSettings {
+            day: Some(day.to_owned()),
+            ..MountainMagicSettings::default()
+        }),
+        ..Settings::default()
+    };
+    let mut game = MountainMagic::create(&settings, secret).unwrap();
+    let mut events = Vec::new();
+    let mut play = |game: &mut MountainMagic, actor, command| {
+        events.extend(game.handle(actor, command).unwrap());
+    };
+    play(&mut game, Actor::Host, Command::join("Ann"));
+    play(&mut game, Actor::Host, Command::start(None));
+    for _ in 0..30 {
+        let climb = game.climb();
+        let command = match climb.placements().first() {
+            Some(&(row, pos)) if climb.card_to_place().is_some() => {
+                MountainCommand::Place { row, pos }
+            }
+            _ if climb.view().flipped.is_some() => MountainCommand::Discard,
+            _ => MountainCommand::Flip,
+        };
+        play(&mut game, Actor::Player(0), Command::MountainMagic(command));
+    }
+    play(&mut game, Actor::Player(0), Command::Concede);
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::DiceRevealed { .. })),
+        "a day climb reveals nothing at its end"
+    );
+    (settings, events)
+}
+
+/// The climb as `replay export` writes it: a header with the settings, then the events.
+fn export(settings: &Settings, events: &[Event]) -> String {
+    let mut text = format!("{}\n", serde_json::json!({ "settings": settings }));
+    for (seq, event) in (1u64..).zip(events) {
+        text.push_str(&format!(
+            "{}\n",
+            serde_json::json!({ "seq": seq, "event": event })
+        ));
+    }
+    text
+}
+
+/// A server whose mountain secret is [`mountain`]: 2026-11-25 is over (its secret given),
+/// 2026-11-26 is today (no secret yet).
+async fn secret_server() -> String {
+    let addr = fake_server(|request| match request {
+        ClientMessage::MountainMagicStandings { id, day, league } => {
+            let parsed = Day::parse(&day).unwrap();
+            let secret = parsed.secret(&mountain());
+            vec![ServerMessage::MountainMagicStandings {
+                reply_to: id,
+                day,
+                league,
+                commitment: secret.commitment(),
+                secret: (parsed < Day::parse("2026-11-26").unwrap()).then(|| secret.to_hex()),
+                standings: Vec::new(),
+                climbs: 0,
+            }]
+        }
+        _ => Vec::new(),
+    })
+    .await;
+    addr.to_string()
+}
+
+#[tokio::test]
+async fn a_day_climb_verifies_with_the_day_s_secret_once_the_day_is_over() {
+    let addr = secret_server().await;
+    let data = tempfile::tempdir().unwrap();
+    let file = |name: &str, text: &str| {
+        let path = data.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let past = Day::parse("2026-11-25").unwrap();
+    let (settings, events) = core_climb("2026-11-25", past.secret(&mountain()));
+    let flipped = events
+        .iter()
+        .filter(|e| e.name() == "mountain_magic.flipped")
+        .count();
+    assert!(flipped >= 3, "{flipped}");
+    let good = export(&settings, &events);
+
+    // The day is over: the deal is the day's dice's.
+    let path = file("past.jsonl", &good);
+    let (status, out, err) = run_once(&addr, data.path(), &["verify", "--file", &path]).await;
+    assert!(status.success(), "{out}{err}");
+    assert!(
+        out.contains(
+            "verified: the climb's commitment is the day's; the secret of 2026-11-25's mountain matches it"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "verified: the Mountain Magic deal of 2026-11-25's mountain (the default deck the day's dice draw): the bottom row, {flipped} card(s) turned over"
+        )),
+        "{out}"
+    );
+
+    // A card turned over that the day's dice do not give is caught at its event.
+    let mut forged_one = false;
+    let forged: String = good
+        .lines()
+        .map(|line| {
+            let mut record: serde_json::Value = serde_json::from_str(line).unwrap();
+            if record["event"]["kind"] == "mountain_magic.flipped" && !forged_one {
+                forged_one = true;
+                let card = record["event"]["card"].as_u64().unwrap();
+                record["event"]["card"] = serde_json::json!(if card == 0 { 1 } else { card - 1 });
+            }
+            format!("{record}\n")
+        })
+        .collect();
+    assert!(forged_one);
+    let path = file("forged.jsonl", &forged);
+    let (status, out, err) = run_once(&addr, data.path(), &["verify", "--file", &path]).await;
+    assert!(!status.success(), "{out}");
+    assert!(
+        err.contains("NOT VERIFIED: event") && err.contains("card 8 of the spell deck"),
+        "{err}"
+    );
+
+    // A climb dealt by other dice than the day's: its commitment is not the day's.
+    let (settings, events) = core_climb("2026-11-25", DiceSecret::from_seed(7));
+    let path = file("other.jsonl", &export(&settings, &events));
+    let (status, out, err) = run_once(&addr, data.path(), &["verify", "--file", &path]).await;
+    assert!(!status.success(), "{out}");
+    assert!(
+        err.contains("NOT VERIFIED")
+            && err.contains("is not the commitment of 2026-11-25's mountain"),
+        "{err}"
+    );
+
+    // Today's climb: the commitment is the day's, and the secret comes after the day.
+    let today = Day::parse("2026-11-26").unwrap();
+    let (settings, events) = core_climb("2026-11-26", today.secret(&mountain()));
+    let path = file("today.jsonl", &export(&settings, &events));
+    let (status, out, err) = run_once(&addr, data.path(), &["verify", "--file", &path]).await;
+    assert!(!status.success(), "{out}");
+    assert!(!err.contains("NOT VERIFIED"), "{err}");
+    assert!(
+        err.contains("this is a climb of 2026-11-26's mountain")
+            && err
+                .contains("revealed when the day is over, at 2026-11-27T00:00:00Z; verify it then"),
+        "{err}"
+    );
 }
