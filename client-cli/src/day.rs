@@ -15,7 +15,7 @@ use crate::{ClientError, league, safe};
 /// A day's mountain as the server answers `mountain_magic.standings`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DayStandings {
-    /// `YYYY-MM-DD`.
+    /// `YYYY-MM-DD`, as the server wrote it (written with [`DayStandings::day_words`]).
     pub day: String,
     /// The league asked for.
     pub league: Option<grand_melee_protocol::league::LeagueId>,
@@ -53,12 +53,19 @@ impl DayStandings {
         }
     }
 
-    /// When the day's secret is revealed (the first second after the day, UTC), as written.
-    pub fn revealed_at(&self) -> String {
+    /// The day as written: a date as it is, anything else quoted (so that it can neither act
+    /// on a terminal nor forge the fields after it).
+    pub fn day_words(&self) -> String {
         match Day::parse(&self.day) {
-            Some(day) => utc(day.ends_at().saturating_mul(1000)),
-            None => "the end of the day (UTC)".to_owned(),
+            Some(date) => date.to_string(),
+            None => safe::quoted(&self.day),
         }
+    }
+
+    /// When the day's secret is revealed (the first second after the day, UTC), as written;
+    /// `None` for a day that is not a date.
+    pub fn revealed_at(&self) -> Option<String> {
+        Day::parse(&self.day).map(|day| utc(day.ends_at().saturating_mul(1000)))
     }
 }
 
@@ -130,7 +137,7 @@ pub fn write_table(day: &DayStandings, out: &mut dyn Write) -> Result<(), Client
     writeln!(
         out,
         "{}'s mountain{whose}: {} climber(s), {} climb(s)",
-        day.day,
+        day.day_words(),
         day.standings.len(),
         day.climbs
     )?;
@@ -139,8 +146,10 @@ pub fn write_table(day: &DayStandings, out: &mut dyn Write) -> Result<(), Client
         Some(secret) => writeln!(out, "secret     {}", safe::printable(secret))?,
         None => writeln!(
             out,
-            "secret     revealed when the day is over, at {}",
+            "secret     revealed when the day is over{}",
             day.revealed_at()
+                .map(|at| format!(", at {at}"))
+                .unwrap_or_default()
         )?,
     }
     if day.standings.is_empty() {
@@ -166,6 +175,15 @@ pub fn write_table(day: &DayStandings, out: &mut dyn Write) -> Result<(), Client
     Ok(())
 }
 
+/// Hex digits as they are; anything else quoted (a script line's field).
+fn hex_words(text: &str) -> String {
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        text.to_owned()
+    } else {
+        safe::quoted(text)
+    }
+}
+
 /// The day's mountain as script lines: `day day=… climbers=… climbs=… commitment=…
 /// secret=…|- revealed_at=…` (and `league=…`), then one `climb place=… climber="…" member=…
 /// end=… cards_left=… table=… finished_at=…` per climber, best first.
@@ -177,14 +195,12 @@ pub fn write_lines(day: &DayStandings, out: &mut dyn Write) -> Result<(), Client
     writeln!(
         out,
         "day day={}{league} climbers={} climbs={} commitment={} secret={} revealed_at={}",
-        safe::printable(&day.day),
+        day.day_words(),
         day.standings.len(),
         day.climbs,
-        safe::printable(&day.commitment),
-        day.secret
-            .as_deref()
-            .map_or("-".to_owned(), safe::printable),
-        day.revealed_at()
+        hex_words(&day.commitment),
+        day.secret.as_deref().map_or("-".to_owned(), hex_words),
+        day.revealed_at().unwrap_or_else(|| "-".to_owned())
     )?;
     for climb in &day.standings {
         let member = match climb.member {
@@ -233,27 +249,29 @@ pub fn verify_climb(
         return Err(ClientError::Verify(format!(
             "event {start_seq}: the climb's commitment {} is not the commitment of {}'s mountain, {}",
             safe::printable(commitment),
-            day.day,
+            day.day_words(),
             safe::printable(&day.commitment)
         )));
     }
     let Some(revealed) = &day.secret else {
         return Err(ClientError::DayNotOver {
-            day: day.day.clone(),
-            at: day.revealed_at(),
+            day: day.day_words(),
+            at: day
+                .revealed_at()
+                .unwrap_or_else(|| "the end of the day (UTC)".to_owned()),
         });
     };
     let secret = DiceSecret::from_hex(revealed).ok_or_else(|| {
         ClientError::Verify(format!(
             "the secret of {}'s mountain, {}, is not 64 hex digits",
-            day.day,
+            day.day_words(),
             safe::printable(revealed)
         ))
     })?;
     if secret.commitment() != day.commitment {
         return Err(ClientError::Verify(format!(
             "the secret of {}'s mountain does not match its commitment",
-            day.day
+            day.day_words()
         )));
     }
     let dice = Dice::new(secret, entropy_digest(std::iter::empty::<&str>()));
@@ -268,12 +286,14 @@ pub fn verify_climb(
     writeln!(
         out,
         "verified: the climb's commitment is the day's; the secret of {}'s mountain matches it",
-        day.day
+        day.day_words()
     )?;
     writeln!(
         out,
         "verified: the Mountain Magic deal of {}'s mountain (the default deck the day's dice draw): the bottom row, {} card(s) turned over, {} land(s){occupiers} are what the day's dice give",
-        day.day, deal.flipped, deal.lands
+        day.day_words(),
+        deal.flipped,
+        deal.lands
     )?;
     Ok(())
 }

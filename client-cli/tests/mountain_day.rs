@@ -718,3 +718,71 @@ async fn a_day_climb_verifies_with_the_day_s_secret_once_the_day_is_over() {
         "{err}"
     );
 }
+
+/// A server's words are printed harmlessly: a day or a climber's name carrying terminal
+/// escapes changes nothing on the screen, and cannot forge a script line's fields.
+#[tokio::test]
+async fn hostile_standings_are_printed_harmlessly() {
+    let addr = fake_server(|request| match request {
+        ClientMessage::MountainMagicStandings { id, .. } => {
+            vec![ServerMessage::MountainMagicStandings {
+                reply_to: id,
+                day: "2026-11-26\u{1b}[2J secret=forged".to_owned(),
+                league: None,
+                commitment: COMMITMENT.to_owned(),
+                secret: None,
+                standings: vec![DayClimb {
+                    climber: "\u{1b}[31mEve\" end=total_victory".to_owned(),
+                    ..climbs()[0].clone()
+                }],
+                climbs: 1,
+            }]
+        }
+        _ => Vec::new(),
+    })
+    .await
+    .to_string();
+    let data = tempfile::tempdir().unwrap();
+    for args in [&["--plain", "standings"][..], &["standings"][..]] {
+        let (status, out, err) = run_once(&addr, data.path(), args).await;
+        assert!(status.success(), "{err}");
+        assert!(!out.contains('\u{1b}'), "{out:?}");
+        if args[0] == "--plain" {
+            // Read as the documented format is read: each field once, the values as sent.
+            let fields = |line: &str| -> Vec<(String, String)> {
+                let (_, rest) = line.split_once(' ').unwrap();
+                common::tokens(rest)
+                    .unwrap_or_else(|| panic!("malformed: {line:?}"))
+                    .into_iter()
+                    .filter_map(|t| match t {
+                        common::Token::Field(k, v) => Some((k, v)),
+                        _ => None,
+                    })
+                    .collect()
+            };
+            let lines: Vec<&str> = out.lines().collect();
+            let day = fields(lines[0]);
+            let get = |fields: &[(String, String)], key: &str| -> Vec<String> {
+                fields
+                    .iter()
+                    .filter(|(k, _)| k == key)
+                    .map(|(_, v)| v.clone())
+                    .collect()
+            };
+            assert_eq!(get(&day, "secret"), ["-"], "{out}");
+            assert_eq!(
+                get(&day, "day"),
+                ["2026-11-26\u{1b}[2J secret=forged"],
+                "{out}"
+            );
+            assert_eq!(get(&day, "revealed_at"), ["-"], "{out}");
+            let climb = fields(lines[1]);
+            assert_eq!(get(&climb, "end"), ["total_victory"], "{out}");
+            assert_eq!(
+                get(&climb, "climber"),
+                ["\u{1b}[31mEve\" end=total_victory"],
+                "{out}"
+            );
+        }
+    }
+}
