@@ -334,32 +334,12 @@ async fn refused_day_settings_make_no_table() {
         );
     }
     // Nothing was created, and nothing was written: a restart recovers no table.
-    let listed = host
-        .call(|id| ClientMessage::ListTables {
-            id,
-            from: 0,
-            limit: 100,
-        })
-        .await
-        .unwrap();
-    let ServerMessage::Tables { tables, .. } = listed else {
-        panic!("{listed:?}");
-    };
+    let tables = host.list_tables().await;
     assert!(tables.is_empty(), "{tables:?}");
     drop(host);
     let server = server.restart(config()).await;
     let mut host = server.client().await;
-    let listed = host
-        .call(|id| ClientMessage::ListTables {
-            id,
-            from: 0,
-            limit: 100,
-        })
-        .await
-        .unwrap();
-    let ServerMessage::Tables { tables, .. } = listed else {
-        panic!("{listed:?}");
-    };
+    let tables = host.list_tables().await;
     assert!(tables.is_empty(), "{tables:?}");
 }
 
