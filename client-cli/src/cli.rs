@@ -100,11 +100,33 @@ pub enum Cmd {
     /// standings and any deck's ledger.
     #[command(subcommand)]
     League(crate::league::LeagueCmd),
+    /// Mountain Magic: a day's mountain — its standings (place, climber, ending, cards left,
+    /// table), its dice commitment and, once the day is over (UTC), its secret.
+    ///
+    /// On a terminal it prints a table 80 columns wide; in script mode (--plain, or standard
+    /// output not a terminal) one line per climb: `climb place=… climber="…" end=… cards_left=…
+    /// table=…`, after a `day` line with the commitment and the secret.
+    #[command(
+        after_help = "Examples:\n  grand-melee standings                      (today's mountain)\n  grand-melee standings --day 2026-11-25      (a past day: its secret too)\n  grand-melee standings --league Tuesday     (the league's climbs only)\n\nClimb today's mountain: grand-melee create --game mountain_magic --seats 1 --day today --name \"Ann's climb\" --join Ann"
+    )]
+    Standings {
+        /// The day: `today` (UTC) or YYYY-MM-DD.
+        #[arg(long, value_name = "today|YYYY-MM-DD", default_value = "today")]
+        day: String,
+        /// Only this league's climbs (its id, the start of its id, or its name).
+        #[arg(long, value_name = "LEAGUE")]
+        league: Option<String>,
+    },
     /// Check a finished game's dice: recompute the seating, the first player and every d20
     /// from the secret revealed at the end and the players' entropy, and say which outcome
     /// does not match, if any.
+    ///
+    /// A Mountain Magic climb is dealt again and every card checked. A climb of a day's
+    /// mountain is dealt by the day's dice: its commitment is the day's, and the day's secret
+    /// comes from the server's standings (`grand-melee standings`) once the day is over (UTC);
+    /// before that, verify says when it will be revealed.
     #[command(
-        after_help = "Examples:\n  grand-melee verify Friday\n  grand-melee verify --file friday.jsonl   (from `grand-melee replay export`)\n\nExit status 0: every outcome matches; 1: one does not (named), or the game could not be read."
+        after_help = "Examples:\n  grand-melee verify Friday\n  grand-melee verify --file friday.jsonl   (from `grand-melee replay export`)\n\nExit status 0: every outcome matches; 1: one does not (named), the game could not be read, or a day climb's secret is not revealed yet (the day is not over)."
     )]
     Verify {
         /// The finished game: its table id, the start of its id, or its name (not needed with
@@ -230,9 +252,17 @@ pub struct CreateArgs {
     pub join: Option<String>,
     /// A game of this league (its id, the start of its id, or its name): only its members sit
     /// down, and their decks are credited at the end. Needs the organiser secret kept by
-    /// `league create` on this computer.
+    /// `league create` on this computer. With --day: a league climb of the day's mountain
+    /// instead (any member may create it, no organiser secret; the member token kept by
+    /// `league join` seats him under his league name, and the climb counts in the league's
+    /// standings of the day).
     #[arg(long, value_name = "LEAGUE")]
     pub league: Option<String>,
+    /// Mountain Magic: a climb of today's mountain, the same deal for everyone who climbs it
+    /// today (UTC), with standings (`grand-melee standings`): `today`, or today's date
+    /// YYYY-MM-DD (the server refuses any other day). Needs --game mountain_magic --seats 1.
+    #[arg(long, value_name = "today|YYYY-MM-DD")]
+    pub day: Option<String>,
 }
 
 /// A game by its wire name (`grand_melee`, `magic_tech`, `mountain_magic`): the protocol's

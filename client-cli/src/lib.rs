@@ -16,10 +16,12 @@
 //! - [`tui`]: the full-screen terminal UI (ratatui); [`draw`]: its drawing helpers, shared
 //!   with the games' panels.
 //! - [`replay`]: finished games: listing, export, and stepping through one in the watch view.
+//! - [`day`]: Mountain Magic's day climbs: a day's standings.
 //! - [`store`]: saved seat tokens.
 
 pub mod cli;
 pub mod command;
+pub mod day;
 pub mod describe;
 pub mod draw;
 pub mod games;
@@ -128,6 +130,16 @@ pub enum ClientError {
     /// `verify` found an outcome its dice do not give.
     #[error("NOT VERIFIED: {0}")]
     Verify(String),
+    /// `verify` of a climb of a day's mountain before the day is over.
+    #[error(
+        "this is a climb of {day}'s mountain: its deal comes from the day's dice, and the day's secret is revealed when the day is over, at {at}; verify it then (its commitment is the day's)"
+    )]
+    DayNotOver {
+        /// The day.
+        day: String,
+        /// When its secret is revealed.
+        at: String,
+    },
     /// `--ca-cert` could not be used.
     #[error("--ca-cert {path}: {reason}")]
     CaCert {
@@ -199,11 +211,23 @@ pub async fn run(cli: Cli) -> Result<(), ClientError> {
                 }
                 (None, None) => return Err(ClientError::Table("name the game, or --file".into())),
             };
-            let own_deck = settings.and_then(|s| s.mountain_magic).and_then(|m| m.deck);
-            return verify(&events, own_deck.as_ref(), &mut io::stdout().lock());
+            let own = settings.and_then(|s| s.mountain_magic).unwrap_or_default();
+            if let Some(date) = own.day {
+                // A climb of a day's mountain: the day's dice, its secret from the standings.
+                let mut conn = Conn::open(&server).await?;
+                let day = day::fetch(&mut conn, &date, None).await;
+                conn.close().await;
+                return day::verify_climb(&events, &day?, &mut io::stdout().lock());
+            }
+            return verify(&events, own.deck.as_ref(), &mut io::stdout().lock());
         }
         Cmd::League(command) => {
             return league::run(&server, command, &store()?, &mut io::stdout().lock()).await;
+        }
+        Cmd::Standings { day, league } => {
+            let plain = cli.plain || !io::stdout().is_terminal();
+            let out = &mut io::stdout().lock();
+            return day::run(&server, &day, league.as_deref(), plain, out).await;
         }
         Cmd::Create(args) => {
             let league = match &args.league {
@@ -211,12 +235,32 @@ pub async fn run(cli: Cli) -> Result<(), ClientError> {
                     let mut conn = Conn::open(&server).await?;
                     let league = league::resolve(&mut conn, text).await;
                     conn.close().await;
-                    let league = league?;
-                    Some((league, league::organiser(&store()?, &server, league)?))
+                    Some(league?)
                 }
                 None => None,
             };
-            let table = create(&server, &args, league, &mut io::stdout().lock()).await?;
+            let (table_league, climb) = match (league, &args.day) {
+                // A league climb of the day's mountain: any member creates it, and only a
+                // member sits down (with his token, under his league name).
+                (Some(league), Some(_)) => {
+                    if args.join.is_some()
+                        && league::saved_member(&store()?, &server, league).is_none()
+                    {
+                        return Err(ClientError::Table(format!(
+                            "a league climb is for the league's members, and this computer is not a member of league {league}: join it first with `grand-melee league join {league} <your name>`"
+                        )));
+                    }
+                    (None, Some(league))
+                }
+                (Some(league), None) => (
+                    Some((league, league::organiser(&store()?, &server, league)?)),
+                    None,
+                ),
+                (None, _) => (None, None),
+            };
+            let mountain_magic = mountain_magic_settings(&args, climb)?;
+            let out = &mut io::stdout().lock();
+            let table = create(&server, &args, table_league, mountain_magic, out).await?;
             let Some(name) = args.join else {
                 if !plain {
                     let mut out = io::stdout().lock();
@@ -227,9 +271,13 @@ pub async fn run(cli: Cli) -> Result<(), ClientError> {
                 }
                 return Ok(());
             };
-            let member_token = league
-                .and_then(|(league, _)| league::saved_member(&store().ok()?, &server, league))
-                .map(|(_, _, token)| token);
+            let member =
+                league.and_then(|league| league::saved_member(&store().ok()?, &server, league));
+            // At a league table the member's league name is his name there.
+            let (name, member_token) = match member {
+                Some((_, member_name, token)) => (member_name, Some(token)),
+                None => (name, None),
+            };
             Mode::Join {
                 table,
                 name,
@@ -505,6 +553,30 @@ pub fn verify(
     }
 }
 
+/// A new table's Mountain Magic settings: `--day` (and a league climb's league), checked to
+/// be for a Mountain Magic climb.
+pub fn mountain_magic_settings(
+    args: &CreateArgs,
+    league: Option<grand_melee_protocol::league::LeagueId>,
+) -> Result<Option<grand_melee_protocol::mountain_magic_types::MountainMagicSettings>, ClientError>
+{
+    let Some(day) = &args.day else {
+        return Ok(None);
+    };
+    if args.game != grand_melee_protocol::GameKind::MountainMagic || args.seats != 1 {
+        return Err(ClientError::Table(
+            "--day is a Mountain Magic climb of the day's mountain: add --game mountain_magic --seats 1".to_owned(),
+        ));
+    }
+    Ok(Some(
+        grand_melee_protocol::mountain_magic_types::MountainMagicSettings {
+            day: Some(day.trim().to_owned()),
+            league,
+            ..Default::default()
+        },
+    ))
+}
+
 /// Creates a table and writes `table_created <id>`; returns the id.
 pub async fn create(
     server: &str,
@@ -513,12 +585,13 @@ pub async fn create(
         grand_melee_protocol::league::LeagueId,
         grand_melee_protocol::OrganiserSecret,
     )>,
+    mountain_magic: Option<grand_melee_protocol::mountain_magic_types::MountainMagicSettings>,
     out: &mut dyn Write,
 ) -> Result<TableId, ClientError> {
     let mut conn = Conn::open(server).await?;
     let answer = conn
         .call(ClientMessage::CreateTable {
-            mountain_magic: None,
+            mountain_magic,
             id: 0,
             name: args.name.clone(),
             seats: args.seats,

@@ -169,7 +169,7 @@ async fn a_finished_game_answers_join_with_its_replay_and_bad_settings_are_named
     )
     .await;
     assert!(!status.success());
-    assert!(err.contains("--seats") && err.contains("2..=40"), "{err}");
+    assert!(err.contains("--seats") && err.contains("1..=40"), "{err}");
     let long = "p".repeat(65);
     let (status, _, err) = run_once(
         &addr,

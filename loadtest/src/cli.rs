@@ -223,9 +223,15 @@ pub struct BotsArgs {
     /// The game the tables play: `grand_melee`, `magic_tech` (two bots a table playing
     /// random legal games to the end, as fast as the server answers: `--tables`, `--seed` and
     /// `--deck` apply; the think time, duration and Grand Melee settings do not), or
-    /// `mountain_magic` (one bot a table climbing to an ending: `--tables` and `--seed`).
+    /// `mountain_magic` (one bot a table climbing to an ending: `--tables`, `--seed` and
+    /// `--day`).
     #[arg(long, value_name = "GAME", default_value = "grand_melee", value_parser = parse_game)]
     pub game: GameKind,
+
+    /// Mountain Magic: every bot climbs today's mountain (the same deal at every table), and
+    /// the day's standings are read at the end.
+    #[arg(long)]
+    pub day: bool,
 
     /// Magic Tech: the deck size every bot declares (1–60); smaller decks end sooner.
     #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u8).range(1..=60))]
@@ -680,6 +686,7 @@ async fn mountain_magic_bots(args: &BotsArgs, print: &mut dyn FnMut(&str)) -> Re
         url: url.trim_end_matches('/').trim_end_matches("/ws").to_owned(),
         tables: args.shape.tables,
         seed: args.shape.seed,
+        day: args.day,
         ..crate::mountain_magic_bot::MmConfig::default()
     };
     let started = Instant::now();
@@ -689,20 +696,61 @@ async fn mountain_magic_bots(args: &BotsArgs, print: &mut dyn FnMut(&str)) -> Re
     let secs = started.elapsed().as_secs_f64();
     let moves: u64 = climbs.iter().map(|c| c.moves).sum();
     let battles = climbs.iter().filter(|c| c.ending().is_some()).count();
+    // Today's mountain: one deal for all, and the day's standings afterwards.
+    let day = if args.day {
+        let deals = climbs
+            .iter()
+            .map(|c| (&c.commitment, &c.bottom_row))
+            .collect::<std::collections::BTreeSet<_>>()
+            .len();
+        if deals > 1 {
+            return Err(CliError::Unhealthy(format!(
+                "today's mountain was dealt {deals} different ways"
+            )));
+        }
+        Some(
+            crate::mountain_magic_bot::day_standings(&config.url)
+                .await
+                .map_err(|e| CliError::Unhealthy(e.to_string()))?,
+        )
+    } else {
+        None
+    };
     if args.json {
-        let report = serde_json::json!({
+        let mut report = serde_json::json!({
             "game": "mountain_magic",
             "climbs": climbs.len(),
             "battles": battles,
             "moves": moves,
             "secs": secs,
         });
+        if let Some((day, standings, all)) = &day {
+            report["day"] = serde_json::json!({
+                "day": day,
+                "climbers": standings.len(),
+                "climbs": all,
+            });
+        }
         print(&serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?);
     } else {
         print(&format!(
             "mountain_magic: {} climbs played to their endings in {secs:.2} s ({battles} reached the battle's end, the rest failed the climb or conceded): {moves} moves",
             climbs.len()
         ));
+        if let Some((day, standings, all)) = &day {
+            let best = standings.first().map_or_else(String::new, |c| {
+                format!(
+                    ", first: {} ({}, {} card(s) left)",
+                    c.climber,
+                    c.end.name(),
+                    c.cards_left
+                )
+            });
+            print(&format!(
+                "mountain_magic: today's mountain ({day}), one deal for all: {} climber(s) in the standings, {all} climb(s) finished today{best}",
+                standings.len()
+            ));
+        }
     }
     Ok(())
 }
@@ -724,6 +772,11 @@ async fn bots(args: BotsArgs, print: &mut dyn FnMut(&str)) -> Result<(), CliErro
     }
     if args.game == GameKind::MountainMagic {
         return mountain_magic_bots(&args, print).await;
+    }
+    if args.day {
+        return Err(CliError::Usage(
+            "--day climbs today's mountain: add --game mountain_magic".into(),
+        ));
     }
     if args.game != GameKind::GrandMelee {
         return Err(CliError::Usage(format!(
@@ -919,6 +972,23 @@ mod tests {
         let per_target = 25 + args.probes as u64 * (args.warmup_secs + args.step_secs);
         let total = args.rounds as u64 * args.targets.len() as u64 * per_target;
         assert!(total < 20 * 60, "{total} s");
+    }
+
+    #[test]
+    fn day_climbs_are_mountain_magic_s() {
+        let cli = Cli::try_parse_from([
+            "grand-melee-loadtest",
+            "bots",
+            "--day",
+            "--url",
+            "ws://127.0.0.1:9/ws",
+        ])
+        .unwrap_or_else(|e| panic!("{e}"));
+        let error = run(cli, &mut |_| {}).expect_err("no day at a Grand Melee table");
+        assert!(
+            error.to_string().contains("add --game mountain_magic"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -9,13 +9,17 @@
 //! activate what is powered at the first target the rules allow, attack with each ready
 //! creature alone, then end the turn. A bot that has made `max_moves` moves concedes, so every
 //! climb ends.
+//!
+//! With `day`, every bot climbs today's mountain (`mountain_magic.day: "today"`): the same
+//! deal at every table, and the day's standings ([`day_standings`]) list the climbers.
 
 use futures_util::{SinkExt, StreamExt};
 use grand_melee_protocol::game::Game;
 use grand_melee_protocol::mountain_magic::climb::all_paths;
 use grand_melee_protocol::mountain_magic::{Climb, MountainMagic};
 use grand_melee_protocol::mountain_magic_types::{
-    Ending, ForceRef, MmPhase, MountainCommand, Outcome, Side,
+    CardNo, DayClimb, Ending, ForceRef, MmPhase, MountainCommand, MountainMagicSettings, Outcome,
+    Side,
 };
 use grand_melee_protocol::{
     self as wire, ClientMessage, GameKind, Mirror, PROTOCOL_VERSION, SeatingMode, ServerMessage,
@@ -37,6 +41,9 @@ pub struct MmConfig {
     pub seed: u64,
     /// Moves a bot makes before it concedes.
     pub max_moves: u32,
+    /// Climb today's mountain (every table the same deal, with standings) rather than a
+    /// mountain of each table's own dice.
+    pub day: bool,
 }
 
 impl Default for MmConfig {
@@ -46,6 +53,7 @@ impl Default for MmConfig {
             tables: 1,
             seed: 1,
             max_moves: 2_000,
+            day: false,
         }
     }
 }
@@ -63,6 +71,12 @@ pub struct MmClimb {
     pub moves: u64,
     /// Events the bot folded.
     pub events: u64,
+    /// The climber's name at the table.
+    pub climber: String,
+    /// The table's dice commitment (a day climb's is the day's).
+    pub commitment: String,
+    /// The bottom row dealt (seven cards, left first).
+    pub bottom_row: Vec<CardNo>,
 }
 
 impl MmClimb {
@@ -366,9 +380,15 @@ impl MmBot {
 /// Climbs at table `index` of a run: creates it, seats one bot, starts and climbs to the end.
 pub async fn play_table(config: &MmConfig, index: usize) -> Result<MmClimb, MmError> {
     let mut bot = MmBot::open(&config.url, Rng::new(config.seed, index as u64)).await?;
+    // Distinct names: a day's standings count each climber (by name) once.
+    let climber = format!("mm-{index}-{}", config.seed);
+    let mountain_magic = config.day.then(|| MountainMagicSettings {
+        day: Some("today".into()),
+        ..MountainMagicSettings::default()
+    });
     let created = bot
         .call("create_table".into(), |id| ClientMessage::CreateTable {
-            mountain_magic: None,
+            mountain_magic,
             id,
             name: format!("mm-{index}"),
             seats: 1,
@@ -398,7 +418,7 @@ pub async fn play_table(config: &MmConfig, index: usize) -> Result<MmClimb, MmEr
     bot.call("join".into(), |id| ClientMessage::Join {
         id,
         table,
-        name: format!("mm-{index}"),
+        name: climber.clone(),
         password: None,
         entropy: None,
         member_token: None,
@@ -415,6 +435,17 @@ pub async fn play_table(config: &MmConfig, index: usize) -> Result<MmClimb, MmEr
     if let ServerMessage::Ack { seq, .. } = started {
         bot.catch_up(seq).await?;
     }
+    let (commitment, bottom_row) = match &bot.mirror {
+        Some(mirror) => (
+            mirror.view().dice_commitment.clone(),
+            mirror.table().climb().view().mountain[0]
+                .iter()
+                .flatten()
+                .copied()
+                .collect(),
+        ),
+        None => (String::new(), Vec::new()),
+    };
     let (standings, outcome) = bot.climb(config.max_moves).await?;
     Ok(MmClimb {
         table,
@@ -422,7 +453,38 @@ pub async fn play_table(config: &MmConfig, index: usize) -> Result<MmClimb, MmEr
         outcome,
         moves: bot.moves,
         events: bot.events,
+        climber,
+        commitment,
+        bottom_row,
     })
+}
+
+/// The standings of today's mountain, as the server gives them: the day, each climber's
+/// first finished climb (best first) and the finished climbs in all.
+pub async fn day_standings(url: &str) -> Result<(String, Vec<DayClimb>, u32), MmError> {
+    let mut bot = MmBot::open(url, Rng::new(0, 0)).await?;
+    let answer = bot
+        .call("mountain_magic.standings".into(), |id| {
+            ClientMessage::MountainMagicStandings {
+                id,
+                day: "today".into(),
+                league: None,
+            }
+        })
+        .await?;
+    let _ = bot.ws.close(None).await;
+    match answer {
+        ServerMessage::MountainMagicStandings {
+            day,
+            standings,
+            climbs,
+            ..
+        } => Ok((day, standings, climbs)),
+        other => Err(MmError::Mirror(format!(
+            "not mountain_magic.standings: {}",
+            other.name()
+        ))),
+    }
 }
 
 /// Plays `config.tables` climbs at once, each to its end.

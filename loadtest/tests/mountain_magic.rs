@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use grand_melee_loadtest::cli::{Cli, run};
-use grand_melee_loadtest::mountain_magic_bot::{MmConfig, play};
+use grand_melee_loadtest::mountain_magic_bot::{MmConfig, day_standings, play};
 use grand_melee_server::{Server, ServerConfig};
 use tokio::sync::oneshot;
 
@@ -51,6 +51,7 @@ async fn simultaneous_climbs_reach_their_endings_with_no_error() {
         tables: TABLES,
         seed: 31,
         max_moves: 5_000,
+        day: false,
     };
     let climbs = tokio::time::timeout(PATIENCE, play(&config))
         .await
@@ -110,6 +111,101 @@ async fn bots_climb_from_the_command_line() {
         lines
             .iter()
             .any(|l| l.starts_with("mountain_magic: 3 climbs played to their endings")),
+        "{lines:?}"
+    );
+}
+
+/// Today's mountain: several bots climb it at once, each at its own table, all dealt the same
+/// mountain (the day's commitment, the same bottom row); each reaches an ending, and the day's
+/// standings then list every climber once, ranked, with his table.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn simultaneous_climbs_of_today_s_mountain_all_end_in_the_standings() {
+    const CLIMBERS: usize = 12;
+    let (addr, stop, task, _data) = server().await;
+    let config = MmConfig {
+        url: format!("ws://{addr}"),
+        tables: CLIMBERS,
+        seed: 26,
+        max_moves: 5_000,
+        day: true,
+    };
+    let climbs = tokio::time::timeout(PATIENCE, play(&config))
+        .await
+        .expect("the climbs ended in time")
+        .expect("no bot failed and no request was refused");
+    let (day, standings, all) = tokio::time::timeout(PATIENCE, day_standings(&config.url))
+        .await
+        .unwrap()
+        .unwrap();
+    stop.send(()).unwrap();
+    tokio::time::timeout(PATIENCE, task).await.unwrap().unwrap();
+
+    assert_eq!(climbs.len(), CLIMBERS);
+    let first = &climbs[0];
+    assert_eq!(first.bottom_row.len(), 7, "{first:?}");
+    assert!(!first.commitment.is_empty());
+    for climb in &climbs {
+        // One deal for all: the day's commitment and the same bottom row at every table.
+        assert_eq!(climb.commitment, first.commitment, "{climb:?}");
+        assert_eq!(climb.bottom_row, first.bottom_row, "{climb:?}");
+        assert!(climb.outcome.is_some(), "an ending: {climb:?}");
+    }
+    assert_eq!(day.len(), 10, "{day}");
+    assert_eq!(all as usize, CLIMBERS);
+    assert_eq!(standings.len(), CLIMBERS, "{standings:?}");
+    for climb in &climbs {
+        let line = standings
+            .iter()
+            .find(|s| s.climber == climb.climber)
+            .unwrap_or_else(|| panic!("{} is in the standings: {standings:?}", climb.climber));
+        assert_eq!(line.table, climb.table);
+    }
+    // Ranked: places never go down, the first is 1, and equal climbs share a place.
+    assert_eq!(standings[0].place, 1);
+    for pair in standings.windows(2) {
+        assert!(pair[0].place <= pair[1].place, "{standings:?}");
+        assert!(
+            (pair[0].end, std::cmp::Reverse(pair[0].cards_left))
+                <= (pair[1].end, std::cmp::Reverse(pair[1].cards_left))
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bots_climb_today_s_mountain_from_the_command_line() {
+    let (addr, stop, task, _data) = server().await;
+    let cli = Cli::try_parse_from([
+        "grand-melee-loadtest",
+        "bots",
+        "--game",
+        "mountain_magic",
+        "--day",
+        "--url",
+        &format!("ws://{addr}"),
+        "--tables",
+        "3",
+    ])
+    .unwrap();
+    let (done, result) = oneshot::channel();
+    std::thread::spawn(move || {
+        let mut lines = Vec::new();
+        let outcome = run(cli, &mut |line| lines.push(line.to_owned()));
+        let _ = done.send((outcome.map_err(|e| e.to_string()), lines));
+    });
+    let (outcome, lines) = tokio::time::timeout(PATIENCE, result)
+        .await
+        .unwrap()
+        .unwrap();
+    stop.send(()).unwrap();
+    tokio::time::timeout(PATIENCE, task).await.unwrap().unwrap();
+    outcome.unwrap();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("mountain_magic: today's mountain (")
+                && l.contains(
+                    "one deal for all: 3 climber(s) in the standings, 3 climb(s) finished today"
+                )),
         "{lines:?}"
     );
 }

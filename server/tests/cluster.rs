@@ -32,21 +32,6 @@ async fn eventually<F: AsyncFnMut() -> bool>(what: &str, mut check: F) {
     }
 }
 
-async fn list_tables(client: &mut Client) -> Vec<wire::TableSummary> {
-    let answer = client
-        .call(|id| ClientMessage::ListTables {
-            id,
-            from: 0,
-            limit: 100,
-        })
-        .await
-        .unwrap();
-    let ServerMessage::Tables { tables, .. } = answer else {
-        panic!("expected tables: {answer:?}");
-    };
-    tables
-}
-
 /// Every client's mirror equals a fresh snapshot from its own node.
 async fn mirrors_agree(clients: &mut [Client]) {
     let seq = clients
@@ -150,10 +135,7 @@ async fn one_table_played_from_two_nodes_survives_its_owner() {
     // Node b lists it (from the directory).
     let mut lobby_b = Client::connected(b.addr).await;
     eventually("node b lists the table", async || {
-        list_tables(&mut lobby_b)
-            .await
-            .iter()
-            .any(|t| t.table == table)
+        lobby_b.list_tables().await.iter().any(|t| t.table == table)
     })
     .await;
     host.join(table, "Ann").await.unwrap();
@@ -260,7 +242,8 @@ async fn a_magic_tech_table_survives_its_owner_and_is_played_to_its_end() {
     let table = ann.create(mt::settings()).await.unwrap();
     let mut lobby_b = Client::connected(b.addr).await;
     eventually("node b lists the table", async || {
-        list_tables(&mut lobby_b)
+        lobby_b
+            .list_tables()
             .await
             .iter()
             .any(|t| t.table == table && t.game == wire::GameKind::MagicTech)
@@ -298,7 +281,7 @@ async fn a_magic_tech_table_survives_its_owner_and_is_played_to_its_end() {
     mirrors_agree(&mut clients).await;
     let end = clients[1].view.clone().unwrap();
     assert_eq!(end.stage, wire::StageName::Finished);
-    let journal = replay_events(b.addr, table).await;
+    let journal = Client::connected(b.addr).await.replay_events(table).await;
     assert_eq!(
         journal.len() as u64,
         end.seq,
@@ -368,7 +351,8 @@ async fn a_mountain_magic_climb_survives_its_owner_watched_from_another_node() {
     );
     let mut watcher = Client::connected(b.addr).await;
     eventually("node b lists the table", async || {
-        list_tables(&mut watcher)
+        watcher
+            .list_tables()
             .await
             .iter()
             .any(|t| t.table == table && t.game == wire::GameKind::MountainMagic)
@@ -409,7 +393,7 @@ async fn a_mountain_magic_climb_survives_its_owner_watched_from_another_node() {
         end.mountain_magic, mountain,
         "the climb went on after the takeover"
     );
-    let journal = replay_events(b.addr, table).await;
+    let journal = Client::connected(b.addr).await.replay_events(table).await;
     assert_eq!(
         journal.len() as u64,
         end.seq,
@@ -767,39 +751,6 @@ async fn a_league_game_across_nodes_credits_each_deck_once() {
     let (deck, _) = league.deck(&mut at_b, winner).await;
     assert_eq!(deck.power - deck.spent, 1);
 }
-
-/// Every event of a finished game, read with `get_replay` from `addr`.
-async fn replay_events(addr: SocketAddr, table: TableId) -> Vec<wire::Event> {
-    let mut client = Client::connected(addr).await;
-    let mut events = Vec::new();
-    let mut from_seq = 1;
-    loop {
-        let page = client
-            .call(|id| ClientMessage::GetReplay {
-                id,
-                table,
-                from_seq,
-                password: None,
-                token: None,
-            })
-            .await
-            .unwrap_or_else(|code| panic!("replay of {table}: {code:?}"));
-        let ServerMessage::Replay {
-            events: page,
-            next_seq,
-            ..
-        } = page
-        else {
-            panic!("expected a replay: {page:?}");
-        };
-        events.extend(page);
-        match next_seq {
-            Some(next) => from_seq = next,
-            None => return events,
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn twenty_tables_of_28_bots_survive_the_node_that_owns_the_most() {
     use grand_melee_loadtest::PlayConfig;
@@ -872,7 +823,7 @@ async fn twenty_tables_of_28_bots_survive_the_node_that_owns_the_most() {
         assert!(game.winner().is_some(), "one winner: {game:?}");
         assert_eq!(game.disagreements, 0);
         let table = game.table.unwrap();
-        let journal = replay_events(survivor, table).await;
+        let journal = Client::connected(survivor).await.replay_events(table).await;
         assert!(
             journal
                 .iter()
@@ -911,7 +862,8 @@ async fn an_adjourned_table_survives_its_owner_and_is_resumed_on_another_node() 
     assert_eq!(before.resume_asks, [1]);
     let mut lobby_b = Client::connected(b.addr).await;
     eventually("node b lists the table adjourned", async || {
-        list_tables(&mut lobby_b)
+        lobby_b
+            .list_tables()
             .await
             .iter()
             .any(|t| t.table == table && t.adjourned)
@@ -929,7 +881,8 @@ async fn an_adjourned_table_survives_its_owner_and_is_resumed_on_another_node() 
     assert_eq!(view.resume_asks, [1]);
     assert_eq!(view.turns, before.turns);
     assert!(
-        list_tables(&mut lobby_b)
+        lobby_b
+            .list_tables()
             .await
             .iter()
             .any(|t| t.table == table && t.adjourned)
@@ -947,7 +900,8 @@ async fn an_adjourned_table_survives_its_owner_and_is_resumed_on_another_node() 
     assert!(!view.adjourned);
     assert_eq!(view.turns, before.turns, "play goes on where it stopped");
     eventually("node b lists the table in play", async || {
-        list_tables(&mut lobby_b)
+        lobby_b
+            .list_tables()
             .await
             .iter()
             .any(|t| t.table == table && !t.adjourned)

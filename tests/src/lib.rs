@@ -699,6 +699,54 @@ impl Client {
         }
     }
 
+    /// Every event of a finished game, read with `get_replay` page after page (no password,
+    /// no token).
+    pub async fn replay_events(&mut self, table: TableId) -> Vec<wire::Event> {
+        let mut events = Vec::new();
+        let mut from_seq = 1;
+        loop {
+            let page = self
+                .call(|id| ClientMessage::GetReplay {
+                    id,
+                    table,
+                    from_seq,
+                    password: None,
+                    token: None,
+                })
+                .await
+                .unwrap_or_else(|code| panic!("replay of {table}: {code:?}"));
+            let ServerMessage::Replay {
+                events: page,
+                next_seq,
+                ..
+            } = page
+            else {
+                panic!("expected a replay: {page:?}");
+            };
+            events.extend(page);
+            match next_seq {
+                Some(next) => from_seq = next,
+                None => return events,
+            }
+        }
+    }
+
+    /// The first page of `list_tables` (up to 500 tables).
+    pub async fn list_tables(&mut self) -> Vec<wire::TableSummary> {
+        let listed = self
+            .call(|id| ClientMessage::ListTables {
+                id,
+                from: 0,
+                limit: wire::MAX_PAGE_ITEMS,
+            })
+            .await
+            .unwrap();
+        let ServerMessage::Tables { tables, .. } = listed else {
+            panic!("expected tables: {listed:?}");
+        };
+        tables
+    }
+
     /// Asks for a fresh snapshot and returns it (without replacing the mirrored view).
     pub async fn fresh_snapshot(&mut self) -> TableView {
         let id = self.send(|id| ClientMessage::Snapshot { id });

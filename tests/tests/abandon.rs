@@ -123,38 +123,6 @@ async fn until_no_table(client: &mut Client) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
-
-/// The finished game's replay, every event of it.
-async fn replay(client: &mut Client, table: TableId) -> Vec<Event> {
-    let mut events = Vec::new();
-    let mut from_seq = 1;
-    loop {
-        let answer = client
-            .call(|id| ClientMessage::GetReplay {
-                id,
-                table,
-                from_seq,
-                password: None,
-                token: None,
-            })
-            .await
-            .unwrap();
-        let ServerMessage::Replay {
-            events: page,
-            next_seq,
-            ..
-        } = answer
-        else {
-            panic!("{answer:?}");
-        };
-        events.extend(page);
-        match next_seq {
-            Some(next) => from_seq = next,
-            None => return events,
-        }
-    }
-}
-
 /// The replay ends as an abandoned game does: `game_abandoned`, then `game_over` with every
 /// player still in the game sharing the first place, then `dice_revealed`.
 fn ends_abandoned(events: &[Event], players: u16) {
@@ -191,7 +159,7 @@ async fn games_everyone_has_left_end_and_give_their_places_back() {
     }
     until_no_table(&mut newcomer).await;
     for (table, _) in &games {
-        let events = replay(&mut newcomer, *table).await;
+        let events = newcomer.replay_events(*table).await;
         ends_abandoned(&events, 2);
     }
     // The places are free again.
@@ -218,7 +186,7 @@ async fn after_a_restart_a_game_nobody_comes_back_to_ends_and_gives_its_place_ba
         Err(ErrorCode::ServerBusy)
     );
     until_no_table(&mut newcomer).await;
-    ends_abandoned(&replay(&mut newcomer, table).await, 2);
+    ends_abandoned(&newcomer.replay_events(table).await, 2);
     create(&mut newcomer, 2, 60).await.unwrap();
 }
 

@@ -105,6 +105,52 @@ fn rmp_like_attack_with_wrong_types() -> Vec<u8> {
     out
 }
 
+/// Mountain Magic's requests with settings for the fuzz-like test to mutate: climbs of today's
+/// mountain (`today`, a date, a league's), a climb of an own deck file (good by the recipe, or
+/// a card short), a day with a deck, and a day's standings (a league's).
+fn mountain_magic_requests(id: u32, today: &str) -> Vec<ClientMessage> {
+    use wire::dice::{Dice, DiceSecret};
+    use wire::league::LeagueId;
+    use wire::mountain_magic::pool::{Deck, Pool};
+    use wire::mountain_magic_types::MountainMagicSettings;
+    let pool = Pool::builtin();
+    let good =
+        Deck::default_from_dice(pool, &Dice::new(DiceSecret::from_seed(31), [3; 32])).to_file(pool);
+    let mut short = good.clone();
+    short.cards[0].count -= 1;
+    let climb = |settings: MountainMagicSettings| {
+        CreateTable::new("climb", 1)
+            .game(wire::GameKind::MountainMagic)
+            .mountain_magic(settings)
+            .request(id)
+    };
+    let day = |day: &str, league| MountainMagicSettings {
+        day: Some(day.to_owned()),
+        league,
+        ..MountainMagicSettings::default()
+    };
+    let deck = |deck| MountainMagicSettings {
+        deck: Some(deck),
+        ..MountainMagicSettings::default()
+    };
+    vec![
+        climb(day("today", None)),
+        climb(day(today, None)),
+        climb(day("today", Some(LeagueId::from_u128(7)))),
+        climb(deck(good.clone())),
+        climb(deck(short)),
+        climb(MountainMagicSettings {
+            deck: Some(good),
+            ..day("today", None)
+        }),
+        ClientMessage::MountainMagicStandings {
+            id,
+            day: "today".into(),
+            league: Some(LeagueId::from_u128(7)),
+        },
+    ]
+}
+
 /// A small deterministic generator for the fuzz-like test.
 struct Dice(u64);
 
@@ -124,10 +170,33 @@ async fn thousands_of_random_and_mutated_messages_never_break_the_server() {
     let valid: Vec<Vec<u8>> = wire::examples::client()
         .iter()
         .filter(|m| !matches!(m, ClientMessage::Hello { .. } | ClientMessage::Leave { .. }))
+        .chain(&mountain_magic_requests(0, "2026-11-26"))
         .map(wire::encode_client)
         .collect();
     let mut dice = Dice(0x5eed);
     let fuzzer = &mut clients[2];
+    // Unmutated, Mountain Magic's requests are decided as their settings say.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let today = wire::mountain_magic::day::Day::of(now).to_string();
+    let expected = [
+        Ok("table_created"),
+        Ok("table_created"),
+        Err(ErrorCode::UnknownLeague),
+        Ok("table_created"),
+        Err(ErrorCode::BadSettings),
+        Err(ErrorCode::BadSettings),
+        Err(ErrorCode::UnknownLeague),
+    ];
+    for (k, want) in expected.into_iter().enumerate() {
+        let got = fuzzer
+            .call(|id| mountain_magic_requests(id, &today).swap_remove(k))
+            .await
+            .map(|answer| answer.name());
+        assert_eq!(got, want, "request {k}");
+    }
     // The fuzzer's own requests use ids far from the examples' (which the mutations keep).
     fuzzer.set_next_id(3_000_000_000);
     let sent = 3_000;

@@ -7,7 +7,7 @@ use grand_melee_e2e::magic_tech::{self as mt, Dice};
 use grand_melee_e2e::{Client, CreateTable, TestServer, keep_all_hands, started_game};
 use grand_melee_protocol::magic_tech_types::MtPhase;
 use grand_melee_protocol::rules::Command;
-use grand_melee_protocol::{ClientMessage, ErrorCode, GameKind, ServerMessage, StageName, TableId};
+use grand_melee_protocol::{ClientMessage, ErrorCode, GameKind, ServerMessage, StageName};
 use grand_melee_server::ServerConfig;
 
 /// The server's defaults, but a random player's requests come faster than a person's.
@@ -189,39 +189,6 @@ async fn refused_requests_at_magic_tech_and_grand_melee_tables_change_nothing() 
     .await;
     mirrors_agree(&mut clients).await;
 }
-
-/// Every event of a finished game, read with `get_replay` by a client at no table.
-async fn replay(server: &TestServer, table: TableId) -> Vec<grand_melee_protocol::Event> {
-    let mut client = server.client().await;
-    let mut events = Vec::new();
-    let mut from_seq = 1;
-    loop {
-        let page = client
-            .call(|id| ClientMessage::GetReplay {
-                id,
-                table,
-                from_seq,
-                password: None,
-                token: None,
-            })
-            .await
-            .unwrap();
-        let ServerMessage::Replay {
-            events: page,
-            next_seq,
-            ..
-        } = page
-        else {
-            panic!("expected a replay: {page:?}");
-        };
-        events.extend(page);
-        match next_seq {
-            Some(next) => from_seq = next,
-            None => return events,
-        }
-    }
-}
-
 #[tokio::test]
 async fn a_magic_tech_game_goes_on_across_a_restart_and_its_replay_folds_to_the_end() {
     let server = TestServer::start_with(config()).await;
@@ -251,7 +218,7 @@ async fn a_magic_tech_game_goes_on_across_a_restart_and_its_replay_folds_to_the_
     let end = clients[0].view.clone().unwrap();
     assert_eq!(end.stage, StageName::Finished);
 
-    let replayed = replay(&server, table).await;
+    let replayed = server.client().await.replay_events(table).await;
     assert_eq!(replayed.len() as u64, end.seq);
     assert_eq!(replayed, clients[1].past_events(table).await);
     assert_eq!(mt::fold(&end, &replayed), end);

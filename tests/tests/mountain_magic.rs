@@ -9,7 +9,7 @@ use grand_melee_protocol::mountain_magic_types::{
     DeckFile, DeckLine, MmPhase, MountainCommand, MountainMagicSettings, MountainView,
 };
 use grand_melee_protocol::{
-    ClientMessage, ErrorCode, Event, GameKind, ServerMessage, StageName, TableId, TableView,
+    ClientMessage, ErrorCode, Event, GameKind, StageName, TableId, TableView,
 };
 use grand_melee_server::ServerConfig;
 
@@ -159,39 +159,6 @@ async fn a_climb_goes_on_across_a_restart() {
     assert_eq!(climb(&view).flipped, None);
     assert_eq!(climb(&view).discard.len(), climb(&before).discard.len() + 1);
 }
-
-/// Every event of a finished game, read with `get_replay` by a client at no table.
-async fn replay(server: &TestServer, table: TableId) -> Vec<Event> {
-    let mut client = server.client().await;
-    let mut events = Vec::new();
-    let mut from_seq = 1;
-    loop {
-        let page = client
-            .call(|id| ClientMessage::GetReplay {
-                id,
-                table,
-                from_seq,
-                password: None,
-                token: None,
-            })
-            .await
-            .unwrap();
-        let ServerMessage::Replay {
-            events: page,
-            next_seq,
-            ..
-        } = page
-        else {
-            panic!("expected a replay: {page:?}");
-        };
-        events.extend(page);
-        match next_seq {
-            Some(next) => from_seq = next,
-            None => return events,
-        }
-    }
-}
-
 /// Climbs from the mirror until the mountain is complete or the deck ran out: each card turned
 /// over goes to the first place it may, else to the discard pile.
 async fn climb_up(ann: &mut Client) {
@@ -258,7 +225,7 @@ async fn a_climb_is_watched_replayed_step_by_step_and_its_deal_verified() {
 
     // The replay, folded one event at a time from the empty table, shows the climb growing
     // (the deal first, then one card turned over after another) and ends at the table's end.
-    let events = replay(&server, table).await;
+    let events = server.client().await.replay_events(table).await;
     assert_eq!(events.len() as u64, end.seq);
     let empty = MountainMagic::create(&end.settings, DiceSecret::from_seed(0))
         .unwrap()

@@ -9,7 +9,7 @@ use grand_melee_protocol::mountain_magic::pool::Pool;
 use grand_melee_protocol::mountain_magic_types::{
     Colour, ForceView, Kind, MmPhase, MountainView, ROWS, Removal, Side,
 };
-use grand_melee_protocol::{PlayerId, TableView};
+use grand_melee_protocol::{PlayerId, StageName, TableView};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
@@ -305,6 +305,16 @@ pub fn panel_rows(view: &TableView, width: usize, height: usize) -> Vec<(String,
             }
         }
     }
+    // A finished climb of a day's mountain: where its standings are, under the first row.
+    if let (StageName::Finished, Some(day)) = (view.stage, day_of(view)) {
+        rows.insert(
+            rows.len().min(1),
+            (
+                format!("{day}'s mountain · standings: grand-melee standings --day {day}"),
+                Style::default(),
+            ),
+        );
+    }
     rows.truncate(height);
     rows
 }
@@ -330,18 +340,30 @@ pub fn render(
     frame.render_widget(Paragraph::new(lines), area);
 }
 
-/// The climb's facts on the title bar.
+/// A climb of a day's mountain: the day (`YYYY-MM-DD`), printable.
+pub fn day_of(view: &TableView) -> Option<String> {
+    let day = view.settings.mountain_magic.as_ref()?.day.as_deref()?;
+    Some(crate::safe::printable(day))
+}
+
+/// The climb's facts on the title bar (a day climb's day first).
 pub fn header_facts(view: &TableView) -> String {
+    let day = day_of(view).map(|day| format!("{day}'s mountain"));
     let Some(climb) = climb_of(view) else {
-        return String::new();
+        return day.unwrap_or_default();
     };
     let mm = climb.view();
-    match mm.phase {
+    let facts = match mm.phase {
         MmPhase::Undealt => String::new(),
         MmPhase::Climbing => format!("climbing · {} spells left", mm.spells_left),
         MmPhase::Path => "the path".to_owned(),
         MmPhase::Battle => format!("battle · {} lands left", mm.lands_left),
         MmPhase::Over => outcome_words(&climb).unwrap_or_default(),
+    };
+    match day {
+        Some(day) if facts.is_empty() => day,
+        Some(day) => format!("{day} · {facts}"),
+        None => facts,
     }
 }
 
@@ -372,8 +394,11 @@ pub fn status_lines(view: &TableView, _me: Option<PlayerId>) -> Vec<String> {
         MmPhase::Battle => "battle",
         MmPhase::Over => "over",
     };
+    let day = day_of(view)
+        .map(|day| format!(" day={day}"))
+        .unwrap_or_default();
     let mut lines = vec![format!(
-        "climb phase={phase} spells={} lands={} discard={} ending={}",
+        "climb phase={phase} spells={} lands={} discard={}{day} ending={}",
         mm.spells_left,
         mm.lands_left,
         mm.discard.len(),

@@ -407,3 +407,51 @@ fn every_command_has_a_help_line_and_parses_to_a_request_or_a_usage() {
         );
     }
 }
+
+/// A climb of a day's mountain says so: its day on the title bar and in `status`, and at its
+/// end, drawn at 80×24, where its standings are.
+#[test]
+fn a_day_climb_names_its_day_and_at_the_end_its_standings() {
+    let day_settings = Settings {
+        mountain_magic: Some(
+            grand_melee_protocol::mountain_magic_types::MountainMagicSettings {
+                day: Some("2026-11-26".into()),
+                ..Default::default()
+            },
+        ),
+        ..settings()
+    };
+    let mut table = Table::create(&day_settings, DiceSecret::from_seed(26)).unwrap();
+    table
+        .handle(Actor::Player(0), Command::join("Ann"))
+        .unwrap();
+    table.handle(Actor::Host, Command::start(None)).unwrap();
+    let at = |table: &Table| table.view(TableId::from_u128(26), "day", 1, &day_settings);
+    assert_eq!(
+        MountainMagic.header_facts(&at(&table)),
+        format!(
+            "2026-11-26's mountain · climbing · {} spells left",
+            table.climb().view().spells_left
+        )
+    );
+    assert!(
+        MountainMagic.status_lines(&at(&table), Some(0))[0]
+            .contains(" day=2026-11-26 ending=\"none\""),
+        "{:?}",
+        MountainMagic.status_lines(&at(&table), Some(0))
+    );
+    // The same climb at a table of one's own names no day.
+    let own = view(&table, 1);
+    assert!(!MountainMagic.header_facts(&own).contains("mountain"));
+    table.handle(Actor::Player(0), Command::Concede).unwrap();
+    let rows = drawn(&at(&table));
+    assert!(
+        rows.iter()
+            .any(|r| r
+                == "2026-11-26's mountain · standings: grand-melee standings --day 2026-11-26"),
+        "{rows:#?}"
+    );
+    assert!(rows.iter().all(|r| r.chars().count() <= 80));
+    let rows = drawn(&view(&table, 1));
+    assert!(!rows.iter().any(|r| r.contains("standings")), "{rows:#?}");
+}
