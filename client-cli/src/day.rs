@@ -80,14 +80,34 @@ pub async fn fetch(
         Some(text) => Some(league::resolve(conn, text).await?),
         None => None,
     };
-    let answer = conn
-        .call(ClientMessage::MountainMagicStandings {
-            id: 0,
-            day: day.trim().to_owned(),
-            league,
-        })
-        .await?;
-    DayStandings::of(answer)
+    // Every page: the first says the day, each adds its climbs.
+    let mut from = 0;
+    let mut whole: Option<DayStandings> = None;
+    loop {
+        let answer = conn
+            .call(ClientMessage::MountainMagicStandings {
+                id: 0,
+                day: day.trim().to_owned(),
+                league,
+                from,
+                limit: grand_melee_protocol::MAX_PAGE_ITEMS,
+            })
+            .await?;
+        let next = match &answer {
+            ServerMessage::MountainMagicStandings { next, .. } => *next,
+            _ => None,
+        };
+        let page = DayStandings::of(answer)?;
+        match &mut whole {
+            Some(whole) => whole.standings.extend(page.standings),
+            None => whole = Some(page),
+        }
+        match next {
+            Some(next) if next > from => from = next,
+            _ => break,
+        }
+    }
+    whole.ok_or_else(|| ClientError::Protocol("no standings".to_owned()))
 }
 
 /// Runs `grand-melee standings`.

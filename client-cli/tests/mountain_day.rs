@@ -64,10 +64,17 @@ fn climbs() -> Vec<DayClimb> {
 }
 
 /// A server that knows two days: today (2026-11-26, going on: no secret) and yesterday (over:
-/// its secret); any other day is `bad_day`.
+/// its secret); any other day is `bad_day`. It answers two climbs a page, whatever the
+/// `limit`, so the client has to ask for every page.
 async fn day_server() -> String {
     let addr = fake_server(|request| match request {
-        ClientMessage::MountainMagicStandings { id, day, league } => {
+        ClientMessage::MountainMagicStandings {
+            id,
+            day,
+            league,
+            from,
+            ..
+        } => {
             let (day, secret) = match day.as_str() {
                 "today" | "2026-11-26" => ("2026-11-26", None),
                 "2026-11-25" => ("2026-11-25", Some(SECRET.to_owned())),
@@ -86,8 +93,10 @@ async fn day_server() -> String {
                 league,
                 commitment: COMMITMENT.to_owned(),
                 secret,
-                standings: climbs(),
+                standings: climbs().into_iter().skip(from as usize).take(2).collect(),
+                climbers: climbs().len() as u32,
                 climbs: 12,
+                next: (from as usize + 2 < climbs().len()).then_some(from + 2),
             }]
         }
         _ => Vec::new(),
@@ -616,7 +625,9 @@ fn export(settings: &Settings, events: &[Event]) -> String {
 /// 2026-11-26 is today (no secret yet).
 async fn secret_server() -> String {
     let addr = fake_server(|request| match request {
-        ClientMessage::MountainMagicStandings { id, day, league } => {
+        ClientMessage::MountainMagicStandings {
+            id, day, league, ..
+        } => {
             let parsed = Day::parse(&day).unwrap();
             let secret = parsed.secret(&mountain());
             vec![ServerMessage::MountainMagicStandings {
@@ -626,7 +637,9 @@ async fn secret_server() -> String {
                 commitment: secret.commitment(),
                 secret: (parsed < Day::parse("2026-11-26").unwrap()).then(|| secret.to_hex()),
                 standings: Vec::new(),
+                climbers: 0,
                 climbs: 0,
+                next: None,
             }]
         }
         _ => Vec::new(),
@@ -735,7 +748,9 @@ async fn hostile_standings_are_printed_harmlessly() {
                     climber: "\u{1b}[31mEve\" end=total_victory".to_owned(),
                     ..climbs()[0].clone()
                 }],
+                climbers: 1,
                 climbs: 1,
+                next: None,
             }]
         }
         _ => Vec::new(),

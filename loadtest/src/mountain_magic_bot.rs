@@ -460,31 +460,47 @@ pub async fn play_table(config: &MmConfig, index: usize) -> Result<MmClimb, MmEr
 }
 
 /// The standings of today's mountain, as the server gives them: the day, each climber's
-/// first finished climb (best first) and the finished climbs in all.
+/// first finished climb (best first, every page) and the finished climbs in all.
 pub async fn day_standings(url: &str) -> Result<(String, Vec<DayClimb>, u32), MmError> {
     let mut bot = MmBot::open(url, Rng::new(0, 0)).await?;
-    let answer = bot
-        .call("mountain_magic.standings".into(), |id| {
-            ClientMessage::MountainMagicStandings {
-                id,
-                day: "today".into(),
-                league: None,
+    let mut all = Vec::new();
+    let mut from = 0;
+    let answer = loop {
+        let answer = bot
+            .call("mountain_magic.standings".into(), |id| {
+                ClientMessage::MountainMagicStandings {
+                    id,
+                    day: "today".into(),
+                    league: None,
+                    from,
+                    limit: grand_melee_protocol::MAX_PAGE_ITEMS,
+                }
+            })
+            .await?;
+        match answer {
+            ServerMessage::MountainMagicStandings {
+                day,
+                standings,
+                climbs,
+                next,
+                ..
+            } => {
+                all.extend(standings);
+                match next {
+                    Some(next) => from = next,
+                    None => break Ok((day, all, climbs)),
+                }
             }
-        })
-        .await?;
+            other => {
+                break Err(MmError::Mirror(format!(
+                    "not mountain_magic.standings: {}",
+                    other.name()
+                )));
+            }
+        }
+    };
     let _ = bot.ws.close(None).await;
-    match answer {
-        ServerMessage::MountainMagicStandings {
-            day,
-            standings,
-            climbs,
-            ..
-        } => Ok((day, standings, climbs)),
-        other => Err(MmError::Mirror(format!(
-            "not mountain_magic.standings: {}",
-            other.name()
-        ))),
-    }
+    answer
 }
 
 /// Plays `config.tables` climbs at once, each to its end.

@@ -830,6 +830,12 @@ pub enum ClientMessage {
         /// Only this league's climbs (`unknown_league` if there is none).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         league: Option<LeagueId>,
+        /// How many places to skip (default 0).
+        #[serde(default)]
+        from: u32,
+        /// The most climbs in the page (default 100, at most 500).
+        #[serde(default = "default_page_items")]
+        limit: u32,
     },
 }
 

@@ -542,6 +542,8 @@ pub fn client() -> Vec<ClientMessage> {
             id: 77,
             day: "2026-11-25".to_owned(),
             league: None,
+            from: 0,
+            limit: 100,
         },
     ]
 }
@@ -868,7 +870,9 @@ fn day_standings() -> ServerMessage {
             climb(2, "Brea", ClimbEnd::Defeat, 0, 0x12, 1_764_079_200_000),
             climb(3, "Cai", ClimbEnd::FailedClimb, 19, 0x13, 1_764_082_800_000),
         ],
+        climbers: 3,
         climbs: 4,
+        next: None,
     }
 }
 

@@ -342,12 +342,16 @@ pub enum ServerMessage {
         commitment: String,
         /// The day's dice secret (hex), once the day is over (UTC); `None` until then.
         secret: Option<String>,
-        /// Each climber's first finished climb of the day, best first (by end, then by cards
-        /// left; equal climbs share a place).
+        /// One page of the standings, from the `from`-th: each climber's first finished climb
+        /// of the day, best first (by end, then by cards left; equal climbs share a place).
         standings: Vec<DayClimb>,
+        /// Climbers in the standings in all (every page).
+        climbers: u32,
         /// Finished climbs of the day in all (a climber's later climbs are not in the
         /// standings).
         climbs: u32,
+        /// The `from` of the next page, or `None` if this page is the last.
+        next: Option<u32>,
     },
 }
 

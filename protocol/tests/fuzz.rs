@@ -270,12 +270,18 @@ fn mountain_magic_request() -> impl Strategy<Value = ClientMessage> {
         (
             any::<u32>(),
             day(),
-            proptest::option::of(any::<u128>().prop_map(LeagueId::from_u128))
+            proptest::option::of(any::<u128>().prop_map(LeagueId::from_u128)),
+            any::<u32>(),
+            any::<u32>()
         )
-            .prop_map(|(id, day, league)| ClientMessage::MountainMagicStandings {
-                id,
-                day,
-                league
+            .prop_map(|(id, day, league, from, limit)| {
+                ClientMessage::MountainMagicStandings {
+                    id,
+                    day,
+                    league,
+                    from,
+                    limit,
+                }
             }),
     ]
 }

@@ -95,7 +95,14 @@ pub(crate) async fn standings(
     request: &ClientMessage,
     shared: &Arc<Shared>,
 ) -> Result<ServerMessage, Refusal> {
-    let ClientMessage::MountainMagicStandings { id, day, league } = request else {
+    let ClientMessage::MountainMagicStandings {
+        id,
+        day,
+        league,
+        from,
+        limit,
+    } = request
+    else {
         return Err(ErrorCode::BadMessage.into());
     };
     let now = now_secs();
@@ -110,15 +117,25 @@ pub(crate) async fn standings(
     }
     let day_secret = day.secret(&secret(shared).await?);
     let climbs = shared.store.day_climbs(day.0).await.map_err(storage)?;
-    let (mut standings, climbs) = standings_of(climbs, *league);
-    standings.truncate(wire::MAX_PAGE_ITEMS as usize);
+    let (standings, climbs) = standings_of(climbs, *league);
+    let climbers = u32::try_from(standings.len()).unwrap_or(u32::MAX);
+    let limit = (*limit).clamp(1, wire::MAX_PAGE_ITEMS);
+    let page: Vec<_> = standings
+        .into_iter()
+        .skip(*from as usize)
+        .take(limit as usize)
+        .collect();
+    let shown = from.saturating_add(u32::try_from(page.len()).unwrap_or(u32::MAX));
+    let next = (shown < climbers).then_some(shown);
     Ok(ServerMessage::MountainMagicStandings {
         reply_to: *id,
         day: day.to_string(),
         league: *league,
         commitment: day_secret.commitment(),
         secret: (now >= day.ends_at()).then(|| day_secret.to_hex()),
-        standings,
+        standings: page,
+        climbers,
         climbs,
+        next,
     })
 }

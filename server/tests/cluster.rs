@@ -409,6 +409,8 @@ async fn day_standings(client: &mut Client) -> (String, Vec<String>) {
             id,
             day: "today".to_owned(),
             league: None,
+            from: 0,
+            limit: 100,
         })
         .await
         .unwrap();

@@ -147,6 +147,8 @@ fn mountain_magic_requests(id: u32, today: &str) -> Vec<ClientMessage> {
             id,
             day: "today".into(),
             league: Some(LeagueId::from_u128(7)),
+            from: 0,
+            limit: 100,
         },
     ]
 }

@@ -111,6 +111,8 @@ async fn ask_standings(
             id,
             day: day.to_owned(),
             league,
+            from: 0,
+            limit: 100,
         })
         .await?;
     let ServerMessage::MountainMagicStandings {
@@ -255,6 +257,38 @@ async fn the_days_standings_rank_each_climbers_first_climb() {
         }
     }
     assert_eq!(standings[0].place, 1);
+    // Page by page: the same lines, in the same order.
+    let mut paged = Vec::new();
+    let mut from = 0;
+    loop {
+        let page = lookup
+            .call(|id| ClientMessage::MountainMagicStandings {
+                id,
+                day: "today".to_owned(),
+                league: None,
+                from,
+                limit: 3,
+            })
+            .await
+            .unwrap();
+        let ServerMessage::MountainMagicStandings {
+            standings: lines,
+            climbers,
+            next,
+            ..
+        } = page
+        else {
+            panic!("{page:?}");
+        };
+        assert_eq!(climbers, 4);
+        assert!(lines.len() <= 3);
+        paged.extend(lines);
+        match next {
+            Some(next) => from = next,
+            None => break,
+        }
+    }
+    assert_eq!(paged, standings);
     // Another day has its own commitment and nobody's climbs; a past day shows its secret,
     // which is the commitment's.
     let yesterday = Day(today().0 - 1).to_string();

@@ -412,10 +412,20 @@
     if (day.root !== root) root.textContent = "";
     Object.assign(day, { root, day: which, league: league || null });
     drawDay();
-    const request = { type: "mountain_magic.standings", day: which };
+    const request = { type: "mountain_magic.standings", day: which, limit: 500 };
     if (league) request.league = league;
-    const answer = await GM.send(request);
-    day.answer = answer.type === "mountain_magic.standings" ? answer : null;
+    const kind = "mountain_magic.standings";
+    let answer = await GM.send(request);
+    // Every page (500 climbers each), unless another day was asked for meanwhile.
+    const lines = answer.type === kind ? answer.standings.slice() : [];
+    for (let next = answer.next; answer.type === kind && next != null && day.day === which; ) {
+      const more = await GM.send(Object.assign({}, request, { from: next }));
+      if (more.type !== kind || more.next === next) break;
+      lines.push(...more.standings);
+      next = more.next;
+    }
+    if (day.day !== which) return;
+    day.answer = answer.type === kind ? Object.assign({}, answer, { standings: lines }) : null;
     drawDay();
   }
 
@@ -456,7 +466,7 @@
   function DayTable({ a }) {
     if (!a.standings.length) return html`<p data-testid="mm-standings-empty">Nobody has finished this day's climb yet.</p>`;
     return html`<table class="mm-standings" data-testid="mm-standings">
-      <caption>${a.standings.length} climber${a.standings.length === 1 ? "" : "s"} · ${a.climbs} climb${a.climbs === 1 ? "" : "s"} finished</caption>
+      <caption>${a.climbers} climber${a.climbers === 1 ? "" : "s"} · ${a.climbs} climb${a.climbs === 1 ? "" : "s"} finished</caption>
       <thead><tr><th scope="col">Place</th><th scope="col">Climber</th><th scope="col">Ending</th><th scope="col">Cards left</th></tr></thead>
       <tbody>${a.standings.map((l) => html`<tr key=${l.table} data-testid="mm-standing" data-place=${l.place} data-climber=${l.climber} data-end=${l.end}>
         <td>${l.place}</td><td class="pname">${printable(l.climber)}<br /><a class="nowrap" href=${`/replays/${l.table}`} aria-label=${`The replay of ${printable(l.climber)}'s climb`}>Replay ▸</a></td>
