@@ -424,16 +424,19 @@
   const mmCap = (s) => s.charAt(0).toUpperCase() + s.slice(1);
   const mmName = (no) => (GM.cardName ? GM.cardName(no) : `card ${no}`);
 
-  function describe(e) {
+  /** An event in words. `view`: the table it happened at (the page's own by default; a replay
+   * passes the view it is folding). */
+  function describe(e, view = state.view) {
+    // A climb is alone: no one plays first, no turns run at once, the "deck" is a member's.
+    const climb = !!view && view.settings && view.settings.game === "mountain_magic";
     switch (e.kind) {
       case "player_joined":
         state.names.set(e.player, e.name);
-        return `${nameOf(e.player)} sat down` + (e.deck ? ` with ${printable(e.deck.deck)} (deck power ${e.deck.power})` : "");
+        return `${nameOf(e.player)} sat down` + (e.deck && !climb ? ` with ${printable(e.deck.deck)} (deck power ${e.deck.power})` : e.deck ? " as a league member" : "");
       case "first_player_chosen": return `${nameOf(e.by)} chose ${nameOf(e.player)} to play first`;
       case "player_left": return `${nameOf(e.player)} left the table`;
       case "game_started":
-        // A climb is alone: no one plays first, no turns run at once.
-        if (state.view && state.view.mountain_magic) return `${nameOf(e.first_player)} began the climb`;
+        if (climb) return `${nameOf(e.first_player)} began the climb`;
         return `The game started${SEATINGS[e.seating_mode || "random"] || ""}: ${nameOf(e.first_player)} plays first` +
           (e.first_decided_by !== undefined && e.first_decided_by !== null ? ` (decided by ${nameOf(e.first_decided_by)}, furthest behind in deck power)`
             : e.first_player_chosen ? " (chosen by the host)" : "") +
@@ -449,7 +452,7 @@
       case "life_changed": return `${nameOf(e.player)}'s life is now ${e.life}`;
       case "poison_changed": return `${nameOf(e.player)} has ${e.poison} poison`;
       case "eliminated":
-        if (state.view && state.view.mountain_magic) return `${e.players.map(nameOf).join(", ")} ${e.cause === "conceded" ? "gave up the climb" : `left the climb (${CAUSES[e.cause] || e.cause})`}`;
+        if (climb) return `${e.players.map(nameOf).join(", ")} ${e.cause === "conceded" ? "gave up the climb" : `left the climb (${CAUSES[e.cause] || e.cause})`}`;
         return `Out: ${e.players.map(nameOf).join(", ")} (${CAUSES[e.cause] || e.cause})`;
       case "turn_marked_for_removal":
         return state.rules === "cr807" ? `${tn(e.turn)} designated: it leaves the table when it ends` : `${tn(e.turn)} will be removed when it ends`;
@@ -476,7 +479,7 @@
         const first = e.standings.filter((s) => s.place === 1).map((s) => nameOf(s.player));
         if (first.length > 1) return `Game over: ${first.join(", ")} share first place`;
         // A climb is alone: its ending is the climb's own line, not a win.
-        if (state.view && state.view.mountain_magic) return "The climb is over";
+        if (climb) return "The climb is over";
         return `Game over: ${first.length ? first[0] + " wins" : "no winner"}`;
       }
       case "game_abandoned": return "Everyone still in the game has been away for the table's absence limit: the game ends as it stands";

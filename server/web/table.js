@@ -305,7 +305,21 @@
     setTimeout(() => { ui.copied = false; render(); }, 3000);
   }
 
+  /** Whether the table has only one seat (a solitaire): its link is for watching, not joining. */
+  const solo = (view) => !!view && (view.settings.seats || 0) === 1;
+
   function Share({ big }) {
+    if (solo(state.view)) {
+      return html`<section class="share" data-testid="share" aria-label="Share this climb">
+        <img class="qr" data-testid="qr" src=${qrSrc()} alt="QR code of this table's link: point a phone's camera at it to watch" width="180" height="180" />
+        <div class="share-text">
+          <label for="share-link">This climb's link — friends who open it watch you climb</label>
+          <div class="row"><input id="share-link" data-testid="share-link" readonly value=${tableLink()} onFocus=${(ev) => ev.target.select()} />
+            <button type="button" data-testid="share-copy" onClick=${copyLink}>Copy</button></div>
+          ${ui.copied ? html`<p class="meta" role="status">${ui.copied}</p>` : null}
+        </div>
+      </section>`;
+    }
     return html`<section class=${"share" + (big ? " big" : "")} data-testid="share" aria-label="Invite players">
       <img class="qr" data-testid="qr" src=${qrSrc()} alt="QR code of this table's link: point a phone's camera at it to join" width="180" height="180" />
       <div class="share-text">
@@ -553,14 +567,14 @@
   function Head({ view, display }) {
     const legendButton = html`<button type="button" class="legend-button" data-testid="legend-button" aria-expanded=${String(ui.legend)}
       aria-controls="legend" aria-label="What the symbols mean" onClick=${() => { ui.legend = !ui.legend; render(); }}>?</button>`;
-    const sharing = ui.share === null ? view.stage === "lobby" && state.role === "player" : ui.share;
+    const sharing = ui.share === null ? view.stage === "lobby" && state.role === "player" && !solo(view) : ui.share;
     const words = gameOf(view.settings);
     return html`<div class="table-head">
       <h2>${printable(view.name)}</h2>
       <span class="meta">${words.stages[view.stage]} · ${words.settingsWords(view.settings)} · ${view.spectators} watching${view.adjourned ? " · ☾ adjourned" : view.paused ? " · ⏸ paused" : ""}${state.role === "spectator" && !ui.visiting && !display ? " · you are watching" : ""}</span>
       ${view.settings.league && !display ? html`<a href=${`/leagues/${view.settings.league}`} class="meta" data-testid="table-league">League game ▸</a>` : null}
       ${display ? null : html`<span class="head-buttons">
-        <button type="button" data-testid="share-button" aria-expanded=${String(sharing)} onClick=${() => { ui.share = !sharing; render(); }}>Invite</button>
+        <button type="button" data-testid="share-button" aria-expanded=${String(sharing)} onClick=${() => { ui.share = !sharing; render(); }}>${solo(view) ? "Share" : "Invite"}</button>
         ${legendButton}</span>`}
     </div>`;
   }
@@ -586,7 +600,7 @@
     }
     const cannot = unshown(view.settings);
     if (cannot) return html`<section class="main"><${Unshown} text=${cannot} /></section>`;
-    const sharing = ui.share === null ? view.stage === "lobby" && state.role === "player" : ui.share;
+    const sharing = ui.share === null ? view.stage === "lobby" && state.role === "player" && !solo(view) : ui.share;
     const game = gameOf(view.settings);
     return html`
       <section class="main">
@@ -784,7 +798,7 @@
             return;
           }
           if (game.chapter.starts(e)) this.marks.push(this.views.length);
-          this.lines.push(describe(e));
+          this.lines.push(describe(e, view));
           this.views.push(F.clone(view));
         });
       } catch (err) {

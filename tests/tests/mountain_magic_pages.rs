@@ -412,6 +412,26 @@ async fn a_mountain_magic_climb_and_battle_are_played_to_an_ending_on_a_phone() 
         "the replay's last step tells the last turn as the page did"
     );
     replay.click("replay-first").await;
+    // Its log speaks of a climb from the first line: nobody "plays first" at a solitaire.
+    let line = "document.querySelector('[data-testid=\"replay-line\"]').textContent";
+    let mut steps = 0;
+    while !replay
+        .js(&format!("return {line};"))
+        .await
+        .as_str()
+        .unwrap()
+        .contains("began the climb")
+    {
+        let said = replay.js(&format!("return {line};")).await;
+        assert!(
+            !said.as_str().unwrap().contains("plays first"),
+            "a climb's start in Grand Melee's words: {said}"
+        );
+        replay.click("replay-next").await;
+        steps += 1;
+        assert!(steps < 10, "the replay never says the climb began");
+    }
+    replay.click("replay-first").await;
     let mut turns = 0;
     while replay.js(&format!("return {did};")).await == Value::Null {
         replay.click("replay-next-turn").await;
@@ -721,6 +741,35 @@ async fn todays_mountain_climbed_twice_under_two_names_shows_both_in_the_standin
     )
     .await;
     page.assert_accessible("a day climb's end on a phone").await;
+    // A climb given up is no victory: its banner is not the winner's green, and the climb's
+    // turned-over card and discard pile are gone with it.
+    let banner = page
+        .js(
+            "const e = document.querySelector('[data-testid=\"mm-ending\"]'); \
+             return [e.className, e.textContent, getComputedStyle(e).backgroundColor, \
+             document.querySelector('[data-testid=\"mm-next\"]') === null];",
+        )
+        .await;
+    assert_eq!(banner[0], Value::from("winner mm-lost"), "{banner}");
+    assert_eq!(banner[1], Value::from("the climber gave up"), "{banner}");
+    assert_ne!(
+        banner[2],
+        Value::from("rgb(27, 127, 59)"),
+        "not green: {banner}"
+    );
+    assert_eq!(
+        banner[3],
+        Value::from(true),
+        "no turned-over card left: {banner}"
+    );
+    // A climb's link is for watching: "Share", not "Invite", and not opened by itself.
+    let share = page
+        .js(
+            "return [document.querySelector('[data-testid=\"share-button\"]').textContent, \
+             document.querySelector('[data-testid=\"share\"]') === null];",
+        )
+        .await;
+    assert_eq!(share, serde_json::json!(["Share", true]));
     let log = page.js("return gm.log();").await;
     assert!(
         log.as_array()

@@ -199,6 +199,16 @@
     return null;
   }
 
+  /** The ending's colour: a victory green (the frame's `winner`), a draw neutral, anything
+   * else (a defeat, a failed climb, a climb given up) sombre. */
+  function endingTone(view) {
+    const o = climbOf(view).outcome;
+    const ending = o && o.kind === "battle" ? o.ending : null;
+    if (ending === "total_victory" || ending === "victory") return "mm-won";
+    if (ending === "draw_no_creatures" || ending === "draw_both_creatures") return "mm-drawn";
+    return "mm-lost";
+  }
+
   function endingWords(view) {
     const o = climbOf(view).outcome;
     if (o && o.kind === "failed_climb") return "the climb failed (the spell deck ran out before the mountain was complete)";
@@ -391,7 +401,7 @@
 
   function Ending({ view }) {
     const date = view.settings.mountain_magic && view.settings.mountain_magic.day;
-    return html`<div class="winner" data-testid="mm-ending" role="status">${endingWords(view)}</div>
+    return html`<div class=${`winner ${endingTone(view)}`} data-testid="mm-ending" role="status">${endingWords(view)}</div>
       ${date ? html`<p><a href=${standingsAddress(date, view.settings.mountain_magic.league)} data-testid="mm-day-standings">${date === todayUtc() ? "Today's standings" : `The standings of ${date}`} ▸</a></p>` : null}`;
   }
 
@@ -490,7 +500,7 @@
     if (climb.phase !== "path") ui.path = [0];
     return html`<div class="mm-board" data-testid="mm-board" data-phase=${climb.phase}>
       ${view.stage === "finished" || climb.phase === "over" ? html`<${Ending} view=${view} />` : null}
-      ${climb.phase === "climbing" ? html`<${Climbing} view=${view} me=${me} acting=${acting} />` : null}
+      ${climb.phase === "climbing" && view.stage !== "finished" ? html`<${Climbing} view=${view} me=${me} acting=${acting} />` : null}
       ${climb.phase === "path" && acting ? html`<${PathChoice} view=${view} />` : null}
       ${climb.battle ? html`<${Battle} view=${view} acting=${acting} />` : null}
       <${Mountain} view=${view} me=${me} acting=${acting} />
