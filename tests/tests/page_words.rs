@@ -8,10 +8,10 @@ use std::collections::BTreeSet;
 
 use grand_melee_protocol::Event;
 
-/// The `case "…":` labels of the `switch` in `function describe(e)`.
+/// The `case "…":` labels of the `switch` in `function describe(e, …)`.
 fn described(script: &str) -> BTreeSet<String> {
     let start = script
-        .find("function describe(e)")
+        .find("function describe(e")
         .expect("common.js has function describe(e)");
     let body = &script[start..];
     let end = body.find("default:").expect("describe has a default arm");
