@@ -470,6 +470,20 @@ async fn a_mountain_magic_climb_and_battle_are_played_to_an_ending_on_a_phone() 
         )
         .await;
     laptop.check_mirror("the laptop").await;
+    // Whose forces: the climber's own on his phone, "the climber's" to a spectator.
+    let heading =
+        "(document.querySelector('[data-testid=\"mm-side-player\"] h3') || {}).textContent || null";
+    let watched = laptop.js(&format!("return {heading};")).await;
+    let own = page.js(&format!("return {heading};")).await;
+    match (watched.as_str(), own.as_str()) {
+        (Some(watched), Some(own)) => {
+            assert!(watched.starts_with("The climber's forces"), "{watched}");
+            assert!(own.starts_with("Your forces"), "{own}");
+        }
+        // A climb that failed before the battle has no forces to name.
+        (None, None) => {}
+        other => panic!("the battle on one page only: {other:?}"),
+    }
     laptop.assert_accessible("the ending on a laptop").await;
     laptop
         .screenshot(&screenshot_dir().join("mountain-magic-laptop-end.png"))

@@ -342,12 +342,13 @@
     </li>`;
   }
 
-  function SideForces({ view, side, acting }) {
+  /** One side's forces. `mine`: the climber is looking (else a spectator or a replay). */
+  function SideForces({ view, side, acting, mine }) {
     const b = climbOf(view).battle;
     const forces = side === "player" ? b.player : b.opponent;
     const live = forces.filter((f) => !f.gone);
     return html`<section class=${`mm-side${b.turn === side ? " active" : ""}`} data-testid=${`mm-side-${side}`}>
-      <h3>${side === "player" ? "Your forces" : "The occupying forces"}${b.turn === side ? html` <span class="badge">▶ their turn</span>` : null}</h3>
+      <h3>${side === "opponent" ? "The occupying forces" : mine ? "Your forces" : "The climber's forces"}${b.turn === side ? html` <span class="badge" data-testid=${`mm-turn-${side}`}>▶ ${side === "opponent" ? "their turn" : mine ? "your turn" : "the climber's turn"}</span>` : null}</h3>
       <p class="meta">${live.filter((f) => f.powered).length} powered, ${live.filter((f) => !f.powered).length} unpowered, ${forces.length - live.length} gone · turns ${b.turns[side === "player" ? 0 : 1]}${
         b.doomed[side === "player" ? 0 : 1] ? ` · ${b.doomed[side === "player" ? 0 : 1]} land(s) to be destroyed` : ""}</p>
       ${forces.length ? html`<ol>${forces.map((f, k) => html`<${ForceBox} key=${k} view=${view} side=${side} force=${f} k=${k} acting=${acting} />`)}</ol>` : html`<p class="meta">face down</p>`}
@@ -381,7 +382,7 @@
     </fieldset>`;
   }
 
-  function Battle({ view, acting }) {
+  function Battle({ view, acting, mine }) {
     const b = climbOf(view).battle;
     const land = b.pending_land;
     const they = theirTurn(view);
@@ -394,8 +395,8 @@
         ${land !== null ? html`<${Button} id="mm-let-go" label="Let the land go" onClick=${() => go({ type: "mountain_magic.mana", place: null })} />`
           : html`<${Button} id="mm-end-turn" cls="primary" label="End my turn" onClick=${() => go({ type: "mountain_magic.end_turn" })} />`}</div>` : null}
       ${acting && b.turn === "player" && land === null ? html`<${Attack} view=${view} />` : null}
-      <${SideForces} view=${view} side="opponent" acting=${false} />
-      <${SideForces} view=${view} side="player" acting=${acting && b.turn === "player"} />
+      <${SideForces} view=${view} side="opponent" acting=${false} mine=${mine} />
+      <${SideForces} view=${view} side="player" acting=${acting && b.turn === "player"} mine=${mine} />
     </section>`;
   }
 
@@ -502,7 +503,7 @@
       ${view.stage === "finished" || climb.phase === "over" ? html`<${Ending} view=${view} />` : null}
       ${climb.phase === "climbing" && view.stage !== "finished" ? html`<${Climbing} view=${view} me=${me} acting=${acting} />` : null}
       ${climb.phase === "path" && acting ? html`<${PathChoice} view=${view} />` : null}
-      ${climb.battle ? html`<${Battle} view=${view} acting=${acting} />` : null}
+      ${climb.battle ? html`<${Battle} view=${view} acting=${acting} mine=${me !== null && view.players.some((p) => p.player === me)} />` : null}
       <${Mountain} view=${view} me=${me} acting=${acting} />
     </div>`;
   }
