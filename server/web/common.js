@@ -419,7 +419,14 @@
 
   /** Mountain Magic's sides and battle cards, in the log's words. */
   const mmSide = (side) => (side === "player" ? "The climber" : "The occupying forces");
-  const mmCard = (c) => `${c.side === "player" ? "the climber" : "the occupying forces"}'s card ${c.force}`;
+  /** A card in the battle (`{side, force}`): by its name (from the view's forces, once
+   * games/mountain_magic.js has the pool), else by its place. */
+  const mmCard = (c, view) => {
+    const battle = view && view.mountain_magic && view.mountain_magic.battle;
+    const force = battle && (c.side === "player" ? battle.player : battle.opponent)[c.force];
+    const whose = c.side === "player" ? "the climber's" : "the occupying forces'";
+    return force && GM.cardName ? `${mmName(force.card)} (${whose})` : `${whose} card ${c.force}`;
+  };
   const mmOf = (side) => (side === "player" ? "The climber's" : "The occupying forces'");
   const mmCap = (s) => s.charAt(0).toUpperCase() + s.slice(1);
   const mmName = (no) => (GM.cardName ? GM.cardName(no) : `card ${no}`);
@@ -530,20 +537,20 @@
       case "mountain_magic.occupiers_revealed": return "The occupying forces were turned over";
       case "mountain_magic.mana_drawn": return `${mmSide(e.side)} drew a land: ${mmName(e.land)}`;
       case "mountain_magic.land_destroyed": return `${mmOf(e.side)} land was destroyed`;
-      case "mountain_magic.mana_placed": return `${mmSide(e.side)} put ${e.place.colour} mana on card ${e.place.force}` + (e.place.ability ? "'s ability" : "");
+      case "mountain_magic.mana_placed": return `${mmSide(e.side)} put ${e.place.colour} mana on ${mmCard({ side: e.side, force: e.place.force }, view)}` + (e.place.ability ? "'s ability" : "");
       case "mountain_magic.mana_unused": return `${mmSide(e.side)} let the land go`;
-      case "mountain_magic.upkeep_paid": return `${mmCap(mmCard(e.card))} paid its upkeep`;
-      case "mountain_magic.used": return `${mmCap(mmCard(e.card))} ${e.ability ? "used its ability" : "was used"}` + (e.target ? ` on ${mmCard(e.target)}` : "");
-      case "mountain_magic.attacked": return `${e.attackers.length} creature(s) attacked ${mmCard(e.target)}`;
-      case "mountain_magic.removed": return `${mmCap(mmCard(e.card))} was ${String(e.why).replace(/_/g, " ")}`;
-      case "mountain_magic.unpowered": return `${mmCap(mmCard(e.card))} was tapped: unpowered`;
-      case "mountain_magic.untapped": return `${mmCap(mmCard(e.card))} was untapped: powered`;
+      case "mountain_magic.upkeep_paid": return `${mmCap(mmCard(e.card, view))} paid its upkeep`;
+      case "mountain_magic.used": return `${mmCap(mmCard(e.card, view))} ${e.ability ? "used its ability" : "was used"}` + (e.target ? ` on ${mmCard(e.target, view)}` : "");
+      case "mountain_magic.attacked": return `${e.attackers.length} creature(s) attacked ${mmCard(e.target, view)}`;
+      case "mountain_magic.removed": return `${mmCap(mmCard(e.card, view))} was ${String(e.why).replace(/_/g, " ")}`;
+      case "mountain_magic.unpowered": return `${mmCap(mmCard(e.card, view))} was tapped: unpowered`;
+      case "mountain_magic.untapped": return `${mmCap(mmCard(e.card, view))} was untapped: powered`;
       case "mountain_magic.lands_discarded": return `${mmSide(e.side)} lost ${e.lands.length} land(s) from the land deck`;
       case "mountain_magic.land_doomed": return `${mmOf(e.side)} next land will be destroyed`;
       case "mountain_magic.pool_emptied": return `${mmOf(e.side)} mana pool was emptied`;
       case "mountain_magic.drew_from_mountain": return `The climber drew ${e.cards.length} card(s) from the mountain`;
       case "mountain_magic.turn_ended": return `${mmOf(e.side)} turn ended`;
-      case "mountain_magic.ended": return `The battle ended: ${String(e.ending).replace(/_/g, " ")}`;
+      case "mountain_magic.ended": return `The battle ended: ${GM.endingName ? GM.endingName(e.ending) : String(e.ending).replace(/_/g, " ")}`;
       default: return `(${e.kind})`;
     }
   }

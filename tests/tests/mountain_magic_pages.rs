@@ -470,6 +470,20 @@ async fn a_mountain_magic_climb_and_battle_are_played_to_an_ending_on_a_phone() 
         )
         .await;
     laptop.check_mirror("the laptop").await;
+    // The log names the battle's cards (no "card 3"), with whose they are.
+    let log = page.js("return gm.log();").await;
+    let lines: Vec<&str> = log
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.contains("'s card ") || l.contains("' card ")),
+        "a card by its place in the log: {lines:?}"
+    );
     // Whose forces: the climber's own on his phone, "the climber's" to a spectator.
     let heading =
         "(document.querySelector('[data-testid=\"mm-side-player\"] h3') || {}).textContent || null";

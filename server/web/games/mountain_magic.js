@@ -553,6 +553,7 @@
       style.href = "/assets/games/mountain_magic.css";
       document.head.append(style);
       GM.cardName = (no) => printable(card(no).name);
+      GM.endingName = (ending) => ENDINGS[ending] || String(ending).replace(/_/g, " ");
       // A hook for the browser tests (see README.md in this folder): what the player is choosing.
       GM.testHooks.mountainMagic = ui;
       GM.games.mountain_magic = {
