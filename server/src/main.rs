@@ -14,6 +14,7 @@ async fn main() -> std::process::ExitCode {
         .with_env_filter(filter)
         .with_ansi(std::io::stdout().is_terminal())
         .init();
+    let shutdown = shutdown_signal();
     let server = match Server::bind(config.clone()).await {
         Ok(server) => server,
         Err(error) => {
@@ -22,7 +23,7 @@ async fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    server.run(shutdown_signal()).await;
+    server.run(shutdown).await;
     std::process::ExitCode::SUCCESS
 }
 
@@ -33,25 +34,38 @@ fn tell_why_not(error: &std::io::Error) {
     eprintln!("grand-melee-server: cannot start: {error}");
 }
 
-/// Completes on SIGINT (Ctrl-C) or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Completes on SIGINT (Ctrl-C) or SIGTERM. The handlers are installed here, at once — not when
+/// the future is first polled — so that a signal sent as soon as the server answers (it logs
+/// `listening` first) stops it cleanly rather than killing it.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending().await,
-        }
+    let (mut interrupt, mut terminate) = {
+        use tokio::signal::unix::{SignalKind, signal};
+        (
+            signal(SignalKind::interrupt()).ok(),
+            signal(SignalKind::terminate()).ok(),
+        )
     };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = terminate => {},
+    async move {
+        #[cfg(unix)]
+        {
+            let wait = |signal: Option<tokio::signal::unix::Signal>| async move {
+                match signal {
+                    Some(mut signal) => {
+                        signal.recv().await;
+                    }
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                () = wait(interrupt.take()) => {},
+                () = wait(terminate.take()) => {},
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+        tracing::info!("shutdown signal received");
     }
-    tracing::info!("shutdown signal received");
 }
