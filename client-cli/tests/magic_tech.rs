@@ -270,7 +270,12 @@ async fn a_magic_tech_table_is_played_with_typed_commands_and_drawn_at_80_by_24(
     );
 
     // The real `grand-melee` in a real 80×24 terminal (tmux), watching: the same board.
-    let pane = watch_in_tmux(&server.addr.to_string(), &table.to_string()).await;
+    let pane = common::in_tmux(
+        &server.addr.to_string(),
+        &["watch", &table.to_string()],
+        "Llanowar Elves",
+    )
+    .await;
     for needle in [
         format!(" {second_name} · stockpile {}", stockpile(&view, second)),
         "patrol  #1 Llanowar Elves 1/1/1↷".to_owned(),
@@ -281,54 +286,6 @@ async fn a_magic_tech_table_is_played_with_typed_commands_and_drawn_at_80_by_24(
     }
     assert!(pane.lines().count() <= 24, "{pane}");
 }
-
-/// Runs `grand-melee watch <table>` in a detached tmux session of 80×24 and returns the screen
-/// once the board is drawn (tmux must be installed: the test stops with the command if not).
-async fn watch_in_tmux(server: &str, table: &str) -> String {
-    use std::process::Command as Std;
-    use std::time::{Duration, Instant};
-    let tmux = |args: &[&str]| Std::new("tmux").args(args).output();
-    if tmux(&["-V"]).is_err() {
-        panic!("this test needs tmux: apt-get install -y tmux");
-    }
-    let data = tempfile::tempdir().unwrap();
-    let session = format!("gm-mt-{}", std::process::id());
-    let command = format!(
-        "{} --server {server} --data-dir {} watch {table}",
-        env!("CARGO_BIN_EXE_grand-melee"),
-        data.path().display()
-    );
-    let started = tmux(&[
-        "new-session",
-        "-d",
-        "-s",
-        &session,
-        "-x",
-        "80",
-        "-y",
-        "24",
-        "-e",
-        "TERM=xterm-256color",
-        &command,
-    ])
-    .unwrap();
-    assert!(started.status.success(), "{started:?}");
-    // Read the screen until the board is on it (or give up after the client's patience).
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut pane = String::new();
-    while Instant::now() < deadline {
-        let shot = tmux(&["capture-pane", "-p", "-t", &session]).unwrap();
-        pane = String::from_utf8_lossy(&shot.stdout).into_owned();
-        if pane.contains("Llanowar Elves") {
-            break;
-        }
-        // Polled: the client draws when its snapshot arrives.
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let _ = tmux(&["kill-session", "-t", &session]);
-    pane
-}
-
 /// Script mode: `create --game magic_tech`, two `grand-melee` processes that declare their
 /// decks, keep, and play the first turn's land and face-down card with typed commands; a
 /// refused reveal is a typed error line; `status` lists the board.

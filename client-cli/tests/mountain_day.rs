@@ -204,7 +204,7 @@ async fn standings_are_documented_by_help() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn standings_fit_a_real_80_by_24_terminal() {
     let addr = day_server().await;
-    let pane = in_tmux(&addr, &["standings"], "Ivy").await;
+    let pane = common::in_tmux(&addr, &["standings"], "Ivy").await;
     let lines: Vec<&str> = pane.lines().collect();
     assert!(
         lines[0].starts_with("2026-11-26's mountain: 9 climber(s), 12 climb(s)"),
@@ -235,58 +235,9 @@ async fn standings_fit_a_real_80_by_24_terminal() {
     // Nothing wrapped: each climb is on its own line.
     assert!(lines[5].contains("Bartholomew the…"), "{pane}");
     assert!(lines[12].contains("Ivy"), "{pane}");
-    let pane = in_tmux(&addr, &["standings", "--day", "2026-11-25"], "Ivy").await;
+    let pane = common::in_tmux(&addr, &["standings", "--day", "2026-11-25"], "Ivy").await;
     assert!(pane.contains(&format!("secret     {SECRET}")), "{pane}");
 }
-
-/// Runs `grand-melee ARGS…` in a detached tmux session of 80×24 and returns the screen once
-/// `needle` is drawn (tmux must be installed: the test stops with the command if not).
-async fn in_tmux(server: &str, args: &[&str], needle: &str) -> String {
-    use std::process::Command as Std;
-    use std::time::{Duration, Instant};
-    let tmux = |args: &[&str]| Std::new("tmux").args(args).output();
-    if tmux(&["-V"]).is_err() {
-        panic!("this test needs tmux: apt-get install -y tmux");
-    }
-    let data = tempfile::tempdir().unwrap();
-    let session = format!("gm-day-{}-{}", std::process::id(), args.len());
-    // The pane stays open after the command (until the session is killed) to be read.
-    let command = format!(
-        "{} --server {server} --data-dir {} {}; read done",
-        env!("CARGO_BIN_EXE_grand-melee"),
-        data.path().display(),
-        args.join(" ")
-    );
-    let started = tmux(&[
-        "new-session",
-        "-d",
-        "-s",
-        &session,
-        "-x",
-        "80",
-        "-y",
-        "24",
-        "-e",
-        "TERM=xterm-256color",
-        &command,
-    ])
-    .unwrap();
-    assert!(started.status.success(), "{started:?}");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut pane = String::new();
-    while Instant::now() < deadline {
-        let shot = tmux(&["capture-pane", "-p", "-t", &session]).unwrap();
-        pane = String::from_utf8_lossy(&shot.stdout).into_owned();
-        if pane.contains(needle) {
-            break;
-        }
-        // Polled: the command prints when the server answers.
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let _ = tmux(&["kill-session", "-t", &session]);
-    pane
-}
-
 /// The whole screen at 80×24 as the climber sees `view`.
 fn draw(url: &str, view: &TableView) -> Vec<String> {
     let state = State {

@@ -213,7 +213,12 @@ async fn a_climb_is_played_with_typed_commands_to_an_ending_and_drawn_at_80_by_2
     let first = view.mountain_magic.as_deref().unwrap().mountain[0][0].unwrap();
     let first = grand_melee_cli::games::mountain_magic::words::card(first);
     let first: String = first.chars().take(8).collect();
-    let pane = watch_in_tmux(&server.addr.to_string(), &table.to_string(), "To place").await;
+    let pane = common::in_tmux(
+        &server.addr.to_string(),
+        &["watch", &table.to_string()],
+        "To place",
+    )
+    .await;
     for needle in [
         "Mountain · spell deck",
         "6:0",
@@ -327,60 +332,18 @@ async fn a_climb_is_played_with_typed_commands_to_an_ending_and_drawn_at_80_by_2
     );
 
     // The real `grand-melee` in a real 80×24 terminal (tmux), watching: the same ending.
-    let pane = watch_in_tmux(&server.addr.to_string(), &table.to_string(), &ending).await;
+    let pane = common::in_tmux(
+        &server.addr.to_string(),
+        &["watch", &table.to_string()],
+        &ending,
+    )
+    .await;
     assert!(
         pane.contains(&format!("The climb is over: {ending}")),
         "{pane}"
     );
     assert!(pane.lines().count() <= 24, "{pane}");
 }
-
-/// Runs `grand-melee watch <table>` in a detached tmux session of 80×24 and returns the screen
-/// once `needle` is drawn (tmux must be installed: the test stops with the command if not).
-async fn watch_in_tmux(server: &str, table: &str, needle: &str) -> String {
-    use std::process::Command as Std;
-    use std::time::{Duration, Instant};
-    let tmux = |args: &[&str]| Std::new("tmux").args(args).output();
-    if tmux(&["-V"]).is_err() {
-        panic!("this test needs tmux: apt-get install -y tmux");
-    }
-    let data = tempfile::tempdir().unwrap();
-    let session = format!("gm-mm-{}", std::process::id());
-    let command = format!(
-        "{} --server {server} --data-dir {} watch {table}",
-        env!("CARGO_BIN_EXE_grand-melee"),
-        data.path().display()
-    );
-    let started = tmux(&[
-        "new-session",
-        "-d",
-        "-s",
-        &session,
-        "-x",
-        "80",
-        "-y",
-        "24",
-        "-e",
-        "TERM=xterm-256color",
-        &command,
-    ])
-    .unwrap();
-    assert!(started.status.success(), "{started:?}");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut pane = String::new();
-    while Instant::now() < deadline {
-        let shot = tmux(&["capture-pane", "-p", "-t", &session]).unwrap();
-        pane = String::from_utf8_lossy(&shot.stdout).into_owned();
-        if pane.contains(needle) {
-            break;
-        }
-        // Polled: the client draws when its snapshot arrives.
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let _ = tmux(&["kill-session", "-t", &session]);
-    pane
-}
-
 /// Script mode: `create --game mountain_magic --seats 1`, one `grand-melee` process that
 /// joins, starts and climbs by its `you …` lines (the first place offered, discard, flip,
 /// a path, lands unused, the end of each turn) to an ending; a refused placement is a typed

@@ -51,6 +51,31 @@ pub enum BotError {
     },
 }
 
+/// The next message the server sends on `ws`, within [`ANSWER_PATIENCE`] (`what`: what the bot
+/// waits for, named in the timeout): binary frames are decoded, other frames skipped, a close
+/// frame or the end of the stream is [`BotError::Closed`].
+pub async fn next_server_message(
+    ws: &mut Socket,
+    what: &'static str,
+) -> Result<wire::ServerMessage, BotError> {
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+    loop {
+        let frame = tokio::time::timeout(ANSWER_PATIENCE, ws.next())
+            .await
+            .map_err(|_| BotError::Timeout(what))?;
+        match frame {
+            None => return Err(BotError::Closed(None)),
+            Some(Err(error)) => return Err(error.into()),
+            Some(Ok(Message::Binary(bytes))) => return Ok(wire::decode_server(&bytes)?),
+            Some(Ok(Message::Close(frame))) => {
+                return Err(BotError::Closed(frame.map(|f| u16::from(f.code))));
+            }
+            Some(Ok(_)) => {}
+        }
+    }
+}
+
 impl BotError {
     /// Whether the connection itself is gone (end of stream, I/O error, a close frame): what a
     /// seated bot fails over from.

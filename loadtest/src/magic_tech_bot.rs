@@ -10,7 +10,7 @@
 //! a race with the other bot's move (its events were on the wire), counted, never fatal. A bot
 //! that has made `max_moves` moves concedes, so every game ends.
 
-use futures_util::{SinkExt, StreamExt};
+use futures_util::SinkExt;
 use grand_melee_protocol::game::Game;
 use grand_melee_protocol::magic_tech::MagicTech;
 use grand_melee_protocol::magic_tech_types::MagicTechCommand as C;
@@ -21,7 +21,7 @@ use grand_melee_protocol::{
 };
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::link::{ANSWER_PATIENCE, BotError, Socket, connect};
+use crate::link::{BotError, Socket, connect, next_server_message};
 use crate::rng::Rng;
 
 /// How a run of Magic Tech tables is played.
@@ -183,46 +183,31 @@ impl MtBot {
 
     /// The next server message, folded into the mirror.
     async fn recv(&mut self) -> Result<ServerMessage, MtError> {
-        loop {
-            let frame = tokio::time::timeout(ANSWER_PATIENCE, self.ws.next())
-                .await
-                .map_err(|_| BotError::Timeout("a magic_tech move"))?;
-            let bytes = match frame {
-                None => return Err(BotError::Closed(None).into()),
-                Some(Err(error)) => return Err(BotError::from(error).into()),
-                Some(Ok(Message::Binary(bytes))) => bytes,
-                Some(Ok(Message::Close(frame))) => {
-                    return Err(BotError::Closed(frame.map(|f| u16::from(f.code))).into());
-                }
-                Some(Ok(_)) => continue,
-            };
-            let message = wire::decode_server(&bytes).map_err(BotError::from)?;
-            match &message {
-                ServerMessage::Snapshot { view, .. } => {
-                    self.mirror = Some(
-                        Mirror::<MagicTech>::of(view)
-                            .map_err(|e| MtError::Mirror(e.to_string()))?,
-                    );
-                }
-                ServerMessage::Events { seq, events, .. } => {
-                    self.events += events.len() as u64;
-                    self.ran_out |= events
-                        .iter()
-                        .any(|e| matches!(e, Event::MagicTechRanOut { .. }));
-                    if let Some(mirror) = &mut self.mirror
-                        && let Err(error) = mirror.apply_batch(*seq, events)
-                    {
-                        // A gap or an event that does not fit: start again from a snapshot.
-                        tracing::warn!(%error, "magic_tech bot: mirror rebuilt");
-                        self.mirror = None;
-                        let id = self.id();
-                        self.send(ClientMessage::Snapshot { id }).await?;
-                    }
-                }
-                _ => {}
+        let message = next_server_message(&mut self.ws, "a magic_tech move").await?;
+        match &message {
+            ServerMessage::Snapshot { view, .. } => {
+                self.mirror = Some(
+                    Mirror::<MagicTech>::of(view).map_err(|e| MtError::Mirror(e.to_string()))?,
+                );
             }
-            return Ok(message);
+            ServerMessage::Events { seq, events, .. } => {
+                self.events += events.len() as u64;
+                self.ran_out |= events
+                    .iter()
+                    .any(|e| matches!(e, Event::MagicTechRanOut { .. }));
+                if let Some(mirror) = &mut self.mirror
+                    && let Err(error) = mirror.apply_batch(*seq, events)
+                {
+                    // A gap or an event that does not fit: start again from a snapshot.
+                    tracing::warn!(%error, "magic_tech bot: mirror rebuilt");
+                    self.mirror = None;
+                    let id = self.id();
+                    self.send(ClientMessage::Snapshot { id }).await?;
+                }
+            }
+            _ => {}
         }
+        Ok(message)
     }
 
     fn id(&mut self) -> u32 {

@@ -13,7 +13,7 @@
 //! With `day`, every bot climbs today's mountain (`mountain_magic.day: "today"`): the same
 //! deal at every table, and the day's standings ([`day_standings`]) list the climbers.
 
-use futures_util::{SinkExt, StreamExt};
+use futures_util::SinkExt;
 use grand_melee_protocol::game::Game;
 use grand_melee_protocol::mountain_magic::climb::all_paths;
 use grand_melee_protocol::mountain_magic::{Climb, MountainMagic};
@@ -27,7 +27,7 @@ use grand_melee_protocol::{
 };
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::link::{ANSWER_PATIENCE, BotError, Socket, connect};
+use crate::link::{BotError, Socket, connect, next_server_message};
 use crate::rng::Rng;
 
 /// How a run of Mountain Magic climbs is played.
@@ -242,39 +242,25 @@ impl MmBot {
 
     /// The next server message, folded into the mirror.
     async fn recv(&mut self) -> Result<ServerMessage, MmError> {
-        loop {
-            let frame = tokio::time::timeout(ANSWER_PATIENCE, self.ws.next())
-                .await
-                .map_err(|_| BotError::Timeout("a mountain_magic move"))?;
-            let bytes = match frame {
-                None => return Err(BotError::Closed(None).into()),
-                Some(Err(error)) => return Err(BotError::from(error).into()),
-                Some(Ok(Message::Binary(bytes))) => bytes,
-                Some(Ok(Message::Close(frame))) => {
-                    return Err(BotError::Closed(frame.map(|f| u16::from(f.code))).into());
-                }
-                Some(Ok(_)) => continue,
-            };
-            let message = wire::decode_server(&bytes).map_err(BotError::from)?;
-            match &message {
-                ServerMessage::Snapshot { view, .. } => {
-                    self.mirror = Some(
-                        Mirror::<MountainMagic>::of(view)
-                            .map_err(|e| MmError::Mirror(e.to_string()))?,
-                    );
-                }
-                ServerMessage::Events { seq, events, .. } => {
-                    self.events += events.len() as u64;
-                    if let Some(mirror) = &mut self.mirror {
-                        mirror
-                            .apply_batch(*seq, events)
-                            .map_err(|e| MmError::Mirror(e.to_string()))?;
-                    }
-                }
-                _ => {}
+        let message = next_server_message(&mut self.ws, "a mountain_magic move").await?;
+        match &message {
+            ServerMessage::Snapshot { view, .. } => {
+                self.mirror = Some(
+                    Mirror::<MountainMagic>::of(view)
+                        .map_err(|e| MmError::Mirror(e.to_string()))?,
+                );
             }
-            return Ok(message);
+            ServerMessage::Events { seq, events, .. } => {
+                self.events += events.len() as u64;
+                if let Some(mirror) = &mut self.mirror {
+                    mirror
+                        .apply_batch(*seq, events)
+                        .map_err(|e| MmError::Mirror(e.to_string()))?;
+                }
+            }
+            _ => {}
         }
+        Ok(message)
     }
 
     /// Sends a request and waits for its answer (folding whatever comes before it); a refusal

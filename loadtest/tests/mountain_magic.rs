@@ -79,20 +79,15 @@ async fn simultaneous_climbs_reach_their_endings_with_no_error() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn bots_climb_from_the_command_line() {
+/// Runs `grand-melee-loadtest bots --game mountain_magic --tables 3` with `extra` flags against
+/// a server of its own; returns the lines it printed (the run must succeed).
+async fn bots_from_the_command_line(extra: &[&str]) -> Vec<String> {
     let (addr, stop, task, _data) = server().await;
-    let cli = Cli::try_parse_from([
-        "grand-melee-loadtest",
-        "bots",
-        "--game",
-        "mountain_magic",
-        "--url",
-        &format!("ws://{addr}"),
-        "--tables",
-        "3",
-    ])
-    .unwrap();
+    let url = format!("ws://{addr}");
+    let mut args = vec!["grand-melee-loadtest", "bots", "--game", "mountain_magic"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--url", &url, "--tables", "3"]);
+    let cli = Cli::try_parse_from(args).unwrap();
     // `run` makes its own runtime: on a thread of its own.
     let (done, result) = oneshot::channel();
     std::thread::spawn(move || {
@@ -107,6 +102,12 @@ async fn bots_climb_from_the_command_line() {
     stop.send(()).unwrap();
     tokio::time::timeout(PATIENCE, task).await.unwrap().unwrap();
     outcome.unwrap();
+    lines
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bots_climb_from_the_command_line() {
+    let lines = bots_from_the_command_line(&[]).await;
     assert!(
         lines
             .iter()
@@ -173,32 +174,7 @@ async fn simultaneous_climbs_of_today_s_mountain_all_end_in_the_standings() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bots_climb_today_s_mountain_from_the_command_line() {
-    let (addr, stop, task, _data) = server().await;
-    let cli = Cli::try_parse_from([
-        "grand-melee-loadtest",
-        "bots",
-        "--game",
-        "mountain_magic",
-        "--day",
-        "--url",
-        &format!("ws://{addr}"),
-        "--tables",
-        "3",
-    ])
-    .unwrap();
-    let (done, result) = oneshot::channel();
-    std::thread::spawn(move || {
-        let mut lines = Vec::new();
-        let outcome = run(cli, &mut |line| lines.push(line.to_owned()));
-        let _ = done.send((outcome.map_err(|e| e.to_string()), lines));
-    });
-    let (outcome, lines) = tokio::time::timeout(PATIENCE, result)
-        .await
-        .unwrap()
-        .unwrap();
-    stop.send(()).unwrap();
-    tokio::time::timeout(PATIENCE, task).await.unwrap().unwrap();
-    outcome.unwrap();
+    let lines = bots_from_the_command_line(&["--day"]).await;
     assert!(
         lines
             .iter()

@@ -455,3 +455,57 @@ pub async fn snapshot(conn: &mut grand_melee_cli::net::Conn) -> grand_melee_prot
         other => panic!("{other:?}"),
     }
 }
+
+/// Runs `grand-melee --server SERVER --data-dir <fresh> ARGS…` in a detached tmux session of
+/// 80×24 and returns the screen once `needle` is on it (or what it shows after 20 s). The pane
+/// stays open after the command ends, to be read. tmux must be installed: the test stops with
+/// the command to run if not.
+pub async fn in_tmux(server: &str, args: &[&str], needle: &str) -> String {
+    use std::process::Command as Std;
+    use std::time::Instant;
+    static SESSIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let tmux = |args: &[&str]| Std::new("tmux").args(args).output();
+    if tmux(&["-V"]).is_err() {
+        panic!("this test needs tmux: apt-get install -y tmux");
+    }
+    let data = tempfile::tempdir().unwrap();
+    let session = format!(
+        "gm-{}-{}",
+        std::process::id(),
+        SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    let command = format!(
+        "{} --server {server} --data-dir {} {}; read done",
+        env!("CARGO_BIN_EXE_grand-melee"),
+        data.path().display(),
+        args.join(" ")
+    );
+    let started = tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        &session,
+        "-x",
+        "80",
+        "-y",
+        "24",
+        "-e",
+        "TERM=xterm-256color",
+        &command,
+    ])
+    .unwrap();
+    assert!(started.status.success(), "{started:?}");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut pane = String::new();
+    while Instant::now() < deadline {
+        let shot = tmux(&["capture-pane", "-p", "-t", &session]).unwrap();
+        pane = String::from_utf8_lossy(&shot.stdout).into_owned();
+        if pane.contains(needle) {
+            break;
+        }
+        // Polled: the client draws when the server's answer arrives.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _ = tmux(&["kill-session", "-t", &session]);
+    pane
+}
