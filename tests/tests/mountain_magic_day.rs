@@ -371,9 +371,7 @@ async fn refused_day_settings_make_no_table() {
     let tables = host.list_tables().await;
     assert!(tables.is_empty(), "{tables:?}");
     let journal = rusqlite::Connection::open_with_flags(
-        server
-            .data_dir()
-            .join(grand_melee_server::journal::DB_FILE),
+        server.data_dir().join(grand_melee_server::journal::DB_FILE),
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
     )
     .unwrap();
