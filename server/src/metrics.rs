@@ -1,11 +1,17 @@
 //! Counters for `GET /metrics`, in the Prometheus text format.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
 /// Upper bounds of the broadcast-latency histogram buckets, in microseconds.
-const LATENCY_BUCKETS_US: [u64; 10] = [10, 25, 50, 100, 250, 500, 1_000, 2_500, 10_000, 50_000];
+/// Fine enough at the tail to tell a slow fsync (milliseconds) from a stalled process (tenths
+/// of a second).
+const LATENCY_BUCKETS_US: [u64; 15] = [
+    10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 25_000, 50_000, 100_000, 250_000,
+    1_000_000,
+];
 
 /// Server-wide counters. Everything is a relaxed atomic: these are statistics, not state.
 #[derive(Debug, Default)]
@@ -47,6 +53,32 @@ pub struct Metrics {
     pub(crate) proxies_started: AtomicU64,
     /// Cluster mode: time from an append to the engine's acknowledgement.
     journal_ack: Histogram,
+    /// The SQLite journal's writer (single-node mode).
+    pub(crate) journal: Arc<JournalStats>,
+}
+
+/// What the SQLite journal's writer thread did: its transactions (one per batch of operations
+/// from any tables), how many operations they carried, and how long each took.
+#[derive(Debug, Default)]
+pub struct JournalStats {
+    commit: Histogram,
+    commits: AtomicU64,
+    operations: AtomicU64,
+}
+
+impl JournalStats {
+    /// Transactions committed so far.
+    pub fn commits(&self) -> u64 {
+        self.commits.load(Relaxed)
+    }
+
+    /// Records one committed transaction of `operations` operations that took `elapsed` (its
+    /// statements, the commit and the commit's `fsync`).
+    pub(crate) fn observe_commit(&self, elapsed: Duration, operations: usize) {
+        self.commit.observe(elapsed);
+        self.commits.fetch_add(1, Relaxed);
+        self.operations.fetch_add(operations as u64, Relaxed);
+    }
 }
 
 /// A latency histogram with the buckets of [`LATENCY_BUCKETS_US`].
@@ -83,6 +115,14 @@ impl Histogram {
 }
 
 impl Metrics {
+    /// Counters that show the figures of the journal's writer `journal` too.
+    pub fn with_journal(journal: Arc<JournalStats>) -> Self {
+        Self {
+            journal,
+            ..Self::default()
+        }
+    }
+
     pub(crate) fn add(counter: &AtomicU64, n: u64) {
         counter.fetch_add(n, Relaxed);
     }
@@ -239,6 +279,30 @@ impl Metrics {
             &mut out,
             "gm_cluster_journal_ack_seconds",
             "Cluster mode: time from appending a table's record to the engine's acknowledgement (a majority of the stream's replicas has it).",
+        );
+        let journal = &self.journal;
+        for (name, help, value) in [
+            (
+                "gm_journal_commits_total",
+                "Transactions the journal's writer committed (each one fsync with durability full).",
+                &journal.commits,
+            ),
+            (
+                "gm_journal_operations_total",
+                "Operations (a table's flush, a creation, a league write) in those transactions.",
+                &journal.operations,
+            ),
+        ] {
+            let value = value.load(Relaxed);
+            let _ = writeln!(
+                out,
+                "# HELP {name} {help}\n# TYPE {name} counter\n{name} {value}"
+            );
+        }
+        journal.commit.render(
+            &mut out,
+            "gm_journal_commit_seconds",
+            "Time the journal's writer took for one transaction: its statements, the commit and its fsync.",
         );
         out
     }

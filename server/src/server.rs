@@ -92,7 +92,7 @@ impl Server {
         }
         let tls = tls.map(|tls| tls.acceptor);
         let listener = TcpListener::bind(config.listen).await?;
-        let metrics = Arc::new(Metrics::default());
+        let metrics = Arc::new(Metrics::with_journal(journal.stats()));
         let cluster = match &config.cluster {
             Some(urls) => Some(
                 crate::cluster::Cluster::connect(&config, urls, Arc::clone(&metrics))

@@ -345,6 +345,27 @@ async fn health_and_metrics_over_plain_http() {
     assert!(metrics.contains("\ngm_tables 1\n"), "{metrics}");
     assert!(metrics.contains("\ngm_websockets_open 1\n"), "{metrics}");
     assert!(metrics.contains("gm_broadcast_latency_seconds_bucket"));
+    // The journal's writer: creating the table was at least one transaction, and every
+    // transaction is in the histogram of commit times.
+    let counter = |name: &str| -> u64 {
+        let prefix = format!("\n{name} ");
+        let at = metrics
+            .find(&prefix)
+            .unwrap_or_else(|| panic!("{name}: {metrics}"));
+        metrics[at + prefix.len()..]
+            .lines()
+            .next()
+            .and_then(|value| value.parse().ok())
+            .unwrap_or_else(|| panic!("{name}: {metrics}"))
+    };
+    let commits = counter("gm_journal_commits_total");
+    assert!(commits >= 1, "{metrics}");
+    assert!(counter("gm_journal_operations_total") >= commits);
+    assert_eq!(counter("gm_journal_commit_seconds_count"), commits);
+    assert_eq!(
+        counter("gm_journal_commit_seconds_bucket{le=\"+Inf\"}"),
+        commits
+    );
     let missing = http_get(server.addr, "/nope").await;
     assert!(missing.starts_with("HTTP/1.1 404"));
 }

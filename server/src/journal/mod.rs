@@ -70,7 +70,6 @@ use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -79,6 +78,8 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, ff
 
 use grand_melee_protocol::{SeatToken, TableId};
 use tokio::sync::oneshot;
+
+use crate::metrics::JournalStats;
 use tracing::{debug, error, info, warn};
 use uuid::Uuid;
 
@@ -90,6 +91,9 @@ pub const SCHEMA_VERSION: u32 = 4;
 
 /// How long a connection waits for a lock held by another connection before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Prepared statements each connection keeps (more than the journal has).
+const STATEMENT_CACHE: usize = 128;
 
 /// The most operations the writer puts in one transaction.
 const MAX_BATCH: usize = 4096;
@@ -401,7 +405,7 @@ struct Inner {
     /// The write connection of a damaged journal, not yet set up (nothing was written).
     pending: Mutex<Option<Connection>>,
     reader: Mutex<Connection>,
-    transactions: Arc<AtomicU64>,
+    stats: Arc<JournalStats>,
     /// Tables whose rows no operation may change (see [`Journal::keep_untouched`]).
     untouchable: Arc<RwLock<HashSet<TableId>>>,
     path: PathBuf,
@@ -518,6 +522,9 @@ impl Journal {
         )
         .map_err(|error| setup_error(dir, &path, error))?;
         writer.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
+        // Room for every statement the writer runs (the default keeps 16), so that none is
+        // parsed again.
+        writer.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         // Check the version and the pages before anything writes to the file.
         let found = user_version(&writer).map_err(|error| setup_error(dir, &path, error))?;
         check_version(found)?;
@@ -539,6 +546,7 @@ impl Journal {
         )
         .map_err(|error| setup_error(dir, &path, error))?;
         reader.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
+        reader.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
 
         let journal = Journal {
             inner: Arc::new(Inner {
@@ -546,7 +554,7 @@ impl Journal {
                 writer: Mutex::new(None),
                 pending: Mutex::new(None),
                 reader: Mutex::new(reader),
-                transactions: Arc::new(AtomicU64::new(0)),
+                stats: Arc::new(JournalStats::default()),
                 untouchable: Arc::new(RwLock::new(HashSet::new())),
                 path: path.clone(),
                 durability,
@@ -653,7 +661,7 @@ impl Journal {
 
     fn start_writer(&self, writer: Connection) -> Result<(), JournalError> {
         let (sender, receiver) = mpsc::channel();
-        let counter = Arc::clone(&self.inner.transactions);
+        let counter = Arc::clone(&self.inner.stats);
         let untouchable = Arc::clone(&self.inner.untouchable);
         let thread = std::thread::Builder::new()
             .name("journal-writer".into())
@@ -682,7 +690,12 @@ impl Journal {
     /// How many transactions the writer has committed since [`Journal::open`] (each one a batch
     /// of operations, possibly from many tables).
     pub fn transactions(&self) -> u64 {
-        self.inner.transactions.load(Ordering::Relaxed)
+        self.inner.stats.commits()
+    }
+
+    /// The writer's figures, for `/metrics`.
+    pub fn stats(&self) -> Arc<JournalStats> {
+        Arc::clone(&self.inner.stats)
     }
 
     /// Records a new table. Fails with [`JournalError::TableExists`] if its id is taken.
@@ -1364,7 +1377,7 @@ fn migrate(conn: &mut Connection) -> Result<Option<u32>, JournalError> {
 fn run_writer(
     mut conn: Connection,
     receiver: mpsc::Receiver<Msg>,
-    transactions: Arc<AtomicU64>,
+    stats: Arc<JournalStats>,
     untouchable: Arc<RwLock<HashSet<TableId>>>,
 ) {
     let mut close_reply = None;
@@ -1387,12 +1400,7 @@ fn run_writer(
                 Err(_) => break,
             }
         }
-        write_batch(
-            &mut conn,
-            std::mem::take(&mut batch),
-            &transactions,
-            &untouchable,
-        );
+        write_batch(&mut conn, std::mem::take(&mut batch), &stats, &untouchable);
         if close_reply.is_some() {
             break;
         }
@@ -1418,7 +1426,7 @@ fn run_writer(
 fn write_batch(
     conn: &mut Connection,
     batch: Vec<Request>,
-    transactions: &AtomicU64,
+    stats: &JournalStats,
     untouchable: &RwLock<HashSet<TableId>>,
 ) {
     let started = Instant::now();
@@ -1427,38 +1435,48 @@ fn write_batch(
     let mut results: Vec<Result<u64, JournalError>> = Vec::with_capacity(ops);
     let untouchable = untouchable.read().unwrap_or_else(PoisonError::into_inner);
 
+    // The transaction and savepoint statements are prepared once and kept (`prepare_cached`):
+    // `Connection::transaction` and `savepoint` parse their SQL again on every call, four
+    // parses per commit for the one writer thread.
     let outcome = (|| -> rusqlite::Result<()> {
-        let mut tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        for request in &batch {
-            if let Some(table) = request
-                .op
-                .existing_table()
-                .filter(|table| untouchable.contains(table))
-            {
-                results.push(Err(JournalError::KeptUntouched(table)));
-                continue;
-            }
-            let savepoint = tx.savepoint()?;
-            match apply(&savepoint, &request.op, &untouchable) {
-                Ok(count) => {
-                    savepoint.commit()?;
-                    results.push(Ok(count));
+        run_cached(conn, "BEGIN IMMEDIATE")?;
+        let body = (|| -> rusqlite::Result<()> {
+            for request in &batch {
+                if let Some(table) = request
+                    .op
+                    .existing_table()
+                    .filter(|table| untouchable.contains(table))
+                {
+                    results.push(Err(JournalError::KeptUntouched(table)));
+                    continue;
                 }
-                Err(error) => {
-                    let mut savepoint = savepoint;
-                    savepoint.rollback()?;
-                    debug!(%error, "journal operation failed");
-                    results.push(Err(error));
+                run_cached(conn, "SAVEPOINT op")?;
+                match apply(conn, &request.op, &untouchable) {
+                    Ok(count) => {
+                        run_cached(conn, "RELEASE op")?;
+                        results.push(Ok(count));
+                    }
+                    Err(error) => {
+                        run_cached(conn, "ROLLBACK TO op")?;
+                        run_cached(conn, "RELEASE op")?;
+                        debug!(%error, "journal operation failed");
+                        results.push(Err(error));
+                    }
                 }
             }
+            run_cached(conn, "COMMIT")
+        })();
+        if body.is_err() && !conn.is_autocommit() {
+            // Nothing of the batch is written; the error reported is the first one.
+            let _ = run_cached(conn, "ROLLBACK");
         }
-        tx.commit()
+        body
     })();
     drop(untouchable);
 
     match outcome {
         Ok(()) => {
-            transactions.fetch_add(1, Ordering::Relaxed);
+            stats.observe_commit(started.elapsed(), ops);
             let failed = results.iter().filter(|result| result.is_err()).count();
             debug!(
                 ops,
@@ -1480,6 +1498,12 @@ fn write_batch(
         // The caller may have stopped waiting; that is fine.
         let _ = request.reply.send(result);
     }
+}
+
+/// Runs a statement that returns no rows, prepared once per connection.
+fn run_cached(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([])?;
+    Ok(())
 }
 
 /// Runs one operation; returns how many tables it deleted (for pruning; 0 otherwise).
@@ -1885,6 +1909,72 @@ mod tests {
         assert_eq!("FULL".parse::<Durability>(), Ok(Durability::Full));
         assert!("fast".parse::<Durability>().is_err());
         assert_eq!(Durability::default(), Durability::Full);
+    }
+
+    /// One batch, one transaction: an operation that fails is rolled back alone (its own
+    /// savepoint), and the operations before and after it are written.
+    #[test]
+    fn a_failing_operation_in_a_batch_fails_alone() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate(&mut conn).unwrap();
+        let table = TableId::new_random();
+        let record = TableRecord {
+            id: table,
+            name: "t".into(),
+            password: None,
+            settings: vec![1],
+            created_at_ms: 1,
+            league: None,
+        };
+        let flush = |first_seq: u64, events: &[&[u8]]| Op::Flush {
+            table,
+            flush: Flush {
+                first_seq,
+                events: events.iter().map(|data| data.to_vec()).collect(),
+                ops: Vec::new(),
+            },
+        };
+        let ops = vec![
+            Op::CreateTable(record),
+            flush(1, &[b"first"]),
+            flush(3, &[b"third"]),
+            // Its first event (seq 2) is new, its second (seq 3) is taken: neither is kept.
+            flush(2, &[b"new", b"taken"]),
+            flush(4, &[b"fourth"]),
+        ];
+        let (batch, mut replies): (Vec<_>, Vec<_>) = ops
+            .into_iter()
+            .map(|op| {
+                let (reply, done) = oneshot::channel();
+                (Request { op, reply }, done)
+            })
+            .unzip();
+        let stats = JournalStats::default();
+        write_batch(&mut conn, batch, &stats, &RwLock::new(HashSet::new()));
+        let results: Vec<_> = replies
+            .iter_mut()
+            .map(|done| done.try_recv().unwrap())
+            .collect();
+        assert!(results[..3].iter().all(Result::is_ok) && results[4].is_ok());
+        assert!(
+            matches!(results[3], Err(JournalError::DuplicateEvent { seq: 3, .. })),
+            "{:?}",
+            results[3]
+        );
+        assert_eq!(stats.commits(), 1);
+        let rows: Vec<(i64, Vec<u8>)> = conn
+            .prepare("SELECT seq, data FROM events ORDER BY seq")
+            .unwrap()
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let rows: Vec<(i64, &[u8])> = rows.iter().map(|(seq, data)| (*seq, &data[..])).collect();
+        assert_eq!(
+            rows,
+            vec![(1, &b"first"[..]), (3, &b"third"[..]), (4, &b"fourth"[..])]
+        );
+        assert!(conn.is_autocommit(), "the transaction is closed");
     }
 
     #[test]
