@@ -132,12 +132,13 @@ impl StepResult {
 /// Everything measured against one target (in one round of a benchmark).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TargetResult {
-    /// Server, relay or floor.
+    /// Server, relay, floor or colyseus.
     pub target: Target,
     /// The benchmark round, from 1 (0: not part of a benchmark).
     #[serde(default)]
     pub round: usize,
-    /// Size of the frames the relay bots sent (relay and floor), bytes.
+    /// Size of the frames the relay bots sent (relay and floor; at Colyseus, the size of the
+    /// room's broadcast of them), bytes.
     #[serde(default)]
     pub frame_bytes: Option<usize>,
     /// Seats connected.
@@ -627,7 +628,8 @@ pub struct Summary {
     pub fsync_p99_ms: Option<Spread>,
     /// Per target.
     pub targets: Vec<TargetSummary>,
-    /// Per pair: server / relay, server / floor, relay / floor (those that ran).
+    /// Per pair: server / relay, server / floor, server / colyseus, relay / floor (those that
+    /// ran).
     pub pairs: Vec<PairSummary>,
     /// The server's p99 at the reference step against fsync p99 + 10 ms.
     pub latency: LatencyVerdict,
@@ -659,7 +661,12 @@ fn exact_figure(value: Option<f64>) -> Option<(f64, Bound)> {
 impl Summary {
     /// The summary of `rounds`, with `think_ms` the reference think time.
     pub fn new(rounds: &[RoundResult], think_ms: f64) -> Self {
-        let order = [Target::Server, Target::Relay, Target::Floor];
+        let order = [
+            Target::Server,
+            Target::Relay,
+            Target::Floor,
+            Target::Colyseus,
+        ];
         let ran: Vec<Target> = order
             .into_iter()
             .filter(|&t| rounds.iter().any(|r| r.target(t).is_some()))
@@ -696,6 +703,7 @@ impl Summary {
         let pair_list = [
             (Target::Server, Target::Relay),
             (Target::Server, Target::Floor),
+            (Target::Server, Target::Colyseus),
             (Target::Relay, Target::Floor),
         ];
         let pairs: Vec<PairSummary> = pair_list
