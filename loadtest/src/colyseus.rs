@@ -719,6 +719,29 @@ mod tests {
     }
 
     #[test]
+    fn the_server_is_node_itself() {
+        let command = server_command(Path::new("/x/colyseus-0.16.5"), 90);
+        let command = command.as_std();
+        assert_eq!(command.get_program(), "node", "no npm in between");
+        let args: Vec<_> = command.get_args().map(|a| a.to_string_lossy()).collect();
+        assert_eq!(
+            args,
+            [
+                "/x/colyseus-0.16.5/server.js",
+                "--port",
+                "0",
+                "--duration-secs",
+                "90"
+            ]
+        );
+        assert!(
+            command
+                .get_envs()
+                .any(|(k, v)| k == "NODE_ENV" && v == Some("production".as_ref()))
+        );
+    }
+
+    #[test]
     fn node_versions_are_read() {
         assert_eq!(node_major("v20.20.2\n"), Some(20));
         assert_eq!(node_major("v18.1.0"), Some(18));
