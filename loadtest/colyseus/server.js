@@ -6,6 +6,8 @@
 // One room per bench table: the bots join with `joinOrCreate("fanout", { table, seats })`, the
 // room type is filtered by `table`, and a room takes `seats` clients.
 //
+// Install: npm ci --no-audit --no-fund --legacy-peer-deps (`colyseus` names the uWebSockets
+// transport as a peer, which comes from GitHub; the ws transport is a direct dependency here).
 // Usage: node server.js [--port N] [--duration-secs S]   (or PORT / DURATION_SECS; port 0: any)
 // Prints "colyseus listening on 127.0.0.1:PORT" when ready; exits by itself after the duration,
 // on SIGTERM / SIGINT, and when its standard input closes.
