@@ -1,16 +1,17 @@
-//! The benchmark: the same traffic shape against the server, the relay and the floor, in one
-//! invocation, with the bots spread over worker processes.
+//! The benchmark: the same traffic shape against the server, the relay, the floor and
+//! Colyseus, in one invocation, with the bots spread over worker processes.
 //!
 //! The benchmark runs in rounds. Before each round it measures the latency of small synced
 //! appends in the directory that holds the server's data directory. In each round it runs every
 //! target in turn (the server first): it starts the target process (the `grand-melee-server`
-//! binary, or this binary's `relay` or `floor`), starts the workers (this binary's hidden
+//! binary, this binary's `relay` or `floor`, or `node server.js` of Colyseus, installed on first
+//! use by [`crate::colyseus`]), starts the workers (this binary's hidden
 //! `worker` command, each a [`Fleet`] steered over its stdin/stdout with one JSON line per
 //! command and per reply), waits until every seat is taken, then runs the steps, each a warm-up
 //! and a measured window during which it reads the target's CPU time and memory from `/proc`:
 //! the reference step (`cpu_think_ms`), any fixed steps, then the probes of the capacity search
-//! ([`Bisection`]). The relay and the floor get frames the size of that round's server's mean
-//! broadcast. The per-round ratios, their median and spread are in [`Summary`].
+//! ([`Bisection`]). The relay, the floor and Colyseus get frames the size of that round's
+//! server's mean broadcast. The per-round ratios, their median and spread are in [`Summary`].
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -23,6 +24,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tracing::{info, warn};
 
 use crate::capacity::Bisection;
+use crate::colyseus;
 use crate::fleet::{Fleet, FleetConfig, Target};
 use crate::procfs::{self, ProcSample};
 use crate::progress::Progress;
@@ -43,6 +45,9 @@ pub enum BenchError {
     /// A process did not answer in time or said something unexpected.
     #[error("{0}")]
     Process(String),
+    /// Colyseus could not be installed.
+    #[error("{0}")]
+    Colyseus(#[from] colyseus::InstallError),
 }
 
 fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> BenchError {
@@ -293,6 +298,11 @@ pub async fn run(config: &BenchConfig) -> Result<BenchResult, BenchError> {
     // The server first: the others take its frame size.
     targets.sort_by_key(|&t| t != Target::Server);
     let data_parent = std::env::temp_dir();
+    let colyseus_dir = if targets.contains(&Target::Colyseus) {
+        Some(install_colyseus(&progress).await?)
+    } else {
+        None
+    };
     let mut rounds = Vec::new();
     for round in 1..=config.rounds {
         let label = format!("round {round}/{}", config.rounds);
@@ -324,7 +334,15 @@ pub async fn run(config: &BenchConfig) -> Result<BenchResult, BenchError> {
                 round,
                 label: format!("{label} · {}", target.name()),
             };
-            let result = run_target(config, &which, target, frame_bytes, &progress).await?;
+            let result = run_target(
+                config,
+                &which,
+                target,
+                frame_bytes,
+                colyseus_dir.as_deref(),
+                &progress,
+            )
+            .await?;
             if target == Target::Server && result.mean_delivery_bytes > 0.0 {
                 frame_bytes = result.mean_delivery_bytes.round() as usize;
             }
@@ -353,6 +371,28 @@ pub async fn run(config: &BenchConfig) -> Result<BenchResult, BenchError> {
         rounds,
         summary,
     })
+}
+
+/// Installs Colyseus if it is not yet (saying so first: `npm ci` takes a while); returns its
+/// directory.
+async fn install_colyseus(progress: &Progress) -> Result<PathBuf, BenchError> {
+    let blocking = |what: &str, error: tokio::task::JoinError| {
+        BenchError::Process(format!("{what} failed: {error}"))
+    };
+    tokio::task::spawn_blocking(colyseus::check_node)
+        .await
+        .map_err(|e| blocking("checking Node.js", e))??;
+    if !colyseus::is_installed(&colyseus::install_dir()) {
+        progress.line(format!(
+            "installing Colyseus {} with npm (first use) in {}…",
+            colyseus::VERSION,
+            colyseus::install_dir().display()
+        ));
+    }
+    let dir = tokio::task::spawn_blocking(|| colyseus::ensure_installed(|| ()))
+        .await
+        .map_err(|e| blocking("installing Colyseus", e))??;
+    Ok(dir)
 }
 
 /// Bytes per synced append of the fsync measurement (a journal's small write).
@@ -414,7 +454,7 @@ struct Which {
     label: String,
 }
 
-/// A started server, relay or floor process.
+/// A started server, relay, floor or Colyseus process.
 #[derive(Debug)]
 struct TargetProcess {
     child: Child,
@@ -439,14 +479,20 @@ fn free_port() -> Result<u16, BenchError> {
 }
 
 /// Starts `command`, waits until a line of its stdout contains `ready` (returning that line),
-/// and keeps draining its stdout afterwards.
+/// and keeps draining its stdout afterwards. With `stdin_pipe`, its standard input is a pipe
+/// that stays open as long as the child is not dropped (Colyseus exits when it closes).
 async fn start_process(
     mut command: Command,
     what: &str,
     ready: &str,
+    stdin_pipe: bool,
 ) -> Result<(Child, String), BenchError> {
     command
-        .stdin(Stdio::null())
+        .stdin(if stdin_pipe {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .env("NO_COLOR", "1")
@@ -473,9 +519,26 @@ async fn start_process(
     Ok((child, found))
 }
 
-async fn start_target(config: &BenchConfig, target: Target) -> Result<TargetProcess, BenchError> {
+async fn start_target(
+    config: &BenchConfig,
+    target: Target,
+    colyseus_dir: Option<&Path>,
+) -> Result<TargetProcess, BenchError> {
     let seats = config.fleet.tables * usize::from(config.fleet.seats);
     let mut data_dir = None;
+    // A bound on a relay's, floor's or Colyseus's life, should the harness die: everything
+    // this target runs, with room to spare.
+    let steps = u32::try_from(config.steps_per_target()).unwrap_or(u32::MAX);
+    let bound = (config.setup_timeout * 2
+        + (config.step + config.warmup) * steps.saturating_add(2))
+    .as_secs();
+    let address = |line: &str| {
+        line.rsplit(' ')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_owned()
+    };
     let (child, base_url) = match target {
         Target::Server => {
             let port = free_port()?;
@@ -507,33 +570,30 @@ async fn start_target(config: &BenchConfig, target: Target) -> Result<TargetProc
                 .arg(&dir)
                 .args(&config.server_args);
             data_dir = Some(dir);
-            let (child, _) = start_process(command, "the server", "listening").await?;
+            let (child, _) = start_process(command, "the server", "listening", false).await?;
             (child, format!("ws://127.0.0.1:{port}"))
         }
         Target::Relay | Target::Floor => {
             let name = target.name();
             let mut command = Command::new(&config.self_exe);
-            // A bound on the process's life, should the harness die: everything this target
-            // runs, with room to spare.
-            let steps = u32::try_from(config.steps_per_target()).unwrap_or(u32::MAX);
-            let bound = (config.setup_timeout * 2
-                + (config.step + config.warmup) * steps.saturating_add(2))
-            .as_secs()
-            .to_string();
+            let bound = bound.to_string();
             command.args([name, "--listen", "127.0.0.1:0", "--duration-secs", &bound]);
             let (child, line) = start_process(
                 command,
                 &format!("the {name}"),
                 &format!("{name} listening on"),
+                false,
             )
             .await?;
-            let addr = line
-                .rsplit(' ')
-                .next()
-                .unwrap_or_default()
-                .trim()
-                .to_owned();
-            (child, format!("ws://{addr}"))
+            (child, format!("ws://{}", address(&line)))
+        }
+        Target::Colyseus => {
+            let dir = colyseus_dir
+                .ok_or_else(|| BenchError::Process("Colyseus is not installed".into()))?;
+            let command = colyseus::server_command(dir, bound);
+            let (child, line) =
+                start_process(command, "Colyseus", "colyseus listening on", true).await?;
+            (child, format!("ws://{}", address(&line)))
         }
     };
     let pid = child
@@ -614,11 +674,12 @@ async fn run_target(
     which: &Which,
     target: Target,
     frame_bytes: usize,
+    colyseus_dir: Option<&Path>,
     progress: &Progress,
 ) -> Result<TargetResult, BenchError> {
     let name = &which.label;
     progress.status(format!("{name} · starting"));
-    let process = start_target(config, target).await?;
+    let process = start_target(config, target, colyseus_dir).await?;
     let idle = process.sample();
     let processes = config.processes.clamp(1, config.fleet.tables.max(1));
     let started = Instant::now();

@@ -17,9 +17,10 @@ use tokio_util::sync::CancellationToken;
 use tracing::warn;
 
 use crate::bot::{BotSettings, Group, RESUME_ATTEMPTS, ServerBot, TableOptions, ThinkTime};
+use crate::colyseus;
 use crate::link::{self, BotError};
 use crate::live::{Live, SeatedSignal, Signal};
-use crate::relay_bot::RelayBot;
+use crate::relay_bot::{Framing, RelayBot};
 use crate::stats::{Window, WindowData};
 use crate::witness::Witness;
 
@@ -34,6 +35,9 @@ pub enum Target {
     /// The floor (`/relay/<table>`): the relay's protocol, delivered by one thread with bare
     /// `write` calls, the cost of the kernel alone.
     Floor,
+    /// Colyseus 0.16 (`loadtest/colyseus/server.js`): a room per table that broadcasts every
+    /// message to the whole room, the relay's traffic in Colyseus's protocol.
+    Colyseus,
 }
 
 impl Target {
@@ -43,6 +47,7 @@ impl Target {
             Self::Server => "server",
             Self::Relay => "relay",
             Self::Floor => "floor",
+            Self::Colyseus => "colyseus",
         }
     }
 }
@@ -118,7 +123,8 @@ impl FleetConfig {
 
     /// The URLs bot `seat` of table `table` may use, and the one it starts at. At the server:
     /// every node's `/ws`, starting at `(table + seat) mod n`. At the relay, one group lives in
-    /// one relay process: the table's URL only, `table mod n`.
+    /// one relay process: the table's URL only, `table mod n`. At Colyseus, the base URL itself
+    /// (the bot asks the matchmaker for its table's room).
     pub fn bot_urls(&self, table: usize, seat: usize) -> (Vec<String>, usize) {
         let mut bases = self.base_urls();
         if bases.is_empty() {
@@ -133,6 +139,7 @@ impl FleetConfig {
             Target::Relay | Target::Floor => {
                 (vec![format!("{}/relay/{table}", bases[table % n])], 0)
             }
+            Target::Colyseus => (vec![bases[table % n].clone()], 0),
         }
     }
 }
@@ -384,7 +391,13 @@ impl BotSpec {
         let url = self.urls.get(self.first).cloned().unwrap_or_default();
         let connected = {
             let _permit = self.gate.acquire().await;
-            link::connect(&url).await
+            match self.target {
+                Target::Colyseus => {
+                    let seats = usize::from(self.settings.seats);
+                    colyseus::join(&url, self.group.index, seats).await
+                }
+                Target::Server | Target::Relay | Target::Floor => link::connect(&url).await,
+            }
         };
         let ws = match connected {
             Ok(ws) => ws,
@@ -403,7 +416,12 @@ impl BotSpec {
                     .run()
                     .await
             }
-            Target::Relay | Target::Floor => {
+            Target::Relay | Target::Floor | Target::Colyseus => {
+                let framing = if self.target == Target::Colyseus {
+                    Framing::Colyseus
+                } else {
+                    Framing::Bare
+                };
                 RelayBot::new(
                     ws,
                     self.settings,
@@ -413,6 +431,7 @@ impl BotSpec {
                     self.frame_bytes,
                     self.stop,
                 )
+                .with_framing(framing)
                 .with_seated_signal(seated)
                 .run()
                 .await
@@ -449,6 +468,15 @@ mod tests {
         assert_eq!(
             relay.bot_urls(4, 3),
             (vec!["ws://b:2/relay/4".to_owned()], 0)
+        );
+        let colyseus = FleetConfig {
+            target: Target::Colyseus,
+            ..config.clone()
+        };
+        assert_eq!(
+            colyseus.bot_urls(4, 3),
+            (vec!["ws://b:2".to_owned()], 0),
+            "the matchmaker finds the table's room"
         );
 
         let single = FleetConfig {

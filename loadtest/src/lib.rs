@@ -12,7 +12,10 @@
 //!   core's `legal_moves`) through the server (`bots --game magic_tech`).
 //! - [`mountain_magic_bot`]: one bot a Mountain Magic table, climbing with a simple policy
 //!   through the server (`bots --game mountain_magic`).
-//! - [`relay`] and [`relay_bot`]: the baseline relay and its bots (same traffic shape, no game).
+//! - [`colyseus`]: Colyseus 0.16 as a target: its installation (npm, on first use) and the
+//!   client side of its protocol (matchmaking, `JOIN_ROOM`, `room.send`, broadcasts).
+//! - [`relay`] and [`relay_bot`]: the baseline relay and its bots (same traffic shape, no game;
+//!   against Colyseus, the same bots in its protocol).
 //! - [`floor`]: the relay's protocol delivered by one thread with bare `write` calls (the cost
 //!   of the kernel alone), for the same relay bots.
 //! - [`tracker`]: action → last-seat delivery, in one process on one monotonic clock.
@@ -24,7 +27,7 @@
 //! - [`procfs`]: CPU time and resident memory of a process, from `/proc`.
 //! - [`capacity`]: the search for the highest load within the latency bound (bisection on the
 //!   think time), as a pure decision procedure.
-//! - [`mod@bench`]: the benchmark: rounds of server, relay and floor, each started fresh, the
+//! - [`mod@bench`]: the benchmark: rounds of server, relay, floor and Colyseus, each started fresh, the
 //!   bots spread over worker processes; a reference step and a capacity search per target, and
 //!   the ratios with their spread over the rounds.
 //! - [`report`]: the human-readable tables and the JSON.
@@ -34,6 +37,7 @@ pub mod bench;
 pub mod bot;
 pub mod capacity;
 pub mod cli;
+pub mod colyseus;
 pub mod fleet;
 pub mod floor;
 pub mod link;

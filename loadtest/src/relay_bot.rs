@@ -5,6 +5,9 @@
 //!
 //! A frame starts with an 8-byte key (the sender's seat and its frame counter) so that every
 //! receiver can report it to the table's tracker; the rest is padding.
+//!
+//! Against Colyseus ([`Framing::Colyseus`]) the same bot wraps its frame in Colyseus's
+//! protocol (`room.send("a", frame)`) and unwraps what the room broadcasts ([`crate::colyseus`]).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -16,6 +19,7 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_util::sync::CancellationToken;
 
 use crate::bot::{BotSettings, Group};
+use crate::colyseus::{self, ServerMessage};
 use crate::link::{ANSWER_PATIENCE, BotError, sleep_until};
 use crate::live::SeatedSignal;
 use crate::rng::Rng;
@@ -29,9 +33,29 @@ pub fn relay_key(seat: usize, counter: u64) -> u64 {
     ((seat as u64) << 40) | (counter & ((1 << 40) - 1))
 }
 
+/// The message of a bot against Colyseus: `room.send("a", payload)`, the payload starting
+/// with `key` and as long as makes the room's broadcast `frame_bytes` long (or the key alone).
+pub fn colyseus_frame(key: u64, frame_bytes: usize) -> Vec<u8> {
+    let mut payload = vec![0u8; colyseus::payload_bytes(frame_bytes).max(KEY_BYTES)];
+    payload[..KEY_BYTES].copy_from_slice(&key.to_be_bytes());
+    colyseus::encode_send(colyseus::MESSAGE_TYPE, &payload)
+}
+
+/// How a bot's frames travel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Framing {
+    /// As they are: one WebSocket message per frame (the relay and the floor).
+    #[default]
+    Bare,
+    /// In Colyseus's protocol: the frame is the payload of `room.send("a", frame)`, and the
+    /// room's broadcast of it is about `frame_bytes` long.
+    Colyseus,
+}
+
 /// One bot at the relay.
 #[derive(Debug)]
 pub struct RelayBot {
+    framing: Framing,
     ws: WebSocketStream<TcpStream>,
     settings: Arc<BotSettings>,
     group: Arc<Group>,
@@ -66,6 +90,7 @@ impl RelayBot {
             .map(|frames| (u64::from(frames), actors as u64 * u64::from(frames)));
         let rng = Rng::new(settings.seed, ((group.index as u64) << 8) | seat as u64);
         Self {
+            framing: Framing::Bare,
             ws,
             settings,
             group,
@@ -85,6 +110,12 @@ impl RelayBot {
     /// Tells the fleet through `signal` once the bot's whole group is connected.
     pub fn with_seated_signal(mut self, signal: SeatedSignal) -> Self {
         self.seated_signal = Some(signal);
+        self
+    }
+
+    /// Wraps and unwraps the frames with `framing`.
+    pub fn with_framing(mut self, framing: Framing) -> Self {
+        self.framing = framing;
         self
     }
 
@@ -127,7 +158,7 @@ impl RelayBot {
                         Some(frame) => frame?,
                     };
                     match frame {
-                        Message::Binary(bytes) => self.on_frame(&bytes),
+                        Message::Binary(bytes) => self.on_frame(&bytes)?,
                         Message::Close(frame) => return Err(BotError::Closed(frame.map(|f| u16::from(f.code)))),
                         _ => {}
                     }
@@ -145,7 +176,7 @@ impl RelayBot {
         let drain = async {
             while let Some(frame) = self.ws.next().await {
                 if let Ok(Message::Binary(bytes)) = frame {
-                    self.on_frame(&bytes);
+                    let _ = self.on_frame(&bytes);
                 }
             }
         };
@@ -153,20 +184,40 @@ impl RelayBot {
         Ok(())
     }
 
-    fn on_frame(&mut self, bytes: &[u8]) {
+    fn on_frame(&mut self, bytes: &[u8]) -> Result<(), BotError> {
         let now = Instant::now();
+        let frame = match self.framing {
+            Framing::Bare => bytes,
+            Framing::Colyseus => match colyseus::decode(bytes) {
+                Ok(ServerMessage::Data { payload, .. }) => payload,
+                Ok(ServerMessage::Error { code, message }) => {
+                    return Err(BotError::Refused {
+                        request: "a Colyseus message",
+                        code: format!("{code}: {message}"),
+                    });
+                }
+                // Not a delivery (nor an error the bot could cause).
+                Ok(_) => return Ok(()),
+                Err(error) => {
+                    return Err(BotError::Refused {
+                        request: "a Colyseus message",
+                        code: error.to_string(),
+                    });
+                }
+            },
+        };
         self.received += 1;
         let counters = &self.settings.window.counters;
         Window::bump(&counters.frames_in);
         Window::add(&counters.bytes_in, bytes.len() as u64);
         Window::bump(&counters.deliveries);
         Window::add(&counters.delivery_bytes, bytes.len() as u64);
-        let Some(key) = bytes
+        let Some(key) = frame
             .get(..KEY_BYTES)
             .and_then(|k| <[u8; KEY_BYTES]>::try_from(k).ok())
             .map(u64::from_be_bytes)
         else {
-            return;
+            return Ok(());
         };
         self.group.tracker.delivered(key, now);
         if let Some((mine, sent)) = self.in_flight
@@ -179,13 +230,20 @@ impl RelayBot {
                 .record_ack(now.saturating_duration_since(sent));
             self.group.tracker.acted(key, sent, now);
         }
+        Ok(())
     }
 
     async fn send_frame(&mut self) -> Result<(), BotError> {
         self.counter += 1;
         let key = relay_key(self.seat, self.counter);
-        let mut frame = vec![0u8; self.frame_bytes];
-        frame[..KEY_BYTES].copy_from_slice(&key.to_be_bytes());
+        let frame = match self.framing {
+            Framing::Bare => {
+                let mut frame = vec![0u8; self.frame_bytes];
+                frame[..KEY_BYTES].copy_from_slice(&key.to_be_bytes());
+                frame
+            }
+            Framing::Colyseus => colyseus_frame(key, self.frame_bytes),
+        };
         let counters = &self.settings.window.counters;
         Window::bump(&counters.frames_out);
         Window::add(&counters.bytes_out, frame.len() as u64);
@@ -193,5 +251,32 @@ impl RelayBot {
         self.in_flight = Some((key, Instant::now()));
         self.ws.send(Message::Binary(frame.into())).await?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_colyseus_frame_carries_the_key_and_its_broadcast_is_the_frame_size() {
+        let key = relay_key(3, 17);
+        let sent = colyseus_frame(key, 120);
+        let ServerMessage::Data { kind, payload } = colyseus::decode(&sent).unwrap() else {
+            panic!("not a message")
+        };
+        assert_eq!(kind, colyseus::MESSAGE_TYPE);
+        assert_eq!(payload[..KEY_BYTES], key.to_be_bytes());
+        assert_eq!(
+            colyseus::BROADCAST_HEADER_BYTES + payload.len(),
+            120,
+            "the room's broadcast of it is the frame size"
+        );
+        let tiny = colyseus_frame(key, 4);
+        let ServerMessage::Data { payload, .. } = colyseus::decode(&tiny).unwrap() else {
+            panic!("not a message")
+        };
+        assert_eq!(payload, key.to_be_bytes(), "the key always fits");
     }
 }

@@ -132,12 +132,13 @@ impl StepResult {
 /// Everything measured against one target (in one round of a benchmark).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TargetResult {
-    /// Server, relay or floor.
+    /// Server, relay, floor or colyseus.
     pub target: Target,
     /// The benchmark round, from 1 (0: not part of a benchmark).
     #[serde(default)]
     pub round: usize,
-    /// Size of the frames the relay bots sent (relay and floor), bytes.
+    /// Size of the frames the relay bots sent (relay and floor; at Colyseus, the size of the
+    /// room's broadcast of them), bytes.
     #[serde(default)]
     pub frame_bytes: Option<usize>,
     /// Seats connected.
@@ -584,6 +585,18 @@ impl Verdict {
         }
     }
 
+    /// Whether `ratio` (with its bound) is at most `target`.
+    pub fn at_most(ratio: Option<Ratio>, target: f64) -> Self {
+        let Some(Ratio { value, bound }) = ratio else {
+            return Self::NotMeasured;
+        };
+        match (value <= target, bound) {
+            (true, Bound::Exact | Bound::AtMost) => Self::Met,
+            (false, Bound::Exact | Bound::AtLeast) => Self::Missed,
+            _ => Self::Undetermined,
+        }
+    }
+
     /// Whether `ratio` (with its bound) is at least `target`.
     pub fn at_least(ratio: Option<Ratio>, target: f64) -> Self {
         let Some(Ratio { value, bound }) = ratio else {
@@ -615,6 +628,24 @@ pub struct LatencyVerdict {
     pub verdict: Verdict,
 }
 
+/// The server against Colyseus, issue 35's targets on the medians of server / colyseus.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ColyseusVerdicts {
+    /// CPU per delivery at the reference step ≤ [`COLYSEUS_CPU_RATIO`].
+    pub cpu_per_delivery: Verdict,
+    /// Capacity ≥ [`COLYSEUS_CAPACITY_RATIO`].
+    pub capacity: Verdict,
+    /// RSS per seat ≤ [`COLYSEUS_RSS_RATIO`].
+    pub rss_per_seat: Verdict,
+}
+
+/// The server's CPU per delivery against Colyseus's, at most.
+pub const COLYSEUS_CPU_RATIO: f64 = 1.0;
+/// The server's capacity against Colyseus's, at least.
+pub const COLYSEUS_CAPACITY_RATIO: f64 = 1.0;
+/// The server's memory per seat against Colyseus's, at most.
+pub const COLYSEUS_RSS_RATIO: f64 = 0.2;
+
 /// Added to the fsync p99 for the server's latency target.
 pub const FSYNC_SLACK_MS: f64 = 10.0;
 
@@ -627,12 +658,16 @@ pub struct Summary {
     pub fsync_p99_ms: Option<Spread>,
     /// Per target.
     pub targets: Vec<TargetSummary>,
-    /// Per pair: server / relay, server / floor, relay / floor (those that ran).
+    /// Per pair: server / relay, server / floor, server / colyseus, relay / floor (those that
+    /// ran).
     pub pairs: Vec<PairSummary>,
     /// The server's p99 at the reference step against fsync p99 + 10 ms.
     pub latency: LatencyVerdict,
     /// The median capacity ratio server / relay against 1.0.
     pub capacity_server_relay: Verdict,
+    /// Server / colyseus against issue 35's targets (when both ran).
+    #[serde(default)]
+    pub server_colyseus: Option<ColyseusVerdicts>,
 }
 
 fn exact(value: Option<f64>) -> Option<Ratio> {
@@ -659,7 +694,12 @@ fn exact_figure(value: Option<f64>) -> Option<(f64, Bound)> {
 impl Summary {
     /// The summary of `rounds`, with `think_ms` the reference think time.
     pub fn new(rounds: &[RoundResult], think_ms: f64) -> Self {
-        let order = [Target::Server, Target::Relay, Target::Floor];
+        let order = [
+            Target::Server,
+            Target::Relay,
+            Target::Floor,
+            Target::Colyseus,
+        ];
         let ran: Vec<Target> = order
             .into_iter()
             .filter(|&t| rounds.iter().any(|r| r.target(t).is_some()))
@@ -696,6 +736,7 @@ impl Summary {
         let pair_list = [
             (Target::Server, Target::Relay),
             (Target::Server, Target::Floor),
+            (Target::Server, Target::Colyseus),
             (Target::Relay, Target::Floor),
         ];
         let pairs: Vec<PairSummary> = pair_list
@@ -754,6 +795,14 @@ impl Summary {
             .map_or(Verdict::NotMeasured, |p| {
                 Verdict::at_least(p.capacity.median(), 1.0)
             });
+        let server_colyseus = pairs
+            .iter()
+            .find(|p| (p.a, p.b) == (Target::Server, Target::Colyseus))
+            .map(|p| ColyseusVerdicts {
+                cpu_per_delivery: Verdict::at_most(p.cpu_per_delivery.median(), COLYSEUS_CPU_RATIO),
+                capacity: Verdict::at_least(p.capacity.median(), COLYSEUS_CAPACITY_RATIO),
+                rss_per_seat: Verdict::at_most(p.rss_per_seat.median(), COLYSEUS_RSS_RATIO),
+            });
         let fsync: Vec<f64> = rounds
             .iter()
             .filter_map(|r| r.fsync.as_ref().map(|f| f.p99_ms))
@@ -772,6 +821,7 @@ impl Summary {
                 verdict,
             },
             capacity_server_relay,
+            server_colyseus,
         }
     }
 }
@@ -917,6 +967,24 @@ pub fn summary_text(summary: &Summary) -> String {
         ratio_cell(capacity, 2),
         summary.capacity_server_relay.text()
     );
+    if let (Some(v), Some(p)) = (
+        summary.server_colyseus,
+        summary
+            .pairs
+            .iter()
+            .find(|p| (p.a, p.b) == (Target::Server, Target::Colyseus)),
+    ) {
+        let _ = writeln!(
+            out,
+            "server / colyseus: CPU per delivery (target ≤ {COLYSEUS_CPU_RATIO}) {}x: {}; capacity (target ≥ {COLYSEUS_CAPACITY_RATIO}) {}x: {}; RSS per seat (target ≤ {COLYSEUS_RSS_RATIO}) {}x: {}",
+            ratio_cell(p.cpu_per_delivery.median(), 2),
+            v.cpu_per_delivery.text(),
+            ratio_cell(p.capacity.median(), 2),
+            v.capacity.text(),
+            ratio_cell(p.rss_per_seat.median(), 2),
+            v.rss_per_seat.text(),
+        );
+    }
     out
 }
 
@@ -1078,5 +1146,70 @@ mod tests {
         assert!(text.contains("server / relay"), "{text}");
         assert!(text.contains("relay / floor"), "{text}");
         assert!(text.contains("≤"), "{text}");
+        assert_eq!(summary.server_colyseus, None, "Colyseus did not run");
+        assert!(!text.contains("colyseus"), "{text}");
+    }
+
+    #[test]
+    fn the_server_against_colyseus_is_held_to_issue_35s_targets() {
+        let bracketed = |rate| Capacity::Bracketed {
+            deliveries_per_s: rate,
+            think_ms: 1000.0,
+            failing_think_ms: 900.0,
+        };
+        let rounds = vec![RoundResult {
+            round: 1,
+            fsync: None,
+            frame_bytes: 120,
+            targets: vec![
+                target(Target::Server, 10.0, bracketed(900.0), 1600),
+                target(Target::Relay, 8.0, bracketed(1000.0), 800),
+                target(Target::Colyseus, 12.5, bracketed(1000.0), 10_000),
+            ],
+        }];
+        let summary = Summary::new(&rounds, 2000.0);
+        let names: Vec<Target> = summary.targets.iter().map(|t| t.target).collect();
+        assert_eq!(names, [Target::Server, Target::Relay, Target::Colyseus]);
+        let pairs: Vec<(Target, Target)> = summary.pairs.iter().map(|p| (p.a, p.b)).collect();
+        assert_eq!(
+            pairs,
+            [
+                (Target::Server, Target::Relay),
+                (Target::Server, Target::Colyseus)
+            ]
+        );
+        let cpu = summary.pairs[1].cpu_per_delivery.median().unwrap();
+        assert!((cpu.value - 0.8).abs() < 1e-12);
+        assert_eq!(
+            summary.server_colyseus,
+            Some(ColyseusVerdicts {
+                cpu_per_delivery: Verdict::Met,
+                capacity: Verdict::Missed,
+                rss_per_seat: Verdict::Met,
+            }),
+            "0.8x the CPU, 0.9x the capacity, 0.16x the memory"
+        );
+        let text = summary_text(&summary);
+        assert!(text.contains("server / colyseus"), "{text}");
+        assert!(
+            text.contains("RSS per seat (target ≤ 0.2) 0.16x: met"),
+            "{text}"
+        );
+
+        let r = |value, bound| Some(Ratio { value, bound });
+        assert_eq!(Verdict::at_most(r(0.9, Bound::AtMost), 1.0), Verdict::Met);
+        assert_eq!(
+            Verdict::at_most(r(0.9, Bound::AtLeast), 1.0),
+            Verdict::Undetermined
+        );
+        assert_eq!(
+            Verdict::at_most(r(1.1, Bound::AtLeast), 1.0),
+            Verdict::Missed
+        );
+        assert_eq!(
+            Verdict::at_most(r(1.1, Bound::AtMost), 1.0),
+            Verdict::Undetermined
+        );
+        assert_eq!(Verdict::at_most(None, 1.0), Verdict::NotMeasured);
     }
 }
