@@ -766,6 +766,7 @@ async fn run_target(
         name,
         progress,
         process: &process,
+        target,
         workers,
         totals,
     };
@@ -851,6 +852,7 @@ struct TargetRun<'a> {
     name: &'a str,
     progress: &'a Progress,
     process: &'a TargetProcess,
+    target: Target,
     workers: Vec<Worker>,
     /// Everything the bots counted so far.
     totals: WindowData,
@@ -874,6 +876,12 @@ impl TargetRun<'_> {
         tick(progress, self.config.warmup).await;
         let (warmup, _) = gather(&mut self.workers, &WorkerCommand::Take).await?;
         self.totals.append(&warmup);
+        let server = self.target == Target::Server;
+        let server_before = match server {
+            true => crate::evidence::read_server(&self.process.base_url).await,
+            false => None,
+        };
+        let machine_before = crate::evidence::machine_sample();
         let before = self.process.sample();
         progress.status(format!(
             "{name} · {what} · think {think_ms:.0} ms · measuring"
@@ -881,9 +889,20 @@ impl TargetRun<'_> {
         tick(progress, self.config.step).await;
         let (window, bots_cpu) = gather(&mut self.workers, &WorkerCommand::Take).await?;
         let after = self.process.sample();
+        let machine_after = crate::evidence::machine_sample();
+        let server_after = match server {
+            true => crate::evidence::read_server(&self.process.base_url).await,
+            false => None,
+        };
         self.totals.append(&window);
         let mut step = StepResult::new(think_ms, &window, before.zip(after), Some(bots_cpu));
         step.kind = kind;
+        step.machine = machine_before
+            .zip(machine_after)
+            .and_then(|(b, a)| crate::evidence::machine_between(b, a, window.seconds));
+        step.server = server_before
+            .zip(server_after)
+            .map(|(b, a)| crate::evidence::server_between(&b, &a, window.seconds));
         progress.line(format!(
             "{name}: {what}, think {think_ms:.0} ms: {:.0} deliveries/s, last-seat p99 {:.2} ms{}, target CPU {:.2} cores, bots CPU {:.2} cores",
             step.deliveries_per_s,

@@ -328,6 +328,14 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 3)]
     pub rounds: usize,
 
+    /// How the cost grows: table counts to run (comma-separated, e.g. `40,100,200,400` for
+    /// 1,600 to 16,000 seats of 40). Each round runs every size in turn (interleaved), each in a
+    /// fresh process; the summary compares CPU per delivery and RSS per seat across the sizes
+    /// at the reference step. `--tables` is then not used; `--probes 1` skips the capacity
+    /// search.
+    #[arg(long, value_delimiter = ',', value_name = "TABLES")]
+    pub growth: Vec<usize>,
+
     /// Think time of the reference step, ms: CPU per delivery, latency and the bots' CPU are
     /// compared there.
     #[arg(long, default_value_t = 2000.0)]
@@ -545,6 +553,9 @@ async fn bench(args: BenchArgs, print: &mut dyn FnMut(&str)) -> Result<(), CliEr
         setup_timeout: Duration::from_secs(args.setup_timeout_secs),
         fsync_samples: args.fsync_samples,
     };
+    if !args.growth.is_empty() {
+        return growth(&config, &args.growth, args.json, print).await;
+    }
     let result = bench::run(&config).await?;
     if args.json {
         print(&serde_json::to_string_pretty(&result).map_err(std::io::Error::other)?);
@@ -585,8 +596,61 @@ async fn bench(args: BenchArgs, print: &mut dyn FnMut(&str)) -> Result<(), CliEr
 }
 
 /// Checks the benchmark's flags.
+/// `bench --growth`: every round runs each size in turn; then how the figures grow.
+async fn growth(
+    config: &BenchConfig,
+    sizes: &[usize],
+    json: bool,
+    print: &mut dyn FnMut(&str),
+) -> Result<(), CliError> {
+    let mut runs: Vec<crate::growth::GrowthRun> = Vec::new();
+    for round in 1..=config.rounds {
+        for &tables in sizes {
+            if !json {
+                print(&format!(
+                    "== growth: round {round} of {}, {tables} tables x {} seats",
+                    config.rounds, config.fleet.seats
+                ));
+            }
+            let mut one = config.clone();
+            one.rounds = 1;
+            one.fleet.tables = tables;
+            let result = bench::run(&one).await?;
+            if !json {
+                for target in result.rounds.iter().flat_map(|r| &r.targets) {
+                    print(&report::target_text(target));
+                }
+            }
+            runs.push(crate::growth::GrowthRun {
+                round,
+                tables,
+                seats: tables * usize::from(config.fleet.seats),
+                result,
+            });
+        }
+    }
+    let summary = crate::growth::GrowthSummary::new(&runs);
+    if json {
+        let out = serde_json::json!({ "runs": runs, "summary": summary });
+        print(&serde_json::to_string_pretty(&out).map_err(std::io::Error::other)?);
+    } else {
+        print(&crate::growth::growth_text(&summary));
+    }
+    Ok(())
+}
+
 fn check_bench_args(args: &BenchArgs) -> Result<(), CliError> {
     let usage = |m: String| Err(CliError::Usage(m));
+    if let Some(zero) = args.growth.iter().find(|&&tables| tables == 0) {
+        return usage(format!(
+            "--growth sizes are table counts of at least 1, not {zero}"
+        ));
+    }
+    for (i, tables) in args.growth.iter().enumerate() {
+        if args.growth[..i].contains(tables) {
+            return usage(format!("--growth names {tables} tables twice"));
+        }
+    }
     if args.rounds == 0 {
         return usage("--rounds must be at least 1".into());
     }
@@ -939,6 +1003,15 @@ mod tests {
             Ok(Err(error)) => error.to_string(),
             Err(error) => error.to_string(),
         }
+    }
+
+    #[test]
+    fn growth_sizes_are_table_counts_named_once() {
+        assert!(refusal(&["--growth", "40,0"]).contains("at least 1"));
+        assert!(refusal(&["--growth", "40,100,40"]).contains("40 tables twice"));
+        let args = bench_args(&["--growth", "40,100"]).expect("parses");
+        assert_eq!(args.growth, [40, 100]);
+        assert!(check_bench_args(&args).is_ok());
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use crate::capacity::Capacity;
+use crate::evidence::{MachineWindow, ServerWindow};
 use crate::fleet::Target;
 use crate::procfs::{self, ProcSample};
 use crate::stats::{Counts, LatencySummary, WindowData};
@@ -73,6 +74,12 @@ pub struct StepResult {
     pub target_rss_kib: Option<u64>,
     /// The bot processes' CPU, in cores.
     pub bots_cpu_cores: Option<f64>,
+    /// The whole machine over the window (`/proc/stat`), if read.
+    #[serde(default)]
+    pub machine: Option<MachineWindow>,
+    /// The server's own counters over the window (`/metrics`), when the target is the server.
+    #[serde(default)]
+    pub server: Option<ServerWindow>,
 }
 
 impl StepResult {
@@ -106,6 +113,8 @@ impl StepResult {
             bots_cpu_cores: bots_cpu_seconds
                 .filter(|_| window.seconds > 0.0)
                 .map(|cpu| cpu / window.seconds),
+            machine: None,
+            server: None,
         }
     }
 
@@ -247,6 +256,56 @@ pub fn steps_table(result: &TargetResult) -> String {
     out
 }
 
+/// "≤ 2.5" (a bucket's upper bound, ms) or "-".
+fn at_most_ms(value: Option<f64>) -> String {
+    match value {
+        Some(v) if v.is_finite() => format!("≤ {v}"),
+        Some(_) => "> 1000".to_owned(),
+        None => "-".to_owned(),
+    }
+}
+
+/// Per step, what the machine and the server's own counters said (where they were read).
+pub fn evidence_lines(result: &TargetResult) -> String {
+    let mut out = String::new();
+    for s in &result.steps {
+        if s.machine.is_none() && s.server.is_none() {
+            continue;
+        }
+        let mut parts = Vec::new();
+        if let Some(server) = &s.server {
+            parts.push(format!(
+                "the server's own p99 received → last copy queued {} ms (slowest {} ms)",
+                at_most_ms(server.broadcast_p99_ms_at_most),
+                at_most_ms(server.broadcast_max_ms_at_most),
+            ));
+            if server.commits_per_s > 0.0 {
+                parts.push(format!(
+                    "journal {:.0} commits/s × {} operations, commit p99 {} ms",
+                    server.commits_per_s,
+                    opt(server.operations_per_commit, 2),
+                    at_most_ms(server.commit_p99_ms_at_most),
+                ));
+            }
+        }
+        if let Some(machine) = &s.machine {
+            parts.push(format!(
+                "machine busy {:.2} cores, steal {:.2} %",
+                machine.busy_cores,
+                machine.steal_share * 100.0
+            ));
+        }
+        let _ = writeln!(
+            out,
+            "  {} {:.0} ms: {}",
+            s.kind.label(),
+            s.think_ms,
+            parts.join("; ")
+        );
+    }
+    out
+}
+
 /// A whole target's result: header, steps and totals.
 pub fn target_text(result: &TargetResult) -> String {
     let mut out = String::new();
@@ -267,6 +326,7 @@ pub fn target_text(result: &TargetResult) -> String {
         result.seats, result.setup_secs, result.mean_delivery_bytes
     );
     out.push_str(&steps_table(result));
+    out.push_str(&evidence_lines(result));
     if let Some((total, above_idle)) = result.rss_per_seat_kib() {
         let _ = writeln!(
             out,
@@ -544,6 +604,13 @@ pub struct TargetSummary {
     pub capacity: Series,
     /// Resident memory per seat, KiB.
     pub rss_per_seat_kib: Series,
+    /// The server's own p99 request received → last copy queued at the reference step, the
+    /// upper bound of its histogram bucket, ms (the server only).
+    #[serde(default)]
+    pub own_p99_ms_at_most: Series,
+    /// The hypervisor's steal at the reference step, % of the machine's CPU time.
+    #[serde(default)]
+    pub steal_percent: Series,
 }
 
 /// The ratios of one pair of targets over the rounds.
@@ -562,7 +629,7 @@ pub struct PairSummary {
 }
 
 /// Whether a target was met.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// Met.
@@ -572,6 +639,7 @@ pub enum Verdict {
     /// Only a bound was measured, on the wrong side to tell.
     Undetermined,
     /// Not measured.
+    #[default]
     NotMeasured,
 }
 
@@ -624,8 +692,13 @@ pub struct LatencyVerdict {
     pub median_server_p99_ms: Option<f64>,
     /// Median bound, ms.
     pub median_bound_ms: Option<f64>,
-    /// Median against median.
+    /// Met when every round's p99 is within its round's bound.
     pub verdict: Verdict,
+    /// Each round's p99 of the server's own time (request received → last copy queued), the
+    /// upper bound of its bucket, ms: a round over the bound whose own p99 is within it waited
+    /// outside the server.
+    #[serde(default)]
+    pub server_own_p99_ms: Vec<Option<f64>>,
 }
 
 /// The server against Colyseus, issue 35's targets on the medians of server / colyseus.
@@ -649,6 +722,10 @@ pub const COLYSEUS_RSS_RATIO: f64 = 0.2;
 /// Added to the fsync p99 for the server's latency target.
 pub const FSYNC_SLACK_MS: f64 = 10.0;
 
+/// Issue 35: the server's CPU per delivery, durable journal included, at most this many times
+/// the floor's (the kernel's own cost of the same deliveries).
+pub const FLOOR_CPU_RATIO: f64 = 1.15;
+
 /// Everything over the rounds.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Summary {
@@ -665,6 +742,9 @@ pub struct Summary {
     pub latency: LatencyVerdict,
     /// The median capacity ratio server / relay against 1.0.
     pub capacity_server_relay: Verdict,
+    /// The median CPU per delivery server / floor against [`FLOOR_CPU_RATIO`].
+    #[serde(default)]
+    pub cpu_server_floor: Verdict,
     /// Server / colyseus against issue 35's targets (when both ran).
     #[serde(default)]
     pub server_colyseus: Option<ColyseusVerdicts>,
@@ -731,6 +811,20 @@ impl Summary {
                 rss_per_seat_kib: per_round(target, &|t| {
                     exact(t.rss_per_seat_kib().map(|(total, _)| total))
                 }),
+                own_p99_ms_at_most: per_round(target, &|t| {
+                    exact(
+                        t.reference()
+                            .and_then(|s| s.server)
+                            .and_then(|s| s.broadcast_p99_ms_at_most),
+                    )
+                }),
+                steal_percent: per_round(target, &|t| {
+                    exact(
+                        t.reference()
+                            .and_then(|s| s.machine)
+                            .map(|m| m.steal_share * 100.0),
+                    )
+                }),
             })
             .collect();
         let pair_list = [
@@ -784,16 +878,38 @@ impl Summary {
             spread(&values.iter().flatten().copied().collect::<Vec<_>>()).map(|s| s.median)
         };
         let (median_server_p99_ms, median_bound_ms) = (median(&server_p99_ms), median(&bound_ms));
-        let verdict = match (median_server_p99_ms, median_bound_ms) {
-            (Some(p99), Some(bound)) if p99 <= bound => Verdict::Met,
-            (Some(_), Some(_)) => Verdict::Missed,
-            _ => Verdict::NotMeasured,
+        let judged: Vec<bool> = server_p99_ms
+            .iter()
+            .zip(&bound_ms)
+            .filter_map(|(p99, bound)| Some(p99.as_ref()? <= bound.as_ref()?))
+            .collect();
+        let verdict = if judged.is_empty() {
+            Verdict::NotMeasured
+        } else if judged.iter().all(|&within| within) {
+            Verdict::Met
+        } else {
+            Verdict::Missed
         };
+        let server_own_p99_ms: Vec<Option<f64>> = rounds
+            .iter()
+            .map(|r| {
+                r.target(Target::Server)
+                    .and_then(TargetResult::reference)
+                    .and_then(|s| s.server)
+                    .and_then(|s| s.broadcast_p99_ms_at_most)
+            })
+            .collect();
         let capacity_server_relay = pairs
             .iter()
             .find(|p| (p.a, p.b) == (Target::Server, Target::Relay))
             .map_or(Verdict::NotMeasured, |p| {
                 Verdict::at_least(p.capacity.median(), 1.0)
+            });
+        let cpu_server_floor = pairs
+            .iter()
+            .find(|p| (p.a, p.b) == (Target::Server, Target::Floor))
+            .map_or(Verdict::NotMeasured, |p| {
+                Verdict::at_most(p.cpu_per_delivery.median(), FLOOR_CPU_RATIO)
             });
         let server_colyseus = pairs
             .iter()
@@ -819,8 +935,10 @@ impl Summary {
                 median_server_p99_ms,
                 median_bound_ms,
                 verdict,
+                server_own_p99_ms,
             },
             capacity_server_relay,
+            cpu_server_floor,
             server_colyseus,
         }
     }
@@ -909,6 +1027,18 @@ pub fn summary_text(summary: &Summary) -> String {
         row(&mut out, "", "bots CPU cores (ref)", &t.bots_cpu_cores, 2);
         row(&mut out, "", "capacity deliveries/s", &t.capacity, 0);
         row(&mut out, "", "RSS KiB/seat", &t.rss_per_seat_kib, 2);
+        if t.own_p99_ms_at_most.per_round.iter().any(Option::is_some) {
+            row(
+                &mut out,
+                "",
+                "own p99 ms at most (ref)",
+                &t.own_p99_ms_at_most,
+                1,
+            );
+        }
+        if t.steal_percent.per_round.iter().any(Option::is_some) {
+            row(&mut out, "", "machine steal % (ref)", &t.steal_percent, 2);
+        }
     }
     if !summary.pairs.is_empty() {
         let _ = writeln!(out);
@@ -945,11 +1075,31 @@ pub fn summary_text(summary: &Summary) -> String {
         .iter()
         .zip(&l.bound_ms)
         .enumerate()
-        .map(|(i, (p99, bound))| format!("round {}: {} vs {}", i + 1, opt(*p99, 2), opt(*bound, 2)))
+        .map(|(i, (p99, bound))| {
+            let own = l.server_own_p99_ms.get(i).copied().flatten();
+            let over = matches!((p99, bound), (Some(p), Some(b)) if p > b);
+            let why = match (over, own, bound) {
+                (true, Some(own), Some(bound)) if own <= *bound => format!(
+                    " — the server's own p99 was {} ms: the wait was outside the server",
+                    at_most_ms(Some(own))
+                ),
+                (true, Some(own), _) => format!(
+                    " — the server's own p99 was {} ms: the server was slow",
+                    at_most_ms(Some(own))
+                ),
+                _ => String::new(),
+            };
+            format!(
+                "round {}: {} vs {}{why}",
+                i + 1,
+                opt(*p99, 2),
+                opt(*bound, 2)
+            )
+        })
         .collect();
     let _ = writeln!(
         out,
-        "server p99 action → last delivery at think {:.0} ms (target for --durability full: ≤ fsync p99 + {FSYNC_SLACK_MS} ms): {} ms against {} ms: {} ({})",
+        "server p99 action → last delivery at think {:.0} ms (target for --durability full: ≤ fsync p99 + {FSYNC_SLACK_MS} ms in every round): median {} ms against {} ms: {} ({})",
         l.think_ms,
         opt(l.median_server_p99_ms, 2),
         opt(l.median_bound_ms, 2),
@@ -966,6 +1116,17 @@ pub fn summary_text(summary: &Summary) -> String {
         "capacity server / relay (target ≥ 1.0): {}x: {}",
         ratio_cell(capacity, 2),
         summary.capacity_server_relay.text()
+    );
+    let floor_cpu = summary
+        .pairs
+        .iter()
+        .find(|p| (p.a, p.b) == (Target::Server, Target::Floor))
+        .and_then(|p| p.cpu_per_delivery.median());
+    let _ = writeln!(
+        out,
+        "CPU per delivery server / floor (target ≤ {FLOOR_CPU_RATIO}): {}x: {}",
+        ratio_cell(floor_cpu, 2),
+        summary.cpu_server_floor.text()
     );
     if let (Some(v), Some(p)) = (
         summary.server_colyseus,
@@ -1148,6 +1309,75 @@ mod tests {
         assert!(text.contains("≤"), "{text}");
         assert_eq!(summary.server_colyseus, None, "Colyseus did not run");
         assert!(!text.contains("colyseus"), "{text}");
+    }
+
+    /// Issue 35: the latency target holds in every round, not on the medians; a round over its
+    /// bound says whether the server's own histogram had the wait; server / floor ≤ 1.15.
+    #[test]
+    fn the_latency_target_is_judged_per_round_and_a_miss_is_placed() {
+        let fsync = |p99_ms| FsyncLatency {
+            dir: "/tmp".into(),
+            samples: 200,
+            bytes: 4096,
+            p50_ms: 0.0,
+            p99_ms,
+            max_ms: p99_ms,
+        };
+        let capacity = Capacity::AtLeast {
+            deliveries_per_s: 1000.0,
+            think_ms: 700.0,
+        };
+        // (server p99 = its CPU figure, fsync p99, the server's own p99 bucket bound)
+        let rounds: Vec<RoundResult> = [(20.0, 5.0, 2.5), (24.0, 25.0, 2.5), (400.0, 5.0, 250.0)]
+            .into_iter()
+            .enumerate()
+            .map(|(i, (p99, fsync_p99, own))| {
+                let mut server = target(Target::Server, p99, capacity, 1600);
+                server.steps[0].server = Some(ServerWindow {
+                    broadcasts: 100,
+                    broadcast_p99_ms_at_most: Some(own),
+                    broadcast_max_ms_at_most: Some(own),
+                    commits_per_s: 10.0,
+                    operations_per_commit: Some(1.0),
+                    commit_p99_ms_at_most: Some(1.0),
+                });
+                RoundResult {
+                    round: i + 1,
+                    fsync: Some(fsync(fsync_p99)),
+                    frame_bytes: 120,
+                    targets: vec![server, target(Target::Floor, 20.0, capacity, 100)],
+                }
+            })
+            .collect();
+        let summary = Summary::new(&rounds[..2], 2000.0);
+        // Medians 22 against 25 would pass; round 1 (20 against 15) does not.
+        assert_eq!(summary.latency.median_server_p99_ms, Some(22.0));
+        assert_eq!(summary.latency.median_bound_ms, Some(25.0));
+        assert_eq!(summary.latency.verdict, Verdict::Missed);
+        let text = summary_text(&summary);
+        assert!(
+            text.contains("round 1: 20.00 vs 15.00 — the server's own p99 was ≤ 2.5 ms: the wait was outside the server"),
+            "{text}"
+        );
+        assert!(
+            text.contains("round 2: 24.00 vs 35.00,") || text.contains("round 2: 24.00 vs 35.00)"),
+            "{text}"
+        );
+        let slow = summary_text(&Summary::new(&rounds[2..], 2000.0));
+        assert!(
+            slow.contains("the server's own p99 was ≤ 250 ms: the server was slow"),
+            "{slow}"
+        );
+        let within = Summary::new(&rounds[1..2], 2000.0);
+        assert_eq!(within.latency.verdict, Verdict::Met);
+        // Server 20 and 24 µs against the floor's 20: 1.0 and 1.2, median 1.1 ≤ 1.15.
+        assert_eq!(summary.cpu_server_floor, Verdict::Met);
+        assert_eq!(
+            Summary::new(&rounds[1..2], 2000.0).cpu_server_floor,
+            Verdict::Missed,
+            "1.2 > 1.15"
+        );
+        assert!(text.contains("own p99 ms at most (ref)"), "{text}");
     }
 
     #[test]

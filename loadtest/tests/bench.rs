@@ -124,3 +124,74 @@ async fn a_short_bench_of_the_relay_and_the_floor() {
     );
     assert_eq!(result["summary"]["capacity_server_relay"], "not_measured");
 }
+
+/// `bench --growth`: each size in each round, one summary row per size, and the machine's own
+/// accounting beside every step.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn growth_runs_every_size_and_compares_them() {
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_grand-melee-loadtest"))
+        .args([
+            "bench",
+            "--growth",
+            "2,3",
+            "--targets",
+            "relay",
+            "--seats",
+            "15",
+            "--processes",
+            "1",
+            "--rounds",
+            "1",
+            "--probes",
+            "1",
+            "--cpu-think-ms",
+            "300",
+            "--think-max-ms",
+            "300",
+            "--think-min-ms",
+            "100",
+            "--step-secs",
+            "1",
+            "--warmup-secs",
+            "0",
+            "--fsync-samples",
+            "0",
+            "--relay-frame-bytes",
+            "120",
+            "--json",
+        ])
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(PATIENCE, output)
+        .await
+        .unwrap()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let result: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let runs = result["runs"].as_array().unwrap();
+    let seats: Vec<u64> = runs.iter().map(|r| r["seats"].as_u64().unwrap()).collect();
+    assert_eq!(seats, [30, 45]);
+    for run in runs {
+        let target = &run["result"]["rounds"][0]["targets"][0];
+        assert_eq!(target["target"], "relay");
+        let step = &target["steps"][0];
+        assert!(step["deliveries_per_s"].as_f64().unwrap() > 0.0, "{step}");
+        assert!(
+            step["machine"]["busy_cores"].as_f64().unwrap() > 0.0,
+            "{step}"
+        );
+        assert!(step["server"].is_null(), "no server counters for the relay");
+    }
+    let summary = &result["summary"];
+    let rows = summary["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[1]["tables"], 3);
+    let trend = &summary["trends"][0];
+    assert_eq!(trend["target"], "relay");
+    assert!(
+        trend["cpu_max_over_min"].as_f64().unwrap() >= 1.0,
+        "{trend}"
+    );
+    assert!(trend["flat"].is_boolean(), "{trend}");
+}

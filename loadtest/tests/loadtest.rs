@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use std::sync::atomic::Ordering::Relaxed;
 
+use grand_melee_loadtest::evidence;
 use grand_melee_loadtest::fleet::{Fleet, FleetConfig, Target, starting_turns};
 use grand_melee_loadtest::relay::{Relay, RelayConfig};
 use grand_melee_server::{Server, ServerConfig};
@@ -47,9 +48,12 @@ async fn bots_play_whole_games_and_every_message_is_accounted_for() {
     let task = tokio::spawn(server.run(async {
         let _ = stopped.await;
     }));
+    // What the bench reads of the server's own counters, before and after.
+    let base_url = format!("ws://{addr}");
+    let counters_before = evidence::read_server(&base_url).await.unwrap();
 
     let fleet = Fleet::launch(FleetConfig {
-        base_url: format!("ws://{addr}"),
+        base_url: base_url.clone(),
         target: Target::Server,
         tables: TABLES,
         seats: SEATS,
@@ -64,6 +68,7 @@ async fn bots_play_whole_games_and_every_message_is_accounted_for() {
         fleet.played(PATIENCE).await,
         "every table finished its game"
     );
+
     // The server goes away first: the bots, their game done, take that as the end.
     stop.send(()).unwrap();
     tokio::time::timeout(PATIENCE, task).await.unwrap().unwrap();
@@ -113,6 +118,30 @@ async fn bots_play_whole_games_and_every_message_is_accounted_for() {
     assert_eq!(metric(&text, "gm_bytes_in_total"), c.bytes_out);
     assert_eq!(metric(&text, "gm_rejected_total"), 0);
     assert!(c.events_in >= metric(&text, "gm_events_total"));
+
+    // The server's own view, as `bench` reads it (before the bots, over HTTP; after everything,
+    // the same text): every acknowledged action was a journal operation (its flush) and a
+    // broadcast, in transactions of one or more.
+    let counters_after = evidence::parse_metrics(&text);
+    let own = evidence::server_between(&counters_before, &counters_after, 1.0);
+    assert!(own.broadcasts >= c.acks, "{own:?} {c:?}");
+    assert!(own.broadcast_p99_ms_at_most.is_some());
+    let operations = counters_after.journal_operations - counters_before.journal_operations;
+    assert!(
+        operations >= c.acks,
+        "{operations} operations, {} acks",
+        c.acks
+    );
+    assert!(own.commits_per_s >= 1.0 && own.operations_per_commit.unwrap() >= 1.0);
+    assert_eq!(
+        counters_after.journal_commit.count(),
+        metric(&text, "gm_journal_commits_total")
+    );
+    assert_eq!(
+        counters_before.broadcast.count(),
+        0,
+        "read before any table"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
