@@ -202,6 +202,8 @@ struct Node {
     client_port: u16,
     /// The route port, for a cluster.
     cluster_port: Option<u16>,
+    /// The monitoring port (`/varz`, `/jsz`).
+    monitor_port: u16,
     /// The store directory, the configuration and the log.
     dir: tempfile::TempDir,
     /// The process, while running (stopped included).
@@ -232,10 +234,12 @@ impl Node {
         let mut config = format!(
             "server_name: {name}\n\
              listen: 127.0.0.1:{port}\n\
+             http: 127.0.0.1:{monitor}\n\
              jetstream {{\n  store_dir: \"{store}\"\n  max_memory_store: 256MB\n  \
              max_file_store: 2GB\n}}\n",
             name = self.name,
             port = self.client_port,
+            monitor = self.monitor_port,
         );
         if let Some(cluster_port) = self.cluster_port {
             let routes: Vec<String> = peers
@@ -332,6 +336,60 @@ async fn jetstream_answers(url: &str) -> Result<(), String> {
         .unwrap_or_else(|_| Err("no answer within 3 s".into()))
 }
 
+/// A nats-server's message counters (`/varz`): messages and bytes it received (from clients
+/// and routes, the JetStream replication included) and sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NatsCounters {
+    pub in_msgs: u64,
+    pub out_msgs: u64,
+    pub in_bytes: u64,
+    pub out_bytes: u64,
+}
+
+impl NatsCounters {
+    /// The counters of a `/varz` answer (head and JSON body); `None` if one is missing.
+    pub fn of_varz(page: &str) -> Option<Self> {
+        let field = |name: &str| -> Option<u64> {
+            let key = format!("\"{name}\":");
+            let at = page.find(&key)? + key.len();
+            let digits: String = page[at..]
+                .trim_start()
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            digits.parse().ok()
+        };
+        Some(Self {
+            in_msgs: field("in_msgs")?,
+            out_msgs: field("out_msgs")?,
+            in_bytes: field("in_bytes")?,
+            out_bytes: field("out_bytes")?,
+        })
+    }
+
+    /// The sum of two servers' counters.
+    #[must_use]
+    pub fn plus(self, other: Self) -> Self {
+        Self {
+            in_msgs: self.in_msgs + other.in_msgs,
+            out_msgs: self.out_msgs + other.out_msgs,
+            in_bytes: self.in_bytes + other.in_bytes,
+            out_bytes: self.out_bytes + other.out_bytes,
+        }
+    }
+
+    /// What was counted since `before`.
+    #[must_use]
+    pub fn since(self, before: Self) -> Self {
+        Self {
+            in_msgs: self.in_msgs.saturating_sub(before.in_msgs),
+            out_msgs: self.out_msgs.saturating_sub(before.out_msgs),
+            in_bytes: self.in_bytes.saturating_sub(before.in_bytes),
+            out_bytes: self.out_bytes.saturating_sub(before.out_bytes),
+        }
+    }
+}
+
 /// Why a start failed: a node exited (perhaps a port was taken: worth another try), or the
 /// patience ran out.
 enum NotReady {
@@ -391,6 +449,7 @@ impl NatsCluster {
                 name: format!("n{i}"),
                 client_port: free_port(),
                 cluster_port: (count > 1).then(free_port),
+                monitor_port: free_port(),
                 dir: tempfile::Builder::new()
                     .prefix(&format!("gm-nats-n{i}-"))
                     .tempdir()
@@ -554,6 +613,31 @@ impl NatsCluster {
     /// Node `i`'s process id, while it runs.
     pub fn pid(&self, i: usize) -> Option<u32> {
         self.nodes[i].child.as_ref().map(Child::id)
+    }
+
+    /// Node `i`'s monitoring address (`/varz`, `/jsz`, …).
+    pub fn monitor_addr(&self, i: usize) -> std::net::SocketAddr {
+        std::net::SocketAddr::from(([127, 0, 0, 1], self.nodes[i].monitor_port))
+    }
+
+    /// Node `i`'s message counters from its `/varz` page (`None` if it does not answer).
+    pub async fn counters(&self, i: usize) -> Option<NatsCounters> {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let addr = self.monitor_addr(i);
+        let ask = async {
+            let mut stream = tokio::net::TcpStream::connect(addr).await.ok()?;
+            stream
+                .write_all(b"GET /varz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+                .await
+                .ok()?;
+            let mut page = Vec::new();
+            stream.read_to_end(&mut page).await.ok()?;
+            NatsCounters::of_varz(&String::from_utf8_lossy(&page))
+        };
+        tokio::time::timeout(Duration::from_secs(5), ask)
+            .await
+            .ok()
+            .flatten()
     }
 
     /// Node `i`'s server name, `n<i>`.
