@@ -75,6 +75,12 @@ struct Args {
     #[arg(long, default_value_t = 2)]
     rounds: usize,
 
+    /// `GOMAXPROCS` of every nats-server (0: Go's default, one per CPU). 1 by default: the
+    /// three servers share the machine's cores with the nodes and the bots, as a nats-server
+    /// sharing a machine with a node would be set (README, "Cluster mode").
+    #[arg(long, default_value_t = 1)]
+    nats_gomaxprocs: u16,
+
     /// The `grand-melee-server` binary (default: next to this one).
     #[arg(long, env = "GM_SERVER_BIN")]
     server_bin: Option<PathBuf>,
@@ -85,6 +91,12 @@ enum Part {
     Takeover,
     Load,
     Idle,
+}
+
+/// A fresh 3-server NATS cluster with the bench's `GOMAXPROCS`.
+async fn nats_cluster(args: &Args) -> NatsCluster {
+    let gomaxprocs = (args.nats_gomaxprocs > 0).then_some(args.nats_gomaxprocs);
+    NatsCluster::start_with_gomaxprocs(3, gomaxprocs).await
 }
 
 fn median(values: &mut [f64]) -> f64 {
@@ -182,7 +194,7 @@ async fn list_tables(addr: SocketAddr) -> Vec<(TableId, String)> {
 
 /// One takeover run: per moved table, the times after the kill.
 async fn takeover_run(args: &Args, binary: &str, lease_ms: u64, run: usize) -> Vec<Moved> {
-    let nats = NatsCluster::start(3).await;
+    let nats = nats_cluster(args).await;
     let mut nodes = Vec::new();
     for i in 0..3 {
         nodes.push(ServerNode::cluster(binary, &nats, &format!("r{run}n{i}"), 3, lease_ms).await);
@@ -471,7 +483,7 @@ fn describe_engine(m: &Measured) {
 /// The cluster with its tables seated and nobody acting: what it costs to keep it up.
 async fn idle(args: &Args, binary: &str) {
     println!("## idle");
-    let nats = NatsCluster::start(3).await;
+    let nats = nats_cluster(args).await;
     let mut nodes = Vec::new();
     for i in 0..3 {
         nodes.push(ServerNode::cluster(binary, &nats, &format!("idle{i}"), 3, 10_000).await);
@@ -529,7 +541,7 @@ async fn load(args: &Args, binary: &str) {
         };
         describe(&format!("single r{}", round + 1), &single);
         let cluster = {
-            let nats = NatsCluster::start(3).await;
+            let nats = nats_cluster(args).await;
             let mut nodes = Vec::new();
             for i in 0..3 {
                 nodes.push(
@@ -590,12 +602,17 @@ fn main() {
     runtime.block_on(async {
         let machine = grand_melee_loadtest::bench::Machine::describe();
         println!(
-            "machine: {} CPUs ({}), {} MiB, Linux {}; nats-server {}; bots in this process",
+            "machine: {} CPUs ({}), {} MiB, Linux {}; nats-server {} (GOMAXPROCS {}); bots in \
+             this process",
             machine.cpus,
             machine.cpu_model,
             machine.memory_kib / 1024,
             machine.kernel,
-            grand_melee_e2e::nats::NATS_SERVER_VERSION
+            grand_melee_e2e::nats::NATS_SERVER_VERSION,
+            match args.nats_gomaxprocs {
+                0 => "Go's default".to_owned(),
+                n => n.to_string(),
+            }
         );
         for part in &args.parts {
             match part {
