@@ -1,5 +1,5 @@
 //! The node's cluster loops: the directory watch (the local copy every node routes with), the
-//! lease renewals, and the claims of dead nodes' tables.
+//! lease watch and renewals, and the claims of dead nodes' tables.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
@@ -25,6 +25,13 @@ pub(crate) fn start(shared: &Arc<Shared>, cluster: &Arc<Cluster>) {
         tokio::select! {
             () = s.cancelled() => {}
             () = watch_directory(c) => {}
+        }
+    });
+    let (c, s) = (Arc::clone(cluster), stop.clone());
+    shared.tasks.spawn(async move {
+        tokio::select! {
+            () = s.cancelled() => {}
+            () = watch_leases(c) => {}
         }
     });
     let (c, s) = (Arc::clone(cluster), stop.clone());
@@ -114,6 +121,31 @@ async fn watch_directory(cluster: Arc<Cluster>) {
     }
 }
 
+/// Keeps `Cluster::lease_revisions` equal to the lease bucket: one watch for the node's life
+/// instead of listing the bucket (a new consumer on the engine) at every look.
+async fn watch_leases(cluster: Arc<Cluster>) {
+    loop {
+        match cluster.nodes().watch_with_history(">").await {
+            Ok(mut watch) => {
+                while let Some(entry) = watch.next().await {
+                    let Ok(entry) = entry else { break };
+                    cluster.lease_revisions.send_modify(|leases| {
+                        if entry.operation == kv::Operation::Put {
+                            let revision = leases.entry(entry.key).or_insert(entry.revision);
+                            *revision = (*revision).max(entry.revision);
+                        } else {
+                            leases.remove(&entry.key);
+                        }
+                    });
+                }
+                debug!("the lease watch ended; watching again");
+            }
+            Err(error) => warn!(%error, "watching the leases"),
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
 /// What this node knows of another's lease.
 #[derive(Debug)]
 struct Seen {
@@ -158,14 +190,17 @@ async fn leases_and_claims(shared: Arc<Shared>, cluster: Arc<Cluster>) {
     let mut healthy_since: Option<Instant> = None;
     loop {
         interval.tick().await;
-        if let Err(error) = cluster.renew(&info).await {
-            warn!(%error, "renewing this node's lease");
-            healthy_since = None;
-            continue;
-        }
+        let revision = match cluster.renew(&info).await {
+            Ok(revision) => revision,
+            Err(error) => {
+                warn!(%error, "renewing this node's lease");
+                healthy_since = None;
+                continue;
+            }
+        };
         let now = Instant::now();
         let healthy = *healthy_since.get_or_insert(now);
-        match cluster.leases().await {
+        match cluster.leases_after(revision, tick).await {
             Ok(leases) => {
                 for (node, revision) in leases {
                     let entry = seen.entry(node).or_insert(Seen {
@@ -360,7 +395,60 @@ mod tests {
     use crate::durability::Durability;
     use crate::journal::Journal;
     use crate::store::{Store, TableRecord};
-    use grand_melee_e2e::nats::NatsCluster;
+    use grand_melee_e2e::nats::{NATS_PATIENCE, NatsCluster};
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn the_leases_are_read_from_the_watch_only_once_it_shows_this_nodes_renewal() {
+        let nats = NatsCluster::start(1).await;
+        let connect = |name: &str| {
+            let config = ServerConfig {
+                node_id: Some(name.to_owned()),
+                cluster_replicas: 1,
+                ..ServerConfig::default()
+            };
+            let urls = nats.urls();
+            async move {
+                Cluster::connect(&config, &urls, Arc::new(Metrics::default()))
+                    .await
+                    .unwrap()
+            }
+        };
+        let (a, b) = (connect("a").await, connect("b").await);
+        let info = NodeInfo {
+            url: "http://a".to_owned(),
+            started_at_ms: 1,
+        };
+        let patience = Duration::from_millis(300);
+
+        // Nobody watches yet: a renewal is not enough, the leases are not known.
+        let renewed = a.renew(&info).await.unwrap();
+        let error = a.leases_after(renewed, patience).await.unwrap_err();
+        assert!(matches!(error, ClusterError::LeaseWatchBehind), "{error:?}");
+
+        // The watch shows every node's lease at its last revision.
+        let watching = tokio::spawn(watch_leases(Arc::clone(&a)));
+        let b_renewed = b.renew(&info).await.unwrap();
+        let renewed = a.renew(&info).await.unwrap();
+        let mut leases = a.leases_after(renewed, NATS_PATIENCE).await.unwrap();
+        leases.sort();
+        assert_eq!(
+            leases,
+            vec![("a".to_owned(), renewed), ("b".to_owned(), b_renewed)]
+        );
+        // A renewal of b's since is seen at the next look.
+        let b_again = b.renew(&info).await.unwrap();
+        let renewed = a.renew(&info).await.unwrap();
+        let leases = a.leases_after(renewed, NATS_PATIENCE).await.unwrap();
+        assert!(leases.contains(&("b".to_owned(), b_again)), "{leases:?}");
+        assert!(b_again > b_renewed);
+
+        // The watch stopped: a renewal it cannot show is refused, not answered with old leases.
+        watching.abort();
+        let _ = watching.await;
+        let renewed = a.renew(&info).await.unwrap();
+        let error = a.leases_after(renewed, patience).await.unwrap_err();
+        assert!(matches!(error, ClusterError::LeaseWatchBehind), "{error:?}");
+    }
 
     #[tokio::test(flavor = "multi_thread")]
     async fn a_table_that_cannot_be_taken_over_says_why() {

@@ -202,6 +202,8 @@ struct Node {
     client_port: u16,
     /// The route port, for a cluster.
     cluster_port: Option<u16>,
+    /// The monitoring port (`/varz`, `/jsz`).
+    monitor_port: u16,
     /// The store directory, the configuration and the log.
     dir: tempfile::TempDir,
     /// The process, while running (stopped included).
@@ -232,10 +234,12 @@ impl Node {
         let mut config = format!(
             "server_name: {name}\n\
              listen: 127.0.0.1:{port}\n\
+             http: 127.0.0.1:{monitor}\n\
              jetstream {{\n  store_dir: \"{store}\"\n  max_memory_store: 256MB\n  \
              max_file_store: 2GB\n}}\n",
             name = self.name,
             port = self.client_port,
+            monitor = self.monitor_port,
         );
         if let Some(cluster_port) = self.cluster_port {
             let routes: Vec<String> = peers
@@ -252,15 +256,20 @@ impl Node {
         std::fs::write(self.config_path(), config).expect("writing the nats-server configuration");
     }
 
-    /// Starts the process, its output appended to the log.
-    fn spawn(&mut self, binary: &Path) {
+    /// Starts the process, its output appended to the log; with `gomaxprocs`, the Go runtime
+    /// runs the server's goroutines on that many threads at once (`GOMAXPROCS`).
+    fn spawn(&mut self, binary: &Path, gomaxprocs: Option<u16>) {
         assert!(self.child.is_none(), "{} is already running", self.name);
         let log = File::options()
             .create(true)
             .append(true)
             .open(self.log_path())
             .expect("opening the nats-server log");
-        let child = Command::new(binary)
+        let mut command = Command::new(binary);
+        if let Some(procs) = gomaxprocs {
+            command.env("GOMAXPROCS", procs.to_string());
+        }
+        let child = command
             .arg("--config")
             .arg(self.config_path())
             .stdin(Stdio::null())
@@ -332,6 +341,63 @@ async fn jetstream_answers(url: &str) -> Result<(), String> {
         .unwrap_or_else(|_| Err("no answer within 3 s".into()))
 }
 
+/// A nats-server's message counters (`/varz`): messages and bytes it received (from clients
+/// and routes, the JetStream replication included) and sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NatsCounters {
+    pub in_msgs: u64,
+    pub out_msgs: u64,
+    pub in_bytes: u64,
+    pub out_bytes: u64,
+}
+
+impl NatsCounters {
+    /// The counters of a `/varz` answer (head and JSON body); `None` if one is missing.
+    pub fn of_varz(page: &str) -> Option<Self> {
+        let field = |name: &str| varz_number(page, name);
+        Some(Self {
+            in_msgs: field("in_msgs")?,
+            out_msgs: field("out_msgs")?,
+            in_bytes: field("in_bytes")?,
+            out_bytes: field("out_bytes")?,
+        })
+    }
+
+    /// The sum of two servers' counters.
+    #[must_use]
+    pub fn plus(self, other: Self) -> Self {
+        Self {
+            in_msgs: self.in_msgs + other.in_msgs,
+            out_msgs: self.out_msgs + other.out_msgs,
+            in_bytes: self.in_bytes + other.in_bytes,
+            out_bytes: self.out_bytes + other.out_bytes,
+        }
+    }
+
+    /// What was counted since `before`.
+    #[must_use]
+    pub fn since(self, before: Self) -> Self {
+        Self {
+            in_msgs: self.in_msgs.saturating_sub(before.in_msgs),
+            out_msgs: self.out_msgs.saturating_sub(before.out_msgs),
+            in_bytes: self.in_bytes.saturating_sub(before.in_bytes),
+            out_bytes: self.out_bytes.saturating_sub(before.out_bytes),
+        }
+    }
+}
+
+/// The number a `/varz` page gives for `name` (`"name": 123`); `None` if it has none.
+pub fn varz_number(page: &str, name: &str) -> Option<u64> {
+    let key = format!("\"{name}\":");
+    let at = page.find(&key)? + key.len();
+    let digits: String = page[at..]
+        .trim_start()
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
 /// Why a start failed: a node exited (perhaps a port was taken: worth another try), or the
 /// patience ran out.
 enum NotReady {
@@ -346,6 +412,8 @@ enum NotReady {
 pub struct NatsCluster {
     binary: PathBuf,
     nodes: Vec<Node>,
+    /// `GOMAXPROCS` for every server (`None`: Go's default, one per CPU).
+    gomaxprocs: Option<u16>,
 }
 
 impl NatsCluster {
@@ -355,6 +423,12 @@ impl NatsCluster {
     /// starting; panics with the nodes' logs when they are not ready within
     /// [`NATS_PATIENCE`].
     pub async fn start(nodes: usize) -> NatsCluster {
+        Self::start_with_gomaxprocs(nodes, None).await
+    }
+
+    /// [`start`](Self::start), every server running with `GOMAXPROCS` set to `gomaxprocs`
+    /// (`None`: Go's default, one per CPU) — restarts included.
+    pub async fn start_with_gomaxprocs(nodes: usize, gomaxprocs: Option<u16>) -> NatsCluster {
         assert!(nodes >= 1, "a cluster of at least one node");
         let binary = nats_server_binary();
         let mut failures = Vec::new();
@@ -362,9 +436,10 @@ impl NatsCluster {
             let mut cluster = NatsCluster {
                 binary: binary.clone(),
                 nodes: Self::new_nodes(nodes),
+                gomaxprocs,
             };
             for i in 0..nodes {
-                cluster.nodes[i].spawn(&cluster.binary);
+                cluster.nodes[i].spawn(&cluster.binary, gomaxprocs);
             }
             let all: Vec<usize> = (0..nodes).collect();
             let deadline = Instant::now() + NATS_PATIENCE;
@@ -391,6 +466,7 @@ impl NatsCluster {
                 name: format!("n{i}"),
                 client_port: free_port(),
                 cluster_port: (count > 1).then(free_port),
+                monitor_port: free_port(),
                 dir: tempfile::Builder::new()
                     .prefix(&format!("gm-nats-n{i}-"))
                     .tempdir()
@@ -556,6 +632,36 @@ impl NatsCluster {
         self.nodes[i].child.as_ref().map(Child::id)
     }
 
+    /// Node `i`'s monitoring address (`/varz`, `/jsz`, …).
+    pub fn monitor_addr(&self, i: usize) -> std::net::SocketAddr {
+        std::net::SocketAddr::from(([127, 0, 0, 1], self.nodes[i].monitor_port))
+    }
+
+    /// Node `i`'s `/varz` page, head and JSON body (`None` if it does not answer).
+    pub async fn varz(&self, i: usize) -> Option<String> {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let addr = self.monitor_addr(i);
+        let ask = async {
+            let mut stream = tokio::net::TcpStream::connect(addr).await.ok()?;
+            stream
+                .write_all(b"GET /varz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+                .await
+                .ok()?;
+            let mut page = Vec::new();
+            stream.read_to_end(&mut page).await.ok()?;
+            Some(String::from_utf8_lossy(&page).into_owned())
+        };
+        tokio::time::timeout(Duration::from_secs(5), ask)
+            .await
+            .ok()
+            .flatten()
+    }
+
+    /// Node `i`'s message counters from its `/varz` page (`None` if it does not answer).
+    pub async fn counters(&self, i: usize) -> Option<NatsCounters> {
+        NatsCounters::of_varz(&self.varz(i).await?)
+    }
+
     /// Node `i`'s server name, `n<i>`.
     pub fn name(&self, i: usize) -> String {
         self.nodes[i].name.clone()
@@ -614,7 +720,7 @@ impl NatsCluster {
     /// and store directory, and waits until JetStream answers on it.
     pub async fn restart(&mut self, i: usize) {
         self.nodes[i].kill();
-        self.nodes[i].spawn(&self.binary);
+        self.nodes[i].spawn(&self.binary, self.gomaxprocs);
         match self.until_ready(&[i], Instant::now() + NATS_PATIENCE).await {
             Ok(()) => {}
             Err(NotReady::Exited(why) | NotReady::TimedOut(why)) => {
@@ -801,5 +907,45 @@ impl Drop for ServerNode {
                 .args(["-KILL", &process.id().to_string()])
                 .status();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varz_counters_are_read_summed_and_subtracted() {
+        let page = "HTTP/1.1 200 OK\r\n\r\n{\n  \"in_msgs\": 120,\n  \"out_msgs\": 7,\n  \
+                    \"in_bytes\": 4096,\n  \"out_bytes\": 512,\n  \"in_msgs_x\": 1\n}";
+        let counted = NatsCounters::of_varz(page).unwrap();
+        assert_eq!(
+            counted,
+            NatsCounters {
+                in_msgs: 120,
+                out_msgs: 7,
+                in_bytes: 4096,
+                out_bytes: 512
+            }
+        );
+        let later = counted.plus(counted);
+        assert_eq!(later.since(counted), counted);
+        assert_eq!(counted.since(later), NatsCounters::default());
+        assert_eq!(NatsCounters::of_varz("{\"in_msgs\": 1}"), None);
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_server_started_with_gomaxprocs_runs_with_it_and_counts_messages() {
+        let nats = NatsCluster::start_with_gomaxprocs(1, Some(1)).await;
+        let page = nats.varz(0).await.unwrap();
+        assert_eq!(varz_number(&page, "gomaxprocs"), Some(1), "{page}");
+        let before = nats.counters(0).await.unwrap();
+        let client = nats.client().await;
+        for _ in 0..5 {
+            client.publish("gm.test", "x".into()).await.unwrap();
+        }
+        client.flush().await.unwrap();
+        let after = nats.counters(0).await.unwrap();
+        assert!(after.since(before).in_msgs >= 5, "{before:?} -> {after:?}");
     }
 }

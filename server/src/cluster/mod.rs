@@ -26,6 +26,7 @@ pub(crate) mod days;
 pub(crate) mod leagues;
 pub(crate) mod store;
 
+use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -242,6 +243,9 @@ pub(crate) enum ClusterError {
     /// A claimed table's subject is empty.
     #[error("the table has no records")]
     NoRecords,
+    /// The watch of the leases did not show this node's own renewal in time.
+    #[error("the lease watch has not caught up with this node's renewal")]
+    LeaseWatchBehind,
     /// A claim's fencing record lost every race with the previous owner's appends.
     #[error("the previous owner kept writing")]
     KeptWriting,
@@ -411,6 +415,9 @@ pub(crate) struct Cluster {
     /// Bumped whenever node-to-node messages may have been lost (a reconnection to NATS, a
     /// subscriber that fell behind).
     pub losses: watch::Sender<u64>,
+    /// Every node's lease (name → revision) as this node's watch of [`NODES`] saw it (kept by
+    /// `crate::node`'s lease watch).
+    pub lease_revisions: watch::Sender<HashMap<String, u64>>,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -533,6 +540,7 @@ impl Cluster {
             started: Instant::now(),
             renewed_ms: AtomicU64::new(0),
             losses,
+            lease_revisions: watch::channel(HashMap::new()).0,
         }))
     }
 
@@ -847,16 +855,17 @@ impl Cluster {
 
     // ----- Leases ------------------------------------------------------------------------------
 
-    /// Renews this node's lease.
-    pub(crate) async fn renew(&self, info: &NodeInfo) -> Result<(), ClusterError> {
-        self.nodes
+    /// Renews this node's lease; returns the key's new revision.
+    pub(crate) async fn renew(&self, info: &NodeInfo) -> Result<u64, ClusterError> {
+        let revision = self
+            .nodes
             .put(self.node.to_string(), encode(info))
             .await
             .map_err(engine)?;
         let ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
         self.renewed_ms.store(ms, Relaxed);
         Metrics::add(&self.metrics.lease_renewals, 1);
-        Ok(())
+        Ok(revision)
     }
 
     /// When this node last renewed its lease (`None`: never).
@@ -867,22 +876,27 @@ impl Cluster {
         }
     }
 
-    /// Every node's lease: name → revision.
-    pub(crate) async fn leases(&self) -> Result<Vec<(String, u64)>, ClusterError> {
-        let mut keys = self.nodes.keys().await.map_err(engine)?;
-        let mut names = Vec::new();
-        while let Some(key) = keys.next().await {
-            names.push(key.map_err(engine)?);
+    /// The lease bucket (for the node's lease watch).
+    pub(crate) fn nodes(&self) -> &kv::Store {
+        &self.nodes
+    }
+
+    /// Every node's lease (name → revision), as the lease watch saw it once it caught up with
+    /// this node's own renewal at `renewed`: the bucket's updates arrive in order, so every
+    /// renewal written before that one has been seen. Waits up to `patience` for the watch
+    /// ([`ClusterError::LeaseWatchBehind`] after it), and reads nothing from the engine.
+    pub(crate) async fn leases_after(
+        &self,
+        renewed: u64,
+        patience: Duration,
+    ) -> Result<Vec<(String, u64)>, ClusterError> {
+        let mut seen = self.lease_revisions.subscribe();
+        let me = &*self.node;
+        let caught_up = seen.wait_for(|leases| leases.get(me).is_some_and(|r| *r >= renewed));
+        match tokio::time::timeout(patience, caught_up).await {
+            Ok(Ok(leases)) => Ok(leases.iter().map(|(n, r)| (n.clone(), *r)).collect()),
+            _ => Err(ClusterError::LeaseWatchBehind),
         }
-        let mut leases = Vec::with_capacity(names.len());
-        for name in names {
-            if let Some(entry) = self.nodes.entry(name.clone()).await.map_err(engine)?
-                && entry.operation == kv::Operation::Put
-            {
-                leases.push((name, entry.revision));
-            }
-        }
-        Ok(leases)
     }
 }
 

@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use grand_melee_e2e::nats::{NatsCluster, ServerNode};
+use grand_melee_e2e::nats::{NatsCluster, NatsCounters, ServerNode};
 use grand_melee_e2e::{Client, Received};
 use grand_melee_loadtest::fleet::{Fleet, FleetConfig, Target};
 use grand_melee_loadtest::procfs::{self, ProcSample};
@@ -30,7 +30,8 @@ use grand_melee_protocol::{ClientMessage, ServerMessage, TableId};
 #[derive(Debug, Parser)]
 #[command(name = "grand-melee-cluster-bench", version, about, long_about = None)]
 struct Args {
-    /// What to measure, in order: `takeover`, `load`.
+    /// What to measure, in order: `takeover`, `load`, `idle` (the cluster's cost with its tables
+    /// seated and no actions).
     #[arg(long, value_delimiter = ',', default_value = "takeover,load")]
     parts: Vec<Part>,
 
@@ -74,6 +75,12 @@ struct Args {
     #[arg(long, default_value_t = 2)]
     rounds: usize,
 
+    /// `GOMAXPROCS` of every nats-server (0: Go's default, one per CPU). 1 by default: the
+    /// three servers share the machine's cores with the nodes and the bots, as a nats-server
+    /// sharing a machine with a node would be set (README, "Cluster mode").
+    #[arg(long, default_value_t = 1)]
+    nats_gomaxprocs: u16,
+
     /// The `grand-melee-server` binary (default: next to this one).
     #[arg(long, env = "GM_SERVER_BIN")]
     server_bin: Option<PathBuf>,
@@ -83,6 +90,13 @@ struct Args {
 enum Part {
     Takeover,
     Load,
+    Idle,
+}
+
+/// A fresh 3-server NATS cluster with the bench's `GOMAXPROCS`.
+async fn nats_cluster(args: &Args) -> NatsCluster {
+    let gomaxprocs = (args.nats_gomaxprocs > 0).then_some(args.nats_gomaxprocs);
+    NatsCluster::start_with_gomaxprocs(3, gomaxprocs).await
 }
 
 fn median(values: &mut [f64]) -> f64 {
@@ -180,7 +194,7 @@ async fn list_tables(addr: SocketAddr) -> Vec<(TableId, String)> {
 
 /// One takeover run: per moved table, the times after the kill.
 async fn takeover_run(args: &Args, binary: &str, lease_ms: u64, run: usize) -> Vec<Moved> {
-    let nats = NatsCluster::start(3).await;
+    let nats = nats_cluster(args).await;
     let mut nodes = Vec::new();
     for i in 0..3 {
         nodes.push(ServerNode::cluster(binary, &nats, &format!("r{run}n{i}"), 3, lease_ms).await);
@@ -325,22 +339,40 @@ fn sample_all(pids: &[u32]) -> Option<ProcSample> {
     total
 }
 
+/// The message counters of every server of `nats`, summed (`None` if one does not answer).
+async fn nats_counters(nats: &NatsCluster) -> Option<NatsCounters> {
+    let mut total = NatsCounters::default();
+    for i in 0..nats.len() {
+        total = total.plus(nats.counters(i).await?);
+    }
+    Some(total)
+}
+
 /// One measured step against servers at `addrs`; the CPU of `servers` (and of `engine`, the
-/// nats-servers) per delivery.
+/// nats-servers) per delivery, and what the nats-servers carried.
 struct Measured {
     step: StepResult,
     servers_us: f64,
     engine_us: f64,
+    /// The servers' and the nats-servers' CPU, in ms per second of the window.
+    servers_ms_per_s: f64,
+    engine_ms_per_s: f64,
+    /// The nats-servers' message counters over the window (summed over the servers).
+    carried: Option<NatsCounters>,
 }
 
-async fn measure(args: &Args, addrs: &[SocketAddr], servers: &[u32], engine: &[u32]) -> Measured {
-    let fleet = Fleet::launch(fleet_config(
-        addrs,
-        args.tables,
-        args.seats,
-        args.think_ms,
-        7,
-    ));
+async fn measure(
+    args: &Args,
+    think_ms: f64,
+    addrs: &[SocketAddr],
+    servers: &[u32],
+    nats: Option<&NatsCluster>,
+) -> Measured {
+    let engine: Vec<u32> = nats.map_or_else(Vec::new, |nats| {
+        (0..nats.len()).filter_map(|i| nats.pid(i)).collect()
+    });
+    let engine = engine.as_slice();
+    let fleet = Fleet::launch(fleet_config(addrs, args.tables, args.seats, think_ms, 7));
     assert!(
         fleet.seated(Duration::from_secs(300)).await,
         "every bot seated in 5 minutes"
@@ -348,12 +380,23 @@ async fn measure(args: &Args, addrs: &[SocketAddr], servers: &[u32], engine: &[u
     tokio::time::sleep(Duration::from_secs(args.warmup_secs)).await;
     let _ = fleet.take_window();
     let own_before = procfs::sample(std::process::id()).ok();
+    let counted_before = match nats {
+        Some(nats) => nats_counters(nats).await,
+        None => None,
+    };
     let servers_before = sample_all(servers);
     let engine_before = sample_all(engine);
     tokio::time::sleep(Duration::from_secs(args.step_secs)).await;
     let window = fleet.take_window();
     let servers_after = sample_all(servers);
     let engine_after = sample_all(engine);
+    let counted_after = match nats {
+        Some(nats) => nats_counters(nats).await,
+        None => None,
+    };
+    let carried = counted_before
+        .zip(counted_after)
+        .map(|(before, after)| after.since(before));
     let own_after = procfs::sample(std::process::id()).ok();
     fleet.stop();
     let _ = fleet.join_within(Duration::from_secs(60)).await;
@@ -365,6 +408,12 @@ async fn measure(args: &Args, addrs: &[SocketAddr], servers: &[u32], engine: &[u
     };
     let servers_us = per_delivery(servers_before, servers_after);
     let engine_us = per_delivery(engine_before, engine_after);
+    let per_second = |b: Option<ProcSample>, a: Option<ProcSample>| {
+        b.zip(a)
+            .map_or(0.0, |(b, a)| procfs::cpu_between(&b, &a).0 * 1e3)
+    };
+    let servers_ms_per_s = per_second(servers_before, servers_after);
+    let engine_ms_per_s = per_second(engine_before, engine_after);
     let both = |b: Option<ProcSample>, e: Option<ProcSample>| match (b, e) {
         (Some(b), Some(e)) => Some(ProcSample {
             cpu_seconds: b.cpu_seconds + e.cpu_seconds,
@@ -380,9 +429,12 @@ async fn measure(args: &Args, addrs: &[SocketAddr], servers: &[u32], engine: &[u
         .zip(own_after)
         .map(|(b, a)| procfs::cpu_between(&b, &a).1);
     Measured {
-        step: StepResult::new(args.think_ms, &window, target, bots_cpu),
+        step: StepResult::new(think_ms, &window, target, bots_cpu),
         servers_us,
         engine_us,
+        servers_ms_per_s,
+        engine_ms_per_s,
+        carried,
     }
 }
 
@@ -401,6 +453,57 @@ fn describe(name: &str, m: &Measured) {
         s.bots_cpu_cores.unwrap_or(0.0),
         s.counts.errors,
         s.counts.disconnects,
+    );
+}
+
+/// What the nats-servers did per action: CPU and messages.
+fn describe_engine(m: &Measured) {
+    let actions = m.step.counts.actions.max(1) as f64;
+    let window = m.step.seconds.max(1e-9);
+    let engine_ms_per_action = m.engine_ms_per_s * window / actions;
+    match m.carried {
+        Some(c) => println!(
+            "  nats-servers: {:.1} ms CPU/s, {:.2} ms CPU per action; per action {:.1} messages in, \
+             {:.1} out, {:.0} bytes in, {:.0} out (summed over the servers, routes and \
+             replication included)",
+            m.engine_ms_per_s,
+            engine_ms_per_action,
+            c.in_msgs as f64 / actions,
+            c.out_msgs as f64 / actions,
+            c.in_bytes as f64 / actions,
+            c.out_bytes as f64 / actions,
+        ),
+        None => println!(
+            "  nats-servers: {:.1} ms CPU/s, {:.2} ms CPU per action (no /varz counters)",
+            m.engine_ms_per_s, engine_ms_per_action
+        ),
+    }
+}
+
+/// The cluster with its tables seated and nobody acting: what it costs to keep it up.
+async fn idle(args: &Args, binary: &str) {
+    println!("## idle");
+    let nats = nats_cluster(args).await;
+    let mut nodes = Vec::new();
+    for i in 0..3 {
+        nodes.push(ServerNode::cluster(binary, &nats, &format!("idle{i}"), 3, 10_000).await);
+    }
+    let addrs: Vec<SocketAddr> = nodes.iter().map(|n| n.addr).collect();
+    let pids: Vec<u32> = nodes.iter().filter_map(ServerNode::pid).collect();
+    // Bots that never act (a think time of days): seated, connected, silent.
+    let m = measure(args, 1e10, &addrs, &pids, Some(&nats)).await;
+    let seconds = m.step.seconds.max(1e-9);
+    let carried = m.carried.unwrap_or_default();
+    println!(
+        "3 nodes + 3 nats-servers (R3), {} tables x {} bots seated, no actions, {:.0} s: nodes \
+         {:.1} ms CPU/s, nats-servers {:.1} ms CPU/s, {:.1} messages/s in, {:.1} out",
+        args.tables,
+        args.seats,
+        seconds,
+        m.servers_ms_per_s,
+        m.engine_ms_per_s,
+        carried.in_msgs as f64 / seconds,
+        carried.out_msgs as f64 / seconds,
     );
 }
 
@@ -434,11 +537,11 @@ async fn load(args: &Args, binary: &str) {
         let single = {
             let node = ServerNode::start(binary, "single", &[]).await;
             let pids: Vec<u32> = node.pid().into_iter().collect();
-            measure(args, &[node.addr], &pids, &[]).await
+            measure(args, args.think_ms, &[node.addr], &pids, None).await
         };
         describe(&format!("single r{}", round + 1), &single);
         let cluster = {
-            let nats = NatsCluster::start(3).await;
+            let nats = nats_cluster(args).await;
             let mut nodes = Vec::new();
             for i in 0..3 {
                 nodes.push(
@@ -447,10 +550,10 @@ async fn load(args: &Args, binary: &str) {
             }
             let addrs: Vec<SocketAddr> = nodes.iter().map(|n| n.addr).collect();
             let pids: Vec<u32> = nodes.iter().filter_map(ServerNode::pid).collect();
-            let engine: Vec<u32> = (0..nats.len()).filter_map(|i| nats.pid(i)).collect();
-            measure(args, &addrs, &pids, &engine).await
+            measure(args, args.think_ms, &addrs, &pids, Some(&nats)).await
         };
         describe(&format!("cluster r{}", round + 1), &cluster);
+        describe_engine(&cluster);
         ratios_cpu.push((cluster.servers_us + cluster.engine_us) / single.servers_us);
         ratios_p50.push(cluster.step.last_delivery.p50_ms / single.step.last_delivery.p50_ms);
         ratios_p99.push(cluster.step.last_delivery.p99_ms / single.step.last_delivery.p99_ms);
@@ -499,17 +602,23 @@ fn main() {
     runtime.block_on(async {
         let machine = grand_melee_loadtest::bench::Machine::describe();
         println!(
-            "machine: {} CPUs ({}), {} MiB, Linux {}; nats-server {}; bots in this process",
+            "machine: {} CPUs ({}), {} MiB, Linux {}; nats-server {} (GOMAXPROCS {}); bots in \
+             this process",
             machine.cpus,
             machine.cpu_model,
             machine.memory_kib / 1024,
             machine.kernel,
-            grand_melee_e2e::nats::NATS_SERVER_VERSION
+            grand_melee_e2e::nats::NATS_SERVER_VERSION,
+            match args.nats_gomaxprocs {
+                0 => "Go's default".to_owned(),
+                n => n.to_string(),
+            }
         );
         for part in &args.parts {
             match part {
                 Part::Takeover => takeover(&args, &binary).await,
                 Part::Load => load(&args, &binary).await,
+                Part::Idle => idle(&args, &binary).await,
             }
         }
     });
