@@ -14,6 +14,7 @@
 "use strict";
 
 const { Server, Room } = require("colyseus");
+const { WebSocketTransport } = require("@colyseus/ws-transport");
 
 function flag(name, fallback) {
   const i = process.argv.indexOf(name);
@@ -22,6 +23,9 @@ function flag(name, fallback) {
 
 const port = Number(flag("--port", process.env.PORT ?? "0"));
 const durationSecs = Number(flag("--duration-secs", process.env.DURATION_SECS ?? "0"));
+// The transport's ping sweep (its `pingInterval`): every PING_MS it pings every client at once.
+// 3000 is Colyseus's default; 0 turns it off.
+const pingMs = Number(process.env.PING_MS ?? "3000");
 
 class Fanout extends Room {
   onCreate(options) {
@@ -35,8 +39,10 @@ class Fanout extends Room {
 }
 
 async function main() {
-  // `colyseus` makes the ws transport the default one; no banner, and shutdown is ours.
-  const server = new Server({ greet: false, gracefullyShutdown: false });
+  // The ws transport (`colyseus`'s default) with its defaults but the ping sweep; no banner, and
+  // shutdown is ours.
+  const transport = new WebSocketTransport({ pingInterval: pingMs });
+  const server = new Server({ greet: false, gracefullyShutdown: false, transport });
   server.define("fanout", Fanout).filterBy(["table"]);
   await server.listen(port, "127.0.0.1");
   const address = server.transport.server.address();

@@ -206,6 +206,8 @@ pub struct BenchConfig {
     pub setup_timeout: Duration,
     /// Synced appends per fsync measurement (0: none).
     pub fsync_samples: usize,
+    /// Colyseus's WebSocket transport's ping sweep, ms (`pingInterval`; 0: off).
+    pub colyseus_ping_ms: u64,
 }
 
 impl BenchConfig {
@@ -590,7 +592,8 @@ async fn start_target(
         Target::Colyseus => {
             let dir = colyseus_dir
                 .ok_or_else(|| BenchError::Process("Colyseus is not installed".into()))?;
-            let command = colyseus::server_command(dir, bound);
+            let mut command = colyseus::server_command(dir, bound);
+            command.env("PING_MS", config.colyseus_ping_ms.to_string());
             let (child, line) =
                 start_process(command, "Colyseus", "colyseus listening on", true).await?;
             (child, format!("ws://{}", address(&line)))

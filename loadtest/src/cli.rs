@@ -328,6 +328,12 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 3)]
     pub rounds: usize,
 
+    /// Colyseus's ping sweep, ms: every this often its WebSocket transport pings every client
+    /// at once (its `pingInterval`; 3000, Colyseus's default; 0: off). With 16,000 clients the
+    /// sweep holds the process for ~150 ms (BENCHMARKS.md, "Performance, round 3").
+    #[arg(long, default_value_t = 3000)]
+    pub colyseus_ping_ms: u64,
+
     /// How the cost grows: table counts to run (comma-separated, e.g. `40,100,200,400` for
     /// 1,600 to 16,000 seats of 40). Each round runs every size in turn (interleaved), each in a
     /// fresh process; the summary compares CPU per delivery and RSS per seat across the sizes
@@ -552,6 +558,7 @@ async fn bench(args: BenchArgs, print: &mut dyn FnMut(&str)) -> Result<(), CliEr
         worker_threads: args.worker_threads.max(1),
         setup_timeout: Duration::from_secs(args.setup_timeout_secs),
         fsync_samples: args.fsync_samples,
+        colyseus_ping_ms: args.colyseus_ping_ms,
     };
     if !args.growth.is_empty() {
         return growth(&config, &args.growth, args.json, print).await;
@@ -1003,6 +1010,14 @@ mod tests {
             Ok(Err(error)) => error.to_string(),
             Err(error) => error.to_string(),
         }
+    }
+
+    #[test]
+    fn colyseus_keeps_its_own_ping_sweep_unless_told() {
+        let default = bench_args(&[]).expect("parses");
+        assert_eq!(default.colyseus_ping_ms, 3000, "Colyseus's own default");
+        let off = bench_args(&["--colyseus-ping-ms", "0"]).expect("parses");
+        assert_eq!(off.colyseus_ping_ms, 0);
     }
 
     #[test]

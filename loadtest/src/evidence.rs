@@ -114,15 +114,22 @@ impl Histogram {
     /// The upper bound of the bucket holding quantile `q`, ms (infinite past the last finite
     /// bucket); `None` when empty.
     pub fn quantile_bound_ms(&self, q: f64) -> Option<f64> {
+        self.quantile_bucket_ms(q).map(|(_, upper)| upper)
+    }
+
+    /// The bucket holding quantile `q`, as (lower, upper] bounds in ms (the lower bound of the
+    /// first bucket is 0); `None` when empty.
+    pub fn quantile_bucket_ms(&self, q: f64) -> Option<(f64, f64)> {
         let total = self.count();
         if total == 0 {
             return None;
         }
         let rank = (q * total as f64).ceil().max(1.0) as u64;
-        self.buckets
-            .iter()
-            .find(|(_, count)| *count >= rank)
-            .map(|(le, _)| le * 1000.0)
+        let at = self.buckets.iter().position(|(_, count)| *count >= rank)?;
+        let lower = at
+            .checked_sub(1)
+            .map_or(0.0, |i| self.buckets[i].0 * 1000.0);
+        Some((lower, self.buckets[at].0 * 1000.0))
     }
 }
 
@@ -203,6 +210,9 @@ pub struct ServerWindow {
     /// The p99 of request received → last copy queued, as the upper bound of its bucket, ms
     /// (journal included).
     pub broadcast_p99_ms_at_most: Option<f64>,
+    /// The lower bound of that bucket, ms: the p99 is above it.
+    #[serde(default)]
+    pub broadcast_p99_ms_above: Option<f64>,
     /// The slowest such request's bucket bound, ms.
     pub broadcast_max_ms_at_most: Option<f64>,
     /// The journal writer's transactions per second.
@@ -228,6 +238,7 @@ pub fn server_between(
     ServerWindow {
         broadcasts: broadcast.count(),
         broadcast_p99_ms_at_most: broadcast.quantile_bound_ms(0.99),
+        broadcast_p99_ms_above: broadcast.quantile_bucket_ms(0.99).map(|(lower, _)| lower),
         broadcast_max_ms_at_most: broadcast.quantile_bound_ms(1.0),
         commits_per_s: if seconds > 0.0 {
             commits as f64 / seconds
@@ -304,6 +315,8 @@ mod tests {
         assert_eq!(window.broadcasts, 60);
         // 50 of the window's 60 under 1 ms, 59 under 10 ms: p99 rank 60 is in the 0.25 s bucket.
         assert_eq!(window.broadcast_p99_ms_at_most, Some(250.0));
+        assert_eq!(window.broadcast_p99_ms_above, Some(10.0));
+        assert_eq!(after.broadcast.quantile_bucket_ms(0.5), Some((0.0, 1.0)));
         assert!((window.commits_per_s - 5.0).abs() < 1e-9);
         assert_eq!(window.operations_per_commit, Some(2.0));
         // 40 of the window's 50 commits within 0.5 ms, the rest within 1 ms.

@@ -58,6 +58,13 @@ pub struct GrowthTrend {
     pub rss_max_over_min: Option<f64>,
     /// Whether both stay within [`FLAT_WITHIN`].
     pub flat: Option<bool>,
+    /// The largest size's median CPU per delivery over the smallest's: below 1, the cost per
+    /// delivery falls as the load grows.
+    #[serde(default)]
+    pub cpu_largest_over_smallest: Option<f64>,
+    /// The same for RSS per seat.
+    #[serde(default)]
+    pub rss_largest_over_smallest: Option<f64>,
 }
 
 /// Every size's row, and the trend per target.
@@ -122,25 +129,36 @@ impl GrowthSummary {
         }
         let trends = targets
             .iter()
-            .map(|&target| {
-                let mine = || rows.iter().filter(move |row| row.target == target);
-                let cpu = max_over_min(mine().map(|r| r.cpu_us_per_delivery.map(|s| s.median)));
-                let rss = max_over_min(mine().map(|r| r.rss_per_seat_kib.map(|s| s.median)));
-                GrowthTrend {
-                    target,
-                    cpu_max_over_min: cpu,
-                    rss_max_over_min: rss,
-                    flat: cpu
-                        .zip(rss)
-                        .map(|(c, r)| c <= 1.0 + FLAT_WITHIN && r <= 1.0 + FLAT_WITHIN),
-                }
-            })
+            .map(|&target| trend_of(target, &rows))
             .collect();
         Self {
             rounds: runs.iter().map(|run| run.round).max().unwrap_or(0),
             rows,
             trends,
         }
+    }
+}
+
+/// How `target`'s rows change from size to size.
+fn trend_of(target: Target, rows: &[GrowthRow]) -> GrowthTrend {
+    let mine = || rows.iter().filter(move |row| row.target == target);
+    let cpu = max_over_min(mine().map(|r| r.cpu_us_per_delivery.map(|s| s.median)));
+    let rss = max_over_min(mine().map(|r| r.rss_per_seat_kib.map(|s| s.median)));
+    let smallest = mine().min_by_key(|r| r.seats);
+    let largest = mine().max_by_key(|r| r.seats);
+    let largest_over_smallest = |figure: fn(&GrowthRow) -> Option<Spread>| {
+        let (small, large) = (figure(smallest?)?.median, figure(largest?)?.median);
+        (small > 0.0).then(|| large / small)
+    };
+    GrowthTrend {
+        target,
+        cpu_max_over_min: cpu,
+        rss_max_over_min: rss,
+        flat: cpu
+            .zip(rss)
+            .map(|(c, r)| c <= 1.0 + FLAT_WITHIN && r <= 1.0 + FLAT_WITHIN),
+        cpu_largest_over_smallest: largest_over_smallest(|r| r.cpu_us_per_delivery),
+        rss_largest_over_smallest: largest_over_smallest(|r| r.rss_per_seat_kib),
     }
 }
 
@@ -194,10 +212,25 @@ pub fn growth_text(summary: &GrowthSummary) -> String {
     }
     for trend in &summary.trends {
         let ratio = |r: Option<f64>| r.map_or_else(|| "-".to_owned(), |r| format!("{r:.2}x"));
+        let grows = [
+            trend.cpu_largest_over_smallest,
+            trend.rss_largest_over_smallest,
+        ]
+        .iter()
+        .any(|r| r.is_some_and(|r| r > 1.0 + FLAT_WITHIN));
         let verdict = match trend.flat {
-            Some(true) => "flat",
-            Some(false) => "NOT flat: say why",
-            None => "not measured",
+            Some(true) => "flat".to_owned(),
+            Some(false) if !grows => format!(
+                "not flat, but falling as the load grows (largest size / smallest: CPU per delivery {}, RSS per seat {}): costs per action or per process are shared by more",
+                ratio(trend.cpu_largest_over_smallest),
+                ratio(trend.rss_largest_over_smallest)
+            ),
+            Some(false) => format!(
+                "NOT flat: GROWS with the load (largest size / smallest: CPU per delivery {}, RSS per seat {}): say why",
+                ratio(trend.cpu_largest_over_smallest),
+                ratio(trend.rss_largest_over_smallest)
+            ),
+            None => "not measured".to_owned(),
         };
         let _ = writeln!(
             out,
@@ -215,6 +248,41 @@ pub fn growth_text(summary: &GrowthSummary) -> String {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    fn row(seats: usize, cpu: f64, rss: f64) -> GrowthRow {
+        let one = |v: f64| spread(&[v]);
+        GrowthRow {
+            target: Target::Server,
+            tables: seats / 40,
+            seats,
+            deliveries_per_s: one(seats as f64 * 3.0),
+            cpu_us_per_delivery: one(cpu),
+            rss_per_seat_kib: one(rss),
+            last_delivery_p99_ms: one(3.0),
+        }
+    }
+
+    fn summary(rows: Vec<GrowthRow>) -> GrowthSummary {
+        GrowthSummary {
+            rounds: 1,
+            trends: vec![trend_of(Target::Server, &rows)],
+            rows,
+        }
+    }
+
+    #[test]
+    fn a_cost_that_falls_with_the_load_is_told_from_one_that_grows() {
+        let falls = growth_text(&summary(vec![row(1600, 20.0, 16.0), row(16000, 14.0, 7.2)]));
+        assert!(
+            falls.contains("not flat, but falling as the load grows"),
+            "{falls}"
+        );
+        assert!(falls.contains("CPU per delivery 0.70x"), "{falls}");
+        let grows = growth_text(&summary(vec![row(1600, 14.0, 7.0), row(16000, 20.0, 7.1)]));
+        assert!(grows.contains("NOT flat: GROWS with the load"), "{grows}");
+        let flat = growth_text(&summary(vec![row(1600, 14.0, 7.0), row(16000, 14.5, 7.2)]));
+        assert!(flat.contains(": flat"), "{flat}");
+    }
 
     #[test]
     fn max_over_min_needs_two_sizes_and_every_figure() {

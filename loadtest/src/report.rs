@@ -699,6 +699,9 @@ pub struct LatencyVerdict {
     /// outside the server.
     #[serde(default)]
     pub server_own_p99_ms: Vec<Option<f64>>,
+    /// The lower bound of each round's bucket of the server's own p99, ms.
+    #[serde(default)]
+    pub server_own_p99_ms_above: Vec<Option<f64>>,
 }
 
 /// The server against Colyseus, issue 35's targets on the medians of server / colyseus.
@@ -899,6 +902,15 @@ impl Summary {
                     .and_then(|s| s.broadcast_p99_ms_at_most)
             })
             .collect();
+        let server_own_p99_ms_above: Vec<Option<f64>> = rounds
+            .iter()
+            .map(|r| {
+                r.target(Target::Server)
+                    .and_then(TargetResult::reference)
+                    .and_then(|s| s.server)
+                    .and_then(|s| s.broadcast_p99_ms_above)
+            })
+            .collect();
         let capacity_server_relay = pairs
             .iter()
             .find(|p| (p.a, p.b) == (Target::Server, Target::Relay))
@@ -936,6 +948,7 @@ impl Summary {
                 median_bound_ms,
                 verdict,
                 server_own_p99_ms,
+                server_own_p99_ms_above,
             },
             capacity_server_relay,
             cpu_server_floor,
@@ -1077,16 +1090,24 @@ pub fn summary_text(summary: &Summary) -> String {
         .enumerate()
         .map(|(i, (p99, bound))| {
             let own = l.server_own_p99_ms.get(i).copied().flatten();
-            let over = matches!((p99, bound), (Some(p), Some(b)) if p > b);
-            let why = match (over, own, bound) {
-                (true, Some(own), Some(bound)) if own <= *bound => format!(
-                    " — the server's own p99 was {} ms: the wait was outside the server",
-                    at_most_ms(Some(own))
-                ),
-                (true, Some(own), _) => format!(
-                    " — the server's own p99 was {} ms: the server was slow",
-                    at_most_ms(Some(own))
-                ),
+            let above = l.server_own_p99_ms_above.get(i).copied().flatten();
+            let why = match (p99, bound, own) {
+                (Some(p99), Some(bound), Some(own)) if p99 > bound => {
+                    let range = match above {
+                        Some(above) if above > 0.0 => {
+                            format!("{above}–{}", at_most_ms(Some(own)).trim_start_matches("≤ "))
+                        }
+                        _ => at_most_ms(Some(own)),
+                    };
+                    let part = if own <= p99 / 2.0 {
+                        "most of the wait was outside the server (sockets, bots, machine)"
+                    } else if above.is_some_and(|above| above >= p99 / 2.0) {
+                        "most of the wait was in the server"
+                    } else {
+                        "part of the wait was in the server"
+                    };
+                    format!(" — the server's own p99 was {range} ms: {part}")
+                }
                 _ => String::new(),
             };
             format!(
@@ -1328,27 +1349,33 @@ mod tests {
             think_ms: 700.0,
         };
         // (server p99 = its CPU figure, fsync p99, the server's own p99 bucket bound)
-        let rounds: Vec<RoundResult> = [(20.0, 5.0, 2.5), (24.0, 25.0, 2.5), (400.0, 5.0, 250.0)]
-            .into_iter()
-            .enumerate()
-            .map(|(i, (p99, fsync_p99, own))| {
-                let mut server = target(Target::Server, p99, capacity, 1600);
-                server.steps[0].server = Some(ServerWindow {
-                    broadcasts: 100,
-                    broadcast_p99_ms_at_most: Some(own),
-                    broadcast_max_ms_at_most: Some(own),
-                    commits_per_s: 10.0,
-                    operations_per_commit: Some(1.0),
-                    commit_p99_ms_at_most: Some(1.0),
-                });
-                RoundResult {
-                    round: i + 1,
-                    fsync: Some(fsync(fsync_p99)),
-                    frame_bytes: 120,
-                    targets: vec![server, target(Target::Floor, 20.0, capacity, 100)],
-                }
-            })
-            .collect();
+        let rounds: Vec<RoundResult> = [
+            (20.0, 5.0, 2.5),
+            (24.0, 25.0, 2.5),
+            (240.0, 5.0, 250.0),
+            (11.0, 0.2, 10.0),
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(i, (p99, fsync_p99, own))| {
+            let mut server = target(Target::Server, p99, capacity, 1600);
+            server.steps[0].server = Some(ServerWindow {
+                broadcasts: 100,
+                broadcast_p99_ms_at_most: Some(own),
+                broadcast_p99_ms_above: Some(own / 2.0),
+                broadcast_max_ms_at_most: Some(own),
+                commits_per_s: 10.0,
+                operations_per_commit: Some(1.0),
+                commit_p99_ms_at_most: Some(1.0),
+            });
+            RoundResult {
+                round: i + 1,
+                fsync: Some(fsync(fsync_p99)),
+                frame_bytes: 120,
+                targets: vec![server, target(Target::Floor, 20.0, capacity, 100)],
+            }
+        })
+        .collect();
         let summary = Summary::new(&rounds[..2], 2000.0);
         // Medians 22 against 25 would pass; round 1 (20 against 15) does not.
         assert_eq!(summary.latency.median_server_p99_ms, Some(22.0));
@@ -1356,17 +1383,25 @@ mod tests {
         assert_eq!(summary.latency.verdict, Verdict::Missed);
         let text = summary_text(&summary);
         assert!(
-            text.contains("round 1: 20.00 vs 15.00 — the server's own p99 was ≤ 2.5 ms: the wait was outside the server"),
+            text.contains("round 1: 20.00 vs 15.00 — the server's own p99 was 1.25–2.5 ms: most of the wait was outside the server"),
             "{text}"
         );
         assert!(
             text.contains("round 2: 24.00 vs 35.00,") || text.contains("round 2: 24.00 vs 35.00)"),
             "{text}"
         );
-        let slow = summary_text(&Summary::new(&rounds[2..], 2000.0));
+        let slow = summary_text(&Summary::new(&rounds[2..3], 2000.0));
         assert!(
-            slow.contains("the server's own p99 was ≤ 250 ms: the server was slow"),
+            slow.contains(
+                "the server's own p99 was 125–250 ms: most of the wait was in the server"
+            ),
             "{slow}"
+        );
+        // Own p99 in (5, 10] ms of an 11 ms p99: neither mostly in nor mostly out.
+        let part = summary_text(&Summary::new(&rounds[3..], 2000.0));
+        assert!(
+            part.contains("the server's own p99 was 5–10 ms: part of the wait was in the server"),
+            "{part}"
         );
         let within = Summary::new(&rounds[1..2], 2000.0);
         assert_eq!(within.latency.verdict, Verdict::Met);
