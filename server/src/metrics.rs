@@ -170,7 +170,7 @@ impl Metrics {
                 "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"
             );
         }
-        let counters: [(&str, &str, &AtomicU64); 19] = [
+        let counters: [(&str, &str, &AtomicU64); 21] = [
             (
                 "gm_connections_total",
                 "Connections accepted.",
@@ -262,6 +262,16 @@ impl Metrics {
                 "Cluster mode: stand-ins started for tables owned by other nodes.",
                 &self.proxies_started,
             ),
+            (
+                "gm_journal_commits_total",
+                "Transactions the journal's writer committed (each one fsync with durability full).",
+                &self.journal.commits,
+            ),
+            (
+                "gm_journal_operations_total",
+                "Operations (a table's flush, a creation, a league write) in those transactions.",
+                &self.journal.operations,
+            ),
         ];
         for (name, help, value) in counters {
             let value = value.load(Relaxed);
@@ -280,26 +290,7 @@ impl Metrics {
             "gm_cluster_journal_ack_seconds",
             "Cluster mode: time from appending a table's record to the engine's acknowledgement (a majority of the stream's replicas has it).",
         );
-        let journal = &self.journal;
-        for (name, help, value) in [
-            (
-                "gm_journal_commits_total",
-                "Transactions the journal's writer committed (each one fsync with durability full).",
-                &journal.commits,
-            ),
-            (
-                "gm_journal_operations_total",
-                "Operations (a table's flush, a creation, a league write) in those transactions.",
-                &journal.operations,
-            ),
-        ] {
-            let value = value.load(Relaxed);
-            let _ = writeln!(
-                out,
-                "# HELP {name} {help}\n# TYPE {name} counter\n{name} {value}"
-            );
-        }
-        journal.commit.render(
+        self.journal.commit.render(
             &mut out,
             "gm_journal_commit_seconds",
             "Time the journal's writer took for one transaction: its statements, the commit and its fsync.",
