@@ -791,14 +791,18 @@
       try {
         events.forEach((e, i) => {
           if (e.kind === "player_joined") state.names.set(e.player, e.name);
-          F.applyEvent(view, i + 1, e);
+          // In the live log's order: remembered, told with the table as it was before the
+          // event, then folded (a card named by its place is looked up where it was).
           if (game.recall) game.recall(i + 1, e, head.table);
-          if (QUIET.has(e.kind) && this.views.length > 1) {
+          const quiet = QUIET.has(e.kind) && this.views.length > 1;
+          const line = quiet ? null : describe(e, view);
+          F.applyEvent(view, i + 1, e);
+          if (quiet) {
             this.views[this.views.length - 1] = F.clone(view);
             return;
           }
           if (game.chapter.starts(e)) this.marks.push(this.views.length);
-          this.lines.push(describe(e, view));
+          this.lines.push(line);
           this.views.push(F.clone(view));
         });
       } catch (err) {
