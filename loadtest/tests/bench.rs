@@ -190,8 +190,16 @@ async fn growth_runs_every_size_and_compares_them() {
     let trend = &summary["trends"][0];
     assert_eq!(trend["target"], "relay");
     assert!(
-        trend["cpu_max_over_min"].as_f64().unwrap() >= 1.0,
+        trend["rss_max_over_min"].as_f64().unwrap() >= 1.0,
         "{trend}"
     );
-    assert!(trend["flat"].is_boolean(), "{trend}");
+    // CPU time is read in 10 ms ticks: a step this light may read none for a size, and then
+    // there is no CPU ratio and no verdict, rather than a wrong one.
+    match trend["cpu_max_over_min"].as_f64() {
+        Some(ratio) => {
+            assert!(ratio >= 1.0, "{trend}");
+            assert!(trend["flat"].is_boolean(), "{trend}");
+        }
+        None => assert!(trend["flat"].is_null(), "{trend}"),
+    }
 }
