@@ -774,6 +774,11 @@ fn exact_figure(value: Option<f64>) -> Option<(f64, Bound)> {
     value.map(|v| (v, Bound::Exact))
 }
 
+/// The server against `other`, if both ran.
+fn pair(pairs: &[PairSummary], other: Target) -> Option<&PairSummary> {
+    pairs.iter().find(|p| (p.a, p.b) == (Target::Server, other))
+}
+
 impl Summary {
     /// The summary of `rounds`, with `think_ms` the reference think time.
     pub fn new(rounds: &[RoundResult], think_ms: f64) -> Self {
@@ -911,26 +916,17 @@ impl Summary {
                     .and_then(|s| s.broadcast_p99_ms_above)
             })
             .collect();
-        let capacity_server_relay = pairs
-            .iter()
-            .find(|p| (p.a, p.b) == (Target::Server, Target::Relay))
-            .map_or(Verdict::NotMeasured, |p| {
-                Verdict::at_least(p.capacity.median(), 1.0)
-            });
-        let cpu_server_floor = pairs
-            .iter()
-            .find(|p| (p.a, p.b) == (Target::Server, Target::Floor))
-            .map_or(Verdict::NotMeasured, |p| {
-                Verdict::at_most(p.cpu_per_delivery.median(), FLOOR_CPU_RATIO)
-            });
-        let server_colyseus = pairs
-            .iter()
-            .find(|p| (p.a, p.b) == (Target::Server, Target::Colyseus))
-            .map(|p| ColyseusVerdicts {
-                cpu_per_delivery: Verdict::at_most(p.cpu_per_delivery.median(), COLYSEUS_CPU_RATIO),
-                capacity: Verdict::at_least(p.capacity.median(), COLYSEUS_CAPACITY_RATIO),
-                rss_per_seat: Verdict::at_most(p.rss_per_seat.median(), COLYSEUS_RSS_RATIO),
-            });
+        let capacity_server_relay = pair(&pairs, Target::Relay).map_or(Verdict::NotMeasured, |p| {
+            Verdict::at_least(p.capacity.median(), 1.0)
+        });
+        let cpu_server_floor = pair(&pairs, Target::Floor).map_or(Verdict::NotMeasured, |p| {
+            Verdict::at_most(p.cpu_per_delivery.median(), FLOOR_CPU_RATIO)
+        });
+        let server_colyseus = pair(&pairs, Target::Colyseus).map(|p| ColyseusVerdicts {
+            cpu_per_delivery: Verdict::at_most(p.cpu_per_delivery.median(), COLYSEUS_CPU_RATIO),
+            capacity: Verdict::at_least(p.capacity.median(), COLYSEUS_CAPACITY_RATIO),
+            rss_per_seat: Verdict::at_most(p.rss_per_seat.median(), COLYSEUS_RSS_RATIO),
+        });
         let fsync: Vec<f64> = rounds
             .iter()
             .filter_map(|r| r.fsync.as_ref().map(|f| f.p99_ms))
@@ -1127,22 +1123,14 @@ pub fn summary_text(summary: &Summary) -> String {
         l.verdict.text(),
         per_round.join(", ")
     );
-    let capacity = summary
-        .pairs
-        .iter()
-        .find(|p| (p.a, p.b) == (Target::Server, Target::Relay))
-        .and_then(|p| p.capacity.median());
+    let capacity = pair(&summary.pairs, Target::Relay).and_then(|p| p.capacity.median());
     let _ = writeln!(
         out,
         "capacity server / relay (target ≥ 1.0): {}x: {}",
         ratio_cell(capacity, 2),
         summary.capacity_server_relay.text()
     );
-    let floor_cpu = summary
-        .pairs
-        .iter()
-        .find(|p| (p.a, p.b) == (Target::Server, Target::Floor))
-        .and_then(|p| p.cpu_per_delivery.median());
+    let floor_cpu = pair(&summary.pairs, Target::Floor).and_then(|p| p.cpu_per_delivery.median());
     let _ = writeln!(
         out,
         "CPU per delivery server / floor (target ≤ {FLOOR_CPU_RATIO}): {}x: {}",
@@ -1151,10 +1139,7 @@ pub fn summary_text(summary: &Summary) -> String {
     );
     if let (Some(v), Some(p)) = (
         summary.server_colyseus,
-        summary
-            .pairs
-            .iter()
-            .find(|p| (p.a, p.b) == (Target::Server, Target::Colyseus)),
+        pair(&summary.pairs, Target::Colyseus),
     ) {
         let _ = writeln!(
             out,
