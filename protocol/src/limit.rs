@@ -42,10 +42,16 @@ impl TokenBucket {
 
     /// Takes one token if there is one.
     pub fn take(&mut self, now: Instant) -> bool {
+        self.take_n(1.0, now)
+    }
+
+    /// Takes `n` tokens if there are that many (a byte budget takes a message's size), none
+    /// otherwise. More than the capacity is never there.
+    pub fn take_n(&mut self, n: f64, now: Instant) -> bool {
         self.tokens = self.tokens_at(now);
         self.last = now;
-        if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
+        if self.tokens >= n {
+            self.tokens -= n;
             true
         } else {
             false

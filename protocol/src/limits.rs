@@ -40,6 +40,13 @@ pub const MAX_SIGNAL_BYTES: usize = 12_000;
 pub const SIGNAL_BURST: u32 = 120;
 /// Signals per second a connection may send over time (more: `rate_limited`).
 pub const SIGNALS_PER_SECOND: f64 = 20.0;
+/// Signal bytes one connection may receive at once, from all its links together, before
+/// [`SIGNAL_BYTES_RECEIVED_PER_SECOND`] paces them: a display's offers from a whole sphere fit.
+/// Past it the sender's `signal` answers `rate_limited` and nothing is relayed, so no peer can
+/// fill another's queue with signals.
+pub const SIGNAL_BYTES_RECEIVED_BURST: f64 = 256.0 * 1024.0;
+/// Signal bytes per second one connection may receive over time.
+pub const SIGNAL_BYTES_RECEIVED_PER_SECOND: f64 = 32.0 * 1024.0;
 
 /// Fewest seats a table may have.
 pub const MIN_SEATS: u8 = 2;

@@ -31,7 +31,7 @@ use crate::league::SeatDeck;
 use crate::limit::TokenBucket;
 use crate::limits::{
     CALL_HOST_INTERVAL_SECS, MAX_CALL_REASON_CHARS, MAX_CLOCK_SECS, MAX_SIGNAL_BYTES,
-    MAX_SPECTATORS, close,
+    MAX_SPECTATORS, SIGNAL_BYTES_RECEIVED_BURST, SIGNAL_BYTES_RECEIVED_PER_SECOND, close,
 };
 use crate::rules::Table;
 use crate::shell::{Stage, resume_quorum};
@@ -206,6 +206,9 @@ pub struct Session<G: Game = Table> {
     display: Option<Display>,
     /// Every connection's camera links, as last sent (`camera_peers`).
     links: Links,
+    /// The signal bytes each linked connection may still receive
+    /// ([`SIGNAL_BYTES_RECEIVED_BURST`]); forgotten with its links.
+    signals_received: BTreeMap<ConnectionId, TokenBucket>,
     effects: VecDeque<Effect>,
 }
 
@@ -242,6 +245,7 @@ impl<G: Game> Session<G> {
             game_over_noted: false,
             display: None,
             links: Links::new(),
+            signals_received: BTreeMap::new(),
             effects: VecDeque::new(),
         })
     }
@@ -628,7 +632,7 @@ impl<G: Game> Session<G> {
                 return self.camera_display(connection, role, token, center);
             }
             ClientMessage::Signal { to, payload, .. } => {
-                return self.signal(connection, role, *to, payload);
+                return self.signal(now, connection, role, *to, payload);
             }
             _ => {}
         }
@@ -758,9 +762,11 @@ impl<G: Game> Session<G> {
         Ok(self.seq)
     }
 
-    /// `signal`: relays `payload` to `to` if the sender and `to` are linked now.
+    /// `signal`: relays `payload` to `to` if the sender and `to` are linked now, and `to` may
+    /// receive that many more signal bytes ([`SIGNAL_BYTES_RECEIVED_BURST`]).
     fn signal(
         &mut self,
+        now: Instant,
         connection: ConnectionId,
         role: Role,
         to: Peer,
@@ -787,6 +793,16 @@ impl<G: Game> Session<G> {
         let (true, Some(receiver)) = (linked, receiver) else {
             return Err(ErrorCode::NotLinked);
         };
+        let budget = self.signals_received.entry(receiver).or_insert_with(|| {
+            TokenBucket::new(
+                SIGNAL_BYTES_RECEIVED_BURST,
+                SIGNAL_BYTES_RECEIVED_PER_SECOND,
+                now,
+            )
+        });
+        if !budget.take_n(payload.len() as f64, now) {
+            return Err(ErrorCode::RateLimited);
+        }
         self.effects.push_back(Effect::Signal {
             connection: receiver,
             from,
@@ -815,6 +831,8 @@ impl<G: Game> Session<G> {
         }
         let links = camera_links::links(&self.table, &cameras, self.display);
         let old = std::mem::replace(&mut self.links, links);
+        let linked = &self.links;
+        self.signals_received.retain(|c, _| linked.contains_key(c));
         let changed: BTreeSet<ConnectionId> = old
             .iter()
             .filter(|&(c, peers)| self.links.get(c) != Some(peers))

@@ -105,6 +105,29 @@ pub struct ServerConfig {
     #[arg(long, env = "GM_MAX_LEAGUE_MEMBERS_PER_IP", default_value_t = 40)]
     pub max_league_members_per_ip: usize,
 
+    /// Most adjourned games one IP address may hold (0: no limit), counted for the host who
+    /// adjourned them; past it, `adjourn` answers `limit_reached`. A game adjourned before a
+    /// restart no longer counts (its expiry, `--adjourned-expiry-days`, still ends it).
+    #[arg(long, env = "GM_MAX_ADJOURNED_PER_IP", default_value_t = 10)]
+    pub max_adjourned_per_ip: usize,
+
+    /// QR codes one IP address may have drawn per minute (bursts of 10; 0: no limit). Drawing
+    /// one costs milliseconds of CPU; the codes of recent links are cached and cost nothing,
+    /// so a table's own code is never refused. Past it, `/qr.svg` answers 429.
+    #[arg(long, env = "GM_QR_CODES_PER_MINUTE", default_value_t = 30.0)]
+    pub qr_codes_per_minute: f64,
+
+    /// TURN credentials one IP address may be given per minute (bursts of as many; 0: no
+    /// limit). Past it, `ice_servers` answers carry no TURN server.
+    #[arg(long, env = "GM_TURN_CREDENTIALS_PER_MINUTE", default_value_t = 20.0)]
+    pub turn_credentials_per_minute: f64,
+
+    /// Camera signal bytes one IP address may send per second (bursts of eight seconds'
+    /// worth; 0: no limit); past it, `signal` answers `rate_limited`. A camera link's offer,
+    /// answer and candidates take a few kilobytes.
+    #[arg(long, env = "GM_SIGNAL_BYTES_PER_SECOND", default_value_t = 32_768.0)]
+    pub signal_bytes_per_second: f64,
+
     /// How many leading bits of an IPv6 address name one client for every per-address cap,
     /// throttle and ban (64: a home's whole /64 counts as one address).
     #[arg(long, env = "GM_IPV6_PREFIX", default_value_t = 64,

@@ -56,7 +56,21 @@ impl Conn {
                 }
                 false
             }
-            Err(Refused::Finished) => false,
+            Err(Refused::Finished | Refused::Shed) => false,
+        }
+    }
+
+    /// Sends one frame that may be left out (a camera signal): left out, not queued, when the
+    /// connection's queue is half full, so it never costs the connection its place. Returns
+    /// whether it was sent.
+    pub fn send_unless_busy(&self, frame: &Frame) -> bool {
+        match self.outbox.push_unless_busy(frame) {
+            Ok(()) => true,
+            Err(Refused::Shed) => {
+                Metrics::add(&self.metrics.signals_shed, 1);
+                false
+            }
+            Err(Refused::Full | Refused::Finished) => self.send(frame),
         }
     }
 

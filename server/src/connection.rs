@@ -64,10 +64,16 @@ impl RateLimits {
         }
     }
 
-    /// Whether a request may go through now.
-    fn request(&mut self, request: &ClientMessage, now: Instant) -> Verdict {
-        if matches!(request, ClientMessage::Signal { .. }) {
-            return if self.signals.take(now) {
+    /// Whether a request may go through now. A `signal` also takes its bytes from the sender's
+    /// address (`signal_bytes`: `--signal-bytes-per-second`).
+    fn request(
+        &mut self,
+        request: &ClientMessage,
+        now: Instant,
+        signal_bytes: impl FnOnce(usize) -> bool,
+    ) -> Verdict {
+        if let ClientMessage::Signal { payload, .. } = request {
+            return if self.signals.take(now) && signal_bytes(payload.len()) {
                 Verdict::Admit
             } else {
                 self.over(now)
@@ -157,6 +163,7 @@ pub(crate) async fn serve(
         },
         web_dir: shared.config.web_dir.clone(),
         metrics: Arc::clone(&metrics),
+        qr: Arc::clone(&shared.qr),
         handshake_timeout: shared.config.handshake_timeout(),
     };
     // Boxed: the TLS and HTTP state is freed once the WebSocket takes over, instead of living
@@ -377,7 +384,12 @@ async fn session(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Share
                 // Every frame counts against the limits, decodable or not: garbage must not be
                 // a way round them.
                 let verdict = match &decoded {
-                    Ok(request) => limits.request(request, received),
+                    Ok(request) => limits.request(request, received, |bytes| {
+                        shared
+                            .budgets
+                            .signal_bytes
+                            .take_n(conn.peer, bytes as f64, received)
+                    }),
                     Err(_) => limits.frame(received),
                 };
                 match (verdict, decoded) {
@@ -867,7 +879,7 @@ async fn enter(
     }
     let spectator = match entry {
         Entry::Watch => {
-            if !shared.may_watch(conn.peer, Instant::now()) {
+            if !shared.budgets.watches.take(conn.peer, Instant::now()) {
                 return Err(ErrorCode::RateLimited.into());
             }
             Some(

@@ -67,6 +67,8 @@ pub(crate) struct Site {
     pub web_dir: Option<PathBuf>,
     /// Renders `/metrics`.
     pub metrics: Arc<crate::metrics::Metrics>,
+    /// Draws and caches `/qr.svg`'s codes within their budgets.
+    pub qr: Arc<crate::qr::Codes>,
     /// How long a client may take to send a request head.
     pub handshake_timeout: Duration,
 }
@@ -384,7 +386,7 @@ where
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
         let site = Arc::clone(&site);
         let slot = Arc::clone(&slot);
-        async move { Ok::<_, std::convert::Infallible>(answer(request, &site, &slot)) }
+        async move { Ok::<_, std::convert::Infallible>(answer(request, &site, &slot).await) }
     });
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
@@ -504,7 +506,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Rewind<S> {
 }
 
 /// Answers one request.
-fn answer(
+async fn answer(
     mut request: Request<Incoming>,
     site: &Site,
     upgrade: &Mutex<Option<(OnUpgrade, Accepted)>>,
@@ -528,7 +530,7 @@ fn answer(
             );
             response
         }
-        "/qr.svg" => qr_code(request.uri().query(), request.headers()),
+        "/qr.svg" => qr_code(request.uri().query(), request.headers(), site).await,
         "/ws" => {
             return websocket(&mut request, site, upgrade);
         }
@@ -692,7 +694,7 @@ fn prepared(name: &str) -> Option<&'static Prepared> {
 fn prepare(bytes: &[u8]) -> Prepared {
     Prepared {
         plain: Bytes::copy_from_slice(bytes),
-        gzipped: gzip(bytes, flate2::Compression::best()),
+        gzipped: crate::qr::gzip(bytes, flate2::Compression::best()),
         etag: etag_of(bytes),
     }
 }
@@ -768,29 +770,60 @@ fn file(name: &'static str, headers: &HeaderMap, site: &Site) -> Response<Full<B
 
 /// `GET /qr.svg?text=<percent-encoded http(s) link>`: the link as an SVG QR code ([`crate::qr`]),
 /// cached for a day by anyone (the answer depends on the query alone), gzipped when the browser
-/// accepts it; a refused query gets 400 and its reason in one line.
-fn qr_code(query: Option<&str>, headers: &HeaderMap) -> Response<Full<Bytes>> {
-    let svg = match crate::qr::text_of(query).and_then(|text| crate::qr::svg_of(&text)) {
-        Ok(svg) => svg,
-        Err(reason) => {
+/// accepts it; a refused query gets 400 and its reason in one line, a client past its
+/// `--qr-codes-per-minute` 429, and any client while the server draws its most codes a second 503
+/// (both with `Retry-After`).
+async fn qr_code(query: Option<&str>, headers: &HeaderMap, site: &Site) -> Response<Full<Bytes>> {
+    let lines: Vec<(&str, &[u8])> = headers
+        .iter()
+        .map(|(name, value)| (name.as_str(), value.as_bytes()))
+        .collect();
+    let client = forwarded::via(site.peer, &site.trusted_proxies, lines.iter().copied()).client;
+    let drawn = match site.qr.answer(query, client).await {
+        crate::qr::Answer::Code(drawn) => drawn,
+        crate::qr::Answer::Refused(reason) => {
             debug!(reason, "qr code refused");
             return text(StatusCode::BAD_REQUEST, &format!("{reason}\n"));
+        }
+        crate::qr::Answer::TooMany => {
+            debug!(%client, "qr codes: the address's budget is spent");
+            return retry_later(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too many QR codes from your address: try again in a minute\n",
+                60,
+            );
+        }
+        crate::qr::Answer::Busy => {
+            return retry_later(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the server is drawing as many QR codes as it may: try again in a second\n",
+                1,
+            );
         }
     };
     let mut builder = security_headers(Response::builder())
         .header(header::CONTENT_TYPE, "image/svg+xml")
         .header(header::CACHE_CONTROL, "public, max-age=86400")
         .header(header::VARY, "Accept-Encoding");
-    let body = if accepts_gzip(headers) {
+    let body = if accepts_gzip(headers) && !drawn.gzipped.is_empty() {
         builder = builder.header(header::CONTENT_ENCODING, "gzip");
-        gzip(svg.as_bytes(), flate2::Compression::default())
+        drawn.gzipped.clone()
     } else {
-        Bytes::from(svg)
+        drawn.svg.clone()
     };
     builder
         .status(StatusCode::OK)
         .body(Full::new(body))
         .unwrap_or_default()
+}
+
+/// A plain-text refusal that says when to ask again.
+fn retry_later(status: StatusCode, body: &str, seconds: u32) -> Response<Full<Bytes>> {
+    let mut response = text(status, body);
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    response
 }
 
 /// Whether the request's `Accept-Encoding` names gzip.
@@ -802,17 +835,6 @@ fn accepts_gzip(headers: &HeaderMap) -> bool {
             v.split(',')
                 .any(|t| t.split(';').next().unwrap_or("").trim() == "gzip")
         })
-}
-
-/// `bytes` gzipped (empty if the encoder fails, which writing to memory does not).
-fn gzip(bytes: &[u8], level: flate2::Compression) -> Bytes {
-    use std::io::Write;
-    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), level);
-    encoder
-        .write_all(bytes)
-        .and_then(|()| encoder.finish())
-        .map(Bytes::from)
-        .unwrap_or_default()
 }
 
 fn read_from(dir: &Path, name: &str) -> std::io::Result<Vec<u8>> {

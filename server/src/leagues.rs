@@ -83,7 +83,11 @@ pub(crate) async fn answer(
                     )),
                 });
             }
-            if !shared.may_create_league(peer, std::time::Instant::now()) {
+            if !shared
+                .budgets
+                .creations
+                .take(shared.key(peer), std::time::Instant::now())
+            {
                 return Err(ErrorCode::TooManyTables.into());
             }
             let password = match password.clone() {
@@ -177,7 +181,10 @@ pub(crate) async fn answer(
                 },
             )
             .await?;
-            shared.league_member_added(peer, league);
+            shared
+                .budgets
+                .league_members
+                .add((shared.key(peer), league));
             info!(%league, member, name, "league member joined");
             Ok(ServerMessage::LeagueJoined {
                 reply_to: id,

@@ -20,11 +20,12 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use crate::cluster::OutItem;
 use tokio_util::task::TaskTracker;
 
+pub(crate) use crate::budget::Guarded;
+use crate::budget::{Budgets, Held};
 use crate::config::ServerConfig;
 use crate::conn::Conn;
 use crate::journal::Journal;
 use crate::metrics::Metrics;
-use grand_melee_protocol::limit::TokenBucket;
 
 pub(crate) use grand_melee_protocol::session::Role;
 
@@ -192,31 +193,16 @@ pub(crate) struct Shared {
     /// The other nodes (chosen by `server`): [`Alone`] on a single server.
     pub peers: Arc<dyn Peers>,
     next_connection: AtomicU64,
-    /// Open connections per peer address, for the per-IP cap.
-    per_ip: DashMap<IpAddr, usize>,
     /// Tables open or reserved, for `--max-tables`: reserved before anything is written, so
     /// concurrent creations can never pass the cap.
     open_tables: AtomicUsize,
-    /// Open tables per creating address, for `--max-tables-per-ip`.
-    tables_per_ip: DashMap<IpAddr, usize>,
-    /// Table creations per address, for `--table-creations-per-minute`.
-    creations: DashMap<IpAddr, TokenBucket>,
-    /// Spectating connections per address, for `--max-spectators-per-ip`.
-    spectators_per_ip: DashMap<IpAddr, usize>,
-    /// Wrong-password guesses per address and table (or league), for
-    /// `--wrong-passwords-per-minute`.
-    guesses: DashMap<(IpAddr, Guarded), TokenBucket>,
-    /// Starts of watching per address, for `--watches-per-minute`.
-    watches: DashMap<IpAddr, TokenBucket>,
-    /// Password checks per address, right or wrong, for `--password-checks-per-minute`.
-    password_checks: DashMap<IpAddr, TokenBucket>,
+    /// Every per-address budget (caps and rates), in one place.
+    pub budgets: Arc<Budgets>,
+    /// `/qr.svg`'s codes: drawn off the tables' threads, cached, within their budgets.
+    pub qr: Arc<crate::qr::Codes>,
     /// Each league member's one unfinished league seat: the table that holds it (kept by the
     /// tables' actors).
     pub league_seats: DashMap<(LeagueId, grand_melee_protocol::league::MemberId), TableId>,
-    /// League joins per address, for `--league-joins-per-minute`.
-    league_joins: DashMap<IpAddr, TokenBucket>,
-    /// Members added per address and league, for `--max-league-members-per-ip`.
-    league_members: DashMap<(IpAddr, LeagueId), usize>,
     /// Where every password is hashed: a fixed pool of threads, each with one buffer.
     pub hasher: crate::password::Hasher,
     /// The server's mountain secret, once read from the store (`mountain`).
@@ -239,6 +225,11 @@ impl Shared {
         let hasher = crate::password::Hasher::new(config.password_hash_threads);
         // `Server::bind` refused to start with settings this refuses.
         let ice = config.ice().unwrap_or_default();
+        let budgets = Arc::new(Budgets::new(&config));
+        let qr = Arc::new(crate::qr::Codes::new(
+            Arc::clone(&budgets),
+            Arc::clone(&metrics),
+        ));
         Self {
             ice,
             cluster,
@@ -254,17 +245,10 @@ impl Shared {
             table_tasks: TaskTracker::new(),
             tasks: TaskTracker::new(),
             next_connection: AtomicU64::new(1),
-            per_ip: DashMap::new(),
             open_tables: AtomicUsize::new(0),
-            tables_per_ip: DashMap::new(),
-            creations: DashMap::new(),
-            spectators_per_ip: DashMap::new(),
-            guesses: DashMap::new(),
-            watches: DashMap::new(),
-            password_checks: DashMap::new(),
-            league_joins: DashMap::new(),
+            budgets,
+            qr,
             league_seats: DashMap::new(),
-            league_members: DashMap::new(),
             hasher,
             mountain_secret: tokio::sync::OnceCell::new(),
             journal,
@@ -276,7 +260,7 @@ impl Shared {
     /// `--ipv4-prefix` bits (all 32 by default). An IPv4 address mapped into IPv6 counts as
     /// IPv4. The same address always gives the same key, and a key is its own key.
     pub(crate) fn key(&self, ip: IpAddr) -> IpAddr {
-        client_key(ip, self.config.ipv4_prefix, self.config.ipv6_prefix)
+        self.budgets.key(ip)
     }
 
     pub fn next_connection_id(&self) -> u64 {
@@ -284,38 +268,8 @@ impl Shared {
     }
 
     /// Counts a connection from `ip` against the per-IP cap; `None` if the cap is reached.
-    pub(crate) fn admit_ip(self: &Arc<Self>, ip: IpAddr) -> Option<IpSlot> {
-        let ip = self.key(ip);
-        let cap = self.config.max_connections_per_ip;
-        let mut count = self.per_ip.entry(ip).or_insert(0);
-        if cap != 0 && *count >= cap {
-            return None;
-        }
-        *count += 1;
-        Some(IpSlot {
-            shared: Arc::clone(self),
-            ip,
-        })
-    }
-}
-
-/// `ip` as its client: the first `v4_prefix` or `v6_prefix` bits, the rest zero (an IPv4
-/// address mapped into IPv6 is taken as IPv4).
-pub(crate) fn client_key(ip: IpAddr, v4_prefix: u8, v6_prefix: u8) -> IpAddr {
-    let mask = |bits: u32, prefix: u8| -> u128 {
-        let prefix = u32::from(prefix).min(bits);
-        if prefix == 0 {
-            0
-        } else {
-            (u128::MAX << (128 - prefix)) >> (128 - bits)
-        }
-    };
-    match ip.to_canonical() {
-        IpAddr::V4(v4) => {
-            let bits = u32::from(v4) & u32::try_from(mask(32, v4_prefix)).unwrap_or(u32::MAX);
-            IpAddr::V4(bits.into())
-        }
-        IpAddr::V6(v6) => IpAddr::V6((u128::from(v6) & mask(128, v6_prefix)).into()),
+    pub(crate) fn admit_ip(&self, ip: IpAddr) -> Option<IpSlot> {
+        self.budgets.connections.hold(self.key(ip))
     }
 }
 
@@ -333,21 +287,6 @@ impl Shared {
     /// Reserves a place for a new table created from `ip`, or says why not. The place is taken
     /// atomically (concurrent creations can never pass the caps) and given back when the
     /// returned slot is dropped: when creation fails, or when the table's actor ends.
-    /// Whether `ip` may create a league now: league creations share the address's
-    /// `--table-creations-per-minute` budget with table creations.
-    pub(crate) fn may_create_league(&self, ip: IpAddr, now: std::time::Instant) -> bool {
-        let ip = self.key(ip);
-        let per_minute = self.config.table_creations_per_minute;
-        if per_minute == 0 {
-            return true;
-        }
-        let per_minute = f64::from(per_minute);
-        self.creations
-            .entry(ip)
-            .or_insert_with(|| TokenBucket::new(per_minute, per_minute / 60.0, now))
-            .take(now)
-    }
-
     pub(crate) fn reserve_table(
         self: &Arc<Self>,
         ip: Option<IpAddr>,
@@ -368,75 +307,47 @@ impl Shared {
         let Some(ip) = ip.map(|ip| self.key(ip)) else {
             return Ok(slot);
         };
-        let per_ip = self.config.max_tables_per_ip;
-        {
-            let mut count = self.tables_per_ip.entry(ip).or_insert(0);
-            if per_ip != 0 && *count >= per_ip {
-                return Err(TableRefusal::TooManyFromAddress);
-            }
-            let per_minute = self.config.table_creations_per_minute;
-            if per_minute != 0 {
-                let per_minute = f64::from(per_minute);
-                let mut bucket = self
-                    .creations
-                    .entry(ip)
-                    .or_insert_with(|| TokenBucket::new(per_minute, per_minute / 60.0, now));
-                if !bucket.take(now) {
-                    return Err(TableRefusal::TooManyFromAddress);
-                }
-            }
-            *count += 1;
+        // The place first: a creation refused for it spends no token.
+        let held = self
+            .budgets
+            .tables
+            .hold(ip)
+            .ok_or(TableRefusal::TooManyFromAddress)?;
+        if !self.budgets.creations.take(ip, now) {
+            return Err(TableRefusal::TooManyFromAddress);
         }
-        slot.ip = Some(ip);
+        slot.ip = Some(held);
         Ok(slot)
+    }
+
+    /// A place for a table recovered from the journal: counted, but never refused (the tables
+    /// were open before the restart).
+    pub(crate) fn recovered_table(self: &Arc<Self>) -> TableSlot {
+        self.open_tables.fetch_add(1, Relaxed);
+        TableSlot {
+            shared: Arc::clone(self),
+            ip: None,
+        }
     }
 
     /// Counts a spectator from `ip` against `--max-spectators-per-ip`; `None` if the cap is
     /// reached. The place is given back when the slot is dropped.
-    pub(crate) fn admit_spectator(self: &Arc<Self>, ip: IpAddr) -> Option<SpectatorSlot> {
-        let ip = self.key(ip);
-        let cap = self.config.max_spectators_per_ip;
-        let mut count = self.spectators_per_ip.entry(ip).or_insert(0);
-        if cap != 0 && *count >= cap {
-            return None;
-        }
-        *count += 1;
-        Some(SpectatorSlot {
-            shared: Arc::clone(self),
-            ip,
-        })
+    pub(crate) fn admit_spectator(&self, ip: IpAddr) -> Option<SpectatorSlot> {
+        self.budgets.spectators.hold(self.key(ip))
     }
 
-    /// Whether `ip` may start watching a table now (`--watches-per-minute`); takes a token.
-    pub(crate) fn may_watch(&self, ip: IpAddr, now: std::time::Instant) -> bool {
-        let ip = self.key(ip);
-        let per_minute = self.config.watches_per_minute;
-        if per_minute <= 0.0 {
-            return true;
-        }
-        self.watches
-            .entry(ip)
-            .or_insert_with(|| TokenBucket::new(10.0, per_minute / 60.0, now))
-            .take(now)
-    }
-
-    /// Whether `ip` may try a password at `table` (or a secret of a league) now (wrong guesses
-    /// are limited per address and table; a right one costs nothing).
+    /// Whether `ip` may try a password at `table` (or a secret of a league) now: wrong guesses
+    /// are limited per address and table; a right one costs nothing, and asking about any id
+    /// remembers nothing.
     pub(crate) fn may_guess(
         &self,
         ip: IpAddr,
         table: impl Into<Guarded>,
         now: std::time::Instant,
     ) -> bool {
-        let ip = self.key(ip);
-        let per_minute = self.config.wrong_passwords_per_minute;
-        if per_minute <= 0.0 {
-            return true;
-        }
-        // Only a wrong guess makes a bucket: asking about any id (a league's, say) adds none.
-        self.guesses
-            .get(&(ip, table.into()))
-            .is_none_or(|bucket| bucket.peek(now))
+        self.budgets
+            .wrong_guesses
+            .allows(&(self.key(ip), table.into()), now)
     }
 
     /// Records a wrong password from `ip` at `table`.
@@ -446,26 +357,9 @@ impl Shared {
         table: impl Into<Guarded>,
         now: std::time::Instant,
     ) {
-        let ip = self.key(ip);
-        let per_minute = self.config.wrong_passwords_per_minute;
-        self.guesses
-            .entry((ip, table.into()))
-            .or_insert_with(|| TokenBucket::new(5.0, per_minute / 60.0, now))
-            .take(now);
-    }
-
-    /// Takes one of `ip`'s password checks (`--password-checks-per-minute`): every check, right
-    /// or wrong, at a table or a league, costs one, because each costs a hash.
-    pub(crate) fn may_check_password(&self, ip: IpAddr, now: std::time::Instant) -> bool {
-        let ip = self.key(ip);
-        let per_minute = self.config.password_checks_per_minute;
-        if per_minute <= 0.0 {
-            return true;
-        }
-        self.password_checks
-            .entry(ip)
-            .or_insert_with(|| TokenBucket::new(per_minute, per_minute / 60.0, now))
-            .take(now)
+        self.budgets
+            .wrong_guesses
+            .charge((self.key(ip), table.into()), now);
     }
 
     /// Whether `ip` may join `league` now: a token of `--league-joins-per-minute`, and fewer
@@ -478,55 +372,13 @@ impl Shared {
         now: std::time::Instant,
     ) -> Result<(), &'static str> {
         let ip = self.key(ip);
-        let cap = self.config.max_league_members_per_ip;
-        if cap != 0
-            && self
-                .league_members
-                .get(&(ip, league))
-                .is_some_and(|n| *n >= cap)
-        {
+        if self.budgets.league_members.is_full(&(ip, league)) {
             return Err("this address has added as many members to this league as allowed");
         }
-        let per_minute = self.config.league_joins_per_minute;
-        if per_minute > 0.0
-            && !self
-                .league_joins
-                .entry(ip)
-                .or_insert_with(|| TokenBucket::new(per_minute, per_minute / 60.0, now))
-                .take(now)
-        {
+        if !self.budgets.league_joins.take(ip, now) {
             return Err("too many league joins from this address: try again in a minute");
         }
         Ok(())
-    }
-
-    /// Counts a member added to `league` from `ip`.
-    pub(crate) fn league_member_added(&self, ip: IpAddr, league: LeagueId) {
-        *self
-            .league_members
-            .entry((self.key(ip), league))
-            .or_insert(0) += 1;
-    }
-
-    /// Forgets rate-limit state that has refilled completely (so the maps do not grow with every
-    /// address ever seen).
-    pub(crate) fn prune_limits(&self, now: std::time::Instant) {
-        self.guesses.retain(|_, bucket| !bucket.is_full(now));
-        self.creations.retain(|_, bucket| !bucket.is_full(now));
-        self.watches.retain(|_, bucket| !bucket.is_full(now));
-        self.password_checks
-            .retain(|_, bucket| !bucket.is_full(now));
-        self.league_joins.retain(|_, bucket| !bucket.is_full(now));
-    }
-
-    /// A place for a table recovered from the journal: counted, but never refused (the tables
-    /// were open before the restart).
-    pub(crate) fn recovered_table(self: &Arc<Self>) -> TableSlot {
-        self.open_tables.fetch_add(1, Relaxed);
-        TableSlot {
-            shared: Arc::clone(self),
-            ip: None,
-        }
     }
 }
 
@@ -535,54 +387,20 @@ impl Shared {
 #[derive(Debug)]
 pub(crate) struct TableSlot {
     shared: Arc<Shared>,
-    ip: Option<IpAddr>,
+    ip: Option<Held<IpAddr>>,
 }
 
 impl Drop for TableSlot {
     fn drop(&mut self) {
         self.shared.open_tables.fetch_sub(1, Relaxed);
-        if let Some(ip) = self.ip {
-            self.shared.tables_per_ip.remove_if_mut(&ip, |_, count| {
-                *count -= 1;
-                *count == 0
-            });
-        }
     }
 }
 
 /// A spectator's place under `--max-spectators-per-ip`, given back when dropped.
-#[derive(Debug)]
-pub(crate) struct SpectatorSlot {
-    shared: Arc<Shared>,
-    ip: IpAddr,
-}
-
-impl Drop for SpectatorSlot {
-    fn drop(&mut self) {
-        self.shared
-            .spectators_per_ip
-            .remove_if_mut(&self.ip, |_, count| {
-                *count -= 1;
-                *count == 0
-            });
-    }
-}
+pub(crate) type SpectatorSlot = Held<IpAddr>;
 
 /// One connection's place under the per-IP cap, given back when dropped.
-#[derive(Debug)]
-pub(crate) struct IpSlot {
-    shared: Arc<Shared>,
-    ip: IpAddr,
-}
-
-impl Drop for IpSlot {
-    fn drop(&mut self) {
-        self.shared.per_ip.remove_if_mut(&self.ip, |_, count| {
-            *count -= 1;
-            *count == 0
-        });
-    }
-}
+pub(crate) type IpSlot = Held<IpAddr>;
 
 /// The number of items a page may hold: the request's `limit`, at least 1, at most
 /// [`wire::MAX_PAGE_ITEMS`].
@@ -621,26 +439,6 @@ pub(crate) fn fill_page<T: serde::Serialize>(
     page
 }
 
-/// What wrong guesses are counted against: a table (its password), or a league (its password,
-/// member tokens and organiser secret).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum Guarded {
-    Table(TableId),
-    League(LeagueId),
-}
-
-impl From<TableId> for Guarded {
-    fn from(table: TableId) -> Self {
-        Self::Table(table)
-    }
-}
-
-impl From<LeagueId> for Guarded {
-    fn from(league: LeagueId) -> Self {
-        Self::League(league)
-    }
-}
-
 /// Checks a password against a table's (or a league's) hash, on the server's hashing pool.
 /// Everything cheap comes first: wrong guesses are limited per address and table (or league),
 /// a missing or overlong password is wrong without a hash, and every check that would hash,
@@ -662,7 +460,7 @@ pub(crate) async fn check_password(
         // Longer than any password a table can have: wrong, without spending a hash on it.
         Some(given) if given.chars().count() > wire::MAX_PASSWORD_CHARS => false,
         Some(given) => {
-            if !shared.may_check_password(peer, now) {
+            if !shared.budgets.password_checks.take(shared.key(peer), now) {
                 return Err(ErrorCode::RateLimited);
             }
             match shared.hasher.verify(hash, given).await {
@@ -683,45 +481,5 @@ pub(crate) async fn check_password(
     } else {
         shared.wrong_guess(peer, table, now);
         Err(ErrorCode::WrongPassword)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::client_key;
-    use std::net::IpAddr;
-
-    fn key(ip: &str, v4: u8, v6: u8) -> String {
-        client_key(
-            ip.parse::<IpAddr>().unwrap_or(IpAddr::from([0, 0, 0, 0])),
-            v4,
-            v6,
-        )
-        .to_string()
-    }
-
-    #[test]
-    fn ipv6_addresses_count_by_their_prefix_and_ipv4_by_theirs() {
-        assert_eq!(
-            key("2001:db8:1:2:aaaa:bbbb:cccc:dddd", 32, 64),
-            "2001:db8:1:2::"
-        );
-        assert_eq!(key("2001:db8:1:2::1", 32, 64), "2001:db8:1:2::");
-        assert_eq!(key("2001:db8:1:3::1", 32, 64), "2001:db8:1:3::");
-        assert_eq!(key("2001:db8:1:2:ff::1", 32, 56), "2001:db8:1::");
-        assert_eq!(key("2001:db8:1:2::1", 32, 128), "2001:db8:1:2::1");
-        assert_eq!(key("2001:db8:1:2::1", 32, 1), "::");
-        assert_eq!(key("203.0.113.77", 32, 64), "203.0.113.77");
-        assert_eq!(key("203.0.113.77", 24, 64), "203.0.113.0");
-        assert_eq!(key("203.0.113.77", 1, 64), "128.0.0.0");
-        assert_eq!(
-            key("::ffff:203.0.113.77", 24, 64),
-            "203.0.113.0",
-            "mapped IPv4 is IPv4"
-        );
-        assert_eq!(key("::1", 32, 64), "::");
-        // A key is its own key.
-        let once = key("2001:db8:1:2:aaaa::1", 32, 48);
-        assert_eq!(key(&once, 32, 48), once);
     }
 }

@@ -34,6 +34,15 @@ pub struct Metrics {
     /// Password checks refused because the hashing pool's queue was full.
     pub(crate) password_checks_refused: AtomicU64,
     pub(crate) events: AtomicU64,
+    /// `/qr.svg` codes drawn (not served from the cache).
+    pub(crate) qr_codes_drawn: AtomicU64,
+    /// `/qr.svg` requests refused for their cost: the address's budget (429) or the server's
+    /// (503).
+    pub(crate) qr_codes_refused: AtomicU64,
+    /// TURN credentials minted for camera links.
+    pub(crate) turn_credentials: AtomicU64,
+    /// Camera signals not relayed because the receiver's queue was filling.
+    pub(crate) signals_shed: AtomicU64,
     /// Tables found in the journal at start that could not be read or rebuilt.
     pub(crate) tables_unrecoverable: AtomicI64,
     /// Finished games deleted by replay retention.
@@ -170,7 +179,7 @@ impl Metrics {
                 "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"
             );
         }
-        let counters: [(&str, &str, &AtomicU64); 21] = [
+        let counters: [(&str, &str, &AtomicU64); 25] = [
             (
                 "gm_connections_total",
                 "Connections accepted.",
@@ -227,6 +236,26 @@ impl Metrics {
                 &self.password_checks_refused,
             ),
             ("gm_events_total", "Table events published.", &self.events),
+            (
+                "gm_qr_codes_drawn_total",
+                "QR codes drawn for /qr.svg (cached codes are not drawn again).",
+                &self.qr_codes_drawn,
+            ),
+            (
+                "gm_qr_codes_refused_total",
+                "/qr.svg requests refused for their cost (429: the address's budget; 503: the server's).",
+                &self.qr_codes_refused,
+            ),
+            (
+                "gm_turn_credentials_total",
+                "TURN credentials minted for camera links.",
+                &self.turn_credentials,
+            ),
+            (
+                "gm_signals_shed_total",
+                "Camera signals not relayed because the receiver's outgoing queue was filling.",
+                &self.signals_shed,
+            ),
             (
                 "gm_replays_pruned_total",
                 "Finished games deleted after --replay-retention-days.",

@@ -110,6 +110,9 @@ pub(crate) enum Refused {
     Full,
     /// The connection has said goodbye, or its socket failed.
     Finished,
+    /// A frame that may be left out ([`Outbox::push_unless_busy`]) was: the queue is half
+    /// full.
+    Shed,
 }
 
 /// The frames of one connection that the kernel has not taken yet, and what closes it.
@@ -247,6 +250,23 @@ impl Outbox {
             self.wake.notify_one();
         }
         Ok(())
+    }
+
+    /// Sends a frame that may be left out (a camera signal): as [`push`](Self::push), but
+    /// refused with [`Refused::Shed`] when the queue is already half full, so that what may be
+    /// left out never makes a slow reader a dropped one.
+    pub fn push_unless_busy(&self, frame: &Frame) -> Result<(), Refused> {
+        {
+            let queue = self.lock();
+            if !queue.finished
+                && !queue.frames.is_empty()
+                && (2 * (queue.frames.len() + 1) > self.max_frames
+                    || 2 * (queue.bytes + frame.bytes.len()) > self.max_bytes)
+            {
+                return Err(Refused::Shed);
+            }
+        }
+        self.push(frame)
     }
 
     /// Waits until the queue may have something to write.

@@ -5,9 +5,197 @@
 //! of 4 modules, black on white (phones scan it in dark mode too), and a `viewBox` only, so it
 //! scales to whatever size the page gives it. Only an `http://` or `https://` link of at most
 //! [`MAX_TEXT_BYTES`] bytes is drawn; the answer depends on the query alone.
+//!
+//! Drawing a code (and gzipping it) costs milliseconds of CPU, so it never runs on the tasks that
+//! serve the tables: [`Codes`] draws on one thread of its own, one code at a time, at most
+//! [`CODES_PER_SECOND`] for the whole server, and each client address at most
+//! `--qr-codes-per-minute`. The last [`CACHED_CODES`] codes drawn are kept, so a table's own
+//! link, which every phone at the table asks for, is drawn once and then costs nothing and is
+//! never refused.
 
+use std::collections::{HashMap, VecDeque};
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use bytes::Bytes;
+use grand_melee_protocol::limit::TokenBucket;
 use qrcode::render::svg;
 use qrcode::{EcLevel, QrCode};
+use tokio::sync::oneshot;
+use tracing::warn;
+
+use crate::budget::Budgets;
+use crate::metrics::Metrics;
+
+/// How many drawn codes are kept (each a few kilobytes, plain and gzipped).
+pub(crate) const CACHED_CODES: usize = 64;
+
+/// The most codes the server draws per second, whoever asks (bursts of twice as many): about a
+/// tenth of one core, whatever the number of addresses asking.
+pub(crate) const CODES_PER_SECOND: f64 = 16.0;
+
+/// Codes waiting for the drawing thread; past it the answer is 503.
+const QUEUED_CODES: usize = 8;
+
+/// A code as served: the SVG and its gzipped bytes.
+#[derive(Debug)]
+pub(crate) struct Drawn {
+    pub svg: Bytes,
+    pub gzipped: Bytes,
+}
+
+/// What a `/qr.svg` request gets.
+#[derive(Debug)]
+pub(crate) enum Answer {
+    /// The code (200).
+    Code(Arc<Drawn>),
+    /// The query is wrong (400, with the reason).
+    Refused(Refusal),
+    /// The address has drawn `--qr-codes-per-minute` codes this minute (429).
+    TooMany,
+    /// The server draws no more codes this second (503).
+    Busy,
+}
+
+/// One code to draw, and where its answer goes.
+struct Job {
+    text: String,
+    reply: oneshot::Sender<Option<Drawn>>,
+}
+
+/// The server's QR codes: the cache, the drawing thread and the budgets.
+pub(crate) struct Codes {
+    cache: Mutex<Cache>,
+    /// The server's own budget: [`CODES_PER_SECOND`].
+    server: Mutex<TokenBucket>,
+    jobs: std::sync::mpsc::SyncSender<Job>,
+    budgets: Arc<Budgets>,
+    metrics: Arc<Metrics>,
+}
+
+impl std::fmt::Debug for Codes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Codes")
+    }
+}
+
+/// The last [`CACHED_CODES`] codes, by text, the oldest forgotten first.
+#[derive(Default)]
+struct Cache {
+    codes: HashMap<String, Arc<Drawn>>,
+    order: VecDeque<String>,
+}
+
+impl Cache {
+    fn get(&self, text: &str) -> Option<Arc<Drawn>> {
+        self.codes.get(text).cloned()
+    }
+
+    fn insert(&mut self, text: String, drawn: Arc<Drawn>) {
+        if self.codes.insert(text.clone(), drawn).is_none() {
+            self.order.push_back(text);
+        }
+        while self.order.len() > CACHED_CODES {
+            if let Some(oldest) = self.order.pop_front() {
+                self.codes.remove(&oldest);
+            }
+        }
+    }
+}
+
+impl Codes {
+    /// The codes of one server: starts its drawing thread, which ends when this is dropped.
+    pub(crate) fn new(budgets: Arc<Budgets>, metrics: Arc<Metrics>) -> Self {
+        let (jobs, queue) = std::sync::mpsc::sync_channel::<Job>(QUEUED_CODES);
+        let started = std::thread::Builder::new()
+            .name("qr-codes".into())
+            .spawn(move || {
+                while let Ok(job) = queue.recv() {
+                    let drawn = svg_of(&job.text).ok().map(|svg| Drawn {
+                        gzipped: gzip(svg.as_bytes(), flate2::Compression::default()),
+                        svg: Bytes::from(svg),
+                    });
+                    let _ = job.reply.send(drawn);
+                }
+            });
+        if let Err(error) = started {
+            // Every request then answers 503; the rest of the server is unaffected.
+            warn!(%error, "cannot start the QR code thread");
+        }
+        Self {
+            cache: Mutex::new(Cache::default()),
+            server: Mutex::new(TokenBucket::new(
+                2.0 * CODES_PER_SECOND,
+                CODES_PER_SECOND,
+                Instant::now(),
+            )),
+            jobs,
+            budgets,
+            metrics,
+        }
+    }
+
+    /// The answer to `/qr.svg?<query>` from `client`: a cached code at once; otherwise, within
+    /// the address's and the server's budgets, a code drawn on the drawing thread.
+    pub(crate) async fn answer(&self, query: Option<&str>, client: IpAddr) -> Answer {
+        let text = match text_of(query) {
+            Ok(text) => text,
+            Err(reason) => return Answer::Refused(reason),
+        };
+        if let Some(drawn) = lock(&self.cache).get(&text) {
+            return Answer::Code(drawn);
+        }
+        let now = Instant::now();
+        if !self.budgets.qr_codes.allows(&self.budgets.key(client), now) {
+            Metrics::add(&self.metrics.qr_codes_refused, 1);
+            return Answer::TooMany;
+        }
+        if !lock(&self.server).take(now) {
+            Metrics::add(&self.metrics.qr_codes_refused, 1);
+            return Answer::Busy;
+        }
+        self.budgets.qr_codes.charge(self.budgets.key(client), now);
+        let (reply, drawn) = oneshot::channel();
+        if self
+            .jobs
+            .try_send(Job {
+                text: text.clone(),
+                reply,
+            })
+            .is_err()
+        {
+            Metrics::add(&self.metrics.qr_codes_refused, 1);
+            return Answer::Busy;
+        }
+        match drawn.await {
+            Ok(Some(drawn)) => {
+                Metrics::add(&self.metrics.qr_codes_drawn, 1);
+                let drawn = Arc::new(drawn);
+                lock(&self.cache).insert(text, Arc::clone(&drawn));
+                Answer::Code(drawn)
+            }
+            Ok(None) => Answer::Refused("text does not fit in a QR code"),
+            Err(_) => Answer::Busy,
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Nothing panics while holding these locks; if something did, the data is still sound.
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `bytes` gzipped (empty if the encoder fails, which writing to memory does not).
+pub(crate) fn gzip(bytes: &[u8], level: flate2::Compression) -> Bytes {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), level);
+    encoder
+        .write_all(bytes)
+        .and_then(|()| encoder.finish())
+        .map(Bytes::from)
+        .unwrap_or_default()
+}
 
 /// The longest text (decoded, in bytes) drawn as a QR code: a table link is under 100.
 pub(crate) const MAX_TEXT_BYTES: usize = 512;
@@ -164,6 +352,44 @@ mod tests {
             assert!(refused.contains(reason), "{query:?}: {refused}");
             assert!(!refused.contains('\n'), "{refused}");
         }
+    }
+
+    /// However many addresses ask at once, the server draws at most its burst of
+    /// [`CODES_PER_SECOND`] (the rest answer `Busy` at once, 503), on its one thread.
+    #[tokio::test]
+    async fn the_server_draws_at_most_its_own_budget_whoever_asks() {
+        let config = crate::config::ServerConfig::default();
+        let codes = Arc::new(Codes::new(
+            Arc::new(Budgets::new(&config)),
+            Arc::new(Metrics::default()),
+        ));
+        let asks = (0..100u8).map(|i| {
+            let codes = Arc::clone(&codes);
+            tokio::spawn(async move {
+                let query = format!("text=http://a.example/{i}");
+                let client = IpAddr::from([10, 0, 0, i]);
+                codes.answer(Some(&query), client).await
+            })
+        });
+        let answers = futures_util::future::join_all(asks).await;
+        let drawn = answers
+            .iter()
+            .filter(|a| matches!(a, Ok(Answer::Code(_))))
+            .count();
+        let busy = answers
+            .iter()
+            .filter(|a| matches!(a, Ok(Answer::Busy)))
+            .count();
+        assert_eq!(drawn + busy, 100);
+        // The burst, plus what one second could refill at most while they were asked.
+        assert!(drawn <= (3.0 * CODES_PER_SECOND) as usize, "{drawn} drawn");
+        assert!(busy >= 50, "{busy} busy");
+        // A cached code is served whatever the budgets say.
+        let cached = answers.iter().find_map(|a| match a {
+            Ok(Answer::Code(drawn)) => Some(Arc::clone(drawn)),
+            _ => None,
+        });
+        assert!(cached.is_some());
     }
 
     #[test]

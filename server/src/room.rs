@@ -623,6 +623,8 @@ enum Outgoing {
     Admitted { conn: Conn, since_seq: u64 },
     /// A frame for one connection.
     Direct { conn: Conn, frame: Frame },
+    /// A camera signal for one connection: left out if its queue is half full.
+    Signal { conn: Conn, frame: Frame },
     /// Close a connection, after what was queued for it before, saying why.
     Close {
         conn: Conn,
@@ -1217,7 +1219,18 @@ impl<G: Game> Room<G> {
                     from,
                     payload,
                 } => {
-                    self.send_to(connection, &ServerMessage::Signal { from, payload });
+                    // Left out rather than queued behind a slow reader: a signal is never worth
+                    // a player's place (the pages negotiate again).
+                    if let Some(member) = self.members.iter().find(|m| m.conn.id == connection) {
+                        let frame = Frame::binary(&wire::encode_server(&ServerMessage::Signal {
+                            from,
+                            payload,
+                        }));
+                        self.outbox.push(Outgoing::Signal {
+                            conn: member.conn.clone(),
+                            frame,
+                        });
+                    }
                 }
                 Effect::Close {
                     connection,
@@ -1360,6 +1373,7 @@ impl<G: Game> Room<G> {
         // What members on other nodes receive, published once for every node.
         let mut remote = Vec::new();
         for outgoing in self.outbox.drain(..) {
+            let sheddable = matches!(outgoing, Outgoing::Signal { .. });
             match outgoing {
                 Outgoing::Events {
                     first_seq,
@@ -1392,7 +1406,7 @@ impl<G: Game> Room<G> {
                         });
                     }
                 }
-                Outgoing::Direct { conn, frame } => {
+                Outgoing::Direct { conn, frame } | Outgoing::Signal { conn, frame } => {
                     if let Some(at) = &conn.remote {
                         remote.push(OutItem::Direct {
                             node: at.node.to_string(),
@@ -1401,7 +1415,12 @@ impl<G: Game> Room<G> {
                         });
                         continue;
                     }
-                    if conn.send(&frame) {
+                    let sent = if sheddable {
+                        conn.send_unless_busy(&frame)
+                    } else {
+                        conn.send(&frame)
+                    };
+                    if sent {
                         frames += 1;
                         bytes += frame.payload().len();
                     }

@@ -233,7 +233,7 @@ async fn maintenance(shared: Arc<Shared>, stop: CancellationToken) {
     // The first tick completes at once.
     interval.tick().await;
     loop {
-        shared.prune_limits(std::time::Instant::now());
+        shared.budgets.sweep(std::time::Instant::now());
         let days = shared.config.replay_retention_days;
         if days > 0 {
             if shared.journal.damage().is_some() {

@@ -241,3 +241,107 @@ async fn a_refused_qr_code_query_answers_400_with_its_reason() {
     let (text, _) = read_back(&String::from_utf8(answer.body).unwrap());
     assert_eq!(text, longest);
 }
+
+/// Every answer's status on one keep-alive connection that pipelines `targets` (the last
+/// request closes it), read by their `Content-Length`.
+async fn pipelined_statuses(addr: SocketAddr, targets: &[String]) -> Vec<u16> {
+    let mut requests = String::new();
+    for (i, target) in targets.iter().enumerate() {
+        let last = if i + 1 == targets.len() {
+            "Connection: close\r\n"
+        } else {
+            ""
+        };
+        requests.push_str(&format!(
+            "GET {target} HTTP/1.1\r\nHost: localhost\r\n{last}\r\n"
+        ));
+    }
+    let mut bytes = &http_request_bytes(addr, &requests).await[..];
+    let mut statuses = Vec::new();
+    while !bytes.is_empty() {
+        let split = bytes.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        let head = std::str::from_utf8(&bytes[..split]).unwrap();
+        statuses.push(head.split(' ').nth(1).unwrap().parse().unwrap());
+        let length: usize = head
+            .lines()
+            .find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                k.eq_ignore_ascii_case("content-length")
+                    .then(|| v.trim().parse().unwrap())
+            })
+            .unwrap();
+        bytes = &bytes[split + 4 + length..];
+    }
+    statuses
+}
+
+async fn metric(addr: SocketAddr, name: &str) -> u64 {
+    let answer = request(addr, "GET", "/metrics", "").await;
+    let text = String::from_utf8(answer.body).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name} ")))
+        .unwrap_or_else(|| panic!("no {name} in {text}"))
+        .parse()
+        .unwrap()
+}
+
+/// Issue 43: four keep-alive connections pipelining hundreds of distinct 512-byte links took
+/// 6 ms of CPU per code with no limit, and another table's player waited seconds for his
+/// snapshot. Now one address draws at most its `--qr-codes-per-minute` (bursts of 10), the rest
+/// answer 429 with `Retry-After`, and a code drawn once (a table's own link) is served from the
+/// cache, to anyone, even past the budget.
+#[tokio::test]
+async fn one_address_draws_at_most_its_budget_of_qr_codes_and_a_cached_code_is_always_served() {
+    let server = TestServer::start_with(grand_melee_server::ServerConfig {
+        // One code a hundred minutes: the burst of 10 is all this test can draw.
+        qr_codes_per_minute: 0.01,
+        ..Default::default()
+    })
+    .await;
+    let table_link = format!(
+        "http://{}/t/5f3c1a2e-8d4b-4c6e-9a7f-0b1c2d3e4f50",
+        server.addr
+    );
+    let table_code = format!("/qr.svg?text={}", encode(&table_link));
+    let first = request(server.addr, "GET", &table_code, "").await;
+    assert_eq!(first.status(), 200);
+
+    let flood: Vec<String> = (0..50)
+        .map(|i| {
+            let link = format!("http://a.example/{i:03}/{}", "x".repeat(490));
+            format!("/qr.svg?text={}", encode(&link))
+        })
+        .collect();
+    let mut statuses = Vec::new();
+    for part in flood.chunks(25) {
+        statuses.extend(pipelined_statuses(server.addr, part).await);
+    }
+    let drawn = statuses.iter().filter(|s| **s == 200).count();
+    let refused = statuses.iter().filter(|s| **s == 429).count();
+    assert_eq!(
+        drawn, 9,
+        "the burst of 10, less the table's code: {statuses:?}"
+    );
+    assert_eq!(refused, 41, "{statuses:?}");
+    let over = request(server.addr, "GET", &flood[0].replace("000", "999"), "").await;
+    assert_eq!(over.status(), 429);
+    assert_eq!(over.header("retry-after"), Some("60"));
+    assert!(
+        String::from_utf8_lossy(&over.body).contains("too many QR codes"),
+        "{}",
+        String::from_utf8_lossy(&over.body)
+    );
+
+    // The table's code, and the ones drawn, come from the cache: never refused.
+    for _ in 0..3 {
+        let again = request(server.addr, "GET", &table_code, "Accept-Encoding: gzip\r\n").await;
+        assert_eq!(again.status(), 200);
+        assert_eq!(again.header("content-encoding"), Some("gzip"));
+    }
+    assert_eq!(
+        request(server.addr, "GET", &flood[0], "").await.status(),
+        200
+    );
+    assert_eq!(metric(server.addr, "gm_qr_codes_drawn_total").await, 10);
+    assert_eq!(metric(server.addr, "gm_qr_codes_refused_total").await, 42);
+}
