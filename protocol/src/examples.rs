@@ -797,7 +797,7 @@ pub fn server() -> Vec<ServerMessage> {
             ledger: ledger(),
         },
         ServerMessage::IceServers {
-            reply_to: 70,
+            reply_to: Some(70),
             servers: vec![
                 IceServer {
                     urls: vec!["stun:turn.example.org:3478".to_owned()],

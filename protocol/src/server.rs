@@ -307,9 +307,13 @@ pub enum ServerMessage {
         ledger: Vec<LedgerLine>,
     },
     /// Answer to `camera` and `camera_display`: the STUN/TURN servers to use for the links.
+    /// Also sent unasked (`reply_to` nil), just before a `camera_peers` that opens links, when
+    /// the server mints TURN credentials: TURN servers come only with a link to use them for.
     IceServers {
-        /// The request's id.
-        reply_to: u32,
+        /// The request's id, or `None` when the server sends fresh credentials of its own
+        /// accord.
+        #[serde(default)]
+        reply_to: Option<u32>,
         /// The servers (empty: none needed, as on a LAN).
         servers: Vec<IceServer>,
     },
@@ -379,11 +383,10 @@ impl ServerMessage {
             | ServerMessage::Leagues { reply_to, .. }
             | ServerMessage::League { reply_to, .. }
             | ServerMessage::Deck { reply_to, .. }
-            | ServerMessage::IceServers { reply_to, .. }
             | ServerMessage::MountainMagicStandings { reply_to, .. } => Some(*reply_to),
-            ServerMessage::Snapshot { reply_to, .. } | ServerMessage::Error { reply_to, .. } => {
-                *reply_to
-            }
+            ServerMessage::Snapshot { reply_to, .. }
+            | ServerMessage::Error { reply_to, .. }
+            | ServerMessage::IceServers { reply_to, .. } => *reply_to,
             ServerMessage::Events { .. }
             | ServerMessage::CameraPeers { .. }
             | ServerMessage::Signal { .. } => None,

@@ -106,7 +106,7 @@ pub struct ServerConfig {
     pub max_league_members_per_ip: usize,
 
     /// Most adjourned games one IP address may hold (0: no limit), counted for the host who
-    /// adjourned them; past it, `adjourn` answers `limit_reached`. A game adjourned before a
+    /// adjourned them; past it, `adjourn` answers `too_many_tables`. A game adjourned before a
     /// restart no longer counts (its expiry, `--adjourned-expiry-days`, still ends it).
     #[arg(long, env = "GM_MAX_ADJOURNED_PER_IP", default_value_t = 10)]
     pub max_adjourned_per_ip: usize,
@@ -270,9 +270,10 @@ pub struct ServerConfig {
     )]
     pub turn_secret: Option<String>,
 
-    /// How long minted TURN credentials last, in seconds (a camera link opened before they
-    /// expire keeps working).
-    #[arg(long, env = "GM_TURN_TTL_SECS", default_value_t = 86_400)]
+    /// How long minted TURN credentials last, in seconds (an evening by default). They are
+    /// minted only for a connection with a camera link, and a page is given fresh ones whenever
+    /// its links open after half of that.
+    #[arg(long, env = "GM_TURN_TTL_SECS", default_value_t = 14_400)]
     pub turn_ttl_secs: u64,
 
     /// Requests per second one connection may send on average.
@@ -394,7 +395,7 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(config.ice_servers.len(), 3);
-        assert_eq!(config.turn_ttl_secs, 86_400);
+        assert_eq!(config.turn_ttl_secs, 14_400);
         assert!(config.ice().is_ok());
         assert!(ServerConfig::default().ice_servers.is_empty());
         let only_stun = ServerConfig::try_parse_from([

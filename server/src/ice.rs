@@ -125,11 +125,23 @@ impl Ice {
         })
     }
 
-    /// The servers for one answer, for `user` (`gm-<table>-<player>` or `gm-<table>-display`),
-    /// at `now_secs` (Unix seconds): the STUN URLs in one entry, the TURN URLs in another with
-    /// credentials when the server has a secret (without one, TURN URLs go as given: a TURN
-    /// server of the operator's that needs none).
-    pub fn servers(&self, user: &str, now_secs: u64) -> Vec<IceServer> {
+    /// Whether this server mints TURN credentials (a secret and a TURN URL to use it with).
+    pub fn mints(&self) -> bool {
+        self.secret.is_some() && self.urls.iter().any(|u| is_turn(u))
+    }
+
+    /// How long minted credentials last, in seconds.
+    pub fn ttl_secs(&self) -> u64 {
+        self.ttl_secs
+    }
+
+    /// The servers for one answer, with credentials minted for `user` (`gm-<table>-<player>`
+    /// or `gm-<table>-display`) at `now_secs` (Unix seconds): the STUN URLs in one entry, the
+    /// TURN URLs in another with credentials when the server has a secret (without one, TURN
+    /// URLs go as given: a TURN server of the operator's that needs none). With a secret and no
+    /// `user` (a connection with no camera link, or past its address's budget), the TURN URLs
+    /// are left out: nobody gets the operator's relay without a link to use it for.
+    pub fn servers(&self, user: Option<&str>, now_secs: u64) -> Vec<IceServer> {
         let (turn, stun): (Vec<String>, Vec<String>) =
             self.urls.iter().cloned().partition(|u| is_turn(u));
         let mut out = Vec::new();
@@ -141,13 +153,14 @@ impl Ice {
             });
         }
         if !turn.is_empty() {
-            let (username, credential) = match &self.secret {
-                Some(secret) => {
+            let (username, credential) = match (&self.secret, user) {
+                (Some(secret), Some(user)) => {
                     let (username, credential) =
                         turn_credential(secret, now_secs.saturating_add(self.ttl_secs), user);
                     (Some(username), Some(credential))
                 }
-                None => (None, None),
+                (Some(_), None) => return out,
+                (None, _) => (None, None),
             };
             out.push(IceServer {
                 urls: turn,
@@ -253,7 +266,8 @@ mod tests {
             "turns:turn.example.org:5349".to_owned(),
         ];
         let ice = Ice::new(&urls, Some("north-hall-secret"), 3600).unwrap();
-        let servers = ice.servers("gm-t-3", 1_000);
+        assert!(ice.mints());
+        let servers = ice.servers(Some("gm-t-3"), 1_000);
         assert_eq!(servers.len(), 2);
         assert_eq!(servers[0].urls, ["stun:stun.example.org:3478"]);
         assert_eq!(servers[0].username, None);
@@ -262,10 +276,15 @@ mod tests {
         let (username, credential) = turn_credential("north-hall-secret", 4_600, "gm-t-3");
         assert_eq!(servers[1].username.as_deref(), Some(username.as_str()));
         assert_eq!(servers[1].credential.as_deref(), Some(credential.as_str()));
+        // Nobody to mint for: the STUN entry only.
+        let unlinked = ice.servers(None, 1_000);
+        assert_eq!(unlinked, servers[..1]);
         // Without a secret TURN URLs go as given; without URLs there is nothing.
         let plain = Ice::new(&urls[1..2], None, 3600).unwrap();
-        assert_eq!(plain.servers("u", 0)[0].username, None);
-        assert!(Ice::default().servers("u", 0).is_empty());
+        assert!(!plain.mints());
+        assert_eq!(plain.servers(None, 0)[0].username, None);
+        assert_eq!(plain.servers(Some("u"), 0)[0].username, None);
+        assert!(Ice::default().servers(Some("u"), 0).is_empty());
     }
 
     #[test]

@@ -608,6 +608,8 @@ struct Member {
     conn: Conn,
     /// The number of the last event its snapshot included: it gets only later events.
     since_seq: u64,
+    /// Until when (Unix seconds) the TURN credentials it was last given last; 0: none.
+    turn_until: u64,
 }
 
 /// A frame waiting for the end of the current request, when the outbox is flushed.
@@ -674,6 +676,9 @@ struct Room<G: Game> {
     /// At a league table: the members whose one unfinished league seat is here (in
     /// `Shared::league_seats`), until they leave the lobby or the game ends.
     league_held: Vec<MemberId>,
+    /// While the game is adjourned: the place it takes under `--max-adjourned-per-ip`, for the
+    /// address of the host who adjourned it (none for a game adjourned before a restart).
+    adjourned_place: Option<crate::budget::Held<std::net::IpAddr>>,
 }
 
 /// Why the journal did not take what the current request produced.
@@ -725,6 +730,7 @@ impl<G: Game> Room<G> {
             given_up: false,
             _peer_tasks: None,
             league_held: Vec::new(),
+            adjourned_place: None,
         }
     }
 
@@ -1109,6 +1115,7 @@ impl<G: Game> Room<G> {
         };
         self.send(&conn, &snapshot);
         self.members.push(Member {
+            turn_until: 0,
             conn,
             since_seq: self.session.seq(),
         });
@@ -1129,19 +1136,52 @@ impl<G: Game> Room<G> {
             self.send(&conn, &snapshot);
             return;
         }
+        // An adjournment takes a place of the host's address under `--max-adjourned-per-ip`
+        // (given back when the game is no longer adjourned); checked before the session, so a
+        // refusal changes nothing.
+        let mut adjourning = None;
+        if matches!(request, ClientMessage::Adjourn { .. })
+            && !self.session.adjourned()
+            && self.adjourned_place.is_none()
+            && self.session.role(connection).is_some_and(|role| {
+                matches!(role, Role::Player(p) if self.session.table().facts().host == Some(p))
+            })
+        {
+            match self.shared.budgets.adjourned.hold(conn.peer) {
+                Some(place) => adjourning = Some(place),
+                None => {
+                    Metrics::add(&self.shared.metrics.rejected, 1);
+                    let mut answer = ServerMessage::error(Some(&request), ErrorCode::TooManyTables);
+                    if let ServerMessage::Error { message, .. } = &mut answer {
+                        *message = "your address holds as many adjourned games as allowed: \
+                                    resume or finish one first"
+                            .into();
+                    }
+                    self.send(&conn, &answer);
+                    return;
+                }
+            }
+        }
         let result = match self.league_start_refusal(&request) {
             Some(code) => Err(code),
             None => self.session.request(received, connection, &request),
         };
+        if self.session.adjourned() && adjourning.is_some() {
+            self.adjourned_place = adjourning;
+        }
         if result.is_ok()
-            && let Some(user) = self.ice_user(&request, connection)
+            && matches!(
+                request,
+                ClientMessage::Camera { .. } | ClientMessage::CameraDisplay { .. }
+            )
         {
-            // Answered with the ICE servers, before the links they are for.
-            let servers = self.shared.ice.servers(&user, now_ms() / 1000);
+            // Answered with the ICE servers, before the links they are for; TURN credentials
+            // only for a connection that has a link now (the others get them when one opens).
+            let servers = self.ice_servers(connection);
             self.send(
                 &conn,
                 &ServerMessage::IceServers {
-                    reply_to: request.id(),
+                    reply_to: Some(request.id()),
                     servers,
                 },
             );
@@ -1164,17 +1204,54 @@ impl<G: Game> Room<G> {
         }
     }
 
-    /// For `camera` and `camera_display` (answered by `ice_servers`), whom the TURN
-    /// credentials are for: `gm-<table>-<player>`, or `gm-<table>-display`.
-    fn ice_user(&self, request: &ClientMessage, connection: u64) -> Option<String> {
-        match request {
-            ClientMessage::Camera { .. } => match self.session.role(connection)? {
-                Role::Player(player) => Some(format!("gm-{}-{player}", self.id)),
-                Role::Spectator => None,
-            },
-            ClientMessage::CameraDisplay { .. } => Some(format!("gm-{}-display", self.id)),
-            _ => None,
-        }
+    /// The ICE servers for `connection`: TURN credentials are minted (for
+    /// `gm-<table>-<player>`, or `gm-<table>-display`) only if it has a camera link now and its
+    /// address is within `--turn-credentials-per-minute`; otherwise TURN servers are left out.
+    fn ice_servers(&mut self, connection: u64) -> Vec<grand_melee_protocol::IceServer> {
+        let now = now_ms() / 1000;
+        let linked = self
+            .session
+            .camera_links()
+            .get(&connection)
+            .is_some_and(|peers| !peers.is_empty());
+        let user = match self.session.role(connection) {
+            Some(Role::Player(player)) => format!("gm-{}-{player}", self.id),
+            Some(Role::Spectator) => format!("gm-{}-display", self.id),
+            None => return self.shared.ice.servers(None, now),
+        };
+        let ice = &self.shared.ice;
+        let minted = linked
+            && ice.mints()
+            && self
+                .members
+                .iter_mut()
+                .find(|m| m.conn.id == connection)
+                .is_some_and(|member| {
+                    let allowed = self
+                        .shared
+                        .budgets
+                        .turn_credentials
+                        .take(member.conn.peer, Instant::now());
+                    if allowed {
+                        member.turn_until = now.saturating_add(ice.ttl_secs());
+                        Metrics::add(&self.shared.metrics.turn_credentials, 1);
+                    } else {
+                        debug!(table = %self.id, connection, "TURN credentials: the address's budget is spent");
+                    }
+                    allowed
+                });
+        ice.servers(minted.then_some(user.as_str()), now)
+    }
+
+    /// Whether `connection`, whose links are opening, needs fresh TURN credentials: the server
+    /// mints them, and the ones it was given (if any) are past half their life.
+    fn needs_turn(&self, connection: u64) -> bool {
+        let now = now_ms() / 1000;
+        let ice = &self.shared.ice;
+        ice.mints()
+            && self.members.iter().any(|m| {
+                m.conn.id == connection && m.turn_until < now.saturating_add(ice.ttl_secs() / 2)
+            })
     }
 
     // ----- Output ----------------------------------------------------------------------------
@@ -1212,6 +1289,20 @@ impl<G: Game> Room<G> {
                     });
                 }
                 Effect::CameraPeers { connection, peers } => {
+                    if !peers.is_empty() && self.needs_turn(connection) {
+                        // Fresh credentials before the links they are for (none past the
+                        // address's budget: then nothing is sent).
+                        let servers = self.ice_servers(connection);
+                        if servers.iter().any(|s| s.credential.is_some()) {
+                            self.send_to(
+                                connection,
+                                &ServerMessage::IceServers {
+                                    reply_to: None,
+                                    servers,
+                                },
+                            );
+                        }
+                    }
                     self.send_to(connection, &ServerMessage::CameraPeers { peers });
                 }
                 Effect::Signal {
@@ -1454,6 +1545,9 @@ impl<G: Game> Room<G> {
     /// in `new`; this only touches what changes, and wakes nobody when nothing did.
     fn publish_summary(&mut self) {
         self.sync_league_seats(false);
+        if !self.session.adjourned() {
+            self.adjourned_place = None;
+        }
         let seated = u8::try_from(self.session.seated()).unwrap_or(u8::MAX);
         let spectators = self.session.spectators();
         let stage = wire::stage_name(self.session.table().stage());

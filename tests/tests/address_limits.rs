@@ -487,3 +487,46 @@ async fn an_ipv6_slash_64_is_one_client_for_caps_throttles_and_bans() {
     );
     assert!(handshake_from(server.addr, home_b.into()).await);
 }
+
+/// Issue 43: adjourned games held their tables' places forever, as many as anyone liked. Now
+/// one address holds at most `--max-adjourned-per-ip` adjourned games (counted for the host who
+/// adjourned them): past it `adjourn` answers `too_many_tables` and changes nothing, and a
+/// place comes back when its game is resumed.
+#[tokio::test]
+async fn one_address_holds_at_most_its_adjourned_games() {
+    let server = TestServer::start_with(ServerConfig {
+        max_adjourned_per_ip: 1,
+        ..ServerConfig::default()
+    })
+    .await;
+    let (_, mut first) = grand_melee_e2e::started_game(&server, 2, 7).await;
+    let (_, mut second) = grand_melee_e2e::started_game(&server, 2, 8).await;
+    let adjourn = |id| ClientMessage::Adjourn { id };
+    assert!(matches!(
+        first[0].call(adjourn).await,
+        Ok(ServerMessage::Ack { .. })
+    ));
+    let seq = second[0].view.as_ref().unwrap().seq;
+    assert_eq!(
+        second[0].call(adjourn).await.unwrap_err(),
+        ErrorCode::TooManyTables
+    );
+    let after = second[0].fresh_snapshot().await;
+    assert_eq!(after.seq, seq, "the refusal changed nothing");
+    assert!(!after.adjourned);
+    // Another player of the same table (same address) is not the host: the usual answer.
+    assert_eq!(
+        second[1].call(adjourn).await.unwrap_err(),
+        ErrorCode::NotHost
+    );
+    // The first game resumed gives its place back.
+    assert!(matches!(
+        first[0].call(|id| ClientMessage::ResumeGame { id }).await,
+        Ok(ServerMessage::Ack { .. })
+    ));
+    assert!(matches!(
+        second[0].call(adjourn).await,
+        Ok(ServerMessage::Ack { .. })
+    ));
+    assert!(second[0].fresh_snapshot().await.adjourned);
+}

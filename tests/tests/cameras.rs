@@ -548,7 +548,28 @@ async fn ice_servers_carry_the_configured_servers_with_minted_turn_credentials()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs();
-    let answer = m[2].camera(true, false).await;
+    // Issue 43: no link yet (both neighbours' cameras are off), so no TURN credentials: the
+    // STUN server only.
+    let alone = m[1].camera(true, true).await;
+    let ServerMessage::IceServers { servers, .. } = &alone else {
+        panic!("{alone:?}");
+    };
+    assert_eq!(servers.len(), 1, "{servers:?}");
+    assert_eq!(servers[0].urls, ["stun:stun.example.org:3478"]);
+    // Player 2's camera links him with player 1: his answer carries credentials, and player 1
+    // gets his own, unasked, just before the link.
+    let answer = m[2].camera(true, true).await;
+    let refreshed = loop {
+        match m[1].next().await {
+            ServerMessage::IceServers { reply_to, servers } => {
+                assert_eq!(reply_to, None);
+                break ServerMessage::IceServers { reply_to, servers };
+            }
+            ServerMessage::CameraPeers { peers } => panic!("links before credentials: {peers:?}"),
+            _ => {}
+        }
+    };
+    m[1].until_linked(&[Peer::Player(2)]).await;
     let host_token = m[0].client.seat.unwrap().1;
     let shown = display
         .call(|id| ClientMessage::CameraDisplay {
@@ -564,6 +585,7 @@ async fn ice_servers_carry_the_configured_servers_with_minted_turn_credentials()
         .as_secs();
     for (answer, user) in [
         (answer, format!("gm-{table}-2")),
+        (refreshed, format!("gm-{table}-1")),
         (shown, format!("gm-{table}-display")),
     ] {
         let ServerMessage::IceServers { servers, .. } = answer else {
@@ -790,6 +812,7 @@ async fn a_real_coturn_takes_the_credentials_the_server_mints_and_no_altered_one
     })
     .await;
     let (_, mut m, _) = ring(&server, 3).await;
+    m[0].camera(true, false).await;
     let answer = m[1].camera(true, false).await;
     let ServerMessage::IceServers { servers, .. } = answer else {
         panic!("{answer:?}");
@@ -817,4 +840,222 @@ async fn a_real_coturn_takes_the_credentials_the_server_mints_and_no_altered_one
             "coturn took an altered credential: {username} / {password}"
         );
     }
+}
+
+/// Issue 43: a linked peer sending the largest signals within the signal bucket to a player who
+/// reads slowly filled the player's outgoing queue, and the server dropped the player as a slow
+/// reader. Now each connection may receive only so many signal bytes (past them the sender's
+/// `signal` answers `rate_limited`), and a signal is left out rather than queued behind a
+/// half-full queue: the player who does not read at all keeps his seat and his connection.
+#[tokio::test]
+async fn a_peer_flooding_signals_cannot_get_a_slow_reader_dropped() {
+    let server = TestServer::start_with(ServerConfig {
+        outgoing_queue: 64,
+        outgoing_queue_bytes: 64 * 1024,
+        send_buffer_bytes: 8 * 1024,
+        // The sender's own address budget is another test's: this one is about the receiver.
+        signal_bytes_per_second: 0.0,
+        ..config()
+    })
+    .await;
+    let mut host = Member::new(server.client().await);
+    let table = host
+        .client
+        .create(CreateTable::new("slow link", 2).spell_range(1))
+        .await
+        .unwrap();
+    assert_eq!(host.client.join(table, "sender").await, Ok(0));
+    // The victim: a raw socket with a tiny receive buffer that sits down and never reads.
+    let mut victim = grand_melee_e2e::SilentClient::connect(server.addr, Some(2048)).await;
+    victim
+        .send(&ClientMessage::Join {
+            id: 2,
+            table,
+            name: "slow reader".into(),
+            password: None,
+            entropy: None,
+            member_token: None,
+        })
+        .await;
+    host.client
+        .until_event(|e| matches!(e, Event::PlayerJoined { player: 1, .. }).then_some(()))
+        .await;
+    let started = host
+        .call(|id| ClientMessage::Start {
+            id,
+            first_player: Some(0),
+            seating: SeatingMode::Arranged,
+            order: vec![0, 1],
+        })
+        .await;
+    assert!(
+        matches!(started, Ok(ServerMessage::Ack { .. })),
+        "{started:?}"
+    );
+    let mut id = 3;
+    while let Some(decider) = host.client.view.as_ref().and_then(|v| v.mulligan_decider) {
+        if decider == 1 {
+            victim.send(&ClientMessage::Keep { id }).await;
+            id += 1;
+            host.client
+                .until_event(|e| matches!(e, Event::Kept { player: 1, .. }).then_some(()))
+                .await;
+        } else {
+            let kept = host.call(|id| ClientMessage::Keep { id }).await;
+            assert!(matches!(kept, Ok(ServerMessage::Ack { .. })), "{kept:?}");
+        }
+    }
+    host.camera(true, false).await;
+    victim
+        .send(&ClientMessage::Camera {
+            id,
+            on: true,
+            stream: false,
+            stay: false,
+        })
+        .await;
+    host.until_linked(&[Peer::Player(1)]).await;
+
+    // 200 of the largest signals: 2.4 MB, 37 times the victim's whole queue.
+    let payload = "s".repeat(MAX_SIGNAL_BYTES);
+    let flood_began = std::time::Instant::now();
+    let ids: Vec<u32> = (0..200)
+        .map(|_| {
+            let payload = payload.clone();
+            host.client.send(|id| ClientMessage::Signal {
+                id,
+                to: Peer::Player(1),
+                payload,
+            })
+        })
+        .collect();
+    let (mut acked, mut refused) = (0, 0);
+    while acked + refused < ids.len() {
+        match host.next().await {
+            ServerMessage::Ack { reply_to, .. } if ids.contains(&reply_to) => acked += 1,
+            ServerMessage::Error {
+                reply_to: Some(r),
+                code,
+                ..
+            } if ids.contains(&r) => {
+                assert_eq!(code, ErrorCode::RateLimited);
+                refused += 1;
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        acked > 0 && refused > 0,
+        "{acked} relayed, {refused} refused"
+    );
+    // The receiving connection's budget: its burst, and what the flood's time refilled.
+    let refilled = flood_began.elapsed().as_secs_f64()
+        * grand_melee_protocol::SIGNAL_BYTES_RECEIVED_PER_SECOND;
+    assert!(
+        (acked * MAX_SIGNAL_BYTES) as f64
+            <= grand_melee_protocol::SIGNAL_BYTES_RECEIVED_BURST + refilled,
+        "{acked} signals relayed to one connection"
+    );
+    let snapshot = host.client.fresh_snapshot().await;
+    assert!(
+        snapshot.player(1).unwrap().connected,
+        "the slow reader was dropped: {:?}",
+        snapshot.player(1)
+    );
+    let metrics = grand_melee_e2e::http_request_bytes(
+        server.addr,
+        "GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    let metrics = String::from_utf8_lossy(&metrics);
+    let shed: u64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("gm_signals_shed_total "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(shed > 0, "no signal was left out: {metrics}");
+    assert!(
+        !metrics.contains("gm_slow_readers_dropped_total 1"),
+        "{metrics}"
+    );
+    drop(victim);
+}
+
+/// Issue 43: a one-seat table's player (or anyone without a camera link) was handed TURN
+/// credentials valid a day: the operator's relay was anyone's. Now credentials come only with
+/// a link, and each address gets at most `--turn-credentials-per-minute`.
+#[tokio::test]
+async fn turn_credentials_come_only_with_a_link_and_within_the_address_budget() {
+    let flags = ServerConfig::try_parse_from([
+        "grand-melee-server",
+        "--ice-server",
+        "turn:turn.example.org:3478",
+        "--turn-secret",
+        "s3cret",
+        "--turn-credentials-per-minute",
+        "0.01",
+    ])
+    .unwrap();
+    assert_eq!(
+        flags.turn_ttl_secs, 14_400,
+        "an evening by default, not a day"
+    );
+    let server = TestServer::start_with(ServerConfig {
+        ice_servers: flags.ice_servers,
+        turn_secret: flags.turn_secret,
+        turn_credentials_per_minute: flags.turn_credentials_per_minute,
+        ..config()
+    })
+    .await;
+    let turn = |answer: &ServerMessage| match answer {
+        ServerMessage::IceServers { servers, .. } => servers.iter().any(|s| s.credential.is_some()),
+        other => panic!("{other:?}"),
+    };
+    // A table of one, in its lobby: nobody to link with.
+    let mut lonely = Member::new(server.client().await);
+    let table = lonely
+        .client
+        .create(CreateTable::new("alone", 2))
+        .await
+        .unwrap();
+    lonely.client.join(table, "Solo").await.unwrap();
+    let answer = lonely.camera(true, false).await;
+    assert!(!turn(&answer), "{answer:?}");
+    let ServerMessage::IceServers { servers, .. } = &answer else {
+        unreachable!()
+    };
+    assert!(
+        servers.is_empty(),
+        "no TURN URL without credentials: {servers:?}"
+    );
+
+    // A ring of four at spell range 1, everyone from one address: the burst of 0.01 a minute
+    // is one credential (a bucket holds at least one), so of the links that open only the
+    // first connection gets credentials.
+    let (_, mut m, _) = ring(&server, 4).await;
+    assert!(!turn(&m[0].camera(true, false).await), "no link yet");
+    let linked = m[1].camera(true, false).await;
+    assert!(turn(&linked), "linked with player 0: {linked:?}");
+    // Player 0's links opened too, but his address has no credential left: no unasked answer,
+    // just the link.
+    let next = m[0].next().await;
+    assert!(
+        matches!(&next, ServerMessage::CameraPeers { peers } if peers.len() == 1),
+        "{next:?}"
+    );
+    assert!(
+        !turn(&m[2].camera(true, false).await),
+        "the address's budget is spent"
+    );
+    let metrics = grand_melee_e2e::http_request_bytes(
+        server.addr,
+        "GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert!(
+        String::from_utf8_lossy(&metrics).contains("gm_turn_credentials_total 1\n"),
+        "{}",
+        String::from_utf8_lossy(&metrics)
+    );
 }
