@@ -210,9 +210,6 @@ pub(crate) struct Shared {
     watches: DashMap<IpAddr, TokenBucket>,
     /// Password checks per address, right or wrong, for `--password-checks-per-minute`.
     password_checks: DashMap<IpAddr, TokenBucket>,
-    /// Each league member's one unfinished league seat: the table that holds it (kept by the
-    /// tables' actors).
-    pub league_seats: DashMap<(LeagueId, grand_melee_protocol::league::MemberId), TableId>,
     /// League joins per address, for `--league-joins-per-minute`.
     league_joins: DashMap<IpAddr, TokenBucket>,
     /// Members added per address and league, for `--max-league-members-per-ip`.
@@ -263,7 +260,6 @@ impl Shared {
             watches: DashMap::new(),
             password_checks: DashMap::new(),
             league_joins: DashMap::new(),
-            league_seats: DashMap::new(),
             league_members: DashMap::new(),
             hasher,
             mountain_secret: tokio::sync::OnceCell::new(),
