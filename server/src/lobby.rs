@@ -200,9 +200,6 @@ pub(crate) struct Shared {
     pub budgets: Arc<Budgets>,
     /// `/qr.svg`'s codes: drawn off the tables' threads, cached, within their budgets.
     pub qr: Arc<crate::qr::Codes>,
-    /// Each league member's one unfinished league seat: the table that holds it (kept by the
-    /// tables' actors).
-    pub league_seats: DashMap<(LeagueId, grand_melee_protocol::league::MemberId), TableId>,
     /// Where every password is hashed: a fixed pool of threads, each with one buffer.
     pub hasher: crate::password::Hasher,
     /// The server's mountain secret, once read from the store (`mountain`).
@@ -248,7 +245,6 @@ impl Shared {
             open_tables: AtomicUsize::new(0),
             budgets,
             qr,
-            league_seats: DashMap::new(),
             hasher,
             mountain_secret: tokio::sync::OnceCell::new(),
             journal,

@@ -673,12 +673,14 @@ struct Room<G: Game> {
     given_up: bool,
     /// Stops the tasks that serve the table to other nodes when the actor ends.
     _peer_tasks: Option<tokio_util::sync::DropGuard>,
-    /// At a league table: the members whose one unfinished league seat is here (in
-    /// `Shared::league_seats`), until they leave the lobby or the game ends.
+    /// At a league table: the members whose one unfinished league seat is here (held in the
+    /// store: `Store::hold_league_seat`), until they leave the lobby or the game ends.
     league_held: Vec<MemberId>,
     /// While the game is adjourned: the place it takes under `--max-adjourned-per-ip`, for the
     /// address of the host who adjourned it (none for a game adjourned before a restart).
     adjourned_place: Option<crate::budget::Held<std::net::IpAddr>>,
+    /// Read back from the store (a restart, a takeover), not created here.
+    read_back: bool,
 }
 
 /// Why the journal did not take what the current request produced.
@@ -731,6 +733,7 @@ impl<G: Game> Room<G> {
             _peer_tasks: None,
             league_held: Vec::new(),
             adjourned_place: None,
+            read_back: false,
         }
     }
 
@@ -777,7 +780,7 @@ impl<G: Game> Room<G> {
         )
         .map_err(RoomError::Fold)?;
         let slot = shared.recovered_table();
-        Ok(Self::new(
+        let mut room = Self::new(
             record.id,
             record.name,
             record.password,
@@ -785,7 +788,9 @@ impl<G: Game> Room<G> {
             shared,
             slot,
             log,
-        ))
+        );
+        room.read_back = true;
+        Ok(room)
     }
 
     /// Registers the table in the lobby and starts its actor (in cluster mode, with the tasks
@@ -793,6 +798,22 @@ impl<G: Game> Room<G> {
     async fn start(mut self) {
         let shared = Arc::clone(&self.shared);
         let (tx, rx) = mpsc::channel(shared.config.table_queue.max(1));
+        // A table read back (a restart, a takeover) holds its members' league seats again
+        // before anyone can enter, and forgets any other seat its last run left behind.
+        if self.read_back
+            && let Some(league) = self.session.settings().league
+        {
+            let seated = self.session.table().league_members();
+            let forgot = self
+                .shared
+                .store
+                .release_league_seats_but(league, self.id, seated)
+                .await;
+            if let Err(error) = forgot {
+                warn!(table = %self.id, %error, "giving back the league seats of members gone");
+            }
+        }
+        self.sync_league_seats(false).await;
         self.publish_summary();
         self._peer_tasks = shared
             .peers
@@ -847,7 +868,7 @@ impl<G: Game> Room<G> {
                     reply,
                     quiet,
                 } => {
-                    let result = self.enter(conn, request_id, entry, quiet);
+                    let result = self.enter(conn, request_id, entry, quiet).await;
                     let _ = reply.send(result);
                 }
                 RoomMsg::Lost => {
@@ -888,7 +909,7 @@ impl<G: Game> Room<G> {
             self.flush().await;
             self.publish_summary();
         }
-        self.sync_league_seats(true);
+        self.sync_league_seats(true).await;
         // Unless a newer actor or stand-in took the table's place in the registry.
         self.shared.tables.remove_if(&self.id, |_, entry| {
             me.upgrade().is_some_and(|tx| tx.same_channel(&entry.tx))
@@ -913,7 +934,7 @@ impl<G: Game> Room<G> {
 
     // ----- Membership ------------------------------------------------------------------------
 
-    fn enter(
+    async fn enter(
         &mut self,
         conn: Conn,
         request_id: u32,
@@ -932,7 +953,7 @@ impl<G: Game> Room<G> {
                 let deck = league.map(|seat| seat.deck);
                 if let Some(deck) = &deck {
                     self.check_duel(deck, 1)?;
-                    self.hold_league_seat(deck.member)?;
+                    self.hold_league_seat(deck.member).await?;
                 }
                 let player = self
                     .session
@@ -958,33 +979,47 @@ impl<G: Game> Room<G> {
     }
 
     /// A member holds one unfinished league seat at a time (or he could play the same opponent
-    /// at two two-player tables started before either ends): takes his place in
-    /// `Shared::league_seats` for this table, or refuses if another table holds it.
+    /// at two two-player tables started before either ends): takes his seat in the store for
+    /// this table (on every node in cluster mode), or refuses if another table holds it.
     /// `sync_league_seats` gives it back if the join fails after all.
-    fn hold_league_seat(&mut self, member: MemberId) -> Result<(), ErrorCode> {
+    async fn hold_league_seat(&mut self, member: MemberId) -> Result<(), ErrorCode> {
         let Some(league) = self.session.settings().league else {
             return Ok(());
         };
-        match self.shared.league_seats.entry((league, member)) {
-            dashmap::mapref::entry::Entry::Occupied(held) if *held.get() != self.id => {
-                Err(ErrorCode::AlreadySeated)
-            }
-            dashmap::mapref::entry::Entry::Occupied(_) => Ok(()),
-            dashmap::mapref::entry::Entry::Vacant(free) => {
-                free.insert(self.id);
-                self.league_held.push(member);
+        match self
+            .shared
+            .store
+            .hold_league_seat(league, member, self.id)
+            .await
+        {
+            Ok(true) => {
+                if !self.league_held.contains(&member) {
+                    self.league_held.push(member);
+                }
                 Ok(())
+            }
+            Ok(false) => Err(ErrorCode::AlreadySeated),
+            Err(error) => {
+                warn!(table = %self.id, %error, "taking a league seat");
+                Err(ErrorCode::ServerBusy)
             }
         }
     }
 
-    /// Keeps `Shared::league_seats` equal to the members seated here while the game is
-    /// unfinished: a member who leaves the lobby, or every member once the game ends (or the
-    /// actor stops, `closing`), is free to sit elsewhere.
-    fn sync_league_seats(&mut self, closing: bool) {
+    /// Keeps the store's league seats held for this table equal to the members seated here
+    /// while the game is unfinished: a member who leaves the lobby, or every member once the
+    /// game ends (or the actor stops, `closing`), is free to sit elsewhere. Called once a flush
+    /// is journaled, before its frames go out, so a member told he left is free already. An
+    /// actor that stops because the server stops, its journal failed or another node took the
+    /// table keeps the seats held: the table comes back (here or there) with the same seats.
+    async fn sync_league_seats(&mut self, closing: bool) {
         let Some(league) = self.session.settings().league else {
             return;
         };
+        if closing && (self.given_up || self.broken || self.shared.stop_tables.is_cancelled()) {
+            self.league_held.clear();
+            return;
+        }
         let table = self.session.table();
         let seated: Vec<MemberId> =
             if closing || table.stage() == grand_melee_protocol::shell::Stage::Finished {
@@ -993,19 +1028,24 @@ impl<G: Game> Room<G> {
                 table.league_members()
             };
         let id = self.id;
+        let store = Arc::clone(&self.shared.store);
         for member in self.league_held.iter().filter(|m| !seated.contains(m)) {
-            self.shared
-                .league_seats
-                .remove_if(&(league, *member), |_, table| *table == id);
+            if let Err(error) = store.release_league_seat(league, *member, id).await {
+                // Nothing stays blocked: a seat whose table ended is taken over.
+                warn!(table = %id, member, %error, "giving a league seat back");
+            }
         }
         self.league_held.retain(|m| seated.contains(m));
         for member in seated {
             if !self.league_held.contains(&member) {
                 // A table read back from the journal: its seats are held again.
-                self.shared
-                    .league_seats
-                    .entry((league, member))
-                    .or_insert(id);
+                match store.hold_league_seat(league, member, id).await {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        warn!(table = %id, member, "a recovered league seat is held by another table");
+                    }
+                    Err(error) => warn!(table = %id, member, %error, "taking a league seat again"),
+                }
                 self.league_held.push(member);
             }
         }
@@ -1442,7 +1482,7 @@ impl<G: Game> Room<G> {
     /// reader then reports `Gone`.
     async fn flush(&mut self) {
         match self.journal_pending().await {
-            Ok(()) => {}
+            Ok(()) => self.sync_league_seats(false).await,
             Err(FlushError::Fenced) => {
                 self.give_up();
                 return;
@@ -1544,7 +1584,6 @@ impl<G: Game> Room<G> {
     /// Updates the lobby's summary of this table. The fixed parts (name, settings) are set once
     /// in `new`; this only touches what changes, and wakes nobody when nothing did.
     fn publish_summary(&mut self) {
-        self.sync_league_seats(false);
         if !self.session.adjourned() {
             self.adjourned_place = None;
         }

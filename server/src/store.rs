@@ -354,6 +354,38 @@ pub trait Store: Send + Sync + fmt::Debug {
 
     /// The finished climbs of a day's mountain (days since 1970-01-01), in any order.
     fn day_climbs(&self, day: u32) -> StoreFuture<'_, Vec<FinishedClimb>>;
+
+    /// Takes a league member's one unfinished league seat for `table` (a member sits at one
+    /// unfinished league table at a time, on every node): `true` if `table` holds it now (or
+    /// held it already), `false` if another table whose game has not ended holds it. A seat
+    /// held by a table that is finished or gone is taken over, so a seat whose table ended
+    /// without giving it back blocks nobody.
+    fn hold_league_seat(
+        &self,
+        league: LeagueId,
+        member: MemberId,
+        table: TableId,
+    ) -> StoreFuture<'_, bool>;
+
+    /// Gives a member's league seat back, if `table` still holds it (a table that lost it to
+    /// another changes nothing).
+    fn release_league_seat(
+        &self,
+        league: LeagueId,
+        member: MemberId,
+        table: TableId,
+    ) -> StoreFuture<'_, ()>;
+
+    /// Gives back every seat of `league` that `table` holds for a member not in `seated`: a
+    /// table read back from the store (a restart, a takeover) forgets a seat its last run took
+    /// or kept for a member whose join or departure it journaled, or failed to, just before it
+    /// stopped.
+    fn release_league_seats_but(
+        &self,
+        league: LeagueId,
+        table: TableId,
+        seated: Vec<MemberId>,
+    ) -> StoreFuture<'_, ()>;
 }
 
 /// A new secret, at random (a table's dice, the server's mountain secret).

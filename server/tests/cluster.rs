@@ -1036,3 +1036,72 @@ async fn camera_links_and_signals_cross_nodes_and_come_back_after_a_takeover() {
     .await;
     signal_arrives(&mut clients, 1, 0, "{\"candidate\":\"after the takeover\"}").await;
 }
+
+/// A member holds one unfinished league seat at a time across the whole cluster, not per node:
+/// Eve sits at "one" (owned by node a) and is refused at "two" (owned by node b), whichever
+/// node she asks through; once she leaves "one"'s lobby she may sit at "two", and then "one"
+/// refuses her. Gus, seated nowhere, sits at "two" at once. When node a dies, node b takes
+/// "one" over with its seats: Fay, seated there, is still refused elsewhere until she leaves.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_league_member_holds_one_unfinished_seat_across_the_nodes() {
+    use grand_melee_e2e::TestLeague;
+
+    let nats = NatsCluster::start(1).await;
+    let mut a = node(&nats, "a", 1, 1000).await;
+    let b = node(&nats, "b", 1, 1000).await;
+    let mut at_a = Client::connected(a.addr).await;
+    let mut at_b = Client::connected(b.addr).await;
+    let league = TestLeague::create(&mut at_a, "Two nodes", &["Eve", "Fay", "Gus"]).await;
+    let one = league.table(&mut at_a, "one", 2).await;
+    let two = league.table(&mut at_b, "two", 2).await;
+    assert_eq!(a.metric("gm_tables").await, 1.0, "node a owns one");
+    assert_eq!(b.metric("gm_tables").await, 1.0, "node b owns two");
+
+    let mut eve = Client::connected(a.addr).await;
+    league.sit(&mut eve, one, 0).await.unwrap();
+    for addr in [b.addr, a.addr] {
+        let mut eve2 = Client::connected(addr).await;
+        assert_eq!(
+            league.sit(&mut eve2, two, 0).await,
+            Err(ErrorCode::AlreadySeated),
+            "through {addr}"
+        );
+    }
+    let mut gus = Client::connected(b.addr).await;
+    league.sit(&mut gus, two, 2).await.unwrap();
+
+    // Eve leaves "one": her seat is free, and she sits at "two"; now "one" refuses her.
+    let left = eve.call(|id| ClientMessage::Leave { id }).await;
+    assert!(matches!(left, Ok(ServerMessage::Left { .. })), "{left:?}");
+    let mut eve2 = Client::connected(b.addr).await;
+    league.sit(&mut eve2, two, 0).await.unwrap();
+    let mut eve3 = Client::connected(a.addr).await;
+    assert_eq!(
+        league.sit(&mut eve3, one, 0).await,
+        Err(ErrorCode::AlreadySeated),
+        "now she sits at two"
+    );
+    // Fay, seated nowhere, sits at "one".
+    let mut fay = Client::connected(b.addr).await;
+    league.sit(&mut fay, one, 1).await.unwrap();
+
+    // Node a dies; node b takes "one" over, and Fay's seat there with it.
+    let three = league.table(&mut at_b, "three", 2).await;
+    drop((eve, eve3, at_a));
+    a.kill().await;
+    until_moved(&mut fay).await;
+    assert_eq!(
+        b.metric("gm_tables").await,
+        3.0,
+        "node b owns one, two, three"
+    );
+    let mut fay2 = Client::connected(b.addr).await;
+    assert_eq!(
+        league.sit(&mut fay2, three, 1).await,
+        Err(ErrorCode::AlreadySeated),
+        "she still sits at one"
+    );
+    let left = fay.call(|id| ClientMessage::Leave { id }).await;
+    assert!(matches!(left, Ok(ServerMessage::Left { .. })), "{left:?}");
+    league.sit(&mut fay2, three, 1).await.unwrap();
+}

@@ -6,7 +6,10 @@
 //! node wrote first. So two purchases at once can never spend the same points on any node, and
 //! a refused one writes nothing. League names are reserved under `n.<hex of the lower-case
 //! name>` with a create (which fails if the key exists). A league's games are the directory's
-//! tables with that league.
+//! tables with that league. Each member's one unfinished league seat is the key
+//! `s.<league>.<member>`, naming the table that holds it: taken with a create (or, from a
+//! table that is finished or gone, by compare-and-swap on the key's revision) and given back
+//! with a delete expecting the revision that names the table, so the rule holds on every node.
 
 use async_nats::jetstream::kv;
 use futures_util::StreamExt;
@@ -51,6 +54,10 @@ fn doc_key(league: LeagueId) -> String {
 
 fn name_key(name: &str) -> String {
     format!("n.{}", hex::encode(crate::journal::leagues::key(name)))
+}
+
+fn seat_key(league: LeagueId, member: MemberId) -> String {
+    format!("s.{}.{member}", league.as_uuid().simple())
 }
 
 fn failed(error: impl std::fmt::Display) -> JournalError {
@@ -370,5 +377,133 @@ impl Cluster {
                     m.ledger.clone(),
                 )
             }))
+    }
+}
+
+// ----- League seats ------------------------------------------------------------------------------
+
+impl Cluster {
+    /// The table holding a member's league seat, and the key's revision; `None`: nobody holds
+    /// it.
+    async fn seat_holder(
+        &self,
+        league: LeagueId,
+        member: MemberId,
+    ) -> Result<Option<(Option<TableId>, u64)>, JournalError> {
+        let entry = self
+            .leagues
+            .entry(seat_key(league, member))
+            .await
+            .map_err(failed)?;
+        Ok(match entry {
+            Some(entry) if entry.operation == kv::Operation::Put => {
+                let holder = std::str::from_utf8(&entry.value)
+                    .ok()
+                    .and_then(super::table_of_dir_key);
+                Some((holder, entry.revision))
+            }
+            _ => None,
+        })
+    }
+
+    /// Takes a member's one unfinished league seat for `table` ([`crate::store::Store::hold_league_seat`]):
+    /// a create of the seat's key, or, when another table holds it, a compare-and-swap of the
+    /// key if that table is finished or gone from the directory (its seat was never given back:
+    /// its node died, or the release failed). `false`: an unfinished table holds it.
+    pub(crate) async fn hold_league_seat(
+        &self,
+        league: LeagueId,
+        member: MemberId,
+        table: TableId,
+    ) -> Result<bool, JournalError> {
+        let key = seat_key(league, member);
+        let value = bytes::Bytes::from(super::dir_key(table));
+        for _ in 0..20 {
+            // Refused: taken already, or a race with another create or delete: read who holds
+            // it.
+            if self.leagues.create(&key, value.clone()).await.is_ok() {
+                return Ok(true);
+            }
+            let Some((holder, revision)) = self.seat_holder(league, member).await? else {
+                continue;
+            };
+            if holder == Some(table) {
+                return Ok(true);
+            }
+            let live = match holder {
+                Some(holder) => self
+                    .dir_get(holder)
+                    .await
+                    .map_err(failed)?
+                    .is_some_and(|cached| cached.entry.finished_at_ms.is_none()),
+                None => false,
+            };
+            if live {
+                return Ok(false);
+            }
+            match self.leagues.update(&key, value.clone(), revision).await {
+                Ok(_) => return Ok(true),
+                Err(e) if e.kind() == kv::UpdateErrorKind::WrongLastRevision => {}
+                Err(e) => return Err(failed(e)),
+            }
+        }
+        Err(failed("a league seat kept changing"))
+    }
+
+    /// Gives a member's league seat back if `table` still holds it: a delete expecting the
+    /// revision that names `table`, so a seat another table took meanwhile stays its.
+    pub(crate) async fn release_league_seat(
+        &self,
+        league: LeagueId,
+        member: MemberId,
+        table: TableId,
+    ) -> Result<(), JournalError> {
+        let key = seat_key(league, member);
+        for _ in 0..20 {
+            let Some((Some(holder), revision)) = self.seat_holder(league, member).await? else {
+                return Ok(());
+            };
+            if holder != table {
+                return Ok(());
+            }
+            if self
+                .leagues
+                .delete_expect_revision(&key, Some(revision))
+                .await
+                .is_ok()
+            {
+                return Ok(());
+            }
+            // The key changed since it was read (or the engine failed): read it again.
+        }
+        Err(failed("a league seat kept changing"))
+    }
+
+    /// Gives back the seats of `league` that `table` holds for members not in `seated`
+    /// ([`crate::store::Store::release_league_seats_but`]): the league's seat keys are listed
+    /// (only when a table is read back, so rarely), and each is released as above.
+    pub(crate) async fn release_league_seats_but(
+        &self,
+        league: LeagueId,
+        table: TableId,
+        seated: &[MemberId],
+    ) -> Result<(), JournalError> {
+        let prefix = format!("s.{}.", league.as_uuid().simple());
+        let mut keys = self.leagues.keys().await.map_err(failed)?;
+        let mut members = Vec::new();
+        while let Some(key) = keys.next().await {
+            let key = key.map_err(failed)?;
+            if let Some(member) = key
+                .strip_prefix(&prefix)
+                .and_then(|m| m.parse::<MemberId>().ok())
+                && !seated.contains(&member)
+            {
+                members.push(member);
+            }
+        }
+        for member in members {
+            self.release_league_seat(league, member, table).await?;
+        }
+        Ok(())
     }
 }

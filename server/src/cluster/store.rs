@@ -379,6 +379,45 @@ impl Store for Arc<Cluster> {
     fn day_climbs(&self, day: u32) -> StoreFuture<'_, Vec<FinishedClimb>> {
         Box::pin(async move { Cluster::day_climbs(self, day).await.map_err(league_error) })
     }
+
+    fn hold_league_seat(
+        &self,
+        league: LeagueId,
+        member: MemberId,
+        table: TableId,
+    ) -> StoreFuture<'_, bool> {
+        Box::pin(async move {
+            Cluster::hold_league_seat(self, league, member, table)
+                .await
+                .map_err(league_error)
+        })
+    }
+
+    fn release_league_seat(
+        &self,
+        league: LeagueId,
+        member: MemberId,
+        table: TableId,
+    ) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            Cluster::release_league_seat(self, league, member, table)
+                .await
+                .map_err(league_error)
+        })
+    }
+
+    fn release_league_seats_but(
+        &self,
+        league: LeagueId,
+        table: TableId,
+        seated: Vec<MemberId>,
+    ) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            Cluster::release_league_seats_but(self, league, table, &seated)
+                .await
+                .map_err(league_error)
+        })
+    }
 }
 
 #[cfg(test)]

@@ -420,6 +420,16 @@ struct Inner {
     path: PathBuf,
     durability: Durability,
     damage: Option<Damage>,
+    /// Each league member's one unfinished league seat: the table that holds it (one process
+    /// is the whole server, so memory is enough; the tables read back from the journal take
+    /// theirs again when they start).
+    league_seats: dashmap::DashMap<
+        (
+            grand_melee_protocol::league::LeagueId,
+            grand_melee_protocol::league::MemberId,
+        ),
+        TableId,
+    >,
 }
 
 impl fmt::Debug for Journal {
@@ -568,6 +578,7 @@ impl Journal {
                 path: path.clone(),
                 durability,
                 damage,
+                league_seats: dashmap::DashMap::new(),
             }),
         };
         if let Some(damage) = &journal.inner.damage {

@@ -213,4 +213,44 @@ impl Store for Journal {
             Ok(climbs)
         }))
     }
+
+    fn hold_league_seat(
+        &self,
+        league: LeagueId,
+        member: MemberId,
+        table: TableId,
+    ) -> StoreFuture<'_, bool> {
+        let held = match self.inner.league_seats.entry((league, member)) {
+            dashmap::mapref::entry::Entry::Occupied(held) => *held.get() == table,
+            dashmap::mapref::entry::Entry::Vacant(free) => {
+                free.insert(table);
+                true
+            }
+        };
+        Box::pin(async move { Ok(held) })
+    }
+
+    fn release_league_seat(
+        &self,
+        league: LeagueId,
+        member: MemberId,
+        table: TableId,
+    ) -> StoreFuture<'_, ()> {
+        self.inner
+            .league_seats
+            .remove_if(&(league, member), |_, held| *held == table);
+        Box::pin(async { Ok(()) })
+    }
+
+    fn release_league_seats_but(
+        &self,
+        league: LeagueId,
+        table: TableId,
+        seated: Vec<MemberId>,
+    ) -> StoreFuture<'_, ()> {
+        self.inner
+            .league_seats
+            .retain(|(l, member), held| *l != league || *held != table || seated.contains(member));
+        Box::pin(async { Ok(()) })
+    }
 }
