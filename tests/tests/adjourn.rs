@@ -215,11 +215,7 @@ async fn an_adjourned_game_outlives_everyone_leaving_and_a_restart_and_the_host_
     assert_eq!(other.resume(table, tokens[1]).await, Ok(1));
     let view = host.view.clone().unwrap();
     assert!(view.adjourned);
-    assert_eq!(
-        view.host,
-        Some(0),
-        "the host keeps the role while adjourned"
-    );
+    assert_eq!(view.host, Some(0), "the host, back first, keeps the role");
     assert!(
         view.players.iter().all(|p| !p.absent),
         "nobody is judged absent: {:?}",
