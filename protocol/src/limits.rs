@@ -27,6 +27,10 @@ pub const MAX_CALL_REASON_CHARS: usize = 120;
 /// Seconds a player waits between two calls for the host (`call_host`; sooner is refused with
 /// `rate_limited`).
 pub const CALL_HOST_INTERVAL_SECS: u64 = 30;
+/// Seconds the host waits between two adjournments of a game (`adjourn`; sooner is refused with
+/// `rate_limited`): each adjournment and each resumption is an event every member receives and
+/// the journal keeps, so toggling them is paced like a call for the host.
+pub const ADJOURN_INTERVAL_SECS: u64 = 60;
 /// Longest table password, in characters.
 pub const MAX_PASSWORD_CHARS: usize = 64;
 /// Longest client name announced in `hello`, in characters.

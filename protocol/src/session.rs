@@ -30,8 +30,9 @@ use crate::game::Game;
 use crate::league::SeatDeck;
 use crate::limit::TokenBucket;
 use crate::limits::{
-    CALL_HOST_INTERVAL_SECS, MAX_CALL_REASON_CHARS, MAX_CLOCK_SECS, MAX_SIGNAL_BYTES,
-    MAX_SPECTATORS, SIGNAL_BYTES_RECEIVED_BURST, SIGNAL_BYTES_RECEIVED_PER_SECOND, close,
+    ADJOURN_INTERVAL_SECS, CALL_HOST_INTERVAL_SECS, MAX_CALL_REASON_CHARS, MAX_CLOCK_SECS,
+    MAX_SIGNAL_BYTES, MAX_SPECTATORS, SIGNAL_BYTES_RECEIVED_BURST,
+    SIGNAL_BYTES_RECEIVED_PER_SECOND, close,
 };
 use crate::rules::Table;
 use crate::shell::{Stage, resume_quorum};
@@ -55,6 +56,9 @@ pub struct Timing {
     pub unjoined: Duration,
     /// The table's chat budget in lines per minute (0: none).
     pub chat_per_minute: f64,
+    /// How long an adjourned game waits to be resumed before it ends as abandoned, counted
+    /// from its adjournment (`None`: for ever). The operator's `--adjourned-expiry-days`.
+    pub adjourned_expiry: Option<Duration>,
 }
 
 /// What the session decided, for the driver to carry out in order: make durable, then deliver.
@@ -88,6 +92,9 @@ pub enum Effect {
     },
     /// The game is over: journal the replay as complete.
     Finished,
+    /// The game was adjourned now: journal when, by the driver's wall clock, so that after a
+    /// restart its expiry still counts from the adjournment ([`Session::adjourned_for`]).
+    Adjourned,
     /// A connection's camera links changed: send it `camera_peers` with the whole list (never
     /// journaled).
     CameraPeers {
@@ -184,6 +191,12 @@ pub struct Session<G: Game = Table> {
     /// Since when the game has been adjourned (or paused, if it was paused when adjourned):
     /// the timers count nothing from then until it is resumed.
     adjourned_since: Option<Instant>,
+    /// While adjourned: when the adjournment expires and the game ends as abandoned
+    /// ([`Timing::adjourned_expiry`] after it was adjourned; `None`: never).
+    adjournment_expires_at: Option<Instant>,
+    /// When the host last adjourned the game: the next adjournment waits
+    /// [`ADJOURN_INTERVAL_SECS`] from then.
+    last_adjourned_at: Option<Instant>,
     /// When the host last sent the table a request, or became host if that was later: his
     /// silence while the table waits on him counts from here.
     host_heard_at: Instant,
@@ -195,9 +208,14 @@ pub struct Session<G: Game = Table> {
     banned: Vec<IpAddr>,
     /// The table's chat budget, shared by all its members.
     chat_budget: Option<TokenBucket>,
-    /// When each player last called the host (`call_host`: one call per
+    /// When each seated player last called the host (`call_host`: one call per
     /// [`CALL_HOST_INTERVAL_SECS`]).
     called_at: BTreeMap<PlayerId, Instant>,
+    /// The calls of players who gave up their seat (or were kicked) less than
+    /// [`CALL_HOST_INTERVAL_SECS`] ago, by the addresses they had connected from: a new seat
+    /// taken from one of those addresses inherits the call (one new seat per departed one), so
+    /// leaving and joining again does not start the interval over.
+    departed_calls: Vec<(Vec<IpAddr>, Instant)>,
     /// Whether anyone ever sat at the table.
     ever_seated: bool,
     /// Whether the end of the game has been noted.
@@ -234,6 +252,8 @@ impl<G: Game> Session<G> {
             empty_since: Some(now),
             paused_since: None,
             adjourned_since: None,
+            adjournment_expires_at: None,
+            last_adjourned_at: None,
             host_heard_at: now,
             running_since: Vec::new(),
             deciding_since: Vec::new(),
@@ -241,6 +261,7 @@ impl<G: Game> Session<G> {
             chat_budget: (timing.chat_per_minute > 0.0)
                 .then(|| TokenBucket::new(TABLE_CHAT_BURST, timing.chat_per_minute / 60.0, now)),
             called_at: BTreeMap::new(),
+            departed_calls: Vec::new(),
             ever_seated: false,
             game_over_noted: false,
             display: None,
@@ -295,6 +316,12 @@ impl<G: Game> Session<G> {
         session.banned = banned;
         session.paused_since = facts.paused.then_some(now);
         session.adjourned_since = facts.adjourned.then_some(now);
+        // Counted from the restart unless the driver says how long it has been adjourned
+        // ([`Session::adjourned_for`]).
+        session.adjournment_expires_at = facts
+            .adjourned
+            .then(|| session.expiry_after(Duration::ZERO, now))
+            .flatten();
         // A kicked player's decision is settled in the request that makes it due, so there is
         // normally nothing to do here; if there is, it is done now rather than never.
         session.settle_kicks();
@@ -348,12 +375,27 @@ impl<G: Game> Session<G> {
 
     /// Whether the table was never played and nobody can come back to it: nothing worth keeping
     /// (not to be confused with a game abandoned by its players, which is kept as a replay). A
-    /// league table's lobby is always kept: the organiser made it for the league's members, and
-    /// it is one of the league's games until it is played.
+    /// league table's empty lobby is no exception: anyone may create a league, so a lobby kept
+    /// for ever would let anyone fill the server with tables nobody sits at; the organiser
+    /// creates another when the members are there to play.
     pub fn nothing_to_keep(&self) -> bool {
-        self.table.stage() == Stage::Lobby
-            && self.seats.is_empty()
-            && self.settings.league.is_none()
+        self.table.stage() == Stage::Lobby && self.seats.is_empty()
+    }
+
+    /// A recovered adjourned game has been adjourned for `elapsed` already (the driver journals
+    /// when it was adjourned, [`Effect::Adjourned`], and reads it back): its expiry counts from
+    /// the adjournment, not from the restart. Nothing if the game is not adjourned.
+    pub fn adjourned_for(&mut self, elapsed: Duration, now: Instant) {
+        if self.adjourned() {
+            self.adjournment_expires_at = self.expiry_after(elapsed, now);
+        }
+    }
+
+    /// When an adjournment that began `elapsed` before `now` expires (`None`: never, or too far
+    /// off to name).
+    fn expiry_after(&self, elapsed: Duration, now: Instant) -> Option<Instant> {
+        let expiry = self.timing.adjourned_expiry?;
+        now.checked_add(expiry.saturating_sub(elapsed))
     }
 
     /// Whether the host has paused the table.
@@ -430,6 +472,7 @@ impl<G: Game> Session<G> {
         };
         let player = *player;
         self.ever_seated = true;
+        self.inherit_call(player, peer, now);
         self.effects.push_back(Effect::SetSeat { player, token });
         self.seats.push(Seat {
             player,
@@ -574,6 +617,11 @@ impl<G: Game> Session<G> {
         let Ok(mut events) = self.table.handle(Actor::Player(player), Command::Leave) else {
             return;
         };
+        let peers = self
+            .seat(player)
+            .map(|s| s.peers.clone())
+            .unwrap_or_default();
+        self.forget_caller(player, peers, now);
         self.seats.retain(|s| s.player != player);
         self.effects.push_back(Effect::RemoveSeat { player });
         if self.table.facts().host == Some(player) {
@@ -904,14 +952,51 @@ impl<G: Game> Session<G> {
         if reason.chars().count() > MAX_CALL_REASON_CHARS {
             return Err(ErrorCode::ChatTooLong);
         }
-        let interval = Duration::from_secs(CALL_HOST_INTERVAL_SECS);
         if let Some(&last) = self.called_at.get(&player)
-            && now.saturating_duration_since(last) < interval
+            && now.saturating_duration_since(last) < Self::call_interval()
         {
             return Err(ErrorCode::RateLimited);
         }
         self.called_at.insert(player, now);
         Ok(self.publish(vec![Event::HostCalled { player, reason }]))
+    }
+
+    /// How long a player waits between two calls for the host.
+    fn call_interval() -> Duration {
+        Duration::from_secs(CALL_HOST_INTERVAL_SECS)
+    }
+
+    /// A seat is gone (given up or kicked) at `now`: a call of its player's within the interval
+    /// stays with the addresses he connected from, for the next seat taken from one of them.
+    fn forget_caller(&mut self, player: PlayerId, peers: Vec<IpAddr>, now: Instant) {
+        let interval = Self::call_interval();
+        self.departed_calls
+            .retain(|&(_, at)| now.saturating_duration_since(at) < interval);
+        if let Some(at) = self.called_at.remove(&player)
+            && now.saturating_duration_since(at) < interval
+            && !peers.is_empty()
+        {
+            self.departed_calls.push((peers, at));
+        }
+    }
+
+    /// A new seat taken from `peer` at `now`: it inherits the latest recent call of a departed
+    /// seat from that address, if any (that seat's call is then used up).
+    fn inherit_call(&mut self, player: PlayerId, peer: IpAddr, now: Instant) {
+        let interval = Self::call_interval();
+        self.departed_calls
+            .retain(|&(_, at)| now.saturating_duration_since(at) < interval);
+        let latest = self
+            .departed_calls
+            .iter()
+            .enumerate()
+            .filter(|(_, (peers, _))| peers.contains(&peer))
+            .max_by_key(|&(_, &(_, at))| at)
+            .map(|(index, _)| index);
+        if let Some(index) = latest {
+            let (_, at) = self.departed_calls.swap_remove(index);
+            self.called_at.insert(player, at);
+        }
     }
 
     /// The host answers one player's open call, or every open call.
@@ -1076,8 +1161,29 @@ impl<G: Game> Session<G> {
         if !matches!(self.table.stage(), Stage::Mulligan { .. } | Stage::Playing) {
             return Err(ErrorCode::NotPlaying);
         }
+        let interval = Duration::from_secs(ADJOURN_INTERVAL_SECS);
+        if self
+            .last_adjourned_at
+            .is_some_and(|last| now.saturating_duration_since(last) < interval)
+        {
+            return Err(ErrorCode::RateLimited);
+        }
+        self.last_adjourned_at = Some(now);
         self.adjourned_since = Some(self.paused_since.take().unwrap_or(now));
+        self.adjournment_expires_at = self.expiry_after(Duration::ZERO, now);
+        self.effects.push_back(Effect::Adjourned);
         Ok(self.publish(vec![Event::TableAdjourned { adjourned: true }]))
+    }
+
+    /// The adjournment has expired: nobody resumed the game in time, and it ends as it stands,
+    /// as a game everyone left does (`table_adjourned` with `adjourned: false`, then
+    /// `game_abandoned`, `game_over` and `dice_revealed`): kept as a replay, league credits paid.
+    fn expire_adjournment(&mut self, now: Instant) {
+        self.adjourned_since = None;
+        self.adjournment_expires_at = None;
+        self.publish(vec![Event::TableAdjourned { adjourned: false }]);
+        // Cannot be refused (an adjourned game is in mulligans or play).
+        let _ = self.run_core(Actor::Host, Command::Abandon, now);
     }
 
     /// `resume_game` from player `me`: the host resumes the adjourned game; another player
@@ -1102,6 +1208,7 @@ impl<G: Game> Session<G> {
         }
         self.restart_clocks(since, now);
         self.adjourned_since = None;
+        self.adjournment_expires_at = None;
         events.push(Event::TableAdjourned { adjourned: false });
         Ok(self.publish(events))
     }
@@ -1122,6 +1229,16 @@ impl<G: Game> Session<G> {
         let mut table = self.table.clone();
         table.apply(&kicked).map_err(|_| ErrorCode::UnknownPlayer)?;
         let mut events = vec![kicked];
+        if table.facts().calls.iter().any(|c| c.player == player) {
+            // His open call goes with him: nobody is left to answer.
+            let answered = Event::HostAnswered {
+                player: Some(player),
+            };
+            table
+                .apply(&answered)
+                .map_err(|_| ErrorCode::UnknownPlayer)?;
+            events.push(answered);
+        }
         match table.stage() {
             Stage::Lobby => events.extend(table.handle(Actor::Player(player), Command::Leave)?),
             Stage::Playing if self.alive(player) => {
@@ -1137,6 +1254,7 @@ impl<G: Game> Session<G> {
         }
         self.table = table;
         let seat = self.seats.remove(index);
+        self.forget_caller(player, seat.peers.clone(), now);
         self.effects.push_back(Effect::RemoveSeat { player });
         if ban {
             for peer in &seat.peers {
@@ -1276,12 +1394,11 @@ impl<G: Game> Session<G> {
     }
 
     /// When the host role passes to someone else because the host is away: he has been
-    /// disconnected for the grace period and another seated player is connected.
+    /// disconnected for the grace period and another seated player is connected. In every
+    /// stage, an adjourned game's too: the game waits for its players, but the host's powers
+    /// (resuming it among them) go to whoever is there, as they do in play; otherwise a
+    /// two-player game whose host never comes back could never be resumed (the quorum is both).
     fn host_deadline(&self) -> Option<Instant> {
-        if self.adjourned() {
-            // The host role waits for him as the game does; a quorum resumes without him.
-            return None;
-        }
         let host = self.seat(self.table.facts().host?)?;
         let dropped = host.left_at?;
         self.seats
@@ -1337,7 +1454,7 @@ impl<G: Game> Session<G> {
     /// player has been disconnected for the hold-up limit (counted from the last of them to
     /// drop, paused time left out; after a restart everyone counts as dropped at the restart),
     /// during mulligans or play, and the table is neither paused (a pause ends by itself first)
-    /// nor adjourned (that waits until it is resumed, without a limit).
+    /// nor adjourned (that waits until it is resumed, or until the adjournment expires).
     fn abandon_deadline(&self) -> Option<Instant> {
         // An adjourned game waits for its players however long they are away.
         if !matches!(self.table.stage(), Stage::Mulligan { .. } | Stage::Playing) || self.stopped()
@@ -1379,7 +1496,9 @@ impl<G: Game> Session<G> {
             .filter(|_| self.closable())
             .map(|t| t + self.empty_delay());
         let mulligan = self.mulligan_deadline().map(|(_, _, at)| at);
+        let adjournment = self.adjournment_expires_at.filter(|_| self.adjourned());
         [
+            adjournment,
             lobby_seat,
             empty,
             self.host_deadline(),
@@ -1399,6 +1518,10 @@ impl<G: Game> Session<G> {
     /// (empty and nothing to come back to).
     pub fn handle_timeout(&mut self, now: Instant) -> bool {
         let grace = self.timing.grace;
+        if self.adjourned() && self.adjournment_expires_at.is_some_and(|t| t <= now) {
+            // Nobody resumed the adjourned game within the operator's expiry.
+            self.expire_adjournment(now);
+        }
         if self.pause_deadline().is_some_and(|t| t <= now) {
             // The pause has lasted the table's absence limit: play resumes.
             self.pause(false, now);

@@ -101,6 +101,7 @@ impl Cams {
             grace: Duration::from_secs(3600),
             unjoined: Duration::from_secs(3600),
             chat_per_minute: 0.0,
+            adjourned_expiry: None,
         };
         let session = Session::new(settings, DiceSecret::from_seed(7), timing, t0).unwrap();
         let mut cams = Self {

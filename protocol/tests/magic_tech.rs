@@ -1400,6 +1400,7 @@ fn the_session_runs_a_magic_tech_game_from_the_lobby_to_the_end() {
         grace: Duration::from_secs(60),
         unjoined: Duration::from_secs(600),
         chat_per_minute: 0.0,
+        adjourned_expiry: None,
     };
     let settings = Settings {
         mulligan_clock_secs: 0,

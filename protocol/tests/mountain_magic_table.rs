@@ -39,6 +39,7 @@ fn timing() -> Timing {
         grace: Duration::from_secs(60),
         unjoined: Duration::from_secs(600),
         chat_per_minute: 0.0,
+        adjourned_expiry: None,
     }
 }
 

@@ -48,6 +48,7 @@ fn timing(chat_per_minute: f64) -> Timing {
         grace: Duration::from_secs(GRACE),
         unjoined: Duration::from_secs(UNJOINED),
         chat_per_minute,
+        adjourned_expiry: None,
     }
 }
 
@@ -2179,9 +2180,9 @@ fn resume_game() -> ClientMessage {
     ClientMessage::ResumeGame { id: 14 }
 }
 
-/// PROTOCOL.md ("Adjourning"): every clock stands still without a limit — no turn clock, no
-/// absence, no abandoned game, no hand-over of the host role — and the game goes on where it
-/// stopped when the host resumes it.
+/// PROTOCOL.md ("Adjourning"): every clock stands still (without a limit when the server sets
+/// no expiry) — no turn clock, no absence, no abandoned game, no hand-over of the host role while
+/// nobody is there to take it — and the game goes on where it stopped when the host resumes it.
 #[test]
 fn an_adjourned_game_waits_for_everyone_without_a_limit_and_resumes_where_it_stopped() {
     // Absence limit = grace: without the adjournment, the game everyone leaves is abandoned
@@ -2247,7 +2248,8 @@ fn an_adjourned_game_waits_for_everyone_without_a_limit_and_resumes_where_it_sto
 
 /// PROTOCOL.md ("Adjourning"): a host who does not come back does not keep the game adjourned:
 /// a majority of the players still in the game (the asker counted) resumes it, each ask counted
-/// once; an eliminated player does not ask.
+/// once; an eliminated player does not ask. (Within the grace period: after it the host role
+/// passes on, see the next test.)
 #[test]
 fn a_quorum_of_the_players_still_in_the_game_resumes_it_without_the_host() {
     let mut sim = Sim::new(settings(60, 600, 0), timing(0.0));
@@ -2257,7 +2259,11 @@ fn a_quorum_of_the_players_still_in_the_game_resumes_it_without_the_host() {
     assert_eq!(sim.session.table().living(), 4);
     sim.ok(20, conn(0), adjourn());
     sim.gone(21, conn(0));
-    assert_eq!(sim.deadline(), None, "the absent host keeps the role");
+    assert_eq!(
+        sim.deadline(),
+        Some(21 + GRACE),
+        "the absent host keeps the role for the grace period"
+    );
     assert_eq!(
         sim.ok(22, conn(1), resume_game()),
         [Event::ResumeRequested { player: 1 }]
@@ -2270,7 +2276,7 @@ fn a_quorum_of_the_players_still_in_the_game_resumes_it_without_the_host() {
     );
     assert_eq!(sim.session.table().facts().resume_asks, [1, 2]);
     assert!(sim.session.adjourned());
-    assert_eq!(sim.deadline(), None);
+    assert_eq!(sim.deadline(), Some(21 + GRACE));
     // The third ask makes the quorum: the game resumes in the same batch.
     assert_eq!(
         sim.ok(25, conn(3), resume_game()),
@@ -2358,5 +2364,211 @@ fn an_adjourned_game_is_still_adjourned_after_a_restart() {
             Event::ResumeRequested { player: 1 },
             Event::TableAdjourned { adjourned: false }
         ]
+    );
+}
+
+/// The server's timing with an adjournment expiry of `secs` seconds.
+fn expiring(secs: u64) -> Timing {
+    Timing {
+        adjourned_expiry: Some(Duration::from_secs(secs)),
+        ..timing(0.0)
+    }
+}
+
+/// Issue 43, item 2: an adjourned game nobody resumes ends as abandoned once the operator's
+/// expiry has passed since its adjournment (the one deadline an adjourned game has); resuming
+/// in time forgets it, and a new adjournment counts anew.
+#[test]
+fn an_adjourned_game_nobody_resumes_ends_abandoned_when_its_adjournment_expires() {
+    let mut sim = Sim::new(settings(60, 30, 0), expiring(1000));
+    sim.play(3, 1, 10);
+    let now = sim.at(20);
+    let (_, effects) = sim
+        .attempt(|s| s.request(now, conn(0), &adjourn()))
+        .unwrap();
+    assert_eq!(
+        others(&effects),
+        [Effect::Adjourned],
+        "the driver journals when"
+    );
+    for p in 0..3 {
+        sim.gone(21, conn(p));
+    }
+    assert_eq!(sim.deadline(), Some(1020));
+    sim.quiet(1019);
+    let (close, effects) = sim.timeout(1020);
+    assert!(
+        close,
+        "nobody has been there for long: the finished table closes at once"
+    );
+    let events = events(&effects);
+    assert_eq!(
+        events[..2],
+        [
+            Event::TableAdjourned { adjourned: false },
+            Event::GameAbandoned
+        ],
+        "{events:?}"
+    );
+    assert!(matches!(events[2], Event::GameOver { .. }), "{events:?}");
+    assert!(
+        others(&effects).contains(&Effect::Finished),
+        "kept as a replay"
+    );
+    assert!(!sim.session.adjourned());
+    assert_eq!(sim.session.table().stage(), Stage::Finished);
+
+    // Resumed in time: no expiry; adjourned again (after the interval): counted from then.
+    let mut sim = Sim::new(settings(60, 600, 0), expiring(1000));
+    sim.play(3, 1, 10);
+    sim.ok(20, conn(0), adjourn());
+    sim.ok(500, conn(0), resume_game());
+    assert_eq!(sim.deadline(), Some(550), "the turn clock: 50 s were left");
+    sim.ok(600, conn(0), adjourn());
+    assert_eq!(sim.deadline(), Some(1600));
+}
+
+/// The expiry of a recovered adjourned game counts from its adjournment, which the driver
+/// read back from its journal (`adjourned_for`), not from the restart; without that, from the
+/// restart.
+#[test]
+fn a_restart_does_not_start_an_adjournments_expiry_over() {
+    let mut sim = Sim::new(settings(60, 30, 0), expiring(1000));
+    sim.play(3, 1, 10);
+    sim.ok(20, conn(0), adjourn());
+    let journal: Vec<(u64, Event)> = (1..).zip(sim.published.iter().cloned()).collect();
+    let seats: Vec<(PlayerId, SeatToken)> = (0..3).map(|p| (p, token(p))).collect();
+    let recover = |at: Instant| -> Session {
+        Session::recover(
+            sim.session.settings().clone(),
+            DiceSecret::from_seed(SEED),
+            expiring(1000),
+            journal.clone(),
+            &seats,
+            Vec::new(),
+            at,
+        )
+        .unwrap()
+    };
+    let restart = sim.at(700);
+    let mut recovered = recover(restart);
+    assert_eq!(
+        recovered.poll_timeout(),
+        Some(sim.at(1700)),
+        "from the restart"
+    );
+    recovered.adjourned_for(Duration::from_secs(680), restart);
+    assert_eq!(recovered.poll_timeout(), Some(sim.at(1020)));
+    // Adjourned longer ago than the expiry: it ends at once.
+    let mut recovered = recover(restart);
+    recovered.adjourned_for(Duration::from_secs(5000), restart);
+    assert_eq!(recovered.poll_timeout(), Some(restart));
+    recovered.handle_timeout(restart);
+    assert_eq!(recovered.table().stage(), Stage::Finished);
+    assert!(recovered.take_effects().contains(&Effect::Finished));
+}
+
+/// Issue 43, item 3: the host of an adjourned two-player game leaves for good. The other
+/// player's ask is no quorum (both players are), but the host role passes to him a grace period
+/// after the host left, as it does in play, and he resumes the game.
+#[test]
+fn the_host_role_passes_on_while_adjourned_and_the_new_host_resumes_the_game() {
+    let mut sim = Sim::new(settings(60, 600, 0), timing(0.0));
+    sim.play(2, 1, 10);
+    sim.ok(20, conn(0), adjourn());
+    sim.gone(21, conn(0));
+    assert_eq!(
+        sim.ok(22, conn(1), resume_game()),
+        [Event::ResumeRequested { player: 1 }]
+    );
+    sim.refused(23, conn(1), resume_game(), ErrorCode::AlreadyAsked);
+    sim.refused(23, conn(1), transfer_host(1), ErrorCode::NotHost);
+    assert_eq!(sim.deadline(), Some(21 + GRACE));
+    assert_eq!(
+        sim.expire(21 + GRACE),
+        [Event::HostChanged { player: Some(1) }]
+    );
+    assert!(sim.session.adjourned());
+    // Nobody is eliminated while adjourned, whoever is host.
+    sim.refused(52, conn(1), kick(0, false), ErrorCode::TableAdjourned);
+    assert_eq!(
+        sim.ok(52, conn(1), resume_game()),
+        [Event::TableAdjourned { adjourned: false }]
+    );
+    // Nobody connected: the role waits with the game.
+    let mut sim = Sim::new(settings(60, 600, 0), timing(0.0));
+    sim.play(2, 1, 10);
+    sim.ok(20, conn(0), adjourn());
+    sim.gone(21, conn(0));
+    sim.gone(21, conn(1));
+    assert_eq!(sim.deadline(), None);
+}
+
+/// Issue 43, item 11: the host adjourns at most once per `ADJOURN_INTERVAL_SECS` (each
+/// adjournment and resumption is an event everyone receives and the journal keeps); resuming
+/// is not paced (a mistaken adjournment is undone at once).
+#[test]
+fn adjourning_is_paced_and_resuming_is_not() {
+    use grand_melee_protocol::ADJOURN_INTERVAL_SECS as INTERVAL;
+    let mut sim = Sim::new(settings(0, 600, 0), timing(0.0));
+    sim.play(3, 1, 10);
+    sim.ok(20, conn(0), adjourn());
+    sim.ok(20, conn(0), resume_game());
+    sim.refused(21, conn(0), adjourn(), ErrorCode::RateLimited);
+    sim.refused(19 + INTERVAL, conn(0), adjourn(), ErrorCode::RateLimited);
+    sim.ok(20 + INTERVAL, conn(0), adjourn());
+    sim.ok(20 + INTERVAL, conn(0), resume_game());
+}
+
+/// Issue 43, item 11: leaving a lobby and sitting down again (a new seat, a new player id) does
+/// not start the call interval over; someone else from another address is not held up, and the
+/// interval still ends on time.
+#[test]
+fn leaving_and_joining_again_does_not_reset_the_call_interval() {
+    let mut sim = Sim::new(settings(0, 600, 0), timing(0.0));
+    sim.lobby(3);
+    sim.ok(10, conn(2), call_host("when do we start?"));
+    sim.leave(11, conn(2));
+    let (again, _) = sim
+        .join_from(12, 200, peer(2), "Cal again", token(20))
+        .unwrap();
+    sim.refused(13, 200, call_host("hello?"), ErrorCode::RateLimited);
+    let (other, _) = sim
+        .join_from(13, 201, address(10, 0, 0, 99), "Zed", token(21))
+        .unwrap();
+    sim.ok(14, 201, call_host("me too"));
+    sim.ok(40, 200, call_host("now?"));
+    assert!(again != other);
+}
+
+/// Issue 43, item 11: a kicked player's open call goes with him (`host_answered` in the kick's
+/// batch), during play too, where his presence stays.
+#[test]
+fn a_kicked_players_call_leaves_the_open_calls() {
+    let mut sim = Sim::new(settings(0, 600, 0), timing(0.0));
+    sim.play(4, 0, 1);
+    sim.ok(10, conn(2), call_host("look at this"));
+    sim.ok(11, conn(3), call_host("and this"));
+    let events = sim.ok(12, conn(0), kick(2, false));
+    assert_eq!(
+        events[..2],
+        [
+            Event::PlayerKicked {
+                player: 2,
+                banned: false
+            },
+            Event::HostAnswered { player: Some(2) }
+        ],
+        "{events:?}"
+    );
+    let calls = sim.session.view(TableId::nil(), "t").calls;
+    assert_eq!(calls.iter().map(|c| c.player).collect::<Vec<_>>(), [3]);
+    // Kicking a player with no open call adds nothing.
+    let events = sim.ok(13, conn(0), kick(1, false));
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::HostAnswered { .. })),
+        "{events:?}"
     );
 }

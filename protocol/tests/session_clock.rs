@@ -40,6 +40,7 @@ fn timing(chat_per_minute: f64) -> Timing {
         grace: Duration::from_secs(GRACE),
         unjoined: Duration::from_secs(UNJOINED),
         chat_per_minute,
+        adjourned_expiry: None,
     }
 }
 

@@ -145,6 +145,17 @@ pub struct ServerConfig {
     #[arg(long, env = "GM_REPLAY_RETENTION_DAYS", default_value_t = 90)]
     pub replay_retention_days: u32,
 
+    /// Days an adjourned game waits to be resumed, counted from its adjournment (across
+    /// restarts: the time is journaled), before it ends as abandoned: kept as a replay, league
+    /// credits paid, its place under `--max-tables` given back. 0: it waits for ever.
+    #[arg(long, env = "GM_ADJOURNED_EXPIRY_DAYS", default_value_t = 30)]
+    pub adjourned_expiry_days: u32,
+
+    /// The same in seconds, for tests; when given it replaces `--adjourned-expiry-days`
+    /// (0: for ever).
+    #[arg(long, env = "GM_ADJOURNED_EXPIRY_SECS", hide = true)]
+    pub adjourned_expiry_secs: Option<u64>,
+
     /// Start even if the journal's integrity check finds damage. Tables that cannot be rebuilt
     /// are then left out (logged, counted in `/metrics`, their rows kept untouched) instead of
     /// stopping the server; restore the journal from a backup as soon as you can.
@@ -355,6 +366,14 @@ impl ServerConfig {
 
     pub(crate) fn unjoined_table(&self) -> Duration {
         Duration::from_secs(self.unjoined_table_secs)
+    }
+
+    /// How long an adjourned game waits to be resumed (`None`: for ever).
+    pub(crate) fn adjourned_expiry(&self) -> Option<Duration> {
+        let secs = self
+            .adjourned_expiry_secs
+            .unwrap_or(u64::from(self.adjourned_expiry_days) * 86_400);
+        (secs > 0).then(|| Duration::from_secs(secs))
     }
 
     pub(crate) fn lease(&self) -> Duration {

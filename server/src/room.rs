@@ -603,6 +603,10 @@ pub(crate) async fn recover_all(shared: &Arc<Shared>) -> Result<(), RoomError> {
 /// list of strings). Addresses are never put in events: everyone at the table receives those.
 const BANNED_META: &str = "banned_addresses";
 
+/// The journal's per-table metadata key of when the game was last adjourned (a MessagePack
+/// number of milliseconds since the Unix epoch): a restart does not start its expiry over.
+const ADJOURNED_META: &str = "adjourned_at_ms";
+
 #[derive(Debug)]
 struct Member {
     conn: Conn,
@@ -699,6 +703,7 @@ fn timing(shared: &Shared) -> Timing {
         grace: shared.config.grace_period(),
         unjoined: shared.config.unjoined_table(),
         chat_per_minute: shared.config.table_chat_per_minute,
+        adjourned_expiry: shared.config.adjourned_expiry(),
     }
 }
 
@@ -769,16 +774,28 @@ impl<G: Game> Room<G> {
             }
             None => Vec::new(),
         };
-        let session = Session::recover(
+        let now = Instant::now();
+        let mut session = Session::recover(
             settings.settings(record.password.is_some()),
             settings.secret,
             timing(shared),
             events,
             &stored.seats,
             banned,
-            Instant::now(),
+            now,
         )
         .map_err(RoomError::Fold)?;
+        // An adjourned game's expiry counts from its adjournment (a journal from before the
+        // time was kept: from now).
+        let adjourned_at_ms = stored
+            .meta
+            .iter()
+            .find(|(key, _)| key == ADJOURNED_META)
+            .and_then(|(_, value)| rmp_serde::from_slice::<u64>(value).ok());
+        if let Some(at_ms) = adjourned_at_ms {
+            let elapsed = std::time::Duration::from_millis(now_ms().saturating_sub(at_ms));
+            session.adjourned_for(elapsed, now);
+        }
         let slot = shared.recovered_table();
         let mut room = Self::new(
             record.id,
@@ -1327,6 +1344,14 @@ impl<G: Game> Room<G> {
                         credits,
                         climb,
                     });
+                }
+                Effect::Adjourned => {
+                    if let Ok(value) = rmp_serde::to_vec(&now_ms()) {
+                        self.journal_ops.push(TableOp::SetMeta {
+                            key: ADJOURNED_META.to_owned(),
+                            value,
+                        });
+                    }
                 }
                 Effect::CameraPeers { connection, peers } => {
                     if !peers.is_empty() && self.needs_turn(connection) {

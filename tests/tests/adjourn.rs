@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use grand_melee_e2e::{Client, CreateTable, PATIENCE, TestServer, keep_all_hands};
+use grand_melee_e2e::{Client, CreateTable, PATIENCE, TestLeague, TestServer, keep_all_hands};
 use grand_melee_protocol::{
     self as wire, ClientMessage, ErrorCode, Event, ServerMessage, StageName, TableId,
 };
@@ -215,11 +215,7 @@ async fn an_adjourned_game_outlives_everyone_leaving_and_a_restart_and_the_host_
     assert_eq!(other.resume(table, tokens[1]).await, Ok(1));
     let view = host.view.clone().unwrap();
     assert!(view.adjourned);
-    assert_eq!(
-        view.host,
-        Some(0),
-        "the host keeps the role while adjourned"
-    );
+    assert_eq!(view.host, Some(0), "the host, back first, keeps the role");
     assert!(
         view.players.iter().all(|p| !p.absent),
         "nobody is judged absent: {:?}",
@@ -260,9 +256,9 @@ async fn an_adjourned_game_outlives_everyone_leaving_and_a_restart_and_the_host_
     );
 }
 
-/// The host does not come back: a majority of the players still in the game asks, each ask
-/// counted once, and the last ask resumes the game (the role then passes as usual). Adjourning
-/// needs a game in progress.
+/// The host does not resume: a majority of the players still in the game asks, each ask
+/// counted once, and the last ask resumes the game (the role passes as usual once he is gone).
+/// Adjourning needs a game in progress.
 #[tokio::test]
 async fn a_quorum_of_the_players_resumes_a_game_whose_host_does_not_come_back() {
     let server = TestServer::start_with(config()).await;
@@ -278,9 +274,9 @@ async fn a_quorum_of_the_players_resumes_a_game_whose_host_does_not_come_back() 
 
     let (table, mut clients) = playing(&server, "hostless", 3).await;
     let seq = ack(&mut clients[0], adjourn).await;
+    // The host stays (asleep, his page open) and does not resume: the quorum does without
+    // his word. (Once he has been away for the grace period, the role passes on instead.)
     let mut host = clients.remove(0);
-    host.drop_connection();
-    host.closed_with().await;
     for client in &mut clients {
         client.catch_up(seq).await;
     }
@@ -309,7 +305,164 @@ async fn a_quorum_of_the_players_resumes_a_game_whose_host_does_not_come_back() 
     );
     assert!(!listed(&mut clients[0], table).await.adjourned);
     // Play goes on without the host: the role passes a grace period after he left.
+    host.drop_connection();
+    host.closed_with().await;
     clients[0]
         .until_event(|e| matches!(e, Event::HostChanged { player: Some(1) }).then_some(()))
         .await;
+}
+
+/// The host of `clients`' table, by the first client's view.
+fn host_of(clients: &mut [Client]) -> &mut Client {
+    let host = clients[0].view.as_ref().unwrap().host.unwrap();
+    clients
+        .iter_mut()
+        .find(|c| c.seat.map(|s| s.0) == Some(host))
+        .unwrap()
+}
+
+/// Issue 43, item 2: adjourned games held their places for ever. Now an adjourned game nobody
+/// resumes ends as abandoned once the operator's expiry (`--adjourned-expiry-days`; seconds
+/// here) has passed since it was adjourned: `game_abandoned` in its journal, kept as a replay,
+/// its league credits paid (each member has played one game), its place given back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_adjourned_game_nobody_resumes_ends_abandoned_when_its_adjournment_expires() {
+    let config = ServerConfig {
+        max_tables: 1,
+        adjourned_expiry_secs: Some(4),
+        ..config()
+    };
+    let server = TestServer::start_with(config).await;
+    let mut organiser = server.client().await;
+    let league = TestLeague::create(&mut organiser, "Slow", &["Ann", "Bob"]).await;
+    let (table, mut clients) = league.started(server.addr, "week 1", &[0, 1]).await;
+    ack(host_of(&mut clients), adjourn).await;
+    for client in &mut clients {
+        client.drop_connection();
+        client.closed_with().await;
+    }
+    let mut newcomer = server.client().await;
+    assert_eq!(
+        newcomer.create(CreateTable::new("newcomer", 2)).await,
+        Err(ErrorCode::ServerBusy)
+    );
+    assert!(listed(&mut newcomer, table).await.adjourned);
+    until_gone(&mut newcomer, table).await;
+    let events = newcomer.replay_events(table).await;
+    let end = &events[events.len() - 4..];
+    assert_eq!(
+        end[..2],
+        [
+            Event::TableAdjourned { adjourned: false },
+            Event::GameAbandoned
+        ],
+        "{end:?}"
+    );
+    assert!(matches!(end[2], Event::GameOver { .. }), "{end:?}");
+    let view = league.view(&mut newcomer).await;
+    assert!(view.games[0].finished_at_ms.is_some(), "{:?}", view.games);
+    assert!(
+        view.standings.iter().all(|s| s.games == 1),
+        "credited: {:?}",
+        view.standings
+    );
+    newcomer
+        .create(CreateTable::new("newcomer", 2))
+        .await
+        .unwrap();
+}
+
+/// The expiry counts from the adjournment, which the journal keeps: a restart does not start
+/// it over. The journal says the game was adjourned two days ago; the server restarts with an
+/// expiry of one day, and the game ends at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_does_not_start_an_adjournments_expiry_over() {
+    let server = TestServer::start_with(config()).await;
+    let (table, mut clients) = playing(&server, "old news", 2).await;
+    ack(&mut clients[0], adjourn).await;
+    drop(clients);
+    let journal =
+        rusqlite::Connection::open(server.data_dir().join(grand_melee_server::journal::DB_FILE))
+            .unwrap();
+    journal.busy_timeout(PATIENCE).unwrap();
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    let two_days_ago = u64::try_from(now_ms).unwrap() - 2 * 86_400_000;
+    // MessagePack's unsigned 64-bit integer.
+    let mut value = vec![0xcf];
+    value.extend(two_days_ago.to_be_bytes());
+    let changed = journal
+        .execute(
+            "UPDATE meta SET value = ?1 WHERE key = 'adjourned_at_ms'",
+            [value],
+        )
+        .unwrap();
+    assert_eq!(changed, 1, "the journal keeps when the game was adjourned");
+    drop(journal);
+    let server = server
+        .restart(ServerConfig {
+            adjourned_expiry_days: 1,
+            ..config()
+        })
+        .await;
+    let mut observer = server.client().await;
+    until_gone(&mut observer, table).await;
+    let events = observer.replay_events(table).await;
+    assert!(events.contains(&Event::GameAbandoned), "{events:?}");
+}
+
+/// Issue 43, item 3: a two-player game is adjourned and its host leaves for good. The other
+/// player's ask counts once and is no quorum (both players are), and the host's powers answered
+/// `not_host`: the game was stuck for ever. Now the host role passes to him a grace period after
+/// the host left, as it does in play, and he resumes the game.
+#[tokio::test]
+async fn a_two_player_game_whose_host_leaves_while_adjourned_is_resumed_by_the_next_host() {
+    let server = TestServer::start_with(config()).await;
+    let (table, mut clients) = playing(&server, "duel", 2).await;
+    ack(&mut clients[0], adjourn).await;
+    let mut host = clients.remove(0);
+    host.drop_connection();
+    host.closed_with().await;
+    let mut other = clients.remove(0);
+    ack(&mut other, resume_game).await;
+    assert_eq!(other.call(resume_game).await, Err(ErrorCode::AlreadyAsked));
+    other
+        .until_event(|e| matches!(e, Event::HostChanged { player: Some(1) }).then_some(()))
+        .await;
+    assert!(listed(&mut other, table).await.adjourned);
+    assert_eq!(
+        other
+            .call(|id| ClientMessage::Kick {
+                id,
+                player: 0,
+                ban: false
+            })
+            .await,
+        Err(ErrorCode::TableAdjourned),
+        "nobody is eliminated while adjourned"
+    );
+    let seq = ack(&mut other, resume_game).await;
+    other.catch_up(seq).await;
+    assert!(!other.view.as_ref().unwrap().adjourned);
+    assert!(!listed(&mut other, table).await.adjourned);
+}
+
+/// Issue 43, item 11: a host toggling `adjourn` and `resume_game` journaled an event per
+/// request without bound. The host adjourns at most once per `ADJOURN_INTERVAL_SECS`; sooner is
+/// refused with `rate_limited` and changes nothing; resuming is not paced.
+#[tokio::test]
+async fn adjourning_is_paced() {
+    let server = TestServer::start_with(config()).await;
+    let (table, mut clients) = playing(&server, "toggled", 2).await;
+    ack(&mut clients[0], adjourn).await;
+    let seq = ack(&mut clients[0], resume_game).await;
+    assert_eq!(clients[0].call(adjourn).await, Err(ErrorCode::RateLimited));
+    assert_eq!(
+        clients[0].fresh_snapshot().await.seq,
+        seq,
+        "nothing journaled"
+    );
+    assert!(!listed(&mut clients[0], table).await.adjourned);
 }

@@ -110,6 +110,7 @@ impl Game {
             grace: Duration::from_secs(30),
             unjoined: Duration::from_secs(3_600),
             chat_per_minute: 30.0,
+            adjourned_expiry: None,
         };
         let session = Session::new(settings, DiceSecret::from_seed(game), timing, now).unwrap();
         let view = session.view(examples::TABLE, "fold");

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use grand_melee_e2e::{Client, TestLeague, TestServer, concede_in_order};
+use grand_melee_e2e::{Client, PATIENCE, TestLeague, TestServer, concede_in_order};
 use grand_melee_protocol::league::{MemberToken, Purchase, Rarity, bonus_for};
 use grand_melee_protocol::{ClientMessage, ErrorCode, ServerMessage, TableView};
 use grand_melee_server::ServerConfig;
@@ -695,23 +695,103 @@ async fn a_member_holds_one_unfinished_league_seat_at_a_time() {
     league.sit(&mut fay, one, 1).await.unwrap();
 }
 
-/// An empty lobby of a league table is part of the league: it is still among the league's
-/// games after a restart, and members can sit at it.
+/// The table list, one page of up to 100.
+async fn listed(client: &mut Client) -> Vec<grand_melee_protocol::TableSummary> {
+    let answer = client
+        .call(|id| ClientMessage::ListTables {
+            id,
+            from: 0,
+            limit: 100,
+        })
+        .await
+        .unwrap();
+    let ServerMessage::Tables { tables, .. } = answer else {
+        panic!("{answer:?}");
+    };
+    tables
+}
+
+/// Asks for the table list every 50 ms until it is empty: tables close on the server's own
+/// timers, which no message announces. Fails after [`PATIENCE`].
+async fn until_no_table(client: &mut Client) {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while !listed(client).await.is_empty() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "still listed: {:?}",
+            listed(client).await
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// Asks for the league's games every 50 ms until there are none: a closed table leaves the
+/// journal just after it leaves the table list. Fails after [`PATIENCE`].
+async fn until_no_game(league: &TestLeague, client: &mut Client) {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        let games = league.view(client).await.games;
+        if games.is_empty() {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "an unplayed lobby is no game of the league: {games:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// Issue 43, item 1: anyone may create a league, and a league table's empty lobby was kept
+/// for ever, across restarts: three of them filled `--max-tables 3` for good. Now an empty
+/// league lobby closes like any other (the unjoined-table time, or the grace period once
+/// someone sat at it), leaves the journal and the league's games, and gives its place back;
+/// a restart does not bring it back.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_empty_league_lobby_survives_a_restart() {
-    let server = TestServer::start().await;
+async fn an_empty_league_lobby_closes_and_gives_its_place_back_across_a_restart() {
+    let config = || ServerConfig {
+        max_tables: 3,
+        max_tables_per_ip: 0,
+        table_creations_per_minute: 0,
+        unjoined_table_secs: 5,
+        grace_period_secs: 3,
+        ..ServerConfig::default()
+    };
+    let server = TestServer::start_with(config()).await;
     let mut organiser = server.client().await;
-    let league = TestLeague::create(&mut organiser, "Patient", &NAMES[..2]).await;
-    let table = league.table(&mut organiser, "Next week", 2).await;
+    let league = TestLeague::create(&mut organiser, "Anyone's", &NAMES[..2]).await;
+    for name in ["one", "two", "three"] {
+        league.table(&mut organiser, name, 2).await;
+    }
+    assert_eq!(
+        league.create_table(&mut organiser, "four", 2).await,
+        Err(ErrorCode::ServerBusy)
+    );
+    // A member sits at one and leaves again: it is an empty lobby like the others.
     let games = league.view(&mut organiser).await.games;
-    assert_eq!(games.iter().map(|g| g.table).collect::<Vec<_>>(), [table]);
-    drop(organiser);
-    let server = server.restart(ServerConfig::default()).await;
-    let mut reader = server.client().await;
-    let after = league.view(&mut reader).await.games;
-    assert_eq!(after, games, "the lobby is still a game of the league");
+    assert_eq!(games.len(), 3);
     let mut ann = server.client().await;
-    league.sit(&mut ann, table, 0).await.unwrap();
+    league.sit(&mut ann, games[0].table, 0).await.unwrap();
+    let left = ann.call(|id| ClientMessage::Leave { id }).await;
+    assert!(matches!(left, Ok(ServerMessage::Left { .. })), "{left:?}");
+    drop((organiser, ann));
+
+    let mut newcomer = server.client().await;
+    until_no_table(&mut newcomer).await;
+    until_no_game(&league, &mut newcomer).await;
+    // The places are free again; three lobbies are left empty across a restart: none is
+    // left after it (a lobby nobody sits at is not kept).
+    for name in ["one", "two", "three"] {
+        league.table(&mut newcomer, name, 2).await;
+    }
+    drop(newcomer);
+    let server = server.restart(config()).await;
+    let mut reader = server.client().await;
+    until_no_table(&mut reader).await;
+    until_no_game(&league, &mut reader).await;
+    for name in ["one", "two", "three"] {
+        league.table(&mut reader, name, 2).await;
+    }
 }
 
 /// Wrong member tokens and organiser secrets are guesses, limited per address and league like

@@ -235,3 +235,83 @@ async fn a_call_reaches_the_host_is_rate_limited_and_a_ruling_answers_it() {
             .any(|e| matches!(e, Event::HostCalled { player: 2, .. }))
     );
 }
+
+/// Issue 43, item 11: leaving a lobby and joining again (a new seat, a new player number)
+/// started the 30-second call interval over: 20 alerts in 20 cycles. Now the new seat from the
+/// same address inherits the call; a player from another address is not held up.
+#[tokio::test]
+async fn leaving_and_joining_again_does_not_reset_the_call_interval() {
+    let server = TestServer::start().await;
+    let (table, mut clients) = lobby(&server).await;
+    let call = |reason: &'static str| {
+        move |id| ClientMessage::CallHost {
+            id,
+            reason: reason.into(),
+        }
+    };
+    let called = clients[3].call(call("when do we start?")).await;
+    assert!(
+        matches!(called, Ok(ServerMessage::Ack { .. })),
+        "{called:?}"
+    );
+    for _ in 0..3 {
+        let left = clients[3].call(|id| ClientMessage::Leave { id }).await;
+        assert!(matches!(left, Ok(ServerMessage::Left { .. })), "{left:?}");
+        clients[3].join(table, "player 3").await.unwrap();
+        assert_eq!(
+            clients[3].call(call("hello?")).await,
+            Err(ErrorCode::RateLimited)
+        );
+    }
+    // Player 1 gives his seat to a neighbour on another network.
+    let left = clients[1].call(|id| ClientMessage::Leave { id }).await;
+    assert!(matches!(left, Ok(ServerMessage::Left { .. })), "{left:?}");
+    let mut elsewhere = Client::connected_from(server.addr, "127.0.0.9".parse().unwrap()).await;
+    elsewhere.join(table, "neighbour").await.unwrap();
+    let called = elsewhere.call(call("me too")).await;
+    assert!(
+        matches!(called, Ok(ServerMessage::Ack { .. })),
+        "{called:?}"
+    );
+}
+
+/// Issue 43, item 11: a kicked player's open call stayed in the table's `calls`, where nobody
+/// could answer it. Now it goes with him: `host_answered` in the kick's batch.
+#[tokio::test]
+async fn a_kicked_players_call_leaves_the_open_calls() {
+    let server = TestServer::start().await;
+    let (_, mut clients) = started_game(&server, 4, 3).await;
+    let called = clients[2]
+        .call(|id| ClientMessage::CallHost {
+            id,
+            reason: "look".into(),
+        })
+        .await;
+    assert!(
+        matches!(called, Ok(ServerMessage::Ack { .. })),
+        "{called:?}"
+    );
+    clients[0]
+        .until_event(|e| matches!(e, Event::HostCalled { player: 2, .. }).then_some(()))
+        .await;
+    let kicked = clients[0]
+        .call(|id| ClientMessage::Kick {
+            id,
+            player: 2,
+            ban: false,
+        })
+        .await;
+    assert!(
+        matches!(kicked, Ok(ServerMessage::Ack { .. })),
+        "{kicked:?}"
+    );
+    let batch = clients[1]
+        .until_batch(|e| matches!(e, Event::PlayerKicked { .. }))
+        .await;
+    assert!(
+        batch.contains(&Event::HostAnswered { player: Some(2) }),
+        "{batch:?}"
+    );
+    assert!(clients[1].view.as_ref().unwrap().calls.is_empty());
+    assert!(clients[0].fresh_snapshot().await.calls.is_empty());
+}
