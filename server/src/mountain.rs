@@ -16,10 +16,35 @@ use crate::conn::Refusal;
 use crate::leagues::storage;
 use crate::lobby::Shared;
 
-fn now_secs() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
+/// The time as the server reads it for the days (`config::WallClock`: the system's, which
+/// tests move), in seconds.
+fn now_secs(shared: &Shared) -> u64 {
+    shared.config.clock.now_ms() / 1000
+}
+
+/// The day of a climb of today's mountain, if `settings` are one's.
+pub(crate) fn climb_day(settings: &wire::Settings) -> Option<Day> {
+    let own = settings
+        .mountain_magic
+        .as_ref()
+        .filter(|_| settings.game == GameKind::MountainMagic)?;
+    Day::parse(own.day.as_deref()?)
+}
+
+/// Whether a day climb may be shown (watched, replayed) now: anything else may, a day climb
+/// once its day is over; else the refusal, saying when it opens.
+pub(crate) fn may_show(shared: &Shared, settings: &wire::Settings) -> Result<(), Refusal> {
+    match climb_day(settings) {
+        Some(day) if !day.is_over(shared.config.clock.now_ms()) => Err(Refusal {
+            code: ErrorCode::DayNotOver,
+            message: Some(format!(
+                "a climb of today's mountain ({day}) can be watched and replayed once its day \
+                 is over: from {}",
+                day.end_text()
+            )),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// The server's mountain secret: read from (or, the first time, made in) the store once, then
@@ -67,7 +92,7 @@ pub(crate) async fn day_settings(
                 .to_owned(),
         ));
     }
-    let today = Day::of(now_secs());
+    let today = Day::of(now_secs(shared));
     if day.as_str() == "today" {
         *day = today.to_string();
     }
@@ -89,6 +114,12 @@ pub(crate) async fn day_settings(
     Ok(Some(today.secret(&server)))
 }
 
+/// How long after its end a day's secret is revealed. Every climb of the day ends at the
+/// day's end, and a table refuses any move after it, by its own node's clock: a minute covers
+/// the difference between the nodes' clocks (NTP keeps them well within it), so that when the
+/// secret is out no climb of the day can move anywhere.
+pub(crate) const REVEAL_AFTER_SECS: u64 = 60;
+
 /// Answers `mountain_magic.standings`: the day's commitment, its standings so far (a league's
 /// only, if asked), and its secret once the day is over.
 pub(crate) async fn standings(
@@ -105,7 +136,7 @@ pub(crate) async fn standings(
     else {
         return Err(ErrorCode::BadMessage.into());
     };
-    let now = now_secs();
+    let now = now_secs(shared);
     let day = match day.as_str() {
         "today" => Day::of(now),
         day => Day::parse(day).ok_or(Refusal::from(ErrorCode::BadDay))?,
@@ -132,7 +163,7 @@ pub(crate) async fn standings(
         day: day.to_string(),
         league: *league,
         commitment: day_secret.commitment(),
-        secret: (now >= day.ends_at()).then(|| day_secret.to_hex()),
+        secret: (now >= day.ends_at() + REVEAL_AFTER_SECS).then(|| day_secret.to_hex()),
         standings: page,
         climbers,
         climbs,
