@@ -114,14 +114,8 @@ pub(crate) async fn day_settings(
     Ok(Some(today.secret(&server)))
 }
 
-/// How long after its end a day's secret is revealed. Every climb of the day ends at the
-/// day's end, and a table refuses any move after it, by its own node's clock: a minute covers
-/// the difference between the nodes' clocks (NTP keeps them well within it), so that when the
-/// secret is out no climb of the day can move anywhere.
-pub(crate) const REVEAL_AFTER_SECS: u64 = 60;
-
 /// Answers `mountain_magic.standings`: the day's commitment, its standings so far (a league's
-/// only, if asked), and its secret once the day is over.
+/// only, if asked), and its secret once the day is over (and with it every climb of the day).
 pub(crate) async fn standings(
     request: &ClientMessage,
     shared: &Arc<Shared>,
@@ -163,7 +157,9 @@ pub(crate) async fn standings(
         day: day.to_string(),
         league: *league,
         commitment: day_secret.commitment(),
-        secret: (now >= day.ends_at() + REVEAL_AFTER_SECS).then(|| day_secret.to_hex()),
+        // Once the day is over no climb of it can move: each table ends its climb at the
+        // day's end and refuses any move after it (`room`: `end_of_day`).
+        secret: (now >= day.ends_at()).then(|| day_secret.to_hex()),
         standings: page,
         climbers,
         climbs,
