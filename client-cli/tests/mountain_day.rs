@@ -390,10 +390,11 @@ async fn a_day_climb_and_a_league_climb_from_the_command_line() {
     assert!(status.success());
 
     // The climb drawn at 80×24 from its replay: its day on the title bar, and where the
-    // standings are.
+    // standings are. Before the day is over only its climber replays it, by the seat token
+    // kept where he climbed from.
     let access = Access {
         password: None,
-        store: None,
+        store: Some(grand_melee_cli::store::TokenStore::new(ann.path())),
     };
     let replay = grand_melee_cli::replay::fetch(&server.url(), &ann_table, &access, 100)
         .await

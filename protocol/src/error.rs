@@ -196,6 +196,12 @@ pub enum ErrorCode {
     BadTarget,
     /// Mountain Magic: not a day (`YYYY-MM-DD`, a date that exists, or `today`).
     BadDay,
+    /// Mountain Magic: a climb of today's mountain cannot be watched or replayed before its
+    /// day is over (it would show the day's deal to those still to climb it).
+    DayNotOver,
+    /// Mountain Magic: the day of this climb of today's mountain is over: it can no longer be
+    /// joined, started or played.
+    DayOver,
 }
 
 impl ErrorCode {
@@ -330,6 +336,11 @@ impl ErrorCode {
             ErrorCode::BadMana => "the mana cannot go there",
             ErrorCode::BadTarget => "not a target for that card",
             ErrorCode::BadDay => "not a day: write it YYYY-MM-DD (UTC), or today",
+            ErrorCode::DayNotOver => {
+                "a climb of today's mountain can be watched and replayed once its day is over \
+                 (00:00 UTC the next day)"
+            }
+            ErrorCode::DayOver => "the day of this climb is over: it can no longer be played",
         }
     }
 }

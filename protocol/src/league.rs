@@ -545,7 +545,7 @@ impl Deck {
                         sets.join(", ")
                     )));
                 }
-                let had = self.copies.get(&card_key(card)).copied().unwrap_or(0);
+                let had = self.copies_of(card);
                 if u32::from(had) + u32::from(*count) > u32::from(self.duplicates) {
                     return Err(DeckError::Limit(format!(
                         "the deck may hold {} copies of a card and has bought {had} of {card}: \
@@ -681,7 +681,21 @@ pub fn clean_text(what: &str, raw: &str) -> Result<String, DeckError> {
     })
 }
 
-/// A card's (or a set's) name as compared: lower case.
+impl Deck {
+    /// The copies of `card` bought so far, however each was spelt: names compared as every name
+    /// is ([`crate::text::name_key`]: case and look-alike letters folded), so `Lion` and `Lіon`
+    /// (a Cyrillic і) are one card under the limit of copies. (`copies` keeps the names in
+    /// lower case as the ledger folded them.)
+    fn copies_of(&self, card: &str) -> u8 {
+        let key = crate::text::name_key(card);
+        self.copies
+            .iter()
+            .filter(|(name, _)| crate::text::name_key(name) == key)
+            .fold(0u8, |sum, (_, n)| sum.saturating_add(*n))
+    }
+}
+
+/// A card's (or a set's) name as stored: lower case.
 fn card_key(name: &str) -> String {
     name.to_lowercase()
 }

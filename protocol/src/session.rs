@@ -1186,6 +1186,34 @@ impl<G: Game> Session<G> {
         let _ = self.run_core(Actor::Host, Command::Abandon, now);
     }
 
+    /// The driver ends the game as it stands (`game_abandoned`), for a reason of its own rather
+    /// than the players' absence: a climb of today's mountain at the end of its day. An
+    /// adjourned or paused game ends too (its adjournment or pause is lifted in the same batch,
+    /// so nothing is left waiting to be resumed). `not_playing` outside mulligans and play.
+    pub fn abandon(&mut self, now: Instant) -> Result<u64, ErrorCode> {
+        if !matches!(self.table.stage(), Stage::Mulligan { .. } | Stage::Playing) {
+            return Err(ErrorCode::NotPlaying);
+        }
+        let mut lifted = Vec::new();
+        if self.adjourned() {
+            lifted.push(Event::TableAdjourned { adjourned: false });
+        }
+        if self.paused() {
+            lifted.push(Event::TablePaused { paused: false });
+        }
+        // Decided on a copy, so a refusal changes nothing.
+        let mut trial = self.table.clone();
+        for event in &lifted {
+            trial.apply(event).map_err(|_| ErrorCode::NotPlaying)?;
+        }
+        trial.handle(Actor::Host, Command::Abandon)?;
+        self.adjourned_since = None;
+        self.adjournment_expires_at = None;
+        self.paused_since = None;
+        self.publish(lifted);
+        self.run_core(Actor::Host, Command::Abandon, now)
+    }
+
     /// `resume_game` from player `me`: the host resumes the adjourned game; another player
     /// still in the game asks to, once, and the ask that makes the quorum resumes it.
     fn resume_game(&mut self, me: PlayerId, host: bool, now: Instant) -> Result<u64, ErrorCode> {

@@ -177,6 +177,15 @@ pub fn name_skeletons(name: &str) -> [String; 2] {
     [skeleton(&lower(&skeleton(&name))), skeleton(&lower(&name))]
 }
 
+/// The one key a name is counted by where "the same name" must be one thing (a day's climber,
+/// a card's copies): the skeleton of the lower-cased name, the second of [`name_skeletons`]
+/// (the one that folds case whatever the letters: `LION` and `lion`). `Cai` and `cai`, `Dev`
+/// and `Dеv` (a Cyrillic е), `Lion` and `LІОN` (a Cyrillic І and О) have the same key.
+pub fn name_key(name: &str) -> String {
+    let [_, key] = name_skeletons(name);
+    key
+}
+
 /// Whether two names look alike ([`name_skeletons`]).
 pub fn names_confusable(a: &str, b: &str) -> bool {
     let (a, b) = (name_skeletons(a), name_skeletons(b));
@@ -319,6 +328,22 @@ mod tests {
         assert!(!names_confusable("Ann", "Anna"));
         assert!(names_confusable("il", "Il"));
         assert!(names_confusable("Eve", "EVE"));
+    }
+
+    #[test]
+    fn a_name_key_folds_case_and_look_alikes_into_one() {
+        for (a, b) in [
+            ("Cai", "cai"),
+            ("Dev", "D\u{435}v"),
+            ("Lion", "L\u{456}on"),
+            ("LION", "l\u{406}\u{41e}n"),
+            ("ANN", "\u{410}nn"),
+            ("Eve", "EVE"),
+        ] {
+            assert_eq!(name_key(a), name_key(b), "{a} and {b}");
+        }
+        assert_ne!(name_key("Ann"), name_key("Anna"));
+        assert_ne!(name_key("Cai"), name_key("Kai"));
     }
 
     #[test]

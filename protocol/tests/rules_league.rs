@@ -670,6 +670,25 @@ fn copies_of_a_card_add_up_over_the_ledger() {
     assert_eq!(d.copies.get("shock"), Some(&3));
 }
 
+/// Issue 43: the copies of a card are counted by its name as every name is compared, with
+/// look-alike letters folded: `Lion` twice, then `Lіon` (a Cyrillic і) twice, with the limit
+/// at 2: the second pair is refused.
+#[test]
+fn a_card_spelt_with_look_alike_letters_is_the_same_card_under_the_limit() {
+    let mut d = deck(40);
+    assert_eq!(buy(&mut d, card("Lion", Rarity::Common, 2), 0), Ok(2));
+    assert!(matches!(
+        buy(&mut d, card("L\u{456}on", Rarity::Common, 2), 0),
+        Err(DeckError::Limit(_))
+    ));
+    assert!(matches!(
+        buy(&mut d, card("LI\u{41e}N", Rarity::Common, 1), 0),
+        Err(DeckError::Limit(_))
+    ));
+    // Another card still has its own count.
+    assert_eq!(buy(&mut d, card("Loin", Rarity::Common, 2), 0), Ok(2));
+}
+
 /// A choice lapses for good once its maker stops deciding: when the weaker deck that took over
 /// leaves again, the old decider decides but has chosen nobody. So a mirror started from a
 /// snapshot taken while the choice was hidden folds to the same view as the table.

@@ -338,6 +338,47 @@ pub struct ServerConfig {
     #[arg(long, env = "GM_LEASE_MS", default_value_t = 10_000,
           value_parser = clap::value_parser!(u64).range(500..=600_000))]
     pub lease_ms: u64,
+
+    /// The wall clock the server reads for Mountain Magic's days (when a day begins and ends):
+    /// the system's. Not a flag: tests move it to a day's end without waiting for midnight.
+    #[arg(skip)]
+    pub clock: WallClock,
+}
+
+/// The time of day as the server reads it for Mountain Magic's days: the system's clock,
+/// shifted by an offset that only tests set ([`WallClock::advance`]). Clones share the offset;
+/// a table waiting for its day's end wakes when the offset moves
+/// ([`WallClock::subscribe`]).
+#[derive(Debug, Clone)]
+pub struct WallClock(std::sync::Arc<tokio::sync::watch::Sender<i64>>);
+
+impl Default for WallClock {
+    fn default() -> Self {
+        Self(std::sync::Arc::new(tokio::sync::watch::channel(0).0))
+    }
+}
+
+impl WallClock {
+    /// Milliseconds since 1970-01-01 00:00 UTC.
+    pub fn now_ms(&self) -> u64 {
+        let system = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        u64::try_from(system.saturating_add(*self.0.borrow())).unwrap_or(0)
+    }
+
+    /// Moves the clock on by `by` (tests: a day's end now rather than at midnight); every
+    /// table waiting on it looks at it again.
+    pub fn advance(&self, by: Duration) {
+        let by = i64::try_from(by.as_millis()).unwrap_or(i64::MAX);
+        self.0
+            .send_modify(|offset| *offset = offset.saturating_add(by));
+    }
+
+    /// Wakes when the clock is moved.
+    pub(crate) fn subscribe(&self) -> tokio::sync::watch::Receiver<i64> {
+        self.0.subscribe()
+    }
 }
 
 impl Default for ServerConfig {

@@ -702,12 +702,14 @@ async fn list_replays(
 }
 
 /// One page of a finished game's events. A game played at a table with a password needs that
-/// password (wrong guesses are limited per address and table) or one of its seat tokens.
+/// password (wrong guesses are limited per address and table) or one of its seat tokens; a
+/// climb of today's mountain is not shown before its day is over (`day_not_over`, saying when),
+/// but to its climber (by his seat token).
 async fn get_replay(
     request: &ClientMessage,
     peer: IpAddr,
     shared: &Arc<Shared>,
-) -> Result<ServerMessage, ErrorCode> {
+) -> Result<ServerMessage, Refusal> {
     let ClientMessage::GetReplay {
         id,
         table,
@@ -716,7 +718,7 @@ async fn get_replay(
         token,
     } = request
     else {
-        return Err(ErrorCode::BadMessage);
+        return Err(ErrorCode::BadMessage.into());
     };
     let (id, table, token) = (*id, *table, *token);
     let from_seq = (*from_seq).max(1);
@@ -730,7 +732,12 @@ async fn get_replay(
             ErrorCode::StorageFailed
         })?
         .ok_or(ErrorCode::UnknownReplay)?;
-    if let Some(hash) = &page.record.password
+    let hash = page.record.password.clone();
+    let replay = room::replay_page(table, page)?;
+    if !by_token {
+        crate::mountain::may_show(shared, replay.settings())?;
+    }
+    if let Some(hash) = &hash
         && !by_token
     {
         lobby::check_password(
@@ -742,7 +749,6 @@ async fn get_replay(
         )
         .await?;
     }
-    let replay = room::replay_page(table, page)?;
     Ok(replay.answering(id, from_seq))
 }
 

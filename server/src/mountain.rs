@@ -16,10 +16,35 @@ use crate::conn::Refusal;
 use crate::leagues::storage;
 use crate::lobby::Shared;
 
-fn now_secs() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
+/// The time as the server reads it for the days (`config::WallClock`: the system's, which
+/// tests move), in seconds.
+fn now_secs(shared: &Shared) -> u64 {
+    shared.config.clock.now_ms() / 1000
+}
+
+/// The day of a climb of today's mountain, if `settings` are one's.
+pub(crate) fn climb_day(settings: &wire::Settings) -> Option<Day> {
+    let own = settings
+        .mountain_magic
+        .as_ref()
+        .filter(|_| settings.game == GameKind::MountainMagic)?;
+    Day::parse(own.day.as_deref()?)
+}
+
+/// Whether a day climb may be shown (watched, replayed) now: anything else may, a day climb
+/// once its day is over; else the refusal, saying when it opens.
+pub(crate) fn may_show(shared: &Shared, settings: &wire::Settings) -> Result<(), Refusal> {
+    match climb_day(settings) {
+        Some(day) if !day.is_over(shared.config.clock.now_ms()) => Err(Refusal {
+            code: ErrorCode::DayNotOver,
+            message: Some(format!(
+                "a climb of today's mountain ({day}) can be watched and replayed once its day \
+                 is over: from {}",
+                day.end_text()
+            )),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// The server's mountain secret: read from (or, the first time, made in) the store once, then
@@ -67,7 +92,7 @@ pub(crate) async fn day_settings(
                 .to_owned(),
         ));
     }
-    let today = Day::of(now_secs());
+    let today = Day::of(now_secs(shared));
     if day.as_str() == "today" {
         *day = today.to_string();
     }
@@ -90,7 +115,7 @@ pub(crate) async fn day_settings(
 }
 
 /// Answers `mountain_magic.standings`: the day's commitment, its standings so far (a league's
-/// only, if asked), and its secret once the day is over.
+/// only, if asked), and its secret once the day is over (and with it every climb of the day).
 pub(crate) async fn standings(
     request: &ClientMessage,
     shared: &Arc<Shared>,
@@ -105,7 +130,7 @@ pub(crate) async fn standings(
     else {
         return Err(ErrorCode::BadMessage.into());
     };
-    let now = now_secs();
+    let now = now_secs(shared);
     let day = match day.as_str() {
         "today" => Day::of(now),
         day => Day::parse(day).ok_or(Refusal::from(ErrorCode::BadDay))?,
@@ -132,6 +157,8 @@ pub(crate) async fn standings(
         day: day.to_string(),
         league: *league,
         commitment: day_secret.commitment(),
+        // Once the day is over no climb of it can move: each table ends its climb at the
+        // day's end and refuses any move after it (`room`: `end_of_day`).
         secret: (now >= day.ends_at()).then(|| day_secret.to_hex()),
         standings: page,
         climbers,

@@ -27,7 +27,7 @@ use grand_melee_protocol::session::{Effect, Role, Session, Timing};
 use crate::cluster::OutItem;
 use crate::conn::{Conn, Refusal};
 use crate::lobby::{Entry, RoomMsg, Shared, TableEntry, TableRefusal, TableSlot};
-use grand_melee_protocol::mountain_magic::day::FinishedClimb;
+use grand_melee_protocol::mountain_magic::day::{Day, FinishedClimb};
 
 use crate::metrics::Metrics;
 use crate::outbox::Frame;
@@ -366,7 +366,7 @@ impl<G: Game> Recovered for Room<G> {
     }
 
     fn climb(&self, at_ms: u64) -> Option<FinishedClimb> {
-        FinishedClimb::of(&self.view(), at_ms)
+        FinishedClimb::of(&self.view(), self.day_climb.started_at_ms, at_ms)
     }
 
     fn settle(&mut self) -> BoxFuture<'_, bool> {
@@ -606,6 +606,9 @@ const BANNED_META: &str = "banned_addresses";
 /// The journal's per-table metadata key of when the game was last adjourned (a MessagePack
 /// number of milliseconds since the Unix epoch): a restart does not start its expiry over.
 const ADJOURNED_META: &str = "adjourned_at_ms";
+/// A climb of today's mountain: when its game started (milliseconds since 1970-01-01 UTC, as
+/// 8 bytes big-endian), for "the first climb counts" (`FinishedClimb::started_at_ms`).
+const STARTED_META: &str = "climb_started_ms";
 
 #[derive(Debug)]
 struct Member {
@@ -685,6 +688,20 @@ struct Room<G: Game> {
     adjourned_place: Option<crate::budget::Held<std::net::IpAddr>>,
     /// Read back from the store (a restart, a takeover), not created here.
     read_back: bool,
+    /// A climb of today's mountain: its day, and when its game started.
+    day_climb: DayClimb,
+}
+
+/// What a table keeps of a climb of today's mountain (nothing at any other table). The day
+/// rules its life: nobody watches it until the day is over (the deal is the same for every
+/// climb of the day), and at the day's end it ends as it stands, adjourned or not, so that no
+/// climb of the day can move once the day's secret is out.
+#[derive(Debug, Default)]
+struct DayClimb {
+    day: Option<Day>,
+    started_at_ms: Option<u64>,
+    /// Wakes the table when the server's clock is moved (tests), to look at the day again.
+    clock: Option<watch::Receiver<i64>>,
 }
 
 /// Why the journal did not take what the current request produced.
@@ -718,6 +735,7 @@ impl<G: Game> Room<G> {
         log: Box<dyn TableLog>,
     ) -> Self {
         let summary = TableSummary::new(id, &name, session.settings());
+        let day = crate::mountain::climb_day(session.settings());
         Self {
             id,
             name,
@@ -739,6 +757,11 @@ impl<G: Game> Room<G> {
             league_held: Vec::new(),
             adjourned_place: None,
             read_back: false,
+            day_climb: DayClimb {
+                day,
+                started_at_ms: None,
+                clock: day.map(|_| shared.config.clock.subscribe()),
+            },
         }
     }
 
@@ -797,6 +820,12 @@ impl<G: Game> Room<G> {
             session.adjourned_for(elapsed, now);
         }
         let slot = shared.recovered_table();
+        let started_at_ms = stored
+            .meta
+            .iter()
+            .find(|(key, _)| key == STARTED_META)
+            .and_then(|(_, value)| <[u8; 8]>::try_from(value.as_slice()).ok())
+            .map(u64::from_be_bytes);
         let mut room = Self::new(
             record.id,
             record.name,
@@ -807,6 +836,7 @@ impl<G: Game> Room<G> {
             log,
         );
         room.read_back = true;
+        room.day_climb.started_at_ms = started_at_ms;
         Ok(room)
     }
 
@@ -854,17 +884,30 @@ impl<G: Game> Room<G> {
 
     async fn run(mut self, mut rx: mpsc::Receiver<RoomMsg>, me: mpsc::WeakSender<RoomMsg>) {
         let shutdown = self.shared.stop_tables.clone();
+        let mut clock = self.day_climb.clock.take();
         loop {
             if self.broken {
                 break;
             }
-            let deadline = self.session.poll_timeout();
+            if self.end_of_day() {
+                self.flush().await;
+                self.publish_summary();
+                continue;
+            }
+            let deadline = self
+                .session
+                .poll_timeout()
+                .into_iter()
+                .chain(self.day_end_deadline())
+                .min();
             let message = tokio::select! {
                 () = shutdown.cancelled() => break,
                 message = rx.recv() => match message {
                     Some(message) => message,
                     None => break,
                 },
+                // The clock was moved (tests): the day's end is looked at again.
+                () = clock_moved(&mut clock) => continue,
                 () = sleep_until(deadline) => {
                     let now = Instant::now();
                     let close = self.session.handle_timeout(now);
@@ -877,6 +920,8 @@ impl<G: Game> Room<G> {
                     continue;
                 }
             };
+            // Whatever arrives after the day's end finds the day's climb ended.
+            self.end_of_day();
             match message {
                 RoomMsg::Enter {
                     conn,
@@ -949,6 +994,54 @@ impl<G: Game> Room<G> {
         info!(table = %self.id, "table closed");
     }
 
+    // ----- Today's mountain ------------------------------------------------------------------
+
+    /// A climb of today's mountain whose day is over ends as it stands (`game_abandoned`: a
+    /// climb given up), adjourned, paused or not: the day's secret is revealed after it, and a
+    /// climb that could still move then could be played with the deal known. Whether it ended
+    /// now (its events are to be flushed).
+    fn end_of_day(&mut self) -> bool {
+        let Some(day) = self.day_climb.day else {
+            return false;
+        };
+        if !day.is_over(self.shared.config.clock.now_ms()) {
+            return false;
+        }
+        let now = Instant::now();
+        // Refused outside play: a climb not started has nothing to end, a finished one ended.
+        if self.session.abandon(now).is_err() {
+            return false;
+        }
+        info!(table = %self.id, %day, "the day is over: the climb ends as it stands");
+        self.carry_out(now);
+        true
+    }
+
+    /// When a climb of today's mountain that is being played must end: its day's end.
+    fn day_end_deadline(&self) -> Option<Instant> {
+        let day = self.day_climb.day?;
+        if !matches!(
+            self.session.table().stage(),
+            grand_melee_protocol::shell::Stage::Mulligan { .. }
+                | grand_melee_protocol::shell::Stage::Playing
+        ) {
+            return None;
+        }
+        let left = day
+            .ends_at()
+            .saturating_mul(1000)
+            .saturating_sub(self.shared.config.clock.now_ms());
+        // Past it, `end_of_day` has ended the climb (or cannot): no deadline to spin on.
+        (left > 0).then(|| Instant::now() + std::time::Duration::from_millis(left))
+    }
+
+    /// Whether the day of a climb of today's mountain is over (`false` at any other table).
+    fn day_over(&self) -> bool {
+        self.day_climb
+            .day
+            .is_some_and(|day| day.is_over(self.shared.config.clock.now_ms()))
+    }
+
     // ----- Membership ------------------------------------------------------------------------
 
     async fn enter(
@@ -966,6 +1059,9 @@ impl<G: Game> Room<G> {
                 league,
                 ..
             } => {
+                if self.day_over() {
+                    return Err(ErrorCode::DayOver);
+                }
                 let token = SeatToken::new_random();
                 let deck = league.map(|seat| seat.deck);
                 if let Some(deck) = &deck {
@@ -979,6 +1075,11 @@ impl<G: Game> Room<G> {
                 (Role::Player(player), Some(token))
             }
             Entry::Watch => {
+                // Watching a climb of today's mountain would show the day's deal to those
+                // still to climb it: not before the day is over.
+                if self.day_climb.day.is_some() && !self.day_over() {
+                    return Err(ErrorCode::DayNotOver);
+                }
                 self.session.watch(now, conn.id, conn.peer)?;
                 (Role::Spectator, None)
             }
@@ -1219,8 +1320,11 @@ impl<G: Game> Room<G> {
                 }
             }
         }
+        let day_over = matches!(request, ClientMessage::Start { .. }) && self.day_over();
         let result = match self.league_start_refusal(&request) {
             Some(code) => Err(code),
+            // A climb of a day that is over is not started (its secret is out).
+            None if day_over => Err(ErrorCode::DayOver),
             None => self.session.request(received, connection, &request),
         };
         if self.session.adjourned() && adjourning.is_some() {
@@ -1317,7 +1421,10 @@ impl<G: Game> Room<G> {
     fn carry_out(&mut self, received: Instant) {
         while let Some(effect) = self.session.poll_effect() {
             match effect {
-                Effect::Events { first_seq, events } => self.publish(first_seq, events, received),
+                Effect::Events { first_seq, events } => {
+                    self.note_climb_start(&events);
+                    self.publish(first_seq, events, received);
+                }
                 Effect::SetSeat { player, token } => {
                     self.journal_ops.push(TableOp::SetSeat { player, token });
                 }
@@ -1337,8 +1444,9 @@ impl<G: Game> Room<G> {
                 Effect::Finished => {
                     info!(table = %self.id, "game over");
                     let credits = self.credits();
-                    let at_ms = now_ms();
-                    let climb = FinishedClimb::of(&self.view(), at_ms);
+                    let at_ms = self.shared.config.clock.now_ms();
+                    let climb =
+                        FinishedClimb::of(&self.view(), self.day_climb.started_at_ms, at_ms);
                     self.journal_ops.push(TableOp::Finish {
                         at_ms,
                         credits,
@@ -1405,6 +1513,25 @@ impl<G: Game> Room<G> {
                 }
             }
         }
+    }
+
+    /// A climb of today's mountain notes when its game started, with the events (the day's
+    /// standings count each climber's first climb by it).
+    fn note_climb_start(&mut self, events: &[wire::Event]) {
+        if self.day_climb.day.is_none()
+            || self.day_climb.started_at_ms.is_some()
+            || !events
+                .iter()
+                .any(|e| matches!(e, wire::Event::GameStarted { .. }))
+        {
+            return;
+        }
+        let at_ms = self.shared.config.clock.now_ms();
+        self.day_climb.started_at_ms = Some(at_ms);
+        self.journal_ops.push(TableOp::SetMeta {
+            key: STARTED_META.to_owned(),
+            value: at_ms.to_be_bytes().to_vec(),
+        });
     }
 
     /// Encodes a batch of events once; `flush` hands the same bytes to every member.
@@ -1635,6 +1762,16 @@ impl<G: Game> Room<G> {
     }
 }
 
+/// Wakes when the server's clock is moved (tests); never at a table that is no day climb.
+async fn clock_moved(clock: &mut Option<watch::Receiver<i64>>) {
+    if let Some(clock) = clock.as_mut()
+        && clock.changed().await.is_ok()
+    {
+        return;
+    }
+    std::future::pending().await
+}
+
 /// Sleeps until the deadline, or forever if there is none.
 async fn sleep_until(deadline: Option<Instant>) {
     match deadline {
@@ -1654,6 +1791,11 @@ pub(crate) struct Replay {
 }
 
 impl Replay {
+    /// The settings its table was played with.
+    pub(crate) fn settings(&self) -> &wire::Settings {
+        &self.settings
+    }
+
     /// The `replay` message answering request `id` for events from `first_seq` on.
     pub(crate) fn answering(self, id: u32, first_seq: u64) -> ServerMessage {
         let after = first_seq.saturating_add(self.events.len() as u64);

@@ -156,6 +156,8 @@
     bad_seating: "An arranged seating must list every seated player exactly once.",
     no_open_call: "There is no open call to answer.",
     bad_day: "That is not a day: pick a date (UTC), or today.",
+    day_not_over: "A climb of today's mountain can be watched and replayed once its day is over (00:00 UTC).",
+    day_over: "This climb's day is over: it can no longer be played.",
   };
 
   // How the table was seated (`game_started`'s `seating_mode`), as the log says it.

@@ -497,3 +497,249 @@ async fn a_league_member_climbs_for_his_leagues_standings() {
     let (_, _, _, everyone, count) = ask_standings(&mut lookup, "today", None).await.unwrap();
     assert_eq!((everyone.len(), count), (3, 3));
 }
+
+/// Issue 43: a config whose clock the test moves (the server reads the day from it).
+fn clocked() -> (ServerConfig, grand_melee_server::config::WallClock) {
+    let config = config();
+    let clock = config.clock.clone();
+    (config, clock)
+}
+
+/// Moves `clock` to `secs` seconds past the end of `day`.
+fn past_the_end(clock: &grand_melee_server::config::WallClock, day: Day, secs: u64) {
+    let now = clock.now_ms();
+    let target = day.ends_at() * 1000 + secs * 1000;
+    clock.advance(std::time::Duration::from_millis(target.saturating_sub(now)));
+}
+
+/// `get_replay` of `table`'s first page: the answer, or the refusal's code and message.
+async fn replay(
+    client: &mut Client,
+    table: TableId,
+    token: Option<grand_melee_protocol::SeatToken>,
+) -> Result<u64, (ErrorCode, String)> {
+    let id = client.send(|id| ClientMessage::GetReplay {
+        id,
+        table,
+        from_seq: 1,
+        password: None,
+        token,
+    });
+    client
+        .until(|r| match r {
+            grand_melee_e2e::Received::Message(message, _) => match &**message {
+                ServerMessage::Error {
+                    reply_to: Some(to),
+                    code,
+                    message,
+                    ..
+                } if *to == id => Some(Err((*code, message.clone()))),
+                ServerMessage::Replay {
+                    reply_to,
+                    total_events,
+                    ..
+                } if *reply_to == id => Some(Ok(*total_events)),
+                _ => None,
+            },
+            _ => None,
+        })
+        .await
+}
+
+/// `watch` of `table` from a new client: `Ok` if watching.
+async fn watch(server: &TestServer, table: TableId) -> Result<(), ErrorCode> {
+    let mut client = server.client().await;
+    client
+        .call(|id| ClientMessage::Watch {
+            id,
+            table,
+            password: None,
+        })
+        .await
+        .map(drop)
+}
+
+/// Issue 43: a finished day climb's replay told a stranger the day's deal, and watching a
+/// climb showed its cards. Both wait for the day's end (the refusal says when); the climber
+/// replays his own climb by his seat token.
+#[tokio::test]
+async fn a_day_climb_is_neither_replayed_nor_watched_before_its_day_is_over() {
+    let (config, clock) = clocked();
+    let server = TestServer::start_with(config).await;
+    let day = Day::of(clock.now_ms() / 1000);
+    let (done, mut ann) = climber(&server, "Ann").await;
+    let (running, mut bob) = climber(&server, "Bob").await;
+    first_cards(&mut bob).await;
+    let ann_token = ann.seat.unwrap().1;
+    ann.call(|id| ClientMessage::Concede { id }).await.unwrap();
+    agrees(&mut ann).await;
+    let mut stranger = server.client().await;
+    let (code, message) = replay(&mut stranger, done, None).await.unwrap_err();
+    assert_eq!(code, ErrorCode::DayNotOver);
+    let opens = format!("{} 00:00 UTC", Day(day.0 + 1));
+    assert!(message.contains(&opens), "{message}");
+    assert!(replay(&mut stranger, done, Some(ann_token)).await.is_ok());
+    assert_eq!(watch(&server, running).await, Err(ErrorCode::DayNotOver));
+    // A climb of one's own deal is watched and replayed as any table.
+    let mut cai = server.client().await;
+    let own = cai
+        .create(CreateTable::new("mine", 1).game(GameKind::MountainMagic))
+        .await
+        .unwrap();
+    cai.join(own, "Cai").await.unwrap();
+    start(&mut cai).await;
+    assert_eq!(watch(&server, own).await, Ok(()));
+    cai.call(|id| ClientMessage::Concede { id }).await.unwrap();
+    agrees(&mut cai).await;
+    assert!(replay(&mut stranger, own, None).await.is_ok());
+    // The day is over: both open to anyone.
+    past_the_end(&clock, day, 1);
+    assert!(replay(&mut stranger, done, None).await.is_ok());
+    assert_eq!(watch(&server, running).await, Ok(()));
+}
+
+/// Issue 43: at midnight the day's secret was revealed while a climb started at 23:59 could
+/// still be played with it, and an adjourned climb was resumed after midnight. Every climb of
+/// the day ends at its end, as it stands (given up), and is in the day's standings; a climb
+/// not started by then is not started at all; the secret is revealed once no climb of the
+/// day can move.
+#[tokio::test]
+async fn at_the_days_end_every_climb_of_the_day_ends_before_its_secret_is_out() {
+    let (config, clock) = clocked();
+    let server = TestServer::start_with(config).await;
+    let day = Day::of(clock.now_ms() / 1000);
+    let (playing, mut ann) = climber(&server, "Ann").await;
+    first_cards(&mut ann).await;
+    let (adjourned, mut bob) = climber(&server, "Bob").await;
+    bob.call(|id| ClientMessage::Adjourn { id }).await.unwrap();
+    let mut late = server.client().await;
+    let unstarted = late.create(day_settings("today", None)).await.unwrap();
+    late.join(unstarted, "Cai").await.unwrap();
+    let mut lookup = server.client().await;
+    let date = day.to_string();
+    assert_eq!(
+        ask_standings(&mut lookup, &date, None).await.unwrap().2,
+        None
+    );
+    past_the_end(&clock, day, 1);
+    // Each climb ends by itself at the day's end: nobody needs to ask.
+    for client in [&mut ann, &mut bob] {
+        client
+            .until_event(|e| matches!(e, Event::GameAbandoned).then_some(()))
+            .await;
+        let view = agrees(client).await;
+        assert_eq!(view.stage, StageName::Finished);
+        assert!(!view.adjourned, "{view:?}");
+    }
+    assert_eq!(
+        ann.call(|id| ClientMessage::mountain_magic(id, MountainCommand::Flip))
+            .await
+            .err(),
+        Some(ErrorCode::NotPlaying)
+    );
+    assert!(
+        bob.call(|id| ClientMessage::ResumeGame { id })
+            .await
+            .is_err()
+    );
+    assert_eq!(
+        late.call(|id| ClientMessage::Start {
+            id,
+            first_player: None,
+            seating: Default::default(),
+            order: Vec::new(),
+        })
+        .await
+        .err(),
+        Some(ErrorCode::DayOver)
+    );
+    let mut newcomer = server.client().await;
+    let unseated = newcomer.create(day_settings("today", None)).await;
+    assert!(unseated.is_ok(), "today is a new day: {unseated:?}");
+    // The ended climbs stand as given up; the day's secret is out, no climb of it can move.
+    let (_, commitment, secret, standings, climbs) =
+        ask_standings(&mut lookup, &date, None).await.unwrap();
+    assert_eq!(climbs, 2);
+    let mut lines: Vec<(TableId, ClimbEnd)> = standings.iter().map(|s| (s.table, s.end)).collect();
+    lines.sort();
+    let mut expected = vec![(playing, ClimbEnd::GaveUp), (adjourned, ClimbEnd::GaveUp)];
+    expected.sort();
+    assert_eq!(lines, expected);
+    let secret = secret.unwrap();
+    let secret = grand_melee_protocol::dice::DiceSecret::from_hex(&secret).unwrap();
+    assert_eq!(secret.commitment(), commitment);
+}
+
+/// Issue 43: a climb left unfinished did not count, so a name could peek, walk away and climb
+/// again; and "Dеv" (a Cyrillic е) and "Dev" were two climbers. A climber's first climb is the
+/// one he started first, whatever its ending; names are folded as every name comparison is.
+#[tokio::test]
+async fn a_climbers_first_climb_counts_however_it_ends_and_names_fold_look_alikes() {
+    let (config, clock) = clocked();
+    let server = TestServer::start_with(config).await;
+    let day = Day::of(clock.now_ms() / 1000);
+    // Eve peeks and walks away (her climb stays open); she climbs again and plays it out.
+    let (peek, mut eve) = climber(&server, "Eve").await;
+    first_cards(&mut eve).await;
+    let (_, mut again) = climber(&server, "eve").await;
+    play_out(&mut again, 3).await;
+    // A stranger climbs first as "D\u{435}v" and concedes; the real Dev plays it out.
+    let (stranger, mut fake) = climber(&server, "D\u{435}v").await;
+    fake.call(|id| ClientMessage::Concede { id }).await.unwrap();
+    agrees(&mut fake).await;
+    let (_, mut dev) = climber(&server, "Dev").await;
+    play_out(&mut dev, 4).await;
+    past_the_end(&clock, day, 1);
+    eve.until_event(|e| matches!(e, Event::GameAbandoned).then_some(()))
+        .await;
+    agrees(&mut eve).await;
+    let mut lookup = server.client().await;
+    let (_, _, _, standings, climbs) = ask_standings(&mut lookup, &day.to_string(), None)
+        .await
+        .unwrap();
+    assert_eq!(climbs, 4);
+    let mut lines: Vec<(TableId, ClimbEnd)> = standings.iter().map(|s| (s.table, s.end)).collect();
+    lines.sort();
+    let mut expected = vec![(peek, ClimbEnd::GaveUp), (stranger, ClimbEnd::GaveUp)];
+    expected.sort();
+    assert_eq!(lines, expected, "{standings:?}");
+}
+
+/// Issue 43: the climb's start and the day's end outlive a restart: an adjourned climb read
+/// back after midnight ends as it stands, and a peek's start still makes it the first climb.
+#[tokio::test]
+async fn a_day_climb_read_back_after_its_day_ends_and_keeps_its_start() {
+    let (config, clock) = clocked();
+    let server = TestServer::start_with(config.clone()).await;
+    let day = Day::of(clock.now_ms() / 1000);
+    let (peek, mut fay) = climber(&server, "Fay").await;
+    first_cards(&mut fay).await;
+    fay.call(|id| ClientMessage::Adjourn { id }).await.unwrap();
+    let (_, mut again) = climber(&server, "Fay").await;
+    again
+        .call(|id| ClientMessage::Concede { id })
+        .await
+        .unwrap();
+    agrees(&mut again).await;
+    drop((fay, again));
+    past_the_end(&clock, day, 1);
+    let server = server.restart(config).await;
+    let mut lookup = server.client().await;
+    // The read-back climb ends at once; its line comes with it.
+    let read_back = async {
+        loop {
+            let (_, _, _, standings, climbs) = ask_standings(&mut lookup, &day.to_string(), None)
+                .await
+                .unwrap();
+            if climbs == 2 {
+                break standings;
+            }
+            tokio::task::yield_now().await;
+        }
+    };
+    let standings = tokio::time::timeout(std::time::Duration::from_secs(20), read_back)
+        .await
+        .expect("the read-back climb never ended");
+    assert_eq!(standings.len(), 1);
+    assert_eq!(standings[0].table, peek);
+}

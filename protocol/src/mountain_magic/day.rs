@@ -31,9 +31,21 @@ impl Day {
         Day(u32::try_from(unix_secs / SECS_PER_DAY).unwrap_or(u32::MAX))
     }
 
-    /// The first second after this day: when its secret may be revealed.
+    /// The first second after this day: when its secret may be revealed, its climbs end and
+    /// their replays open.
     pub fn ends_at(self) -> u64 {
         (u64::from(self.0) + 1) * SECS_PER_DAY
+    }
+
+    /// Whether the day is over at `unix_ms` (milliseconds since 1970-01-01 00:00 UTC): no climb
+    /// of it can move any more.
+    pub fn is_over(self, unix_ms: u64) -> bool {
+        unix_ms >= self.ends_at().saturating_mul(1000)
+    }
+
+    /// When the day is over, as a reader is told it: `YYYY-MM-DD 00:00 UTC` of the next day.
+    pub fn end_text(self) -> String {
+        format!("{} 00:00 UTC", Day(self.0.saturating_add(1)))
     }
 
     /// `YYYY-MM-DD` (years 1970 to 9999), else `None`: a day that does not exist (2026-02-30)
@@ -171,6 +183,11 @@ pub struct FinishedClimb {
     pub table: TableId,
     /// When it finished (milliseconds since 1970-01-01 UTC).
     pub finished_at_ms: u64,
+    /// When its game started (milliseconds since 1970-01-01 UTC): a climber's first climb is
+    /// the one he started first, however it ended. Absent in climbs kept before it was
+    /// recorded (then when it finished stands for it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at_ms: Option<u64>,
     /// The climber's name at the table.
     pub climber: String,
     /// A league climb's league and member.
@@ -185,8 +202,13 @@ pub struct FinishedClimb {
 impl FinishedClimb {
     /// The day climb a finished table's view shows, if it is one: `None` for another game, a
     /// climb of one's own deal, or a table whose game is not over. A climb that ended before
-    /// its outcome (conceded, ruled out, abandoned) is [`ClimbEnd::GaveUp`] with no cards left.
-    pub fn of(view: &TableView, finished_at_ms: u64) -> Option<FinishedClimb> {
+    /// its outcome (conceded, ruled out, abandoned, or still climbing when its day ended) is
+    /// [`ClimbEnd::GaveUp`] with no cards left.
+    pub fn of(
+        view: &TableView,
+        started_at_ms: Option<u64>,
+        finished_at_ms: u64,
+    ) -> Option<FinishedClimb> {
         let own = view.settings.mountain_magic.as_ref()?;
         let day = Day::parse(own.day.as_deref()?)?;
         if view.stage != StageName::Finished {
@@ -201,6 +223,7 @@ impl FinishedClimb {
             day: day.0,
             table: view.table,
             finished_at_ms,
+            started_at_ms,
             climber: seat.name.clone(),
             league: own.league,
             member: own.league.and(seat.deck.as_ref().map(|d| d.member)),
@@ -209,18 +232,25 @@ impl FinishedClimb {
         })
     }
 
-    /// Who climbed, for "one climb each": a league member by number, anyone else by name
-    /// (letters in any case are the same name).
+    /// Who climbed, for "one climb each": a league member by number, anyone else by name,
+    /// folded as every name comparison is ([`crate::text::name_key`]: `Cai` and `cai`, `Dev`
+    /// and `Dеv` with a Cyrillic е, are one climber).
     fn climber_key(&self) -> (Option<MemberId>, String) {
         match self.member {
             Some(member) => (Some(member), String::new()),
-            None => (None, self.climber.to_lowercase()),
+            None => (None, crate::text::name_key(&self.climber)),
         }
+    }
+
+    /// When the climb began, for "the first climb counts".
+    fn started(&self) -> u64 {
+        self.started_at_ms.unwrap_or(self.finished_at_ms)
     }
 }
 
 /// A day's standings from the climbs kept for it (any order): only `league`'s climbs if given;
-/// each climber's first finished climb counts (a later one, however good, is practice), and
+/// each climber's first climb counts, the one he started first, however it ended (a later
+/// one, however good, is practice: a climber who peeks and walks away has had his climb), and
 /// ranks by end, then by cards left, then by who finished first. Also returns how many
 /// climbs finished in all (of the league, if given).
 pub fn standings_of(
@@ -231,9 +261,10 @@ pub fn standings_of(
         climbs.retain(|c| c.league == league);
     }
     let total = u32::try_from(climbs.len()).unwrap_or(u32::MAX);
-    climbs.sort_by_key(|c| (c.finished_at_ms, c.table));
+    climbs.sort_by_key(|c| (c.started(), c.finished_at_ms, c.table));
     let mut seen = std::collections::HashSet::new();
     climbs.retain(|c| seen.insert(c.climber_key()));
+    climbs.sort_by_key(|c| (c.finished_at_ms, c.table));
     let keyed = climbs
         .into_iter()
         .map(|c| {
@@ -350,6 +381,7 @@ mod tests {
                     day: 20_418,
                     table: TableId::from_u128(table),
                     finished_at_ms: at,
+                    started_at_ms: None,
                     climber: climber.to_owned(),
                     league: member.map(|_| league),
                     member,
@@ -389,5 +421,69 @@ mod tests {
             .map(|c| (c.climber.as_str(), c.member))
             .collect();
         assert_eq!(got, vec![("Cai", Some(0)), ("Dee", Some(1))]);
+    }
+
+    /// Issue 43: a name is one climber whatever its case and look-alike letters, and his first
+    /// climb is the one he started first, however it ended: a climber who peeks at the deal,
+    /// walks away and climbs again has had his climb (the first ends, at the latest, with the
+    /// day).
+    #[test]
+    fn the_first_climb_started_counts_and_names_fold_case_and_look_alikes() {
+        let climb = |table: u128, started: u64, finished: u64, climber: &str, end, cards_left| {
+            FinishedClimb {
+                day: 20_418,
+                table: TableId::from_u128(table),
+                finished_at_ms: finished,
+                started_at_ms: Some(started),
+                climber: climber.to_owned(),
+                league: None,
+                member: None,
+                end,
+                cards_left,
+            }
+        };
+        let climbs = vec![
+            // Eve peeks at 100, walks away; her climb ends at the day's end (abandoned).
+            climb(1, 100, 86_400_000, "Eve", ClimbEnd::GaveUp, 0),
+            // She climbs again, started later, and finishes first: practice.
+            climb(2, 200, 300, "eve", ClimbEnd::TotalVictory, 9),
+            // A stranger climbs first as "Cai" and concedes: the line is his.
+            climb(3, 50, 60, "Cai", ClimbEnd::GaveUp, 0),
+            climb(4, 70, 400, "cai", ClimbEnd::Victory, 3),
+            // Dev with a Cyrillic е, then Dev: one climber.
+            climb(5, 10, 500, "D\u{435}v", ClimbEnd::Defeat, 0),
+            climb(6, 20, 450, "Dev", ClimbEnd::Victory, 4),
+        ];
+        let (standings, total) = standings_of(climbs, None);
+        assert_eq!(total, 6);
+        let got: Vec<(&str, ClimbEnd, TableId)> = standings
+            .iter()
+            .map(|c| (c.climber.as_str(), c.end, c.table))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("D\u{435}v", ClimbEnd::Defeat, TableId::from_u128(5)),
+                ("Cai", ClimbEnd::GaveUp, TableId::from_u128(3)),
+                ("Eve", ClimbEnd::GaveUp, TableId::from_u128(1)),
+            ]
+        );
+        // Climbs kept before the start was recorded count from when they finished.
+        let old = FinishedClimb {
+            started_at_ms: None,
+            ..climb(7, 0, 1_000, "Fay", ClimbEnd::Victory, 1)
+        };
+        let new = climb(8, 900, 950, "FAY", ClimbEnd::Defeat, 0);
+        let (standings, _) = standings_of(vec![old, new], None);
+        assert_eq!(standings.len(), 1);
+        assert_eq!(standings[0].table, TableId::from_u128(8));
+    }
+
+    #[test]
+    fn a_day_is_over_at_midnight_utc() {
+        let day = Day::parse("2026-11-26").unwrap();
+        assert!(!day.is_over(day.ends_at() * 1000 - 1));
+        assert!(day.is_over(day.ends_at() * 1000));
+        assert_eq!(day.end_text(), "2026-11-27 00:00 UTC");
     }
 }
