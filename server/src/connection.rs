@@ -16,7 +16,8 @@ use tokio::net::TcpStream;
 use tokio::net::tcp::OwnedReadHalf;
 use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::WebSocketStream;
-use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tracing::{debug, info, warn};
 
@@ -406,8 +407,8 @@ async fn session(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Share
                 Verdict::Refuse => conn.reject(None, ErrorCode::RateLimited),
                 Verdict::Admit => conn.reject(None, ErrorCode::BadMessage),
             },
-            Message::Close(_) => {
-                conn.close(close::NORMAL);
+            Message::Close(frame) => {
+                conn.close(close_answer(frame.as_ref()));
                 break;
             }
             // Every ping is answered with a pong: a flood of pings is a flood of writes, so
@@ -440,6 +441,21 @@ async fn session(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Share
     })
     .await;
     debug!(connection = conn.id, "websocket closed");
+}
+
+/// The code a client's close frame is answered with. RFC 6455 §7.4 forbids some codes on the
+/// wire: below 1000, 1004–1006 and 1015 (reserved for an endpoint's own reports), the unassigned
+/// 1016–2999, and 5000 up; receiving one fails the connection with 1002. tungstenite puts 1002
+/// in place of such a code when it reads the frame (`CloseCode::is_allowed`), and a client that
+/// closes with 1002 itself is answered with its own code, as §5.5.1 suggests. Every other close
+/// (or one without a code) is answered with 1000.
+fn close_answer(frame: Option<&CloseFrame>) -> u16 {
+    match frame {
+        Some(frame) if frame.code == CloseCode::Protocol || !frame.code.is_allowed() => {
+            close::PROTOCOL_ERROR
+        }
+        _ => close::NORMAL,
+    }
 }
 
 /// Answers a frame that does not decode with `code`, echoing its `id` and `type` when they can

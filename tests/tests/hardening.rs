@@ -670,3 +670,44 @@ async fn a_client_that_stops_answering_pings_is_disconnected() {
     assert!(clients.iter().all(|c| c.closed.is_none()));
     drop(silent);
 }
+
+/// RFC 6455 §7.4: a close frame may not carry a code below 1000, one of 1004–1006 and 1015
+/// (reserved for endpoints' own reports, never sent), one of the unassigned 1016–2999, or one
+/// from 5000 up; an endpoint receiving one fails the connection with 1002. Codes 3000–4999
+/// are for libraries and applications, and a normal close is answered with 1000.
+#[tokio::test]
+async fn a_close_frame_with_a_code_the_rfc_forbids_on_the_wire_is_answered_with_1002() {
+    use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+    use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+    let server = TestServer::start().await;
+    let cases: [(u16, u16); 15] = [
+        (0, close::PROTOCOL_ERROR),
+        (999, close::PROTOCOL_ERROR),
+        (1004, close::PROTOCOL_ERROR),
+        (1005, close::PROTOCOL_ERROR),
+        (1006, close::PROTOCOL_ERROR),
+        (1015, close::PROTOCOL_ERROR),
+        (1016, close::PROTOCOL_ERROR),
+        (1100, close::PROTOCOL_ERROR),
+        (2000, close::PROTOCOL_ERROR),
+        (2999, close::PROTOCOL_ERROR),
+        (5000, close::PROTOCOL_ERROR),
+        (1000, close::NORMAL),
+        (1001, close::NORMAL),
+        (3000, close::NORMAL),
+        (4999, close::NORMAL),
+    ];
+    for (sent, expected) in cases {
+        let mut client = server.client().await;
+        client.send_frame(Frame::close(Some(CloseFrame {
+            code: sent.into(),
+            reason: "done".into(),
+        })));
+        assert_eq!(
+            client.closed_with().await,
+            Some(expected),
+            "a client's close with {sent}"
+        );
+    }
+    server_still_serves(&server).await;
+}
