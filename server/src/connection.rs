@@ -287,6 +287,39 @@ enum State {
     InTable(lobby::Membership),
 }
 
+/// What one connection's requests may change of its session: where it stands, and the
+/// password-protected replays it has opened.
+struct Session<'a> {
+    state: &'a mut State,
+    opened: &'a mut OpenedReplays,
+}
+
+/// The password-protected replays a connection has opened with their password: it pages on
+/// through them (or reads them again) without another Argon2 check, so a replay of many pages
+/// costs one hash, not one a page. A finished game's password never changes. At most
+/// [`OpenedReplays::MOST`] are remembered, the oldest forgotten first (it then needs its
+/// password again).
+#[derive(Debug, Default)]
+struct OpenedReplays(std::collections::VecDeque<wire::TableId>);
+
+impl OpenedReplays {
+    const MOST: usize = 16;
+
+    fn contains(&self, table: wire::TableId) -> bool {
+        self.0.contains(&table)
+    }
+
+    fn insert(&mut self, table: wire::TableId) {
+        if self.contains(table) {
+            return;
+        }
+        if self.0.len() >= Self::MOST {
+            self.0.pop_front();
+        }
+        self.0.push_back(table);
+    }
+}
+
 /// A WebSocket session with `peer`, the client (forwarded by a trusted proxy or not).
 async fn session(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Shared>) {
     let kick = shared.shutdown.child_token();
@@ -327,6 +360,7 @@ async fn session(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Share
         shared.config.ping_interval(),
     ));
     let mut state = State::New;
+    let mut opened = OpenedReplays::default();
     let mut limits = RateLimits::new(&shared.config, Instant::now());
     let idle = shared.config.idle_timeout();
     // Made once, not on every message: each costs a registration.
@@ -393,7 +427,11 @@ async fn session(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Share
                         // Boxed: the futures of the rarer requests (entering a table, reading
                         // replays) are large, and would otherwise live in every connection's
                         // task for as long as the connection.
-                        Box::pin(handle(request, &mut state, &conn, shared, received)).await;
+                        let session = Session {
+                            state: &mut state,
+                            opened: &mut opened,
+                        };
+                        Box::pin(handle(request, session, &conn, shared, received)).await;
                     }
                     (Verdict::Admit, Err(error)) => {
                         debug!(connection = conn.id, %error, "undecodable message");
@@ -486,11 +524,12 @@ fn reject_undecodable(
 /// Answers one decoded request.
 async fn handle(
     request: ClientMessage,
-    state: &mut State,
+    session: Session<'_>,
     conn: &Conn,
     shared: &Arc<Shared>,
     received: Instant,
 ) {
+    let Session { state, opened } = session;
     match (&*state, request) {
         (State::New, request @ ClientMessage::Hello { .. }) => {
             let ClientMessage::Hello {
@@ -532,7 +571,7 @@ async fn handle(
             }
         }
         (_, request @ ClientMessage::GetReplay { .. }) => {
-            match get_replay(&request, conn.peer, shared).await {
+            match get_replay(&request, conn.peer, opened, shared).await {
                 Ok(answer) => {
                     conn.send_message(&answer);
                 }
@@ -710,6 +749,7 @@ async fn list_replays(
 async fn get_replay(
     request: &ClientMessage,
     peer: IpAddr,
+    opened: &mut OpenedReplays,
     shared: &Arc<Shared>,
 ) -> Result<ServerMessage, ErrorCode> {
     let ClientMessage::GetReplay {
@@ -736,6 +776,7 @@ async fn get_replay(
         .ok_or(ErrorCode::UnknownReplay)?;
     if let Some(hash) = &page.record.password
         && !by_token
+        && !opened.contains(table)
     {
         lobby::check_password(
             shared,
@@ -745,6 +786,7 @@ async fn get_replay(
             password.clone(),
         )
         .await?;
+        opened.insert(table);
     }
     let replay = room::replay_page(table, page)?;
     Ok(replay.answering(id, from_seq))
