@@ -700,13 +700,23 @@ fn card_key(name: &str) -> String {
     name.to_lowercase()
 }
 
+/// A deck as registered: its names cleaned, and its expansion set another set than its basic
+/// set (one set named twice, in any case or in look-alike letters, would give the deck one set
+/// where the seed gives it two).
 fn clean_spec(spec: &DeckSpec) -> Result<DeckSpec, DeckError> {
-    Ok(DeckSpec {
+    let deck = DeckSpec {
         name: clean_text("deck name", &spec.name)?,
         alliance: spec.alliance,
         basic_set: clean_text("basic set", &spec.basic_set)?,
         expansion_set: clean_text("expansion set", &spec.expansion_set)?,
-    })
+    };
+    if crate::text::names_confusable(&deck.basic_set, &deck.expansion_set) {
+        return Err(DeckError::BadPurchase(format!(
+            "the expansion set must be another set than the basic set ({})",
+            deck.basic_set
+        )));
+    }
+    Ok(deck)
 }
 
 fn clean_purchase(purchase: &Purchase) -> Result<Purchase, DeckError> {

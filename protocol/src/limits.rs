@@ -18,6 +18,8 @@ pub const MIN_NAME_CHARS: usize = 1;
 pub const MAX_NAME_CHARS: usize = 32;
 /// Most characters a client may contribute to a table's dice at join (`entropy`).
 pub const MAX_ENTROPY_CHARS: usize = 64;
+/// Most characters in a Magic Tech card's declared name.
+pub const MAX_CARD_NAME_CHARS: usize = 64;
 /// Most blocking creatures an attack roll may name.
 pub const MAX_BLOCKERS: usize = 16;
 /// Longest chat line, in characters.

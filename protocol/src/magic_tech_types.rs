@@ -120,8 +120,46 @@ impl CardType {
     }
 }
 
+/// The most coloured symbols a mana cost may have (a card's cost or its regeneration cost). The
+/// printed card with the most, Progenitus, has ten; the bound keeps a declared face small, so
+/// that a table's snapshot stays far below the 1 MiB a client accepts however its cards were
+/// declared.
+pub const MAX_COLOURED_SYMBOLS: usize = 16;
+
+/// Keywords a declaration named that the server does not know: a declaration with any is
+/// refused (`bad_card`), not kept with the unknown ones silently dropped. Only read, never
+/// written: a client reading a snapshot from a later server that knows more keywords ignores
+/// them, as it ignores any unknown field.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct UnknownKeywords(pub Vec<String>);
+
+impl<'de> Deserialize<'de> for UnknownKeywords {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Names;
+        impl<'de> serde::de::Visitor<'de> for Names {
+            type Value = UnknownKeywords;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("keywords")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<UnknownKeywords, A::Error> {
+                let mut names = Vec::new();
+                while let Some((name, serde::de::IgnoredAny)) = map.next_entry::<String, _>()? {
+                    names.push(name);
+                }
+                Ok(UnknownKeywords(names))
+            }
+        }
+        deserializer.deserialize_map(Names)
+    }
+}
+
 /// The keywords that matter to the rules the server keeps, as declared at the reveal (absent
-/// fields: the card has none).
+/// fields: the card has none). `landwalk` and `protection` name each colour at most once (so at
+/// most five); a regeneration cost has at most [`MAX_COLOURED_SYMBOLS`] coloured symbols; any
+/// other keyword is refused ([`UnknownKeywords`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Keywords {
     /// Flying: blocked only by creatures with flying or reach.
@@ -163,6 +201,9 @@ pub struct Keywords {
     /// Immune to summoning sickness: may patrol (and go on missions) the turn it is revealed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub haste: bool,
+    /// Keywords the declaration named that the server does not know (refused).
+    #[serde(flatten, skip_serializing)]
+    pub unknown: UnknownKeywords,
 }
 
 fn is_zero(n: &u8) -> bool {
@@ -172,7 +213,8 @@ fn is_zero(n: &u8) -> bool {
 /// A card as its owner declares it: a land at its deployment, any other card at its reveal.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct CardFace {
-    /// Its printed name (1–64 characters).
+    /// Its printed name: 1–64 characters by the rules of every other name
+    /// ([`crate::text::normalize_card_name`]).
     pub name: String,
     /// Its type.
     #[serde(rename = "type")]

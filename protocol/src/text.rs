@@ -20,7 +20,8 @@ use unicode_normalization::UnicodeNormalization;
 use unicode_properties::{GeneralCategory, GeneralCategoryGroup, UnicodeGeneralCategory};
 
 use crate::limits::{
-    MAX_CHAT_CHARS, MAX_CLIENT_NAME_CHARS, MAX_ENTROPY_CHARS, MAX_NAME_CHARS, MIN_NAME_CHARS,
+    MAX_CARD_NAME_CHARS, MAX_CHAT_CHARS, MAX_CLIENT_NAME_CHARS, MAX_ENTROPY_CHARS, MAX_NAME_CHARS,
+    MIN_NAME_CHARS,
 };
 
 /// Words no player may take as a name (nor anything confusable with them, in any case): clients
@@ -105,6 +106,17 @@ fn check_chars(text: &str) -> Result<(), TextError> {
 /// and `Ann ` two names) and at least one visible character ([`is_visible_char`]). Reserved
 /// words are checked separately ([`is_reserved_name`]) because table names may use them.
 pub fn normalize_name(raw: &str) -> Result<String, TextError> {
+    normalize_name_within(raw, MAX_NAME_CHARS)
+}
+
+/// A Magic Tech card's declared name ([`crate::magic_tech_types::CardFace`]): the rules of
+/// [`normalize_name`], up to [`MAX_CARD_NAME_CHARS`] characters (printed names are longer than
+/// players').
+pub fn normalize_card_name(raw: &str) -> Result<String, TextError> {
+    normalize_name_within(raw, MAX_CARD_NAME_CHARS)
+}
+
+fn normalize_name_within(raw: &str, max: usize) -> Result<String, TextError> {
     let name: String = raw.nfc().collect();
     let name = name.trim();
     check_chars(name)?;
@@ -115,7 +127,7 @@ pub fn normalize_name(raw: &str) -> Result<String, TextError> {
     if chars < MIN_NAME_CHARS {
         return Err(TextError::Empty);
     }
-    if chars > MAX_NAME_CHARS {
+    if chars > max {
         return Err(TextError::TooLong);
     }
     if !name.chars().any(is_visible_char) {

@@ -721,3 +721,77 @@ fn camera_requests_take_their_defaults_and_both_peer_forms() {
     );
     assert_eq!(decode_server(&encode_server(&peers)).unwrap(), peers);
 }
+
+/// PROTOCOL.md: a request is a map with named fields, and so is every record inside one. A
+/// MessagePack array in its place is refused, not read positionally (`[1, 2, 3]` was once
+/// taken as `list_tables` with id 2; a card face packed as an array was taken field by field).
+#[test]
+fn arrays_are_refused_where_the_protocol_has_maps() {
+    let pack = |value: serde_json::Value| rmp_serde::to_vec_named(&value).unwrap();
+    for top in [
+        serde_json::json!([1, 2, 3]),
+        serde_json::json!(["snapshot", 9]),
+        serde_json::json!(["list_tables", 4, 0, 10]),
+    ] {
+        let bytes = pack(top.clone());
+        assert!(decode_client(&bytes).is_err(), "{top} is not a request");
+    }
+    let land = |face: serde_json::Value| {
+        pack(serde_json::json!({"type": "magic_tech.deploy", "id": 5, "land": face}))
+    };
+    // As a map the land is taken; the same land as an array (positional fields) is refused,
+    // and so is a map whose keywords or cost are arrays.
+    let good = land(serde_json::json!({"name": "Forest", "type": "land", "basic": "green"}));
+    assert!(decode_client(&good).is_ok());
+    for bad in [
+        serde_json::json!(["Forest", "land", {}, 0, 0, "green", {}]),
+        serde_json::json!({"name": "Forest", "type": "land", "keywords": [false, false, ["green"]]}),
+        serde_json::json!({"name": "Bear", "type": "land", "cost": [0, []]}),
+    ] {
+        let bytes = land(bad.clone());
+        assert!(
+            matches!(decode_client(&bytes), Err(DecodeError::Malformed(_))),
+            "{bad}"
+        );
+        assert_eq!(
+            grand_melee_protocol::peek_request(&bytes),
+            (Some(5), Some("magic_tech.deploy")),
+            "the refusal still answers request 5"
+        );
+    }
+    // A table id is a string, not 16 numbers.
+    let watch = pack(serde_json::json!({"type": "watch", "id": 6, "table": vec![12u8; 16]}));
+    assert!(decode_client(&watch).is_err());
+    // Lists stay lists.
+    let mission = pack(serde_json::json!({
+        "type": "magic_tech.mission",
+        "id": 7,
+        "attackers": [1, 2],
+        "target": {"kind": "stockpile", "player": 1},
+    }));
+    assert!(decode_client(&mission).is_ok());
+}
+
+/// A request nested far too deep is refused, but its top-level `id` and `type` are still read
+/// however deep the rest goes, so the client waiting for that id gets its `bad_message`.
+#[test]
+fn a_deeply_nested_request_still_yields_its_id_and_type() {
+    use grand_melee_protocol::peek_request;
+    for depth in [15, 16, 17, 100, 10_000] {
+        // `{"type": "chat", "id": 42, "junk": [[[…nil…]]], "text": "hi"}`
+        let mut bytes = vec![0x84];
+        bytes.extend(b"\xa4type\xa4chat\xa2id\x2a\xa4junk");
+        bytes.extend(std::iter::repeat_n(0x91, depth));
+        bytes.push(0xc0);
+        bytes.extend(b"\xa4text\xa2hi");
+        assert!(decode_client(&bytes).is_err(), "{depth}");
+        assert_eq!(peek_request(&bytes), (Some(42), Some("chat")), "{depth}");
+    }
+    // The id after the deep part is read too.
+    let mut late = vec![0x83];
+    late.extend(b"\xa4junk");
+    late.extend(std::iter::repeat_n(0x81, 50).flat_map(|m| [m, 0xa1, b'k']));
+    late.push(0xc0);
+    late.extend(b"\xa4type\xa4chat\xa2id\xcd\x01\x00");
+    assert_eq!(peek_request(&late), (Some(256), Some("chat")));
+}

@@ -1861,3 +1861,181 @@ fn both_players_are_within_range_once_the_game_has_started() {
     assert!(play.game.within_range(BOB, ANN));
     assert!(!play.game.within_range(ANN, 7));
 }
+
+// ----- Declarations ----------------------------------------------------------------------------
+
+/// The largest face the server accepts: the longest name in the widest characters, every
+/// number at its most, every keyword, all five colours of landwalk and protection, and the
+/// most coloured symbols in its cost and regeneration cost.
+fn largest_face() -> CardFace {
+    use grand_melee_protocol::magic_tech_types::MAX_COLOURED_SYMBOLS;
+    CardFace {
+        // U+1D504 MATHEMATICAL FRAKTUR CAPITAL A: four bytes in UTF-8, and NFC keeps it.
+        name: "\u{1D504}".repeat(grand_melee_protocol::MAX_CARD_NAME_CHARS),
+        card_type: CardType::Creature,
+        cost: ManaCost {
+            generic: 200,
+            coloured: vec![Colour::White; MAX_COLOURED_SYMBOLS],
+        },
+        power: u8::MAX,
+        toughness: u8::MAX,
+        basic: None,
+        keywords: Keywords {
+            flying: true,
+            reach: true,
+            landwalk: Colour::ALL.to_vec(),
+            protection: Colour::ALL.to_vec(),
+            shadow: true,
+            trample: true,
+            first_strike: true,
+            banding: true,
+            flanking: true,
+            phasing: true,
+            rampage: u8::MAX,
+            regeneration: Some(ManaCost {
+                generic: u8::MAX,
+                coloured: vec![Colour::White; MAX_COLOURED_SYMBOLS],
+            }),
+            haste: true,
+            ..Keywords::default()
+        },
+    }
+}
+
+/// A face's lists are bounded (each colour of landwalk and protection at most once, at most
+/// `MAX_COLOURED_SYMBOLS` coloured symbols in a cost): 1,300-entry lists were once accepted,
+/// and 104 such lands pushed a snapshot past the 1 MiB a client accepts. Now the largest face
+/// the server accepts is small enough that both decks' worth of them fit a snapshot many times.
+#[test]
+fn a_face_is_bounded_and_a_table_of_the_largest_faces_fits_a_snapshot() {
+    use grand_melee_protocol::magic_tech_types::{CardView, MAX_COLOURED_SYMBOLS, MAX_DECK};
+    use grand_melee_protocol::{MAX_SERVER_MESSAGE_BYTES, ServerMessage, encode_server};
+    let mut play = Play::started();
+    play.advance_to(MtPhase::Deploy);
+    let land_with = |keywords: Keywords| with(basic(Colour::Green), keywords);
+    let refused = [
+        land_with(Keywords {
+            protection: vec![Colour::Red; 1300],
+            ..Keywords::default()
+        }),
+        land_with(Keywords {
+            landwalk: vec![Colour::Blue, Colour::Red, Colour::Blue],
+            ..Keywords::default()
+        }),
+        land_with(Keywords {
+            regeneration: Some(ManaCost {
+                generic: 0,
+                coloured: vec![Colour::Black; MAX_COLOURED_SYMBOLS + 1],
+            }),
+            ..Keywords::default()
+        }),
+    ];
+    for land in refused {
+        play.mt_refused(ANN, C::Deploy { land: Some(land) }, ErrorCode::BadCard);
+    }
+    let mut costly = creature("Costly", 0, &[], 1, 1);
+    costly.cost.coloured = vec![Colour::Green; MAX_COLOURED_SYMBOLS + 1];
+    play.mt(ANN, C::Deploy { land: None });
+    play.mt_refused(
+        ANN,
+        C::Reveal {
+            card: 0,
+            face: costly,
+        },
+        ErrorCode::BadCard,
+    );
+    // The largest face is accepted, as declared.
+    play.pass();
+    let largest = play.put_in_play(largest_face());
+    assert_eq!(play.card(largest).unwrap().face, Some(largest_face()));
+    // Both decks in play at once, every card the largest face: far below the limit.
+    let mut table = view(&play.game);
+    let mt = table.magic_tech.as_mut().unwrap();
+    let card = mt.cards.last().unwrap().clone();
+    mt.cards = (0..2 * u16::from(MAX_DECK))
+        .map(|n| CardView {
+            card: u16::MAX - n,
+            ..card.clone()
+        })
+        .collect();
+    let face_bytes = rmp_serde::to_vec_named(&largest_face()).unwrap().len();
+    assert!(
+        face_bytes <= 1024,
+        "the largest face takes {face_bytes} bytes"
+    );
+    let snapshot_bytes = encode_server(&ServerMessage::Snapshot {
+        reply_to: Some(u32::MAX),
+        view: table,
+    })
+    .len();
+    assert!(
+        snapshot_bytes * 4 < MAX_SERVER_MESSAGE_BYTES,
+        "{snapshot_bytes} bytes for 120 of the largest faces"
+    );
+}
+
+/// A face's name follows the rules of every other name: no bidi override, zero-width space,
+/// line separator, private-use character or byte-order mark, and something visible; it is
+/// kept normalised (NFC, trimmed).
+#[test]
+fn a_face_name_follows_the_rules_of_every_other_name() {
+    let mut play = Play::started();
+    play.advance_to(MtPhase::Deploy);
+    for name in [
+        "Forest\u{202E}tserof",
+        "For\u{200B}est",
+        "Fo\u{2028}rest",
+        "\u{E000}Forest",
+        "\u{FEFF}Forest",
+        "\u{301}\u{302}",
+        "     ",
+        "Forest\tGrove",
+        &"F".repeat(65),
+    ] {
+        let mut land = basic(Colour::Green);
+        land.name = name.to_owned();
+        play.mt_refused(ANN, C::Deploy { land: Some(land) }, ErrorCode::BadCard);
+    }
+    let mut land = basic(Colour::Green);
+    land.name = "  Fore\u{301}t  ".to_owned();
+    play.mt(ANN, C::Deploy { land: Some(land) });
+    let kept = play.card(0).unwrap().face.unwrap().name;
+    assert_eq!(kept, "For\u{e9}t");
+}
+
+/// A keyword the server does not know is refused with `bad_card`, not dropped silently: the
+/// card would be counted without it.
+#[test]
+fn an_unknown_keyword_is_refused_not_dropped() {
+    use grand_melee_protocol::{ClientMessage, decode_client};
+    let pack = |keywords: serde_json::Value| {
+        let request = serde_json::json!({
+            "type": "magic_tech.deploy",
+            "id": 3,
+            "land": {"name": "Forest", "type": "land", "basic": "green", "keywords": keywords},
+        });
+        let Ok(ClientMessage::MagicTechDeploy { land, .. }) =
+            decode_client(&rmp_serde::to_vec_named(&request).unwrap())
+        else {
+            panic!("{request} decodes");
+        };
+        land
+    };
+    let mut play = Play::started();
+    play.advance_to(MtPhase::Deploy);
+    for unknown in [
+        serde_json::json!({"deathtouch": true}),
+        serde_json::json!({"flying": true, "flyng": true}),
+    ] {
+        play.mt_refused(
+            ANN,
+            C::Deploy {
+                land: pack(unknown),
+            },
+            ErrorCode::BadCard,
+        );
+    }
+    let known = pack(serde_json::json!({"flying": true}));
+    assert!(known.as_ref().unwrap().keywords.flying);
+    play.mt(ANN, C::Deploy { land: known });
+}

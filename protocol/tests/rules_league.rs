@@ -723,3 +723,27 @@ fn a_choice_lapses_for_good_when_its_maker_stops_deciding() {
     events.extend(table.handle(Actor::Host, Command::start(None)).unwrap());
     assert_eq!(check_fold(&table, &events).first_player, Some(2));
 }
+
+/// A deck's expansion set is another set than its basic set: registering one set as both (in
+/// any case, or in look-alike letters) is refused, and nothing is registered.
+#[test]
+fn the_expansion_set_must_differ_from_the_basic_set() {
+    let fresh = Deck::default();
+    let base = spec("ok");
+    for expansion in [
+        base.basic_set.clone(),
+        base.basic_set.to_uppercase(),
+        format!("  {}", base.basic_set),
+    ] {
+        let same = DeckSpec {
+            expansion_set: expansion.clone(),
+            ..base.clone()
+        };
+        assert!(
+            matches!(fresh.check_register(&same), Err(DeckError::BadPurchase(_))),
+            "{expansion:?} is the basic set {:?}",
+            base.basic_set
+        );
+    }
+    assert!(fresh.check_register(&base).is_ok());
+}

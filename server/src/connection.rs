@@ -16,7 +16,8 @@ use tokio::net::TcpStream;
 use tokio::net::tcp::OwnedReadHalf;
 use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::WebSocketStream;
-use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tracing::{debug, info, warn};
 
@@ -293,6 +294,39 @@ enum State {
     InTable(lobby::Membership),
 }
 
+/// What one connection's requests may change of its session: where it stands, and the
+/// password-protected replays it has opened.
+struct Session<'a> {
+    state: &'a mut State,
+    opened: &'a mut OpenedReplays,
+}
+
+/// The password-protected replays a connection has opened with their password: it pages on
+/// through them (or reads them again) without another Argon2 check, so a replay of many pages
+/// costs one hash, not one a page. A finished game's password never changes. At most
+/// [`OpenedReplays::MOST`] are remembered, the oldest forgotten first (it then needs its
+/// password again).
+#[derive(Debug, Default)]
+struct OpenedReplays(std::collections::VecDeque<wire::TableId>);
+
+impl OpenedReplays {
+    const MOST: usize = 16;
+
+    fn contains(&self, table: wire::TableId) -> bool {
+        self.0.contains(&table)
+    }
+
+    fn insert(&mut self, table: wire::TableId) {
+        if self.contains(table) {
+            return;
+        }
+        if self.0.len() >= Self::MOST {
+            self.0.pop_front();
+        }
+        self.0.push_back(table);
+    }
+}
+
 /// A WebSocket session with `peer`, the client (forwarded by a trusted proxy or not).
 async fn session(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Shared>) {
     let kick = shared.shutdown.child_token();
@@ -333,6 +367,7 @@ async fn session(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Share
         shared.config.ping_interval(),
     ));
     let mut state = State::New;
+    let mut opened = OpenedReplays::default();
     let mut limits = RateLimits::new(&shared.config, Instant::now());
     let idle = shared.config.idle_timeout();
     // Made once, not on every message: each costs a registration.
@@ -404,7 +439,11 @@ async fn session(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Share
                         // Boxed: the futures of the rarer requests (entering a table, reading
                         // replays) are large, and would otherwise live in every connection's
                         // task for as long as the connection.
-                        Box::pin(handle(request, &mut state, &conn, shared, received)).await;
+                        let session = Session {
+                            state: &mut state,
+                            opened: &mut opened,
+                        };
+                        Box::pin(handle(request, session, &conn, shared, received)).await;
                     }
                     (Verdict::Admit, Err(error)) => {
                         debug!(connection = conn.id, %error, "undecodable message");
@@ -418,8 +457,8 @@ async fn session(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Share
                 Verdict::Refuse => conn.reject(None, ErrorCode::RateLimited),
                 Verdict::Admit => conn.reject(None, ErrorCode::BadMessage),
             },
-            Message::Close(_) => {
-                conn.close(close::NORMAL);
+            Message::Close(frame) => {
+                conn.close(close_answer(frame.as_ref()));
                 break;
             }
             // Every ping is answered with a pong: a flood of pings is a flood of writes, so
@@ -454,6 +493,21 @@ async fn session(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Share
     debug!(connection = conn.id, "websocket closed");
 }
 
+/// The code a client's close frame is answered with. RFC 6455 §7.4 forbids some codes on the
+/// wire: below 1000, 1004–1006 and 1015 (reserved for an endpoint's own reports), the unassigned
+/// 1016–2999, and 5000 up; receiving one fails the connection with 1002. tungstenite puts 1002
+/// in place of such a code when it reads the frame (`CloseCode::is_allowed`), and a client that
+/// closes with 1002 itself is answered with its own code, as §5.5.1 suggests. Every other close
+/// (or one without a code) is answered with 1000.
+fn close_answer(frame: Option<&CloseFrame>) -> u16 {
+    match frame {
+        Some(frame) if frame.code == CloseCode::Protocol || !frame.code.is_allowed() => {
+            close::PROTOCOL_ERROR
+        }
+        _ => close::NORMAL,
+    }
+}
+
 /// Answers a frame that does not decode with `code`, echoing its `id` and `type` when they can
 /// be read, so a client waiting for that id gets its answer.
 fn reject_undecodable(
@@ -482,11 +536,12 @@ fn reject_undecodable(
 /// Answers one decoded request.
 async fn handle(
     request: ClientMessage,
-    state: &mut State,
+    session: Session<'_>,
     conn: &Conn,
     shared: &Arc<Shared>,
     received: Instant,
 ) {
+    let Session { state, opened } = session;
     match (&*state, request) {
         (State::New, request @ ClientMessage::Hello { .. }) => {
             let ClientMessage::Hello {
@@ -528,7 +583,7 @@ async fn handle(
             }
         }
         (_, request @ ClientMessage::GetReplay { .. }) => {
-            match get_replay(&request, conn.peer, shared).await {
+            match get_replay(&request, conn.peer, opened, shared).await {
                 Ok(answer) => {
                     conn.send_message(&answer);
                 }
@@ -708,6 +763,7 @@ async fn list_replays(
 async fn get_replay(
     request: &ClientMessage,
     peer: IpAddr,
+    opened: &mut OpenedReplays,
     shared: &Arc<Shared>,
 ) -> Result<ServerMessage, Refusal> {
     let ClientMessage::GetReplay {
@@ -739,6 +795,7 @@ async fn get_replay(
     }
     if let Some(hash) = &hash
         && !by_token
+        && !opened.contains(table)
     {
         lobby::check_password(
             shared,
@@ -748,6 +805,7 @@ async fn get_replay(
             password.clone(),
         )
         .await?;
+        opened.insert(table);
     }
     Ok(replay.answering(id, from_seq))
 }

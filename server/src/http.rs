@@ -548,9 +548,11 @@ async fn answer(
     response
 }
 
-/// The file a path names: the page for every route of the single-page app, or an asset.
+/// The file a path names: the page for every route of the single-page app, or an asset. An id
+/// in a route is read as everywhere else, in its one spelling (lower-case hyphenated): the same
+/// table or league under another spelling is an unknown path.
 fn page_or_asset(path: &str) -> Option<&'static str> {
-    let is_id = |s: &str| uuid::Uuid::parse_str(s).is_ok();
+    let is_id = |s: &str| grand_melee_protocol::parse_uuid(s).is_ok();
     match path {
         "/" | "/replays" | "/replays/" | "/leagues" | "/leagues/" => Some("index.html"),
         _ if path
@@ -941,6 +943,10 @@ mod tests {
             Some("index.html")
         );
         assert_eq!(page_or_asset("/leagues/not-a-league"), None);
+        assert_eq!(
+            page_or_asset("/leagues/1EA90E00-AAAA-4BBB-8CCC-0DDDEEEEFF01"),
+            None
+        );
         assert_eq!(page_or_asset("/t/not-a-table"), None);
         assert_eq!(page_or_asset("/assets/app.js"), Some("app.js"));
         assert_eq!(page_or_asset("/assets/../Cargo.toml"), None);

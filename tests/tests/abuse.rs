@@ -855,3 +855,50 @@ async fn a_refused_setting_is_named_with_its_range_and_nothing_is_created() {
     assert!(all_tables(&mut client, 100).await.is_empty());
     server.shutdown().await;
 }
+
+/// Paging through a password-protected replay costs one Argon2 check per connection, not one
+/// per page: the connection remembers the replays it opened with their password. Another
+/// connection pays its own check, and one that never gave the password is still refused.
+#[tokio::test]
+async fn paging_a_password_replay_costs_one_password_check_per_connection() {
+    async fn password_checks(server: &TestServer) -> u64 {
+        let page = grand_melee_e2e::http_get(server.addr, "/metrics").await;
+        page.lines()
+            .find_map(|line| {
+                line.strip_prefix("gm_password_checks_total")?
+                    .trim()
+                    .parse()
+                    .ok()
+            })
+            .unwrap()
+    }
+    let server = TestServer::start_with(ServerConfig {
+        outgoing_queue_bytes: 64 * 1024,
+        ..unthrottled()
+    })
+    .await;
+    let (table, _players) = finished_game_with_chat(&server, 300, Some("pw")).await;
+    let before = password_checks(&server).await;
+    let mut reader = server.client().await;
+    let (view, pages) = whole_replay(&mut reader, table, Some("pw"), None)
+        .await
+        .unwrap();
+    assert!(pages > 2, "{pages} pages");
+    assert_eq!(view.stage, wire::StageName::Finished);
+    assert_eq!(password_checks(&server).await, before + 1, "{pages} pages");
+    // Reading it again on the same connection costs nothing more.
+    whole_replay(&mut reader, table, Some("pw"), None)
+        .await
+        .unwrap();
+    assert_eq!(password_checks(&server).await, before + 1);
+    let mut stranger = server.client().await;
+    assert_eq!(
+        whole_replay(&mut stranger, table, None, None).await.err(),
+        Some(ErrorCode::WrongPassword)
+    );
+    let mut other = server.client().await;
+    whole_replay(&mut other, table, Some("pw"), None)
+        .await
+        .unwrap();
+    assert_eq!(password_checks(&server).await, before + 2);
+}

@@ -670,3 +670,87 @@ async fn a_client_that_stops_answering_pings_is_disconnected() {
     assert!(clients.iter().all(|c| c.closed.is_none()));
     drop(silent);
 }
+
+/// RFC 6455 §7.4: a close frame may not carry a code below 1000, one of 1004–1006 and 1015
+/// (reserved for endpoints' own reports, never sent), one of the unassigned 1016–2999, or one
+/// from 5000 up; an endpoint receiving one fails the connection with 1002. Codes 3000–4999
+/// are for libraries and applications, and a normal close is answered with 1000.
+#[tokio::test]
+async fn a_close_frame_with_a_code_the_rfc_forbids_on_the_wire_is_answered_with_1002() {
+    use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+    use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+    let server = TestServer::start().await;
+    let cases: [(u16, u16); 15] = [
+        (0, close::PROTOCOL_ERROR),
+        (999, close::PROTOCOL_ERROR),
+        (1004, close::PROTOCOL_ERROR),
+        (1005, close::PROTOCOL_ERROR),
+        (1006, close::PROTOCOL_ERROR),
+        (1015, close::PROTOCOL_ERROR),
+        (1016, close::PROTOCOL_ERROR),
+        (1100, close::PROTOCOL_ERROR),
+        (2000, close::PROTOCOL_ERROR),
+        (2999, close::PROTOCOL_ERROR),
+        (5000, close::PROTOCOL_ERROR),
+        (1000, close::NORMAL),
+        (1001, close::NORMAL),
+        (3000, close::NORMAL),
+        (4999, close::NORMAL),
+    ];
+    for (sent, expected) in cases {
+        let mut client = server.client().await;
+        client.send_frame(Frame::close(Some(CloseFrame {
+            code: sent.into(),
+            reason: "done".into(),
+        })));
+        assert_eq!(
+            client.closed_with().await,
+            Some(expected),
+            "a client's close with {sent}"
+        );
+    }
+    server_still_serves(&server).await;
+}
+
+/// A request is a map with named fields (PROTOCOL.md): an array is refused with `bad_message`,
+/// not read positionally (`[1, 2, 3]` was answered as `list_tables` with `reply_to` 2). And a
+/// request nested too deep is refused with its own id, however deep the nesting, so the client
+/// waiting for it is answered.
+#[tokio::test]
+async fn arrays_are_not_requests_and_deep_requests_keep_their_id() {
+    let server = TestServer::start_with(unthrottled()).await;
+    let mut client = server.client().await;
+    // `[1, 2, 3]` and `["snapshot", 9]`, packed by hand.
+    for array in [
+        b"\x93\x01\x02\x03".to_vec(),
+        b"\x92\xa8snapshot\x09".to_vec(),
+    ] {
+        client.send_raw(array.clone());
+        match client.recv().await {
+            Received::Message(message, _) => match *message {
+                ServerMessage::Error { code, reply_to, .. } => {
+                    assert_eq!((code, reply_to), (ErrorCode::BadMessage, None), "{array:?}")
+                }
+                other => panic!("{array:?} was answered with {other:?}"),
+            },
+            Received::Closed(code) => panic!("{array:?} closed the connection ({code:?})"),
+        }
+    }
+    for depth in [15, 40, 1000] {
+        // `{"type": "list_tables", "id": 70 + depth, "junk": [[[…nil…]]]}`
+        let id = 70 + depth;
+        let mut bytes = vec![0x83];
+        bytes.extend(b"\xa4type\xablist_tables\xa2id\xcd");
+        bytes.extend(u16::try_from(id).unwrap().to_be_bytes());
+        bytes.extend(b"\xa4junk");
+        bytes.extend(std::iter::repeat_n(0x91, depth as usize));
+        bytes.push(0xc0);
+        client.send_raw(bytes);
+        assert_eq!(
+            client.reply(id).await,
+            Err(ErrorCode::BadMessage),
+            "{depth}"
+        );
+    }
+    server_still_serves(&server).await;
+}

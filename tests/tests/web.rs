@@ -508,3 +508,26 @@ async fn a_websocket_after_a_page_request_on_the_same_connection_works() {
         "{welcome:?}"
     );
 }
+
+/// A table, replay or league id has one spelling (README, PROTOCOL.md "Encoding"): the page's
+/// routes serve only the lower-case hyphenated one, and every other spelling of the same id
+/// (upper case, braces, `urn:uuid:`, no hyphens) is an unknown path like any other: 404.
+#[tokio::test]
+async fn page_routes_take_an_id_in_its_one_spelling_only() {
+    let server = TestServer::start().await;
+    let id = "1ea90e00-aaaa-4bbb-8ccc-0dddeeeeff01";
+    for route in ["/leagues/", "/t/", "/replays/"] {
+        let page = http_get(server.addr, &format!("{route}{id}")).await;
+        assert!(page.starts_with("HTTP/1.1 200"), "{route}{id}: {page}");
+        for spelling in [
+            id.to_uppercase(),
+            format!("{{{id}}}"),
+            format!("urn:uuid:{id}"),
+            id.replace('-', ""),
+        ] {
+            let path = format!("{route}{spelling}");
+            let page = http_get(server.addr, &path).await;
+            assert!(page.starts_with("HTTP/1.1 404"), "{path}: {page}");
+        }
+    }
+}

@@ -10,8 +10,8 @@ use crate::error::ErrorCode;
 use crate::event::Event;
 use crate::game::Game;
 use crate::magic_tech_types::{
-    Area, Block, CardFace, CardId, CardType, Correction, MAX_DECK, MagicTechCommand, MtPhase,
-    STARTING_HAND, Target, Zone,
+    Area, Block, CardFace, CardId, CardType, Colour, Correction, MAX_COLOURED_SYMBOLS, MAX_DECK,
+    MagicTechCommand, ManaCost, MtPhase, STARTING_HAND, Target, Zone,
 };
 use crate::shell::{Stage, check_seat_text, check_seating_order};
 use crate::text;
@@ -22,9 +22,6 @@ pub const MAX_AMOUNT: u16 = 1000;
 
 /// The most mana one card may make when tapped (a basic land makes 1).
 pub const MAX_TAP_MANA: u8 = 20;
-
-/// The longest card name a declaration may carry.
-pub const MAX_CARD_NAME: usize = 64;
 
 impl MagicTech {
     /// Folds `event` and records it: the one way a decision changes the state.
@@ -655,7 +652,8 @@ impl MagicTech {
         if self.side(player).map_or(0, |s| s.hand) == 0 {
             return Err(ErrorCode::BadCard);
         }
-        match &land {
+        let mut land = land;
+        match &mut land {
             Some(face) => {
                 check_face(face)?;
                 if face.card_type != CardType::Land {
@@ -682,14 +680,14 @@ impl MagicTech {
         &mut self,
         player: PlayerId,
         card: CardId,
-        face: CardFace,
+        mut face: CardFace,
         out: &mut Vec<Event>,
     ) -> Result<(), ErrorCode> {
         let view = self.own_card(player, card)?;
         if view.face.is_some() {
             return Err(ErrorCode::BadCard);
         }
-        check_face(&face)?;
+        check_face(&mut face)?;
         match face.card_type {
             CardType::Land => return Err(ErrorCode::BadCard),
             CardType::Instant => {}
@@ -1147,18 +1145,36 @@ fn require_host(actor: Actor) -> Result<(), ErrorCode> {
     }
 }
 
-/// A declaration the server can count with: a name of 1–64 printable characters; a land costs
-/// nothing and has no power or toughness; only a land is basic.
-fn check_face(face: &CardFace) -> Result<(), ErrorCode> {
-    let chars = face.name.chars().count();
-    if chars == 0 || chars > MAX_CARD_NAME || face.name.chars().any(char::is_control) {
-        return Err(ErrorCode::BadCard);
-    }
+/// A declaration the server can count with, its name normalised: a name by the rules of every
+/// other name ([`text::normalize_card_name`]: 1–64 characters, no control, format, separator or
+/// private-use character, something visible); a land costs nothing and has no power or
+/// toughness; only a land is basic; `landwalk` and `protection` name each colour at most once;
+/// a cost and a regeneration cost have at most [`MAX_COLOURED_SYMBOLS`] coloured symbols; no
+/// keyword the server does not know. So a face has a bounded size: a snapshot of a table full
+/// of the largest faces stays far below the 1 MiB a client accepts.
+fn check_face(face: &mut CardFace) -> Result<(), ErrorCode> {
+    face.name = text::normalize_card_name(&face.name).map_err(|_| ErrorCode::BadCard)?;
     let land = face.card_type == CardType::Land;
     if land && (face.cost.converted() > 0 || face.power > 0 || face.toughness > 0) {
         return Err(ErrorCode::BadCard);
     }
     if !land && face.basic.is_some() {
+        return Err(ErrorCode::BadCard);
+    }
+    let keywords = &face.keywords;
+    let once_each = |colours: &[Colour]| {
+        colours
+            .iter()
+            .enumerate()
+            .all(|(i, c)| !colours[..i].contains(c))
+    };
+    let symbols_within = |cost: &ManaCost| cost.coloured.len() <= MAX_COLOURED_SYMBOLS;
+    if !keywords.unknown.0.is_empty()
+        || !once_each(&keywords.landwalk)
+        || !once_each(&keywords.protection)
+        || !symbols_within(&face.cost)
+        || !keywords.regeneration.as_ref().is_none_or(symbols_within)
+    {
         return Err(ErrorCode::BadCard);
     }
     Ok(())
