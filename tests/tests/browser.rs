@@ -161,6 +161,8 @@ async fn six_browser_seats_play_a_whole_game_with_a_reload_and_a_spectator() {
             )
             .await;
         browsers[i].click("keep").await;
+        // Until the keep is folded: the next decider is read from the view after it.
+        browsers[i].until("kept", KEPT).await;
     }
     settle(&all).await;
     assert_eq!(host.view().await["stage"], "playing");
@@ -696,13 +698,23 @@ async fn two_browser_seats_play_over_wss() {
     bob.close().await;
 }
 
-/// Two seats keep their hands from their pages, each when his decision comes up.
+/// The page's own player has kept his hand (the `kept` event is folded).
+const KEPT: &str = "gm.view().players.find(p => p.player === gm.me()).kept";
+
+/// Two seats keep their hands from their pages, each when his decision comes up, and the game
+/// is in play on both pages.
 async fn keep_both(ann: &Browser, bob: &Browser) {
     for _ in 0..2 {
         settle(&[ann, bob]).await;
         let decider = ann.view().await["mulligan_decider"].as_u64();
         let who = if decider == ann.me().await { ann } else { bob };
         who.click("keep").await;
+        // Until the keep is folded: the next decider is read from the view after it (read
+        // before it arrived, the same seat would keep twice and the other never).
+        who.until("kept", KEPT).await;
+    }
+    for b in [ann, bob] {
+        b.until("in play", "gm.view().stage === 'playing'").await;
     }
 }
 
