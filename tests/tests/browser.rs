@@ -161,6 +161,8 @@ async fn six_browser_seats_play_a_whole_game_with_a_reload_and_a_spectator() {
             )
             .await;
         browsers[i].click("keep").await;
+        // Until the keep is folded: the next decider is read from the view after it.
+        browsers[i].until("kept", KEPT).await;
     }
     settle(&all).await;
     assert_eq!(host.view().await["stage"], "playing");
@@ -291,7 +293,7 @@ async fn six_browser_seats_play_a_whole_game_with_a_reload_and_a_spectator() {
                     .await;
                 assert_eq!(answer["type"], "error", "{answer}");
                 assert_eq!(answer["code"], "out_of_range", "{answer}");
-                let shown = actor.testid("error").await.text().await.unwrap();
+                let shown = actor.text("error").await;
                 assert!(!shown.trim().is_empty(), "the refusal is shown");
                 assert!(actor.js("return gm.lastError();").await.is_string());
                 assert_eq!(
@@ -355,7 +357,7 @@ async fn six_browser_seats_play_a_whole_game_with_a_reload_and_a_spectator() {
             "document.querySelectorAll('[data-testid=\"standing-row\"]').length === 6",
         )
         .await;
-        let text = b.testid("standings").await.text().await.unwrap();
+        let text = b.text("standings").await;
         let winner = view["standings"][0]["player"].as_u64().unwrap();
         let winner_name = player(&view, winner)["name"].as_str().unwrap();
         assert!(text.contains(winner_name), "{name}: {text}");
@@ -696,13 +698,23 @@ async fn two_browser_seats_play_over_wss() {
     bob.close().await;
 }
 
-/// Two seats keep their hands from their pages, each when his decision comes up.
+/// The page's own player has kept his hand (the `kept` event is folded).
+const KEPT: &str = "gm.view().players.find(p => p.player === gm.me()).kept";
+
+/// Two seats keep their hands from their pages, each when his decision comes up, and the game
+/// is in play on both pages.
 async fn keep_both(ann: &Browser, bob: &Browser) {
     for _ in 0..2 {
         settle(&[ann, bob]).await;
         let decider = ann.view().await["mulligan_decider"].as_u64();
         let who = if decider == ann.me().await { ann } else { bob };
         who.click("keep").await;
+        // Until the keep is folded: the next decider is read from the view after it (read
+        // before it arrived, the same seat would keep twice and the other never).
+        who.until("kept", KEPT).await;
+    }
+    for b in [ann, bob] {
+        b.until("in play", "gm.view().stage === 'playing'").await;
     }
 }
 
@@ -1643,4 +1655,76 @@ async fn the_host_adjourns_and_resumes_a_game_from_the_page() {
         .await;
     ann.close().await;
     bob.close().await;
+}
+
+/// A `data:` URL of the page `html`.
+fn data_page(html: &str) -> String {
+    let mut url = String::from("data:text/html;charset=utf-8,");
+    for b in html.bytes() {
+        if b.is_ascii_alphanumeric() {
+            url.push(char::from(b));
+        } else {
+            url.push_str(&format!("%{b:02X}"));
+        }
+    }
+    url
+}
+
+/// The harness types into the input the page shows even when the page replaces it under the
+/// typing (a re-render on the first change, as Preact's does when the snapshot arrives): the
+/// input it found is stale, so it finds the new one and types again (issue 43: a clean clone's
+/// `cargo test` failed on a `StaleElementReference` in `fill`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_harness_types_again_into_an_input_the_page_replaced_while_typing() {
+    let driver = Driver::start().await;
+    let page = driver.browser(800, 600).await;
+    page.goto(&data_page(
+        "<!doctype html><title>fill</title><label>Name <input data-testid=\"name\" value=\"old\"></label>\
+         <script>window.replaced = 0; \
+         const again = (ev) => { if (window.replaced || ev.target.dataset.testid !== 'name') return; \
+           window.replaced = 1; const n = document.createElement('input'); n.dataset.testid = 'name'; \
+           ev.target.replaceWith(n); }; \
+         document.addEventListener('input', again, true); document.addEventListener('change', again, true);</script>",
+    ))
+    .await;
+    page.fill("name", "Ann").await;
+    assert_eq!(
+        page.js(
+            "return [window.replaced, document.querySelector('[data-testid=\"name\"]').value];"
+        )
+        .await,
+        serde_json::json!([1, "Ann"]),
+        "the page replaced the input once, and the one it shows holds the name"
+    );
+    page.close().await;
+}
+
+/// The harness clicks a button a toast covers once the toast is gone, and clicks it once: a
+/// click the covering element would take is refused by WebDriver before it happens, and the
+/// harness finds the button and tries again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_harness_clicks_a_covered_button_once_it_is_uncovered() {
+    let driver = Driver::start().await;
+    let page = driver.browser(800, 600).await;
+    page.goto(&data_page(
+        "<!doctype html><title>click</title>\
+         <button data-testid=\"go\" onclick=\"window.clicks = (window.clicks || 0) + 1\">Go</button>\
+         <div id=\"toast\" style=\"position: fixed; inset: 0; background: #000a; color: #fff\">Saved</div>\
+         <script>setTimeout(() => document.getElementById('toast').remove(), 3000);</script>",
+    ))
+    .await;
+    assert_eq!(
+        page.js("return document.getElementById('toast') !== null;")
+            .await,
+        Value::Bool(true),
+        "the toast still covers the button when the click starts"
+    );
+    page.click("go").await;
+    assert_eq!(
+        page.js("return [window.clicks, document.getElementById('toast')];")
+            .await,
+        serde_json::json!([1, null]),
+        "one click, after the toast went"
+    );
+    page.close().await;
 }

@@ -450,6 +450,36 @@ async fn a_mountain_magic_climb_and_battle_are_played_to_an_ending_on_a_phone() 
             && first.as_str().unwrap().contains("They drew"),
         "the replay tells the occupying forces' turn: {first}"
     );
+    // Whatever the deal: a card of theirs untapped on their turn is named in the replay as on
+    // the live page (a step added after the last one, their draw and the untapping of a card
+    // of this battle; the replay had no live view and said "card 1", on the deals whose last
+    // turn untapped a card).
+    let name = replay
+        .js(
+            "const r = GM.pages.replay, v = r.views[r.at], b = v.mountain_magic.battle; \
+             const k = b.opponent.findIndex((f) => f); if (k < 0) return null; \
+             const last = r.views[r.views.length - 1], step = JSON.parse(JSON.stringify(v)); \
+             step.seq = last.seq + 2; \
+             const mm = GM.games.mountain_magic; \
+             mm.recall(last.seq + 1, {kind: 'mountain_magic.mana_drawn', side: 'opponent', land: b.opponent[k].card}, step.table); \
+             mm.recall(last.seq + 2, {kind: 'mountain_magic.untapped', card: {side: 'opponent', force: k}}, step.table); \
+             r.views.push(step); r.lines.push('a step added by the test'); r.go(r.views.length - 1); \
+             return GM.cardName(b.opponent[k].card);",
+        )
+        .await;
+    let untapped = format!(
+        "{} (the occupying forces') was untapped: powered.",
+        name.as_str().expect("a card of theirs in the battle")
+    );
+    replay
+        .until(
+            "the untapped card named in the replay",
+            &format!(
+                "({did} || '').includes({})",
+                serde_json::to_string(&untapped).unwrap()
+            ),
+        )
+        .await;
 
     // The same table on a laptop, watched: the mountain, the battle and the ending.
     let laptop = driver.browser(1280, 800).await;

@@ -139,7 +139,9 @@
       case "mountain_magic.lands_discarded":
       case "mountain_magic.land_doomed":
       case "mountain_magic.upkeep_paid":
-        return `${GM.describe(e)}.`;
+        // Told with the view shown (a replay's step), not the page's live one: a replay has none,
+        // and a card named by its place would come out as "card 1".
+        return `${GM.describe(e, view)}.`;
       default:
         return null;
     }

@@ -423,45 +423,113 @@ impl Browser {
         panic!("waiting for {what} ({condition}): {last:?}; page: {state}");
     }
 
-    pub async fn testid(&self, id: &str) -> fantoccini::elements::Element {
-        let selector = format!("[data-testid=\"{id}\"]");
-        self.client
-            .wait()
-            .at_most(PATIENCE)
-            .for_element(Locator::Css(&selector))
-            .await
-            .unwrap_or_else(|e| panic!("no element {selector}: {e}"))
-    }
-
-    /// Clicks the element with `data-testid=id` once it is there and enabled.
-    /// Scrolls it to the middle of the screen first, as a person would to see it clear of the
-    /// phone's action bar (fixed at the bottom).
-    pub async fn click(&self, id: &str) {
+    /// The text (`innerText`, as WebDriver's element text) of the element with `data-testid=id`,
+    /// once there is one. Found and read in one script: no element is held between round trips,
+    /// so a re-render in between cannot leave a stale one.
+    pub async fn text(&self, id: &str) -> String {
+        let selector = serde_json::to_string(&format!("[data-testid=\"{id}\"]")).unwrap();
         self.until(
-            &format!("{id} enabled and shown"),
-            &format!(
-                "(() => {{ const e = document.querySelector('[data-testid=\"{id}\"]'); \
-                 const ok = e && !e.disabled && e.offsetParent !== null; \
-                 if (ok && !e.closest('[data-testid=\"action-bar\"]')) e.scrollIntoView({{block: 'center'}}); \
-                 return ok; }})()"
-            ),
+            &format!("{id} shown"),
+            &format!("document.querySelector({selector}) !== null"),
         )
         .await;
-        self.testid(id)
-            .await
-            .click()
-            .await
-            .unwrap_or_else(|e| panic!("clicking {id}: {e}"));
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        loop {
+            // Gone again (re-rendered away between the two round trips): wait for it again.
+            let text = self
+                .js(&format!(
+                    "const e = document.querySelector({selector}); return e ? e.innerText : null;"
+                ))
+                .await;
+            if let Value::String(text) = text {
+                return text;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no element {selector} to read"
+            );
+            self.until(
+                &format!("{id} shown"),
+                &format!("document.querySelector({selector}) !== null"),
+            )
+            .await;
+        }
     }
 
-    /// Replaces the text of the input with `data-testid=id`.
+    /// Finds the element with `data-testid=id` and does `act` with it, finding it again and
+    /// acting again while the page re-renders under it (the element went stale, is not there,
+    /// or cannot be reached yet: see [`transient`]), until `PATIENCE` runs out. Before each try
+    /// it waits until the JavaScript `ready` (an expression; `e` is the element) holds.
+    ///
+    /// A WebDriver command on an element is refused before it does anything when the element is
+    /// stale, missing, hidden or covered, so trying again never does an action twice.
+    async fn act<T, F, Fut>(&self, id: &str, what: &str, ready: &str, act: F) -> T
+    where
+        F: Fn(fantoccini::elements::Element) -> Fut,
+        Fut: std::future::Future<Output = Result<Option<T>, fantoccini::error::CmdError>>,
+    {
+        let selector = format!("[data-testid=\"{id}\"]");
+        let quoted = serde_json::to_string(&selector).unwrap();
+        let condition = format!(
+            "(() => {{ const e = document.querySelector({quoted}); return !!e && ({ready}); }})()"
+        );
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            self.until(&format!("{id} ready for {what}"), &condition)
+                .await;
+            let outcome = match self.client.find(Locator::Css(&selector)).await {
+                Ok(element) => act(element).await,
+                Err(e) => Err(e),
+            };
+            let why = match outcome {
+                Ok(Some(done)) => return done,
+                Ok(None) => "the page took it back".to_owned(),
+                Err(e) if transient(&e) => format!("{e}"),
+                Err(e) => panic!("{what} {id}: {e}"),
+            };
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{what} {id}: still failing after {tries} tries: {why}"
+            );
+        }
+    }
+
+    /// Clicks the element with `data-testid=id` once it is there, shown and enabled, as a person
+    /// would (WebDriver's click: the element must be the one under the pointer). Scrolls it to
+    /// the middle of the screen first, as a person would to see it clear of the phone's action
+    /// bar (fixed at the bottom). A re-render between finding it and clicking it finds it again.
+    pub async fn click(&self, id: &str) {
+        self.act(
+            id,
+            "clicking",
+            "(() => { const ok = !e.disabled && e.offsetParent !== null; \
+             if (ok && !e.closest('[data-testid=\"action-bar\"]')) e.scrollIntoView({block: 'center'}); \
+             return ok; })()",
+            |element| async move { element.click().await.map(Some) },
+        )
+        .await;
+    }
+
+    /// Replaces the text of the input with `data-testid=id` by typing `text` into it, as a person
+    /// would, and waits until the input holds exactly `text`. A re-render that replaces the input
+    /// before or while typing makes it find the input again and type again.
     pub async fn fill(&self, id: &str, text: &str) {
-        let element = self.testid(id).await;
-        element.clear().await.unwrap();
-        element
-            .send_keys(text)
-            .await
-            .unwrap_or_else(|e| panic!("typing into {id}: {e}"));
+        let quoted = serde_json::to_string(&format!("[data-testid=\"{id}\"]")).unwrap();
+        let check =
+            format!("const e = document.querySelector({quoted}); return e ? e.value : null;");
+        self.act(id, "typing into", "!e.disabled", |element| {
+            let check = check.clone();
+            async move {
+                element.clear().await?;
+                element.send_keys(text).await?;
+                // Typed into the input the page shows now (not one it replaced while typing)?
+                let shown = self.client.execute(&check, vec![]).await?;
+                Ok((shown.as_str() == Some(text)).then_some(()))
+            }
+        })
+        .await;
     }
 
     /// The mirrored view, or `Null` before there is one.
@@ -673,6 +741,25 @@ impl Browser {
     pub async fn close(self) {
         let _ = self.client.close().await;
     }
+}
+
+/// An error of a WebDriver command on an element that the page moving under it explains, and
+/// that finding the element again and trying again can cure: the element was replaced by a
+/// re-render (stale), is not there (yet or again), is not interactable yet (hidden, disabled,
+/// off-screen while laid out), or another element covers it (a toast, a scroll not finished).
+fn transient(e: &fantoccini::error::CmdError) -> bool {
+    use fantoccini::error::{CmdError, ErrorStatus};
+    matches!(
+        e,
+        CmdError::Standard(w) if matches!(
+            w.error,
+            ErrorStatus::StaleElementReference
+                | ErrorStatus::NoSuchElement
+                | ErrorStatus::ElementNotInteractable
+                | ErrorStatus::ElementClickIntercepted
+                | ErrorStatus::InvalidElementState
+        )
+    )
 }
 
 /// Where the tests write their screenshots (test output, not committed).
