@@ -968,6 +968,7 @@ impl<G: Game> Room<G> {
                     }
                 }
             }
+            self.send_away_day_watchers();
             self.flush().await;
             self.publish_summary();
         }
@@ -1015,6 +1016,38 @@ impl<G: Game> Room<G> {
         info!(table = %self.id, %day, "the day is over: the climb ends as it stands");
         self.carry_out(now);
         true
+    }
+
+    /// A climb of today's mountain that has begun shows the day's deal: whoever watched its
+    /// lobby is sent away (closed, 1000, saying why; watching it again is `day_not_over` until
+    /// the day is over).
+    fn send_away_day_watchers(&mut self) {
+        if self.day_climb.day.is_none()
+            || self.day_over()
+            || self.session.table().stage() == grand_melee_protocol::shell::Stage::Lobby
+        {
+            return;
+        }
+        let now = Instant::now();
+        let mut sent_away = false;
+        while let Some(i) = self
+            .members
+            .iter()
+            .position(|m| self.session.role(m.conn.id) == Some(Role::Spectator))
+        {
+            let member = self.members.swap_remove(i);
+            self.session.gone(now, member.conn.id);
+            info!(table = %self.id, connection = member.conn.id, "a day climb began: its watcher is sent away");
+            self.outbox.push(Outgoing::Close {
+                conn: member.conn,
+                code: close::NORMAL,
+                reason: "a climb of today's mountain can be watched once its day is over",
+            });
+            sent_away = true;
+        }
+        if sent_away {
+            self.carry_out(now);
+        }
     }
 
     /// When a climb of today's mountain that is being played must end: its day's end.
@@ -1076,8 +1109,12 @@ impl<G: Game> Room<G> {
             }
             Entry::Watch => {
                 // Watching a climb of today's mountain would show the day's deal to those
-                // still to climb it: not before the day is over.
-                if self.day_climb.day.is_some() && !self.day_over() {
+                // still to climb it: not before the day is over, but in its lobby, where
+                // nothing is dealt yet (whoever watches it then is sent away at its start).
+                if self.day_climb.day.is_some()
+                    && !self.day_over()
+                    && self.session.table().stage() != grand_melee_protocol::shell::Stage::Lobby
+                {
                     return Err(ErrorCode::DayNotOver);
                 }
                 self.session.watch(now, conn.id, conn.peer)?;

@@ -743,3 +743,36 @@ async fn a_day_climb_read_back_after_its_day_ends_and_keeps_its_start() {
     assert_eq!(standings.len(), 1);
     assert_eq!(standings[0].table, peek);
 }
+
+/// A day climb's lobby may be watched (nothing is dealt yet: the page shows a newcomer the table
+/// that way, and tells a stranger a league climb is for its members), but its watchers are sent
+/// away when the climb begins, and nobody watches it again before the day is over.
+#[tokio::test]
+async fn whoever_watches_a_day_climbs_lobby_is_sent_away_when_it_begins() {
+    let (config, _clock) = clocked();
+    let server = TestServer::start_with(config).await;
+    let mut climber = server.client().await;
+    let table = climber.create(day_settings("today", None)).await.unwrap();
+    let mut watcher = server.client().await;
+    watcher
+        .call(|id| ClientMessage::Watch {
+            id,
+            table,
+            password: None,
+        })
+        .await
+        .unwrap();
+    climber.join(table, "Dee").await.unwrap();
+    start(&mut climber).await;
+    assert_eq!(watcher.closed_with().await, Some(1000));
+    let reason = watcher
+        .close_reason
+        .lock()
+        .unwrap()
+        .clone()
+        .unwrap_or_default();
+    assert!(reason.contains("once its day is over"), "{reason}");
+    assert_eq!(watch(&server, table).await, Err(ErrorCode::DayNotOver));
+    let view = agrees(&mut climber).await;
+    assert_eq!(view.spectators, 0);
+}
