@@ -1061,3 +1061,49 @@ async fn a_bad_alliance_is_refused_with_a_message_naming_the_field() {
         "nothing registered"
     );
 }
+
+/// Issue 43: `register_deck` took an expansion set that is the basic set again. Now it is
+/// `bad_purchase`, in any case or look-alike letters, and nothing is registered: the member
+/// registers a real pair afterwards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deck_whose_expansion_set_is_its_basic_set_is_refused() {
+    use grand_melee_protocol::league::{Alliance, DeckSpec};
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    let league = TestLeague::create(&mut client, "Sets", &[]).await;
+    let joined = client
+        .call(|id| ClientMessage::JoinLeague {
+            id,
+            league: league.id,
+            name: "Ann".into(),
+            password: None,
+        })
+        .await
+        .unwrap();
+    let ServerMessage::LeagueJoined { token, .. } = joined else {
+        panic!("expected league_joined, got {joined:?}");
+    };
+    let register = |expansion: &str| {
+        let expansion = expansion.to_owned();
+        move |id| ClientMessage::RegisterDeck {
+            id,
+            league: league.id,
+            token,
+            deck: DeckSpec {
+                name: "Crusade".into(),
+                alliance: Alliance::WhiteBlue,
+                basic_set: "Mirage".into(),
+                expansion_set: expansion,
+            },
+        }
+    };
+    for same in ["Mirage", "MIRAGE", "Mіrage"] {
+        let answer = client.call(register(same)).await;
+        assert_eq!(answer.err(), Some(ErrorCode::BadPurchase), "{same}");
+    }
+    let answer = client.call(register("Visions")).await;
+    assert!(
+        matches!(answer, Ok(ServerMessage::Deck { .. })),
+        "{answer:?}"
+    );
+}

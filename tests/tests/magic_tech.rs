@@ -223,3 +223,65 @@ async fn a_magic_tech_game_goes_on_across_a_restart_and_its_replay_folds_to_the_
     assert_eq!(replayed, clients[1].past_events(table).await);
     assert_eq!(mt::fold(&end, &replayed), end);
 }
+
+/// Issue 43: Magic Tech faces were unchecked over the wire: a land with a 1,300-colour
+/// `protection` list was accepted (104 of them grew the snapshot past a terminal client's 1 MiB),
+/// and so was a name with a right-to-left override. Both are `bad_card` now, and change nothing.
+#[tokio::test]
+async fn an_oversized_or_misnamed_face_is_refused_over_the_wire() {
+    use grand_melee_protocol::magic_tech_types::{CardFace, CardType, Colour, Keywords, ManaCost};
+    let server = TestServer::start_with(config()).await;
+    let (_, mut clients) = mt::started(server.addr, [40, 30]).await;
+    keep_all_hands(&mut clients).await;
+    let phase = |c: &Client| c.view.as_ref().unwrap().magic_tech.as_ref().unwrap().phase;
+    while phase(&clients[0]) != Some(MtPhase::Deploy) {
+        let next = clients[0]
+            .call(|id| ClientMessage::MagicTechNextPhase { id })
+            .await;
+        let Ok(ServerMessage::Ack { seq, .. }) = next else {
+            panic!("{next:?}");
+        };
+        clients[0].catch_up(seq).await;
+    }
+    let land = |name: &str, keywords: Keywords| CardFace {
+        name: name.to_owned(),
+        card_type: CardType::Land,
+        cost: ManaCost::default(),
+        power: 0,
+        toughness: 0,
+        basic: Some(Colour::Green),
+        keywords,
+    };
+    let huge = land(
+        "Forest",
+        Keywords {
+            protection: vec![Colour::Red; 1300],
+            ..Keywords::default()
+        },
+    );
+    let bidi = land("\u{202E}tseroF", Keywords::default());
+    for face in [huge, bidi] {
+        refused(
+            &mut clients[0],
+            |id| ClientMessage::MagicTechDeploy {
+                id,
+                land: Some(face.clone()),
+            },
+            ErrorCode::BadCard,
+        )
+        .await;
+    }
+    // The same land, well formed, is deployed.
+    let forest = land("Forest", Keywords::default());
+    let deployed = clients[0]
+        .call(|id| ClientMessage::MagicTechDeploy {
+            id,
+            land: Some(forest.clone()),
+        })
+        .await;
+    assert!(
+        matches!(deployed, Ok(ServerMessage::Ack { .. })),
+        "{deployed:?}"
+    );
+    mirrors_agree(&mut clients).await;
+}
