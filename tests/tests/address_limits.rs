@@ -380,7 +380,8 @@ impl LoopbackV6 {
             root || sudo,
             "this test adds IPv6 addresses to the loopback interface: run it as root or with \
              password-less sudo, or first run `sudo ip -6 addr add ADDRESS/128 dev lo nodad` \
-             for each address of fd00:4742:0:a:N::1 (N = 1..14) and fd00:4742:0:b::1"
+             for each address of fd00:4742:P:a:N::1 (N = 1..14) and fd00:4742:P:b::1, P the low 16 bits \
+             of the test process's id"
         );
         if ip(sudo, &["-V"]).is_err() {
             let mut install = vec!["apt-get", "install", "-y", "-qq", "iproute2"];
@@ -401,7 +402,9 @@ impl LoopbackV6 {
             let output = ip(sudo, &["-6", "addr", "add", &cidr, "dev", "lo", "nodad"]).unwrap();
             let error = String::from_utf8_lossy(&output.stderr);
             assert!(
-                output.status.success() || error.contains("exists"),
+                output.status.success()
+                    || error.contains("exists")
+                    || error.contains("already assigned"),
                 "adding {address} to the loopback interface failed ({error}): this test needs \
                  IPv6 on lo; run `sudo ip -6 addr add {cidr} dev lo nodad` to see why"
             );
@@ -424,11 +427,13 @@ impl Drop for LoopbackV6 {
 
 #[tokio::test]
 async fn an_ipv6_slash_64_is_one_client_for_caps_throttles_and_bans() {
-    // Home A's /64 (many addresses, as every device picks its own) and home B's.
+    // Home A's /64 (many addresses, as every device picks its own) and home B's, in a range of
+    // this process's own: a second test suite beside this one adds (and removes) its own.
+    let own = (std::process::id() & 0xffff) as u16;
     let home_a: Vec<Ipv6Addr> = (1..=14)
-        .map(|n| Ipv6Addr::new(0xfd00, 0x4742, 0, 0xa, n, 0, 0, 1))
+        .map(|n| Ipv6Addr::new(0xfd00, 0x4742, own, 0xa, n, 0, 0, 1))
         .collect();
-    let home_b = Ipv6Addr::new(0xfd00, 0x4742, 0, 0xb, 0, 0, 0, 1);
+    let home_b = Ipv6Addr::new(0xfd00, 0x4742, own, 0xb, 0, 0, 0, 1);
     let mut all = home_a.clone();
     all.push(home_b);
     let _addresses = LoopbackV6::add(&all);
