@@ -66,6 +66,20 @@ async fn refused(client: &mut Client, message: impl Fn(u32) -> ClientMessage, co
     assert_eq!(after, before, "{:?} changed the table", message(0));
 }
 
+/// The active player moves on to his deploy phase.
+async fn to_deploy(client: &mut Client) {
+    let phase = |c: &Client| c.view.as_ref().unwrap().magic_tech.as_ref().unwrap().phase;
+    while phase(client) != Some(MtPhase::Deploy) {
+        let next = client
+            .call(|id| ClientMessage::MagicTechNextPhase { id })
+            .await;
+        let Ok(ServerMessage::Ack { seq, .. }) = next else {
+            panic!("{next:?}");
+        };
+        client.catch_up(seq).await;
+    }
+}
+
 #[tokio::test]
 async fn a_random_legal_magic_tech_game_is_played_to_its_end_over_sockets() {
     let server = TestServer::start_with(config()).await;
@@ -164,16 +178,7 @@ async fn refused_requests_at_magic_tech_and_grand_melee_tables_change_nothing() 
     )
     .await;
     // Over the deploy limit: the first player's first turn deploys one card.
-    let phase = |c: &Client| c.view.as_ref().unwrap().magic_tech.as_ref().unwrap().phase;
-    while phase(&clients[0]) != Some(MtPhase::Deploy) {
-        let next = clients[0]
-            .call(|id| ClientMessage::MagicTechNextPhase { id })
-            .await;
-        let Ok(ServerMessage::Ack { seq, .. }) = next else {
-            panic!("{next:?}");
-        };
-        clients[0].catch_up(seq).await;
-    }
+    to_deploy(&mut clients[0]).await;
     let deployed = clients[0]
         .call(|id| ClientMessage::MagicTechDeploy { id, land: None })
         .await;
@@ -233,16 +238,7 @@ async fn an_oversized_or_misnamed_face_is_refused_over_the_wire() {
     let server = TestServer::start_with(config()).await;
     let (_, mut clients) = mt::started(server.addr, [40, 30]).await;
     keep_all_hands(&mut clients).await;
-    let phase = |c: &Client| c.view.as_ref().unwrap().magic_tech.as_ref().unwrap().phase;
-    while phase(&clients[0]) != Some(MtPhase::Deploy) {
-        let next = clients[0]
-            .call(|id| ClientMessage::MagicTechNextPhase { id })
-            .await;
-        let Ok(ServerMessage::Ack { seq, .. }) = next else {
-            panic!("{next:?}");
-        };
-        clients[0].catch_up(seq).await;
-    }
+    to_deploy(&mut clients[0]).await;
     let land = |name: &str, keywords: Keywords| CardFace {
         name: name.to_owned(),
         card_type: CardType::Land,
