@@ -299,10 +299,21 @@ async fn status_situation(p: &mut Player, seq: u64) -> String {
     }
 }
 
-/// Climbs by the `you …` lines (the first place offered, discard, flip, a path, lands
-/// unused, the end of each turn) to an ending; returns it (quoted, as the line has it).
-async fn climb_to_an_ending(p: &mut Player) -> String {
-    let mut situation = status_situation(p, 0).await;
+/// The `seq=` of an `ok` line.
+fn seq_of(answer: &str) -> u64 {
+    field(answer, "seq").unwrap().parse().unwrap()
+}
+
+/// From the table at `dealt` (the `start`'s answer, already read), climbs by the `you …`
+/// lines (the first place offered, discard, flip, a path, lands unused, the end of each
+/// turn) to an ending; returns it (quoted, as the line has it). Each request's own answer is
+/// read before the next is sent, so an answer is never taken for another's.
+async fn climb_to_an_ending(p: &mut Player, dealt: u64) -> String {
+    let mut situation = status_situation(p, dealt).await;
+    assert!(
+        situation.starts_with("flip"),
+        "a fresh climb turns a card over first: {situation}"
+    );
     let mut moves = 0;
     loop {
         let line = match situation.as_str() {
@@ -324,8 +335,7 @@ async fn climb_to_an_ending(p: &mut Player) -> String {
             })
             .await;
         assert!(answer.starts_with("ok "), "{line}: {answer}");
-        let seq: u64 = field(&answer, "seq").unwrap().parse().unwrap();
-        situation = status_situation(p, seq).await;
+        situation = status_situation(p, seq_of(&answer)).await;
         moves += 1;
         assert!(moves < 3_000, "the climb ends");
     }
@@ -381,8 +391,10 @@ async fn a_day_climb_and_a_league_climb_from_the_command_line() {
     p.expect_all(&["seated", "player=0"]).await;
     p.expect_prefix("you lobby host").await;
     p.send("start").await;
-    p.expect_all(&["event", "mountain_magic.dealt"]).await;
-    let ending = climb_to_an_ending(&mut p).await;
+    // The answer is read before the climb: the ack may come after the deal's events, and
+    // a late `ok start` would be taken for the first flip's answer.
+    let started = p.expect_prefix("ok start ").await;
+    let ending = climb_to_an_ending(&mut p, seq_of(&started)).await;
     p.send("status").await;
     let climb = p.expect_prefix("climb phase=over ").await;
     assert!(climb.contains(&format!(" day={today} ending=")), "{climb}");
