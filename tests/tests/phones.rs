@@ -224,6 +224,9 @@ async fn forty_seats_played_from_a_phone() {
     phone
         .shows_no_missing_values("the phone in the lobby")
         .await;
+    phone
+        .screenshot(&screenshot_dir().join("forty-phone-lobby-390x844.png"))
+        .await;
     // The display in the lobby says how to join: the QR code (an image the server made) and the link.
     let display = driver.browser(1280, 800).await;
     display
@@ -302,6 +305,9 @@ async fn forty_seats_played_from_a_phone() {
         .js("return document.querySelector('.nb-me [data-num=\"life\"]').textContent;")
         .await;
     assert_eq!(life, "17", "the browser's own card shows the damage");
+    phone
+        .screenshot(&screenshot_dir().join("forty-phone-attacked-390x844.png"))
+        .await;
 
     // The browser's own turn: neighbours' names readable and End turn reachable, no scrolling.
     let view = advance(&mut bots, &phone, "the browser's turn", |v| {
@@ -487,6 +493,9 @@ async fn forty_seats_played_from_a_phone() {
     laptop.catch_up(view.seq).await;
     laptop
         .shows_no_missing_values("the laptop at game over")
+        .await;
+    laptop
+        .screenshot(&screenshot_dir().join("forty-laptop-over-1280x800.png"))
         .await;
     laptop.close().await;
     display.close().await;
