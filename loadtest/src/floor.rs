@@ -888,10 +888,7 @@ impl Delivery {
     /// then what the socket has, record by record, until the socket would block.
     fn on_readable_tls(&mut self, slot: usize) {
         let mut scratch = std::mem::take(&mut self.scratch);
-        loop {
-            let Some(tls) = self.live(slot).and_then(|c| c.tls.as_mut()) else {
-                break;
-            };
+        while let Some(tls) = self.live(slot).and_then(|c| c.tls.as_mut()) {
             match tls.reader().read(&mut scratch) {
                 // The client's close_notify.
                 Ok(0) => {
