@@ -353,6 +353,10 @@ deliveries/s with p99 action -> last delivery under 50 ms (when the reference st
 window. Before each round, the latency of 4 KiB appends + fdatasync is measured in the
 directory that holds the server's data directory.
 
+With --tls the run is over wss://: a fresh self-signed certificate for 127.0.0.1 and localhost,
+the server (--tls-cert/--tls-key), the relay and the floor terminating TLS with rustls, the bots
+trusting that certificate alone. Colyseus is measured on ws only (refused with --tls).
+
 Duration: at most rounds x targets x (seating + (probes + fixed steps) x (warm-up + step)),
 plus one step per target if the reference is not the first probe. With the defaults (3 rounds,
 4 targets, 7 probes, 4 + 10 s) that is 1,176 s of steps, plus the seating: about 25 minutes at
