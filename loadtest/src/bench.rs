@@ -12,6 +12,12 @@
 //! the reference step (`cpu_think_ms`), any fixed steps, then the probes of the capacity search
 //! ([`Bisection`]). The relay, the floor and Colyseus get frames the size of that round's
 //! server's mean broadcast. The per-round ratios, their median and spread are in [`Summary`].
+//!
+//! With [`BenchConfig::tls`] everything runs over `wss://`: the bench makes a fresh
+//! self-signed certificate for `127.0.0.1` and `localhost` ([`crate::tls`]) in a temporary
+//! directory of the run, starts the server with `--tls-cert` and `--tls-key` and the relay and
+//! the floor with the same flags, and hands the certificate's path to the workers, whose bots
+//! trust it alone.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -48,6 +54,9 @@ pub enum BenchError {
     /// Colyseus could not be installed.
     #[error("{0}")]
     Colyseus(#[from] colyseus::InstallError),
+    /// The certificate for `--tls` could not be made.
+    #[error("TLS: {0}")]
+    Tls(#[from] crate::tls::TlsError),
 }
 
 fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> BenchError {
@@ -208,6 +217,8 @@ pub struct BenchConfig {
     pub fsync_samples: usize,
     /// Colyseus's WebSocket transport's ping sweep, ms (`pingInterval`; 0: off).
     pub colyseus_ping_ms: u64,
+    /// Measure over `wss://` (Colyseus is not offered TLS).
+    pub tls: bool,
 }
 
 impl BenchConfig {
@@ -284,6 +295,9 @@ pub struct BenchResult {
     pub warmup_secs: f64,
     /// Worker processes.
     pub processes: usize,
+    /// Whether it ran over `wss://` (TLS) rather than `ws://`.
+    #[serde(default)]
+    pub tls: bool,
     /// Every round, in order.
     pub rounds: Vec<RoundResult>,
     /// The ratios over the rounds and the verdicts.
@@ -300,6 +314,11 @@ pub async fn run(config: &BenchConfig) -> Result<BenchResult, BenchError> {
     // The server first: the others take its frame size.
     targets.sort_by_key(|&t| t != Target::Server);
     let data_parent = std::env::temp_dir();
+    // The run's certificate (removed with the directory when the run ends, however it ends).
+    let certificate = match config.tls {
+        true => Some(Certificate::new()?),
+        false => None,
+    };
     let colyseus_dir = if targets.contains(&Target::Colyseus) {
         Some(install_colyseus(&progress).await?)
     } else {
@@ -334,7 +353,10 @@ pub async fn run(config: &BenchConfig) -> Result<BenchResult, BenchError> {
         for &target in &targets {
             let which = Which {
                 round,
-                label: format!("{label} · {}", target.name()),
+                label: match config.tls {
+                    true => format!("{label} · {} (wss)", target.name()),
+                    false => format!("{label} · {}", target.name()),
+                },
             };
             let result = run_target(
                 config,
@@ -342,6 +364,7 @@ pub async fn run(config: &BenchConfig) -> Result<BenchResult, BenchError> {
                 target,
                 frame_bytes,
                 colyseus_dir.as_deref(),
+                certificate.as_ref(),
                 &progress,
             )
             .await?;
@@ -370,6 +393,7 @@ pub async fn run(config: &BenchConfig) -> Result<BenchResult, BenchError> {
         step_secs: config.step.as_secs_f64(),
         warmup_secs: config.warmup.as_secs_f64(),
         processes: config.processes,
+        tls: config.tls,
         rounds,
         summary,
     })
@@ -449,6 +473,38 @@ pub fn fsync_latency(dir: &Path, samples: usize) -> std::io::Result<FsyncLatency
     })
 }
 
+/// The certificate of a `--tls` run, in its own temporary directory.
+#[derive(Debug)]
+pub struct Certificate {
+    /// The certificate (PEM): the server's, the relay's and the floor's, and what the bots trust.
+    pub cert: PathBuf,
+    /// Its private key (PEM).
+    pub key: PathBuf,
+    /// The bots' side (for the server's `/metrics` over https).
+    pub client: std::sync::Arc<tokio_rustls::rustls::ClientConfig>,
+    _dir: tempfile::TempDir,
+}
+
+impl Certificate {
+    /// A fresh self-signed certificate for 127.0.0.1 and localhost, written to a new
+    /// temporary directory.
+    pub fn new() -> Result<Self, BenchError> {
+        let dir = tempfile::Builder::new()
+            .prefix("grand-melee-loadtest-tls-")
+            .tempdir()
+            .map_err(io("creating the certificate's directory"))?;
+        let pair = crate::tls::SelfSigned::generate()?;
+        let (cert, key) = pair.write_to(dir.path())?;
+        let client = crate::tls::client_config_pem(pair.cert_pem.as_bytes())?;
+        Ok(Self {
+            cert,
+            key,
+            client,
+            _dir: dir,
+        })
+    }
+}
+
 /// Which round and target a run is, for the progress line.
 #[derive(Debug)]
 struct Which {
@@ -525,7 +581,18 @@ async fn start_target(
     config: &BenchConfig,
     target: Target,
     colyseus_dir: Option<&Path>,
+    certificate: Option<&Certificate>,
 ) -> Result<TargetProcess, BenchError> {
+    let scheme = if certificate.is_some() { "wss" } else { "ws" };
+    let tls_args = |command: &mut Command| {
+        if let Some(certificate) = certificate {
+            command
+                .arg("--tls-cert")
+                .arg(&certificate.cert)
+                .arg("--tls-key")
+                .arg(&certificate.key);
+        }
+    };
     let seats = config.fleet.tables * usize::from(config.fleet.seats);
     let mut data_dir = None;
     // A bound on a relay's, floor's or Colyseus's life, should the harness die: everything
@@ -569,25 +636,32 @@ async fn start_target(
                     "0",
                 ])
                 .arg("--data-dir")
-                .arg(&dir)
-                .args(&config.server_args);
+                .arg(&dir);
+            tls_args(&mut command);
+            command.args(&config.server_args);
             data_dir = Some(dir);
             let (child, _) = start_process(command, "the server", "listening", false).await?;
-            (child, format!("ws://127.0.0.1:{port}"))
+            (child, format!("{scheme}://127.0.0.1:{port}"))
         }
         Target::Relay | Target::Floor => {
             let name = target.name();
             let mut command = Command::new(&config.self_exe);
             let bound = bound.to_string();
             command.args([name, "--listen", "127.0.0.1:0", "--duration-secs", &bound]);
+            tls_args(&mut command);
             let (child, line) = start_process(
                 command,
                 &format!("the {name}"),
-                &format!("{name} listening on"),
+                &format!("{name} ({scheme}) listening on"),
                 false,
             )
             .await?;
-            (child, format!("ws://{}", address(&line)))
+            (child, format!("{scheme}://{}", address(&line)))
+        }
+        Target::Colyseus if certificate.is_some() => {
+            return Err(BenchError::Process(
+                "Colyseus is measured on ws only, not with --tls".into(),
+            ));
         }
         Target::Colyseus => {
             let dir = colyseus_dir
@@ -678,11 +752,12 @@ async fn run_target(
     target: Target,
     frame_bytes: usize,
     colyseus_dir: Option<&Path>,
+    certificate: Option<&Certificate>,
     progress: &Progress,
 ) -> Result<TargetResult, BenchError> {
     let name = &which.label;
     progress.status(format!("{name} · starting"));
-    let process = start_target(config, target, colyseus_dir).await?;
+    let process = start_target(config, target, colyseus_dir, certificate).await?;
     let idle = process.sample();
     let processes = config.processes.clamp(1, config.fleet.tables.max(1));
     let started = Instant::now();
@@ -698,6 +773,7 @@ async fn run_target(
             first_table,
             think: Duration::from_secs_f64(config.cpu_think_ms / 1000.0),
             relay_frame_bytes: frame_bytes,
+            ca_cert: certificate.map(|c| c.cert.clone()),
             ..config.fleet.clone()
         };
         first_table += tables;
@@ -766,6 +842,7 @@ async fn run_target(
     let (totals, _) = gather(&mut workers, &WorkerCommand::Take).await?;
     let mut run = TargetRun {
         config,
+        tls: certificate.map(|c| std::sync::Arc::clone(&c.client)),
         name,
         progress,
         process: &process,
@@ -852,6 +929,8 @@ async fn run_target(
 /// One target's seated bots, stepping through their loads.
 struct TargetRun<'a> {
     config: &'a BenchConfig,
+    /// What the server's `/metrics` is read over https with (`--tls`).
+    tls: Option<std::sync::Arc<tokio_rustls::rustls::ClientConfig>>,
     name: &'a str,
     progress: &'a Progress,
     process: &'a TargetProcess,
@@ -881,7 +960,7 @@ impl TargetRun<'_> {
         self.totals.append(&warmup);
         let server = self.target == Target::Server;
         let server_before = match server {
-            true => crate::evidence::read_server(&self.process.base_url).await,
+            true => crate::evidence::read_server(&self.process.base_url, self.tls.as_ref()).await,
             false => None,
         };
         let machine_before = crate::evidence::machine_sample();
@@ -894,7 +973,7 @@ impl TargetRun<'_> {
         let after = self.process.sample();
         let machine_after = crate::evidence::machine_sample();
         let server_after = match server {
-            true => crate::evidence::read_server(&self.process.base_url).await,
+            true => crate::evidence::read_server(&self.process.base_url, self.tls.as_ref()).await,
             false => None,
         };
         self.totals.append(&window);

@@ -31,7 +31,7 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_util::sync::CancellationToken;
 use tracing::debug;
 
-use crate::link::{ANSWER_PATIENCE, BotError, Socket, connect, sleep_until};
+use crate::link::{ANSWER_PATIENCE, BotError, Socket, connect_tls, sleep_until};
 use crate::live::SeatedSignal;
 use crate::model::BotModel;
 use crate::witness::{Observer, Witness};
@@ -122,6 +122,8 @@ pub struct BotSettings {
     /// How many times a bot tries to take its seat back after its connection broke in the
     /// middle of a game (0: it does not try).
     pub resume_attempts: u32,
+    /// What `wss://` URLs are trusted with (`None`: `ws://` only).
+    pub tls: Option<Arc<tokio_rustls::rustls::ClientConfig>>,
 }
 
 /// What kind of game the bots' tables play, and which of its moves the bots make.
@@ -995,7 +997,8 @@ impl ServerBot {
         me: Option<PlayerId>,
     ) -> Result<(), BotError> {
         let url = self.urls[self.url_index].clone();
-        let ws = tokio::time::timeout(RESUME_PATIENCE, connect(&url))
+        let tls = self.settings.tls.as_ref();
+        let ws = tokio::time::timeout(RESUME_PATIENCE, connect_tls(&url, tls))
             .await
             .map_err(|_| BotError::Timeout("connect"))??;
         // The old connection is dropped; nothing sent on it is owed an answer any more.

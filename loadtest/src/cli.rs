@@ -152,6 +152,7 @@ impl ShapeArgs {
                 verify_dice: self.verify_dice,
             },
             resume_attempts: RESUME_ATTEMPTS,
+            ca_cert: None,
         }
     }
 }
@@ -191,6 +192,11 @@ pub struct BotsArgs {
     /// Longest time to seat every bot, s.
     #[arg(long, default_value_t = 300)]
     pub setup_timeout_secs: u64,
+
+    /// The certificate (PEM) to trust for `wss://` URLs (e.g. a server's self-signed
+    /// `--tls-cert`); `wss://` needs it.
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
 
     /// The server's (or relay's) process id, to report its CPU time and memory from /proc.
     #[arg(long)]
@@ -244,6 +250,33 @@ fn parse_game(name: &str) -> Result<GameKind, String> {
         .map_err(|_| format!("no game called `{name}` (grand_melee, magic_tech, mountain_magic)"))
 }
 
+/// `--tls-cert` and `--tls-key` of the relay and the floor.
+#[derive(Debug, Clone, Args)]
+pub struct TlsArgs {
+    /// Serve `wss://` (TLS with rustls) with this certificate chain (PEM), with `--tls-key`.
+    #[arg(long, requires = "tls_key", value_name = "FILE")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// The private key (PEM) of `--tls-cert`.
+    #[arg(long, requires = "tls_cert", value_name = "FILE")]
+    pub tls_key: Option<PathBuf>,
+}
+
+impl TlsArgs {
+    fn server_config(
+        &self,
+    ) -> Result<Option<std::sync::Arc<tokio_rustls::rustls::ServerConfig>>, CliError> {
+        match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => Ok(Some(crate::tls::server_config(cert, key)?)),
+            _ => Ok(None),
+        }
+    }
+
+    fn scheme(&self) -> &'static str {
+        if self.tls_cert.is_some() { "wss" } else { "ws" }
+    }
+}
+
 /// `relay`: the baseline relay.
 #[derive(Debug, Clone, Args)]
 pub struct RelayArgs {
@@ -266,6 +299,10 @@ pub struct RelayArgs {
     /// Runtime threads.
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
+
+    /// TLS (`wss://`).
+    #[command(flatten)]
+    pub tls: TlsArgs,
 }
 
 /// `floor`: the kernel-only baseline.
@@ -287,9 +324,15 @@ pub struct FloorArgs {
     #[arg(long, default_value_t = 16 * 1024)]
     pub max_frame_bytes: usize,
 
-    /// Threads reading the HTTP upgrade requests (delivery is always one thread).
+    /// Threads reading the HTTP upgrade requests, and with TLS doing the TLS handshakes
+    /// (delivery is always one thread).
     #[arg(long, default_value_t = 2)]
     pub handshake_threads: usize,
+
+    /// TLS (`wss://`): the delivery thread encrypts through each socket's own rustls
+    /// connection.
+    #[command(flatten)]
+    pub tls: TlsArgs,
 }
 
 const BENCH_ABOUT: &str = "\
@@ -309,6 +352,10 @@ deliveries/s with p99 action -> last delivery under 50 ms (when the reference st
 --think-max-ms, as by default, it is the first probe). Every step is a warm-up and a measured
 window. Before each round, the latency of 4 KiB appends + fdatasync is measured in the
 directory that holds the server's data directory.
+
+With --tls the run is over wss://: a fresh self-signed certificate for 127.0.0.1 and localhost,
+the server (--tls-cert/--tls-key), the relay and the floor terminating TLS with rustls, the bots
+trusting that certificate alone. Colyseus is measured on ws only (refused with --tls).
 
 Duration: at most rounds x targets x (seating + (probes + fixed steps) x (warm-up + step)),
 plus one step per target if the reference is not the first probe. With the defaults (3 rounds,
@@ -413,6 +460,14 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 300)]
     pub setup_timeout_secs: u64,
 
+    /// Measure over `wss://` instead of `ws://`: the bench makes a fresh self-signed
+    /// certificate for 127.0.0.1 and localhost; the server (`--tls-cert`, `--tls-key`), the
+    /// relay (tokio-rustls) and the floor (rustls's sans-IO connection on its one delivery
+    /// thread) terminate TLS with it, and the bots speak wss with rustls, trusting it alone.
+    /// Colyseus is measured on ws only: it is refused with --tls.
+    #[arg(long)]
+    pub tls: bool,
+
     /// Print the result as JSON instead of tables.
     #[arg(long)]
     pub json: bool,
@@ -449,6 +504,9 @@ pub enum CliError {
     /// The run finished but was not healthy (errors, disconnects, lost broadcasts).
     #[error("the run was not healthy: {0}")]
     Unhealthy(String),
+    /// A certificate or key could not be used.
+    #[error("TLS: {0}")]
+    Tls(#[from] crate::tls::TlsError),
 }
 
 fn runtime(threads: usize) -> std::io::Result<tokio::runtime::Runtime> {
@@ -480,9 +538,15 @@ async fn relay(args: RelayArgs, print: &mut dyn FnMut(&str)) -> Result<(), CliEr
         listen: args.listen,
         read_buffer_bytes: args.read_buffer_bytes,
         queue: args.queue,
+        tls: args.tls.server_config()?,
     })
     .await?;
-    print(&format!("relay listening on {}", relay.local_addr()?));
+    // The last word of this line is the address (`bench` reads it).
+    print(&format!(
+        "relay ({}) listening on {}",
+        args.tls.scheme(),
+        relay.local_addr()?
+    ));
     let bound = Duration::from_secs(args.duration_secs);
     relay
         .run(async move {
@@ -502,8 +566,14 @@ fn floor(args: &FloorArgs, print: &mut dyn FnMut(&str)) -> Result<(), CliError> 
         max_frame_bytes: args.max_frame_bytes,
         handshake_threads: args.handshake_threads.max(1),
         run_for: Some(Duration::from_secs(args.duration_secs)),
+        tls: args.tls.server_config()?,
     })?;
-    print(&format!("floor listening on {}", floor.local_addr()?));
+    // The last word of this line is the address (`bench` reads it).
+    print(&format!(
+        "floor ({}) listening on {}",
+        args.tls.scheme(),
+        floor.local_addr()?
+    ));
     // Stops by itself after the duration (Ctrl-C ends the process).
     floor.start()?.join();
     Ok(())
@@ -559,6 +629,7 @@ async fn bench(args: BenchArgs, print: &mut dyn FnMut(&str)) -> Result<(), CliEr
         setup_timeout: Duration::from_secs(args.setup_timeout_secs),
         fsync_samples: args.fsync_samples,
         colyseus_ping_ms: args.colyseus_ping_ms,
+        tls: args.tls,
     };
     if !args.growth.is_empty() {
         return growth(&config, &args.growth, args.json, print).await;
@@ -577,10 +648,11 @@ async fn bench(args: BenchArgs, print: &mut dyn FnMut(&str)) -> Result<(), CliEr
             result.processes
         ));
         print(&format!(
-            "shape: {} tables x {} seats, starting life {}; {} round(s); reference think {:.0} ms; capacity search {:.0} -> {:.0} ms in {} probes; steps {:.0} s after {:.0} s of warm-up",
+            "shape: {} tables x {} seats, starting life {}, over {}; {} round(s); reference think {:.0} ms; capacity search {:.0} -> {:.0} ms in {} probes; steps {:.0} s after {:.0} s of warm-up",
             result.shape.tables,
             result.shape.seats,
             result.shape.starting_life,
+            transport(result.tls),
             result.rounds.len(),
             result.cpu_think_ms,
             result.think_max_ms,
@@ -597,9 +669,19 @@ async fn bench(args: BenchArgs, print: &mut dyn FnMut(&str)) -> Result<(), CliEr
                 print(&report::target_text(target));
             }
         }
+        print(&format!("summary, over {}:", transport(result.tls)));
         print(&report::summary_text(&result.summary));
     }
     Ok(())
+}
+
+/// What a bench measured over: `wss` (TLS) or `ws`.
+fn transport(tls: bool) -> &'static str {
+    if tls {
+        "wss (TLS, rustls, every target)"
+    } else {
+        "ws"
+    }
 }
 
 /// Checks the benchmark's flags.
@@ -615,8 +697,10 @@ async fn growth(
         for &tables in sizes {
             if !json {
                 print(&format!(
-                    "== growth: round {round} of {}, {tables} tables x {} seats",
-                    config.rounds, config.fleet.seats
+                    "== growth: round {round} of {}, {tables} tables x {} seats, over {}",
+                    config.rounds,
+                    config.fleet.seats,
+                    transport(config.tls)
                 ));
             }
             let mut one = config.clone();
@@ -698,6 +782,12 @@ fn check_bench_args(args: &BenchArgs) -> Result<(), CliError> {
     }
     if args.shape.tables == 0 {
         return usage("--tables must be at least 1".into());
+    }
+    if args.tls && args.targets.contains(&Target::Colyseus) {
+        return usage(
+            "--tls: Colyseus is measured on ws only; leave it out (--targets server,relay,floor)"
+                .into(),
+        );
     }
     if args.relay_frame_bytes < crate::relay_bot::KEY_BYTES {
         return usage(format!(
@@ -870,6 +960,19 @@ async fn bots(args: BotsArgs, print: &mut dyn FnMut(&str)) -> Result<(), CliErro
     config.games = args.games;
     config.mirror_check = args.mirror_check;
     config.relay_frame_bytes = args.relay_frame_bytes;
+    if let Some(ca) = &args.ca_cert {
+        // Read now, so a bad file is a clear error rather than every bot failing.
+        crate::tls::client_config(ca)?;
+        config.ca_cert = Some(ca.clone());
+    } else if config
+        .base_urls()
+        .iter()
+        .any(|url| url.starts_with("wss://"))
+    {
+        return Err(CliError::Usage(
+            "a wss:// --url needs --ca-cert: the certificate the bots trust".into(),
+        ));
+    }
     let fleet = Fleet::launch(config.clone());
     let bots = fleet.bots() as u64;
     let progress = Progress::new(
@@ -1110,6 +1213,16 @@ mod tests {
             error.to_string().contains("--game mountain_magic"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn tls_leaves_colyseus_out_before_anything_starts() {
+        let error = refusal(&["--tls"]);
+        assert!(error.contains("Colyseus is measured on ws only"), "{error}");
+        let args = bench_args(&["--tls", "--targets", "server,relay,floor"]).expect("parses");
+        assert!(args.tls);
+        assert!(check_bench_args(&args).is_ok());
+        assert!(!bench_args(&[]).expect("parses").tls, "ws by default");
     }
 
     #[test]

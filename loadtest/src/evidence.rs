@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 /// One reading of `/proc/stat`'s first line: the whole machine's CPU time per state, in clock
 /// ticks (`USER_HZ`, 100 per second).
@@ -176,20 +175,33 @@ pub fn parse_metrics(text: &str) -> ServerCounters {
     counters
 }
 
-/// Reads the server's `/metrics` at `base_url` (`ws://host:port`); `None` if it does not
+/// Reads the server's `/metrics` at `base_url` (`ws://host:port`, or `wss://host:port` over
+/// https trusting what `tls` trusts); `None` if it does not
 /// answer in time or answers something else.
-pub async fn read_server(base_url: &str) -> Option<ServerCounters> {
-    let authority = base_url
-        .strip_prefix("ws://")?
-        .split(['/', ','])
+pub async fn read_server(
+    base_url: &str,
+    tls: Option<&std::sync::Arc<tokio_rustls::rustls::ClientConfig>>,
+) -> Option<ServerCounters> {
+    let base = base_url.split(',').next()?;
+    let authority = base
+        .strip_prefix("ws://")
+        .or_else(|| base.strip_prefix("wss://"))?
+        .split('/')
         .next()?
         .to_owned();
     let fetch = async {
-        let mut stream = TcpStream::connect(&authority).await.ok()?;
+        // Over https when the server speaks wss (the same port, the same certificate).
+        let mut stream = crate::link::open_stream(base, tls).await.ok()?;
         let request = format!("GET /metrics HTTP/1.0\r\nHost: {authority}\r\n\r\n");
         stream.write_all(request.as_bytes()).await.ok()?;
         let mut reply = Vec::new();
-        stream.read_to_end(&mut reply).await.ok()?;
+        match stream.read_to_end(&mut reply).await {
+            Ok(_) => {}
+            // A TLS peer that closes without its close_notify: the answer is whole all the same
+            // (HTTP/1.0 ends at the close).
+            Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => {}
+            Err(_) => return None,
+        }
         let reply = String::from_utf8(reply).ok()?;
         let (head, body) = reply.split_once("\r\n\r\n")?;
         // hyper answers an HTTP/1.0 request in HTTP/1.0.

@@ -97,6 +97,10 @@ pub struct FleetConfig {
     /// middle of a game (0: never).
     #[serde(default = "default_resume_attempts")]
     pub resume_attempts: u32,
+    /// The certificate (PEM file) `wss://` URLs are trusted with: the bench's own, with
+    /// `--tls`; `None`: `ws://` only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_cert: Option<std::path::PathBuf>,
 }
 
 fn default_resume_attempts() -> u32 {
@@ -163,6 +167,7 @@ impl Default for FleetConfig {
             connect_concurrency: 128,
             options: TableOptions::default(),
             resume_attempts: RESUME_ATTEMPTS,
+            ca_cert: None,
         }
     }
 }
@@ -191,6 +196,18 @@ impl Fleet {
         let think = Arc::new(ThinkTime::new(config.think));
         let live = Arc::new(Live::default());
         let stop = CancellationToken::new();
+        // One client configuration for every bot of the process (its session cache shared).
+        let tls =
+            config
+                .ca_cert
+                .as_deref()
+                .and_then(|path| match crate::tls::client_config(path) {
+                    Ok(tls) => Some(tls),
+                    Err(error) => {
+                        warn!(%error, "no certificate to trust: wss:// connections will fail");
+                        None
+                    }
+                });
         let settings = Arc::new(BotSettings {
             seats: config.seats,
             spell_range: config.spell_range,
@@ -204,6 +221,7 @@ impl Fleet {
             window: Arc::clone(&window),
             witness,
             resume_attempts: config.resume_attempts,
+            tls,
         });
         let gate = Arc::new(Semaphore::new(config.connect_concurrency.max(1)));
         let seats = usize::from(config.seats);
@@ -396,7 +414,9 @@ impl BotSpec {
                     let seats = usize::from(self.settings.seats);
                     colyseus::join(&url, self.group.index, seats).await
                 }
-                Target::Server | Target::Relay | Target::Floor => link::connect(&url).await,
+                Target::Server | Target::Relay | Target::Floor => {
+                    link::connect_tls(&url, self.settings.tls.as_ref()).await
+                }
             }
         };
         let ws = match connected {

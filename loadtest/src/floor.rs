@@ -16,6 +16,20 @@
 //! socket is then handed to the delivery thread over a channel and a `mio` waker. The delivery
 //! thread joins it to its group before it writes the `101` answer, so a client that sees the
 //! upgrade receives every later frame of its group.
+//!
+//! With [`FloorConfig::tls`] (`wss://`), each socket also has its own rustls
+//! [`ServerConnection`], used sans-IO. The TLS handshake and the upgrade request are done on the
+//! handshake threads (blocking, with the same timeout), through [`rustls::Stream`]: the
+//! handshake's public-key work (a signature and a key exchange per connection) then never
+//! delays a delivery, and a client that stalls or sends garbage in its handshake costs the
+//! delivery thread nothing. The socket and its connection are then handed over together. On the
+//! delivery thread the model is unchanged: input is `read_tls`, `process_new_packets`, then the
+//! plaintext from `reader()` into the same frame parser; output is each frame, still built
+//! once, written into every member's `writer()` (encrypted once per recipient: inherent in TLS)
+//! then `write_tls` to the socket, a bare non-blocking `writev`. A socket's backlog is then the
+//! encrypted records rustls holds for it, bounded by [`FloorConfig::max_backlog_bytes`] through
+//! rustls's own buffer limit (a frame that does not fit drops the connection). A bad record
+//! closes that connection only.
 
 use std::collections::HashMap;
 use std::io::{self, ErrorKind, Read, Write};
@@ -28,6 +42,7 @@ use std::time::{Duration, Instant};
 
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
+use tokio_rustls::rustls::{self, ServerConfig, ServerConnection};
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tracing::{debug, info, warn};
 
@@ -68,6 +83,8 @@ pub struct FloorConfig {
     pub handshake_threads: usize,
     /// Stop by itself after this long (`None`: only when told).
     pub run_for: Option<Duration>,
+    /// Terminate TLS with this configuration (`wss://`); `None`: plain `ws://`.
+    pub tls: Option<Arc<ServerConfig>>,
 }
 
 impl Default for FloorConfig {
@@ -78,6 +95,7 @@ impl Default for FloorConfig {
             max_frame_bytes: 16 * 1024,
             handshake_threads: 2,
             run_for: None,
+            tls: None,
         }
     }
 }
@@ -91,7 +109,8 @@ pub struct FloorStats {
     pub frames_out: AtomicU64,
     /// Connections dropped because their backlog grew past the limit.
     pub dropped: AtomicU64,
-    /// Connections refused or closed for a bad handshake or a frame the floor does not take.
+    /// Connections refused or closed for a bad handshake (HTTP or TLS), a bad TLS record or a
+    /// frame the floor does not take.
     pub rejected: AtomicU64,
     /// Connections open now (handed to the delivery thread and not yet dropped).
     pub open: AtomicU64,
@@ -169,10 +188,11 @@ impl Floor {
             let conn_tx = conn_tx.clone();
             let waker = Arc::clone(&delivery_waker);
             let stats = Arc::clone(&stats);
+            let tls = config.tls.clone();
             threads.push(
                 std::thread::Builder::new()
                     .name(format!("floor-handshake-{i}"))
-                    .spawn(move || handshakes(&accepted, &conn_tx, &waker, &stats))?,
+                    .spawn(move || handshakes(&accepted, &conn_tx, &waker, &stats, tls.as_ref()))?,
             );
         }
         drop(conn_tx);
@@ -271,8 +291,10 @@ struct NewConn {
     group: String,
     /// The `101` answer, written by the delivery thread once the connection is in its group.
     response: Vec<u8>,
-    /// Bytes that followed the request.
+    /// Bytes that followed the request (plaintext).
     leftover: Vec<u8>,
+    /// The socket's TLS connection, its handshake done (`wss://`).
+    tls: Option<Box<ServerConnection>>,
 }
 
 fn handshakes(
@@ -280,6 +302,7 @@ fn handshakes(
     conns: &Sender<NewConn>,
     waker: &Waker,
     stats: &FloorStats,
+    tls: Option<&Arc<ServerConfig>>,
 ) {
     loop {
         let next = match accepted.lock() {
@@ -287,13 +310,26 @@ fn handshakes(
             Err(_) => return,
         };
         let Ok(mut stream) = next else { return };
-        match handshake(&mut stream) {
+        let mut secure = None;
+        let read = match tls.map(|config| ServerConnection::new(Arc::clone(config))) {
+            None => prepare(&stream).and_then(|()| handshake(&mut stream)),
+            Some(Err(error)) => Err(HandshakeError::Io(io::Error::other(error))),
+            Some(Ok(connection)) => {
+                let connection = secure.insert(Box::new(connection));
+                // The TLS handshake happens in the first read.
+                prepare(&stream).and_then(|()| {
+                    handshake(&mut rustls::Stream::new(connection.as_mut(), &mut stream))
+                })
+            }
+        };
+        match read {
             Ok((group, response, leftover)) => {
                 let conn = NewConn {
                     stream,
                     group,
                     response,
                     leftover,
+                    tls: secure,
                 };
                 if conns.send(conn).is_err() {
                     return;
@@ -301,6 +337,14 @@ fn handshakes(
                 if let Err(error) = waker.wake() {
                     warn!(%error, "cannot wake the delivery thread");
                 }
+            }
+            // rustls's errors (a bad record, a failed handshake) come as invalid data; it has
+            // sent its alert.
+            Err(HandshakeError::Io(error))
+                if secure.is_some() && error.kind() == ErrorKind::InvalidData =>
+            {
+                stats.rejected.fetch_add(1, Relaxed);
+                debug!(%error, "TLS handshake failed");
             }
             Err(HandshakeError::Io(error)) => {
                 debug!(%error, "handshake failed");
@@ -310,7 +354,13 @@ fn handshakes(
                 debug!(status, "handshake refused");
                 let answer =
                     format!("HTTP/1.1 {status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
-                let _ = stream.write_all(answer.as_bytes());
+                let _ = match secure.as_deref_mut() {
+                    Some(connection) => {
+                        let mut tls = rustls::Stream::new(connection, &mut stream);
+                        tls.write_all(answer.as_bytes()).and_then(|()| tls.flush())
+                    }
+                    None => stream.write_all(answer.as_bytes()),
+                };
             }
         }
     }
@@ -323,11 +373,8 @@ enum HandshakeError {
     Refused(&'static str),
 }
 
-/// Reads the upgrade request from a blocking `stream` and returns the group, the `101` answer
-/// and any bytes read after the request.
-fn handshake(
-    stream: &mut std::net::TcpStream,
-) -> Result<(String, Vec<u8>, Vec<u8>), HandshakeError> {
+/// Makes an accepted socket blocking, with the handshake's timeout.
+fn prepare(stream: &std::net::TcpStream) -> Result<(), HandshakeError> {
     // Accepted non-blocking (by mio): the upgrade is read blocking, with a timeout.
     stream.set_nonblocking(false).map_err(HandshakeError::Io)?;
     stream
@@ -335,7 +382,12 @@ fn handshake(
         .map_err(HandshakeError::Io)?;
     stream
         .set_write_timeout(Some(HANDSHAKE_PATIENCE))
-        .map_err(HandshakeError::Io)?;
+        .map_err(HandshakeError::Io)
+}
+
+/// Reads the upgrade request from a blocking `stream` (the socket, or its TLS stream) and
+/// returns the group, the `101` answer and any bytes read after the request.
+fn handshake(stream: &mut impl Read) -> Result<(String, Vec<u8>, Vec<u8>), HandshakeError> {
     let mut buf = Vec::with_capacity(1024);
     let mut chunk = [0u8; 1024];
     let end = loop {
@@ -512,6 +564,10 @@ fn push_unmasked(out: &mut Vec<u8>, payload: &[u8], mask: [u8; 4]) {
 #[derive(Debug)]
 struct Conn {
     stream: TcpStream,
+    /// Its TLS connection (`wss://`): then the backlog is the records rustls holds.
+    tls: Option<Box<ServerConnection>>,
+    /// TLS only: the socket took less than rustls had for it; wait until it is writable.
+    stalled: bool,
     group: usize,
     /// The start of a frame not yet complete.
     pending: Vec<u8>,
@@ -530,6 +586,17 @@ impl Conn {
     /// Writes `bytes` after whatever is owed; keeps what the socket cannot take. `Err` with
     /// `true`: the backlog overflowed; `false`: the socket failed.
     fn send(&mut self, bytes: &[u8], max_backlog: usize) -> Result<(), bool> {
+        if let Some(tls) = &mut self.tls {
+            // Encrypted into rustls's buffer, bounded by its limit (set to `max_backlog`): a
+            // frame it takes only in part overflows.
+            if !matches!(tls.writer().write(bytes), Ok(n) if n == bytes.len()) {
+                return Err(true);
+            }
+            return match self.stalled || self.flush() {
+                true => Ok(()),
+                false => Err(false),
+            };
+        }
         let mut written = 0;
         if self.owed() == 0 {
             while written < bytes.len() {
@@ -555,6 +622,22 @@ impl Conn {
 
     /// Writes what is owed, as far as the socket takes it. `false`: the socket failed.
     fn flush(&mut self) -> bool {
+        if let Some(tls) = &mut self.tls {
+            self.stalled = false;
+            while tls.wants_write() {
+                match tls.write_tls(&mut self.stream) {
+                    Ok(0) => return false,
+                    Ok(_) => {}
+                    Err(error) if error.kind() == ErrorKind::WouldBlock => {
+                        self.stalled = true;
+                        return true;
+                    }
+                    Err(error) if error.kind() == ErrorKind::Interrupted => {}
+                    Err(_) => return false,
+                }
+            }
+            return true;
+        }
         while self.owed() > 0 {
             match self.stream.write(&self.backlog[self.sent..]) {
                 Ok(0) => return false,
@@ -703,6 +786,7 @@ impl Delivery {
                 group,
                 response,
                 leftover,
+                mut tls,
             } = new;
             if let Err(error) = stream
                 .set_nonblocking(true)
@@ -731,8 +815,14 @@ impl Delivery {
                 self.members.push(Vec::new());
             }
             self.members[group].push(slot);
+            if let Some(tls) = &mut tls {
+                tls.set_buffer_limit(Some(self.max_backlog));
+            }
+            let secure = tls.is_some();
             self.conns[slot] = Some(Conn {
                 stream,
+                tls,
+                stalled: false,
                 group,
                 pending: Vec::new(),
                 backlog: Vec::new(),
@@ -747,8 +837,13 @@ impl Delivery {
                 self.doom(slot);
                 continue;
             }
-            if !leftover.is_empty() {
-                self.absorb(slot, &leftover);
+            if !leftover.is_empty() && !self.absorb(slot, &leftover) {
+                continue;
+            }
+            // Plaintext rustls decrypted beyond the request waits in it: no readiness event
+            // will say so.
+            if secure {
+                self.on_readable(slot);
             }
         }
     }
@@ -762,6 +857,9 @@ impl Delivery {
     }
 
     fn on_readable(&mut self, slot: usize) {
+        if self.live(slot).is_some_and(|c| c.tls.is_some()) {
+            return self.on_readable_tls(slot);
+        }
         let mut scratch = std::mem::take(&mut self.scratch);
         while let Some(conn) = self.live(slot) {
             match conn.stream.read(&mut scratch) {
@@ -781,6 +879,73 @@ impl Delivery {
                     self.doom(slot);
                     break;
                 }
+            }
+        }
+        self.scratch = scratch;
+    }
+
+    /// [`Delivery::on_readable`] through the socket's TLS connection: the plaintext it holds,
+    /// then what the socket has, record by record, until the socket would block.
+    fn on_readable_tls(&mut self, slot: usize) {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        while let Some(tls) = self.live(slot).and_then(|c| c.tls.as_mut()) {
+            match tls.reader().read(&mut scratch) {
+                // The client's close_notify.
+                Ok(0) => {
+                    self.doom(slot);
+                    break;
+                }
+                Ok(n) => {
+                    if !self.absorb(slot, &scratch[..n]) {
+                        break;
+                    }
+                    continue;
+                }
+                Err(error) if error.kind() == ErrorKind::WouldBlock => {}
+                Err(error) => {
+                    debug!(%error, "TLS read failed");
+                    self.doom(slot);
+                    break;
+                }
+            }
+            let Some(Conn {
+                stream,
+                tls: Some(tls),
+                ..
+            }) = self.live(slot)
+            else {
+                break;
+            };
+            match tls.read_tls(stream) {
+                Ok(0) => {
+                    self.doom(slot);
+                    break;
+                }
+                Ok(_) => {}
+                Err(error) if error.kind() == ErrorKind::WouldBlock => break,
+                Err(error) if error.kind() == ErrorKind::Interrupted => continue,
+                Err(error) => {
+                    debug!(%error, "read failed");
+                    self.doom(slot);
+                    break;
+                }
+            }
+            if let Err(error) = tls.process_new_packets() {
+                debug!(%error, "bad TLS record: connection closed");
+                // Best effort: the alert rustls queued.
+                let _ = tls.write_tls(stream);
+                self.stats.rejected.fetch_add(1, Relaxed);
+                self.doom(slot);
+                break;
+            }
+            // What the records asked for (a key update's answer, an alert).
+            if let Some(conn) = self.live(slot)
+                && conn.tls.as_ref().is_some_and(|t| t.wants_write())
+                && !conn.stalled
+                && !conn.flush()
+            {
+                self.doom(slot);
+                break;
             }
         }
         self.scratch = scratch;

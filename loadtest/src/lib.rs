@@ -18,6 +18,8 @@
 //!   against Colyseus, the same bots in its protocol).
 //! - [`floor`]: the relay's protocol delivered by one thread with bare `write` calls (the cost
 //!   of the kernel alone), for the same relay bots.
+//! - [`tls`]: `bench --tls`: a fresh self-signed certificate, the relay's and the floor's
+//!   rustls server side and the bots' client side that trusts it alone.
 //! - [`tracker`]: action → last-seat delivery, in one process on one monotonic clock.
 //! - [`stats`]: counters and HDR histograms, taken per measurement window, mergeable across
 //!   processes.
@@ -55,6 +57,7 @@ pub mod relay_bot;
 pub mod report;
 pub mod rng;
 pub mod stats;
+pub mod tls;
 pub mod tracker;
 pub mod witness;
 

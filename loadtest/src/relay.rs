@@ -5,6 +5,9 @@
 //! It is built the way the server is built, so the difference between them is the server's
 //! own work: the same WebSocket buffer settings, a reader per connection, and a writer task per
 //! connection that drains a bounded queue of shared `Bytes` with `feed` and one `flush`.
+//!
+//! With [`RelayConfig::tls`] it terminates TLS as the server does (tokio-rustls, in the
+//! connection's own task, before the WebSocket upgrade): `wss://` on the same paths.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -14,7 +17,8 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::handshake::server::{Request, Response};
@@ -32,7 +36,12 @@ pub struct RelayConfig {
     pub read_buffer_bytes: usize,
     /// Frames queued per connection before further ones are dropped (the server's default: 256).
     pub queue: usize,
+    /// Terminate TLS with this configuration (`wss://`); `None`: plain `ws://`.
+    pub tls: Option<Arc<tokio_rustls::rustls::ServerConfig>>,
 }
+
+/// How long a TLS handshake may take before the connection is dropped.
+const TLS_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl Default for RelayConfig {
     fn default() -> Self {
@@ -40,6 +49,7 @@ impl Default for RelayConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             read_buffer_bytes: 4 * 1024,
             queue: 256,
+            tls: None,
         }
     }
 }
@@ -135,6 +145,7 @@ impl Relay {
             .max_write_buffer_size(1 << 20)
             .max_message_size(Some(16 * 1024))
             .max_frame_size(Some(16 * 1024));
+        let acceptor = config.tls.clone().map(tokio_rustls::TlsAcceptor::from);
         tokio::pin!(shutdown);
         loop {
             let (stream, _) = tokio::select! {
@@ -147,14 +158,32 @@ impl Relay {
                     }
                 },
             };
-            tasks.spawn(serve(
-                stream,
+            let _ = stream.set_nodelay(true);
+            let (groups, stats, queue, stop) = (
                 Arc::clone(&groups),
                 Arc::clone(&stats),
-                ws_config,
                 config.queue.max(1),
                 stop.clone(),
-            ));
+            );
+            match &acceptor {
+                None => {
+                    tasks.spawn(serve(stream, groups, stats, ws_config, queue, stop));
+                }
+                Some(acceptor) => {
+                    let accept = acceptor.accept(stream);
+                    tasks.spawn(async move {
+                        let tls = tokio::select! {
+                            () = stop.cancelled() => return,
+                            tls = tokio::time::timeout(TLS_PATIENCE, accept) => tls,
+                        };
+                        match tls {
+                            Ok(Ok(tls)) => serve(tls, groups, stats, ws_config, queue, stop).await,
+                            Ok(Err(error)) => debug!(%error, "TLS handshake failed"),
+                            Err(_) => debug!("TLS handshake timed out"),
+                        }
+                    });
+                }
+            }
         }
         info!("relay shutting down");
         drop(listener);
@@ -164,15 +193,14 @@ impl Relay {
     }
 }
 
-async fn serve(
-    stream: TcpStream,
+async fn serve<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
+    stream: S,
     groups: Arc<Groups>,
     stats: Arc<RelayStats>,
     ws_config: WebSocketConfig,
     queue: usize,
     stop: CancellationToken,
 ) {
-    let _ = stream.set_nodelay(true);
     let id = groups.next_id.fetch_add(1, Relaxed);
     let (tx, mut rx) = mpsc::channel::<Bytes>(queue);
     let mut group: Option<(String, Arc<Members>)> = None;

@@ -13,14 +13,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use futures_util::{SinkExt, StreamExt};
-use tokio::net::TcpStream;
-use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_util::sync::CancellationToken;
 
 use crate::bot::{BotSettings, Group};
 use crate::colyseus::{self, ServerMessage};
-use crate::link::{ANSWER_PATIENCE, BotError, sleep_until};
+use crate::link::{ANSWER_PATIENCE, BotError, Socket, sleep_until};
 use crate::live::SeatedSignal;
 use crate::rng::Rng;
 use crate::stats::Window;
@@ -56,7 +54,7 @@ pub enum Framing {
 #[derive(Debug)]
 pub struct RelayBot {
     framing: Framing,
-    ws: WebSocketStream<TcpStream>,
+    ws: Socket,
     settings: Arc<BotSettings>,
     group: Arc<Group>,
     seat: usize,
@@ -77,7 +75,7 @@ impl RelayBot {
     /// A bot for `seat` of `group` on an open WebSocket to the group, where the first
     /// `actors` seats act, sending frames of `frame_bytes` bytes.
     pub fn new(
-        ws: WebSocketStream<TcpStream>,
+        ws: Socket,
         settings: Arc<BotSettings>,
         group: Arc<Group>,
         seat: usize,

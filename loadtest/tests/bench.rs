@@ -2,7 +2,8 @@
 //! binary is not built by `cargo test`): both start as subprocesses, the bots in a worker
 //! process take their seats, and every round has the reference step, the probes of the capacity
 //! search, the fsync figures and the relay / floor ratios; and its progress, written to a pipe,
-//! comes as plain lines.
+//! comes as plain lines. And `bench --tls`: the server, the relay and the floor all seat every
+//! bot over wss.
 #![allow(clippy::unwrap_used)]
 
 use std::time::Duration;
@@ -202,4 +203,124 @@ async fn growth_runs_every_size_and_compares_them() {
         }
         None => assert!(trend["flat"].is_null(), "{trend}"),
     }
+}
+
+/// `bench --tls` against the server (the binary next to this one: `cargo test --workspace`
+/// builds it for the server's own tests; alone, `cargo build -p grand-melee-server` first), the
+/// relay and the floor: every target seats every bot over wss, and none counts an error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_short_bench_over_wss_of_the_server_the_relay_and_the_floor() {
+    let loadtest = std::path::Path::new(env!("CARGO_BIN_EXE_grand-melee-loadtest"));
+    let server = loadtest.with_file_name("grand-melee-server");
+    assert!(
+        server.exists(),
+        "no server binary at {} (build it: cargo build -p grand-melee-server)",
+        server.display()
+    );
+    let output = tokio::process::Command::new(loadtest)
+        .args([
+            "bench",
+            "--tls",
+            "--targets",
+            "server,relay,floor",
+            "--tables",
+            "2",
+            "--seats",
+            "15",
+            "--starting-life",
+            "1000",
+            "--processes",
+            "1",
+            "--rounds",
+            "1",
+            "--probes",
+            "1",
+            "--cpu-think-ms",
+            "300",
+            "--think-max-ms",
+            "300",
+            "--think-min-ms",
+            "100",
+            "--step-secs",
+            "1",
+            "--warmup-secs",
+            "0",
+            "--fsync-samples",
+            "0",
+            "--json",
+        ])
+        .arg("--server-bin")
+        .arg(&server)
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(PATIENCE, output)
+        .await
+        .unwrap()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    for expected in [
+        "] round 1/1 · server (wss) · starting",
+        "] round 1/1 · relay (wss) · starting",
+        "] round 1/1 · floor (wss) · starting",
+    ] {
+        assert!(
+            stderr.lines().any(|line| line.contains(expected)),
+            "no progress line with {expected:?} in:\n{stderr}"
+        );
+    }
+    let result: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(result["tls"], true);
+    let targets = result["rounds"][0]["targets"].as_array().unwrap();
+    let names: Vec<&str> = targets
+        .iter()
+        .map(|t| t["target"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["server", "relay", "floor"]);
+    for target in targets {
+        let name = &target["target"];
+        assert_eq!(target["seats"], 30, "every bot seated at {name}");
+        let totals = &target["totals"];
+        for counter in [
+            "errors",
+            "disconnects",
+            "gaps",
+            "connect_failures",
+            "undelivered_actions",
+        ] {
+            assert_eq!(totals[counter], 0, "{counter} at {name}");
+        }
+        assert!(
+            totals["deliveries"].as_u64().unwrap() > 0,
+            "deliveries at {name}"
+        );
+        let step = &target["steps"][0];
+        assert!(step["deliveries_per_s"].as_f64().unwrap() > 0.0, "{name}");
+    }
+    // The server's own counters were read over https.
+    assert!(
+        targets[0]["steps"][0]["server"].is_object(),
+        "{}",
+        targets[0]["steps"][0]
+    );
+}
+
+/// `--tls` with Colyseus is refused before anything starts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_with_colyseus_is_refused_up_front() {
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_grand-melee-loadtest"))
+        .args(["bench", "--tls", "--targets", "relay,colyseus"])
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(PATIENCE, output)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("Colyseus is measured on ws only"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("starting"), "nothing started: {stderr}");
 }

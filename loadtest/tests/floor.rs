@@ -1,7 +1,9 @@
 //! The floor on a loopback port: the relay bots run against it unchanged, every frame reaches
 //! every member of its group exactly once whatever its length form, pings are answered, what
 //! the floor does not take closes the connection, and a member that stops reading is dropped
-//! once its backlog passes the limit without holding up the others.
+//! once its backlog passes the limit without holding up the others. Over TLS (`wss://`, rustls
+//! on the one delivery thread), the same: relay bots get every frame, a wss client its group's
+//! frames, and a plain client, or garbage in place of a record, closes that connection only.
 #![allow(clippy::unwrap_used)]
 
 use std::collections::HashMap;
@@ -9,10 +11,15 @@ use std::net::SocketAddr;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use futures_util::{SinkExt, StreamExt};
 use grand_melee_loadtest::fleet::{Fleet, FleetConfig, Target, starting_turns};
 use grand_melee_loadtest::floor::{Floor, FloorConfig};
+use grand_melee_loadtest::tls::{SelfSigned, client_config_pem, server_config_pem};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpSocket, TcpStream};
+use tokio_rustls::rustls;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
@@ -247,4 +254,193 @@ async fn a_member_that_stops_reading_is_dropped_and_the_others_go_on() {
     assert_eq!(stats.dropped.load(Relaxed), 1, "the sleeper was dropped");
     assert_eq!(stats.frames_in.load(Relaxed), FRAMES as u64);
     handle.shutdown();
+}
+
+/// A fresh certificate: the floor's side, and a client's that trusts it alone.
+struct Pair {
+    server: Arc<rustls::ServerConfig>,
+    client: Arc<rustls::ClientConfig>,
+    certificate: SelfSigned,
+}
+
+fn pair() -> Pair {
+    let certificate = SelfSigned::generate().unwrap();
+    let server = server_config_pem(
+        certificate.cert_pem.as_bytes(),
+        certificate.key_pem.as_bytes(),
+    )
+    .unwrap();
+    let client = client_config_pem(certificate.cert_pem.as_bytes()).unwrap();
+    Pair {
+        server,
+        client,
+        certificate,
+    }
+}
+
+type Wss = WebSocketStream<tokio_rustls::client::TlsStream<TcpStream>>;
+
+/// A `wss://` client of `group`, checking the certificate's name `localhost`.
+async fn connect_wss(addr: SocketAddr, group: &str, client: &Arc<rustls::ClientConfig>) -> Wss {
+    let tcp = TcpStream::connect(addr).await.unwrap();
+    tcp.set_nodelay(true).unwrap();
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let tls = tokio_rustls::TlsConnector::from(Arc::clone(client))
+        .connect(name, tcp)
+        .await
+        .unwrap();
+    let url = format!("wss://localhost:{}/relay/{group}", addr.port());
+    tokio_tungstenite::client_async(url, tls).await.unwrap().0
+}
+
+async fn next_binary_wss(ws: &mut Wss) -> Vec<u8> {
+    loop {
+        match ws.next().await.unwrap().unwrap() {
+            Message::Binary(bytes) => return bytes.to_vec(),
+            Message::Pong(_) => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_tls_relay_bots_get_every_frame_of_their_group() {
+    let tls = pair();
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, _) = tls.certificate.write_to(dir.path()).unwrap();
+    let floor = Floor::bind(FloorConfig {
+        tls: Some(Arc::clone(&tls.server)),
+        ..FloorConfig::default()
+    })
+    .unwrap();
+    let addr = floor.local_addr().unwrap();
+    let stats = floor.stats();
+    let handle = floor.start().unwrap();
+    const FRAMES: u32 = 10;
+    const SEATS: u8 = 15;
+    let mut fleet = Fleet::launch(FleetConfig {
+        base_url: format!("wss://{addr}"),
+        target: Target::Floor,
+        tables: 2,
+        seats: SEATS,
+        think: Duration::from_millis(1),
+        games: Some(FRAMES),
+        relay_frame_bytes: 300,
+        ca_cert: Some(cert),
+        ..FleetConfig::default()
+    });
+    assert!(
+        fleet.finished(PATIENCE).await,
+        "every relay bot got its frames"
+    );
+    let window = fleet.join().await;
+    let c = &window.counts;
+    let actors = starting_turns(SEATS, 2) as u64;
+    let frames = 2 * actors * u64::from(FRAMES);
+    assert_eq!((c.errors, c.disconnects, c.gaps), (0, 0, 0));
+    assert_eq!(c.connect_failures, 0);
+    assert_eq!(c.seated, 2 * u64::from(SEATS), "every bot seated over wss");
+    assert_eq!(c.actions, frames);
+    assert_eq!(c.acks, frames);
+    assert_eq!(c.deliveries, frames * u64::from(SEATS));
+    assert_eq!(c.delivery_bytes, c.deliveries * 300);
+    assert_eq!(c.undelivered_actions, 0);
+    handle.shutdown();
+    assert_eq!(stats.frames_in.load(Relaxed), frames);
+    assert_eq!(stats.frames_out.load(Relaxed), c.deliveries);
+    assert_eq!(stats.dropped.load(Relaxed), 0);
+    assert_eq!(stats.rejected.load(Relaxed), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_tls_a_wss_client_gets_its_groups_frames_and_plain_or_garbage_is_dropped() {
+    let tls = pair();
+    let floor = Floor::bind(FloorConfig {
+        tls: Some(Arc::clone(&tls.server)),
+        ..FloorConfig::default()
+    })
+    .unwrap();
+    let addr = floor.local_addr().unwrap();
+    let stats = floor.stats();
+    let handle = floor.start().unwrap();
+
+    // A plain ws client of a TLS floor: its request is not a TLS record; it is dropped.
+    let plain = TcpStream::connect(addr).await.unwrap();
+    let refused = tokio::time::timeout(
+        PATIENCE,
+        tokio_tungstenite::client_async(format!("ws://{addr}/relay/a"), plain),
+    )
+    .await
+    .unwrap();
+    assert!(refused.is_err(), "a plain client is not upgraded");
+
+    let mut a1 = connect_wss(addr, "a", &tls.client).await;
+    let mut a2 = connect_wss(addr, "a", &tls.client).await;
+    let mut b1 = connect_wss(addr, "b", &tls.client).await;
+    assert_eq!(stats.open.load(Relaxed), 3, "the plain client never joined");
+
+    // Every length form the floor takes (16 KiB at most), tagged and in order.
+    const SIZES: [usize; 6] = [8, 125, 126, 1000, 16_000, 16 * 1024];
+    for (n, &size) in SIZES.iter().enumerate() {
+        let mut frame = vec![n as u8 ^ 0x5A; size];
+        frame[0] = n as u8;
+        a1.send(Message::Binary(frame.into())).await.unwrap();
+    }
+    for ws in [&mut a1, &mut a2] {
+        for (n, &size) in SIZES.iter().enumerate() {
+            let frame = next_binary_wss(ws).await;
+            assert_eq!(
+                (frame.len(), frame[0]),
+                (size, n as u8),
+                "frame {n} in order"
+            );
+            assert!(frame[1..].iter().all(|&b| b == n as u8 ^ 0x5A), "intact");
+        }
+    }
+    // The other group saw none of them: its next frame is its own.
+    b1.send(Message::Binary(b"group b"[..].into()))
+        .await
+        .unwrap();
+    assert_eq!(next_binary_wss(&mut b1).await, b"group b");
+
+    // Garbage in place of a TLS record closes that connection only.
+    let mut a3 = connect_wss(addr, "a", &tls.client).await;
+    a3.get_mut()
+        .get_mut()
+        .0
+        .write_all(b"GET / HTTP/1.1\r\n\r\n")
+        .await
+        .unwrap();
+    let after = tokio::time::timeout(PATIENCE, a3.next()).await.unwrap();
+    assert!(
+        !matches!(after, Some(Ok(Message::Binary(_)))),
+        "the garbled connection is closed: {after:?}"
+    );
+    a2.send(Message::Binary(b"still here"[..].into()))
+        .await
+        .unwrap();
+    for ws in [&mut a1, &mut a2] {
+        assert_eq!(next_binary_wss(ws).await, b"still here");
+    }
+    // A ping is answered over TLS too.
+    b1.send(Message::Ping(b"hi"[..].into())).await.unwrap();
+    match b1.next().await.unwrap().unwrap() {
+        Message::Pong(payload) => assert_eq!(&payload[..], b"hi"),
+        other => panic!("expected the pong, got {other:?}"),
+    }
+
+    handle.shutdown();
+    // Every thread has stopped: the counters are final.
+    let sent = SIZES.len() as u64 + 2;
+    assert_eq!(stats.frames_in.load(Relaxed), sent);
+    assert_eq!(
+        stats.frames_out.load(Relaxed),
+        2 * SIZES.len() as u64 + 1 + 2
+    );
+    assert_eq!(stats.dropped.load(Relaxed), 0);
+    assert_eq!(
+        stats.rejected.load(Relaxed),
+        2,
+        "the plain client and the garbled one"
+    );
 }

@@ -50,7 +50,7 @@ async fn bots_play_whole_games_and_every_message_is_accounted_for() {
     }));
     // What the bench reads of the server's own counters, before and after.
     let base_url = format!("ws://{addr}");
-    let counters_before = evidence::read_server(&base_url).await.unwrap();
+    let counters_before = evidence::read_server(&base_url, None).await.unwrap();
 
     let fleet = Fleet::launch(FleetConfig {
         base_url: base_url.clone(),
