@@ -159,8 +159,11 @@ async fn a_climb_goes_on_across_a_restart() {
     assert_eq!(climb(&view).flipped, None);
     assert_eq!(climb(&view).discard.len(), climb(&before).discard.len() + 1);
 }
-/// Climbs from the mirror until the mountain is complete or the deck ran out: each card turned
-/// over goes to the first place it may, else to the discard pile.
+/// Climbs from the mirror until the mountain is complete or the deck ran out: the card to place
+/// (the one turned over, or right after a placement the discard pile's top) goes to the first
+/// place it may; a turned-over card that fits nowhere is discarded, and otherwise the next card
+/// is turned over. (Flipping while the discard pile's top may be placed is refused once the
+/// deck is empty: the climb then goes on from the discard pile.)
 async fn climb_up(ann: &mut Client) {
     use grand_melee_protocol::Mirror;
     use grand_melee_protocol::mountain_magic::MountainMagic;
@@ -170,18 +173,12 @@ async fn climb_up(ann: &mut Client) {
         if mountain.phase != MmPhase::Climbing {
             return;
         }
-        let command = match mountain.flipped {
-            None => MountainCommand::Flip,
-            Some(card) => {
-                let mirror = Mirror::<MountainMagic>::of(&view).unwrap();
-                let place = (1..7u8)
-                    .flat_map(|row| (0..7 - row).map(move |pos| (row, pos)))
-                    .find(|&(row, pos)| mirror.table().climb().may_place_at(card, row, pos));
-                match place {
-                    Some((row, pos)) => MountainCommand::Place { row, pos },
-                    None => MountainCommand::Discard,
-                }
-            }
+        let mirror = Mirror::<MountainMagic>::of(&view).unwrap();
+        let climbing = mirror.table().climb();
+        let command = match (climbing.placements().first(), mountain.flipped) {
+            (Some(&(row, pos)), _) => MountainCommand::Place { row, pos },
+            (None, Some(_)) => MountainCommand::Discard,
+            (None, None) => MountainCommand::Flip,
         };
         send(ann, command).await.unwrap();
     }
