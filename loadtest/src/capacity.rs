@@ -3,12 +3,19 @@
 //! which think time to probe next and is told how each probe went; the benchmark runs them.
 //!
 //! The light end (the longest think time) is probed first: over the bound there, the target has
-//! no capacity in the range. Then the heavy end: within the bound there, the capacity is at
-//! least that probe's rate (a lower bound, printed `≥`). Otherwise each further probe is the
-//! geometric mean of the lightest failing and the heaviest passing think time, and replaces one
-//! of them. The capacity is the delivery rate of the heaviest passing probe.
+//! no capacity in the range. Then the heavy end. Within the bound there, the search goes on past
+//! it, halving the think time until a probe fails: the heavy end is a first guess, not a
+//! ceiling, so each target's own limit is found rather than the range's. Once a probe has failed,
+//! each further probe is the geometric mean of the lightest failing and the heaviest passing
+//! think time, and replaces one of them, until the two are within [`PRECISION`] of each other
+//! (or the probes run out). The capacity is the delivery rate of the heaviest passing probe; if
+//! no probe failed before the probes ran out, it is only a lower bound (printed `≥`).
 
 use serde::{Deserialize, Serialize};
+
+/// The search ends once the lightest failing think time is within this share of the heaviest
+/// passing one (5 %): the capacity is then known to within about that much.
+pub const PRECISION: f64 = 0.05;
 
 /// What a capacity search found.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -89,6 +96,8 @@ impl Bisection {
         }
         Some(match (self.passing, self.failing) {
             (None, _) => self.light_ms,
+            // Past the heavy end while every probe passes: twice the load each time.
+            (Some((pass, _)), None) if pass <= self.heavy_ms => pass / 2.0,
             (Some(_), None) => self.heavy_ms,
             (Some((pass, _)), Some(fail)) => (pass * fail).sqrt(),
         })
@@ -101,10 +110,6 @@ impl Bisection {
             if self.passing.is_none_or(|(pass, _)| think_ms < pass) {
                 self.passing = Some((think_ms, deliveries_per_s));
             }
-            // Within the bound at the heavy end: nothing heavier to look for.
-            if think_ms <= self.heavy_ms {
-                self.settled = true;
-            }
         } else {
             if self.failing.is_none_or(|fail| think_ms > fail) {
                 self.failing = Some(think_ms);
@@ -113,6 +118,12 @@ impl Bisection {
             if self.passing.is_none() {
                 self.settled = true;
             }
+        }
+        // The bracket is narrow enough.
+        if let (Some((pass, _)), Some(fail)) = (self.passing, self.failing)
+            && pass <= fail * (1.0 + PRECISION)
+        {
+            self.settled = true;
         }
     }
 
@@ -158,17 +169,56 @@ mod tests {
     }
 
     #[test]
-    fn within_the_bound_at_the_heavy_end_is_a_lower_bound_after_two() {
-        let (probes, outcome) = search(4000.0, 400.0, 5, 100.0);
-        assert_eq!(probes, [4000.0, 400.0]);
+    fn within_the_bound_at_the_heavy_end_goes_on_doubling_the_load_until_a_probe_fails() {
+        // Passes down to 100 ms: 400, 200 and 100 pass, 50 fails, then the bracket narrows.
+        let (probes, outcome) = search(4000.0, 400.0, 12, 100.0);
+        assert_eq!(&probes[..5], &[4000.0, 400.0, 200.0, 100.0, 50.0]);
+        let Capacity::Bracketed {
+            think_ms,
+            failing_think_ms,
+            ..
+        } = outcome
+        else {
+            panic!("{outcome:?}");
+        };
+        assert!(think_ms >= 100.0 && failing_think_ms < 100.0, "{outcome:?}");
+        assert!(
+            think_ms / failing_think_ms <= 1.0 + PRECISION,
+            "{outcome:?}"
+        );
+    }
+
+    #[test]
+    fn a_target_that_never_fails_is_a_lower_bound_when_the_probes_run_out() {
+        let (probes, outcome) = search(4000.0, 400.0, 4, 1.0);
+        assert_eq!(probes, [4000.0, 400.0, 200.0, 100.0]);
         assert_eq!(
             outcome,
             Capacity::AtLeast {
-                deliveries_per_s: 2500.0,
-                think_ms: 400.0
+                deliveries_per_s: 10_000.0,
+                think_ms: 100.0
             }
         );
         assert!(outcome.is_lower_bound());
+    }
+
+    #[test]
+    fn the_search_stops_once_the_bracket_is_within_five_percent() {
+        for limit in [450.0, 700.0, 1000.0, 1900.0, 2500.0, 3900.0] {
+            let (probes, outcome) = search(4000.0, 400.0, 50, limit);
+            let Capacity::Bracketed {
+                think_ms,
+                failing_think_ms,
+                ..
+            } = outcome
+            else {
+                panic!("{limit}: {outcome:?}");
+            };
+            assert!(think_ms >= limit && failing_think_ms < limit, "{limit}");
+            assert!(think_ms / failing_think_ms <= 1.0 + PRECISION, "{limit}");
+            // The bracket before the last probe was wider: no probe was wasted.
+            assert!(probes.len() <= 2 + 6, "{limit}: {probes:?}");
+        }
     }
 
     #[test]

@@ -58,6 +58,9 @@ pub struct MachineWindow {
     pub busy_cores: f64,
     /// Share of all CPU time the hypervisor took away (0–1).
     pub steal_share: f64,
+    /// Share of all CPU time nobody used (0–1): what the machine had left.
+    #[serde(default)]
+    pub idle_share: f64,
 }
 
 /// The machine between two readings `seconds` apart.
@@ -76,6 +79,7 @@ pub fn machine_between(
     Some(MachineWindow {
         busy_cores: busy as f64 / 100.0 / seconds,
         steal_share: steal as f64 / total as f64,
+        idle_share: idle as f64 / total as f64,
     })
 }
 

@@ -186,6 +186,18 @@ impl TargetResult {
         self.steps.iter().find(|s| s.kind == StepKind::Reference)
     }
 
+    /// The step the capacity was measured at (the heaviest passing probe), if there is one.
+    pub fn capacity_step(&self) -> Option<&StepResult> {
+        let think_ms = match self.capacity? {
+            Capacity::None => return None,
+            Capacity::AtLeast { think_ms, .. } | Capacity::Bracketed { think_ms, .. } => think_ms,
+        };
+        self.steps
+            .iter()
+            .filter(|s| s.kind != StepKind::Fixed)
+            .find(|s| (s.think_ms - think_ms).abs() < 1e-6)
+    }
+
     /// The highest delivery rate of a step that kept p99 action → last delivery under the
     /// bound, and that step.
     pub fn best_step(&self) -> Option<&StepResult> {
@@ -290,8 +302,9 @@ pub fn evidence_lines(result: &TargetResult) -> String {
         }
         if let Some(machine) = &s.machine {
             parts.push(format!(
-                "machine busy {:.2} cores, steal {:.2} %",
+                "machine busy {:.2} cores, idle {:.1} %, steal {:.2} %",
                 machine.busy_cores,
+                machine.idle_share * 100.0,
                 machine.steal_share * 100.0
             ));
         }
@@ -376,6 +389,9 @@ pub fn target_text(result: &TargetResult) -> String {
             "capacity (p99 action → last delivery < {P99_BOUND_MS} ms): {}",
             capacity_text(capacity)
         );
+        if let Some(step) = result.capacity_step() {
+            let _ = writeln!(out, "  at that probe: {}", harness_text(step));
+        }
         return out;
     }
     match result.best_step() {
@@ -391,6 +407,28 @@ pub fn target_text(result: &TargetResult) -> String {
         }
     }
     out
+}
+
+/// Below this share of the machine left idle at the capacity's probe, the bots and the target
+/// were fighting for the last of the CPU: the capacity is then the harness's ceiling as much as
+/// the target's.
+pub const HARNESS_CEILING_IDLE: f64 = 0.10;
+
+/// What the harness itself took at a probe, and whether the machine was full:
+/// `bots 0.62 cores, machine idle 23.0 %` (+ a warning under [`HARNESS_CEILING_IDLE`]).
+pub fn harness_text(step: &StepResult) -> String {
+    let bots = step.bots_cpu_cores.map_or_else(
+        || "bots' CPU not read".to_owned(),
+        |c| format!("bots {c:.2} cores"),
+    );
+    match step.machine {
+        None => format!("{bots}, machine not read"),
+        Some(m) if m.idle_share < HARNESS_CEILING_IDLE => format!(
+            "{bots}, machine idle {:.1} %: the machine was full, so this is the harness's ceiling as much as the target's (a bound: ≥)",
+            m.idle_share * 100.0
+        ),
+        Some(m) => format!("{bots}, machine idle {:.1} %", m.idle_share * 100.0),
+    }
 }
 
 /// A capacity in words: `12345 deliveries/s (think 1265 ms; over the bound at 949 ms)`.
@@ -602,6 +640,13 @@ pub struct TargetSummary {
     pub bots_cpu_cores: Series,
     /// The capacity, deliveries/s.
     pub capacity: Series,
+    /// The bots' CPU at the capacity's probe, cores.
+    #[serde(default)]
+    pub bots_cpu_cores_at_capacity: Series,
+    /// What the machine had left at the capacity's probe, % of its CPU time: near 0, the
+    /// capacity is the harness's ceiling as much as the target's.
+    #[serde(default)]
+    pub idle_percent_at_capacity: Series,
     /// Resident memory per seat, KiB.
     pub rss_per_seat_kib: Series,
     /// The server's own p99 request received → last copy queued at the reference step, the
@@ -815,6 +860,16 @@ impl Summary {
                 }),
                 capacity: per_round(target, &|t| {
                     capacity_figure(t).map(|(value, bound)| Ratio { value, bound })
+                }),
+                bots_cpu_cores_at_capacity: per_round(target, &|t| {
+                    exact(t.capacity_step().and_then(|s| s.bots_cpu_cores))
+                }),
+                idle_percent_at_capacity: per_round(target, &|t| {
+                    exact(
+                        t.capacity_step()
+                            .and_then(|s| s.machine)
+                            .map(|m| m.idle_share * 100.0),
+                    )
                 }),
                 rss_per_seat_kib: per_round(target, &|t| {
                     exact(t.rss_per_seat_kib().map(|(total, _)| total))
@@ -1035,6 +1090,32 @@ pub fn summary_text(summary: &Summary) -> String {
         );
         row(&mut out, "", "bots CPU cores (ref)", &t.bots_cpu_cores, 2);
         row(&mut out, "", "capacity deliveries/s", &t.capacity, 0);
+        if t.bots_cpu_cores_at_capacity
+            .per_round
+            .iter()
+            .any(Option::is_some)
+        {
+            row(
+                &mut out,
+                "",
+                "bots CPU cores (cap)",
+                &t.bots_cpu_cores_at_capacity,
+                2,
+            );
+        }
+        if t.idle_percent_at_capacity
+            .per_round
+            .iter()
+            .any(Option::is_some)
+        {
+            row(
+                &mut out,
+                "",
+                "machine idle % (cap)",
+                &t.idle_percent_at_capacity,
+                1,
+            );
+        }
         row(&mut out, "", "RSS KiB/seat", &t.rss_per_seat_kib, 2);
         if t.own_p99_ms_at_most.per_round.iter().any(Option::is_some) {
             row(
@@ -1245,6 +1326,68 @@ mod tests {
             totals: Counts::default(),
             mean_delivery_bytes: 100.0,
         }
+    }
+
+    #[test]
+    fn the_capacity_names_its_probe_and_says_when_the_machine_was_full() {
+        let capacity = Capacity::Bracketed {
+            deliveries_per_s: 90_000.0,
+            think_ms: 900.0,
+            failing_think_ms: 870.0,
+        };
+        let mut result = target(Target::Floor, 8.0, capacity, 100);
+        let probe = |think_ms, bots, idle_share| {
+            let mut step = StepResult::new(think_ms, &WindowData::default(), None, Some(bots));
+            step.kind = StepKind::Probe;
+            step.bots_cpu_cores = Some(bots);
+            step.machine = Some(MachineWindow {
+                busy_cores: 2.0 * (1.0 - idle_share),
+                steal_share: 0.0,
+                idle_share,
+            });
+            step
+        };
+        result.steps.push(probe(870.0, 0.9, 0.01));
+        result.steps.push(probe(900.0, 0.8, 0.05));
+        let step = result.capacity_step().unwrap();
+        assert_eq!(
+            step.think_ms, 900.0,
+            "the heaviest passing probe, not the failing one"
+        );
+        let text = harness_text(step);
+        assert!(
+            text.starts_with("bots 0.80 cores, machine idle 5.0 %"),
+            "{text}"
+        );
+        assert!(text.contains("harness's ceiling"), "{text}");
+        result.steps[2] = probe(900.0, 0.5, 0.30);
+        let text = harness_text(result.capacity_step().unwrap());
+        assert_eq!(text, "bots 0.50 cores, machine idle 30.0 %");
+        let rounds = [RoundResult {
+            round: 1,
+            fsync: None,
+            frame_bytes: 120,
+            targets: vec![result],
+        }];
+        let summary = Summary::new(&rounds, 2000.0);
+        let t = &summary.targets[0];
+        assert_eq!(
+            t.bots_cpu_cores_at_capacity.median().map(|r| r.value),
+            Some(0.5)
+        );
+        assert_eq!(
+            t.idle_percent_at_capacity.median().map(|r| r.value),
+            Some(30.0)
+        );
+        let text = summary_text(&summary);
+        assert!(text.contains("bots CPU cores (cap)"), "{text}");
+        assert!(text.contains("machine idle % (cap)"), "{text}");
+        // No capacity, no probe to name.
+        assert!(
+            target(Target::Floor, 8.0, Capacity::None, 100)
+                .capacity_step()
+                .is_none()
+        );
     }
 
     #[test]
