@@ -1067,6 +1067,12 @@ pub fn summary_text(summary: &Summary) -> String {
             spread_cells(series, digits)
         );
     };
+    // A row only for a figure some round measured (the server's own counters, the machine's).
+    let measured_row = |out: &mut String, name: &str, series: &Series, digits: usize| {
+        if series.per_round.iter().any(Option::is_some) {
+            row(out, "", name, series, digits);
+        }
+    };
     let _ = writeln!(
         out,
         "== per target over {rounds} round(s): each round, median, min–max, spread = (max − min) / median"
@@ -1090,45 +1096,26 @@ pub fn summary_text(summary: &Summary) -> String {
         );
         row(&mut out, "", "bots CPU cores (ref)", &t.bots_cpu_cores, 2);
         row(&mut out, "", "capacity deliveries/s", &t.capacity, 0);
-        if t.bots_cpu_cores_at_capacity
-            .per_round
-            .iter()
-            .any(Option::is_some)
-        {
-            row(
-                &mut out,
-                "",
-                "bots CPU cores (cap)",
-                &t.bots_cpu_cores_at_capacity,
-                2,
-            );
-        }
-        if t.idle_percent_at_capacity
-            .per_round
-            .iter()
-            .any(Option::is_some)
-        {
-            row(
-                &mut out,
-                "",
-                "machine idle % (cap)",
-                &t.idle_percent_at_capacity,
-                1,
-            );
-        }
+        measured_row(
+            &mut out,
+            "bots CPU cores (cap)",
+            &t.bots_cpu_cores_at_capacity,
+            2,
+        );
+        measured_row(
+            &mut out,
+            "machine idle % (cap)",
+            &t.idle_percent_at_capacity,
+            1,
+        );
         row(&mut out, "", "RSS KiB/seat", &t.rss_per_seat_kib, 2);
-        if t.own_p99_ms_at_most.per_round.iter().any(Option::is_some) {
-            row(
-                &mut out,
-                "",
-                "own p99 ms at most (ref)",
-                &t.own_p99_ms_at_most,
-                1,
-            );
-        }
-        if t.steal_percent.per_round.iter().any(Option::is_some) {
-            row(&mut out, "", "machine steal % (ref)", &t.steal_percent, 2);
-        }
+        measured_row(
+            &mut out,
+            "own p99 ms at most (ref)",
+            &t.own_p99_ms_at_most,
+            1,
+        );
+        measured_row(&mut out, "machine steal % (ref)", &t.steal_percent, 2);
     }
     if !summary.pairs.is_empty() {
         let _ = writeln!(out);

@@ -13,47 +13,65 @@ use serde_json::Value;
 /// A bound on a failure, not a pace: the run takes a few seconds.
 const PATIENCE: Duration = Duration::from_secs(120);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_short_bench_of_the_relay_and_the_floor() {
+/// What every short run here shares: one worker process, one round, one-second steps without
+/// warm-up, a capacity search down to 100 ms at most, the result as JSON.
+const SHORT: &[&str] = &[
+    "--processes",
+    "1",
+    "--rounds",
+    "1",
+    "--think-min-ms",
+    "100",
+    "--step-secs",
+    "1",
+    "--warmup-secs",
+    "0",
+    "--json",
+];
+
+/// `grand-melee-loadtest` with `args`, run to its end within [`PATIENCE`].
+async fn loadtest(args: &[&str]) -> std::process::Output {
     let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_grand-melee-loadtest"))
-        .args([
-            "bench",
-            "--targets",
-            "relay,floor",
-            "--tables",
-            "2",
-            "--seats",
-            "15",
-            "--processes",
-            "1",
-            "--rounds",
-            "1",
-            "--probes",
-            "2",
-            "--cpu-think-ms",
-            "200",
-            "--think-max-ms",
-            "300",
-            "--think-min-ms",
-            "100",
-            "--step-secs",
-            "1",
-            "--warmup-secs",
-            "0",
-            "--fsync-samples",
-            "5",
-            "--relay-frame-bytes",
-            "120",
-            "--json",
-        ])
+        .args(args)
         .kill_on_drop(true)
         .output();
-    let output = tokio::time::timeout(PATIENCE, output)
+    tokio::time::timeout(PATIENCE, output)
         .await
         .unwrap()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
+        .unwrap()
+}
+
+/// A short `bench` with `args` (and [`SHORT`]) that must succeed: its JSON result, and its
+/// standard error (the progress lines).
+async fn short_bench(args: &[&str]) -> (Value, String) {
+    let args: Vec<&str> = ["bench"].iter().chain(args).chain(SHORT).copied().collect();
+    let output = loadtest(&args).await;
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(output.status.success(), "{stderr}");
+    (serde_json::from_slice(&output.stdout).unwrap(), stderr)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_short_bench_of_the_relay_and_the_floor() {
+    let (result, stderr) = short_bench(&[
+        "--targets",
+        "relay,floor",
+        "--tables",
+        "2",
+        "--seats",
+        "15",
+        "--probes",
+        "2",
+        "--cpu-think-ms",
+        "200",
+        "--think-max-ms",
+        "300",
+        "--fsync-samples",
+        "5",
+        "--relay-frame-bytes",
+        "120",
+    ])
+    .await;
     // Standard error is a pipe here, not a terminal: the progress comes as plain lines.
     for expected in [
         "] round 1/1 · relay · starting",
@@ -69,7 +87,6 @@ async fn a_short_bench_of_the_relay_and_the_floor() {
             "no progress line with {expected:?} in:\n{stderr}"
         );
     }
-    let result: Value = serde_json::from_slice(&output.stdout).unwrap();
     let rounds = result["rounds"].as_array().unwrap();
     assert_eq!(rounds.len(), 1);
     let round = &rounds[0];
@@ -130,46 +147,25 @@ async fn a_short_bench_of_the_relay_and_the_floor() {
 /// accounting beside every step.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn growth_runs_every_size_and_compares_them() {
-    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_grand-melee-loadtest"))
-        .args([
-            "bench",
-            "--growth",
-            "2,3",
-            "--targets",
-            "relay",
-            "--seats",
-            "15",
-            "--processes",
-            "1",
-            "--rounds",
-            "1",
-            "--probes",
-            "1",
-            "--cpu-think-ms",
-            "300",
-            "--think-max-ms",
-            "300",
-            "--think-min-ms",
-            "100",
-            "--step-secs",
-            "1",
-            "--warmup-secs",
-            "0",
-            "--fsync-samples",
-            "0",
-            "--relay-frame-bytes",
-            "120",
-            "--json",
-        ])
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(PATIENCE, output)
-        .await
-        .unwrap()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
-    let result: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let (result, _) = short_bench(&[
+        "--growth",
+        "2,3",
+        "--targets",
+        "relay",
+        "--seats",
+        "15",
+        "--probes",
+        "1",
+        "--cpu-think-ms",
+        "300",
+        "--think-max-ms",
+        "300",
+        "--fsync-samples",
+        "0",
+        "--relay-frame-bytes",
+        "120",
+    ])
+    .await;
     let runs = result["runs"].as_array().unwrap();
     let seats: Vec<u64> = runs.iter().map(|r| r["seats"].as_u64().unwrap()).collect();
     assert_eq!(seats, [30, 45]);
@@ -210,55 +206,35 @@ async fn growth_runs_every_size_and_compares_them() {
 /// relay and the floor: every target seats every bot over wss, and none counts an error.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_short_bench_over_wss_of_the_server_the_relay_and_the_floor() {
-    let loadtest = std::path::Path::new(env!("CARGO_BIN_EXE_grand-melee-loadtest"));
-    let server = loadtest.with_file_name("grand-melee-server");
+    let server = std::path::Path::new(env!("CARGO_BIN_EXE_grand-melee-loadtest"))
+        .with_file_name("grand-melee-server");
     assert!(
         server.exists(),
         "no server binary at {} (build it: cargo build -p grand-melee-server)",
         server.display()
     );
-    let output = tokio::process::Command::new(loadtest)
-        .args([
-            "bench",
-            "--tls",
-            "--targets",
-            "server,relay,floor",
-            "--tables",
-            "2",
-            "--seats",
-            "15",
-            "--starting-life",
-            "1000",
-            "--processes",
-            "1",
-            "--rounds",
-            "1",
-            "--probes",
-            "1",
-            "--cpu-think-ms",
-            "300",
-            "--think-max-ms",
-            "300",
-            "--think-min-ms",
-            "100",
-            "--step-secs",
-            "1",
-            "--warmup-secs",
-            "0",
-            "--fsync-samples",
-            "0",
-            "--json",
-        ])
-        .arg("--server-bin")
-        .arg(&server)
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(PATIENCE, output)
-        .await
-        .unwrap()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
+    let (result, stderr) = short_bench(&[
+        "--tls",
+        "--targets",
+        "server,relay,floor",
+        "--tables",
+        "2",
+        "--seats",
+        "15",
+        "--starting-life",
+        "1000",
+        "--probes",
+        "1",
+        "--cpu-think-ms",
+        "300",
+        "--think-max-ms",
+        "300",
+        "--fsync-samples",
+        "0",
+        "--server-bin",
+        server.to_str().unwrap(),
+    ])
+    .await;
     for expected in [
         "] round 1/1 · server (wss) · starting",
         "] round 1/1 · relay (wss) · starting",
@@ -269,7 +245,6 @@ async fn a_short_bench_over_wss_of_the_server_the_relay_and_the_floor() {
             "no progress line with {expected:?} in:\n{stderr}"
         );
     }
-    let result: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(result["tls"], true);
     let targets = result["rounds"][0]["targets"].as_array().unwrap();
     let names: Vec<&str> = targets
@@ -308,14 +283,7 @@ async fn a_short_bench_over_wss_of_the_server_the_relay_and_the_floor() {
 /// `--tls` with Colyseus is refused before anything starts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tls_with_colyseus_is_refused_up_front() {
-    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_grand-melee-loadtest"))
-        .args(["bench", "--tls", "--targets", "relay,colyseus"])
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(PATIENCE, output)
-        .await
-        .unwrap()
-        .unwrap();
+    let output = loadtest(&["bench", "--tls", "--targets", "relay,colyseus"]).await;
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(

@@ -40,8 +40,11 @@ async fn connect(addr: SocketAddr, group: &str) -> Ws {
         .0
 }
 
-/// The next binary frame (pongs skipped).
-async fn next_binary(ws: &mut Ws) -> Vec<u8> {
+/// The next binary frame (pongs skipped), over ws or wss.
+async fn next_binary<S>(ws: &mut WebSocketStream<S>) -> Vec<u8>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
     loop {
         match ws.next().await.unwrap().unwrap() {
             Message::Binary(bytes) => return bytes.to_vec(),
@@ -51,22 +54,31 @@ async fn next_binary(ws: &mut Ws) -> Vec<u8> {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn relay_bots_get_every_frame_of_their_group_from_the_floor() {
-    let floor = Floor::bind(FloorConfig::default()).unwrap();
+/// Relay bots (2 tables of 15, each actor sending `frames` frames of `frame_bytes`) against a
+/// floor, over wss when `tls` is given: every bot seats, every frame reaches every member of its
+/// group, and the floor's own counters agree (read once its threads have stopped).
+async fn relay_bots_against_the_floor(tls: Option<&Pair>, frames: u32, frame_bytes: usize) {
+    const SEATS: u8 = 15;
+    let dir = tempfile::tempdir().unwrap();
+    let ca_cert = tls.map(|t| t.certificate.write_to(dir.path()).unwrap().0);
+    let floor = Floor::bind(FloorConfig {
+        tls: tls.map(|t| Arc::clone(&t.server)),
+        ..FloorConfig::default()
+    })
+    .unwrap();
     let addr = floor.local_addr().unwrap();
     let stats = floor.stats();
     let handle = floor.start().unwrap();
-    const FRAMES: u32 = 20;
-    const SEATS: u8 = 15;
+    let scheme = if tls.is_some() { "wss" } else { "ws" };
     let mut fleet = Fleet::launch(FleetConfig {
-        base_url: format!("ws://{addr}"),
+        base_url: format!("{scheme}://{addr}"),
         target: Target::Floor,
         tables: 2,
         seats: SEATS,
         think: Duration::from_millis(1),
-        games: Some(FRAMES),
-        relay_frame_bytes: 127,
+        games: Some(frames),
+        relay_frame_bytes: frame_bytes,
+        ca_cert,
         ..FleetConfig::default()
     });
     assert!(
@@ -76,24 +88,34 @@ async fn relay_bots_get_every_frame_of_their_group_from_the_floor() {
     let window = fleet.join().await;
     let c = &window.counts;
     let actors = starting_turns(SEATS, 2) as u64;
-    let frames = 2 * actors * u64::from(FRAMES);
+    let sent = 2 * actors * u64::from(frames);
     assert_eq!((c.errors, c.disconnects, c.gaps), (0, 0, 0));
     assert_eq!(c.connect_failures, 0);
-    assert_eq!(c.actions, frames);
-    assert_eq!(c.acks, frames, "every actor got its own frames back");
+    assert_eq!(
+        c.seated,
+        2 * u64::from(SEATS),
+        "every bot seated over {scheme}"
+    );
+    assert_eq!(c.actions, sent);
+    assert_eq!(c.acks, sent, "every actor got its own frames back");
     assert_eq!(
         c.deliveries,
-        frames * u64::from(SEATS),
+        sent * u64::from(SEATS),
         "and so did everyone else"
     );
-    assert_eq!(c.delivery_bytes, c.deliveries * 127);
+    assert_eq!(c.delivery_bytes, c.deliveries * frame_bytes as u64);
     assert_eq!(c.undelivered_actions, 0);
-    assert_eq!(window.last_delivery_us.summary().count, frames);
-    assert_eq!(stats.frames_in.load(Relaxed), frames);
+    assert_eq!(window.last_delivery_us.summary().count, sent);
+    handle.shutdown();
+    assert_eq!(stats.frames_in.load(Relaxed), sent);
     assert_eq!(stats.frames_out.load(Relaxed), c.deliveries);
     assert_eq!(stats.dropped.load(Relaxed), 0);
     assert_eq!(stats.rejected.load(Relaxed), 0);
-    handle.shutdown();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn relay_bots_get_every_frame_of_their_group_from_the_floor() {
+    relay_bots_against_the_floor(None, 20, 127).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -293,63 +315,9 @@ async fn connect_wss(addr: SocketAddr, group: &str, client: &Arc<rustls::ClientC
     tokio_tungstenite::client_async(url, tls).await.unwrap().0
 }
 
-async fn next_binary_wss(ws: &mut Wss) -> Vec<u8> {
-    loop {
-        match ws.next().await.unwrap().unwrap() {
-            Message::Binary(bytes) => return bytes.to_vec(),
-            Message::Pong(_) => {}
-            other => panic!("unexpected {other:?}"),
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn over_tls_relay_bots_get_every_frame_of_their_group() {
-    let tls = pair();
-    let dir = tempfile::tempdir().unwrap();
-    let (cert, _) = tls.certificate.write_to(dir.path()).unwrap();
-    let floor = Floor::bind(FloorConfig {
-        tls: Some(Arc::clone(&tls.server)),
-        ..FloorConfig::default()
-    })
-    .unwrap();
-    let addr = floor.local_addr().unwrap();
-    let stats = floor.stats();
-    let handle = floor.start().unwrap();
-    const FRAMES: u32 = 10;
-    const SEATS: u8 = 15;
-    let mut fleet = Fleet::launch(FleetConfig {
-        base_url: format!("wss://{addr}"),
-        target: Target::Floor,
-        tables: 2,
-        seats: SEATS,
-        think: Duration::from_millis(1),
-        games: Some(FRAMES),
-        relay_frame_bytes: 300,
-        ca_cert: Some(cert),
-        ..FleetConfig::default()
-    });
-    assert!(
-        fleet.finished(PATIENCE).await,
-        "every relay bot got its frames"
-    );
-    let window = fleet.join().await;
-    let c = &window.counts;
-    let actors = starting_turns(SEATS, 2) as u64;
-    let frames = 2 * actors * u64::from(FRAMES);
-    assert_eq!((c.errors, c.disconnects, c.gaps), (0, 0, 0));
-    assert_eq!(c.connect_failures, 0);
-    assert_eq!(c.seated, 2 * u64::from(SEATS), "every bot seated over wss");
-    assert_eq!(c.actions, frames);
-    assert_eq!(c.acks, frames);
-    assert_eq!(c.deliveries, frames * u64::from(SEATS));
-    assert_eq!(c.delivery_bytes, c.deliveries * 300);
-    assert_eq!(c.undelivered_actions, 0);
-    handle.shutdown();
-    assert_eq!(stats.frames_in.load(Relaxed), frames);
-    assert_eq!(stats.frames_out.load(Relaxed), c.deliveries);
-    assert_eq!(stats.dropped.load(Relaxed), 0);
-    assert_eq!(stats.rejected.load(Relaxed), 0);
+    relay_bots_against_the_floor(Some(&pair()), 10, 300).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -388,7 +356,7 @@ async fn over_tls_a_wss_client_gets_its_groups_frames_and_plain_or_garbage_is_dr
     }
     for ws in [&mut a1, &mut a2] {
         for (n, &size) in SIZES.iter().enumerate() {
-            let frame = next_binary_wss(ws).await;
+            let frame = next_binary(ws).await;
             assert_eq!(
                 (frame.len(), frame[0]),
                 (size, n as u8),
@@ -401,7 +369,7 @@ async fn over_tls_a_wss_client_gets_its_groups_frames_and_plain_or_garbage_is_dr
     b1.send(Message::Binary(b"group b"[..].into()))
         .await
         .unwrap();
-    assert_eq!(next_binary_wss(&mut b1).await, b"group b");
+    assert_eq!(next_binary(&mut b1).await, b"group b");
 
     // Garbage in place of a TLS record closes that connection only.
     let mut a3 = connect_wss(addr, "a", &tls.client).await;
@@ -420,7 +388,7 @@ async fn over_tls_a_wss_client_gets_its_groups_frames_and_plain_or_garbage_is_dr
         .await
         .unwrap();
     for ws in [&mut a1, &mut a2] {
-        assert_eq!(next_binary_wss(ws).await, b"still here");
+        assert_eq!(next_binary(ws).await, b"still here");
     }
     // A ping is answered over TLS too.
     b1.send(Message::Ping(b"hi"[..].into())).await.unwrap();

@@ -1125,18 +1125,7 @@ impl TestLeague {
         };
         let mut members = Vec::new();
         for (i, member_name) in names.iter().enumerate() {
-            let joined = client
-                .call(|id| ClientMessage::JoinLeague {
-                    id,
-                    league,
-                    name: (*member_name).into(),
-                    password: None,
-                })
-                .await
-                .unwrap();
-            let ServerMessage::LeagueJoined { member, token, .. } = joined else {
-                panic!("expected league_joined, got {joined:?}");
-            };
+            let (member, token) = Self::join_league(client, league, member_name).await;
             let registered = client
                 .call(|id| ClientMessage::RegisterDeck {
                     id,
@@ -1161,6 +1150,32 @@ impl TestLeague {
             organiser,
             members,
         }
+    }
+
+    /// Joins `league` as `name` (no password, no deck yet): the member's number and token.
+    pub async fn join_league(
+        client: &mut Client,
+        league: grand_melee_protocol::league::LeagueId,
+        name: &str,
+    ) -> (u32, MemberToken) {
+        let joined = client
+            .call(|id| ClientMessage::JoinLeague {
+                id,
+                league,
+                name: name.into(),
+                password: None,
+            })
+            .await
+            .unwrap();
+        let ServerMessage::LeagueJoined { member, token, .. } = joined else {
+            panic!("expected league_joined, got {joined:?}");
+        };
+        (member, token)
+    }
+
+    /// Joins this league as `name` (no deck yet): the member's number and token.
+    pub async fn join(&self, client: &mut Client, name: &str) -> (u32, MemberToken) {
+        Self::join_league(client, self.id, name).await
     }
 
     /// Creates a table of this league with `seats` seats.

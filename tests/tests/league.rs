@@ -1009,18 +1009,7 @@ async fn a_bad_alliance_is_refused_with_a_message_naming_the_field() {
     let server = TestServer::start().await;
     let mut client = server.client().await;
     let league = TestLeague::create(&mut client, "Colours", &[]).await;
-    let joined = client
-        .call(|id| ClientMessage::JoinLeague {
-            id,
-            league: league.id,
-            name: "Ann".into(),
-            password: None,
-        })
-        .await
-        .unwrap();
-    let ServerMessage::LeagueJoined { token, member, .. } = joined else {
-        panic!("expected league_joined, got {joined:?}");
-    };
+    let (member, token) = league.join(&mut client, "Ann").await;
     let id = 900;
     let valid = grand_melee_protocol::encode_client(&ClientMessage::RegisterDeck {
         id,
@@ -1071,18 +1060,7 @@ async fn a_deck_whose_expansion_set_is_its_basic_set_is_refused() {
     let server = TestServer::start().await;
     let mut client = server.client().await;
     let league = TestLeague::create(&mut client, "Sets", &[]).await;
-    let joined = client
-        .call(|id| ClientMessage::JoinLeague {
-            id,
-            league: league.id,
-            name: "Ann".into(),
-            password: None,
-        })
-        .await
-        .unwrap();
-    let ServerMessage::LeagueJoined { token, .. } = joined else {
-        panic!("expected league_joined, got {joined:?}");
-    };
+    let (_, token) = league.join(&mut client, "Ann").await;
     let register = |expansion: &str| {
         let expansion = expansion.to_owned();
         move |id| ClientMessage::RegisterDeck {
