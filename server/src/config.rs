@@ -30,6 +30,17 @@ pub struct ServerConfig {
     #[arg(long, env = "GM_DURABILITY", default_value = "full")]
     pub durability: Durability,
 
+    /// Milliseconds between the starts of two journal commits while many tables write at once
+    /// (a lone write is committed at once). Longer: fewer commits and syncs, a little more wait
+    /// per action under load. 0: commit whatever waits as soon as the last commit is done.
+    #[arg(
+        long,
+        env = "GM_COMMIT_SPACING_MS",
+        default_value_t = 2,
+        value_parser = clap::value_parser!(u64).range(0..=50)
+    )]
+    pub commit_spacing_ms: u64,
+
     /// Log filter, e.g. `info`, `debug`, or `grand_melee_server=debug,info`.
     #[arg(long, env = "GM_LOG", default_value = "info")]
     pub log: String,
@@ -482,6 +493,20 @@ mod tests {
                 .to_string()
                 .contains("\"turn.example.org\": not a STUN or TURN URL")
         );
+    }
+
+    #[test]
+    fn the_commit_spacing_is_milliseconds_from_0_to_50() {
+        let parse = |value: &str| {
+            ServerConfig::try_parse_from(["grand-melee-server", "--commit-spacing-ms", value])
+                .map(|config| config.commit_spacing_ms)
+        };
+        assert_eq!(ServerConfig::default().commit_spacing_ms, 2);
+        assert_eq!(parse("0").unwrap(), 0);
+        assert_eq!(parse("50").unwrap(), 50);
+        for bad in ["51", "-1", "2ms", ""] {
+            assert!(parse(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

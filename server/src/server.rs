@@ -3,6 +3,7 @@
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
@@ -45,6 +46,7 @@ impl Server {
             .map_err(|error| {
                 std::io::Error::other(format!("journal in {}: {error}", config.data_dir.display()))
             })?;
+        journal.set_commit_spacing(Duration::from_millis(config.commit_spacing_ms));
         let tls = match (&config.tls_cert, &config.tls_key) {
             (Some(cert), Some(key)) => Some(crate::tls::acceptor(cert, key)?),
             (None, None) => None,

@@ -45,7 +45,9 @@
 //! takes every operation waiting, runs them all in **one** transaction (each in its own
 //! savepoint, so one failing operation fails alone), commits, and only then completes each
 //! operation's reply. So an `await`ed write is durable (see [`Durability`]) when it returns, and
-//! under load many tables share one commit (one `fsync`).
+//! under load many tables share one commit (one `fsync`). While writes come together, commits
+//! start at most once per [`Journal::set_commit_spacing`] and each takes everything that came
+//! meanwhile; a lone write is committed at once (`Pacer`).
 //!
 //! # Reads
 //! Reads use a separate read-only connection (WAL lets it read while the writer writes), each
@@ -70,6 +72,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -106,6 +109,10 @@ const CHECKPOINT_PAGES: i64 = 10_000;
 
 /// The most operations the writer puts in one transaction.
 const MAX_BATCH: usize = 4096;
+
+/// The default [`Journal::set_commit_spacing`]: how long after the start of a shared commit the
+/// next one may start, while the writer is busy (BENCHMARKS.md, "Performance, round 4", step 3).
+pub const DEFAULT_COMMIT_SPACING: Duration = Duration::from_millis(2);
 
 /// The most lines of `PRAGMA quick_check` output kept (and shown) when the journal is damaged.
 const QUICK_CHECK_LINES: usize = 10;
@@ -417,6 +424,8 @@ struct Inner {
     stats: Arc<JournalStats>,
     /// Tables whose rows no operation may change (see [`Journal::keep_untouched`]).
     untouchable: Arc<RwLock<HashSet<TableId>>>,
+    /// [`Journal::set_commit_spacing`], in microseconds, read by the writer before each commit.
+    commit_spacing_us: Arc<AtomicU64>,
     path: PathBuf,
     durability: Durability,
     damage: Option<Damage>,
@@ -575,6 +584,7 @@ impl Journal {
                 reader: Mutex::new(reader),
                 stats: Arc::new(JournalStats::default()),
                 untouchable: Arc::new(RwLock::new(HashSet::new())),
+                commit_spacing_us: Arc::new(AtomicU64::new(micros(DEFAULT_COMMIT_SPACING))),
                 path: path.clone(),
                 durability,
                 damage,
@@ -648,6 +658,16 @@ impl Journal {
         Ok(())
     }
 
+    /// While writes come together (a commit held two or more), the next commit starts no sooner
+    /// than `spacing` after the last one started, and takes every write that came meanwhile;
+    /// a lone write is committed at once. Zero commits whatever is waiting as soon as the last
+    /// commit is done. Default [`DEFAULT_COMMIT_SPACING`]. Takes effect from the next commit.
+    pub fn set_commit_spacing(&self, spacing: Duration) {
+        self.inner
+            .commit_spacing_us
+            .store(micros(spacing), Ordering::Relaxed);
+    }
+
     /// From now on, no operation changes these tables' rows (each fails with
     /// [`JournalError::KeptUntouched`]) and [`Journal::prune_replays`] never deletes them: for
     /// tables that could not be recovered, so that what is left of them stays for a repair.
@@ -683,9 +703,10 @@ impl Journal {
         let (sender, receiver) = mpsc::channel();
         let counter = Arc::clone(&self.inner.stats);
         let untouchable = Arc::clone(&self.inner.untouchable);
+        let spacing = Arc::clone(&self.inner.commit_spacing_us);
         let thread = std::thread::Builder::new()
             .name("journal-writer".into())
-            .spawn(move || run_writer(writer, receiver, counter, untouchable))
+            .spawn(move || run_writer(writer, receiver, counter, untouchable, spacing))
             .map_err(JournalError::Thread)?;
         *self
             .inner
@@ -1401,9 +1422,11 @@ fn run_writer(
     receiver: mpsc::Receiver<Msg>,
     stats: Arc<JournalStats>,
     untouchable: Arc<RwLock<HashSet<TableId>>>,
+    spacing_us: Arc<AtomicU64>,
 ) {
     let mut close_reply = None;
     let mut batch = Vec::new();
+    let mut pacer = Pacer::default();
     while let Ok(first) = receiver.recv() {
         match first {
             Msg::Op(request) => batch.push(request),
@@ -1412,17 +1435,34 @@ fn run_writer(
                 break;
             }
         }
+        pacer.spacing = Duration::from_micros(spacing_us.load(Ordering::Relaxed));
+        // Whatever is waiting, then (while the writer is busy) whatever comes until the pacer's
+        // time: one commit for all of it.
+        let hold = pacer.hold_until(Instant::now());
         while batch.len() < MAX_BATCH {
-            match receiver.try_recv() {
-                Ok(Msg::Op(request)) => batch.push(request),
-                Ok(Msg::Close(reply)) => {
+            let next = match hold {
+                None => receiver.try_recv().ok(),
+                Some(until) => {
+                    let left = until.saturating_duration_since(Instant::now());
+                    match receiver.try_recv() {
+                        Ok(msg) => Some(msg),
+                        Err(_) if left.is_zero() => None,
+                        Err(_) => receiver.recv_timeout(left).ok(),
+                    }
+                }
+            };
+            match next {
+                Some(Msg::Op(request)) => batch.push(request),
+                Some(Msg::Close(reply)) => {
                     close_reply = Some(reply);
                     break;
                 }
-                Err(_) => break,
+                None => break,
             }
         }
+        let (started, ops) = (Instant::now(), batch.len());
         write_batch(&mut conn, std::mem::take(&mut batch), &stats, &untouchable);
+        pacer.committed(started, ops);
         if close_reply.is_some() {
             break;
         }
@@ -1440,6 +1480,44 @@ fn run_writer(
     debug!("journal writer stopped");
     if let Some(reply) = close_reply {
         let _ = reply.send(result);
+    }
+}
+
+/// When the writer commits: at once while writes come one at a time, and at most once per
+/// `spacing` while they come together.
+///
+/// Each commit costs about the same whatever it holds (its `fsync` and the kernel's side of it,
+/// about 110 µs of CPU on the reference machine), so under load fewer, larger commits are most
+/// of the journal's cost saved. A lone write (a quiet server, one player's request after
+/// another) is committed as soon as it arrives. Once a commit held two or more writes, the
+/// writer is busy: each next commit waits until `spacing` after the last one started, taking
+/// everything that comes meanwhile, until two commits in a row held one write each.
+#[derive(Debug, Default)]
+struct Pacer {
+    spacing: Duration,
+    /// When the last commit started.
+    last: Option<Instant>,
+    /// Lone commits still to come before the writer stops waiting: 2 after a shared commit.
+    busy: u8,
+}
+
+impl Pacer {
+    /// Lone commits in a row after which the writer commits at once again.
+    const CALM_AFTER: u8 = 2;
+
+    /// With writes ready at `now`: `None` to commit at once, or the moment to gather until.
+    fn hold_until(&self, now: Instant) -> Option<Instant> {
+        let until = self.last? + self.spacing;
+        (self.busy > 0 && until > now).then_some(until)
+    }
+
+    fn committed(&mut self, started: Instant, ops: usize) {
+        self.last = Some(started);
+        self.busy = if ops >= 2 {
+            Self::CALM_AFTER
+        } else {
+            self.busy.saturating_sub(1)
+        };
     }
 }
 
@@ -1520,6 +1598,10 @@ fn write_batch(
         // The caller may have stopped waiting; that is fine.
         let _ = request.reply.send(result);
     }
+}
+
+fn micros(duration: Duration) -> u64 {
+    u64::try_from(duration.as_micros()).unwrap_or(u64::MAX)
 }
 
 /// Runs a statement that returns no rows, prepared once per connection.
@@ -2015,6 +2097,90 @@ mod tests {
             vec![(1, &b"first"[..]), (3, &b"third"[..]), (4, &b"fourth"[..])]
         );
         assert!(conn.is_autocommit(), "the transaction is closed");
+    }
+
+    #[test]
+    fn the_pacer_commits_lone_writes_at_once_and_spaces_shared_ones() {
+        let start = Instant::now();
+        let ms = Duration::from_millis;
+        let mut pacer = Pacer {
+            spacing: ms(3),
+            ..Pacer::default()
+        };
+        // Nothing committed yet, then commits of one write: the next commits at once.
+        assert_eq!(pacer.hold_until(start), None);
+        pacer.committed(start, 1);
+        assert_eq!(pacer.hold_until(start + ms(1)), None);
+        // A commit of two: the next waits until 3 ms after it started, and no longer.
+        pacer.committed(start + ms(10), 2);
+        assert_eq!(pacer.hold_until(start + ms(11)), Some(start + ms(13)));
+        assert_eq!(pacer.hold_until(start + ms(13)), None);
+        assert_eq!(pacer.hold_until(start + ms(20)), None);
+        // One lone commit after a shared one: still busy.
+        pacer.committed(start + ms(20), 1);
+        assert_eq!(pacer.hold_until(start + ms(21)), Some(start + ms(23)));
+        // A second lone commit in a row: calm again, commits at once.
+        pacer.committed(start + ms(23), 1);
+        assert_eq!(pacer.hold_until(start + ms(24)), None);
+        // A shared commit in between starts the count again.
+        pacer.committed(start + ms(30), 3);
+        pacer.committed(start + ms(33), 1);
+        pacer.committed(start + ms(36), 2);
+        pacer.committed(start + ms(39), 1);
+        assert_eq!(pacer.hold_until(start + ms(40)), Some(start + ms(42)));
+        // Spacing zero never waits.
+        pacer.spacing = Duration::ZERO;
+        pacer.committed(start + ms(50), 50);
+        assert_eq!(pacer.hold_until(start + ms(50)), None);
+    }
+
+    /// Once a commit held two writes, the next commit waits for the spacing and takes every
+    /// write that came meanwhile.
+    #[test]
+    fn a_busy_writer_gathers_the_next_writes_into_one_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(DB_FILE);
+        let mut conn = Connection::open(&path).unwrap();
+        prepare_writer(&mut conn, dir.path(), &path, Durability::Normal).unwrap();
+        migrate(&mut conn).unwrap();
+        let (sender, receiver) = mpsc::channel();
+        let stats = Arc::new(JournalStats::default());
+        let send = |name: &'static str| {
+            let (reply, done) = oneshot::channel();
+            let op = Op::Secret {
+                name,
+                value: [7; 32],
+            };
+            sender.send(Msg::Op(Request { op, reply })).unwrap();
+            done
+        };
+        // Two writes waiting when the writer starts: one commit of two.
+        let first = [send("a"), send("b")];
+        let started = Instant::now();
+        let writer = std::thread::spawn({
+            let stats = Arc::clone(&stats);
+            // Long enough that three sends in a row always fall inside it.
+            let spacing = Arc::new(AtomicU64::new(micros(Duration::from_millis(500))));
+            move || run_writer(conn, receiver, stats, Arc::default(), spacing)
+        });
+        for done in first {
+            done.blocking_recv().unwrap().unwrap();
+        }
+        assert_eq!(stats.commits(), 1);
+        let next = [send("c"), send("d"), send("e")];
+        for done in next {
+            done.blocking_recv().unwrap().unwrap();
+        }
+        assert_eq!(stats.commits(), 2, "the three writes shared one commit");
+        assert!(
+            started.elapsed() >= Duration::from_millis(500),
+            "the second commit waited for the spacing: {:?}",
+            started.elapsed()
+        );
+        let (reply, closed) = oneshot::channel();
+        sender.send(Msg::Close(reply)).unwrap();
+        closed.blocking_recv().unwrap().unwrap();
+        writer.join().unwrap();
     }
 
     #[test]
