@@ -1,6 +1,7 @@
-//! One client connection: the HTTP routing, then a WebSocket session split into a reader (this
-//! task: decodes requests, answers session requests, forwards table requests to the table's
-//! actor) and a writer task (writes what the connection's outbox could not write at once).
+//! One client connection: the HTTP routing, then a WebSocket session, one task for both
+//! directions: it decodes requests, answers session requests, forwards table requests to the
+//! table's actor, and writes what the connection's outbox could not write at once (a TLS
+//! connection's writing has a task of its own: every frame waits for it).
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -176,17 +177,28 @@ pub(crate) async fn serve(
         site,
         shared.config.handshake_timeout(),
     ));
-    if let Some(upgraded) = upgraded.await {
-        metrics.websockets_open.fetch_add(1, Relaxed);
-        let client = upgraded.client;
-        if client != peer.ip().to_canonical() {
-            debug!(%client, proxy = %peer, "forwarded by a trusted proxy");
+    // Taken apart in the statement that awaits it: nothing of the handshake's answer but the
+    // slot stays in the connection's task for as long as the connection.
+    let (stream, rest, client, slot) = match upgraded.await {
+        Some(http::Upgraded {
+            io,
+            rest,
+            client,
+            slot,
+        }) => (io, rest, client, slot),
+        None => {
+            metrics.connections_open.fetch_sub(1, Relaxed);
+            return;
         }
-        session(upgraded.io, upgraded.rest, client, &shared).await;
-        // From a trusted proxy: the client's place under the per-address cap, held until now.
-        drop(upgraded.slot);
-        metrics.websockets_open.fetch_sub(1, Relaxed);
+    };
+    metrics.websockets_open.fetch_add(1, Relaxed);
+    if client != peer.ip().to_canonical() {
+        debug!(%client, proxy = %peer, "forwarded by a trusted proxy");
     }
+    session(stream, rest, client, &shared).await;
+    // From a trusted proxy: the client's place under the per-address cap, held until now.
+    drop(slot);
+    metrics.websockets_open.fetch_sub(1, Relaxed);
     metrics.connections_open.fetch_sub(1, Relaxed);
 }
 
@@ -328,6 +340,13 @@ impl OpenedReplays {
 }
 
 /// A WebSocket session with `peer`, the client (forwarded by a trusted proxy or not).
+///
+/// One task does everything for the connection: it reads and answers, writes what its outbox
+/// could not write at once (only while something waits: the usual frame is written straight to
+/// the socket by whoever produced it; on TLS a writer task does), sends the pings and notices
+/// silence, with one timer.
+/// What lives across its awaits is kept small (the rarer requests' futures are boxed), since it
+/// lives as long as the connection.
 async fn session(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Shared>) {
     let kick = shared.shutdown.child_token();
     let (read, write, socket) = match stream {
@@ -337,15 +356,16 @@ async fn session(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Share
         }
         Stream::Tls(tls) => {
             let (read, write) = tokio::io::split(*tls);
-            (ReadSide::Tls(read), WriteSide::Tls(write), None)
+            (ReadSide::Tls(read), WriteSide::tls(write), None)
         }
     };
-    let mut stream = WebSocketStream::from_partially_read(
+    // Boxed: its future is only needed once.
+    let stream = Box::pin(WebSocketStream::from_partially_read(
         read,
         rest,
         Role::Server,
         Some(websocket_config(&shared.config)),
-    )
+    ))
     .await;
     let conn = Conn {
         id: shared.next_connection_id(),
@@ -361,32 +381,174 @@ async fn session(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Share
         remote: None,
     };
     debug!(%peer, connection = conn.id, "websocket open");
-    let writer = tokio::spawn(write_frames(
-        Arc::clone(&conn.outbox),
-        write,
-        shared.config.ping_interval(),
-    ));
+    let writer = Writer {
+        side: write,
+        waiting: false,
+    };
+    let writes = match writer.side {
+        WriteSide::Plain => Writes::Here(writer),
+        WriteSide::Tls { .. } => Writes::task(writer, Arc::clone(&conn.outbox)),
+    };
+    let mut io = Io {
+        stream,
+        writer: writes,
+    };
+    let state = read_requests(&mut io, &conn, peer, shared, &kick).await;
+    // Boxed: the goodbye's futures are large and needed once.
+    Box::pin(goodbye(io, state, &conn)).await;
+    debug!(connection = conn.id, "websocket closed");
+}
+
+/// Both directions of one WebSocket: the reader's decoder and the writing.
+struct Io {
+    stream: WebSocketStream<ReadSide>,
+    writer: Writes,
+}
+
+/// Who writes what waits in a connection's outbox.
+enum Writes {
+    /// A plain TCP connection: its session task. The usual frame is written straight to the
+    /// socket by whoever produced it, so this task is rarely woken to write.
+    Here(Writer),
+    /// A TLS connection: a task of its own. Every frame waits for it (rustls encrypts in
+    /// order), and a task woken once per frame sent should not poll the reader each time.
+    /// It gives the writer back when the connection is closed (or the socket failed).
+    Task(tokio::task::JoinHandle<Writer>),
+}
+
+impl Writes {
+    fn task(mut writer: Writer, outbox: Arc<Outbox>) -> Self {
+        Writes::Task(tokio::spawn(async move {
+            let kick = outbox.kick.clone();
+            tokio::select! {
+                biased;
+                () = kick.cancelled() => {}
+                () = writer.keep_writing(&outbox) => {
+                    // The socket failed: nothing more can be sent.
+                    outbox.abandon();
+                    kick.cancel();
+                }
+            }
+            writer
+        }))
+    }
+
+    /// What this task writes, for as long as it takes: only returns if the socket failed.
+    async fn keep_writing(&mut self, outbox: &Outbox) {
+        match self {
+            Writes::Here(writer) => writer.keep_writing(outbox).await,
+            Writes::Task(_) => std::future::pending().await,
+        }
+    }
+
+    /// Runs `work` to its end, writing what waits in the outbox meanwhile.
+    async fn write_during(&mut self, work: impl std::future::Future<Output = ()>, outbox: &Outbox) {
+        match self {
+            Writes::Here(writer) => writer.write_during(work, outbox).await,
+            Writes::Task(_) => work.await,
+        }
+    }
+
+    /// The writer, once the connection is closed.
+    async fn into_writer(self) -> Option<Writer> {
+        match self {
+            Writes::Here(writer) => Some(writer),
+            Writes::Task(task) => task.await.ok(),
+        }
+    }
+}
+
+/// The writing side of a session, and whether the outbox has frames the kernel did not take.
+struct Writer {
+    side: WriteSide,
+    /// Frames wait in the outbox: the session writes them as the socket takes them.
+    waiting: bool,
+}
+
+impl Writer {
+    /// Waits until frames wait in the outbox, then writes them as the socket takes them; returns
+    /// only if the socket failed (then nothing more can be sent). Cancel-safe: what is written
+    /// is never written twice, and what is not stays queued.
+    async fn keep_writing(&mut self, outbox: &Outbox) {
+        loop {
+            if !self.waiting {
+                outbox.woken().await;
+                self.waiting = true;
+            }
+            if self.side.drain(outbox).await.is_err() {
+                return;
+            }
+            self.waiting = false;
+        }
+    }
+
+    /// Runs `work` to its end, writing what waits in the outbox meanwhile.
+    async fn write_during(&mut self, work: impl std::future::Future<Output = ()>, outbox: &Outbox) {
+        tokio::pin!(work);
+        tokio::select! {
+            biased;
+            () = &mut work => return,
+            () = self.keep_writing(outbox) => {
+                // The socket failed: nothing more can be sent.
+                outbox.abandon();
+                outbox.kick.cancel();
+            }
+        }
+        work.await;
+    }
+}
+
+/// Reads, answers and writes until the connection ends (the client leaves or closes, a close
+/// of the server's, silence, a flood); returns where the session stood.
+async fn read_requests(
+    io: &mut Io,
+    conn: &Conn,
+    peer: IpAddr,
+    shared: &Arc<Shared>,
+    kick: &tokio_util::sync::CancellationToken,
+) -> State {
     let mut state = State::New;
     let mut opened = OpenedReplays::default();
     let mut limits = RateLimits::new(&shared.config, Instant::now());
-    let idle = shared.config.idle_timeout();
+    let mut clock = Clock::new(
+        shared.config.idle_timeout(),
+        shared.config.ping_interval(),
+        Instant::now(),
+    );
     // Made once, not on every message: each costs a registration.
     let cancelled = kick.cancelled();
     tokio::pin!(cancelled);
-    let silence = tokio::time::sleep(idle);
-    tokio::pin!(silence);
+    let timer = tokio::time::sleep_until(clock.next().into());
+    tokio::pin!(timer);
     loop {
         let next = tokio::select! {
+            biased;
             () = &mut cancelled => break,
-            () = &mut silence => {
-                debug!(connection = conn.id, "idle: no frame or pong in time");
-                conn.close_because(
-                    close::POLICY_VIOLATION,
-                    "idle: no message or pong within the idle timeout",
-                );
+            () = io.writer.keep_writing(&conn.outbox) => {
+                // The socket failed: nothing more can be sent.
+                conn.outbox.abandon();
+                kick.cancel();
                 break;
             }
-            next = stream.next() => next,
+            () = &mut timer => {
+                let now = Instant::now();
+                match clock.tick(now) {
+                    Tick::Silent => {
+                        debug!(connection = conn.id, "idle: no frame or pong in time");
+                        conn.close_because(
+                            close::POLICY_VIOLATION,
+                            "idle: no message or pong within the idle timeout",
+                        );
+                        break;
+                    }
+                    // A full queue is a slow reader, which the next frame for it reports.
+                    Tick::Ping => drop(conn.outbox.push(&Frame::ping())),
+                    Tick::Nothing => {}
+                }
+                timer.as_mut().reset(clock.next().into());
+                continue;
+            }
+            next = io.stream.next() => next,
         };
         let message = match next {
             None => break,
@@ -408,10 +570,8 @@ async fn session(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Share
             Some(Ok(message)) => message,
         };
         let received = Instant::now();
-        silence
-            .as_mut()
-            .reset(tokio::time::Instant::from_std(received) + idle);
-        match message {
+        clock.heard(received);
+        let admitted = match message {
             Message::Binary(bytes) => {
                 Metrics::add(&shared.metrics.messages_in, 1);
                 Metrics::add(&shared.metrics.bytes_in, bytes.len() as u64);
@@ -428,51 +588,70 @@ async fn session(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Share
                     Err(_) => limits.frame(received),
                 };
                 match (verdict, decoded) {
-                    (Verdict::Close, _) => break close_flooder(&conn, peer),
+                    (Verdict::Close, _) => break close_flooder(conn, peer),
                     (Verdict::Refuse, Ok(request)) => {
                         conn.reject(Some(&request), ErrorCode::RateLimited);
+                        None
                     }
                     (Verdict::Refuse, Err(_)) => {
-                        reject_undecodable(&conn, &bytes, ErrorCode::RateLimited, None);
+                        reject_undecodable(conn, &bytes, ErrorCode::RateLimited, None);
+                        None
                     }
-                    (Verdict::Admit, Ok(request)) => {
-                        // Boxed: the futures of the rarer requests (entering a table, reading
-                        // replays) are large, and would otherwise live in every connection's
-                        // task for as long as the connection.
-                        let session = Session {
-                            state: &mut state,
-                            opened: &mut opened,
-                        };
-                        Box::pin(handle(request, session, &conn, shared, received)).await;
-                    }
+                    (Verdict::Admit, Ok(request)) => Some(request),
                     (Verdict::Admit, Err(error)) => {
                         debug!(connection = conn.id, %error, "undecodable message");
-                        reject_undecodable(&conn, &bytes, error.code(), Some(&error));
+                        reject_undecodable(conn, &bytes, error.code(), Some(&error));
+                        None
                     }
                 }
             }
             // The protocol is binary only; a text frame counts against the limits too.
-            Message::Text(_) => match limits.frame(received) {
-                Verdict::Close => break close_flooder(&conn, peer),
-                Verdict::Refuse => conn.reject(None, ErrorCode::RateLimited),
-                Verdict::Admit => conn.reject(None, ErrorCode::BadMessage),
-            },
+            Message::Text(_) => {
+                match limits.frame(received) {
+                    Verdict::Close => break close_flooder(conn, peer),
+                    Verdict::Refuse => conn.reject(None, ErrorCode::RateLimited),
+                    Verdict::Admit => conn.reject(None, ErrorCode::BadMessage),
+                }
+                None
+            }
             Message::Close(frame) => {
                 conn.close(close_answer(frame.as_ref()));
                 break;
             }
             // Every ping is answered with a pong: a flood of pings is a flood of writes, so
             // pings count against the request limit like any frame.
-            Message::Ping(payload) => match limits.frame(received) {
-                Verdict::Close => break close_flooder(&conn, peer),
-                Verdict::Refuse => {}
-                Verdict::Admit => {
-                    conn.send(&Frame::pong(&payload));
+            Message::Ping(payload) => {
+                match limits.frame(received) {
+                    Verdict::Close => break close_flooder(conn, peer),
+                    Verdict::Refuse => {}
+                    Verdict::Admit => {
+                        conn.send(&Frame::pong(&payload));
+                    }
                 }
-            },
-            Message::Pong(_) | Message::Frame(_) => {}
+                None
+            }
+            Message::Pong(_) | Message::Frame(_) => None,
+        };
+        if let Some(request) = admitted {
+            // Boxed: the futures of the rarer requests (entering a table, reading replays) are
+            // large, and would otherwise live in every connection's task for as long as the
+            // connection. What waits in the outbox meanwhile still goes out.
+            let session = Session {
+                state: &mut state,
+                opened: &mut opened,
+            };
+            let handled = handle(request, session, conn, shared, received);
+            Box::pin(io.writer.write_during(handled, &conn.outbox)).await;
         }
     }
+    state
+}
+
+/// The end of a session: the table hears the connection is gone, what was queued goes out
+/// (the last events before a shutdown, the errors that explain a close), then the close frame,
+/// while what the client still sends is read and discarded.
+async fn goodbye(io: Io, state: State, conn: &Conn) {
+    let Io { mut stream, writer } = io;
     if let State::InTable(membership) = state {
         let _ = membership
             .tx
@@ -482,15 +661,93 @@ async fn session(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Share
             .await;
     }
     conn.close(close::NORMAL);
-    // Keep reading (and discarding) while the writer says goodbye: closing a socket with unread
-    // bytes in it makes the kernel reset the connection, and a reset can destroy the close frame
-    // (and the errors before it) on its way to a client that is still sending.
+    // A writer task stops once the connection is closed, and gives its writer back.
+    let Some(Writer {
+        side: mut write, ..
+    }) = writer.into_writer().await
+    else {
+        return;
+    };
+    let outbox = &conn.outbox;
+    let (code, reason) = outbox
+        .close
+        .get()
+        .cloned()
+        .unwrap_or((close::GOING_AWAY, close_reason(close::GOING_AWAY).into()));
+    outbox.finish(&Frame::close(code, &reason));
+    let farewell = async {
+        if write.drain(outbox).await.is_ok() {
+            write.shutdown(outbox).await;
+        }
+    };
+    // Keep reading (and discarding) while the close frame goes out: closing a socket with
+    // unread bytes in it makes the kernel reset the connection, and a reset can destroy the
+    // close frame (and the errors before it) on its way to a client that is still sending.
     let drain = async { while let Some(Ok(_)) = stream.next().await {} };
-    let _ = tokio::time::timeout(CLOSE_DRAIN, async {
-        let (_, ()) = tokio::join!(writer, drain);
+    // A reader too slow to take the last frames runs into the timeout.
+    if tokio::time::timeout(CLOSE_DRAIN, async {
+        tokio::join!(farewell, drain);
     })
-    .await;
-    debug!(connection = conn.id, "websocket closed");
+    .await
+    .is_err()
+    {
+        outbox.abandon();
+    }
+}
+
+/// The connection's one timer: when the next ping is due, and when silence ends it.
+#[derive(Debug)]
+struct Clock {
+    idle: std::time::Duration,
+    ping_every: std::time::Duration,
+    /// When the client was last heard from (any frame, pongs included).
+    heard: Instant,
+    next_ping: Instant,
+}
+
+/// What the timer's firing means.
+#[derive(Debug, PartialEq, Eq)]
+enum Tick {
+    /// Nothing heard within the idle timeout: the connection ends.
+    Silent,
+    /// Time to send a ping.
+    Ping,
+    /// Neither (the client was heard from since the timer was set).
+    Nothing,
+}
+
+impl Clock {
+    fn new(idle: std::time::Duration, ping_every: std::time::Duration, now: Instant) -> Self {
+        Self {
+            idle,
+            ping_every,
+            heard: now,
+            next_ping: now + ping_every,
+        }
+    }
+
+    /// The client was heard from (a frame arrived): it costs no timer change.
+    fn heard(&mut self, now: Instant) {
+        self.heard = now;
+    }
+
+    /// When the timer should next fire.
+    fn next(&self) -> Instant {
+        (self.heard + self.idle).min(self.next_ping)
+    }
+
+    /// The timer fired at `now`.
+    fn tick(&mut self, now: Instant) -> Tick {
+        if now >= self.heard + self.idle {
+            Tick::Silent
+        } else if now >= self.next_ping {
+            // Late firings do not pile up pings: the next is one interval from now.
+            self.next_ping = now + self.ping_every;
+            Tick::Ping
+        } else {
+            Tick::Nothing
+        }
+    }
 }
 
 /// The code a client's close frame is answered with. RFC 6455 §7.4 forbids some codes on the
@@ -981,62 +1238,35 @@ async fn enter(
     }
 }
 
-/// The writer task: writes what the connection's outbox could not write at once, sends pings,
-/// and closes with the connection's close code when told to.
-async fn write_frames(
-    outbox: Arc<Outbox>,
-    mut socket: WriteSide,
-    ping_interval: std::time::Duration,
-) {
-    let mut ping = tokio::time::interval(ping_interval);
-    ping.reset();
-    // Made once, not on every wake-up: each costs a registration.
-    let kick = outbox.kick.clone();
-    let cancelled = kick.cancelled();
-    tokio::pin!(cancelled);
-    loop {
-        tokio::select! {
-            biased;
-            () = &mut cancelled => break,
-            () = outbox.woken() => {}
-            _ = ping.tick() => {
-                // A full queue is a slow reader, which the next frame for it reports.
-                let _ = outbox.push(&Frame::ping());
-            }
-        }
-        let written = tokio::select! {
-            biased;
-            () = &mut cancelled => break,
-            written = socket.drain(&outbox) => written,
-        };
-        if written.is_err() {
-            outbox.abandon();
-            kick.cancel();
-            return;
-        }
-    }
-    let (code, reason) = outbox
-        .close
-        .get()
-        .cloned()
-        .unwrap_or((close::GOING_AWAY, close_reason(close::GOING_AWAY).into()));
-    // Deliver what was already queued (the last events before a shutdown, the errors that
-    // explain a close), then the close frame. A reader too slow to take them runs into the
-    // timeout.
-    outbox.finish(&Frame::close(code, &reason));
-    let goodbye = async {
-        if socket.drain(&outbox).await.is_ok() {
-            socket.shutdown(&outbox).await;
-        }
-    };
-    if tokio::time::timeout(std::time::Duration::from_secs(2), goodbye)
-        .await
-        .is_err()
-    {
-        outbox.abandon();
-    }
-}
-
 /// How long a closing connection keeps reading what the client still sends, while its close
 /// frame goes out.
 const CLOSE_DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn one_timer_sends_the_pings_and_notices_silence() {
+        let secs = Duration::from_secs;
+        let start = Instant::now();
+        let mut clock = Clock::new(secs(60), secs(20), start);
+        assert_eq!(clock.next(), start + secs(20));
+        assert_eq!(clock.tick(start + secs(20)), Tick::Ping);
+        assert_eq!(clock.next(), start + secs(40));
+        // Heard from: nothing to do until the next ping, and silence is counted from then.
+        clock.heard(start + secs(30));
+        assert_eq!(clock.tick(start + secs(35)), Tick::Nothing);
+        // A late firing sends one ping, and the next is an interval later.
+        assert_eq!(clock.tick(start + secs(55)), Tick::Ping);
+        assert_eq!(clock.next(), start + secs(75));
+        assert_eq!(clock.tick(start + secs(75)), Tick::Ping);
+        // 60 s after the last frame heard: silent, whatever a ping is due.
+        assert_eq!(clock.next(), start + secs(90));
+        assert_eq!(clock.tick(start + secs(90)), Tick::Silent);
+        // An idle timeout shorter than the ping interval fires first.
+        let clock = Clock::new(secs(5), secs(20), start);
+        assert_eq!(clock.next(), start + secs(5));
+    }
+}

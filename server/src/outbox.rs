@@ -9,7 +9,7 @@
 //! connection's reader) writes it straight to the socket when nothing is waiting before it and
 //! the kernel takes it: one `write` and no task wake-up, the usual case (uWebSockets' "cork and
 //! flush"). Only what the kernel would not take now waits in the queue, for the connection's
-//! writer task, which writes everything waiting with one vectored `write` when the socket is
+//! session task, which writes everything waiting with one vectored `write` when the socket is
 //! writable again. TLS connections are written by their writer task only. A queue past its
 //! limit means a reader too slow to keep up: it is refused, and the caller drops the
 //! connection rather than let it stall anyone.
@@ -122,9 +122,10 @@ pub(crate) struct Outbox {
     /// TLS (its writer task holds the stream) and for stand-ins of connections on other nodes.
     socket: Option<OwnedWriteHalf>,
     queue: Mutex<Queue>,
-    /// Wakes the writer task when the queue stops being empty.
+    /// Wakes the connection's writing (its session or writer task) when the queue stops being
+    /// empty.
     wake: Notify,
-    /// Cancelled to close the connection (wakes the reader and the writer).
+    /// Cancelled to close the connection (wakes its session task).
     pub(crate) kick: CancellationToken,
     /// The close code and the reason sent with it; the first close wins.
     pub(crate) close: OnceLock<(u16, Cow<'static, str>)>,
@@ -217,7 +218,7 @@ impl Outbox {
     }
 
     /// Sends one frame: written at once when nothing waits before it and the kernel takes it,
-    /// queued otherwise (the writer task finishes it).
+    /// queued otherwise (the connection's writing finishes it).
     pub fn push(&self, frame: &Frame) -> Result<(), Refused> {
         let mut queue = self.lock();
         if queue.finished {
@@ -231,7 +232,7 @@ impl Outbox {
                 Ok(n) => rest.advance(n),
                 Err(error) if error.kind() == io::ErrorKind::WouldBlock => {}
                 Err(_) => {
-                    // The writer task meets the same error on its next write; nothing more
+                    // The connection's writing meets the same error next; nothing more
                     // can be sent.
                     queue.finished = true;
                     drop(queue);
@@ -316,17 +317,30 @@ impl Outbox {
     }
 }
 
-/// What a connection's writer task writes to.
+/// What a connection's session writes what waits in its outbox to.
 #[derive(Debug)]
 pub(crate) enum WriteSide {
     /// A plain TCP connection: the socket is in the outbox.
     Plain,
-    /// A TLS connection's write half.
-    Tls(WriteHalf<tokio_rustls::server::TlsStream<TcpStream>>),
+    /// A TLS connection's write half, and the frames taken from the outbox and not yet handed
+    /// to TLS whole (the first may be partly handed over).
+    Tls {
+        stream: WriteHalf<tokio_rustls::server::TlsStream<TcpStream>>,
+        taken: VecDeque<Bytes>,
+    },
 }
 
 impl WriteSide {
+    /// The writing side of a TLS connection.
+    pub fn tls(stream: WriteHalf<tokio_rustls::server::TlsStream<TcpStream>>) -> Self {
+        WriteSide::Tls {
+            stream,
+            taken: VecDeque::new(),
+        }
+    }
+
     /// Writes everything that waits in `outbox`, waiting for the socket as long as it takes.
+    /// Cancel-safe: a frame is never written twice nor lost, whatever await it is dropped at.
     pub async fn drain(&mut self, outbox: &Outbox) -> io::Result<()> {
         match self {
             WriteSide::Plain => {
@@ -338,15 +352,22 @@ impl WriteSide {
                 }
                 Ok(())
             }
-            WriteSide::Tls(stream) => loop {
-                let frames = outbox.take();
-                if frames.is_empty() {
-                    return Ok(());
+            WriteSide::Tls { stream, taken } => loop {
+                if taken.is_empty() {
+                    taken.extend(outbox.take());
+                    if taken.is_empty() {
+                        // Cancel-safe too: what TLS holds stays with it for the next flush.
+                        return stream.flush().await;
+                    }
                 }
-                for frame in frames {
-                    stream.write_all(&frame).await?;
+                while let Some(front) = taken.front_mut() {
+                    // `write` writes nothing when it is cancelled.
+                    match stream.write(front).await? {
+                        0 => return Err(io::ErrorKind::WriteZero.into()),
+                        n if n == front.len() => drop(taken.pop_front()),
+                        n => front.advance(n),
+                    }
                 }
-                stream.flush().await?;
             },
         }
     }
@@ -361,7 +382,7 @@ impl WriteSide {
                     let _ = socket2::SockRef::from(socket).shutdown(std::net::Shutdown::Write);
                 }
             }
-            WriteSide::Tls(stream) => {
+            WriteSide::Tls { stream, .. } => {
                 let _ = stream.shutdown().await;
             }
         }

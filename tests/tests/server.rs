@@ -382,3 +382,58 @@ async fn shutdown_closes_every_client_with_1001() {
     assert_eq!(idle.closed_with().await, Some(close::GOING_AWAY));
     shutdown.await.unwrap();
 }
+
+/// A plain WebSocket connection is served by one task (reading, answering and writing what the
+/// kernel did not take at once), not two: 20 seated-in-the-lobby connections add about 20 tasks
+/// to the server's runtime, not 40.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_websocket_connection_is_served_by_one_task() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+
+    let server = TestServer::start().await;
+    let url = format!("ws://{}/ws", server.addr);
+    let hello = |id| {
+        wire::encode_client(&ClientMessage::Hello {
+            id,
+            protocol: wire::PROTOCOL_VERSION,
+            client: "tasks".into(),
+        })
+    };
+    // Connected and welcomed: the session is in its steady state.
+    async fn welcomed(
+        url: &str,
+        hello: Vec<u8>,
+    ) -> tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>
+    {
+        let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+        ws.send(Message::Binary(hello.into())).await.unwrap();
+        loop {
+            match ws.next().await.unwrap().unwrap() {
+                Message::Binary(bytes) => {
+                    let message = wire::decode_server(&bytes).unwrap();
+                    assert!(
+                        matches!(message, ServerMessage::Welcome { .. }),
+                        "{message:?}"
+                    );
+                    return ws;
+                }
+                _ => continue,
+            }
+        }
+    }
+    // One first, so that whatever the server starts lazily has started.
+    let first = welcomed(&url, hello(1)).await;
+    let metrics = tokio::runtime::Handle::current().metrics();
+    let before = metrics.num_alive_tasks();
+    let mut open = vec![first];
+    for id in 0..20 {
+        open.push(welcomed(&url, hello(id)).await);
+    }
+    let added = metrics.num_alive_tasks() - before;
+    assert!(
+        (20..30).contains(&added),
+        "20 connections added {added} tasks (one each expected)"
+    );
+    drop(open);
+}
