@@ -192,9 +192,16 @@ async fn numbers_match(browser: &Browser, view: &TableView, when: &str) -> usize
 
 /// Whether the element with this selector is on screen, not covered, at scroll position 0.
 async fn visible_without_scrolling(browser: &Browser, selector: &str) -> Value {
+    browser.js("window.scrollTo(0, 0); return null;").await;
+    visible_as_scrolled(browser, selector).await
+}
+
+/// Where each element matching `selector` is on the screen as the page is scrolled now: inside
+/// the viewport, and not covered by anything (the fixed bar, another element).
+async fn visible_as_scrolled(browser: &Browser, selector: &str) -> Value {
     browser
         .js(&format!(
-            "window.scrollTo(0, 0); const out = []; \
+            "const out = []; \
              for (const e of document.querySelectorAll('{selector}')) {{ \
                const r = e.getBoundingClientRect(); \
                const x = r.left + r.width / 2, y = r.top + r.height / 2; \
@@ -250,8 +257,8 @@ async fn forty_seats_played_from_a_phone() {
         .await;
     keep_all(&mut bots, &phone).await;
 
-    // A scripted neighbour whose turn runs attacks the browser: the alert names him and the
-    // amount, on screen.
+    // A scripted neighbour whose turn runs attacks the browser, scrolled to the bottom of his
+    // page (the log, the chat): the alert names him and the amount, on screen where he is.
     let near = |v: &TableView| {
         v.turns
             .iter()
@@ -288,6 +295,13 @@ async fn forty_seats_played_from_a_phone() {
         "{attack:?}"
     );
     let name = format!("Scripted {attacker:02}");
+    let scrolled = phone
+        .js("window.scrollTo(0, document.documentElement.scrollHeight); return scrollY;")
+        .await;
+    assert!(
+        scrolled.as_f64().unwrap_or(0.0) > 400.0,
+        "the phone's page is long enough to scroll: {scrolled}"
+    );
     phone
         .until(
             "the alert for the attack",
@@ -295,6 +309,14 @@ async fn forty_seats_played_from_a_phone() {
                 "gm.alerts().some(a => a.includes('{name} attacked you: 3 damage and 1 poison'))"
             ),
         )
+        .await;
+    let alert = visible_as_scrolled(&phone, "[data-testid=\"alert\"]").await;
+    assert!(
+        alert[0]["inside"] == true && alert[0]["uncovered"] == true,
+        "the alert is on screen, scrolled to the bottom: {alert}"
+    );
+    phone
+        .screenshot(&screenshot_dir().join("forty-phone-scrolled-attacked-390x844.png"))
         .await;
     let alert = visible_without_scrolling(&phone, "[data-testid=\"alert\"]").await;
     assert!(
