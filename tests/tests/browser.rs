@@ -244,6 +244,17 @@ async fn six_browser_seats_play_a_whole_game_with_a_reload_and_a_spectator() {
                     ),
                 )
                 .await;
+            // Out of the game: his own card (and his "You are out") still readable, as are the
+            // others' cards of him.
+            browsers[j]
+                .until(
+                    "his own card marked out",
+                    "!!document.querySelector('.card.me:not(.alive)')",
+                )
+                .await;
+            browsers[j]
+                .assert_accessible("a player who conceded, on his own page")
+                .await;
             conceded = true;
             continue;
         }

@@ -197,7 +197,8 @@ async fn visible_without_scrolling(browser: &Browser, selector: &str) -> Value {
 }
 
 /// Where each element matching `selector` is on the screen as the page is scrolled now: inside
-/// the viewport, and not covered by anything (the fixed bar, another element).
+/// the viewport (to within a pixel: a pinned element's edge may sit a fraction of a pixel off),
+/// and not covered by anything (the fixed bar, another element).
 async fn visible_as_scrolled(browser: &Browser, selector: &str) -> Value {
     browser
         .js(&format!(
@@ -207,7 +208,7 @@ async fn visible_as_scrolled(browser: &Browser, selector: &str) -> Value {
                const x = r.left + r.width / 2, y = r.top + r.height / 2; \
                const hit = document.elementFromPoint(x, y); \
                out.push({{ top: r.top, bottom: r.bottom, height: r.height, \
-                 inside: r.top >= 0 && r.bottom <= innerHeight && r.left >= 0 && r.right <= innerWidth, \
+                 inside: r.top >= -1 && r.bottom <= innerHeight + 1 && r.left >= -1 && r.right <= innerWidth + 1, \
                  uncovered: !!hit && (e === hit || e.contains(hit) || hit.contains(e)), \
                  font: parseFloat(getComputedStyle(e).fontSize), text: e.textContent }}); \
              }} return out;"

@@ -584,7 +584,8 @@ impl Browser {
 
     /// Runs axe-core (injected through WebDriver, which the page's CSP does not govern) on the
     /// part of the page `context` selects (a CSS selector; `document` or empty for the whole
-    /// page) and returns its serious and critical violations: `{id, impact, help, helpUrl,
+    /// page) and returns its serious and critical violations, and a page without a level-one
+    /// heading (moderate, but every page has one): `{id, impact, help, helpUrl,
     /// count, nodes: [{target, html, summary}]}` with the first few nodes.
     pub async fn axe(&self, context: &str) -> Vec<Value> {
         let source = ensure_axe();
@@ -604,7 +605,7 @@ impl Browser {
         self.js(&format!(
             "window.__gmAxe = null; \
              axe.run({context}, {{resultTypes: ['violations']}}).then(r => {{ window.__gmAxe = {{violations: \
-               r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical').map(v => ({{ \
+               r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical' || v.id === 'page-has-heading-one').map(v => ({{ \
                  id: v.id, impact: v.impact, help: v.help, helpUrl: v.helpUrl, count: v.nodes.length, \
                  nodes: v.nodes.slice(0, 4).map(n => ({{target: n.target.map(String), html: n.html.slice(0, 200), \
                    summary: (n.failureSummary || '').slice(0, 300)}})) }})) }}; }}, \
@@ -624,7 +625,7 @@ impl Browser {
     }
 
     /// Fails, with a readable list, if axe-core finds any serious or critical violation on the
-    /// page.
+    /// page, or no level-one heading.
     pub async fn assert_accessible(&self, what: &str) {
         if let Some(report) = self.accessibility_report().await {
             panic!("{what}: {report}");
