@@ -29,6 +29,18 @@ const SHORT: &[&str] = &[
     "--json",
 ];
 
+/// One probe at think 300 ms, no fsync samples: the runs that only need the bench to go through.
+const ONE_PROBE: &[&str] = &[
+    "--probes",
+    "1",
+    "--cpu-think-ms",
+    "300",
+    "--think-max-ms",
+    "300",
+    "--fsync-samples",
+    "0",
+];
+
 /// `grand-melee-loadtest` with `args`, run to its end within [`PATIENCE`].
 async fn loadtest(args: &[&str]) -> std::process::Output {
     let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_grand-melee-loadtest"))
@@ -147,24 +159,22 @@ async fn a_short_bench_of_the_relay_and_the_floor() {
 /// accounting beside every step.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn growth_runs_every_size_and_compares_them() {
-    let (result, _) = short_bench(&[
-        "--growth",
-        "2,3",
-        "--targets",
-        "relay",
-        "--seats",
-        "15",
-        "--probes",
-        "1",
-        "--cpu-think-ms",
-        "300",
-        "--think-max-ms",
-        "300",
-        "--fsync-samples",
-        "0",
-        "--relay-frame-bytes",
-        "120",
-    ])
+    let (result, _) = short_bench(
+        &[
+            ONE_PROBE,
+            &[
+                "--growth",
+                "2,3",
+                "--targets",
+                "relay",
+                "--seats",
+                "15",
+                "--relay-frame-bytes",
+                "120",
+            ],
+        ]
+        .concat(),
+    )
     .await;
     let runs = result["runs"].as_array().unwrap();
     let seats: Vec<u64> = runs.iter().map(|r| r["seats"].as_u64().unwrap()).collect();
@@ -213,27 +223,25 @@ async fn a_short_bench_over_wss_of_the_server_the_relay_and_the_floor() {
         "no server binary at {} (build it: cargo build -p grand-melee-server)",
         server.display()
     );
-    let (result, stderr) = short_bench(&[
-        "--tls",
-        "--targets",
-        "server,relay,floor",
-        "--tables",
-        "2",
-        "--seats",
-        "15",
-        "--starting-life",
-        "1000",
-        "--probes",
-        "1",
-        "--cpu-think-ms",
-        "300",
-        "--think-max-ms",
-        "300",
-        "--fsync-samples",
-        "0",
-        "--server-bin",
-        server.to_str().unwrap(),
-    ])
+    let (result, stderr) = short_bench(
+        &[
+            ONE_PROBE,
+            &[
+                "--tls",
+                "--targets",
+                "server,relay,floor",
+                "--tables",
+                "2",
+                "--seats",
+                "15",
+                "--starting-life",
+                "1000",
+                "--server-bin",
+                server.to_str().unwrap(),
+            ],
+        ]
+        .concat(),
+    )
     .await;
     for expected in [
         "] round 1/1 · server (wss) · starting",

@@ -381,13 +381,9 @@ async fn session(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Share
         remote: None,
     };
     debug!(%peer, connection = conn.id, "websocket open");
-    let writer = Writer {
-        side: write,
-        waiting: false,
-    };
-    let writes = match writer.side {
-        WriteSide::Plain => Writes::Here(writer),
-        WriteSide::Tls { .. } => Writes::task(writer, Arc::clone(&conn.outbox)),
+    let writes = match write {
+        WriteSide::Plain => Writes::Here(write),
+        WriteSide::Tls { .. } => Writes::task(write, Arc::clone(&conn.outbox)),
     };
     let mut io = Io {
         stream,
@@ -409,76 +405,31 @@ struct Io {
 enum Writes {
     /// A plain TCP connection: its session task. The usual frame is written straight to the
     /// socket by whoever produced it, so this task is rarely woken to write.
-    Here(Writer),
+    Here(WriteSide),
     /// A TLS connection: a task of its own. Every frame waits for it (rustls encrypts in
     /// order), and a task woken once per frame sent should not poll the reader each time.
-    /// It gives the writer back when the connection is closed (or the socket failed).
-    Task(tokio::task::JoinHandle<Writer>),
+    /// It gives the writing side back when the connection is closed (or the socket failed).
+    Task(tokio::task::JoinHandle<WriteSide>),
 }
 
 impl Writes {
-    fn task(mut writer: Writer, outbox: Arc<Outbox>) -> Self {
+    fn task(mut side: WriteSide, outbox: Arc<Outbox>) -> Self {
         Writes::Task(tokio::spawn(async move {
             let kick = outbox.kick.clone();
             tokio::select! {
                 biased;
                 () = kick.cancelled() => {}
-                () = writer.keep_writing(&outbox) => {
-                    // The socket failed: nothing more can be sent.
-                    outbox.abandon();
-                    kick.cancel();
-                }
+                () = side.keep_writing(&outbox) => {}
             }
-            writer
+            side
         }))
     }
 
     /// What this task writes, for as long as it takes: only returns if the socket failed.
     async fn keep_writing(&mut self, outbox: &Outbox) {
         match self {
-            Writes::Here(writer) => writer.keep_writing(outbox).await,
+            Writes::Here(side) => side.keep_writing(outbox).await,
             Writes::Task(_) => std::future::pending().await,
-        }
-    }
-
-    /// Runs `work` to its end, writing what waits in the outbox meanwhile.
-    async fn write_during(&mut self, work: impl std::future::Future<Output = ()>, outbox: &Outbox) {
-        match self {
-            Writes::Here(writer) => writer.write_during(work, outbox).await,
-            Writes::Task(_) => work.await,
-        }
-    }
-
-    /// The writer, once the connection is closed.
-    async fn into_writer(self) -> Option<Writer> {
-        match self {
-            Writes::Here(writer) => Some(writer),
-            Writes::Task(task) => task.await.ok(),
-        }
-    }
-}
-
-/// The writing side of a session, and whether the outbox has frames the kernel did not take.
-struct Writer {
-    side: WriteSide,
-    /// Frames wait in the outbox: the session writes them as the socket takes them.
-    waiting: bool,
-}
-
-impl Writer {
-    /// Waits until frames wait in the outbox, then writes them as the socket takes them; returns
-    /// only if the socket failed (then nothing more can be sent). Cancel-safe: what is written
-    /// is never written twice, and what is not stays queued.
-    async fn keep_writing(&mut self, outbox: &Outbox) {
-        loop {
-            if !self.waiting {
-                outbox.woken().await;
-                self.waiting = true;
-            }
-            if self.side.drain(outbox).await.is_err() {
-                return;
-            }
-            self.waiting = false;
         }
     }
 
@@ -488,13 +439,18 @@ impl Writer {
         tokio::select! {
             biased;
             () = &mut work => return,
-            () = self.keep_writing(outbox) => {
-                // The socket failed: nothing more can be sent.
-                outbox.abandon();
-                outbox.kick.cancel();
-            }
+            () = self.keep_writing(outbox) => {}
         }
+        // The socket failed (the outbox is abandoned and the connection kicked).
         work.await;
+    }
+
+    /// The writing side, once the connection is closed.
+    async fn into_side(self) -> Option<WriteSide> {
+        match self {
+            Writes::Here(side) => Some(side),
+            Writes::Task(task) => task.await.ok(),
+        }
     }
 }
 
@@ -524,12 +480,8 @@ async fn read_requests(
         let next = tokio::select! {
             biased;
             () = &mut cancelled => break,
-            () = io.writer.keep_writing(&conn.outbox) => {
-                // The socket failed: nothing more can be sent.
-                conn.outbox.abandon();
-                kick.cancel();
-                break;
-            }
+            // The socket failed: the outbox is abandoned and the connection kicked.
+            () = io.writer.keep_writing(&conn.outbox) => break,
             () = &mut timer => {
                 let now = Instant::now();
                 match clock.tick(now) {
@@ -661,11 +613,8 @@ async fn goodbye(io: Io, state: State, conn: &Conn) {
             .await;
     }
     conn.close(close::NORMAL);
-    // A writer task stops once the connection is closed, and gives its writer back.
-    let Some(Writer {
-        side: mut write, ..
-    }) = writer.into_writer().await
-    else {
+    // A writer task stops once the connection is closed, and gives its side back.
+    let Some(mut write) = writer.into_side().await else {
         return;
     };
     let outbox = &conn.outbox;

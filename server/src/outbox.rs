@@ -339,6 +339,18 @@ impl WriteSide {
         }
     }
 
+    /// Writes what waits in `outbox` whenever something does, for as long as the connection
+    /// lasts. Returns only if the socket failed, after abandoning the outbox and kicking the
+    /// connection: nothing more can be sent. Cancel-safe, as [`drain`](Self::drain).
+    pub async fn keep_writing(&mut self, outbox: &Outbox) {
+        // What a drain cut short left behind goes first; draining an empty queue costs a check.
+        while self.drain(outbox).await.is_ok() {
+            outbox.woken().await;
+        }
+        outbox.abandon();
+        outbox.kick.cancel();
+    }
+
     /// Writes everything that waits in `outbox`, waiting for the socket as long as it takes.
     /// Cancel-safe: a frame is never written twice nor lost, whatever await it is dropped at.
     pub async fn drain(&mut self, outbox: &Outbox) -> io::Result<()> {
