@@ -166,6 +166,7 @@ pub(crate) async fn serve(
         web_dir: shared.config.web_dir.clone(),
         metrics: Arc::clone(&metrics),
         qr: Arc::clone(&shared.qr),
+        invite: Arc::clone(&shared.invite),
         handshake_timeout: shared.config.handshake_timeout(),
     };
     // Boxed: the TLS and HTTP state is freed once the WebSocket takes over, instead of living

@@ -69,6 +69,8 @@ pub(crate) struct Site {
     pub metrics: Arc<crate::metrics::Metrics>,
     /// Draws and caches `/qr.svg`'s codes within their budgets.
     pub qr: Arc<crate::qr::Codes>,
+    /// What `/invite.json` answers: the address to invite others with.
+    pub invite: Arc<crate::invite::Invite>,
     /// How long a client may take to send a request head.
     pub handshake_timeout: Duration,
 }
@@ -527,6 +529,14 @@ async fn answer(
             response.headers_mut().insert(
                 header::CONTENT_TYPE,
                 HeaderValue::from_static("text/plain; version=0.0.4"),
+            );
+            response
+        }
+        "/invite.json" => {
+            let mut response = text(StatusCode::OK, &site.invite.answer());
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
             );
             response
         }

@@ -56,6 +56,7 @@ pub mod durability;
 pub mod forwarded;
 mod http;
 mod ice;
+mod invite;
 pub mod journal;
 pub mod leagues;
 mod lobby;

@@ -206,6 +206,8 @@ pub(crate) struct Shared {
     pub mountain_secret: tokio::sync::OnceCell<grand_melee_protocol::dice::DiceSecret>,
     /// The STUN/TURN servers handed to the pages' camera links, with the TURN secret.
     pub ice: crate::ice::Ice,
+    /// What `GET /invite.json` tells a page about the address to invite others with.
+    pub invite: Arc<crate::invite::Invite>,
 }
 
 impl Shared {
@@ -227,8 +229,14 @@ impl Shared {
             Arc::clone(&budgets),
             Arc::clone(&metrics),
         ));
+        let invite = Arc::new(crate::invite::Invite::new(
+            config.public_url.clone(),
+            config.listen,
+            config.tls_cert.is_some(),
+        ));
         Self {
             ice,
+            invite,
             cluster,
             store,
             peers,

@@ -94,6 +94,10 @@ impl Server {
         }
         let tls = tls.map(|tls| tls.acceptor);
         let listener = TcpListener::bind(config.listen).await?;
+        // From here on `listen` is the address really listened on (its port too, when the
+        // configuration said 0): the invitation and the cluster's node address name it.
+        let mut config = config;
+        config.listen = listener.local_addr()?;
         let metrics = Arc::new(Metrics::with_journal(journal.stats()));
         let cluster = match &config.cluster {
             Some(urls) => Some(

@@ -289,7 +289,41 @@
 
   // ---------------------------------------------------------------- sharing and the legend
 
-  const tableLink = () => `${location.origin}/t/${route.table}`;
+  // The address to invite others with, asked of the server once (`/invite.json`): undefined
+  // while it is asked, null if it could not be, else `{public_url, lan_url, listen}`.
+  let invite;
+  let inviteAsked = false;
+  function askInvite() {
+    if (inviteAsked) return;
+    inviteAsked = true;
+    fetch("/invite.json", { cache: "no-store" })
+      .then((r) => (r.ok ? r.json() : null))
+      .catch(() => null)
+      .then((answer) => { invite = answer && typeof answer === "object" ? answer : null; render(); });
+  }
+  /** Whether this page was opened on a loopback address: a link to it works on this machine only. */
+  const onLoopback = () => /^(localhost|.*\.localhost|127(\.\d+){3}|\[::1\])$/.test(location.hostname);
+  /** Where the table's link points: the server's --public-url; on a page opened on this machine's
+   * loopback address, this machine's address on the network; else the page's own address.
+   * `here` is set when none of these reaches past this machine. */
+  function inviteBase() {
+    if (invite && invite.public_url) return { base: invite.public_url, here: false };
+    if (!onLoopback()) return { base: location.origin, here: false };
+    if (invite && invite.lan_url) return { base: invite.lan_url, here: false };
+    return { base: location.origin, here: invite !== undefined };
+  }
+  /** What to do about a link that works on this machine only, in words. */
+  function hereOnlyWords() {
+    const listen = invite && invite.listen ? String(invite.listen) : "";
+    const port = listen.slice(listen.lastIndexOf(":") + 1) || "7878";
+    if (invite && /^(0\.0\.0\.0|\[::\]):/.test(listen)) {
+      return "This link works on this computer only: it has no network address that others can reach. " +
+        "Connect it to your network (or start the server with --public-url) and open this page again.";
+    }
+    return `This link works on this computer only${listen ? ` (the server listens on ${listen})` : ""}. ` +
+      `To let phones join, restart the server with --listen 0.0.0.0:${port} and open this page again.`;
+  }
+  const tableLink = () => `${inviteBase().base}/t/${route.table}`;
   const qrSrc = () => `/qr.svg?text=${encodeURIComponent(tableLink())}`;
 
   async function copyLink() {
@@ -313,6 +347,7 @@
       return html`<section class="share" data-testid="share" aria-label="Share this climb">
         <img class="qr" data-testid="qr" src=${qrSrc()} alt="QR code of this table's link: point a phone's camera at it to watch" width="180" height="180" />
         <div class="share-text">
+          ${inviteBase().here ? html`<p class="link-warning" data-testid="link-warning" role="alert">⚠ ${hereOnlyWords()}</p>` : null}
           <label for="share-link">This climb's link — friends who open it watch you climb</label>
           <div class="row"><input id="share-link" data-testid="share-link" readonly value=${tableLink()} onFocus=${(ev) => ev.target.select()} />
             <button type="button" data-testid="share-copy" onClick=${copyLink}>Copy</button></div>
@@ -323,6 +358,7 @@
     return html`<section class=${"share" + (big ? " big" : "")} data-testid="share" aria-label="Invite players">
       <img class="qr" data-testid="qr" src=${qrSrc()} alt="QR code of this table's link: point a phone's camera at it to join" width="180" height="180" />
       <div class="share-text">
+        ${inviteBase().here ? html`<p class="link-warning" data-testid="link-warning" role="alert">⚠ ${hereOnlyWords()}</p>` : null}
         ${big ? html`<p class="join-at">Join at <strong data-testid="join-at">${tableLink()}</strong></p>
           <p>Scan the code with your phone's camera, type your name and tap <strong>Sit down</strong>.</p>`
         : html`<label for="share-link">The table's link — send it to everyone</label>
@@ -724,6 +760,7 @@
       ui.password = state.password || "";
       state.summary = undefined;
       document.body.classList.add(display ? "display" : "table-page");
+      askInvite();
       app.textContent = "";
       render();
     },

@@ -493,3 +493,144 @@ async fn the_table_pages_pass_axe_and_fit_in_360_px() {
     problems(&phone, "the replay viewer", &mut found).await;
     verdict(&found);
 }
+
+/// What the display's invitation says once the page has asked the server where others reach
+/// it: the link (its "Join at"), the QR code's text, and the warning if there is one.
+async fn invitation(display: &Browser, url: &str) -> (String, String, Option<String>) {
+    display.goto(url).await;
+    display
+        .until(
+            "the invitation, once the server said where others reach it",
+            "(q => q && q.complete && q.naturalWidth > 0)(document.querySelector('[data-testid=\"qr\"]')) \
+             && performance.getEntriesByName(location.origin + '/invite.json').length > 0 \
+             && document.querySelector('[data-testid=\"join-at\"]') !== null",
+        )
+        .await;
+    // The answer is rendered in the frame after it arrived.
+    display
+        .eval_async("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        .await;
+    let found = display
+        .js("const q = document.querySelector('[data-testid=\"qr\"]'); \
+             const w = document.querySelector('[data-testid=\"link-warning\"]'); \
+             return { link: document.querySelector('[data-testid=\"join-at\"]').textContent, \
+               qr: new URL(q.src).searchParams.get('text'), warning: w ? w.textContent : null };")
+        .await;
+    (
+        found["link"].as_str().unwrap().to_owned(),
+        found["qr"].as_str().unwrap().to_owned(),
+        found["warning"].as_str().map(str::to_owned),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_invitation_names_an_address_others_reach_or_warns() {
+    let driver = Driver::start().await;
+    let display = driver.browser(1280, 800).await;
+    let web = || {
+        Some(std::path::PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../server/web"
+        )))
+    };
+
+    // The server on loopback only (the default), the page opened as `localhost`: its link works
+    // on this machine only, and the page and the display say so and how to fix it.
+    let alone = server().await;
+    let table = alone.client().await.create_table("Here", 8, 1).await;
+    let port = alone.addr.port();
+    let (link, qr, warning) = invitation(
+        &display,
+        &format!("http://localhost:{port}/t/{table}?display"),
+    )
+    .await;
+    assert_eq!(link, format!("http://localhost:{port}/t/{table}"));
+    assert_eq!(qr, link);
+    let warning = warning.expect("a warning that the link works on this computer only");
+    assert!(
+        warning.contains("this computer only")
+            && warning.contains(&format!("--listen 0.0.0.0:{port}")),
+        "{warning}"
+    );
+    // The table page's own invitation says the same.
+    display
+        .goto(&format!("http://127.0.0.1:{port}/t/{table}"))
+        .await;
+    display
+        .until(
+            "the invite button",
+            "document.querySelector('[data-testid=\"share-button\"]') !== null",
+        )
+        .await;
+    display.click("share-button").await;
+    display
+        .until(
+            "the invitation's warning on the table page",
+            "(w => w && w.textContent.includes('this computer only'))(document.querySelector('[data-testid=\"link-warning\"]'))",
+        )
+        .await;
+    alone.shutdown().await;
+
+    // With --public-url: that address, whatever the page was opened as, and no warning.
+    let public = TestServer::start_with(ServerConfig {
+        web_dir: web(),
+        public_url: Some("http://melee.example:8080".to_owned()),
+        ..ServerConfig::default()
+    })
+    .await;
+    let table = public.client().await.create_table("Public", 8, 1).await;
+    let (link, qr, warning) = invitation(
+        &display,
+        &format!("http://127.0.0.1:{}/t/{table}?display", public.addr.port()),
+    )
+    .await;
+    assert_eq!(link, format!("http://melee.example:8080/t/{table}"));
+    assert_eq!(qr, link);
+    assert_eq!(warning, None);
+    public.shutdown().await;
+
+    // On every interface, the page opened on loopback: this machine's address on its network
+    // (the page is still read over loopback: nothing leaves the machine).
+    let everywhere = TestServer::start_on(
+        ServerConfig {
+            web_dir: web(),
+            ..ServerConfig::default()
+        },
+        "0.0.0.0:0".parse().unwrap(),
+    )
+    .await;
+    let port = everywhere.addr.port();
+    let table = Client::connected(std::net::SocketAddr::from(([127, 0, 0, 1], port)))
+        .await
+        .create_table("LAN", 8, 1)
+        .await;
+    let (link, qr, warning) = invitation(
+        &display,
+        &format!("http://127.0.0.1:{port}/t/{table}?display"),
+    )
+    .await;
+    assert_eq!(qr, link);
+    assert_eq!(warning, None, "{link}");
+    let url = url::Url::parse(&link).unwrap();
+    let host: std::net::IpAddr = url
+        .host_str()
+        .unwrap()
+        .trim_matches(|c| c == '[' || c == ']')
+        .parse()
+        .unwrap_or_else(|e| panic!("{link}: {e}"));
+    assert!(!host.is_loopback() && !host.is_unspecified(), "{link}");
+    assert_eq!(url.port(), Some(port), "{link}");
+    assert_eq!(url.path(), format!("/t/{table}"));
+    // One of this machine's own addresses, as the system lists them.
+    let mine: Vec<std::net::IpAddr> = if_addrs::get_if_addrs()
+        .unwrap()
+        .iter()
+        .map(|i| i.ip())
+        .collect();
+    assert!(
+        mine.contains(&host),
+        "{host} is not among this machine's addresses: {mine:?}"
+    );
+    everywhere.shutdown().await;
+    display.close().await;
+}
