@@ -665,14 +665,17 @@
     const cannot = unshown(view.settings);
     if (cannot) return html`<section class="display-main"><${Unshown} text=${cannot} /></section>`;
     const lines = Array.from(state.log.entries()).sort((a, b) => a[0] - b[0]).slice(-12).reverse();
+    const game = gameOf(view.settings);
+    // The game's picture on the left, as large as the screen's height; the words beside it.
     return html`
       <section class="display-main">
+        <${game.Display} view=${view} />
+      </section>
+      <section class="display-side">
         <${Head} view=${view} display=${true} />
         <p class="status-line" data-testid="status-line" aria-live="polite">${sentence(view, null)}</p>
         <${CameraSlot} view=${view} me=${null} display=${true} />
-        <${gameOf(view.settings).Display} view=${view} />
-      </section>
-      <section class="display-side">
+        ${game.DisplaySide ? html`<${game.DisplaySide} view=${view} />` : null}
         ${view.stage === "lobby" || ui.share ? html`<${Share} big=${true} />` : null}
         <h3>Latest</h3>
         <ol class="log" data-testid="log">${lines.map(([seq, text]) => html`<li key=${seq} data-seq=${seq}>${text}</li>`)}</ol>

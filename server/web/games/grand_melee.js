@@ -143,13 +143,14 @@
     const n = Math.max(players.length, 1);
     const R = 300;
     const step = (2 * Math.PI) / n;
-    const r = Math.max(14, Math.min(58, R * Math.sin(step / 2) * 0.78));
+    // A display across a room gets discs as large as the ring allows and larger names.
+    const r = Math.max(14, Math.min(58, R * Math.sin(step / 2) * (big ? 0.9 : 0.78)));
     const angle = (i) => -Math.PI / 2 + i * step; // seat 0 at the top; the next seat (to the left) clockwise
     const at = (i, radius) => [c + radius * Math.cos(angle(i)), c + radius * Math.sin(angle(i))];
     const index = new Map(players.map((p, i) => [p.player, i]));
     const mine = playerOf(view, me);
     const inMyRange = new Set(mine ? mine.may_target : []);
-    const nameFont = n <= 15 ? 30 : n <= 28 ? 24 : 21;
+    const nameFont = big ? (n <= 15 ? 34 : n <= 28 ? 30 : 28) : n <= 15 ? 30 : n <= 28 ? 24 : 21;
     const maxChars = n <= 15 ? 14 : 12;
     // Room for the longest name on every side: nothing is clipped at 3 or 9 o'clock.
     const reach = R + r + 10 + maxChars * nameFont * 0.62 + 12;
@@ -174,14 +175,31 @@
         arc = html`<path d=${`M ${p0[0].toFixed(1)} ${p0[1].toFixed(1)} A ${inner} ${inner} 0 ${large} 1 ${p1[0].toFixed(1)} ${p1[1].toFixed(1)}`}
           class=${cls} stroke-width="16" fill="none" />`;
       }
-      const hi = index.get(t.player);
+      // The turn's label: its number (and designations) over its phase, inside its arc at the
+      // arc's middle (the spheres never overlap, so neither do their labels), growing towards
+      // the centre, as near the arc as its box (estimated on the generous side) stays clear of it.
+      let mid = index.get(t.player);
+      if (t.sphere.length < view.ring.length && idx.length) {
+        const span = ((idx[idx.length - 1] - idx[0]) % n + n) % n;
+        mid = idx[0] + span / 2;
+      }
       let label = null;
-      if (hi !== undefined) {
-        const [x, y] = at(hi, inner - 34);
-        const words = (t.state === "running" ? `▶${tn(t.turn)} ${PHASE_NAMES[t.phase] || ""}` : `…${tn(t.turn)}`) +
-          (t.designations ? ` ✕${t.designations}` : "");
-        label = html`<text x=${x} y=${y} class=${`turn-label sphere-text-${t.turn % 6}`} text-anchor="middle"
-          dominant-baseline="middle" font-size=${Math.max(16, nameFont - 4)}>${words}</text>`;
+      if (mid !== undefined) {
+        const font = Math.max(16, nameFont - 4), small = font * 0.8, lh = font * 1.1;
+        const head = (t.state === "running" ? `▶${tn(t.turn)}` : `…${tn(t.turn)}`) + (t.designations ? ` ✕${t.designations}` : "");
+        const phase = t.state === "running" ? PHASE_NAMES[t.phase] || "" : "";
+        const cos = Math.cos(angle(mid)), sin = Math.sin(angle(mid));
+        const anchor = cos < -0.35 ? "start" : cos > 0.35 ? "end" : "middle";
+        const w = Math.max(head.length * font, phase.length * small) * 0.66, h = (phase ? 2 : 1) * lh, limit = inner - 12;
+        const xs = anchor === "start" ? [0, w] : anchor === "end" ? [-w, 0] : [-w / 2, w / 2];
+        const clear = (rr) => xs.every((dx) => [-h / 2, h / 2].every((dy) => Math.hypot(rr * cos + dx, rr * sin + dy) <= limit));
+        let rr = limit - h / 2;
+        while (rr > 0 && !clear(rr)) rr -= 4;
+        const [x, y] = [c + rr * cos, c + rr * sin];
+        const top = phase ? y - lh / 2 : y;
+        label = html`<text class=${`turn-label sphere-text-${t.turn % 6}`} text-anchor=${anchor}
+          dominant-baseline="middle" font-size=${font} data-inner=${inner}><tspan x=${x} y=${top}>${head}</tspan>${phase
+            ? html`<tspan x=${x} y=${top + lh} font-size=${small}>${phase}</tspan>` : null}</text>`;
       }
       return html`<g key=${`t${t.turn}`} aria-hidden="true">${arc}${label}</g>`;
     });
@@ -667,7 +685,7 @@
     const places = new Map();
     for (const st of view.standings) places.set(st.place, (places.get(st.place) || []).concat([st.player]));
     return html`<ol class="places" data-testid="places" aria-label="Final standings">${Array.from(places.entries()).sort((a, b) => a[0] - b[0]).map(([place, ids]) =>
-      html`<li key=${place}><strong>${place}.</strong> ${ids.map(nameOf).join(", ")}${ids.length > 1 ? ` (${ids.length} players)` : ""}</li>`)}</ol>`;
+      html`<li key=${place} class=${ids.length > 2 ? "shared" : undefined}><strong>${place}.</strong> ${ids.map(nameOf).join(", ")}${ids.length > 1 ? ` (${ids.length} players)` : ""}</li>`)}</ol>`;
   }
   // ---------------------------------------------------------------- the panel in the frame's places
 
@@ -690,11 +708,15 @@
     return view.stage !== "finished" ? html`<${Dice} view=${view} />` : null;
   }
 
-  /** The display across the room, under its status line: the winner and places, the ring, large. */
+  /** The display across the room: the ring, as large as the screen allows. */
   function Display({ view }) {
-    return html`
-        ${view.stage === "finished" ? html`<${Winner} view=${view} /><${PlacesList} view=${view} />` : null}
-        <${RingBox} view=${view} me=${null} big=${true} />`;
+    return html`<${RingBox} view=${view} me=${null} big=${true} />`;
+  }
+
+  /** The display's column beside the ring, under its status line: the winner and the places. */
+  function DisplaySide({ view }) {
+    if (view.stage !== "finished") return null;
+    return html`<${Winner} view=${view} /><${PlacesList} view=${view} />`;
   }
 
   /** A replay's step, under its line: the winner, the ring, the standings. */
@@ -714,6 +736,6 @@
     /** A replay's chapters: its « and » buttons jump from one turn's beginning to the next. */
     chapter: { starts: (e) => e.kind === "turn_began", back: "« turn", on: "turn »", backAria: "Back one turn", onAria: "On one turn" },
     // Components, in the frame's places.
-    Main, Side, Foot, Display, Replay, Seats: SeatList, LobbyTools, Rulings, play,
+    Main, Side, Foot, Display, DisplaySide, Replay, Seats: SeatList, LobbyTools, Rulings, play,
   };
 })();
