@@ -381,11 +381,17 @@
 
   // ---------------------------------------------------------------- alerts, banners
 
-  function Alerts() {
-    if (!ui.alerts.length) return null;
-    return html`<div class="alerts" role="alert" data-testid="alerts">${ui.alerts.map((a) => html`<div key=${a.id} class="alert" data-testid="alert">
+  /** What is pinned to the top of the screen however far the page is scrolled: my moment
+   * ("▶ Your turn", "Your decision") and the alerts. */
+  function Pinned({ view, me }) {
+    const moment = momentOf(view, me);
+    if (!moment && !ui.alerts.length) return null;
+    return html`<div class="pinned" data-testid="pinned">
+      ${moment ? html`<span class="banner" data-testid="banner">${moment.banner}</span>` : null}
+      ${ui.alerts.length ? html`<div class="alerts" role="alert" data-testid="alerts">${ui.alerts.map((a) => html`<div key=${a.id} class="alert" data-testid="alert">
       <span>${a.text}</span>
-      <button type="button" aria-label="Dismiss" onClick=${() => { ui.alerts = ui.alerts.filter((b) => b !== a); render(); }}>✕</button></div>`)}</div>`;
+      <button type="button" aria-label="Dismiss" onClick=${() => { ui.alerts = ui.alerts.filter((b) => b !== a); render(); }}>✕</button></div>`)}</div>` : null}
+    </div>`;
   }
 
   /** My moment — what the game asks of me now, as it words it — or null. */
@@ -393,11 +399,12 @@
     return state.role === "player" ? gameOf(view.settings).moment(view, me) : null;
   }
 
-  /** The status line: what a person needs to know now; at my moment, highlighted. */
+  /** The status line: what a person needs to know now; at my moment, highlighted (its banner
+   * is pinned above it, `Pinned`). */
   function Status({ view, me }) {
     const moment = momentOf(view, me);
     return html`<p class=${"status-line" + (moment ? " mine" : "")} data-testid="status-line" aria-live="polite">
-      ${moment ? html`<span class="banner" data-testid="banner">${moment.banner}</span> ` : null}${moment && moment.lead ? sentence(view, me).replace(moment.lead, "") : sentence(view, me)}</p>`;
+      ${moment && moment.lead ? sentence(view, me).replace(moment.lead, "") : sentence(view, me)}</p>`;
   }
 
   /** The host's alert: every open call, who and why, each with an answer button. */
@@ -642,7 +649,7 @@
       <section class="main">
         <${Head} view=${view} />
         ${ui.legend ? html`<${Legend} view=${view} />` : null}
-        <${Alerts} /><${Calls} view=${view} me=${me} />
+        <${Pinned} view=${view} me=${me} /><${Calls} view=${view} me=${me} />
         <${Status} view=${view} me=${me} />
         <${CameraSlot} view=${view} me=${me} />
         <${game.Main} view=${view} me=${me} />

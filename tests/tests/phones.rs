@@ -429,7 +429,14 @@ async fn forty_seats_played_from_a_phone() {
         .screenshot(&screenshot_dir().join("forty-phone-attacked-390x844.png"))
         .await;
 
-    // The browser's own turn: neighbours' names readable and End turn reachable, no scrolling.
+    // The browser's own turn begins while he reads the bottom of his page: "▶ Your turn" is
+    // pinned where he is.
+    phone
+        .js(
+            "document.querySelectorAll('[data-testid=\"alert\"] button').forEach(b => b.click()); \
+             window.scrollTo(0, document.documentElement.scrollHeight); return null;",
+        )
+        .await;
     let view = advance(&mut bots, &phone, "the browser's turn", |v| {
         v.turns
             .iter()
@@ -437,6 +444,27 @@ async fn forty_seats_played_from_a_phone() {
     })
     .await;
     phone.catch_up(view.seq).await;
+    phone
+        .until(
+            "the pinned Your turn",
+            "(b => b && b.textContent.includes('Your turn'))(document.querySelector('[data-testid=\"banner\"]'))",
+        )
+        .await;
+    let scrolled = phone.js("return scrollY;").await;
+    assert!(
+        scrolled.as_f64().unwrap_or(0.0) > 400.0,
+        "still scrolled down: {scrolled}"
+    );
+    let banner = visible_as_scrolled(&phone, "[data-testid=\"banner\"]").await;
+    assert!(
+        banner[0]["inside"] == true && banner[0]["uncovered"] == true,
+        "Your turn is on screen, scrolled to the bottom: {banner}"
+    );
+    phone
+        .screenshot(&screenshot_dir().join("forty-phone-scrolled-your-turn-390x844.png"))
+        .await;
+
+    // Neighbours' names readable and End turn reachable, no scrolling.
     phone
         .until(
             "the end-turn control",

@@ -156,6 +156,7 @@
     const reach = R + r + 10 + maxChars * nameFont * 0.62 + 12;
     const box = `${(c - reach).toFixed(0)} ${(c - reach).toFixed(0)} ${(2 * reach).toFixed(0)} ${(2 * reach).toFixed(0)}`;
     const live = view.turns.filter((t) => t.state !== "ended" && t.sphere.length);
+    const placed = []; // the turn labels' boxes so far: the next one keeps clear of them
     const bands = live.map((t, k) => {
       const idx = t.sphere.map((id) => index.get(id)).filter((i) => i !== undefined);
       if (!idx.length) return null;
@@ -176,30 +177,42 @@
           class=${cls} stroke-width="16" fill="none" />`;
       }
       // The turn's label: its number (and designations) over its phase, inside its arc at the
-      // arc's middle (the spheres never overlap, so neither do their labels), growing towards
-      // the centre, as near the arc as its box (estimated on the generous side) stays clear of it.
+      // arc's middle, as near the arc as its box (its width estimated on the generous side)
+      // stays clear of the arc and of the labels placed before it; smaller if it must.
       let mid = index.get(t.player);
-      if (t.sphere.length < view.ring.length && idx.length) {
+      if (t.sphere.length < view.ring.length) {
         const span = ((idx[idx.length - 1] - idx[0]) % n + n) % n;
         mid = idx[0] + span / 2;
       }
       let label = null;
       if (mid !== undefined) {
-        const font = Math.max(16, nameFont - 4), small = font * 0.8, lh = font * 1.1;
         const head = (t.state === "running" ? `▶${tn(t.turn)}` : `…${tn(t.turn)}`) + (t.designations ? ` ✕${t.designations}` : "");
         const phase = t.state === "running" ? PHASE_NAMES[t.phase] || "" : "";
         const cos = Math.cos(angle(mid)), sin = Math.sin(angle(mid));
         const anchor = cos < -0.35 ? "start" : cos > 0.35 ? "end" : "middle";
-        const w = Math.max(head.length * font, phase.length * small) * 0.66, h = (phase ? 2 : 1) * lh, limit = inner - 12;
-        const xs = anchor === "start" ? [0, w] : anchor === "end" ? [-w, 0] : [-w / 2, w / 2];
-        const clear = (rr) => xs.every((dx) => [-h / 2, h / 2].every((dy) => Math.hypot(rr * cos + dx, rr * sin + dy) <= limit));
-        let rr = limit - h / 2;
-        while (rr > 0 && !clear(rr)) rr -= 4;
-        const [x, y] = [c + rr * cos, c + rr * sin];
-        const top = phase ? y - lh / 2 : y;
+        const limit = inner - 12;
+        const place = (font) => {
+          const small = font * 0.8, lh = font * 1.1;
+          const w = Math.max(head.length * font, phase.length * small) * 0.66, h = (phase ? 2 : 1) * lh;
+          const xs = anchor === "start" ? [0, w] : anchor === "end" ? [-w, 0] : [-w / 2, w / 2];
+          const box = (rr) => ({ x0: rr * cos + xs[0], x1: rr * cos + xs[1], y0: rr * sin - h / 2, y1: rr * sin + h / 2 });
+          const inside = (b) => [b.x0, b.x1].every((px) => [b.y0, b.y1].every((py) => Math.hypot(px, py) <= limit));
+          const apart = (b) => placed.every((o) => b.x1 + 4 < o.x0 || o.x1 + 4 < b.x0 || b.y1 + 4 < o.y0 || o.y1 + 4 < b.y0);
+          for (let rr = limit - h / 2; rr >= 0; rr -= 4) {
+            const b = box(rr);
+            if (inside(b) && apart(b)) return { rr, font, small, lh, b };
+          }
+          return null;
+        };
+        const base = Math.max(16, nameFont - 4);
+        const spot = place(base) || place(base * 0.8) || place(base * 0.65) || place(base * 0.5);
+        if (!spot) return html`<g key=${`t${t.turn}`} aria-hidden="true">${arc}</g>`;
+        placed.push(spot.b);
+        const [x, y] = [c + spot.rr * cos, c + spot.rr * sin];
+        const top = phase ? y - spot.lh / 2 : y;
         label = html`<text class=${`turn-label sphere-text-${t.turn % 6}`} text-anchor=${anchor}
-          dominant-baseline="middle" font-size=${font} data-inner=${inner}><tspan x=${x} y=${top}>${head}</tspan>${phase
-            ? html`<tspan x=${x} y=${top + lh} font-size=${small}>${phase}</tspan>` : null}</text>`;
+          dominant-baseline="middle" font-size=${spot.font} data-inner=${inner}><tspan x=${x} y=${top}>${head}</tspan>${phase
+            ? html`<tspan x=${x} y=${top + spot.lh} font-size=${spot.small}>${phase}</tspan>` : null}</text>`;
       }
       return html`<g key=${`t${t.turn}`} aria-hidden="true">${arc}${label}</g>`;
     });
