@@ -5,6 +5,9 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use grand_melee_protocol::{self as wire, DEFAULT_ABSENCE_LIMIT_SECS, DEFAULT_STARTING_LIFE};
 
+/// The heading of the flags every subcommand takes, after its own in its `--help`.
+const GLOBAL: &str = "Global options";
+
 /// The server when none is given.
 pub const DEFAULT_SERVER: &str = "127.0.0.1:7878";
 
@@ -24,6 +27,7 @@ pub struct Cli {
         long,
         short,
         global = true,
+        help_heading = GLOBAL,
         env = "GM_SERVER",
         value_name = "HOST:PORT|URL",
         default_value = DEFAULT_SERVER
@@ -32,21 +36,21 @@ pub struct Cli {
 
     /// Directory where seat tokens are saved [default: the user's data directory, e.g.
     /// ~/.local/share/grand-melee].
-    #[arg(long, global = true, env = "GM_CLI_DATA_DIR", value_name = "DIR")]
+    #[arg(long, global = true, help_heading = GLOBAL, env = "GM_CLI_DATA_DIR", value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
 
     /// A CA certificate (PEM) to trust besides the system's, for a server with a self-signed
     /// certificate (`--server wss://HOST:PORT`): the organiser's certificate file.
-    #[arg(long, global = true, env = "GM_CA_CERT", value_name = "FILE")]
+    #[arg(long, global = true, help_heading = GLOBAL, env = "GM_CA_CERT", value_name = "FILE")]
     pub ca_cert: Option<PathBuf>,
 
     /// Script mode even on a terminal: commands from standard input, one line per event.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = GLOBAL)]
     pub plain: bool,
 
     /// In script mode, keep running after the end of standard input (to watch a table from a
     /// script) instead of quitting once every command has been answered.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = GLOBAL)]
     pub stay: bool,
 
     /// What to do.

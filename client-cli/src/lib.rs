@@ -189,7 +189,14 @@ pub async fn run(cli: Cli) -> Result<(), ClientError> {
         ..Options::default()
     };
     let mode = match cli.command.clone() {
-        Cmd::List => return list(&server, PAGE_ITEMS, &mut io::stdout().lock()).await,
+        Cmd::List => {
+            let out = &mut io::stdout().lock();
+            return if cli.plain || !io::stdout().is_terminal() {
+                list(&server, PAGE_ITEMS, out).await
+            } else {
+                list_for_people(&server, PAGE_ITEMS, out).await
+            };
+        }
         Cmd::Replay(command) => {
             let store = store().ok();
             return run_replay(&server, command, plain, store).await;
@@ -483,6 +490,106 @@ pub async fn list(server: &str, limit: u32, out: &mut dyn Write) -> Result<(), C
             if t.adjourned { "yes" } else { "no" },
             if t.password { "yes" } else { "no" },
             safe::quoted(&t.name)
+        )?;
+    }
+    Ok(())
+}
+
+/// The width of `list`'s table on a terminal: one table a line in an 80-column terminal.
+pub const LIST_WIDTH: usize = 80;
+
+/// Writes the server's tables (every page, `limit` tables a page) as a table for people, one
+/// table a line no wider than [`LIST_WIDTH`]: the start of its id (enough to name it), its name,
+/// stage, seats taken, spectators, and its game or its Grand Melee settings, abbreviated, with
+/// `password` first when it has one. A name or settings too long for the line end in `…`.
+pub async fn list_for_people(
+    server: &str,
+    limit: u32,
+    out: &mut dyn Write,
+) -> Result<(), ClientError> {
+    let mut conn = Conn::open(server).await?;
+    let tables = all_tables(&mut conn, limit).await;
+    conn.close().await;
+    write_tables(&tables?, out)
+}
+
+/// `text` cut to `width` columns, its end replaced by `…` if it was longer.
+fn shortened(text: &str, width: usize) -> String {
+    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+    if text.width() <= width {
+        return text.to_owned();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w + 1 > width {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
+    out.push('…');
+    out
+}
+
+/// [`list_for_people`]'s table.
+pub fn write_tables(tables: &[TableSummary], out: &mut dyn Write) -> Result<(), ClientError> {
+    use unicode_width::UnicodeWidthStr;
+    const NAME: usize = 18;
+    if tables.is_empty() {
+        writeln!(out, "no tables")?;
+        return Ok(());
+    }
+    let head = format!(
+        "{:<8}  {:<NAME$}  {:<9} {:>5} {:>5}  ",
+        "table", "name", "stage", "seats", "watch"
+    );
+    let settings_width = LIST_WIDTH.saturating_sub(head.width());
+    writeln!(out, "{head}game / settings")?;
+    for t in tables {
+        let stage = match (t.adjourned, t.stage) {
+            (true, _) => "adjourned",
+            (false, grand_melee_protocol::StageName::Lobby) => "lobby",
+            (false, grand_melee_protocol::StageName::Mulligan) => "mulligan",
+            (false, grand_melee_protocol::StageName::Playing) => "playing",
+            (false, grand_melee_protocol::StageName::Finished) => "finished",
+        };
+        let mut settings: Vec<String> = Vec::new();
+        if t.password {
+            settings.push("password".into());
+        }
+        match t.game {
+            grand_melee_protocol::GameKind::MagicTech => settings.push("Magic Tech".into()),
+            grand_melee_protocol::GameKind::MountainMagic => settings.push("Mountain Magic".into()),
+            _ => {
+                settings.push(format!("{} R{}", t.rules.name(), t.spell_range));
+                settings.push(
+                    match t.reduction {
+                        Reduction::Eager => "eager",
+                        Reduction::Forced => "forced",
+                    }
+                    .into(),
+                );
+                settings.push(match t.mulligan {
+                    grand_melee_protocol::MulliganMode::Paris => "paris".into(),
+                    grand_melee_protocol::MulliganMode::Simultaneous => "simult.".into(),
+                });
+                if t.combat_dice {
+                    settings.push("dice".into());
+                }
+            }
+        }
+        let id = t.table.to_string();
+        let name = shortened(&safe::printable(&t.name), NAME);
+        let pad = " ".repeat(NAME.saturating_sub(name.width()));
+        writeln!(
+            out,
+            "{}  {name}{pad}  {stage:<9} {:>5} {:>5}  {}",
+            &id[..8],
+            format!("{}/{}", t.seated, t.seats),
+            t.spectators,
+            shortened(&settings.join(" "), settings_width)
         )?;
     }
     Ok(())

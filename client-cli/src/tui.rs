@@ -256,7 +256,11 @@ impl Screen {
                 command,
                 message,
             } => {
-                let text = rejection(code, &command, &message);
+                let hint = state
+                    .view
+                    .as_ref()
+                    .and_then(|view| games::refusal_hint(games::kind(Some(view)), code, view));
+                let text = rejection(code, &command, &message, hint.as_deref());
                 self.log(text.clone(), bad);
                 self.message = Some((true, text));
             }
@@ -388,10 +392,13 @@ impl Screen {
     }
 }
 
-fn rejection(code: ErrorCode, command: &str, message: &str) -> String {
+fn rejection(code: ErrorCode, command: &str, message: &str, hint: Option<&str>) -> String {
     // The server's own words when it says more than the code's standard description (a
-    // `bad_settings` names the setting).
-    let why = if message.is_empty() || message == code.description() {
+    // `bad_settings` names the setting); the game's when it can say what to do instead (where
+    // a refused card may go), which the message row shows before the code.
+    let why = if let Some(hint) = hint {
+        hint
+    } else if message.is_empty() || message == code.description() {
         code.description()
     } else {
         message
@@ -672,7 +679,11 @@ fn render_header(frame: &mut Frame<'_>, area: Rect, state: &State, replay: Optio
         return;
     };
     let panel = games::panel(games::kind(Some(view)));
-    let facts = panel.map_or_else(String::new, |p| format!(" · {}", p.header_facts(view)));
+    // A game with nothing to say yet (a climb not dealt) leaves no empty field between dots.
+    let facts = panel
+        .map(|p| p.header_facts(view))
+        .filter(|facts| !facts.is_empty())
+        .map_or_else(String::new, |facts| format!(" · {facts}"));
     let mut first = format!(
         " {}{} · {}{facts} · seq {}",
         printable(&view.name),
@@ -719,9 +730,14 @@ fn render_header(frame: &mut Frame<'_>, area: Rect, state: &State, replay: Optio
             .add_modifier(Modifier::BOLD)
     };
     let situation = games::Situation::of(view, state.me);
+    // The situation in the row's width, less the `▶▶ ` and ` ◀◀` around a call to act.
     let (urgency, text) = situation
         .as_ref()
-        .map_or((Urgency::Calm, String::new()), |s| (s.urgency(), s.text()));
+        .map_or((Urgency::Calm, String::new()), |s| {
+            let urgency = s.urgency();
+            let room = width.saturating_sub(if urgency == Urgency::Act { 6 } else { 1 });
+            (urgency, s.text_within(room))
+        });
     let (second, second_style) = match replay {
         Some(text) => (
             format!(" {}", guard(text)),
@@ -771,6 +787,47 @@ fn render_header(frame: &mut Frame<'_>, area: Rect, state: &State, replay: Optio
     frame.render_widget(Paragraph::new(lines), area);
 }
 
+/// The widest a column of terms (commands, keys) gets in `help`: what they mean keeps the rest
+/// of the width (at least 44 columns in an 80-column terminal's window), so it reads as
+/// sentences instead of a narrow column of a few words a row.
+const TERM_COLUMN: usize = 28;
+
+/// `entries` (a term and its meaning) as rows of `width`: the terms in a column as wide as the
+/// widest that fits [`TERM_COLUMN`], each meaning wrapped beside its term; a wider term has a
+/// row of its own, its meaning under it in the same column.
+fn term_rows(
+    lines: &mut Vec<Line<'static>>,
+    entries: &[(&str, &str)],
+    width: usize,
+    term_style: Style,
+) {
+    let limit = TERM_COLUMN.min(width / 2);
+    let column = entries
+        .iter()
+        .map(|(term, _)| term.width())
+        .filter(|&w| w <= limit)
+        .max()
+        .unwrap_or(0);
+    let indent = " ".repeat(column + 2);
+    for (term, meaning) in entries {
+        let mut rows = wrap(meaning, width.saturating_sub(column + 2)).into_iter();
+        if term.width() <= column {
+            let pad = " ".repeat(column - term.width() + 2);
+            lines.push(Line::from(vec![
+                Span::styled(format!("{term}{pad}"), term_style),
+                Span::raw(rows.next().unwrap_or_default()),
+            ]));
+        } else {
+            for row in wrap(term, width) {
+                lines.push(Line::styled(row, term_style));
+            }
+        }
+        for row in rows {
+            lines.push(Line::raw(format!("{indent}{row}")));
+        }
+    }
+}
+
 /// The overlay's title and rows.
 fn overlay_lines(overlay: &Overlay, state: &State, width: usize) -> (String, Vec<Line<'static>>) {
     let dim = Style::default().fg(Color::DarkGray);
@@ -785,24 +842,7 @@ fn overlay_lines(overlay: &Overlay, state: &State, width: usize) -> (String, Vec
         Overlay::Help => {
             text(&mut lines, "Commands".into(), bold);
             let help = command::help(games::kind(state.view.as_ref()));
-            let usage_width = help.iter().map(|(u, _)| u.width()).max().unwrap_or(0);
-            for (usage, meaning) in help {
-                if usage_width + 2 + 20 <= width {
-                    let pad = usage_width - usage.width();
-                    let mut rows = wrap(meaning, width - usage_width - 2).into_iter();
-                    let first = rows.next().unwrap_or_default();
-                    lines.push(Line::from(vec![
-                        Span::styled(format!("{usage}{}  ", " ".repeat(pad)), bold),
-                        Span::raw(first),
-                    ]));
-                    for row in rows {
-                        lines.push(Line::raw(format!("{}{row}", " ".repeat(usage_width + 2))));
-                    }
-                } else {
-                    text(&mut lines, (*usage).to_owned(), bold);
-                    text(&mut lines, format!("  {meaning}"), Style::default());
-                }
-            }
+            term_rows(&mut lines, &help, width, bold);
             text(&mut lines, String::new(), dim);
             text(
                 &mut lines,
@@ -811,7 +851,7 @@ fn overlay_lines(overlay: &Overlay, state: &State, width: usize) -> (String, Vec
             );
             text(&mut lines, String::new(), dim);
             text(&mut lines, "Keys".into(), bold);
-            for (key, meaning) in [
+            let keys = [
                 ("Tab", "complete a command, a name or a phase"),
                 ("↑ ↓", "earlier commands"),
                 ("PgUp PgDn Home End", "scroll the log"),
@@ -823,9 +863,8 @@ fn overlay_lines(overlay: &Overlay, state: &State, width: usize) -> (String, Vec
                     "Ctrl-C",
                     "quit; your seat is kept and `grand-melee resume` takes it back",
                 ),
-            ] {
-                text(&mut lines, format!("{key:<18} {meaning}"), Style::default());
-            }
+            ];
+            term_rows(&mut lines, &keys, width, Style::default());
             text(&mut lines, String::new(), dim);
             if let Some(panel) = games::panel(games::kind(state.view.as_ref())) {
                 let (title, legend) = panel.legend();

@@ -957,3 +957,364 @@ fn the_host_sees_a_call_in_his_status_line_and_his_terminal_rings() {
     let all = rows(tui.terminal().backend().buffer(), 0, 80).join("\n");
     assert!(!all.contains("CALL from"), "{all}");
 }
+
+/// The rows of the window (`help`) drawn on `screen`: the text between its side borders, and
+/// its footer's `first–last of total`.
+fn window_rows(screen: &str) -> (Vec<String>, Option<(usize, usize)>) {
+    let mut rows = Vec::new();
+    let mut range = None;
+    for line in screen.lines() {
+        let chars: Vec<char> = line.chars().collect();
+        let Some(left) = chars.iter().position(|&c| c == '│' || c == '└') else {
+            continue;
+        };
+        if chars[left] == '└' {
+            let footer: String = chars[left..].iter().collect();
+            let numbers: Vec<usize> = footer
+                .split(|c: char| !c.is_ascii_digit())
+                .filter_map(|n| n.parse().ok())
+                .collect();
+            if let [_, last, total, ..] = numbers[..] {
+                range = Some((last, total));
+            }
+            continue;
+        }
+        let right = chars.iter().rposition(|&c| c == '│').unwrap_or(chars.len());
+        if right > left {
+            rows.push(chars[left + 1..right].iter().collect());
+        }
+    }
+    (rows, range)
+}
+
+/// Help at 80 columns, as a newcomer reads it: `grand-melee --help` and the subcommands'
+/// (long and short) in a real 80×24 terminal write no line the terminal has to wrap, and what
+/// a flag means starts by column 40, so it reads in lines of 40 columns or more; the in-client
+/// `help` window, paged to its end, names every command of the game, and what each means starts
+/// by column 34 of the window (no column of a few words a row beside the longest usage).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn help_fits_80_columns_without_a_narrow_column() {
+    use grand_melee_protocol::GameKind;
+    let server = TestServer::start().await;
+    let addr = server.addr.to_string();
+    for args in [
+        &["--help"][..],
+        &["-h"],
+        &["create", "--help"],
+        &["create", "-h"],
+        &["join", "--help"],
+        &["standings", "--help"],
+        &["verify", "--help"],
+        &["replay", "export", "--help"],
+    ] {
+        let tmux = common::Tmux::start(&addr, args);
+        tmux.wait_for("the end of the help", |s| s.contains(common::EXITED))
+            .await;
+        let written = tmux.written();
+        let help: Vec<&str> = written
+            .lines()
+            .take_while(|l| !l.starts_with(common::EXITED))
+            .collect();
+        assert!(help.len() > 10, "{args:?}:\n{written}");
+        for line in &help {
+            assert!(
+                unicode_width::UnicodeWidthStr::width(*line) <= 80,
+                "{args:?}: a line wider than 80 columns: {line:?}"
+            );
+            let indent = line.len() - line.trim_start().len();
+            assert!(
+                line.trim().is_empty() || indent <= 40,
+                "{args:?}: a description in a narrow column: {line:?}"
+            );
+        }
+    }
+
+    // The in-client help of each game, at a table of it, paged to its end.
+    for (game, seats) in [
+        (GameKind::GrandMelee, "2"),
+        (GameKind::MagicTech, "2"),
+        (GameKind::MountainMagic, "1"),
+    ] {
+        let tmux = common::Tmux::start(
+            &addr,
+            &[
+                "create",
+                "--name",
+                "Help",
+                "--seats",
+                seats,
+                "--game",
+                game.name(),
+                "--join",
+                "Ann",
+            ],
+        );
+        tmux.wait_for("the table", |s| s.contains("Ann is the host"))
+            .await;
+        tmux.type_line("help");
+        let mut seen: Vec<String> = Vec::new();
+        loop {
+            let screen = tmux
+                .wait_for("the help window", |s| {
+                    s.contains("Help — Esc closes") && window_rows(s).1.is_some()
+                })
+                .await;
+            let (rows, range) = window_rows(&screen);
+            let (last, total) = range.unwrap_or_else(|| panic!("{game:?}: a footer:\n{screen}"));
+            for row in rows {
+                let indent = row.chars().take_while(|&c| c == ' ').count();
+                assert!(
+                    row.trim().is_empty() || indent <= 34,
+                    "{game:?}: a meaning in a narrow column:\n{screen}"
+                );
+                seen.push(row);
+            }
+            if last >= total {
+                break;
+            }
+            tmux.press(&["PageDown"]);
+            tmux.wait_for("the next page", |s| {
+                window_rows(s).1.is_some_and(|(l, _)| l > last)
+            })
+            .await;
+        }
+        let all = seen.join("\n");
+        for (usage, _) in grand_melee_cli::command::help(game) {
+            assert!(all.contains(usage), "{game:?}: `{usage}` in help:\n{all}");
+        }
+    }
+    server.shutdown().await;
+}
+
+/// `grand-melee list` on an 80-column terminal: one line per table, none wider than 80 columns
+/// (the start of the id, the name, stage, seats, spectators and settings, abbreviated), for
+/// tables with long names and every setting changed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_writes_one_table_a_line_at_80_columns() {
+    let server = TestServer::start().await;
+    let addr = server.addr.to_string();
+    let data = tempfile::tempdir().unwrap();
+    let mut ids = Vec::new();
+    for (name, extra) in [
+        (
+            "A table name of 32 characters!!!",
+            &["--seats", "40", "--password", "pw"][..],
+        ),
+        (
+            "Tuesday's official variant",
+            &[
+                "--seats",
+                "12",
+                "--rules",
+                "cr807",
+                "--spell-range",
+                "1",
+                "--reduction",
+                "forced",
+                "--mulligan",
+                "simultaneous",
+                "--combat-dice",
+            ],
+        ),
+        ("Climb", &["--seats", "1", "--game", "mountain_magic"]),
+    ] {
+        let mut args = vec!["create", "--name", name];
+        args.extend(extra);
+        let (status, out, err) = common::run_once(&addr, data.path(), &args).await;
+        assert!(status.success(), "{out}{err}");
+        let id = out
+            .lines()
+            .find_map(|l| l.strip_prefix("table_created "))
+            .unwrap()
+            .trim()
+            .to_owned();
+        ids.push((id, name));
+    }
+    let tmux = common::Tmux::start(&addr, &["list"]);
+    tmux.wait_for("the list", |s| s.contains(common::EXITED))
+        .await;
+    let written = tmux.written();
+    let lines: Vec<&str> = written
+        .lines()
+        .take_while(|l| !l.starts_with(common::EXITED))
+        .collect();
+    for line in &lines {
+        assert!(
+            unicode_width::UnicodeWidthStr::width(*line) <= 80,
+            "a line wider than 80 columns: {line:?}\n{written}"
+        );
+    }
+    for (id, name) in &ids {
+        let start: String = name.chars().take(12).collect();
+        let holding: Vec<&&str> = lines.iter().filter(|l| l.contains(&id[..8])).collect();
+        assert_eq!(holding.len(), 1, "{id} on one line:\n{written}");
+        assert!(holding[0].contains(&start), "{name} with {id}:\n{written}");
+    }
+    let cr807 = lines.iter().find(|l| l.contains("Tuesday")).unwrap();
+    assert!(cr807.contains("cr807"), "{cr807}");
+    let locked = lines.iter().find(|l| l.contains("A table")).unwrap();
+    assert!(locked.contains("password"), "{locked}");
+    server.shutdown().await;
+}
+
+/// The header's `seq N` on `screen`.
+fn screen_seq(screen: &str) -> Option<u64> {
+    let first = screen.lines().next()?;
+    let at = first.find("seq ")? + 4;
+    first[at..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// A Mountain Magic climb in a real 80×24 terminal, played by typing: the lobby's header has no
+/// empty field (`· ·`); a card whose old prompt (name, every place, both commands) was wider
+/// than 80 columns is prompted whole, with a command that places it; a placement the rules
+/// refuse says where the card may go (the places `Climb::placements` gives).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_climb_at_80_columns_prompts_whole_and_says_where_a_card_may_go() {
+    use grand_melee_protocol::mountain_magic::Climb;
+    use grand_melee_protocol::mountain_magic_types::MmPhase;
+    let server = TestServer::start_with(grand_melee_server::ServerConfig {
+        rate_limit: 1e6,
+        rate_burst: 1e6,
+        ..grand_melee_server::ServerConfig::default()
+    })
+    .await;
+    let addr = server.addr.to_string();
+    let mut spectator = Conn::open(&server.url()).await.unwrap();
+    let (mut prompted, mut refused) = (false, false);
+    for climb_no in 0..5 {
+        let name = format!("Climb {climb_no}");
+        let tmux = common::Tmux::start(
+            &addr,
+            &[
+                "create",
+                "--name",
+                &name,
+                "--seats",
+                "1",
+                "--game",
+                "mountain_magic",
+                "--join",
+                "Ann",
+            ],
+        );
+        let lobby = tmux
+            .wait_for("the lobby", |s| s.contains("`start` to deal"))
+            .await;
+        let header = lobby.lines().next().unwrap();
+        assert!(header.contains("lobby"), "{lobby}");
+        assert!(
+            !header.replace(' ', "").contains("··"),
+            "an empty field in the header: {header:?}"
+        );
+        let tables = grand_melee_cli::all_tables(&mut spectator, 500)
+            .await
+            .unwrap();
+        let table = tables.iter().find(|t| t.name == name).unwrap().table;
+        call(
+            &mut spectator,
+            ClientMessage::Watch {
+                id: 0,
+                table,
+                password: None,
+            },
+        )
+        .await;
+        // The client has drawn every event so far (the spectator's arrival too).
+        let mut seq = snapshot(&mut spectator).await.seq;
+        tmux.wait_for("the spectator", |s| {
+            screen_seq(s).is_some_and(|now| now >= seq)
+        })
+        .await;
+        let mut line = "start".to_owned();
+        loop {
+            tmux.type_line(&line);
+            // A refused command never moves the table on: this waits out its time and shows it.
+            tmux.wait_for(&format!("the table moved on by `{line}`"), |s| {
+                screen_seq(s).is_some_and(|now| now > seq)
+            })
+            .await;
+            let view = snapshot(&mut spectator).await;
+            seq = view.seq;
+            let climb = Climb::from_view(view.mountain_magic.as_deref().cloned().unwrap());
+            if climb.view().phase != MmPhase::Climbing {
+                break;
+            }
+            let places = climb.placements();
+            let Some(card) = climb
+                .card_to_place()
+                .filter(|_| climb.view().flipped.is_some())
+            else {
+                line = "flip".to_owned();
+                continue;
+            };
+            if places.is_empty() {
+                line = "discard".to_owned();
+                continue;
+            }
+            let (row, pos) = places[0];
+            let words = grand_melee_cli::games::mountain_magic::words::card(card);
+            let all = places
+                .iter()
+                .map(|(r, p)| format!("{r}:{p}"))
+                .collect::<Vec<_>>()
+                .join(",");
+            let old = format!(
+                "▶▶ Climbing: {words} may go at {all}: `place <row>:<pos>` or `discard` ◀◀"
+            );
+            if unicode_width::UnicodeWidthStr::width(old.as_str()) > 80 && !prompted {
+                let screen = tmux
+                    .wait_for("the prompt", |s| {
+                        s.contains(&format!("`place {row}:{pos}`"))
+                    })
+                    .await;
+                let prompt = screen.lines().nth(1).unwrap().trim_end();
+                assert!(
+                    prompt.starts_with("▶▶ ") && prompt.ends_with(" ◀◀"),
+                    "the whole prompt: {prompt:?}\n{screen}"
+                );
+                assert!(prompt.contains("`discard`"), "{prompt}");
+                prompted = true;
+            }
+            if !refused {
+                // A place the rules refuse: the lowest empty one the card may not go to.
+                let wrong = (1..6u8)
+                    .flat_map(|r| (0..7 - r).map(move |p| (r, p)))
+                    .find(|place| !places.contains(place))
+                    .unwrap();
+                tmux.type_line(&format!("place {}:{}", wrong.0, wrong.1));
+                let screen = tmux
+                    .wait_for("the refusal", |s| s.contains("illegal_placement"))
+                    .await;
+                let message = screen
+                    .lines()
+                    .nth(22)
+                    .unwrap_or_else(|| panic!("the message row:\n{screen}"));
+                assert!(message.contains("illegal_placement"), "{screen}");
+                for (r, p) in &places {
+                    assert!(
+                        message.contains(&format!("{r}:{p}")),
+                        "the refusal names {r}:{p}: {message:?}\n{screen}"
+                    );
+                }
+                refused = true;
+            }
+            if prompted && refused {
+                break;
+            }
+            line = format!("place {row}:{pos}");
+        }
+        if prompted && refused {
+            break;
+        }
+    }
+    assert!(
+        prompted && refused,
+        "a card with a prompt wider than 80 columns in five climbs"
+    );
+    spectator.close().await;
+    server.shutdown().await;
+}

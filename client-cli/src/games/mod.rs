@@ -5,7 +5,8 @@
 //!
 //! A game gives: its mirror (a variant of [`GameMirror`], chosen by the snapshot's game); the
 //! words of its own events ([`wording`]); its typed commands ([`parse`], [`help`], [`names`],
-//! [`arguments`]); the player's situation ([`Situation`]); and its [`Panel`] in the
+//! [`arguments`]); the player's situation ([`Situation`]) and what a refusal leaves out
+//! ([`refusal_hint`]); and its [`Panel`] in the
 //! full-screen UI. Each game is a module under
 //! `games/` (`grand_melee`: Grand Melee's; `magic_tech`: Magic Tech's; `mountain_magic`:
 //! Mountain Magic's). `ARCHITECTURE.md` ("How to add a game") lists the
@@ -18,7 +19,7 @@ pub mod mountain_magic;
 use grand_melee_protocol::magic_tech::MagicTech;
 use grand_melee_protocol::mountain_magic::MountainMagic;
 use grand_melee_protocol::{
-    ApplyError, ClientMessage, Event, GameKind, Mirror, PlayerId, TableView,
+    ApplyError, ClientMessage, ErrorCode, Event, GameKind, Mirror, PlayerId, TableView,
 };
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -184,6 +185,15 @@ pub fn status_lines(kind: GameKind, view: &TableView, me: Option<PlayerId>) -> V
     }
 }
 
+/// What a refusal of `code` at `view` leaves out that the game can tell from the table (where
+/// a card refused a place may go instead), in its words; `None` when the server's say it all.
+pub fn refusal_hint(kind: GameKind, code: ErrorCode, view: &TableView) -> Option<String> {
+    match kind {
+        GameKind::MountainMagic => mountain_magic::situation::refusal_hint(code, view),
+        _ => None,
+    }
+}
+
 /// The words that complete the argument after a game's command `word`, if it takes one of a
 /// few words rather than a player.
 pub fn arguments(kind: GameKind, word: &str) -> Option<&'static [&'static str]> {
@@ -264,6 +274,15 @@ impl Situation {
             Self::GrandMelee(situation) => situation.text(),
             Self::MagicTech(situation) => situation.text(),
             Self::MountainMagic(situation) => situation.text(),
+        }
+    }
+
+    /// The words for the terminal UI in at most `width` columns where the game has shorter
+    /// ones (else [`Situation::text`], which the frame cuts).
+    pub fn text_within(&self, width: usize) -> String {
+        match self {
+            Self::MountainMagic(situation) => situation.text_within(width),
+            _ => self.text(),
         }
     }
 

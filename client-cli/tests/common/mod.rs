@@ -509,3 +509,113 @@ pub async fn in_tmux(server: &str, args: &[&str], needle: &str) -> String {
     let _ = tmux(&["kill-session", "-t", &session]);
     pane
 }
+
+/// What [`Tmux`]'s pane shows once `grand-melee` has exited, before its status.
+pub const EXITED: &str = "[grand-melee exited with]";
+
+/// A `grand-melee` in a detached tmux session of 80×24 to type into and read, killed when
+/// dropped. tmux must be installed: it stops the test with the command to run if not.
+pub struct Tmux {
+    session: String,
+    _data: tempfile::TempDir,
+}
+
+impl Tmux {
+    /// Runs `grand-melee --server SERVER --data-dir <fresh> ARGS…` (each argument quoted for
+    /// the shell); the pane stays open after the command ends, to be read.
+    pub fn start(server: &str, args: &[&str]) -> Self {
+        static SESSIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let data = tempfile::tempdir().unwrap();
+        let session = format!(
+            "gmt-{}-{}",
+            std::process::id(),
+            SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        let quoted: Vec<String> = args
+            .iter()
+            .map(|a| format!("'{}'", a.replace('\'', r"'\''")))
+            .collect();
+        let command = format!(
+            "{} --server {server} --data-dir {} {}; echo \"{EXITED} $?\"; read done",
+            env!("CARGO_BIN_EXE_grand-melee"),
+            data.path().display(),
+            quoted.join(" ")
+        );
+        let tmux = Self {
+            session,
+            _data: data,
+        };
+        tmux.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            &tmux.session.clone(),
+            "-x",
+            "80",
+            "-y",
+            "24",
+            "-e",
+            "TERM=xterm-256color",
+            &command,
+        ]);
+        tmux
+    }
+
+    fn run(&self, args: &[&str]) -> String {
+        let out = std::process::Command::new("tmux")
+            .args(args)
+            .output()
+            .unwrap_or_else(|_| panic!("this test needs tmux: apt-get install -y tmux"));
+        assert!(out.status.success(), "tmux {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The screen, one row a line.
+    pub fn screen(&self) -> String {
+        self.run(&["capture-pane", "-p", "-t", &self.session])
+    }
+
+    /// Everything written since the start, the terminal's history included, with the rows the
+    /// terminal wrapped joined again: one line per line the program wrote.
+    pub fn written(&self) -> String {
+        self.run(&["capture-pane", "-p", "-J", "-S", "-", "-t", &self.session])
+    }
+
+    /// The screen once `pick` accepts it; fails the test with the screen if it does not in
+    /// time. Polled: the client draws when the server's answer arrives.
+    pub async fn wait_for(&self, what: &str, pick: impl Fn(&str) -> bool) -> String {
+        let deadline = std::time::Instant::now() + PATIENCE;
+        loop {
+            let screen = self.screen();
+            if pick(&screen) {
+                return screen;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no {what} in time:\n{screen}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Types `line` and Enter.
+    pub fn type_line(&self, line: &str) {
+        self.run(&["send-keys", "-t", &self.session, "-l", line]);
+        self.run(&["send-keys", "-t", &self.session, "Enter"]);
+    }
+
+    /// Presses keys by their tmux names (`Escape`, `PageDown`).
+    pub fn press(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", self.session.as_str()];
+        args.extend(keys);
+        self.run(&args);
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("tmux")
+            .args(["kill-session", "-t", &self.session])
+            .output();
+    }
+}

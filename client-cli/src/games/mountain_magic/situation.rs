@@ -4,7 +4,7 @@
 
 use grand_melee_protocol::mountain_magic::Climb;
 use grand_melee_protocol::mountain_magic_types::{MmPhase, Side};
-use grand_melee_protocol::{PlayerId, StageName, TableView};
+use grand_melee_protocol::{ErrorCode, PlayerId, StageName, TableView};
 
 use super::words::card;
 use crate::games::Urgency;
@@ -137,45 +137,97 @@ impl Situation {
 
     /// The words for the terminal UI.
     pub fn text(&self) -> String {
+        self.texts().swap_remove(0)
+    }
+
+    /// The words for the terminal UI in at most `width` columns: the fullest wording that fits
+    /// (a prompt that names the card, every place it may go and the commands is too wide for
+    /// an 80-column terminal with a long name or many places; the panel below names them all
+    /// anyway), else the shortest, whole.
+    pub fn text_within(&self, width: usize) -> String {
+        let mut texts = self.texts();
+        let fits = texts
+            .iter()
+            .position(|t| unicode_width::UnicodeWidthStr::width(t.as_str()) <= width);
+        match fits {
+            Some(i) => texts.swap_remove(i),
+            None => texts.pop().unwrap_or_default(),
+        }
+    }
+
+    /// Its wordings for the terminal UI, fullest first.
+    fn texts(&self) -> Vec<String> {
         match self {
-            Situation::Spectating => "Watching a climb as a spectator".to_owned(),
+            Situation::Spectating => vec!["Watching a climb as a spectator".to_owned()],
             Situation::Lobby { host: true } => {
-                "In the lobby: `start` to deal your mountain".to_owned()
+                vec!["In the lobby: `start` to deal your mountain".to_owned()]
             }
-            Situation::Lobby { host: false } => "In the lobby: waiting for the deal".to_owned(),
-            Situation::Climb { card: None, .. } => "Climbing: `flip` the top spell card".to_owned(),
+            Situation::Lobby { host: false } => {
+                vec!["In the lobby: waiting for the deal".to_owned()]
+            }
+            Situation::Climb { card: None, .. } => {
+                vec!["Climbing: `flip` the top spell card".to_owned()]
+            }
             Situation::Climb {
                 card: Some(card),
                 places,
                 ..
-            } if places.is_empty() => format!(
-                "Climbing: {} fits nowhere: `discard` it",
-                safe::printable(card)
-            ),
+            } if places.is_empty() => vec![
+                format!(
+                    "Climbing: {} fits nowhere: `discard` it",
+                    safe::printable(card)
+                ),
+                "Climbing: the card fits nowhere: `discard` it".to_owned(),
+            ],
             Situation::Climb {
                 card: Some(card),
                 places,
                 recovered,
-            } => format!(
-                "Climbing: {} may go at {}: `place <row>:<pos>` or `{}`",
-                safe::printable(card),
-                places_field(places),
-                if *recovered { "flip" } else { "discard" }
-            ),
-            Situation::Path => {
+            } => {
+                let card = safe::printable(card);
+                let other = if *recovered { "flip" } else { "discard" };
+                let (row, pos) = places[0];
+                let all = places_words(places);
+                vec![
+                    format!("Climbing: {card} may go at {all}: `place {row}:{pos}` or `{other}`"),
+                    format!("{card} may go at {all}: `place {row}:{pos}` or `{other}`"),
+                    format!("Climbing: `place {row}:{pos}` (or another ▸ place) or `{other}`"),
+                    format!("`place {row}:{pos}` or `{other}`"),
+                ]
+            }
+            Situation::Path => vec![
                 "The mountain is complete: choose your path, `path <7 places, top first>`"
-                    .to_owned()
+                    .to_owned(),
+                "Choose your path: `path <7 places, top first>`".to_owned(),
+            ],
+            Situation::YourTurn { land: Some(land) } => {
+                let land = safe::printable(land);
+                vec![
+                    format!(
+                        "Your turn: you drew {land}: `mana <card> [ability] <colour>` or `mana none`"
+                    ),
+                    format!("You drew {land}: `mana <card> [ability] <colour>` or `mana none`"),
+                    "A land to place: `mana <card> [ability] <colour>` or `mana none`".to_owned(),
+                ]
             }
-            Situation::YourTurn { land: Some(land) } => format!(
-                "Your turn: you drew {}: `mana <card> [ability] <colour>` or `mana none`",
-                safe::printable(land)
-            ),
             Situation::YourTurn { land: None } => {
-                "Your turn: `cast`, `activate`, `attack`, then `end`".to_owned()
+                vec!["Your turn: `cast`, `activate`, `attack`, then `end`".to_owned()]
             }
-            Situation::TheirTurn => "The occupying forces act".to_owned(),
-            Situation::Over { ending } => format!("The climb is over: {}", safe::printable(ending)),
+            Situation::TheirTurn => vec!["The occupying forces act".to_owned()],
+            Situation::Over { ending } => {
+                vec![format!("The climb is over: {}", safe::printable(ending))]
+            }
         }
+    }
+}
+
+/// Places for people: `1:0`, `1:0 or 1:3`, `1:0, 1:3 or 2:1`.
+pub fn places_words(places: &[(u8, u8)]) -> String {
+    let words: Vec<String> = places.iter().map(|(r, p)| format!("{r}:{p}")).collect();
+    match words.split_last() {
+        None => "nowhere".to_owned(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
     }
 }
 
@@ -189,4 +241,26 @@ pub fn places_field(places: &[(u8, u8)]) -> String {
         .map(|(row, pos)| format!("{row}:{pos}"))
         .collect::<Vec<_>>()
         .join(",")
+}
+
+/// Where the card to place may go, for a refused placement (`illegal_placement`): the places
+/// the rules allow now ([`Climb::placements`], as the server decides them), or that it fits
+/// nowhere and what to do instead. `None` for any other refusal, or with no card to place.
+pub fn refusal_hint(code: ErrorCode, view: &TableView) -> Option<String> {
+    if code != ErrorCode::IllegalPlacement {
+        return None;
+    }
+    let climb = Climb::from_view(view.mountain_magic.as_deref().cloned()?);
+    climb.card_to_place()?;
+    let places = climb.placements();
+    Some(if places.is_empty() {
+        let instead = if climb.view().flipped.is_some() {
+            "discard"
+        } else {
+            "flip"
+        };
+        format!("it fits nowhere now: `{instead}`")
+    } else {
+        format!("it fits only at {}", places_words(&places))
+    })
 }
