@@ -464,16 +464,18 @@ pub async fn in_tmux(server: &str, args: &[&str], needle: &str) -> String {
     use std::process::Command as Std;
     use std::time::Instant;
     static SESSIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let tmux = |args: &[&str]| Std::new("tmux").args(args).output();
-    if tmux(&["-V"]).is_err() {
-        panic!("this test needs tmux: apt-get install -y tmux");
-    }
-    let data = tempfile::tempdir().unwrap();
     let session = format!(
         "gm-{}-{}",
         std::process::id(),
         SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     );
+    // A tmux server of its own (`-L`): on a shared one, a session started while another test's
+    // last session ends finds the server exiting ("server exited unexpectedly").
+    let tmux = |args: &[&str]| Std::new("tmux").args(["-L", &session]).args(args).output();
+    if tmux(&["-V"]).is_err() {
+        panic!("this test needs tmux: apt-get install -y tmux");
+    }
+    let data = tempfile::tempdir().unwrap();
     let command = format!(
         "{} --server {server} --data-dir {} {}; read done",
         env!("CARGO_BIN_EXE_grand-melee"),
@@ -506,7 +508,7 @@ pub async fn in_tmux(server: &str, args: &[&str], needle: &str) -> String {
         // Polled: the client draws when the server's answer arrives.
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let _ = tmux(&["kill-session", "-t", &session]);
+    let _ = tmux(&["kill-server"]);
     pane
 }
 
@@ -562,7 +564,10 @@ impl Tmux {
     }
 
     fn run(&self, args: &[&str]) -> String {
+        // A tmux server of its own (`-L`): on a shared one, a session started while another
+        // test's last session ends finds the server exiting ("server exited unexpectedly").
         let out = std::process::Command::new("tmux")
+            .args(["-L", &self.session])
             .args(args)
             .output()
             .unwrap_or_else(|_| panic!("this test needs tmux: apt-get install -y tmux"));
@@ -615,7 +620,7 @@ impl Tmux {
 impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = std::process::Command::new("tmux")
-            .args(["kill-session", "-t", &self.session])
+            .args(["-L", &self.session, "kill-server"])
             .output();
     }
 }
