@@ -60,7 +60,7 @@
         const answer = await send({ type: "list_leagues", from: 0, limit: 500 });
         if (answer.type === "leagues") for (const l of answer.leagues) league.append(h("option", { value: l.league }, printable(l.name)));
       });
-      const form = h("form", { class: "create", onsubmit: (ev) => { ev.preventDefault(); this.create(form); } },
+      const form = h("form", { class: "create", id: "create", onsubmit: (ev) => { ev.preventDefault(); this.create(form); } },
         h("div", { class: "lobby-head" }, h("h2", {}, "Create a table"),
           h("label", { for: "setting-game", class: "inline" }, "Game ", game)),
         h("div", { class: "fields" },
@@ -101,7 +101,9 @@
         h("button", { type: "submit", testid: "create-submit", class: "primary" }, "Create the table"));
       put(app, 
         h("section", { class: "lobby" },
-          h("div", { class: "lobby-head" }, h("h2", {}, "Tables"), h("a", { href: "/leagues", testid: "leagues-link" }, "Leagues ▸"),
+          h("div", { class: "lobby-head" }, h("h2", {}, "Tables"),
+            h("a", { href: "#create", class: "new-table", testid: "new-table" }, "New table ▾"),
+            h("a", { href: "/leagues", testid: "leagues-link" }, "Leagues ▸"),
             h("a", { href: "/replays" }, "Finished games ▸"), h("a", { href: "/?mountain=today", testid: "mm-today-link" }, "Today's mountain ▸")),
           list),
         h("section", { class: "panel create-panel" }, form, errorEl));

@@ -371,11 +371,17 @@
   }
 
 
+  /** What the symbols mean, at this table (a game's `legend` is its list, or a function of
+   * the table's settings giving it). Over the page on a phone, its Close button first. */
   function Legend({ view }) {
-    return html`<section class="legend" id="legend" data-testid="legend" aria-label="What the symbols mean">
-      <h3>What the symbols mean</h3>
-      <dl>${gameOf(view.settings).legend.map(([k, v]) => html`<div key=${k}><dt>${k}</dt><dd>${v}</dd></div>`)}</dl>
-      <button type="button" onClick=${() => { ui.legend = false; render(); }}>Close</button>
+    const legend = gameOf(view.settings).legend;
+    const entries = typeof legend === "function" ? legend(view.settings) : legend;
+    const close = () => { ui.legend = false; render(); const b = document.querySelector("[data-testid=\"legend-button\"]"); if (b) b.focus(); };
+    return html`<section class="legend" id="legend" data-testid="legend" role="dialog" aria-labelledby="legend-title"
+        onKeyDown=${(ev) => { if (ev.key === "Escape") close(); }}>
+      <div class="legend-head"><h3 id="legend-title">What the symbols mean</h3>
+        <button type="button" data-testid="legend-close" onClick=${close}>Close</button></div>
+      <dl>${entries.map(([k, v]) => html`<div key=${k}><dt>${k}</dt><dd>${v}</dd></div>`)}</dl>
     </section>`;
   }
 
@@ -761,6 +767,9 @@
     } else if (route.page === "display") {
       window.preact.render(html`<${DisplayPage} />`, app);
       if (state.view) document.title = `${printable(state.view.name)} — ${TITLE}`;
+    } else if (route.page === "replay" && replay.views) {
+      // A game's control on the replay's step (the ring's zoom) redraws the step.
+      replay.draw();
     }
   }
 

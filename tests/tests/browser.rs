@@ -536,6 +536,23 @@ async fn a_seat_comes_back_by_itself_after_a_server_restart() {
 
 /// Plays a few turns of a 28-seat game with terminal-less bots, one seat in the browser, and
 /// photographs it at 1280×800 and 390×844 (and the big-screen display) for a person to look at.
+/// Every neighbour's name on the player's cards is there in full: not cut short, not clipped.
+async fn names_shown_whole(browser: &Browser, what: &str) {
+    let names = browser
+        .js("return Array.from(document.querySelectorAll('[data-testid=\"neighbour\"] .nb-name')).map(e => \
+               ({ text: e.textContent, whole: e.scrollWidth <= e.clientWidth + 1 }));")
+        .await;
+    let names = names.as_array().unwrap();
+    assert!(names.len() >= 3, "{what}: the neighbours' cards: {names:?}");
+    for name in names {
+        let text = name["text"].as_str().unwrap();
+        assert!(
+            name["whole"] == true && (text == "You" || text.ends_with("with a long name")),
+            "{what}: a neighbour's name cut short: {name}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_28_seat_table_mid_game_on_a_laptop_and_a_phone() {
     let server = TestServer::start().await;
@@ -637,10 +654,53 @@ async fn a_28_seat_table_mid_game_on_a_laptop_and_a_phone() {
     assert_eq!(seats, 28);
 
     let dir = screenshot_dir();
+    names_shown_whole(&browser, "on a laptop").await;
     browser.screenshot(&dir.join("table-28-1280x800.png")).await;
     browser.client.set_window_size(390, 844).await.unwrap();
     browser.catch_up(seq).await;
+    names_shown_whole(&browser, "on a phone").await;
     browser.screenshot(&dir.join("table-28-390x844.png")).await;
+
+    // The legend on a phone: over the page (the status line stays where it is), its Close
+    // button on screen and uncovered, and only this table's symbols (no Rules 807 markers at
+    // a table under the seed's rules).
+    let status_top = "return document.querySelector('[data-testid=\"status-line\"]').getBoundingClientRect().top;";
+    let before = browser.js(status_top).await;
+    browser.click("legend-button").await;
+    browser
+        .until(
+            "the legend",
+            "document.querySelector('[data-testid=\"legend\"]') !== null",
+        )
+        .await;
+    assert_eq!(
+        browser.js(status_top).await,
+        before,
+        "the legend moved the status line"
+    );
+    let close = browser
+        .js("const e = document.querySelector('[data-testid=\"legend-close\"]'); const r = e.getBoundingClientRect(); \
+             const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2); \
+             return { inside: r.top >= 0 && r.bottom <= innerHeight && r.left >= 0 && r.right <= innerWidth, \
+               uncovered: !!hit && (hit === e || e.contains(hit)), \
+               text: document.querySelector('[data-testid=\"legend\"]').textContent };")
+        .await;
+    assert!(
+        close["inside"] == true && close["uncovered"] == true,
+        "the legend's Close button: {close}"
+    );
+    let words = close["text"].as_str().unwrap();
+    assert!(
+        !words.contains("807") && !words.contains("marker") && words.contains("T0, T1"),
+        "the legend at a seed table: {words}"
+    );
+    browser.click("legend-close").await;
+    browser
+        .until(
+            "the legend closed",
+            "document.querySelector('[data-testid=\"legend\"]') === null",
+        )
+        .await;
     let display = driver.browser(1280, 800).await;
     display.goto(&format!("{base}/t/{table}?display")).await;
     display

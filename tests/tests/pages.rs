@@ -230,6 +230,32 @@ async fn the_create_form_is_in_plain_words_and_create_shows_without_scrolling() 
     laptop.assert_accessible("the lobby at 1280×800").await;
     laptop.assert_fits("the lobby at 1280×800").await;
 
+    // On a phone: "New table" at the top leads to the form, and its Create button is then on
+    // screen and uncovered together with the table's name (no scrolling to reach it).
+    let phone = driver.phone().await;
+    phone.goto(&format!("{base}/")).await;
+    phone
+        .until(
+            "the lobby on a phone",
+            "document.querySelector('[data-testid=\"new-table\"]') !== null && GM.link && GM.link.up",
+        )
+        .await;
+    phone.click("new-table").await;
+    let seen = phone
+        .js("return ['create-name', 'create-submit'].map(id => { \
+               const e = document.querySelector(`[data-testid=\"${id}\"]`); const r = e.getBoundingClientRect(); \
+               const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2); \
+               return { id, top: r.top, bottom: r.bottom, height: innerHeight, \
+                 inside: r.top >= 0 && r.bottom <= innerHeight, uncovered: !!hit && (hit === e || e.contains(hit)) }; });")
+        .await;
+    for s in seen.as_array().unwrap() {
+        assert!(
+            s["inside"] == true && s["uncovered"] == true,
+            "on a phone after New table: {s}"
+        );
+    }
+    phone.close().await;
+
     // Every setting has a label tied to it and a one-line help in plain words under it.
     let settings = laptop
         .js(&format!(

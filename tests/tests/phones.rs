@@ -652,6 +652,48 @@ async fn forty_seats_played_from_a_phone() {
         .await;
     laptop.close().await;
     display.close().await;
+
+    // The game's replay on a phone: its ring zooms as the table's does, names readable once
+    // zoomed in.
+    let phone = driver.phone().await;
+    phone
+        .goto(&format!("http://{}/replays/{table}", server.addr))
+        .await;
+    phone
+        .until(
+            "the replay viewer",
+            "((document.querySelector('[data-testid=\"replay-step\"]') || {}).textContent || '') !== '' \
+             && document.querySelector('svg.ring') !== null",
+        )
+        .await;
+    phone.click("replay-last").await;
+    phone
+        .until(
+            "the replay at its end",
+            "document.querySelectorAll('svg.ring [data-testid=\"seat\"]').length === 40",
+        )
+        .await;
+    // Its ring zooms on a phone, as the table's does: names readable once zoomed in.
+    let ring_names = "const svg = document.querySelector('svg.ring'); const s = svg.getScreenCTM().a; \
+        return Math.min(...Array.from(svg.querySelectorAll('text.name')).map(t => parseFloat(t.getAttribute('font-size')) * s));";
+    let unzoomed = phone.js(ring_names).await;
+    phone.click("zoom-in").await;
+    phone.click("zoom-in").await;
+    phone
+        .until(
+            "the replay's ring zoomed",
+            "document.querySelector('.ring-box.zoomed') !== null",
+        )
+        .await;
+    let zoomed = phone.js(ring_names).await;
+    assert!(
+        zoomed.as_f64().unwrap() >= 12.0 && zoomed.as_f64() > unzoomed.as_f64(),
+        "the replay's ring names zoomed: {unzoomed} px, then {zoomed} px"
+    );
+    phone
+        .screenshot(&screenshot_dir().join("forty-replay-zoomed-390x844.png"))
+        .await;
+    phone.close().await;
 }
 
 /// One scripted action: who acts (a seat index), what, on whom (an index into his targets), how much.

@@ -263,7 +263,7 @@
   }
 
   /** The ring in a box that can be zoomed and panned (phones), with its zoom buttons. */
-  function RingBox({ view, me, big }) {
+  function RingBox({ view, me, big, replay: isReplay }) {
     const zoomed = ui.zoom > 1;
     const centre = (el) => {
       if (!el || !zoomed || el.dataset.zoom === String(ui.zoom)) return;
@@ -286,7 +286,7 @@
       <div class=${"ring-box" + (zoomed ? " zoomed" : "")} ref=${centre} tabindex=${zoomed ? 0 : undefined}
           aria-label=${zoomed ? "The ring, zoomed: scroll or drag to pan" : undefined}>
         <div class="ring-scale" style=${{ width: `${ui.zoom * 100}%` }}>
-          <${Ring} view=${view} me=${me} big=${big} onSeat=${big ? null : select} />
+          <${Ring} view=${view} me=${me} big=${big} replay=${isReplay} onSeat=${big || isReplay ? null : select} />
         </div>
       </div>
     </div>`;
@@ -448,16 +448,20 @@
   }
 
 
-  const LEGEND = [
+  const LEGEND_ALL = [
     ["@", "you"], ["★", "the host"], ["▶", "a turn being taken now, with its phase"], ["…", "a turn waiting to begin"],
-    ["T0, T1 …", "the simultaneous turns, numbered (M1, M2 … are the turn markers under CR 807)"],
-    ["✕2", "a turn marker designated to leave the table (CR 807), and how many times"],
+    ["T0, T1 …", "the simultaneous turns, numbered", "seed"],
+    ["M1, M2 …", "the turn markers, numbered", "cr807"],
+    ["✕2", "a turn marker designated to leave the table, and how many times", "cr807"],
     ["☠3", "poison counters"], ["OUT", "out of the game; his position still counts for range"],
     ["✕ (small seat)", "out of the game and his position removed from the ring"],
     ["off, offline", "lost the connection (a dashed seat outline)"], ["away", "gone longer than the table's absence limit"],
     ["thick blue outline", "your seat"], ["dotted circle", "a player within your spell range"],
     ["coloured band", "a turn's sphere: the players it may affect (solid: being taken, dashed: waiting); its label names the turn"],
   ];
+  /** The legend at a table: the symbols its rules use (Rules 807's markers only under them). */
+  const LEGEND = (settings) => LEGEND_ALL.filter(([, , rules]) => !rules || rules === (settings.rules === "cr807" ? "cr807" : "seed"))
+    .map(([k, v]) => [k, v]);
 
   /** My decision or my turn, which the status line highlights and the tab's title and a sound announce, or null. */
   function moment(view, me) {
@@ -736,7 +740,7 @@
   function Replay({ view }) {
     return html`
         ${view.stage === "finished" ? html`<${Winner} view=${view} />` : null}
-        <div class="ring-area"><div class="ring-box"><${Ring} view=${view} me=${null} replay=${true} /></div></div>
+        <${RingBox} view=${view} me=${null} replay=${true} />
         ${view.stage === "finished" ? html`<div class="end"><${Standings} view=${view} /><${Dice} view=${view} /></div>` : null}`;
   }
 
