@@ -24,7 +24,10 @@
   /** The games whose part is not in the page's first load, by their wire names: their name and
    * script, loaded when a table plays them (the script resolves `GM.gameReady[kind]` once it
    * has registered itself). */
-  const LAZY = { mountain_magic: { name: "Mountain Magic", src: "/assets/games/mountain_magic.js" } };
+  const LAZY = {
+    magic_tech: { name: "Magic Tech", src: "/assets/games/magic_tech.js" },
+    mountain_magic: { name: "Mountain Magic", src: "/assets/games/mountain_magic.js" },
+  };
   const loading = {};
   /** Loads a lazy game's script (once); `then` runs when it has registered itself. */
   function loadGame(kind, then) {

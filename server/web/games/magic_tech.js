@@ -577,6 +577,9 @@
   }
 
   GM.games = GM.games || {};
+  // Loaded when a table plays it (table.js's LAZY): registered as soon as it runs.
+  GM.gameReady = GM.gameReady || {};
+  GM.gameReady.magic_tech = Promise.resolve();
   GM.games.magic_tech = {
     stages: STAGES, settingsWords, legend: LEGEND, sentence, moment, alertFor, heard, stillIn: alive, cameraWords: CAMERA_WORDS,
     chapter: { starts: (e) => e.kind === "turn_began", back: "« turn", on: "turn »", backAria: "Back one turn", onAria: "On one turn" },
