@@ -393,6 +393,66 @@ fn next_phase_runs_the_turn_in_order_and_the_end_passes_it() {
     assert_eq!(play.game.running(), vec![(0, BOB)]);
 }
 
+/// A turn's events carry its number, as the board counts it (`turn_number`): a log says "turn 3"
+/// where the board does. A journal written before (every `turn` 0) still folds.
+#[test]
+fn turns_begin_and_end_with_the_boards_turn_number() {
+    let mut play = Play::started();
+    play.pass();
+    play.pass();
+    let turns: Vec<(&str, u8, PlayerId)> = play
+        .journal
+        .iter()
+        .filter_map(|e| match e {
+            Event::TurnBegan { turn, player } => Some(("began", *turn, *player)),
+            Event::TurnEnded { turn, player, .. } => Some(("ended", *turn, *player)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        turns,
+        [
+            ("began", 1, ANN),
+            ("ended", 1, ANN),
+            ("began", 2, BOB),
+            ("ended", 2, BOB),
+            ("began", 3, ANN)
+        ]
+    );
+    assert_eq!(play.game.board().turn_number, 3);
+
+    let old: Vec<Event> = play
+        .journal
+        .iter()
+        .map(|e| match e {
+            Event::TurnBegan { player, .. } => Event::TurnBegan {
+                turn: 0,
+                player: *player,
+            },
+            Event::TurnEnded { player, reason, .. } => Event::TurnEnded {
+                turn: 0,
+                player: *player,
+                reason: *reason,
+            },
+            other => other.clone(),
+        })
+        .collect();
+    let mut folded = MagicTech::create(&settings(), DiceSecret::from_seed(3)).unwrap();
+    for event in &old {
+        folded.apply(event).unwrap();
+    }
+    assert_eq!(view(&folded), view(&play.game));
+
+    let mut wrong = play.replayed();
+    wrong
+        .apply(&Event::TurnEnded {
+            turn: 2,
+            player: ANN,
+            reason: grand_melee_protocol::TurnEndReason::Finished,
+        })
+        .unwrap_err();
+}
+
 // ----- Paying and revealing -------------------------------------------------------------------
 
 #[test]

@@ -13,7 +13,7 @@
 (function () {
   const GM = window.GM;
   const { route, state, store, seatKey, showError, refusal, printable } = GM;
-  const { html, render, gameOf, CAMERA_OFF, withCameras } = GM.frame;
+  const { html, render, gameOf, cameraWords, withCameras } = GM.frame;
 
   const PREF = "gm.camera";
   /** The player's choices, remembered on this device: camera on, on the host's stream, stay on
@@ -352,12 +352,12 @@
 
   /** Who can see me, in words. */
   function whoSees(view, me) {
-    if (!pref.on) return CAMERA_OFF;
+    if (!pref.on) return cameraWords(view).off;
     if (out(view, me) && !wanted()) return "You are out of the game: your camera stopped. Nobody sees you.";
     if (!cam.local) return "Starting your camera…";
-    if (!LINKING.has(view.stage)) return "Your camera is on: the players within your range see you once the game starts.";
+    if (!LINKING.has(view.stage)) return cameraWords(view).waiting;
     const names = (cam.list || []).map((p) => (p.peer === "display" ? "the host's display" : printable(p.name)));
-    return names.length ? `Who can see you: ${names.join(", ")}.` : "Nobody in range has a camera on.";
+    return names.length ? `Who can see you: ${names.join(", ")}.` : cameraWords(view).nobody;
   }
 
   /** A player's cameras: the control, who can see him, the tiles (a strip he can fold on a phone). */

@@ -438,6 +438,10 @@
   function describe(e, view = state.view) {
     // A climb is alone: no one plays first, no turns run at once, the "deck" is a member's.
     const climb = !!view && view.settings && view.settings.game === "mountain_magic";
+    // Magic Tech: two players, one turn at a time, numbered from 1 as its board counts them
+    // (0: a journal written before its events carried the number).
+    const mt = !!view && view.settings && view.settings.game === "magic_tech";
+    const mtTurn = (n) => (n ? `turn ${n}` : "a turn");
     switch (e.kind) {
       case "player_joined":
         state.names.set(e.player, e.name);
@@ -449,11 +453,11 @@
         return `The game started${SEATINGS[e.seating_mode || "random"] || ""}: ${nameOf(e.first_player)} plays first` +
           (e.first_decided_by !== undefined && e.first_decided_by !== null ? ` (decided by ${nameOf(e.first_decided_by)}, furthest behind in deck power)`
             : e.first_player_chosen ? " (chosen by the host)" : "") +
-          `; ${e.turn_holders.length} ${state.rules === "cr807" ? "turn marker" : "simultaneous turn"}${e.turn_holders.length === 1 ? "" : "s"}` +
+          (mt ? "" : `; ${e.turn_holders.length} ${state.rules === "cr807" ? "turn marker" : "simultaneous turn"}${e.turn_holders.length === 1 ? "" : "s"}`) +
           (e.bonuses || []).map((b) => `; ${nameOf(b.player)} is ${b.behind} behind: ${bonusWords(b)}`).join("");
       case "mulliganed": return `${nameOf(e.player)} mulliganed to ${e.hand_size}`;
       case "kept": return `${nameOf(e.player)} kept ${e.hand_size}` + (e.reason === "decided" ? "" : ` (${e.reason})`);
-      case "turn_began": return `${nameOf(e.player)} began turn ${tn(e.turn)}`;
+      case "turn_began": return `${nameOf(e.player)} began ${mt ? mtTurn(e.turn) : `turn ${tn(e.turn)}`}`;
       case "phase_changed": return `${tn(e.turn)}: ${PHASE_NAMES[e.phase] || e.phase}`;
       case "attacked":
         return `${nameOf(e.attacker)} attacked ${nameOf(e.defender)}: ${e.damage} damage` + (e.poison ? `, ${e.poison} poison` : "");
@@ -467,7 +471,7 @@
         return state.rules === "cr807" ? `${tn(e.turn)} designated: it leaves the table when it ends` : `${tn(e.turn)} will be removed when it ends`;
       case "turn_removal_cancelled":
         return state.rules === "cr807" ? `${tn(e.turn)}: a designation passed on` : `${tn(e.turn)} will pass on after all`;
-      case "turn_ended": return `${nameOf(e.player)} ended ${tn(e.turn)}` + (e.reason === "finished" ? "" : ` (${e.reason})`);
+      case "turn_ended": return `${nameOf(e.player)} ended ${mt ? mtTurn(e.turn) : tn(e.turn)}` + (e.reason === "finished" ? "" : ` (${e.reason})`);
       case "turn_passed": return `${tn(e.turn)} passed to ${nameOf(e.to)}`;
       case "turn_removed": return `${tn(e.turn)} left the table (${e.reason})`;
       case "extra_turn_granted":
@@ -505,7 +509,7 @@
       case "player_kicked": return `The host removed ${nameOf(e.player)}` + (e.banned ? " and banned his address" : "");
       case "player_muted":
         return (e.player === null ? "Spectators" : nameOf(e.player)) + (e.muted ? " muted" : " unmuted");
-      case "host_called": return `📣 ${nameOf(e.player)} calls the host: ${printable(e.reason)}`;
+      case "host_called": return `${nameOf(e.player)} calls the host: ${printable(e.reason)}`;
       case "host_answered":
         return e.player === null || e.player === undefined ? "The host answered every open call" : `The host answered ${nameOf(e.player)}'s call`;
       case "magic_tech.deck_declared": return `${nameOf(e.player)} declared a deck of ${e.size}`;

@@ -435,6 +435,10 @@
   const U8 = 255;
   const U16 = 65535;
 
+  /** Whether a Magic Tech `turn_began` / `turn_ended`'s `turn` names turn `number`: the number
+   * (255 from then on), or 0 (journals written before the events carried it). */
+  const mtLabels = (turn, number) => turn === 0 || turn === Math.min(number, 255);
+
   function mtSide(view, id) {
     const side = view.magic_tech.sides.find((s) => s.player === id);
     if (!side) throw new FoldError(`unknown player ${id}`);
@@ -555,12 +559,14 @@
         break;
       }
       case "turn_began":
-        if (e.turn !== 0 || view.stage !== "playing" || board.active !== null) throw new FoldError("turn began out of place");
+        if (view.stage !== "playing" || board.active !== null) throw new FoldError("turn began out of place");
+        if (!mtLabels(e.turn, board.turn_number + 1)) throw new FoldError("turn began with another number");
         playerOf(view, e.player);
         Object.assign(board, { active: e.player, phase: null, turn_number: board.turn_number + 1, deployed: 0, lands: 0 });
         break;
       case "turn_ended":
-        if (e.turn !== 0 || board.active !== e.player) throw new FoldError("ended a turn not running");
+        if (board.active !== e.player) throw new FoldError("ended a turn not running");
+        if (!mtLabels(e.turn, board.turn_number)) throw new FoldError("ended a turn with another number");
         Object.assign(board, { active: null, phase: null, mission: null });
         for (const s of board.sides) s.mana = 0;
         break;

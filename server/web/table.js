@@ -24,7 +24,10 @@
   /** The games whose part is not in the page's first load, by their wire names: their name and
    * script, loaded when a table plays them (the script resolves `GM.gameReady[kind]` once it
    * has registered itself). */
-  const LAZY = { mountain_magic: { name: "Mountain Magic", src: "/assets/games/mountain_magic.js" } };
+  const LAZY = {
+    magic_tech: { name: "Magic Tech", src: "/assets/games/magic_tech.js" },
+    mountain_magic: { name: "Mountain Magic", src: "/assets/games/mountain_magic.js" },
+  };
   const loading = {};
   /** Loads a lazy game's script (once); `then` runs when it has registered itself. */
   function loadGame(kind, then) {
@@ -97,12 +100,17 @@
   }
 
 
-  function raise(text) {
-    const alert = { id: ui.nextAlert++, text };
+  function raise(text, moot) {
+    const alert = { id: ui.nextAlert++, text, moot };
     ui.alerts = [alert, ...ui.alerts].slice(0, 3);
     setTimeout(() => { if (ui.alerts.includes(alert)) { ui.alerts = ui.alerts.filter((a) => a !== alert); render(); } }, 60000);
     beep();
     try { if (navigator.vibrate) navigator.vibrate([120, 60, 120]); } catch (_) { /* not allowed */ }
+  }
+
+  /** No alert outlives what it announced: one whose news is over (the game says when) goes. */
+  function dropMoot() {
+    if (state.view) ui.alerts = ui.alerts.filter((a) => !(a.moot && a.moot(state.view)));
   }
 
   // ---------------------------------------------------------------- messages from the server
@@ -118,6 +126,7 @@
           check.result = { ok: d === "", seq: m.view.seq, diff: d };
         }
         state.view = F.adopt(m.view);
+        dropMoot();
         learnNames(state.view);
         // A snapshot nobody asked for (the table moved to another node): the cameras tell it again.
         if ((m.reply_to === null || m.reply_to === undefined) && GM.cameras) GM.cameras.again();
@@ -145,7 +154,8 @@
           return;
         }
         // An alert the state now makes moot (the game says which) is not raised.
-        for (const a of alerts) if (!(a.moot && a.moot(state.view))) raise(a.text || a);
+        for (const a of alerts) if (!(a.moot && a.moot(state.view))) raise(a.text || a, a.moot);
+        dropMoot();
         learnNames(state.view);
         render();
         break;
@@ -413,6 +423,10 @@
       ${moment && moment.lead ? sentence(view, me).replace(moment.lead, "") : sentence(view, me)}</p>`;
   }
 
+  /** A megaphone, drawn (an emoji is an empty box where the font lacks it). */
+  const Megaphone = () => html`<svg class="icon" data-icon="megaphone" viewBox="0 0 16 16" width="1em" height="1em" aria-hidden="true" focusable="false">
+    <path fill="currentColor" d="M1 6h3l8-4v12l-8-4H1zM4.5 10.5 6 15h2l-1.4-4.2zM13 6.2h2v3.6h-2z" /></svg>`;
+
   /** The host's alert: every open call, who and why, each with an answer button. */
   function Calls({ view, me }) {
     const calls = view.calls || [];
@@ -420,7 +434,7 @@
     if (!host || !calls.length) return null;
     return html`<div class="call-alert" data-testid="host-call" role="alert">
       ${calls.map((c) => html`<div class="row" key=${c.player}>
-        <span data-testid=${`host-call-${c.player}`}>📣 ${nameOf(c.player)} calls the host: ${printable(c.reason)}</span>
+        <span data-testid=${`host-call-${c.player}`}><${Megaphone} /> ${nameOf(c.player)} calls the host: ${printable(c.reason)}</span>
         <button type="button" data-testid=${`answer-call-${c.player}`} onClick=${() => send({ type: "answer_call", player: c.player })}>Answered</button></div>`)}
       ${calls.length > 1 ? html`<button type="button" data-testid="answer-calls" onClick=${() => send({ type: "answer_call", player: null })}>All answered</button>` : null}
     </div>`;
@@ -441,7 +455,11 @@
 
   // ---------------------------------------------------------------- actions
 
-  const go = (message) => send(message);
+  /** A player's request. Once one succeeds, a refusal still shown is old news: it goes. */
+  const go = (message) => send(message).then((answer) => {
+    if (answer && answer.type !== "error") errorEl.hidden = true;
+    return answer;
+  });
   const Button = ({ id, label, onClick, cls, disabled, title }) =>
     html`<button type="button" data-testid=${id} class=${cls || ""} disabled=${!!disabled} title=${title} onClick=${onClick}>${label}</button>`;
   const options = (list) => list.map(([v, t]) => html`<option key=${v} value=${v}>${t}</option>`);
@@ -525,7 +543,7 @@
     return html`<form class="group call" onSubmit=${submit}><div class="row">
       <input data-testid="call-reason" maxlength="120" placeholder="Why (one short line)" aria-label="Why you call the host" value=${ui.callReason}
         onInput=${(ev) => { ui.callReason = ev.target.value; }} onChange=${(ev) => { ui.callReason = ev.target.value; }} />
-      <button type="submit" data-testid="call-host">📣 Call the host</button></div></form>`;
+      <button type="submit" data-testid="call-host"><${Megaphone} /> Call the host</button></div></form>`;
   }
 
   // ---------------------------------------------------------------- log, chat, seats
@@ -711,8 +729,14 @@
   /** The player's camera choices on this device (cameras.js keeps them; read here to know
    * whether to load it). */
   const CAMERA_PREF = "gm.camera";
-  /** What the camera switch says while it is off (here and in cameras.js). */
-  const CAMERA_OFF = "Your camera is off: nobody sees you. Turn it on to show your cards to the players within your range and see theirs.";
+  /** What the camera box says (here and in cameras.js): while it is off, while the game has not
+   * started, when nobody is linked. A game of two says "your opponent" (`cameraWords`). */
+  const CAMERA_WORDS = {
+    off: "Your camera is off: nobody sees you. Turn it on to show your cards to the players within your range and see theirs.",
+    waiting: "Your camera is on: the players within your range see you once the game starts.",
+    nobody: "Nobody in range has a camera on.",
+  };
+  const cameraWords = (view) => Object.assign({}, CAMERA_WORDS, view ? gameOf(view.settings).cameraWords : null);
   let camerasLoading = false;
   /** Cameras link the players within range: a table of one seat (a solitaire climb) has nobody
    * to link, so it has no camera at all. */
@@ -750,7 +774,7 @@
     const turnOn = () => { store.set(CAMERA_PREF, Object.assign({}, store.get(CAMERA_PREF), { on: true })); render(); };
     return html`<section class=${"cameras" + (on ? "" : " off")} data-testid="cameras" aria-label="Cameras"><div class="cam-head">
       <button type="button" data-testid="camera-toggle" aria-pressed=${String(on)} disabled=${on} onClick=${turnOn}>${on ? "● Camera on" : "○ Camera off"}</button></div>
-      <p class="cam-who" data-testid="camera-who" aria-live="polite">${on ? "Starting your camera…" : CAMERA_OFF}</p></section>`;
+      <p class="cam-who" data-testid="camera-who" aria-live="polite">${on ? "Starting your camera…" : cameraWords(view).off}</p></section>`;
   }
 
   function render() {
@@ -945,7 +969,7 @@
 
   Object.assign(GM.pages, { table, replay, onMessage, onUp, render });
   // What a game's panel (games/<game>.js, loaded after this file) draws with.
-  GM.frame = { html, render, go, Button, options, num, gameOf, CAMERA_OFF, withCameras, loadGame: (kind) => (LAZY[kind] && !GM.games[kind] ? loadGame(kind, () => {}) : Promise.resolve()) };
+  GM.frame = { html, render, go, Button, options, num, gameOf, cameraWords, withCameras, loadGame: (kind) => (LAZY[kind] && !GM.games[kind] ? loadGame(kind, () => {}) : Promise.resolve()) };
   GM.games = GM.games || {};
   // Hooks for the browser tests (see README.md in this folder).
   GM.testHooks = { alerts: () => ui.alerts.map((a) => a.text), ui };

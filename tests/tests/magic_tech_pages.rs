@@ -187,7 +187,6 @@ async fn a_magic_tech_game_is_played_to_its_end_on_a_laptop_and_a_phone() {
     next_phase(&ann).await;
     until_board(&ann, "Ann's deploy phase", "b.phase === 'deploy'").await;
     action(&ann, "deploy").await;
-    ann.fill("mt-name", "Forest").await;
     choose(&ann, "mt-land-basic", "green").await;
     ann.click("mt-deploy-land").await;
     until_board(&ann, "the Forest", "b.cards.length === 1").await;
@@ -252,7 +251,6 @@ async fn a_magic_tech_game_is_played_to_its_end_on_a_laptop_and_a_phone() {
     );
     next_phase(&bob).await;
     action(&bob, "deploy").await;
-    bob.fill("mt-name", "Mountain").await;
     choose(&bob, "mt-land-basic", "red").await;
     bob.click("mt-deploy-land").await;
     until_board(&bob, "the Mountain", "b.cards.length === 3").await;
@@ -361,4 +359,294 @@ async fn a_magic_tech_game_is_played_to_its_end_on_a_laptop_and_a_phone() {
     bob.assert_accessible("Magic Tech on a phone, at the end")
         .await;
     bob.assert_fits("Magic Tech on a phone, at the end").await;
+}
+
+/// Waits at most three seconds for `condition` (a JavaScript expression) in the page: what
+/// the page must show at once, not after a timer of its own (an error's 12 s, an alert's
+/// minute) has run out.
+async fn soon(page: &Browser, what: &str, condition: &str) {
+    let done = page
+        .eval_async(&format!(
+            "new Promise((resolve) => {{ const start = Date.now(); \
+               const check = () => {{ try {{ return !!({condition}); }} catch (e) {{ return false; }} }}; \
+               const tick = () => check() ? resolve(true) : Date.now() - start > 3000 ? resolve(false) : setTimeout(tick, 20); tick(); }})"
+        ))
+        .await;
+    assert_eq!(done, Value::Bool(true), "{what} ({condition})");
+}
+
+/// The error line's text while it is shown, else null.
+const ERROR_SHOWN: &str = "(() => { const e = document.querySelector('[data-testid=\"error\"]'); return e && !e.hidden ? e.textContent : null; })()";
+
+/// A Magic Tech turn as a newcomer on a phone meets it (issue 45, item 6): the words fit a
+/// table of two, the action menu offers what the phase allows first, Deploy in the upkeep is
+/// refused with what to do and the refusal goes once the next action succeeds, the land chosen
+/// is the land deployed, the Reveal form starts again after a reveal, the card's numbers are
+/// explained on the board, the mission's alert goes once the mission is blocked, and the log
+/// numbers the turns as the board does. A screenshot of the phone's turn goes to the tests'
+/// screenshots (`magic-tech-phone-390x844.png`, copied to docs/screenshots/).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_magic_tech_turn_on_a_phone_says_what_it_means_and_does_what_was_chosen() {
+    let server = server().await;
+    let base = format!("http://{}", server.addr);
+    let driver = Driver::start().await;
+    let ann = driver.browser(1280, 900).await;
+    let bob = driver.phone_sized(390, 844).await;
+
+    ann.goto(&format!("{base}/")).await;
+    ann.until(
+        "the create form",
+        "document.querySelector('[data-testid=\"create-game\"]') !== null && GM.link && GM.link.up",
+    )
+    .await;
+    choose(&ann, "create-game", "magic_tech").await;
+    ann.click("create-submit").await;
+    ann.until(
+        "the table page",
+        "location.pathname.startsWith('/t/') && document.querySelector('[data-testid=\"join-name\"]') !== null",
+    )
+    .await;
+    let path = ann.js("return location.pathname;").await;
+    ann.fill("join-name", "Ann").await;
+    ann.click("join-submit").await;
+    ann.until("Ann seated", "gm.role() === 'player' && gm.me() === 0")
+        .await;
+    bob.goto(&format!("{base}{}", path.as_str().unwrap())).await;
+    bob.until(
+        "the join form",
+        "document.querySelector('[data-testid=\"join-name\"]') !== null && GM.link && GM.link.up",
+    )
+    .await;
+    bob.fill("join-name", "Bob").await;
+    bob.click("join-submit").await;
+    bob.until("Bob seated", "gm.role() === 'player' && gm.me() === 1")
+        .await;
+
+    // The camera box speaks of the opponent, not of a range of players.
+    let camera = bob.text("camera-who").await;
+    assert!(
+        camera.contains("your opponent") && !camera.contains("range"),
+        "the camera at a table of two: {camera}"
+    );
+
+    // Call the host draws its megaphone (an emoji is an empty box where the font lacks it).
+    let call = bob
+        .js("const b = document.querySelector('[data-testid=\"call-host\"]'); \
+             return b ? {emoji: b.textContent.includes('\\u{1F4E3}'), drawn: !!b.querySelector('svg path')} : null;")
+        .await;
+    assert_eq!(
+        call,
+        serde_json::json!({"emoji": false, "drawn": true}),
+        "Call the host"
+    );
+
+    for page in [&ann, &bob] {
+        page.fill("mt-deck-size", "20").await;
+        page.click("mt-declare-deck").await;
+    }
+    until_board(
+        &ann,
+        "both decks declared",
+        "b.sides.every(s => s.deck !== null)",
+    )
+    .await;
+    choose(&ann, "start-first", "0").await;
+    ann.click("start").await;
+    bob.until("Ann decides", "gm.view().mulligan_decider === 0")
+        .await;
+    let status = bob.text("status-line").await;
+    assert!(
+        status.contains("Ann") && !status.contains("his opening hand"),
+        "Bob waits for Ann's keep: {status}"
+    );
+    ann.click("keep").await;
+    bob.until("Bob decides", "gm.view().mulligan_decider === 1")
+        .await;
+    bob.click("keep").await;
+    until_board(
+        &ann,
+        "Ann's first upkeep",
+        "b.active === 0 && b.phase === 'upkeep'",
+    )
+    .await;
+    let started = ann.log().await;
+    let line = started
+        .iter()
+        .find(|l| l.starts_with("The game started"))
+        .unwrap_or_else(|| panic!("no start in the log: {started:?}"));
+    assert!(
+        !line.contains("simultaneous") && line.contains("Ann plays first"),
+        "{line}"
+    );
+
+    // The upkeep: the menu opens on what the upkeep allows; Deploy waits for its phase.
+    let menu = ann
+        .js("const s = document.querySelector('[data-testid=\"mt-action\"]'); return {value: s.value, options: Array.from(s.options).map(o => o.value)};")
+        .await;
+    assert_ne!(
+        menu["value"],
+        Value::from("deploy"),
+        "in the upkeep: {menu}"
+    );
+    assert_ne!(
+        menu["options"][0],
+        Value::from("deploy"),
+        "in the upkeep: {menu}"
+    );
+    action(&ann, "deploy").await;
+    let seq = ann.seq().await;
+    ann.click("mt-deploy").await;
+    soon(
+        &ann,
+        "Deploy in the upkeep is refused with what to do",
+        &format!("({ERROR_SHOWN} || '').includes('press Next phase')"),
+    )
+    .await;
+    assert_eq!(ann.seq().await, seq, "a refusal changes nothing");
+    next_phase(&ann).await;
+    until_board(&ann, "Ann's deploy phase", "b.phase === 'deploy'").await;
+    soon(
+        &ann,
+        "the refusal goes once Next phase has succeeded",
+        &format!("{ERROR_SHOWN} === null"),
+    )
+    .await;
+
+    // One choice, one land: Mountain is a Mountain, basic red.
+    action(&ann, "deploy").await;
+    choose(&ann, "mt-land-basic", "red").await;
+    ann.click("mt-deploy-land").await;
+    until_board(&ann, "a land", "b.cards.length === 1").await;
+    let land = ann.js("return gm.view().magic_tech.cards[0].face;").await;
+    assert_eq!(land["name"], Value::from("Mountain"), "{land}");
+    assert_eq!(land["basic"], Value::from("red"), "{land}");
+
+    // A Raging Goblin revealed: the form starts again; the board explains its numbers.
+    ann.click("mt-deploy").await;
+    until_board(&ann, "a card face down", "b.cards.length === 2").await;
+    action(&ann, "tap").await;
+    choose(&ann, "mt-tap-card", "0").await;
+    ann.fill("mt-mana", "1").await;
+    ann.click("mt-tap").await;
+    until_board(&ann, "a mana", "b.sides[0].mana === 1").await;
+    action(&ann, "pay").await;
+    choose(&ann, "mt-pay-card", "1").await;
+    ann.fill("mt-amount", "1").await;
+    ann.click("mt-pay").await;
+    until_board(&ann, "a counter", "b.cards[1].counters === 1").await;
+    action(&ann, "reveal").await;
+    choose(&ann, "mt-reveal-card", "1").await;
+    ann.fill("mt-name", "Raging Goblin").await;
+    ann.fill("mt-coloured", "R").await;
+    ann.js("const d = document.querySelector('[data-testid=\"mt-reveal-form\"] details'); d.open = true; return 1;")
+        .await;
+    ann.click("mt-kw-haste").await;
+    ann.click("mt-reveal").await;
+    until_board(&ann, "the Goblin revealed", "b.cards[1].face !== null").await;
+    soon(
+        &ann,
+        "the Reveal form starts again",
+        "document.querySelector('[data-testid=\"mt-reveal-card\"]').value === '' && \
+         document.querySelector('[data-testid=\"mt-name\"]').value === '' && \
+         !document.querySelector('[data-testid=\"mt-reveal-cost\"]').textContent.includes('needed')",
+    )
+    .await;
+    for page in [&ann, &bob] {
+        page.until(
+            "the Goblin on the board",
+            "!!document.querySelector('[data-testid=\"mt-card-1\"] [data-num=\"attack\"]')",
+        )
+        .await;
+        let key = page
+            .js("const k = document.querySelector('[data-testid=\"mt-key\"]'); const r = k && k.getBoundingClientRect(); \
+                 return {text: k ? k.textContent : '', shown: !!r && r.width > 0 && r.height > 0, \
+                 titles: Array.from(document.querySelectorAll('[data-testid=\"mt-card-1\"] .mt-stats abbr')).map(a => a.textContent + '=' + a.title)};")
+            .await;
+        let text = key["text"].as_str().unwrap();
+        for word in ["ATK attack", "ARM armour", "STR structure", "✸ damage"] {
+            assert!(text.contains(word), "{word} explained: {key}");
+        }
+        assert_eq!(key["shown"], Value::Bool(true), "{key}");
+        assert_eq!(
+            key["titles"],
+            serde_json::json!(["ATK=attack", "ARM=armour", "STR=structure", "✸=damage"]),
+            "{key}"
+        );
+    }
+
+    // A mission against Bob's stockpile: his alert goes once he has blocked.
+    action(&ann, "relocate").await;
+    choose(&ann, "mt-relocate-card", "1").await;
+    choose(&ann, "mt-relocate-area", "patrol").await;
+    ann.click("mt-relocate").await;
+    until_board(
+        &ann,
+        "the Goblin on patrol",
+        "b.cards[1].area.kind === 'patrol'",
+    )
+    .await;
+    next_phase(&ann).await;
+    until_board(&ann, "Ann's missions", "b.phase === 'missions'").await;
+    let menu = ann
+        .js("return document.querySelector('[data-testid=\"mt-action\"]').value;")
+        .await;
+    assert_eq!(
+        menu,
+        Value::from("mission"),
+        "the missions phase opens on Mission"
+    );
+    ann.click("mt-attacker-1").await;
+    choose(&ann, "mt-mission-target", "stockpile:1").await;
+    ann.click("mt-mission").await;
+    bob.until(
+        "Bob's alert",
+        "gm.alerts().some(a => a.includes('block now'))",
+    )
+    .await;
+    bob.click("mt-block").await;
+    until_board(&bob, "the mission over", "b.mission === null").await;
+    soon(
+        &bob,
+        "the mission's alert goes once it is blocked",
+        "!gm.alerts().some(a => a.includes('block now')) && \
+         !Array.from(document.querySelectorAll('[data-testid=\"alert\"]')).some(e => e.textContent.includes('block now'))",
+    )
+    .await;
+
+    // Bob's turn: the log numbers the turns as the board does.
+    next_phase(&ann).await;
+    until_board(
+        &bob,
+        "Bob's upkeep",
+        "b.active === 1 && b.phase === 'upkeep'",
+    )
+    .await;
+    let turn = bob.text("mt-turn").await;
+    assert!(turn.starts_with("Turn 2"), "{turn}");
+    let log = bob.log().await;
+    for line in ["Ann began turn 1", "Ann ended turn 1", "Bob began turn 2"] {
+        assert!(log.iter().any(|l| l == line), "{line} in {log:?}");
+    }
+    assert!(
+        !log.iter().any(|l| l.contains("T0")),
+        "no T0 in the log: {log:?}"
+    );
+
+    // Bob's turn on the phone, as the README shows it.
+    next_phase(&bob).await;
+    until_board(&bob, "Bob's deploy phase", "b.phase === 'deploy'").await;
+    choose(&bob, "mt-land-basic", "green").await;
+    bob.click("mt-deploy-land").await;
+    until_board(&bob, "Bob's Forest", "b.cards.length === 3").await;
+    let forest = bob.js("return gm.view().magic_tech.cards[2].face;").await;
+    assert_eq!(forest["name"], Value::from("Forest"), "{forest}");
+    bob.click("mt-deploy").await;
+    until_board(&bob, "Bob's card face down", "b.cards.length === 4").await;
+    boards_match([&ann, &bob], "Bob's turn").await;
+    bob.js("window.scrollTo(0, 0); return 1;").await;
+    bob.screenshot(&screenshot_dir().join("magic-tech-phone-390x844.png"))
+        .await;
+    bob.assert_accessible("Magic Tech on a phone, in its turn")
+        .await;
+    bob.assert_fits("Magic Tech on a phone, in its turn").await;
 }

@@ -347,21 +347,28 @@ async fn a_mountain_magic_climb_and_battle_are_played_to_an_ending_on_a_phone() 
     matches(&page, "the end").await;
     let ending = page.js("return gm.view().mountain_magic.outcome;").await;
     assert_eq!(ending["kind"], Value::from("battle"), "{ending}");
-    let named = match ending["ending"].as_str().unwrap() {
-        "total_victory" => "Total victory",
-        "victory" => "Victory",
-        "draw_no_creatures" => "Draw (no creatures)",
-        "draw_both_creatures" => "Draw (both sides' creatures",
-        "defeat" => "Defeat",
-        "humiliating_defeat" => "The absolute, total, humiliating defeat",
+    // The ending by its name, and why (as the failed climb says why).
+    let (named, why) = match ending["ending"].as_str().unwrap() {
+        "total_victory" => ("Total victory", "destroyed every card"),
+        "victory" => ("Victory", "the mana ran out"),
+        "draw_no_creatures" => ("Draw (no creatures)", "no creatures left on either side"),
+        "draw_both_creatures" => (
+            "Draw (both sides' creatures",
+            "creatures still on both sides",
+        ),
+        "defeat" => ("Defeat", "the mana ran out"),
+        "humiliating_defeat" => (
+            "The absolute, total, humiliating defeat",
+            "destroyed all your cards",
+        ),
         other => panic!("not one of the six endings: {other}"),
     };
     let shown = page
         .js("return document.querySelector('[data-testid=\"mm-ending\"]').textContent;")
         .await;
     assert!(
-        shown.as_str().unwrap().starts_with(named),
-        "the ending by its name: {shown} ({ending})"
+        shown.as_str().unwrap().starts_with(named) && shown.as_str().unwrap().contains(why),
+        "the ending by its name and why: {shown} ({ending})"
     );
     assert!(shot, "the occupying forces took a turn");
     page.assert_accessible("the ending on a phone").await;
@@ -531,6 +538,87 @@ async fn a_mountain_magic_climb_and_battle_are_played_to_an_ending_on_a_phone() 
     laptop.assert_accessible("the ending on a laptop").await;
     laptop
         .screenshot(&screenshot_dir().join("mountain-magic-laptop-end.png"))
+        .await;
+}
+
+/// The words of the mountain's cards that the page breaks over two lines (each word's text
+/// range has client rectangles on more than one line) or that stick out of their card (hidden
+/// under the next one), and how many words were looked at.
+async fn broken_words(page: &Browser) -> Value {
+    page.js(
+        "const broken = []; let words = 0; \
+         for (const el of document.querySelectorAll('[data-testid=\"mm-mountain\"] .mm-slot strong, [data-testid=\"mm-mountain\"] .mm-slot .meta')) { \
+           const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT); \
+           for (let n = walk.nextNode(); n; n = walk.nextNode()) { \
+             for (const m of n.data.matchAll(/\\S+/g)) { \
+               const r = document.createRange(); r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length); \
+               const lines = new Set(Array.from(r.getClientRects()).filter(x => x.width > 0).map(x => Math.round(x.top))); \
+               const card = el.closest('.mm-slot').getBoundingClientRect(); const w = r.getBoundingClientRect(); \
+               words += 1; if (lines.size > 1) broken.push(m[0]); \
+               if (w.left < card.left - 0.5 || w.right > card.right + 0.5) broken.push(`${m[0]} sticks out`); \
+             } \
+           } \
+         } \
+         return {broken, words};",
+    )
+    .await
+}
+
+/// On a 390 px phone no card name on the mountain breaks mid-word (the rows scroll sideways
+/// in their own box instead), and the page draws its buttons with characters every font has:
+/// "+ Here", not the full-width "＋" (issue 45, item 6).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mountain_on_a_phone_breaks_no_word_and_its_buttons_use_plain_characters() {
+    let server = server().await;
+    let base = format!("http://{}", server.addr);
+    let driver = Driver::start().await;
+    let page = driver.phone_sized(390, 844).await;
+    new_climb(&page, &base).await;
+    let mut placed = 0;
+    for _ in 0..200 {
+        if phase(&page).await != "climbing" {
+            break;
+        }
+        let here = page
+            .js("return Array.from(document.querySelectorAll('[data-testid^=\"mm-place-\"]')).map(e => e.textContent);")
+            .await;
+        if let Some(first) = here.as_array().and_then(|a| a.first()) {
+            assert_eq!(first, &Value::from("+ Here"), "{here}");
+            if placed == 0 {
+                page.assert_accessible("the mountain's + Here on a phone")
+                    .await;
+            }
+            placed += 1;
+        }
+        let words = broken_words(&page).await;
+        assert_eq!(words["broken"], serde_json::json!([]), "{words}");
+        assert!(
+            words["words"].as_u64().unwrap() >= 14,
+            "the bottom row's names and kinds: {words}"
+        );
+        if placed >= 3 {
+            break;
+        }
+        press(
+            &page,
+            "return q('[data-testid^=\"mm-place-\"]')[0] || q('[data-testid=\"mm-flip\"]')[0] || q('[data-testid=\"mm-discard\"]')[0];",
+        )
+        .await
+        .expect("a climbing button");
+    }
+    assert!(placed > 0, "a + Here button was offered");
+    let glyphs = page
+        .js("return [document.body.innerText.includes('\\uFF0B'), document.body.innerText.includes('\\u{1F4E3}')];")
+        .await;
+    assert_eq!(
+        glyphs,
+        serde_json::json!([false, false]),
+        "no full-width plus, no megaphone emoji"
+    );
+    page.assert_fits("the mountain on a phone").await;
+    page.js("document.querySelector('[data-testid=\"mm-mountain\"]').scrollIntoView(); return 1;")
+        .await;
+    page.screenshot(&screenshot_dir().join("mountain-magic-phone-words-390x844.png"))
         .await;
 }
 

@@ -3,7 +3,7 @@
 //! first event; [`Game::handle`] decides on a copy, so nothing a refusal could leave behind
 //! reaches the table.
 
-use super::MagicTech;
+use super::{MagicTech, turn_label};
 use crate::command::{Actor, Command};
 use crate::dice::{Dice, entropy_digest};
 use crate::error::ErrorCode;
@@ -271,7 +271,8 @@ impl MagicTech {
     /// `player` begins his turn: untap, draw (one on the first player's first turn, two after),
     /// then his upkeep, where he acts.
     fn begin_turn(&mut self, player: PlayerId, out: &mut Vec<Event>) -> Result<(), ErrorCode> {
-        self.emit(out, Event::TurnBegan { turn: 0, player })?;
+        let turn = turn_label(self.board.turn_number.saturating_add(1));
+        self.emit(out, Event::TurnBegan { turn, player })?;
         for phase in [MtPhase::Untap, MtPhase::Draw] {
             self.emit(out, Event::MagicTechPhaseBegan { player, phase })?;
         }
@@ -306,7 +307,7 @@ impl MagicTech {
         self.emit(
             out,
             Event::TurnEnded {
-                turn: 0,
+                turn: turn_label(self.board.turn_number),
                 player,
                 reason,
             },

@@ -416,6 +416,19 @@ impl Game for MagicTech {
     }
 }
 
+/// The `turn` a Magic Tech `turn_began` / `turn_ended` carries: the turn's number from 1, as the
+/// board counts it (`turn_number`), so a log says "turn 3" where the board does; 255 from then
+/// on (the field is a [`TurnId`]).
+pub(crate) fn turn_label(number: u32) -> TurnId {
+    TurnId::try_from(number).unwrap_or(TurnId::MAX)
+}
+
+/// Whether an event's `turn` names turn `number`: its label, or 0 (journals written before the
+/// events carried the number).
+fn labels(turn: TurnId, number: u32) -> bool {
+    turn == 0 || turn == turn_label(number)
+}
+
 impl MagicTech {
     /// Folds one event: the only place the state changes.
     fn fold(&mut self, event: &Event) -> Result<(), &'static str> {
@@ -525,9 +538,12 @@ impl MagicTech {
                     Stage::Mulligan { kept }
                 };
             }
-            Event::TurnBegan { turn: 0, player } => {
+            Event::TurnBegan { turn, player } => {
                 if self.stage != Stage::Playing || self.board.active.is_some() {
                     return Err("turn began out of place");
+                }
+                if !labels(*turn, self.board.turn_number.saturating_add(1)) {
+                    return Err("turn began with another number");
                 }
                 self.seat_of(*player).ok_or("unknown player")?;
                 self.board.active = Some(*player);
@@ -536,11 +552,12 @@ impl MagicTech {
                 self.board.deployed = 0;
                 self.board.lands = 0;
             }
-            Event::TurnEnded {
-                turn: 0, player, ..
-            } => {
+            Event::TurnEnded { turn, player, .. } => {
                 if self.board.active != Some(*player) {
                     return Err("ended a turn not running");
+                }
+                if !labels(*turn, self.board.turn_number) {
+                    return Err("ended a turn with another number");
                 }
                 self.board.active = None;
                 self.board.phase = None;

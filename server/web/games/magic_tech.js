@@ -24,15 +24,23 @@
     ["correct", "Correction"]];
   /** The actions only the player whose turn it is takes. */
   const ACTIVE_ONLY = ["deploy", "relocate", "mission"];
+  /** The phase of one's own turn an action (or a request) belongs to; the others are for any time. */
+  const PHASE_OF = { deploy: "deploy", relocate: "deploy", mission: "missions" };
+  const NEEDS = { "magic_tech.deploy": ["deploying", "deploy"], "magic_tech.relocate": ["relocating", "deploy"],
+    "magic_tech.mission": ["a mission", "missions"], "magic_tech.regenerate": ["regenerating", "upkeep"] };
+  const PHASE_ORDER = ["untap", "draw", "upkeep", "deploy", "missions", "end"];
 
   /** What the player is choosing. Handlers change it, then `render()`. */
   const ui = {
-    action: "deploy", land: { name: "Forest", basic: "green" }, tap: { card: "", mana: 1 }, pay: { card: "", amount: 1 },
-    reveal: { card: "", name: "", type: "creature", generic: 0, coloured: "", power: 1, toughness: 1, flags: {}, landwalk: "", protection: "", rampage: 0, regen: "" },
+    action: "tap", phase: "", land: { basic: "", name: "" }, tap: { card: "", mana: 1 }, pay: { card: "", amount: 1 },
+    reveal: null,
     relocate: { card: "", area: "patrol" }, mission: { attackers: [], target: "" }, blocks: {}, damage: { target: "", amount: 1 },
     heal: { card: "", amount: 1 }, cards: { count: 1, delta: -1, card: "", to: "hand" },
     correct: { kind: "damage", card: "", player: "", value: 0, from: "stockpile", to: "scrapheap" }, first: "", deck: 40,
   };
+  /** The reveal form as it opens, and again after each reveal (the card revealed is done with). */
+  const freshReveal = () => ({ card: "", name: "", type: "creature", generic: 0, coloured: "", power: 1, toughness: 1, flags: {}, landwalk: "", protection: "", rampage: 0, regen: "" });
+  ui.reveal = freshReveal();
 
   const boardOf = (view) => view.magic_tech || { sides: [], cards: [], active: null, phase: null, turn_number: 0, deployed: 0, lands: 0, mission: null, proposal: null, next_card: 0 };
   const sideOf = (view, id) => boardOf(view).sides.find((s) => s.player === id) || null;
@@ -73,6 +81,15 @@
     return settings.seats === 2 ? "Magic Tech · 2 players" : "Magic Tech";
   }
 
+  /** Who the camera shows you to: at a table of two, your opponent. */
+  const CAMERA_WORDS = {
+    off: "Your camera is off: your opponent does not see you. Turn it on to show your cards to your opponent and see theirs.",
+    waiting: "Your camera is on: your opponent sees you once the game starts.",
+    nobody: "Your opponent has no camera on.",
+  };
+
+  /** The card's numbers in words (on every board, under the turn line). */
+  const STATS_KEY = "ATK attack · ARM armour · STR structure · ✸ damage: the card is destroyed when its ✸ reaches its STR";
   const LEGEND = [
     ["▮", "a card face down (under construction), with its mana counters"], ["ATK / ARM / STR", "attack, armour and structure"],
     ["✸", "damage counters: the card is destroyed when they reach its structure"], ["⤵", "tapped"],
@@ -82,9 +99,15 @@
 
   function heard() {}
 
+  /** An alert for what happened to me; it goes once what it announced is over (`moot`): the
+   * mission blocked or ended, the proposal answered or withdrawn. */
   function alertFor(e, me) {
-    if (e.kind === "magic_tech.mission_began" && e.player !== me) return `⚔ ${nameOf(e.player)} sent a mission against ${mtTarget(e.target)}: block now`;
-    if (e.kind === "magic_tech.proposed" && e.player !== me) return `✎ ${nameOf(e.player)} proposes: ${mtCorrection(e.correction)}`;
+    if (e.kind === "magic_tech.mission_began" && e.player !== me) {
+      return { text: `⚔ ${nameOf(e.player)} sent a mission against ${mtTarget(e.target)}: block now`, moot: (view) => !boardOf(view).mission };
+    }
+    if (e.kind === "magic_tech.proposed" && e.player !== me) {
+      return { text: `✎ ${nameOf(e.player)} proposes: ${mtCorrection(e.correction)}`, moot: (view) => !boardOf(view).proposal };
+    }
     return null;
   }
 
@@ -101,7 +124,7 @@
       case "mulligan": {
         const d = view.mulligan_decider;
         if (d === me) return "Your decision: keep this hand or mulligan (one card fewer).";
-        return d === null ? "Opening hands." : `${nameOf(d)} decides on his opening hand.`;
+        return d === null ? "Opening hands." : `${nameOf(d)} chooses: keep the opening hand or mulligan.`;
       }
       case "finished": {
         const first = view.standings.filter((st) => st.place === 1).map((st) => nameOf(st.player));
@@ -148,8 +171,7 @@
       const st = stats(card.face);
       const kw = FLAGS.filter(([k]) => card.face.keywords && card.face.keywords[k]).map(([, w]) => w);
       body = html`<strong>${printable(card.face.name)}</strong> <span class="meta">${card.face.type}${card.face.type === "land" ? "" : ` · ${costWords(card.face.cost)}`}</span>
-        <span class="mt-stats">ATK <b data-num="attack">${st.attack}</b> · ARM <b data-num="armour">${st.armour}</b> · STR <b data-num="structure">${st.structure}</b>
-          · ✸ <b data-num="damage">${card.damage}</b></span>${kw.length ? html`<span class="meta">${kw.join(", ")}</span>` : null}`;
+        <span class="mt-stats"><abbr title="attack">ATK</abbr> <b data-num="attack">${st.attack}</b> · <abbr title="armour">ARM</abbr> <b data-num="armour">${st.armour}</b>${" · "}<abbr title="structure">STR</abbr> <b data-num="structure">${st.structure}</b> · <abbr title="damage">✸</abbr> <b data-num="damage">${card.damage}</b></span>${kw.length ? html`<span class="meta">${kw.join(", ")}</span>` : null}`;
     } else {
       body = html`<strong>▮ face down</strong> <span class="mt-stats">counters <b data-num="counters">${card.counters}</b>${card.shown ? " · shown" : ""}</span>
         <span class="meta">to reveal: its cost (${basicsOf(view, card.owner).map((c) => LETTER[c]).join("") || "no basic lands"}: those symbols 1, others 3)</span>`;
@@ -206,6 +228,7 @@
     const prop = board.proposal;
     return html`<div class="mt-board" data-testid="mt-board">
       <p class="meta" data-testid="mt-turn">Turn ${board.turn_number}${board.active !== null ? ` · ${nameOf(board.active)} · ${board.phase ? MT_PHASES[board.phase] : "starting"} · ${leftWords(board)}` : ""}</p>
+      ${board.cards.some((c) => c.face) ? html`<p class="meta mt-key" data-testid="mt-key">${STATS_KEY}</p>` : null}
       ${sides.map((s, k) => html`${k === 1 ? html`<${Mission} view=${view} />` : null}<${SideBox} key=${s.player} view=${view} side=${s} me=${me} />`)}
       ${sides.length < 2 ? html`<${Mission} view=${view} />` : null}
       ${prop ? html`<p class="mt-proposal" data-testid="mt-proposal">✎ ${nameOf(prop.player)} proposes: ${mtCorrection(prop.correction)}</p>` : null}
@@ -225,6 +248,28 @@
     <select data-testid=${testid} value=${obj[key]} onChange=${(ev) => { obj[key] = ev.target.value; render(); }}>
       <option value="">${empty}</option>${list}</select></label>`;
   const whole = (v, min) => Number.isInteger(v) && v >= min;
+
+  /** Sends a request of the action bar. A request out of its phase is refused with what to do:
+   * the phase it is for, and Next phase ▸ while that phase is still ahead this turn. */
+  const act = (message) => go(message).then((answer) => {
+    if (answer && answer.type === "error" && answer.code === "wrong_phase" && NEEDS[message.type]) {
+      const [what, need] = NEEDS[message.type];
+      const board = boardOf(state.view);
+      const now = board.phase || "untap";
+      const ahead = PHASE_ORDER.indexOf(need) > PHASE_ORDER.indexOf(now);
+      showError(`Not in your ${MT_PHASES[now]} phase: ${what} is for your ${MT_PHASES[need]} phase — ${ahead
+        ? "press Next phase ▸ to get there" : "it has passed for this turn"}.`);
+    }
+    return answer;
+  });
+
+  /** A line over an action's form when it waits for a later phase of one's turn. */
+  function phaseHint(view, me, action) {
+    const board = boardOf(view);
+    const need = PHASE_OF[action];
+    if (!need || board.active !== me || board.phase === need) return null;
+    return html`<p class="hint" data-testid="mt-phase-hint">${`This is for your ${MT_PHASES[need]} phase (now: ${MT_PHASES[board.phase] || "untap"}): press Next phase ▸ to get there.`}</p>`;
+  }
 
   /** A declared face from the reveal form, or an error in words. */
   function declaredFace() {
@@ -252,7 +297,9 @@
     const r = ui.reveal;
     const down = boardOf(view).cards.filter((c) => c.owner === me && !c.face);
     const declared = declaredFace();
-    const card = r.card === "" ? null : cardOf(view, Number(r.card));
+    // Only a card still face down is being revealed (one revealed, by this page or the host, is done).
+    const card = down.find((c) => String(c.card) === r.card) || null;
+    if (!card) r.card = "";
     const due = declared.face ? toPay(declared.face.cost, basicsOf(view, me)) : null;
     return html`<div class="mt-form" data-testid="mt-reveal-form">
       <div class="row">${picker("Card", "mt-reveal-card", r, "card", cardOptions(view, down), down.length ? "— pick —" : "no face-down card")}
@@ -269,7 +316,14 @@
         ${field("Regeneration cost", r, "regen", { placeholder: "e.g. 1G" })}</div></details>` : null}
       <p class="hint" data-testid="mt-reveal-cost">${due === null ? declared.error : `Cost to reveal: ${due}${card ? ` · counters ${card.counters}${card.counters < due ? ` (${due - card.counters} more needed)` : " ✓"}` : ""}`}</p>
       <div class="row bar-row"><${Button} id="mt-reveal" label="Reveal" cls="primary" disabled=${!card || !declared.face || card.counters < due}
-        onClick=${() => { const now = declaredFace(); if (now.face) go({ type: "magic_tech.reveal", card: Number(r.card), face: now.face }); else showError(now.error); }} /></div></div>`;
+        onClick=${() => {
+          const now = declaredFace();
+          if (!now.face) { showError(now.error); return; }
+          act({ type: "magic_tech.reveal", card: Number(r.card), face: now.face }).then((answer) => {
+            // Revealed: the form starts again for the next card.
+            if (answer && answer.type !== "error") { ui.reveal = freshReveal(); render(); }
+          });
+        }} /></div></div>`;
   }
 
   function Form({ view, me }) {
@@ -281,17 +335,22 @@
       view.players.map((p) => [`stockpile:${p.player}`, `${nameOf(p.player)}'s stockpile`])));
     const parseTarget = (v) => { const [k, n] = v.split(":"); return k === "card" ? { kind: "card", card: Number(n) } : { kind: "stockpile", player: Number(n) }; };
     switch (ui.action) {
-      case "deploy":
-        return html`<div class="mt-form"><div class="row bar-row"><${Button} id="mt-deploy" label="Deploy face down" cls="primary" onClick=${() => go({ type: "magic_tech.deploy" })} /></div>
-          <div class="row">${field("Land", ui.land, "name", { cls: "grow", maxlength: 64 })}
-            <label class="small"><span>Basic</span><select data-testid="mt-land-basic" value=${ui.land.basic} onChange=${(ev) => { ui.land.basic = ev.target.value; }}>
-              ${options([["", "not basic"], ...COLOURS.map(([c, , n]) => [c, n])])}</select></label>
-            <${Button} id="mt-deploy-land" label="Deploy land" onClick=${() => {
-              if (!ui.land.name.trim()) { showError("Name the land."); return; }
-              const land = { name: ui.land.name.trim(), type: "land", cost: { generic: 0, coloured: [] }, power: 0, toughness: 0, keywords: {} };
-              if (ui.land.basic) land.basic = ui.land.basic;
-              go({ type: "magic_tech.deploy", land });
+      case "deploy": {
+        // One choice, one land: a basic land is named by its kind; only another land is typed in.
+        const l = ui.land;
+        const other = l.basic === "other";
+        const basic = COLOURS.find(([c]) => c === l.basic);
+        return html`<div class="mt-form">${phaseHint(view, me, "deploy")}<div class="row bar-row"><${Button} id="mt-deploy" label="Deploy face down" cls="primary" onClick=${() => act({ type: "magic_tech.deploy" })} /></div>
+          <div class="row"><label class="grow"><span>Land</span><select data-testid="mt-land-basic" value=${l.basic} onChange=${(ev) => { l.basic = ev.target.value; render(); }}>
+              ${options([["", "— pick —"], ...COLOURS.map(([c, letter, n]) => [c, `${n} (basic, ${letter})`]), ["other", "another land (not basic)…"]])}</select></label>
+            ${other ? html`<label class="grow"><span>Its name</span><input data-testid="mt-land-name" value=${l.name} maxlength="64" autocomplete="off"
+              onInput=${(ev) => { l.name = ev.target.value; render(); }} /></label>` : null}
+            <${Button} id="mt-deploy-land" label=${basic ? `Deploy ${basic[2]}` : "Deploy land"} disabled=${!basic && !(other && l.name.trim())} onClick=${() => {
+              const land = { name: basic ? basic[2] : l.name.trim(), type: "land", cost: { generic: 0, coloured: [] }, power: 0, toughness: 0, keywords: {} };
+              if (basic) land.basic = basic[0];
+              act({ type: "magic_tech.deploy", land });
             }} /></div></div>`;
+      }
       case "tap": {
         const up = mineCards.filter((c) => c.face && !c.tapped);
         return html`<div class="mt-form"><div class="row">${picker("Card", "mt-tap-card", ui.tap, "card", cardOptions(view, up), up.length ? "— pick —" : "nothing untapped")}
@@ -310,12 +369,12 @@
         // Creatures that began the turn in play, and those immune to summoning sickness.
         const movers = mineCards.filter((c) => isCreature(c) && (!c.fresh || c.face.keywords.haste));
         const spots = [["patrol", "Patrol"], ["stockpile", "Guard my stockpile"], ...mineCards.filter((c) => String(c.card) !== ui.relocate.card).map((c) => [String(c.card), `Guard ${cardLabel(view, c.card)}`])];
-        return html`<div class="mt-form"><div class="row">${picker("Creature", "mt-relocate-card", ui.relocate, "card", cardOptions(view, movers), movers.length ? "— pick —" : "no creature")}
+        return html`<div class="mt-form">${phaseHint(view, me, "relocate")}<div class="row">${picker("Creature", "mt-relocate-card", ui.relocate, "card", cardOptions(view, movers), movers.length ? "— pick —" : "no creature")}
           <label class="grow"><span>To</span><select data-testid="mt-relocate-area" value=${ui.relocate.area} onChange=${(ev) => { ui.relocate.area = ev.target.value; }}>${options(spots)}</select></label>
           <${Button} id="mt-relocate" label="Move" cls="primary" disabled=${ui.relocate.card === ""} onClick=${() => {
             const a = ui.relocate.area;
             const area = a === "patrol" ? { kind: "patrol" } : { kind: "guard", card: a === "stockpile" ? null : Number(a) };
-            go({ type: "magic_tech.relocate", card: Number(ui.relocate.card), area });
+            act({ type: "magic_tech.relocate", card: Number(ui.relocate.card), area });
           }} /></div></div>`;
       }
       case "mission": {
@@ -324,14 +383,14 @@
         const m = ui.mission;
         m.attackers = m.attackers.filter((id) => ready.some((c) => c.card === id));
         const attackable = theirs.filter((c) => !(c.area.kind === "patrol" && !c.tapped));
-        return html`<div class="mt-form"><div class="row mt-pick" role="group" aria-label="Attackers">${ready.length ? ready.map((c) => html`<label class="inline" key=${c.card}>
+        return html`<div class="mt-form">${phaseHint(view, me, "mission")}<div class="row mt-pick" role="group" aria-label="Attackers">${ready.length ? ready.map((c) => html`<label class="inline" key=${c.card}>
             <input type="checkbox" data-testid=${`mt-attacker-${c.card}`} checked=${m.attackers.includes(c.card)}
               onChange=${(ev) => { m.attackers = ev.target.checked ? m.attackers.concat([c.card]) : m.attackers.filter((id) => id !== c.card); render(); }} /> ${cardLabel(view, c.card)}</label>`)
             : html`<span class="hint">No untapped creature on patrol or guard.</span>`}</div>
           <div class="row">${picker("Against", "mt-mission-target", m, "target", options(attackable.map((c) => [`card:${c.card}`, cardLabel(view, c.card)])
               .concat(opp === null ? [] : [[`stockpile:${opp}`, `${nameOf(opp)}'s stockpile`]])), "— pick —")}
             <${Button} id="mt-mission" label="⚔ Send" cls="primary" disabled=${!m.attackers.length || m.target === ""}
-              onClick=${() => go({ type: "magic_tech.mission", attackers: m.attackers.slice(), target: parseTarget(m.target) })} /></div></div>`;
+              onClick=${() => act({ type: "magic_tech.mission", attackers: m.attackers.slice(), target: parseTarget(m.target) })} /></div></div>`;
       }
       case "block": {
         const mission = board.mission;
@@ -358,7 +417,7 @@
         return html`<div class="mt-form"><div class="row">${picker("Card", "mt-heal-card", ui.heal, "card", cardOptions(view, board.cards.filter((c) => c.damage > 0)), "— pick —")}
           ${field("Amount", ui.heal, "amount", { type: "number", min: 1 })}
           <${Button} id="mt-heal" label="Heal" disabled=${ui.heal.card === ""} onClick=${() => go({ type: "magic_tech.heal", card: Number(ui.heal.card), amount: num(ui.heal.amount, 0) })} />
-          <${Button} id="mt-regenerate" label="Regenerate (upkeep)" disabled=${ui.heal.card === ""} onClick=${() => go({ type: "magic_tech.regenerate", card: Number(ui.heal.card) })} /></div></div>`;
+          <${Button} id="mt-regenerate" label="Regenerate (upkeep)" disabled=${ui.heal.card === ""} onClick=${() => act({ type: "magic_tech.regenerate", card: Number(ui.heal.card) })} /></div></div>`;
       case "cards": {
         const c = ui.cards;
         return html`<div class="mt-form"><div class="row">${field("Draw", c, "count", { type: "number", min: 1 })}
@@ -427,8 +486,17 @@
     if (!board.mission) ui.forced = false;
     // Only what this player may do now: deploying, relocating and missions are the active
     // player's; blocking is the other's (anything else — an instant and its mana, damage,
-    // corrections — either may do at any time).
-    const offered = ACTIONS.filter(([key]) => (board.active === me ? key !== "block" : !ACTIVE_ONLY.includes(key)));
+    // corrections — either may do at any time). On one's turn, what is for this phase first,
+    // then what is for any time, then what waits for a later phase (so named); what a past phase allowed is gone for this turn.
+    const at = PHASE_ORDER.indexOf(board.phase || "untap");
+    const myTurn = board.active === me;
+    const offered = !myTurn ? ACTIONS.filter(([key]) => !ACTIVE_ONLY.includes(key))
+      : ACTIONS.filter(([key]) => PHASE_OF[key] === board.phase)
+        .concat(ACTIONS.filter(([key]) => key !== "block" && !PHASE_OF[key]))
+        .concat(ACTIONS.filter(([key]) => PHASE_OF[key] && PHASE_ORDER.indexOf(PHASE_OF[key]) > at).map(([key, label]) => [key, `${label} (${MT_PHASES[PHASE_OF[key]]} phase)`]));
+    // A new phase (or turn) opens on its first action.
+    const phaseKey = `${board.turn_number}:${board.active}:${board.phase}`;
+    if (ui.phase !== phaseKey) { ui.phase = phaseKey; if (myTurn && !defending) ui.action = offered[0][0]; }
     if (!offered.some(([key]) => key === ui.action)) ui.action = offered[0][0];
     return html`<div class="action-bar mt-bar" data-testid="action-bar" aria-label="Your actions">
       <div class="row mt-head">
@@ -509,8 +577,11 @@
   }
 
   GM.games = GM.games || {};
+  // Loaded when a table plays it (table.js's LAZY): registered as soon as it runs.
+  GM.gameReady = GM.gameReady || {};
+  GM.gameReady.magic_tech = Promise.resolve();
   GM.games.magic_tech = {
-    stages: STAGES, settingsWords, legend: LEGEND, sentence, moment, alertFor, heard, stillIn: alive,
+    stages: STAGES, settingsWords, legend: LEGEND, sentence, moment, alertFor, heard, stillIn: alive, cameraWords: CAMERA_WORDS,
     chapter: { starts: (e) => e.kind === "turn_began", back: "« turn", on: "turn »", backAria: "Back one turn", onAria: "On one turn" },
     Main, Side, Foot: () => null, Display, Replay: Display, Seats: SeatList, LobbyTools, Rulings, play,
   };

@@ -23,6 +23,15 @@
     draw_both_creatures: "Draw (both sides' creatures: the passing dragon's lunch)", defeat: "Defeat",
     humiliating_defeat: "The absolute, total, humiliating defeat",
   };
+  /** Why the battle ended so, in words (docs/RULES.md, "Mountain Magic": the ending). */
+  const ENDING_WHY = {
+    total_victory: "your forces destroyed every card in the enemy's territory",
+    victory: "the mana ran out with creatures on your side and none on the enemy's",
+    draw_no_creatures: "the mana ran out with no creatures left on either side: you fought for naught",
+    draw_both_creatures: "the mana ran out with creatures still on both sides",
+    defeat: "the mana ran out with creatures on the enemy's side and none on yours",
+    humiliating_defeat: "the enemy destroyed all your cards",
+  };
   const GONE = { killed: "killed", countered: "countered", tapped_away: "tapped away (out of the game)", walked_off: "walked off the battlefield" };
   const EFFECTS = {
     damage: (a) => `${a === undefined || a === null ? "X" : a} damage`, counter: () => "counters a spell", tap: () => "taps a card",
@@ -87,7 +96,7 @@
 
   const LEGEND = [
     ["▲", "the mountain: each card stands on two adjacent cards of the row below"],
-    ["＋", "a place the card turned over may go (a thing in common with each card below, a set, or an artifact)"],
+    ["+ Here", "a place the card turned over may go (a thing in common with each card below, a set, or an artifact)"],
     ["⚡", "powered: the mana on it covers its coloured symbols; it may be used this turn"],
     ["○", "unpowered: it waits for mana"], ["✝", "gone from the battle"],
   ];
@@ -214,7 +223,7 @@
   function endingWords(view) {
     const o = climbOf(view).outcome;
     if (o && o.kind === "failed_climb") return "the climb failed (the spell deck ran out before the mountain was complete)";
-    if (o && o.kind === "battle") return ENDINGS[o.ending] || o.ending;
+    if (o && o.kind === "battle") return `${ENDINGS[o.ending] || o.ending}${ENDING_WHY[o.ending] ? ` — ${ENDING_WHY[o.ending]}` : ""}`;
     if (view.players.some((p) => p.status !== "alive")) return "the climber gave up";
     return "abandoned";
   }
@@ -223,7 +232,7 @@
 
   function Slot({ no, row, pos, onPath, chosen, place }) {
     if (no === null) {
-      return html`<li class="mm-slot empty" data-testid=${`mm-slot-${row}-${pos}`}>${place ? html`<button type="button" data-testid=${`mm-place-${row}-${pos}`} class="primary" aria-label=${`Place it here: row ${row}, place ${pos + 1}`} onClick=${place}>＋ Here</button>` : html`<span class="meta">·</span>`}</li>`;
+      return html`<li class="mm-slot empty" data-testid=${`mm-slot-${row}-${pos}`}>${place ? html`<button type="button" data-testid=${`mm-place-${row}-${pos}`} class="primary" aria-label=${`Place it here: row ${row}, place ${pos + 1}`} onClick=${place}>+ Here</button>` : html`<span class="meta">·</span>`}</li>`;
     }
     const c = card(no);
     return html`<li class=${`mm-slot ${colourClass(no)}${onPath ? " mm-path" : ""}${chosen ? " mm-chosen" : ""}`} data-testid=${`mm-slot-${row}-${pos}`} data-card=${no}>
@@ -240,7 +249,7 @@
     const rows = [];
     for (let row = ROWS - 1; row >= 0; row--) {
       const k = ROWS - 1 - row;
-      rows.push(html`<ol key=${row} class="mm-row" aria-label=${`Row ${row}${row === 0 ? " (the bottom row)" : ""}`}>
+      rows.push(html`<ol key=${row} class=${`mm-row mm-r${row}`} aria-label=${`Row ${row}${row === 0 ? " (the bottom row)" : ""}`}>
         ${climb.mountain[row].map((no, pos) => html`<${Slot} key=${pos} no=${no} row=${row} pos=${pos} onPath=${path[k] === pos && climb.phase === "path"}
           chosen=${path[k] === pos && climb.phase !== "path" && climb.path.length}
           place=${spots.some(([r, p]) => r === row && p === pos) ? () => go({ type: "mountain_magic.place", row, pos }) : null} />`)}</ol>`);
@@ -248,9 +257,9 @@
     return html`<section class="mm-mountain" data-testid="mm-mountain" aria-label="The mountain, top row first">
       <h3>▲ The mountain</h3>
       ${acting && climb.phase === "climbing" && placing !== null ? html`<p class="meta" data-testid="mm-spots">${spots.length
-        ? `${printable(card(placing).name)}${fromDiscard ? " (the discard pile's top card)" : ""} may go in ${spots.length} place${spots.length === 1 ? "" : "s"}: the ＋ buttons.`
+        ? `${printable(card(placing).name)}${fromDiscard ? " (the discard pile's top card)" : ""} may go in ${spots.length} place${spots.length === 1 ? "" : "s"}: the + Here buttons.`
         : `${printable(card(placing).name)} fits nowhere on the mountain${fromDiscard ? "" : ": discard it"}.`}</p>` : null}
-      ${rows}</section>`;
+      <div class="mm-rows" data-testid="mm-rows" tabindex="0" role="group" aria-label="The mountain's rows (scroll sideways on a narrow screen)"><div class="mm-pyramid">${rows}</div></div></section>`;
   }
 
   function Climbing({ view, me, acting }) {
