@@ -146,6 +146,7 @@ fn rank(ip: IpAddr) -> u8 {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use std::net::{Ipv4Addr, Ipv6Addr};

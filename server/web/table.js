@@ -397,13 +397,14 @@
 
   // ---------------------------------------------------------------- alerts, banners
 
-  /** What is pinned to the top of the screen however far the page is scrolled: my moment
-   * ("▶ Your turn", "Your decision") and the alerts. */
+  /** What is pinned to the top of the screen however far the page is scrolled: the alerts,
+   * and my moment ("▶ Your turn", "Your decision") while the status line that says it is
+   * scrolled out of sight (`watchStatus`). */
   function Pinned({ view, me }) {
     const moment = momentOf(view, me);
     if (!moment && !ui.alerts.length) return null;
     return html`<div class="pinned" data-testid="pinned">
-      ${moment ? html`<span class="banner" data-testid="banner">${moment.banner}</span>` : null}
+      ${moment ? html`<span class="banner pinned-banner" data-testid="pinned-banner" aria-hidden="true">${moment.banner}</span>` : null}
       ${ui.alerts.length ? html`<div class="alerts" role="alert" data-testid="alerts">${ui.alerts.map((a) => html`<div key=${a.id} class="alert" data-testid="alert">
       <span>${a.text}</span>
       <button type="button" aria-label="Dismiss" onClick=${() => { ui.alerts = ui.alerts.filter((b) => b !== a); render(); }}>✕</button></div>`)}</div>` : null}
@@ -416,11 +417,11 @@
   }
 
   /** The status line: what a person needs to know now; at my moment, highlighted (its banner
-   * is pinned above it, `Pinned`). */
+   * is pinned to the top of the screen too once the line is scrolled away, `Pinned`). */
   function Status({ view, me }) {
     const moment = momentOf(view, me);
     return html`<p class=${"status-line" + (moment ? " mine" : "")} data-testid="status-line" aria-live="polite">
-      ${moment && moment.lead ? sentence(view, me).replace(moment.lead, "") : sentence(view, me)}</p>`;
+      ${moment ? html`<span class="banner" data-testid="banner">${moment.banner}</span> ` : null}${moment && moment.lead ? sentence(view, me).replace(moment.lead, "") : sentence(view, me)}</p>`;
   }
 
   /** A megaphone, drawn (an emoji is an empty box where the font lacks it). */
@@ -777,6 +778,23 @@
       <p class="cam-who" data-testid="camera-who" aria-live="polite">${on ? "Starting your camera…" : cameraWords(view).off}</p></section>`;
   }
 
+  /** Marks the page `status-away` while the status line is scrolled out of sight, so that my
+   * moment's banner is pinned to the top of the screen then, and only then. */
+  let statusWatch = null;
+  let watched = null;
+  function watchStatus() {
+    const line = app.querySelector("[data-testid=\"status-line\"]");
+    if (line === watched) return;
+    if (statusWatch) statusWatch.disconnect();
+    watched = line;
+    document.body.classList.remove("status-away");
+    if (!line || !window.IntersectionObserver) return;
+    statusWatch = new IntersectionObserver((seen) => {
+      for (const e of seen) document.body.classList.toggle("status-away", !e.isIntersecting);
+    });
+    statusWatch.observe(line);
+  }
+
   function render() {
     if (route.page === "table" || route.page === "display") {
       if (GM.cameras) GM.cameras.sync();
@@ -788,6 +806,7 @@
       document.body.classList.toggle("has-bar", bar);
       document.documentElement.classList.toggle("has-bar", bar);
       if (state.view && !unshown(state.view.settings)) notify(state.view, state.me);
+      watchStatus();
     } else if (route.page === "display") {
       window.preact.render(html`<${DisplayPage} />`, app);
       if (state.view) document.title = `${printable(state.view.name)} — ${TITLE}`;

@@ -447,7 +447,7 @@ async fn forty_seats_played_from_a_phone() {
     phone
         .until(
             "the pinned Your turn",
-            "(b => b && b.textContent.includes('Your turn'))(document.querySelector('[data-testid=\"banner\"]'))",
+            "(b => b && b.offsetParent !== null && b.textContent.includes('Your turn'))(document.querySelector('[data-testid=\"pinned-banner\"]'))",
         )
         .await;
     let scrolled = phone.js("return scrollY;").await;
@@ -455,13 +455,22 @@ async fn forty_seats_played_from_a_phone() {
         scrolled.as_f64().unwrap_or(0.0) > 400.0,
         "still scrolled down: {scrolled}"
     );
-    let banner = visible_as_scrolled(&phone, "[data-testid=\"banner\"]").await;
+    let banner = visible_as_scrolled(&phone, "[data-testid=\"pinned-banner\"]").await;
     assert!(
         banner[0]["inside"] == true && banner[0]["uncovered"] == true,
         "Your turn is on screen, scrolled to the bottom: {banner}"
     );
     phone
         .screenshot(&screenshot_dir().join("forty-phone-scrolled-your-turn-390x844.png"))
+        .await;
+    // Back at the top, the status line says it: the pinned copy goes.
+    phone.js("window.scrollTo(0, 0); return null;").await;
+    phone
+        .until(
+            "the pinned Your turn gone at the top",
+            "document.querySelector('[data-testid=\"pinned-banner\"]').offsetParent === null \
+             && document.querySelector('[data-testid=\"banner\"]').offsetParent !== null",
+        )
         .await;
 
     // Neighbours' names readable and End turn reachable, no scrolling.
