@@ -196,20 +196,20 @@ pub const REQUESTS: &[Errors] = &[
         request: "mulligan",
         codes: game_request![
             (NotMulliganing, SEATS),
-            (NotYourDecision, PLAY),
+            (NotYourDecision, TODO),
             (NoCardsLeft, TODO),
         ],
     },
     Errors {
         request: "keep",
-        codes: game_request![(NotMulliganing, SEATS), (NotYourDecision, PLAY)],
+        codes: game_request![(NotMulliganing, SEATS), (NotYourDecision, TODO)],
     },
     Errors {
         request: "set_phase",
         codes: game_request![
             (NotPlaying, SEATS),
             (Eliminated, TODO),
-            (NotYourTurn, TODO),
+            (NotYourTurn, PLAY),
             (SamePhase, PLAY),
         ],
     },
