@@ -537,6 +537,7 @@ pub const REQUESTS: &[Errors] = &[
             (NotYourTurn, TODO),
             (WrongPhase, TODO),
             (LimitReached, TODO),
+            (CardNumbersUsedUp, TODO),
             (BadCard, TODO),
             (NoMission, TODO),
         ],

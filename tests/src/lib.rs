@@ -2,6 +2,7 @@
 //! WebSocket clients that speak the real protocol and mirror their table's state.
 #![allow(clippy::unwrap_used)]
 
+pub mod error_codes;
 pub mod magic_tech;
 pub mod nats;
 use std::net::SocketAddr;

@@ -3,66 +3,12 @@
 //! compares them with the table's. `every_pair_is_driven` lists the pairs no test drives yet.
 #![allow(clippy::unwrap_used)]
 
-use std::collections::HashSet;
-
+use grand_melee_e2e::error_codes::Seen;
 use grand_melee_e2e::{Client, CreateTable, TestServer, started_game};
 use grand_melee_protocol::errors_of::{self, Coverage};
 use grand_melee_protocol::{
     ClientMessage, ErrorCode, PROTOCOL_VERSION, Phase, Ruling, SeatToken, SeatingMode, TableId,
 };
-
-/// The pairs one test saw answered.
-#[derive(Default)]
-struct Seen(HashSet<(String, ErrorCode)>);
-
-impl Seen {
-    /// Sends a request and asserts it is refused with `code`; records the pair.
-    async fn expect(
-        &mut self,
-        client: &mut Client,
-        build: impl FnOnce(u32) -> ClientMessage,
-        code: ErrorCode,
-    ) {
-        let mut name = String::new();
-        let id = client.send(|id| {
-            let request = build(id);
-            name = request.name().to_owned();
-            request
-        });
-        let answer = client.reply(id).await;
-        assert_eq!(
-            answer,
-            Err(code),
-            "{name} answered {answer:?}, not {code:?}"
-        );
-        let common = [
-            ("any request", errors_of::ANY_REQUEST),
-            ("any table request", errors_of::ANY_TABLE_REQUEST),
-        ];
-        let group = common
-            .iter()
-            .find(|(group, codes)| {
-                codes.iter().any(|&(c, _)| c == code)
-                    && (*group == "any request" || errors_of::is_table_request(&name))
-            })
-            .map(|(group, _)| (*group).to_owned());
-        self.0.insert((group.unwrap_or(name), code));
-    }
-
-    /// Asserts every pair the table names `test` for was seen.
-    fn check(&self, test: &'static str) {
-        let missing: Vec<_> = errors_of::pairs()
-            .into_iter()
-            .filter(|&(_, _, how)| how == Coverage::Driven(test))
-            .filter(|&(request, code, _)| !self.0.contains(&(request.to_owned(), code)))
-            .map(|(request, code, _)| format!("{request} {}", code.name()))
-            .collect();
-        assert!(
-            missing.is_empty(),
-            "errors_of names `{test}` for pairs it did not drive: {missing:?}"
-        );
-    }
-}
 
 fn join(table: TableId, name: &str, password: Option<&str>) -> impl FnOnce(u32) -> ClientMessage {
     let (name, password) = (name.to_owned(), password.map(str::to_owned));
@@ -187,8 +133,7 @@ async fn session_requests() {
         }
     }
     assert!(limited, "400 requests at once were never rate_limited");
-    seen.0
-        .insert(("any request".into(), ErrorCode::RateLimited));
+    seen.saw("any request", ErrorCode::RateLimited);
     seen.check("session_requests");
     drop((fresh, client, flooder));
     server.shutdown().await;
@@ -568,13 +513,21 @@ async fn host_requests() {
 /// driven by one: the pairs still `not yet driven` are listed.
 #[test]
 fn every_pair_is_driven() {
-    let source = include_str!("error_codes.rs");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let mut source = String::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with("error_codes") && name.ends_with(".rs") {
+            source.push_str(&std::fs::read_to_string(&path).unwrap());
+        }
+    }
     let mut not_yet = Vec::new();
     for (request, code, how) in errors_of::pairs() {
         match how {
             Coverage::Driven(test) => assert!(
                 source.contains(&format!("async fn {test}()")),
-                "errors_of names `{test}` for {request} {}, but error_codes.rs has no such test",
+                "errors_of names `{test}` for {request} {}, but no tests/tests/error_codes*.rs has such a test",
                 code.name()
             ),
             Coverage::NotYetDriven => not_yet.push(format!("{request} {}", code.name())),
@@ -583,7 +536,7 @@ fn every_pair_is_driven() {
     }
     assert!(
         not_yet.is_empty(),
-        "{} (request, code) pairs are not yet driven by a test of tests/tests/error_codes.rs: \
+        "{} (request, code) pairs are not yet driven by a test of tests/tests/error_codes*.rs: \
          {not_yet:?}",
         not_yet.len()
     );
