@@ -9,9 +9,11 @@ use crate::event::Event;
 use crate::limits::{MAX_CLIENT_MESSAGE_BYTES, MAX_SERVER_MESSAGE_BYTES};
 use crate::server::ServerMessage;
 
-/// Deepest nesting of MessagePack containers a message may have. The deepest real message (a
-/// snapshot) nests four levels; anything far deeper is refused before it can exhaust the stack.
-const MAX_DEPTH: usize = 16;
+/// The depth `rmp_serde` refuses a container at: one past the deepest nesting of MessagePack
+/// containers a message may have ([`MAX_MESSAGE_DEPTH`](crate::MAX_MESSAGE_DEPTH) levels). The
+/// deepest real message (a snapshot) nests four levels; anything far deeper is refused before
+/// it can exhaust the stack.
+const MAX_DEPTH: usize = crate::limits::MAX_MESSAGE_DEPTH + 1;
 
 /// Encodes a client message: a MessagePack map with named fields and a `type` tag.
 pub fn encode_client(message: &ClientMessage) -> Vec<u8> {

@@ -28,6 +28,7 @@ pub mod games;
 pub mod league;
 pub mod limit;
 mod limits;
+pub mod limits_of;
 pub mod magic_tech;
 pub mod magic_tech_types;
 mod mirror;

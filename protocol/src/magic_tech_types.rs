@@ -25,8 +25,12 @@ pub const STARTING_HAND: u8 = 5;
 /// Lands a player may deploy in one turn.
 pub const LANDS_PER_TURN: u8 = 2;
 
-/// Non-land deployments a player may make in one turn (the first player's first turn: 1).
+/// Non-land deployments a player may make in one turn (the first player's first turn:
+/// [`FIRST_TURN_DEPLOYMENTS`]).
 pub const DEPLOYMENTS_PER_TURN: u8 = 2;
+
+/// Non-land deployments the first player may make in the game's first turn.
+pub const FIRST_TURN_DEPLOYMENTS: u8 = 1;
 
 /// What a coloured mana symbol costs without the matching basic land in play.
 pub const COLOURED_WITHOUT_LAND: u16 = 3;

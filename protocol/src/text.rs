@@ -58,39 +58,47 @@ impl TextError {
     }
 }
 
-/// Whether a character may not appear in names or chat: Unicode categories Cc (control: C0,
-/// DEL, C1), Cf (format: bidi overrides, zero-width characters, soft hyphen, …), Zl and Zp (line
-/// and paragraph separators), Co (private use) and Cn (unassigned).
+/// The Unicode general categories no name, chat line, call for the host, entropy or client
+/// name may hold, with their abbreviations: Cc (control: C0, DEL, C1), Cf (format: bidi
+/// overrides, zero-width characters, soft hyphen, …), Zl and Zp (line and paragraph
+/// separators), Co (private use), Cn (unassigned) and Cs (surrogates, which no Rust string
+/// holds).
+pub const FORBIDDEN_CATEGORIES: [(GeneralCategory, &str); 7] = [
+    (GeneralCategory::Control, "Cc"),
+    (GeneralCategory::Format, "Cf"),
+    (GeneralCategory::LineSeparator, "Zl"),
+    (GeneralCategory::ParagraphSeparator, "Zp"),
+    (GeneralCategory::PrivateUse, "Co"),
+    (GeneralCategory::Unassigned, "Cn"),
+    (GeneralCategory::Surrogate, "Cs"),
+];
+
+/// Letters and symbols that draw as empty space, so they count as no visible character: the
+/// Hangul fillers U+115F, U+1160, U+3164 and U+FFA0 (the only letters Unicode makes
+/// default-ignorable) and the braille pattern blank U+2800.
+pub const BLANK_CHARS: [char; 5] = ['\u{115F}', '\u{1160}', '\u{3164}', '\u{FFA0}', '\u{2800}'];
+
+/// Whether a character may not appear in names or chat: one of the
+/// [`FORBIDDEN_CATEGORIES`].
 pub fn is_forbidden_char(c: char) -> bool {
-    matches!(
-        c.general_category(),
-        GeneralCategory::Control
-            | GeneralCategory::Format
-            | GeneralCategory::LineSeparator
-            | GeneralCategory::ParagraphSeparator
-            | GeneralCategory::PrivateUse
-            | GeneralCategory::Unassigned
-            | GeneralCategory::Surrogate
-    )
+    let category = c.general_category();
+    FORBIDDEN_CATEGORIES.iter().any(|&(c, _)| c == category)
 }
 
 /// Whether a character shows something on its own: a letter, number, punctuation mark or
 /// symbol (Unicode general categories L, N, P and S) other than the ones that draw as empty
-/// space — the Hangul fillers U+115F, U+1160, U+3164 and U+FFA0 (the only letters Unicode makes
-/// default-ignorable) and the braille pattern blank U+2800. White space, combining marks
-/// (which sit on the character before them) and the forbidden characters
-/// ([`is_forbidden_char`]) are not visible. A name needs at least one visible character.
+/// space ([`BLANK_CHARS`]). White space, combining marks (which sit on the character before
+/// them) and the forbidden characters ([`is_forbidden_char`]) are not visible. A name needs at
+/// least one visible character.
 pub fn is_visible_char(c: char) -> bool {
-    !matches!(
-        c,
-        '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' | '\u{2800}'
-    ) && matches!(
-        c.general_category_group(),
-        GeneralCategoryGroup::Letter
-            | GeneralCategoryGroup::Number
-            | GeneralCategoryGroup::Punctuation
-            | GeneralCategoryGroup::Symbol
-    )
+    !BLANK_CHARS.contains(&c)
+        && matches!(
+            c.general_category_group(),
+            GeneralCategoryGroup::Letter
+                | GeneralCategoryGroup::Number
+                | GeneralCategoryGroup::Punctuation
+                | GeneralCategoryGroup::Symbol
+        )
 }
 
 fn check_chars(text: &str) -> Result<(), TextError> {

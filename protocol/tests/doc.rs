@@ -196,3 +196,11 @@ fn errors_block_is_the_declared_table() {
         &grand_melee_protocol::errors_of::render_markdown(),
     );
 }
+
+#[test]
+fn limits_block_is_the_declared_table() {
+    generated_block(
+        "limits",
+        &grand_melee_protocol::limits_of::render_markdown(),
+    );
+}

@@ -18,6 +18,7 @@ use dashmap::DashMap;
 use grand_melee_protocol::TableId;
 use grand_melee_protocol::league::LeagueId;
 use grand_melee_protocol::limit::TokenBucket;
+use grand_melee_protocol::server_limits as limits;
 
 use crate::config::ServerConfig;
 
@@ -284,15 +285,18 @@ impl Budgets {
             adjourned: Cap::new(config.max_adjourned_per_ip),
             league_members: Cap::new(config.max_league_members_per_ip),
             creations: per_minute(f64::from(config.table_creations_per_minute)),
-            wrong_guesses: Rate::per_minute(config.wrong_passwords_per_minute, 5.0),
+            wrong_guesses: Rate::per_minute(
+                config.wrong_passwords_per_minute,
+                limits::WRONG_PASSWORD_BURST,
+            ),
             password_checks: per_minute(config.password_checks_per_minute),
-            watches: Rate::per_minute(config.watches_per_minute, 10.0),
+            watches: Rate::per_minute(config.watches_per_minute, limits::WATCH_BURST),
             league_joins: per_minute(config.league_joins_per_minute),
-            qr_codes: Rate::per_minute(config.qr_codes_per_minute, 10.0),
+            qr_codes: Rate::per_minute(config.qr_codes_per_minute, limits::QR_CODE_BURST),
             turn_credentials: per_minute(config.turn_credentials_per_minute),
             signal_bytes: Rate::per_second(
                 config.signal_bytes_per_second,
-                8.0 * config.signal_bytes_per_second,
+                limits::SIGNAL_BYTES_BURST_SECS * config.signal_bytes_per_second,
             ),
         }
     }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
+use grand_melee_protocol::server_limits as limits;
 
 use crate::durability::Durability;
 
@@ -47,55 +48,60 @@ pub struct ServerConfig {
 
     /// Most simultaneous connections (WebSocket and HTTP); further ones are refused. Keep it below
     /// the process's open-file limit.
-    #[arg(long, env = "GM_MAX_CONNECTIONS", default_value_t = 18_000)]
+    #[arg(long, env = "GM_MAX_CONNECTIONS", default_value_t = limits::MAX_CONNECTIONS)]
     pub max_connections: usize,
 
     /// Most tables at once (lobby, playing or finished but still watched).
-    #[arg(long, env = "GM_MAX_TABLES", default_value_t = 2_000)]
+    #[arg(long, env = "GM_MAX_TABLES", default_value_t = limits::MAX_TABLES)]
     pub max_tables: usize,
 
     /// Most open tables created from one IP address (0: no limit); more get `too_many_tables`.
     /// A table counts until it closes, except one nobody has sat at for `--unjoined-table-secs`.
-    #[arg(long, env = "GM_MAX_TABLES_PER_IP", default_value_t = 20)]
+    #[arg(long, env = "GM_MAX_TABLES_PER_IP", default_value_t = limits::MAX_TABLES_PER_IP)]
     pub max_tables_per_ip: usize,
 
     /// Most tables one IP address may create per minute (0: no limit); more get
     /// `too_many_tables`.
-    #[arg(long, env = "GM_TABLE_CREATIONS_PER_MINUTE", default_value_t = 10)]
+    #[arg(long, env = "GM_TABLE_CREATIONS_PER_MINUTE",
+          default_value_t = limits::TABLE_CREATIONS_PER_MINUTE)]
     pub table_creations_per_minute: u32,
 
     /// Seconds a new table may stay without anyone ever sitting at it before it is closed (and
     /// stops counting against `--max-tables` and its creator's `--max-tables-per-ip`).
-    #[arg(long, env = "GM_UNJOINED_TABLE_SECS", default_value_t = 60)]
+    #[arg(long, env = "GM_UNJOINED_TABLE_SECS", default_value_t = limits::UNJOINED_TABLE_SECS)]
     pub unjoined_table_secs: u64,
 
     /// Most spectators from one IP address across all tables (0: no limit); more get
     /// `spectators_full`. Each table also has its own cap (`max_spectators`, chosen at creation).
-    #[arg(long, env = "GM_MAX_SPECTATORS_PER_IP", default_value_t = 20)]
+    #[arg(long, env = "GM_MAX_SPECTATORS_PER_IP",
+          default_value_t = limits::MAX_SPECTATORS_PER_IP)]
     pub max_spectators_per_ip: usize,
 
     /// Times one IP address may start watching a table per minute (bursts of 10; 0: no limit);
     /// past it, `watch` answers `rate_limited`. Every start and end of watching is an event the
     /// table journals, so this keeps one address from filling someone else's journal.
-    #[arg(long, env = "GM_WATCHES_PER_MINUTE", default_value_t = 30.0)]
+    #[arg(long, env = "GM_WATCHES_PER_MINUTE", default_value_t = limits::WATCHES_PER_MINUTE)]
     pub watches_per_minute: f64,
 
     /// Chat lines per minute one table accepts from all its members together (bursts of 20);
     /// past it, `chat` answers `rate_limited`. 0: no table budget.
-    #[arg(long, env = "GM_TABLE_CHAT_PER_MINUTE", default_value_t = 120.0)]
+    #[arg(long, env = "GM_TABLE_CHAT_PER_MINUTE",
+          default_value_t = limits::TABLE_CHAT_PER_MINUTE)]
     pub table_chat_per_minute: f64,
 
     /// Wrong passwords one IP address may try per minute at one table or league (bursts of 5),
     /// wrong member tokens and organiser secrets of a league counted with them; past it,
     /// `join`, `watch`, `get_replay`, `join_league` and the league requests that show a secret
     /// answer `rate_limited` without checking. 0: no limit.
-    #[arg(long, env = "GM_WRONG_PASSWORDS_PER_MINUTE", default_value_t = 10.0)]
+    #[arg(long, env = "GM_WRONG_PASSWORDS_PER_MINUTE",
+          default_value_t = limits::WRONG_PASSWORDS_PER_MINUTE)]
     pub wrong_passwords_per_minute: f64,
 
     /// Password checks one IP address may ask for per minute, right or wrong, at tables and
     /// leagues together (bursts of as many; 0: no limit). Each check costs a 19 MiB Argon2id
     /// hash; past it, the request answers `rate_limited` without hashing.
-    #[arg(long, env = "GM_PASSWORD_CHECKS_PER_MINUTE", default_value_t = 30.0)]
+    #[arg(long, env = "GM_PASSWORD_CHECKS_PER_MINUTE",
+          default_value_t = limits::PASSWORD_CHECKS_PER_MINUTE)]
     pub password_checks_per_minute: f64,
 
     /// Password hashes computed at once, for the whole server (0: one per CPU core). Each has
@@ -106,60 +112,67 @@ pub struct ServerConfig {
 
     /// Times one IP address may join a league per minute (bursts of as many; 0: no limit);
     /// past it, `join_league` answers `rate_limited`.
-    #[arg(long, env = "GM_LEAGUE_JOINS_PER_MINUTE", default_value_t = 20.0)]
+    #[arg(long, env = "GM_LEAGUE_JOINS_PER_MINUTE",
+          default_value_t = limits::LEAGUE_JOINS_PER_MINUTE)]
     pub league_joins_per_minute: f64,
 
     /// Most members one IP address may add to one league (0: no limit; 40 lets a whole game
     /// night behind one router join); past it,
     /// `join_league` answers `rate_limited` with a message saying so. Counted since the server
     /// started.
-    #[arg(long, env = "GM_MAX_LEAGUE_MEMBERS_PER_IP", default_value_t = 40)]
+    #[arg(long, env = "GM_MAX_LEAGUE_MEMBERS_PER_IP",
+          default_value_t = limits::MAX_LEAGUE_MEMBERS_PER_IP)]
     pub max_league_members_per_ip: usize,
 
     /// Most adjourned games one IP address may hold (0: no limit), counted for the host who
     /// adjourned them; past it, `adjourn` answers `too_many_tables`. A game adjourned before a
     /// restart no longer counts (its expiry, `--adjourned-expiry-days`, still ends it).
-    #[arg(long, env = "GM_MAX_ADJOURNED_PER_IP", default_value_t = 10)]
+    #[arg(long, env = "GM_MAX_ADJOURNED_PER_IP",
+          default_value_t = limits::MAX_ADJOURNED_PER_IP)]
     pub max_adjourned_per_ip: usize,
 
     /// QR codes one IP address may have drawn per minute (bursts of 10; 0: no limit). Drawing
     /// one costs milliseconds of CPU; the codes of recent links are cached and cost nothing,
     /// so a table's own code is never refused. Past it, `/qr.svg` answers 429.
-    #[arg(long, env = "GM_QR_CODES_PER_MINUTE", default_value_t = 30.0)]
+    #[arg(long, env = "GM_QR_CODES_PER_MINUTE", default_value_t = limits::QR_CODES_PER_MINUTE)]
     pub qr_codes_per_minute: f64,
 
     /// TURN credentials one IP address may be given per minute (bursts of as many; 0: no
     /// limit). Past it, `ice_servers` answers carry no TURN server.
-    #[arg(long, env = "GM_TURN_CREDENTIALS_PER_MINUTE", default_value_t = 20.0)]
+    #[arg(long, env = "GM_TURN_CREDENTIALS_PER_MINUTE",
+          default_value_t = limits::TURN_CREDENTIALS_PER_MINUTE)]
     pub turn_credentials_per_minute: f64,
 
     /// Camera signal bytes one IP address may send per second (bursts of eight seconds'
     /// worth; 0: no limit); past it, `signal` answers `rate_limited`. A camera link's offer,
     /// answer and candidates take a few kilobytes.
-    #[arg(long, env = "GM_SIGNAL_BYTES_PER_SECOND", default_value_t = 32_768.0)]
+    #[arg(long, env = "GM_SIGNAL_BYTES_PER_SECOND",
+          default_value_t = limits::SIGNAL_BYTES_PER_SECOND)]
     pub signal_bytes_per_second: f64,
 
     /// How many leading bits of an IPv6 address name one client for every per-address cap,
     /// throttle and ban (64: a home's whole /64 counts as one address).
-    #[arg(long, env = "GM_IPV6_PREFIX", default_value_t = 64,
+    #[arg(long, env = "GM_IPV6_PREFIX", default_value_t = limits::IPV6_PREFIX,
           value_parser = clap::value_parser!(u8).range(1..=128))]
     pub ipv6_prefix: u8,
 
     /// How many leading bits of an IPv4 address name one client for every per-address cap,
     /// throttle and ban (32: each address on its own; 24 groups a /24).
-    #[arg(long, env = "GM_IPV4_PREFIX", default_value_t = 32,
+    #[arg(long, env = "GM_IPV4_PREFIX", default_value_t = limits::IPV4_PREFIX,
           value_parser = clap::value_parser!(u8).range(1..=32))]
     pub ipv4_prefix: u8,
 
     /// Days a finished game is kept as a replay before it is deleted (0: forever). Checked at
     /// start and every hour.
-    #[arg(long, env = "GM_REPLAY_RETENTION_DAYS", default_value_t = 90)]
+    #[arg(long, env = "GM_REPLAY_RETENTION_DAYS",
+          default_value_t = limits::REPLAY_RETENTION_DAYS)]
     pub replay_retention_days: u32,
 
     /// Days an adjourned game waits to be resumed, counted from its adjournment (across
     /// restarts: the time is journaled), before it ends as abandoned: kept as a replay, league
     /// credits paid, its place under `--max-tables` given back. 0: it waits for ever.
-    #[arg(long, env = "GM_ADJOURNED_EXPIRY_DAYS", default_value_t = 30)]
+    #[arg(long, env = "GM_ADJOURNED_EXPIRY_DAYS",
+          default_value_t = limits::ADJOURNED_EXPIRY_DAYS)]
     pub adjourned_expiry_days: u32,
 
     /// The same in seconds, for tests; when given it replaces `--adjourned-expiry-days`
@@ -181,24 +194,24 @@ pub struct ServerConfig {
     pub allow_damaged_journal: bool,
 
     /// Seconds a client has to complete the HTTP/WebSocket handshake.
-    #[arg(long, env = "GM_HANDSHAKE_TIMEOUT", default_value_t = 10)]
+    #[arg(long, env = "GM_HANDSHAKE_TIMEOUT", default_value_t = limits::HANDSHAKE_TIMEOUT_SECS)]
     pub handshake_timeout_secs: u64,
 
     /// Seconds between the server's WebSocket pings.
-    #[arg(long, env = "GM_PING_INTERVAL", default_value_t = 15)]
+    #[arg(long, env = "GM_PING_INTERVAL", default_value_t = limits::PING_INTERVAL_SECS)]
     pub ping_interval_secs: u64,
 
     /// Seconds without any frame (a pong counts) after which a client is disconnected.
-    #[arg(long, env = "GM_IDLE_TIMEOUT", default_value_t = 45)]
+    #[arg(long, env = "GM_IDLE_TIMEOUT", default_value_t = limits::IDLE_TIMEOUT_SECS)]
     pub idle_timeout_secs: u64,
 
     /// Seconds a dropped player's seat is held in the lobby before it is given up. During a game
     /// the seat is never given up; the player resumes with his seat token.
-    #[arg(long, env = "GM_GRACE_PERIOD", default_value_t = 120)]
+    #[arg(long, env = "GM_GRACE_PERIOD", default_value_t = limits::GRACE_PERIOD_SECS)]
     pub grace_period_secs: u64,
 
     /// Frames queued for one connection before it counts as a slow reader and is dropped.
-    #[arg(long, env = "GM_OUTGOING_QUEUE", default_value_t = 256)]
+    #[arg(long, env = "GM_OUTGOING_QUEUE", default_value_t = limits::OUTGOING_QUEUE)]
     pub outgoing_queue: usize,
 
     /// Requests queued for one table before senders wait.
@@ -206,11 +219,13 @@ pub struct ServerConfig {
     pub table_queue: usize,
 
     /// Bytes queued for one connection before it counts as a slow reader and is dropped.
-    #[arg(long, env = "GM_OUTGOING_QUEUE_BYTES", default_value_t = 1 << 20)]
+    #[arg(long, env = "GM_OUTGOING_QUEUE_BYTES",
+          default_value_t = limits::OUTGOING_QUEUE_BYTES)]
     pub outgoing_queue_bytes: usize,
 
     /// Most simultaneous connections from one IP address (0: no limit).
-    #[arg(long, env = "GM_MAX_CONNECTIONS_PER_IP", default_value_t = 256)]
+    #[arg(long, env = "GM_MAX_CONNECTIONS_PER_IP",
+          default_value_t = limits::MAX_CONNECTIONS_PER_IP)]
     pub max_connections_per_ip: usize,
 
     /// Browser origins allowed to open a WebSocket, comma-separated (e.g.
@@ -253,7 +268,8 @@ pub struct ServerConfig {
     pub web_dir: Option<PathBuf>,
 
     /// Largest WebSocket message (and frame) a client may send, in bytes (at most 16384).
-    #[arg(long, env = "GM_MAX_MESSAGE_BYTES", default_value_t = 16 * 1024)]
+    #[arg(long, env = "GM_MAX_MESSAGE_BYTES",
+          default_value_t = grand_melee_protocol::MAX_CLIENT_MESSAGE_BYTES)]
     pub max_message_bytes: usize,
 
     /// Kernel send buffer per connection (SO_SNDBUF), in bytes; 0 keeps the system's default
@@ -299,20 +315,20 @@ pub struct ServerConfig {
     pub turn_ttl_secs: u64,
 
     /// Requests per second one connection may send on average.
-    #[arg(long, env = "GM_RATE_LIMIT", default_value_t = 20.0)]
+    #[arg(long, env = "GM_RATE_LIMIT", default_value_t = limits::RATE_LIMIT)]
     pub rate_limit: f64,
 
     /// Requests one connection may send in a burst above the average.
-    #[arg(long, env = "GM_RATE_BURST", default_value_t = 40.0)]
+    #[arg(long, env = "GM_RATE_BURST", default_value_t = limits::RATE_BURST)]
     pub rate_burst: f64,
 
     /// Chat lines per minute one connection may send on average (burst: 5).
-    #[arg(long, env = "GM_CHAT_PER_MINUTE", default_value_t = 30.0)]
+    #[arg(long, env = "GM_CHAT_PER_MINUTE", default_value_t = limits::CHAT_PER_MINUTE)]
     pub chat_per_minute: f64,
 
     /// Rate-limited requests (refilled at 5 per second) after which a flooding connection is
     /// closed with 1008.
-    #[arg(long, env = "GM_FLOOD_STRIKES", default_value_t = 50.0)]
+    #[arg(long, env = "GM_FLOOD_STRIKES", default_value_t = limits::FLOOD_STRIKES)]
     pub flood_strikes: f64,
 
     /// Cluster mode: the NATS servers (with JetStream) to use, comma-separated, e.g.
@@ -493,6 +509,82 @@ mod tests {
                 .to_string()
                 .contains("\"turn.example.org\": not a STUN or TURN URL")
         );
+    }
+
+    /// Every flag PROTOCOL.md's limits table names (`limits_of::LIMITS`) is a flag of the
+    /// server, and its default is the value the table shows.
+    #[test]
+    fn every_flag_of_the_limits_table_has_the_tables_default() {
+        use clap::CommandFactory;
+        let command = ServerConfig::command();
+        let mut flags = 0;
+        for limit in grand_melee_protocol::limits_of::LIMITS {
+            let Some(flag) = limit.flag else { continue };
+            let long = flag.strip_prefix("--").unwrap();
+            let arg = command
+                .get_arguments()
+                .find(|arg| arg.get_long() == Some(long))
+                .unwrap_or_else(|| panic!("the server has no flag {flag}"));
+            let defaults = arg.get_default_values();
+            assert_eq!(defaults.len(), 1, "{flag}");
+            let default: f64 = defaults[0].to_str().unwrap().parse().unwrap();
+            let [shown] = limit.value.nums()[..] else {
+                panic!("{flag} shows no single value");
+            };
+            assert_eq!(default, shown.value, "{flag}");
+            flags += 1;
+        }
+        assert!(flags >= 25, "{flags}");
+        // And the parsed defaults are those values too.
+        let config = ServerConfig::default();
+        assert_eq!(
+            config.max_tables,
+            grand_melee_protocol::server_limits::MAX_TABLES
+        );
+        assert_eq!(
+            config.max_message_bytes,
+            grand_melee_protocol::MAX_CLIENT_MESSAGE_BYTES
+        );
+    }
+
+    /// README.md's "Server settings" table gives each flag its variable and, for a number, its
+    /// default: the ones the server has.
+    #[test]
+    fn the_readmes_settings_table_gives_each_flags_variable_and_default() {
+        use clap::CommandFactory;
+        let command = ServerConfig::command();
+        let readme =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+        let mut numbers = 0;
+        for line in readme.lines() {
+            let cells: Vec<&str> = line.split(" | ").map(str::trim).collect();
+            let [flags, vars, default, ..] = cells[..] else {
+                continue;
+            };
+            if !(flags.starts_with("| `--") && vars.starts_with("`GM_")) {
+                continue;
+            }
+            let flags: Vec<&str> = flags.trim_start_matches("| ").split(", ").collect();
+            let vars: Vec<&str> = vars.split(", ").collect();
+            assert_eq!(flags.len(), vars.len(), "{line}");
+            for (flag, var) in flags.iter().zip(&vars) {
+                let long = flag.trim_matches('`').trim_start_matches("--");
+                let arg = command
+                    .get_arguments()
+                    .find(|arg| arg.get_long() == Some(long))
+                    .unwrap_or_else(|| panic!("README.md names {flag}, no flag of the server"));
+                let env = arg.get_env().and_then(|e| e.to_str());
+                assert_eq!(env, Some(var.trim_matches('`')), "{flag}");
+                let shown = default.split(' ').next().unwrap_or_default();
+                if let Ok(shown) = shown.parse::<f64>() {
+                    let defaults = arg.get_default_values();
+                    let actual: f64 = defaults[0].to_str().unwrap().parse().unwrap();
+                    assert_eq!(shown, actual, "README.md's default of {flag}");
+                    numbers += 1;
+                }
+            }
+        }
+        assert!(numbers >= 30, "{numbers}");
     }
 
     #[test]

@@ -29,6 +29,7 @@ use crate::metrics::Metrics;
 use crate::outbox::{Frame, Outbox, WriteSide};
 use crate::room;
 use grand_melee_protocol::limit::TokenBucket;
+use grand_melee_protocol::server_limits as limits;
 
 fn websocket_config(config: &crate::ServerConfig) -> WebSocketConfig {
     WebSocketConfig::default()
@@ -56,13 +57,17 @@ impl RateLimits {
     fn new(config: &crate::ServerConfig, now: Instant) -> Self {
         Self {
             requests: TokenBucket::new(config.rate_burst, config.rate_limit, now),
-            chat: TokenBucket::new(5.0, config.chat_per_minute / 60.0, now),
+            chat: TokenBucket::new(limits::CHAT_BURST, config.chat_per_minute / 60.0, now),
             signals: TokenBucket::new(
                 f64::from(grand_melee_protocol::SIGNAL_BURST),
                 grand_melee_protocol::SIGNALS_PER_SECOND,
                 now,
             ),
-            strikes: TokenBucket::new(config.flood_strikes, 5.0, now),
+            strikes: TokenBucket::new(
+                config.flood_strikes,
+                limits::FLOOD_STRIKES_FORGIVEN_PER_SECOND,
+                now,
+            ),
         }
     }
 
@@ -323,7 +328,7 @@ struct Session<'a> {
 struct OpenedReplays(std::collections::VecDeque<wire::TableId>);
 
 impl OpenedReplays {
-    const MOST: usize = 16;
+    const MOST: usize = limits::OPENED_REPLAYS;
 
     fn contains(&self, table: wire::TableId) -> bool {
         self.0.contains(&table)

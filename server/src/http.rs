@@ -24,8 +24,8 @@ use crate::metrics::Metrics;
 use crate::origin::{Arrival, OriginPolicy};
 
 /// Largest request head the server reads.
-const MAX_HEAD_BYTES: usize = 8 * 1024;
-const MAX_HEADERS: usize = 32;
+const MAX_HEAD_BYTES: usize = grand_melee_protocol::server_limits::MAX_HTTP_HEAD_BYTES;
+const MAX_HEADERS: usize = grand_melee_protocol::server_limits::MAX_HTTP_HEADERS;
 
 /// The page's Content-Security-Policy: nothing from anywhere but this server, no inline script
 /// or style, no framing.

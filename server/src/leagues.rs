@@ -71,14 +71,14 @@ pub(crate) async fn answer(
     match request {
         ClientMessage::CreateLeague { name, password, .. } => {
             let name = clean_name(name)?;
-            if password
-                .as_ref()
-                .is_some_and(|p| p.is_empty() || p.chars().count() > wire::MAX_PASSWORD_CHARS)
-            {
+            if password.as_ref().is_some_and(|p| {
+                !(wire::MIN_PASSWORD_CHARS..=wire::MAX_PASSWORD_CHARS).contains(&p.chars().count())
+            }) {
                 return Err(Refusal {
                     code: ErrorCode::BadSettings,
                     message: Some(format!(
-                        "password: a password has 1–{} characters",
+                        "password: a password has {}–{} characters",
+                        wire::MIN_PASSWORD_CHARS,
                         wire::MAX_PASSWORD_CHARS
                     )),
                 });

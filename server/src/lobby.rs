@@ -418,8 +418,8 @@ impl Shared {
     /// room to spare for the events that arrive meanwhile.
     pub(crate) fn page_bytes(&self) -> usize {
         wire::MAX_PAGE_BYTES
-            .min(self.config.outgoing_queue_bytes / 4)
-            .max(1024)
+            .min(self.config.outgoing_queue_bytes / wire::server_limits::PAGE_SHARE_OF_QUEUE)
+            .max(wire::MIN_PAGE_BYTES)
     }
 }
 

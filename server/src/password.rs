@@ -18,7 +18,8 @@ use tokio::sync::oneshot;
 use tracing::{debug, warn};
 
 /// Checks waiting per hashing thread before `server_busy`.
-pub(crate) const QUEUED_PER_THREAD: usize = 16;
+pub(crate) const QUEUED_PER_THREAD: usize =
+    grand_melee_protocol::server_limits::PASSWORD_CHECKS_QUEUED_PER_THREAD;
 
 /// The memory of the most expensive hash the pool will compute, in 1 KiB blocks (64 MiB). The
 /// server's own hashes use the default (19 MiB); a stored hash asking for more is refused rather

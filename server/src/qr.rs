@@ -198,7 +198,7 @@ pub(crate) fn gzip(bytes: &[u8], level: flate2::Compression) -> Bytes {
 }
 
 /// The longest text (decoded, in bytes) drawn as a QR code: a table link is under 100.
-pub(crate) const MAX_TEXT_BYTES: usize = 512;
+pub(crate) const MAX_TEXT_BYTES: usize = grand_melee_protocol::server_limits::MAX_QR_TEXT_BYTES;
 
 /// Why a `/qr.svg` request is refused: one line of plain text for the 400 answer.
 pub(crate) type Refusal = &'static str;

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use grand_melee_protocol::{
-    self as wire, ClientMessage, ErrorCode, GameKind, MAX_PASSWORD_CHARS, SeatToken, ServerMessage,
-    TableId, TableSummary, close, text,
+    self as wire, ClientMessage, ErrorCode, GameKind, MAX_PASSWORD_CHARS, MIN_PASSWORD_CHARS,
+    SeatToken, ServerMessage, TableId, TableSummary, close, text,
 };
 use tokio::sync::{mpsc, watch};
 use tracing::{debug, error, info, warn};
@@ -170,10 +170,10 @@ pub(crate) async fn create(
     let name = text::normalize_name(name).map_err(|error| error.code())?;
     if password
         .as_ref()
-        .is_some_and(|p| p.is_empty() || p.chars().count() > MAX_PASSWORD_CHARS)
+        .is_some_and(|p| !(MIN_PASSWORD_CHARS..=MAX_PASSWORD_CHARS).contains(&p.chars().count()))
     {
         return Err(Refusal::settings(format!(
-            "password: a password has 1–{MAX_PASSWORD_CHARS} characters"
+            "password: a password has {MIN_PASSWORD_CHARS}–{MAX_PASSWORD_CHARS} characters"
         )));
     }
     grand_melee_protocol::rules::SpellRange::new(settings.spell_range)

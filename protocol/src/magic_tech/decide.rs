@@ -10,8 +10,8 @@ use crate::error::ErrorCode;
 use crate::event::Event;
 use crate::game::Game;
 use crate::limits::{
-    MAX_CARD_NUMBER, MAX_COUNTERS, MAX_LIFE_CHANGE, MAX_MAGIC_TECH_AMOUNT as MAX_AMOUNT,
-    MAX_TAP_MANA, MAX_UNSPENT_MANA,
+    MAX_BASIC_LAND_MANA, MAX_CARD_NUMBER, MAX_COUNTERS, MAX_LIFE_CHANGE,
+    MAX_MAGIC_TECH_AMOUNT as MAX_AMOUNT, MAX_TAP_MANA, MAX_UNSPENT_MANA,
 };
 use crate::magic_tech_types::{
     Area, Block, CardFace, CardId, CardType, Colour, Correction, MAX_COLOURED_SYMBOLS, MAX_DECK,
@@ -529,7 +529,7 @@ impl MagicTech {
                 if view.tapped {
                     return Err(ErrorCode::BadCard);
                 }
-                if mana > MAX_TAP_MANA || (face.basic.is_some() && mana > 1) {
+                if mana > MAX_TAP_MANA || (face.basic.is_some() && mana > MAX_BASIC_LAND_MANA) {
                     return Err(ErrorCode::BadAmount);
                 }
                 let unspent = self.side(player).map_or(0, |s| s.mana);

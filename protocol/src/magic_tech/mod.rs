@@ -127,7 +127,7 @@ impl MagicTech {
     /// Non-land deployments allowed this turn: one on the first player's first turn, two after.
     pub fn deployments_allowed(&self) -> u8 {
         if self.board.turn_number <= 1 {
-            1
+            crate::magic_tech_types::FIRST_TURN_DEPLOYMENTS
         } else {
             crate::magic_tech_types::DEPLOYMENTS_PER_TURN
         }
@@ -221,7 +221,7 @@ impl Game for MagicTech {
 
     fn create(settings: &Settings, secret: DiceSecret) -> Result<Self, ErrorCode> {
         if settings.game != GameKind::MagicTech
-            || settings.seats != 2
+            || settings.seats != crate::limits::MAGIC_TECH_SEATS
             || settings.league.is_some()
             || settings.mulligan != MulliganMode::Paris
             || settings.combat_dice

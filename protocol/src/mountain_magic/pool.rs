@@ -214,13 +214,13 @@ pub enum DeckError {
         name: String,
     },
     /// Not 65 cards.
-    #[error("a deck has 65 cards, not {found}")]
+    #[error("a deck has {DECK_SIZE} cards, not {found}")]
     Size {
         /// Cards found.
         found: usize,
     },
     /// Not 20 lands.
-    #[error("a deck has 20 lands, not {found}")]
+    #[error("a deck has {LANDS} lands, not {found}")]
     Lands {
         /// Lands found.
         found: usize,
@@ -236,7 +236,7 @@ pub enum DeckError {
         needed: usize,
     },
     /// More than four artifacts.
-    #[error("at most 4 artifacts stand in for other cards, not {found}")]
+    #[error("at most {MAX_ARTIFACTS} artifacts stand in for other cards, not {found}")]
     Artifacts {
         /// Artifacts found.
         found: usize,
@@ -254,7 +254,7 @@ pub enum DeckError {
         allowed: usize,
     },
     /// More than ten fast effects.
-    #[error("at most 10 fast effects, not {found}")]
+    #[error("at most {FAST_EFFECTS} fast effects, not {found}")]
     FastEffects {
         /// Fast effects found.
         found: usize,

@@ -414,7 +414,7 @@ impl Game for MountainMagic {
     /// secret as `secret`), maybe a league climb.
     fn create(settings: &Settings, secret: DiceSecret) -> Result<Self, ErrorCode> {
         if settings.game != GameKind::MountainMagic
-            || settings.seats != 1
+            || settings.seats != crate::limits::MOUNTAIN_MAGIC_SEATS
             || settings.league.is_some()
             || settings.combat_dice
         {

@@ -4,8 +4,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::dice::DiceSecret;
 use crate::limits::{
-    DEFAULT_HAND_SIZE, DEFAULT_SPELL_RANGE, DEFAULT_STARTING_LIFE, MAX_SEATS, MAX_SPELL_RANGE,
-    MAX_STARTING_LIFE, MIN_SEATS, MIN_SPELL_RANGE,
+    DEFAULT_HAND_SIZE, DEFAULT_SPELL_RANGE, DEFAULT_STARTING_LIFE, MAX_HAND_SIZE, MAX_SEATS,
+    MAX_SPELL_RANGE, MAX_STARTING_LIFE, MIN_HAND_SIZE, MIN_SEATS, MIN_SPELL_RANGE,
+    MIN_STARTING_LIFE, MOUNTAIN_MAGIC_SEATS,
 };
 pub use crate::types::{MulliganMode, Reduction, RuleSet};
 
@@ -149,7 +150,7 @@ impl TableConfig {
     /// Checks the settings of a solitaire's table (Mountain Magic): one seat, and every other
     /// setting in its range as at any table (the journal keeps them all).
     pub fn validate_solitaire(&self) -> Result<(), ConfigError> {
-        if self.seats != 1 {
+        if self.seats != MOUNTAIN_MAGIC_SEATS {
             return Err(ConfigError::SolitaireSeats(self.seats));
         }
         self.validate_rules()
@@ -161,10 +162,10 @@ impl TableConfig {
         if self.rule_set == RuleSet::Cr807 && self.spell_range.get() != 1 {
             return Err(ConfigError::Cr807Range(self.spell_range.0));
         }
-        if !(1..=MAX_STARTING_LIFE).contains(&self.starting_life) {
+        if !(MIN_STARTING_LIFE..=MAX_STARTING_LIFE).contains(&self.starting_life) {
             return Err(ConfigError::StartingLife(self.starting_life));
         }
-        if !(1..=20).contains(&self.hand_size) {
+        if !(MIN_HAND_SIZE..=MAX_HAND_SIZE).contains(&self.hand_size) {
             return Err(ConfigError::HandSize(self.hand_size));
         }
         Ok(())
@@ -178,16 +179,16 @@ pub enum ConfigError {
     #[error("a table has {MIN_SEATS}–{MAX_SEATS} seats, not {0}")]
     Seats(u8),
     /// A solitaire's table (Mountain Magic) has one seat.
-    #[error("a Mountain Magic table has 1 seat, not {0}")]
+    #[error("a Mountain Magic table has {MOUNTAIN_MAGIC_SEATS} seat, not {0}")]
     SolitaireSeats(u8),
     /// Spell range must be 1–4.
     #[error("spell range is {MIN_SPELL_RANGE}–{MAX_SPELL_RANGE}, not {0}")]
     SpellRange(u8),
     /// Starting life must be 1–1000.
-    #[error("starting life is 1–{MAX_STARTING_LIFE}, not {0}")]
+    #[error("starting life is {MIN_STARTING_LIFE}–{MAX_STARTING_LIFE}, not {0}")]
     StartingLife(i32),
     /// Hand size must be 1–20.
-    #[error("a starting hand has 1–20 cards, not {0}")]
+    #[error("a starting hand has {MIN_HAND_SIZE}–{MAX_HAND_SIZE} cards, not {0}")]
     HandSize(u8),
     /// CR 807.2a: the official variant's range of influence is 1.
     #[error("the cr807 rules have a range of influence of 1 (807.2a), not {0}")]

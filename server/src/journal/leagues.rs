@@ -23,7 +23,7 @@ pub use crate::store::{Credit, DeckCommand, LeagueRecord, LeagueWrite};
 use super::{JournalError, optional_uuid_column};
 
 /// The most members one league takes.
-pub const MAX_MEMBERS: u32 = 1000;
+pub const MAX_MEMBERS: u32 = grand_melee_protocol::MAX_LEAGUE_MEMBERS;
 
 pub(crate) fn refused(code: ErrorCode, message: impl Into<String>) -> JournalError {
     JournalError::Refused {
