@@ -177,6 +177,9 @@ pub mod server_limits {
     /// TURN credentials one client address may be given per minute, in bursts of as many
     /// (`--turn-credentials-per-minute`; past it, `ice_servers` carries no TURN server).
     pub const TURN_CREDENTIALS_PER_MINUTE: f64 = 20.0;
+    /// QR codes the server draws per second for all clients together, in bursts of twice as
+    /// many (past it `/qr.svg` answers HTTP 503; a cached code is never refused).
+    pub const QR_CODES_PER_SECOND: f64 = 16.0;
     /// Longest link `/qr.svg` draws, in bytes (longer: HTTP 400).
     pub const MAX_QR_TEXT_BYTES: usize = 512;
     /// Camera signal bytes one client address may send per second
@@ -199,6 +202,9 @@ pub mod server_limits {
     pub const MAX_HTTP_HEAD_BYTES: usize = 8 * 1024;
     /// Most headers of an HTTP request or WebSocket handshake.
     pub const MAX_HTTP_HEADERS: usize = 32;
+    /// Seconds one connection may stay in plain HTTP (page loads, kept alive between requests)
+    /// before it is closed, unless it upgrades to a WebSocket.
+    pub const HTTP_CONNECTION_SECS: u64 = 120;
     /// Seconds between the server's WebSocket pings (`--ping-interval`).
     pub const PING_INTERVAL_SECS: u64 = 15;
     /// Seconds without any frame from a client before it is closed (`--idle-timeout`).

@@ -114,9 +114,7 @@ impl Group {
             Group::Tables => "Table settings (`create_table`)",
             Group::GrandMelee => "Grand Melee",
             Group::MagicTech => "Magic Tech",
-            Group::MountainMagic => {
-                "Mountain Magic: a deck file (`create_table`'s `mountain_magic.deck`)"
-            }
+            Group::MountainMagic => "Mountain Magic",
             Group::Leagues => "Ascension leagues",
             Group::Pages => "Pages",
             Group::Pacing => "Intervals and rates",
@@ -255,6 +253,13 @@ fn visible_rule() -> String {
     format!(
         "at least one letter, number, punctuation mark or symbol other than {}",
         blanks.join(", ")
+    )
+}
+
+fn day_rule() -> String {
+    format!(
+        "`YYYY-MM-DD` (UTC), a date that exists, from {}-01-01 to 9999-12-31; or `today`",
+        crate::mountain_magic::day::FIRST_YEAR
     )
 }
 
@@ -547,10 +552,24 @@ pub const LIMITS: &[Limit] = &[
     .answers(&[LimitReached])
     .means("face-down cards the first player deploys in the game's first turn"),
     // ----- Mountain Magic ---------------------------------------------------------------
+    limit(
+        G::MountainMagic,
+        rule("mountain_magic::day::FIRST_YEAR", day_rule),
+        "",
+    )
+    .to(&["create_table", "mountain_magic.standings"])
+    .answers(&[BadDay])
+    .means(
+        "a `day`: `create_table`'s `mountain_magic.day` (only today's is climbed: \
+             `bad_settings` for another), and the standings' `day`",
+    ),
     limit(G::MountainMagic, Exactly(num!(pool::DECK_SIZE)), "cards")
         .to(&["create_table"])
         .answers(&[BadSettings])
-        .means("cards in a deck file"),
+        .means(
+            "cards in a deck file, `create_table`'s `mountain_magic.deck` (each line a name and a \
+             count)",
+        ),
     limit(G::MountainMagic, Exactly(num!(pool::LANDS)), "lands")
         .to(&["create_table"])
         .answers(&[BadSettings])
@@ -786,6 +805,17 @@ pub const LIMITS: &[Limit] = &[
     .to(&["the handshake"])
     .otherwise("the socket is closed")
     .means("to complete the HTTP/WebSocket handshake"),
+    limit(
+        G::Server,
+        Is(num!(server_limits::HTTP_CONNECTION_SECS)),
+        "seconds",
+    )
+    .to(&["every connection"])
+    .otherwise("the connection is closed")
+    .means(
+        "a connection may stay in plain HTTP (pages kept alive) before it upgrades to a \
+             WebSocket",
+    ),
     limit(
         G::Server,
         AtMost(num!(server_limits::MAX_HTTP_HEAD_BYTES)),
@@ -1084,6 +1114,14 @@ pub const LIMITS: &[Limit] = &[
         .to(&["/qr.svg"])
         .otherwise("HTTP 429")
         .means("QR codes one client address has drawn at once"),
+    limit(
+        G::Server,
+        Is(num!(server_limits::QR_CODES_PER_SECOND)),
+        "per second",
+    )
+    .to(&["/qr.svg"])
+    .otherwise("HTTP 503")
+    .means("QR codes the server draws for all clients together, in bursts of twice as many"),
     limit(
         G::Server,
         AtMost(num!(server_limits::MAX_QR_TEXT_BYTES)),

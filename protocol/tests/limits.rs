@@ -252,3 +252,104 @@ fn client_messages_are_probed_at_their_size_and_depth() {
         Err(DecodeError::TooLarge { .. })
     ));
 }
+
+/// The number written right next to a constant's name in prose, if any: `N (`NAME`` or
+/// `N unit (`NAME`` before it (at most a few words between), `` `NAME` = N`` or `` `NAME`, N``
+/// after it. Thousands may be grouped with spaces or commas; KiB and MiB are counted out.
+fn number_beside(before: &str, after: &str) -> Option<f64> {
+    fn parse(text: &str) -> Option<f64> {
+        let digits: String = text.chars().filter(char::is_ascii_digit).collect();
+        digits.parse().ok()
+    }
+    fn unit(text: &str) -> f64 {
+        match text.trim_start() {
+            t if t.starts_with("KiB") => 1024.0,
+            t if t.starts_with("MiB") => 1024.0 * 1024.0,
+            _ => 1.0,
+        }
+    }
+    /// The number at the end of `text` (digits, with spaces or commas between groups of three).
+    fn trailing_number(text: &str) -> Option<(f64, usize)> {
+        let bytes = text.as_bytes();
+        let mut start = bytes.len();
+        while start > 0 {
+            let c = bytes[start - 1];
+            let grouped = (c == b' ' || c == b',')
+                && start >= 5
+                && bytes[start..].len() >= 3
+                && bytes[start..start + 3].iter().all(u8::is_ascii_digit)
+                && bytes[start - 2].is_ascii_digit();
+            if c.is_ascii_digit() || grouped {
+                start -= 1;
+            } else {
+                break;
+            }
+        }
+        (start < bytes.len()).then(|| (parse(&text[start..]).unwrap(), start))
+    }
+    if let Some(rest) = after
+        .strip_prefix(" = ")
+        .or_else(|| after.strip_prefix(", "))
+    {
+        let end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == ' ' || c == ','))
+            .unwrap_or(rest.len());
+        let number = rest[..end].trim_end_matches([' ', ',']);
+        if let Some(value) = parse(number).filter(|_| !number.is_empty()) {
+            return Some(value * unit(&rest[number.len()..]));
+        }
+    }
+    let before = before.trim_end_matches(['(', ' ', '\n']);
+    // At most a unit or a few words between the number and the name, in one clause.
+    let window = &before[before.len().saturating_sub(16)..];
+    let last_digit = window.rfind(|c: char| c.is_ascii_digit())?;
+    let between = &window[last_digit + 1..];
+    if between.contains(['`', ';', '.', ':', ')']) {
+        return None;
+    }
+    let (value, _) = trailing_number(&window[..=last_digit])?;
+    Some(value * unit(between))
+}
+
+#[test]
+fn protocol_md_writes_each_limit_beside_its_name_with_the_tables_value() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../PROTOCOL.md");
+    let doc = std::fs::read_to_string(path).unwrap();
+    // The generated block is the table itself.
+    let (start, end) = (
+        doc.find("<!-- generated: limits -->").unwrap(),
+        doc.find("<!-- end generated: limits -->").unwrap(),
+    );
+    let prose = format!("{}{}", &doc[..start], &doc[end..]);
+    let mut checked = 0;
+    for limit in LIMITS {
+        for num in limit.value.nums().into_iter().chain(limit.default) {
+            let name = format!("`{}`", num.name.rsplit("::").next().unwrap());
+            for (at, _) in prose.match_indices(&name) {
+                let before = &prose[at.saturating_sub(40)..at];
+                let after = &prose[at + name.len()..(at + name.len() + 24).min(prose.len())];
+                if let Some(shown) = number_beside(before, after) {
+                    assert_eq!(
+                        shown, num.value,
+                        "PROTOCOL.md writes {shown} beside {name}: …{before}{name}{after}…"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked >= 8, "only {checked} values beside names");
+}
+
+#[test]
+fn numbers_beside_names_are_read_as_written() {
+    assert_eq!(number_beside("at most 12 000 bytes (", ""), Some(12000.0));
+    assert_eq!(number_beside("never below 1 KiB (", ""), Some(1024.0));
+    assert_eq!(number_beside("bucket of 120 (", ""), Some(120.0));
+    assert_eq!(number_beside("wanted: 1–500 (", ""), Some(500.0));
+    assert_eq!(number_beside("", " = 16384 bytes;"), Some(16384.0));
+    assert_eq!(number_beside("", ", 60 s, ago"), Some(60.0));
+    assert_eq!(number_beside("(default 100,\n  ", ""), Some(100.0));
+    assert_eq!(number_beside("once a minute (", ""), None);
+    assert_eq!(number_beside("the 2 tables; see (", ""), None);
+}

@@ -211,7 +211,8 @@ pub(crate) async fn serve(
 /// How long one connection may stay in plain HTTP (page loads, kept alive between requests)
 /// before it is closed: long enough for any page load, short enough that idle browsers do not
 /// hold connection slots.
-const HTTP_PHASE: std::time::Duration = std::time::Duration::from_secs(120);
+const HTTP_PHASE: std::time::Duration =
+    std::time::Duration::from_secs(limits::HTTP_CONNECTION_SECS);
 
 /// TLS (if the server has a certificate), then HTTP until a request upgrades the connection to
 /// a WebSocket: its stream and the bytes the client sent after the handshake.

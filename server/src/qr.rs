@@ -33,7 +33,7 @@ pub(crate) const CACHED_CODES: usize = 64;
 
 /// The most codes the server draws per second, whoever asks (bursts of twice as many): about a
 /// tenth of one core, whatever the number of addresses asking.
-pub(crate) const CODES_PER_SECOND: f64 = 16.0;
+pub(crate) const CODES_PER_SECOND: f64 = grand_melee_protocol::server_limits::QR_CODES_PER_SECOND;
 
 /// Codes waiting for the drawing thread; past it the answer is 503.
 const QUEUED_CODES: usize = 8;

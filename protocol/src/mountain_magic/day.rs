@@ -21,6 +21,9 @@ const DAY_DOMAIN: &[u8] = b"grand-melee mountain day v1";
 
 const SECS_PER_DAY: u64 = 86_400;
 
+/// The first year a day may be in: days are counted from 1970-01-01 (UTC).
+pub const FIRST_YEAR: u32 = 1970;
+
 /// A UTC calendar day: days since 1970-01-01. Written `YYYY-MM-DD`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Day(pub u32);
@@ -48,8 +51,8 @@ impl Day {
         format!("{} 00:00 UTC", Day(self.0.saturating_add(1)))
     }
 
-    /// `YYYY-MM-DD` (years 1970 to 9999), else `None`: a day that does not exist (2026-02-30)
-    /// is refused, not rolled over.
+    /// `YYYY-MM-DD` (years [`FIRST_YEAR`] to 9999), else `None`: a day that does not exist
+    /// (2026-02-30) is refused, not rolled over.
     pub fn parse(text: &str) -> Option<Day> {
         let bytes = text.as_bytes();
         if bytes.len() != 10 || bytes[4] != b'-' || bytes[7] != b'-' {
@@ -63,7 +66,8 @@ impl Day {
             part.parse().ok()
         };
         let (year, month, day) = (number(0..4)?, number(5..7)?, number(8..10)?);
-        if year < 1970 || !(1..=12).contains(&month) || day == 0 || day > days_in(year, month) {
+        if year < FIRST_YEAR || !(1..=12).contains(&month) || day == 0 || day > days_in(year, month)
+        {
             return None;
         }
         let days = days_from_civil(i64::from(year), month, day);
