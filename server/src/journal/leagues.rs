@@ -396,3 +396,27 @@ pub(crate) fn leagues_page(
 }
 
 // ----- Requests ----------------------------------------------------------------------------------
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// PROTOCOL.md's limits table says a league has at most `MAX_LEAGUE_MEMBERS` members and
+    /// one more is `server_busy`: the last place is taken, the one after it refused.
+    #[test]
+    fn a_league_takes_members_up_to_the_tables_limit() {
+        let most = grand_melee_protocol::MAX_LEAGUE_MEMBERS;
+        let mut members: Vec<(MemberId, String)> =
+            (0..most - 1).map(|k| (k, format!("member {k}"))).collect();
+        assert_eq!(check_join(&members, "last one").unwrap(), most - 1);
+        members.push((most - 1, "last one".to_owned()));
+        match check_join(&members, "one too many") {
+            Err(JournalError::Refused { code, message }) => {
+                assert_eq!(code, ErrorCode::ServerBusy);
+                assert!(message.contains(&most.to_string()), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
