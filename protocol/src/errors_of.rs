@@ -40,6 +40,8 @@ const SEATS: Coverage = Coverage::Driven("seats_and_lobby");
 const PLAY: Coverage = Coverage::Driven("grand_melee_play");
 const HOST: Coverage = Coverage::Driven("host_requests");
 const TODO: Coverage = Coverage::NotYetDriven;
+/// The session's refusals of a game request before its game sees it.
+const BEFORE_THE_GAME: Coverage = Coverage::Driven("game_requests_before_their_game");
 
 /// Codes every request may answer, whatever its `type` (also a frame whose `type` is unknown).
 pub const ANY_REQUEST: &[Declared] = &[
@@ -77,9 +79,9 @@ pub const SESSION_REQUESTS: &[&str] = &[
 macro_rules! game_request {
     ($($more:expr),* $(,)?) => {
         &[
-            (NotAPlayer, TODO),
-            (TableAdjourned, TODO),
-            (TablePaused, TODO),
+            (NotAPlayer, BEFORE_THE_GAME),
+            (TableAdjourned, BEFORE_THE_GAME),
+            (TablePaused, BEFORE_THE_GAME),
             $($more),*
         ]
     };
@@ -313,43 +315,55 @@ pub const REQUESTS: &[Errors] = &[
     },
     Errors {
         request: "pause",
-        codes: &[(NotAPlayer, TODO), (NotHost, HOST), (TableAdjourned, TODO)],
+        codes: &[
+            (NotAPlayer, BEFORE_THE_GAME),
+            (NotHost, HOST),
+            (TableAdjourned, BEFORE_THE_GAME),
+        ],
     },
     Errors {
         request: "adjourn",
         codes: &[
-            (NotAPlayer, TODO),
+            (NotAPlayer, BEFORE_THE_GAME),
             (NotHost, HOST),
             (NotPlaying, HOST),
-            (TableAdjourned, TODO),
-            (TooManyTables, TODO),
+            (TableAdjourned, BEFORE_THE_GAME),
+            (TooManyTables, BEFORE_THE_GAME),
         ],
     },
     Errors {
         request: "resume_game",
         codes: &[
-            (NotAPlayer, TODO),
+            (NotAPlayer, BEFORE_THE_GAME),
             (NotAdjourned, HOST),
-            (Eliminated, TODO),
-            (AlreadyAsked, TODO),
+            (Eliminated, BEFORE_THE_GAME),
+            (AlreadyAsked, BEFORE_THE_GAME),
         ],
     },
     Errors {
         request: "kick",
         codes: &[
-            (NotAPlayer, TODO),
+            (NotAPlayer, BEFORE_THE_GAME),
             (NotHost, HOST),
-            (TableAdjourned, TODO),
+            (TableAdjourned, BEFORE_THE_GAME),
             (UnknownPlayer, HOST),
         ],
     },
     Errors {
         request: "transfer_host",
-        codes: &[(NotAPlayer, TODO), (NotHost, HOST), (UnknownPlayer, HOST)],
+        codes: &[
+            (NotAPlayer, BEFORE_THE_GAME),
+            (NotHost, HOST),
+            (UnknownPlayer, HOST),
+        ],
     },
     Errors {
         request: "mute",
-        codes: &[(NotAPlayer, TODO), (NotHost, HOST), (UnknownPlayer, HOST)],
+        codes: &[
+            (NotAPlayer, BEFORE_THE_GAME),
+            (NotHost, HOST),
+            (UnknownPlayer, HOST),
+        ],
     },
     Errors {
         request: "list_replays",
@@ -487,15 +501,23 @@ pub const REQUESTS: &[Errors] = &[
     },
     Errors {
         request: "call_host",
-        codes: &[(NotAPlayer, TODO), (BadText, TODO), (ChatTooLong, TODO)],
+        codes: &[
+            (NotAPlayer, BEFORE_THE_GAME),
+            (BadText, TODO),
+            (ChatTooLong, TODO),
+        ],
     },
     Errors {
         request: "answer_call",
-        codes: &[(NotAPlayer, TODO), (NotHost, HOST), (NoOpenCall, HOST)],
+        codes: &[
+            (NotAPlayer, BEFORE_THE_GAME),
+            (NotHost, HOST),
+            (NoOpenCall, HOST),
+        ],
     },
     Errors {
         request: "camera",
-        codes: &[(NotAPlayer, TODO)],
+        codes: &[(NotAPlayer, BEFORE_THE_GAME)],
     },
     Errors {
         request: "camera_display",
@@ -505,7 +527,7 @@ pub const REQUESTS: &[Errors] = &[
         request: "signal",
         codes: &[
             (SignalTooLarge, TODO),
-            (NotAPlayer, TODO),
+            (NotAPlayer, BEFORE_THE_GAME),
             (NotLinked, TODO),
         ],
     },

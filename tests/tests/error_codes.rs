@@ -7,8 +7,10 @@ use grand_melee_e2e::error_codes::Seen;
 use grand_melee_e2e::{Client, CreateTable, TestServer, started_game};
 use grand_melee_protocol::errors_of::{self, Coverage};
 use grand_melee_protocol::{
-    ClientMessage, ErrorCode, PROTOCOL_VERSION, Phase, Ruling, SeatToken, SeatingMode, TableId,
+    ClientMessage, ErrorCode, PROTOCOL_VERSION, Peer, Phase, Ruling, SeatToken, SeatingMode,
+    ServerMessage, TableId, examples,
 };
+use grand_melee_server::ServerConfig;
 
 fn join(table: TableId, name: &str, password: Option<&str>) -> impl FnOnce(u32) -> ClientMessage {
     let (name, password) = (name.to_owned(), password.map(str::to_owned));
@@ -506,6 +508,203 @@ async fn host_requests() {
     .await;
     seen.check("host_requests");
     drop((lobby, clients));
+    server.shutdown().await;
+}
+
+/// The server's defaults, but requests may come as fast as a test sends them.
+fn unthrottled() -> ServerConfig {
+    ServerConfig {
+        rate_limit: 1e6,
+        rate_burst: 1e6,
+        chat_per_minute: 1e6,
+        table_chat_per_minute: 0.0,
+        ..ServerConfig::default()
+    }
+}
+
+/// `message`, numbered by the client that sends it.
+fn numbered(message: &ClientMessage) -> impl FnOnce(u32) -> ClientMessage {
+    let mut message = message.clone();
+    move |id| {
+        *message.id_mut() = id;
+        message
+    }
+}
+
+/// One request of every kind a table's game decides (each `ruling` too): every request the
+/// session hands to the game as a command, of every game. The session refuses each of them the
+/// same way before any game sees it (`not_a_player`, `table_adjourned`, `table_paused`), so one
+/// Grand Melee table answers them all.
+fn every_game_request() -> Vec<ClientMessage> {
+    let requests: Vec<ClientMessage> = examples::client()
+        .into_iter()
+        .filter(|request| request.command().is_some())
+        .collect();
+    // Every request the table gives the game's three codes is among them.
+    for errors in errors_of::REQUESTS {
+        let game = errors
+            .codes
+            .iter()
+            .any(|&(code, _)| code == ErrorCode::TablePaused);
+        assert_eq!(
+            game,
+            requests.iter().any(|r| r.name() == errors.request),
+            "{}",
+            errors.request
+        );
+    }
+    requests
+}
+
+/// Everyone catches up with the newest event any of them has seen.
+async fn catch_up(clients: &mut [Client]) {
+    let seq = clients
+        .iter()
+        .filter_map(|c| c.view.as_ref().map(|v| v.seq))
+        .max()
+        .unwrap_or(0);
+    for client in clients.iter_mut() {
+        client.catch_up(seq).await;
+    }
+}
+
+/// `request` is accepted (`ack`); everyone catches up with it.
+async fn accepted(clients: &mut [Client], who: usize, request: impl FnOnce(u32) -> ClientMessage) {
+    let answer = clients[who].call(request).await;
+    assert!(
+        matches!(answer, Ok(ServerMessage::Ack { .. })),
+        "{answer:?}"
+    );
+    catch_up(clients).await;
+}
+
+/// The session's refusals before a table's game sees a request: a spectator's request
+/// (`not_a_player`, for every request only a seated player may make), every game request at a
+/// paused table (`table_paused`) and at an adjourned one (`table_adjourned`, with the host's
+/// powers an adjourned game refuses), the asks to resume it, and an address holding as many
+/// adjourned games as allowed.
+#[tokio::test]
+async fn game_requests_before_their_game() {
+    let server = TestServer::start_with(ServerConfig {
+        max_adjourned_per_ip: 1,
+        ..unthrottled()
+    })
+    .await;
+    let mut seen = Seen::default();
+    let requests = every_game_request();
+    let (table, mut clients) = started_game(&server, 3, 11).await;
+    let mut watcher = server.client().await;
+    watcher.watch(table).await;
+    let only_players = [
+        ClientMessage::Pause {
+            id: 0,
+            paused: true,
+        },
+        ClientMessage::Adjourn { id: 0 },
+        ClientMessage::ResumeGame { id: 0 },
+        ClientMessage::Kick {
+            id: 0,
+            player: 1,
+            ban: false,
+        },
+        ClientMessage::TransferHost { id: 0, player: 1 },
+        ClientMessage::Mute {
+            id: 0,
+            player: Some(1),
+            muted: true,
+        },
+        ClientMessage::CallHost {
+            id: 0,
+            reason: "a ruling, please".into(),
+        },
+        ClientMessage::AnswerCall {
+            id: 0,
+            player: None,
+        },
+        ClientMessage::Camera {
+            id: 0,
+            on: true,
+            stream: true,
+            stay: false,
+        },
+        ClientMessage::Signal {
+            id: 0,
+            to: Peer::Player(0),
+            payload: "{}".into(),
+        },
+    ];
+    for request in requests.iter().chain(&only_players) {
+        seen.expect(&mut watcher, numbered(request), ErrorCode::NotAPlayer)
+            .await;
+    }
+
+    // Paused: no game request goes through, the host's neither.
+    accepted(&mut clients, 0, |id| ClientMessage::Pause {
+        id,
+        paused: true,
+    })
+    .await;
+    for request in &requests {
+        seen.expect(&mut clients[0], numbered(request), ErrorCode::TablePaused)
+            .await;
+    }
+    accepted(&mut clients, 0, |id| ClientMessage::Pause {
+        id,
+        paused: false,
+    })
+    .await;
+
+    // Player 2 leaves the game; the host adjourns it.
+    accepted(&mut clients, 2, |id| ClientMessage::Concede { id }).await;
+    accepted(&mut clients, 0, |id| ClientMessage::Adjourn { id }).await;
+    for request in &requests {
+        seen.expect(
+            &mut clients[0],
+            numbered(request),
+            ErrorCode::TableAdjourned,
+        )
+        .await;
+    }
+    for build in [
+        (|id| ClientMessage::Adjourn { id }) as fn(u32) -> ClientMessage,
+        |id| ClientMessage::Pause { id, paused: true },
+        |id| ClientMessage::Kick {
+            id,
+            player: 1,
+            ban: false,
+        },
+    ] {
+        seen.expect(&mut clients[0], build, ErrorCode::TableAdjourned)
+            .await;
+    }
+    seen.expect(
+        &mut clients[2],
+        |id| ClientMessage::ResumeGame { id },
+        ErrorCode::Eliminated,
+    )
+    .await;
+    // Two players are left: one ask is not the majority, and a second ask of the same player
+    // is refused.
+    accepted(&mut clients, 1, |id| ClientMessage::ResumeGame { id }).await;
+    assert!(clients[1].view.as_ref().unwrap().adjourned);
+    seen.expect(
+        &mut clients[1],
+        |id| ClientMessage::ResumeGame { id },
+        ErrorCode::AlreadyAsked,
+    )
+    .await;
+
+    // The same address adjourns a second game: past `--max-adjourned-per-ip`.
+    let (_, mut second) = started_game(&server, 2, 12).await;
+    seen.expect(
+        &mut second[0],
+        |id| ClientMessage::Adjourn { id },
+        ErrorCode::TooManyTables,
+    )
+    .await;
+    assert!(!second[0].fresh_snapshot().await.adjourned);
+    seen.check("game_requests_before_their_game");
+    drop((clients, watcher, second));
     server.shutdown().await;
 }
 
