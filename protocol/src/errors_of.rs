@@ -40,6 +40,8 @@ const SEATS: Coverage = Coverage::Driven("seats_and_lobby");
 const PLAY: Coverage = Coverage::Driven("grand_melee_play");
 const HOST: Coverage = Coverage::Driven("host_requests");
 const TODO: Coverage = Coverage::NotYetDriven;
+/// A Grand Melee game's own refusals.
+const RULES: Coverage = Coverage::Driven("grand_melee_rules");
 /// The session's refusals of a game request before its game sees it.
 const BEFORE_THE_GAME: Coverage = Coverage::Driven("game_requests_before_their_game");
 
@@ -189,7 +191,7 @@ pub const REQUESTS: &[Errors] = &[
     Errors {
         request: "choose_first",
         codes: game_request![
-            (GameStarted, TODO),
+            (GameStarted, RULES),
             (NotDecider, SEATS),
             (UnknownPlayer, TODO),
         ],
@@ -198,19 +200,19 @@ pub const REQUESTS: &[Errors] = &[
         request: "mulligan",
         codes: game_request![
             (NotMulliganing, SEATS),
-            (NotYourDecision, TODO),
-            (NoCardsLeft, TODO),
+            (NotYourDecision, RULES),
+            (NoCardsLeft, RULES),
         ],
     },
     Errors {
         request: "keep",
-        codes: game_request![(NotMulliganing, SEATS), (NotYourDecision, TODO)],
+        codes: game_request![(NotMulliganing, SEATS), (NotYourDecision, RULES)],
     },
     Errors {
         request: "set_phase",
         codes: game_request![
             (NotPlaying, SEATS),
-            (Eliminated, TODO),
+            (Eliminated, RULES),
             (NotYourTurn, PLAY),
             (SamePhase, PLAY),
         ],
@@ -219,94 +221,96 @@ pub const REQUESTS: &[Errors] = &[
         request: "end_turn",
         codes: game_request![
             (NotPlaying, SEATS),
-            (Eliminated, TODO),
-            (NotYourTurn, TODO),
+            (Eliminated, RULES),
+            (NotYourTurn, RULES),
             (NoMission, TODO),
         ],
     },
     Errors {
         request: "attack",
         codes: game_request![
-            (NotPlaying, TODO),
-            (Eliminated, TODO),
-            (NotYourTurn, TODO),
+            (NotPlaying, RULES),
+            (Eliminated, RULES),
+            (NotYourTurn, RULES),
             (NotCombatPhase, PLAY),
             (SelfAttack, PLAY),
-            (NotAttackLeft, TODO),
+            (NotAttackLeft, RULES),
             (UnknownPlayer, PLAY),
-            (TargetEliminated, TODO),
-            (OutOfRange, TODO),
+            (TargetEliminated, RULES),
+            (OutOfRange, RULES),
             (BadAmount, PLAY),
         ],
     },
     Errors {
         request: "deal_damage",
         codes: game_request![
-            (NotPlaying, TODO),
-            (Eliminated, TODO),
+            (NotPlaying, RULES),
+            (Eliminated, RULES),
             (UnknownPlayer, PLAY),
-            (TargetEliminated, TODO),
-            (OutOfRange, TODO),
+            (TargetEliminated, RULES),
+            (OutOfRange, RULES),
             (BadAmount, PLAY),
         ],
     },
     Errors {
         request: "change_life",
-        codes: game_request![(NotPlaying, TODO), (Eliminated, TODO), (BadAmount, PLAY)],
+        codes: game_request![(NotPlaying, RULES), (Eliminated, RULES), (BadAmount, PLAY)],
     },
     Errors {
         request: "change_poison",
-        codes: game_request![(NotPlaying, TODO), (Eliminated, TODO), (BadAmount, PLAY)],
+        codes: game_request![(NotPlaying, RULES), (Eliminated, RULES), (BadAmount, PLAY)],
     },
     Errors {
         request: "concede",
-        codes: game_request![(NotPlaying, SEATS), (Eliminated, TODO)],
+        codes: game_request![(NotPlaying, SEATS), (Eliminated, RULES)],
     },
     Errors {
         request: "extra_turn",
-        codes: game_request![(NotPlaying, TODO), (Eliminated, TODO), (NotYourTurn, TODO)],
+        codes: game_request![
+            (NotPlaying, RULES),
+            (Eliminated, RULES),
+            (NotYourTurn, RULES)
+        ],
     },
     Errors {
         request: "attack_roll",
         codes: game_request![
-            (NotPlaying, TODO),
-            (Eliminated, TODO),
+            (NotPlaying, RULES),
+            (Eliminated, RULES),
             (DiceOff, PLAY),
-            (NotYourTurn, TODO),
-            (NotCombatPhase, TODO),
-            (SelfAttack, TODO),
-            (NotAttackLeft, TODO),
-            (UnknownPlayer, TODO),
-            (TargetEliminated, TODO),
-            (OutOfRange, TODO),
-            (BadAmount, TODO),
+            (NotYourTurn, RULES),
+            (NotCombatPhase, RULES),
+            (SelfAttack, RULES),
+            (NotAttackLeft, RULES),
+            (UnknownPlayer, RULES),
+            (TargetEliminated, RULES),
+            (OutOfRange, RULES),
+            (BadAmount, RULES),
         ],
     },
     Errors {
         request: "counter_roll",
         codes: game_request![
-            (NotPlaying, TODO),
-            (Eliminated, TODO),
+            (NotPlaying, RULES),
+            (Eliminated, RULES),
             (DiceOff, PLAY),
-            (NoCounterStrike, TODO),
-            (UnknownPlayer, TODO),
-            (BadAmount, TODO),
+            (NoCounterStrike, RULES),
+            (BadAmount, RULES),
         ],
     },
     Errors {
         request: "ruling",
         codes: game_request![
             (NotHost, PLAY),
-            (NotPlaying, TODO),
-            (NotMulliganing, TODO),
-            (NotYourDecision, TODO),
-            (NoPlayers, TODO),
-            (DuplicatePlayer, TODO),
-            (NoRunningTurn, TODO),
-            (UnknownPlayer, TODO),
-            (TargetEliminated, TODO),
-            (BadAmount, TODO),
-            (NotYourTurn, TODO),
+            (NotPlaying, RULES),
+            (NotMulliganing, RULES),
+            (NotYourDecision, RULES),
+            (NoPlayers, RULES),
+            (DuplicatePlayer, RULES),
+            (NoRunningTurn, RULES),
+            (UnknownPlayer, RULES),
+            (TargetEliminated, RULES),
+            (BadAmount, RULES),
         ],
     },
     Errors {

@@ -4,11 +4,11 @@
 #![allow(clippy::unwrap_used)]
 
 use grand_melee_e2e::error_codes::Seen;
-use grand_melee_e2e::{Client, CreateTable, TestServer, started_game};
+use grand_melee_e2e::{Client, CreateTable, TestServer, keep_all_hands, started_game};
 use grand_melee_protocol::errors_of::{self, Coverage};
 use grand_melee_protocol::{
-    ClientMessage, ErrorCode, PROTOCOL_VERSION, Peer, Phase, Ruling, SeatToken, SeatingMode,
-    ServerMessage, TableId, examples,
+    self as wire, ClientMessage, ErrorCode, PROTOCOL_VERSION, Peer, Phase, PlayerView, RuleSet,
+    Ruling, SeatToken, SeatingMode, ServerMessage, StageName, TableId, TurnStateName, examples,
 };
 use grand_melee_server::ServerConfig;
 
@@ -705,6 +705,406 @@ async fn game_requests_before_their_game() {
     assert!(!second[0].fresh_snapshot().await.adjourned);
     seen.check("game_requests_before_their_game");
     drop((clients, watcher, second));
+    server.shutdown().await;
+}
+
+/// A table with `settings` and a seat for each of `seats` new clients: client `i` is player
+/// `i`, client 0 the host.
+async fn seated(server: &TestServer, settings: CreateTable, seats: u8) -> Vec<Client> {
+    let mut host = server.client().await;
+    let table = host.create(settings).await.unwrap();
+    let mut clients = vec![host];
+    for _ in 1..seats {
+        clients.push(server.client().await);
+    }
+    for (i, client) in clients.iter_mut().enumerate() {
+        let player = client.join(table, &format!("player {i}")).await.unwrap();
+        assert_eq!(usize::from(player), i);
+    }
+    catch_up(&mut clients).await;
+    clients
+}
+
+/// The host starts the game (random seating); everyone catches up.
+async fn start_game(clients: &mut [Client]) {
+    accepted(clients, 0, start(None, SeatingMode::Random)).await;
+}
+
+/// The mirrored view of a player.
+fn player_view(client: &Client, player: u16) -> PlayerView {
+    let view = client.view.as_ref().unwrap();
+    view.players
+        .iter()
+        .find(|p| p.player == player)
+        .unwrap()
+        .clone()
+}
+
+/// A Grand Melee game's own refusals, as its rules decide them: before the start, during the
+/// mulligans, out of turn, out of combat, out of range, not to the left (CR 807), a player out of
+/// the game acting or targeted, the counter-strikes of combat with dice, and the host's rulings.
+#[tokio::test]
+async fn grand_melee_rules() {
+    let server = TestServer::start_with(unthrottled()).await;
+    let mut seen = Seen::default();
+    // Four players, spells reaching one seat either way: the one opposite is out of range.
+    let settings = CreateTable::new("rules", 4)
+        .spell_range(1)
+        .combat_dice()
+        .mulligan_clock_secs(0)
+        .seed(21);
+    let mut clients = seated(&server, settings, 4).await;
+
+    // In the lobby nobody plays yet.
+    for (build, code) in [
+        (
+            (|id| ClientMessage::Attack {
+                id,
+                target: 1,
+                damage: 1,
+                poison: 0,
+            }) as fn(u32) -> ClientMessage,
+            ErrorCode::NotPlaying,
+        ),
+        (
+            |id| ClientMessage::DealDamage {
+                id,
+                target: 1,
+                amount: 1,
+            },
+            ErrorCode::NotPlaying,
+        ),
+        (
+            |id| ClientMessage::ChangeLife { id, delta: -1 },
+            ErrorCode::NotPlaying,
+        ),
+        (
+            |id| ClientMessage::ChangePoison { id, delta: 1 },
+            ErrorCode::NotPlaying,
+        ),
+        (|id| ClientMessage::ExtraTurn { id }, ErrorCode::NotPlaying),
+        (
+            |id| ClientMessage::AttackRoll {
+                id,
+                defender: 1,
+                attacker_power: 1,
+                blocker_powers: Vec::new(),
+            },
+            ErrorCode::NotPlaying,
+        ),
+        (
+            |id| ClientMessage::CounterRoll {
+                id,
+                attacker: 1,
+                blocker_power: 1,
+                attacker_power: 1,
+            },
+            ErrorCode::NotPlaying,
+        ),
+        (
+            |id| ClientMessage::Ruling {
+                id,
+                ruling: Ruling::EndTurn { player: 1 },
+            },
+            ErrorCode::NotPlaying,
+        ),
+    ] {
+        seen.expect(&mut clients[0], build, code).await;
+    }
+
+    // The mulligans: one decision at a time, and a hand cannot shrink below nothing.
+    start_game(&mut clients).await;
+    seen.expect(
+        &mut clients[1],
+        |id| ClientMessage::ChooseFirst { id, player: 0 },
+        ErrorCode::GameStarted,
+    )
+    .await;
+    let deciders = clients[0].view.as_ref().unwrap().mulligan_deciders.clone();
+    let waiting = (0..4u16).find(|p| !deciders.contains(p)).unwrap();
+    let decider = deciders[0];
+    for build in [
+        (|id| ClientMessage::Mulligan { id }) as fn(u32) -> ClientMessage,
+        |id| ClientMessage::Keep { id },
+    ] {
+        seen.expect(
+            &mut clients[usize::from(waiting)],
+            build,
+            ErrorCode::NotYourDecision,
+        )
+        .await;
+    }
+    seen.expect(
+        &mut clients[0],
+        |id| ClientMessage::Ruling {
+            id,
+            ruling: Ruling::Keep { player: waiting },
+        },
+        ErrorCode::NotYourDecision,
+    )
+    .await;
+    let d = usize::from(decider);
+    for _ in 0..=wire::DEFAULT_HAND_SIZE {
+        if player_view(&clients[d], decider).hand_size == 0 {
+            break;
+        }
+        accepted(&mut clients, d, |id| ClientMessage::Mulligan { id }).await;
+    }
+    assert_eq!(player_view(&clients[d], decider).hand_size, 0);
+    seen.expect(
+        &mut clients[d],
+        |id| ClientMessage::Mulligan { id },
+        ErrorCode::NoCardsLeft,
+    )
+    .await;
+    keep_all_hands(&mut clients).await;
+    seen.expect(
+        &mut clients[0],
+        |id| ClientMessage::Ruling {
+            id,
+            ruling: Ruling::Keep { player: 0 },
+        },
+        ErrorCode::NotMulliganing,
+    )
+    .await;
+
+    // Play: one turn runs (4 players, range 1).
+    let running = clients[0].running_players();
+    assert_eq!(running.len(), 1, "{running:?}");
+    let active = running[0];
+    let a = usize::from(active);
+    let me = player_view(&clients[a], active);
+    let far = (0..4u16)
+        .find(|p| *p != active && !me.may_target.contains(p))
+        .unwrap();
+    let near = me.may_target[0];
+    let idle = (0..4u16).find(|p| *p != active).unwrap();
+    let attack = |target: u16| {
+        move |id| ClientMessage::Attack {
+            id,
+            target,
+            damage: 1,
+            poison: 0,
+        }
+    };
+    let roll = |defender: u16, power: u32| {
+        move |id| ClientMessage::AttackRoll {
+            id,
+            defender,
+            attacker_power: power,
+            blocker_powers: vec![1],
+        }
+    };
+    for (build, code) in [
+        (
+            Box::new(|id| ClientMessage::EndTurn { id }) as Box<dyn FnOnce(u32) -> ClientMessage>,
+            ErrorCode::NotYourTurn,
+        ),
+        (
+            Box::new(|id| ClientMessage::ExtraTurn { id }),
+            ErrorCode::NotYourTurn,
+        ),
+        (Box::new(attack(active)), ErrorCode::NotYourTurn),
+        (Box::new(roll(active, 1)), ErrorCode::NotYourTurn),
+        (
+            Box::new(move |id| ClientMessage::CounterRoll {
+                id,
+                attacker: active,
+                blocker_power: 1,
+                attacker_power: 1,
+            }),
+            ErrorCode::NoCounterStrike,
+        ),
+    ] {
+        seen.expect(&mut clients[usize::from(idle)], build, code)
+            .await;
+    }
+    seen.expect(&mut clients[a], roll(near, 1), ErrorCode::NotCombatPhase)
+        .await;
+    accepted(&mut clients, a, |id| ClientMessage::SetPhase {
+        id,
+        phase: Phase::Combat,
+    })
+    .await;
+    for (build, code) in [
+        (
+            Box::new(roll(active, 1)) as Box<dyn FnOnce(u32) -> ClientMessage>,
+            ErrorCode::SelfAttack,
+        ),
+        (Box::new(roll(99, 1)), ErrorCode::UnknownPlayer),
+        (Box::new(roll(far, 1)), ErrorCode::OutOfRange),
+        (Box::new(roll(near, 2_000_000)), ErrorCode::BadAmount),
+        (Box::new(attack(far)), ErrorCode::OutOfRange),
+        (
+            Box::new(move |id| ClientMessage::DealDamage {
+                id,
+                target: far,
+                amount: 1,
+            }),
+            ErrorCode::OutOfRange,
+        ),
+    ] {
+        seen.expect(&mut clients[a], build, code).await;
+    }
+    // A roll against a blocked attack gives the blocker a counter-strike; its powers are
+    // bounded like the attack's.
+    accepted(&mut clients, a, roll(near, 1)).await;
+    seen.expect(
+        &mut clients[usize::from(near)],
+        move |id| ClientMessage::CounterRoll {
+            id,
+            attacker: active,
+            blocker_power: 2_000_000,
+            attacker_power: 1,
+        },
+        ErrorCode::BadAmount,
+    )
+    .await;
+
+    // The host's rulings.
+    let alive = clients[0]
+        .view
+        .as_ref()
+        .unwrap()
+        .players
+        .iter()
+        .filter(|p| p.status.is_alive())
+        .map(|p| p.player)
+        .collect::<Vec<_>>();
+    let waiting = *alive.iter().find(|&&p| p != active).unwrap();
+    for (ruling, code) in [
+        (Ruling::Eliminate { players: vec![] }, ErrorCode::NoPlayers),
+        (
+            Ruling::Eliminate {
+                players: vec![waiting, waiting],
+            },
+            ErrorCode::DuplicatePlayer,
+        ),
+        (Ruling::EndTurn { player: 99 }, ErrorCode::UnknownPlayer),
+        (
+            Ruling::EndTurn { player: waiting },
+            ErrorCode::NoRunningTurn,
+        ),
+        (
+            Ruling::SetLife {
+                player: waiting,
+                life: 2_000_000,
+            },
+            ErrorCode::BadAmount,
+        ),
+    ] {
+        seen.expect(
+            &mut clients[0],
+            move |id| ClientMessage::Ruling { id, ruling },
+            code,
+        )
+        .await;
+    }
+
+    // A player out of the game may do nothing, and nobody may target him.
+    let gone = (1..4u16).find(|p| *p != active).unwrap();
+    let g = usize::from(gone);
+    accepted(&mut clients, g, |id| ClientMessage::Concede { id }).await;
+    assert_eq!(clients[0].view.as_ref().unwrap().stage, StageName::Playing);
+    for build in [
+        Box::new(|id| ClientMessage::SetPhase {
+            id,
+            phase: Phase::Combat,
+        }) as Box<dyn FnOnce(u32) -> ClientMessage>,
+        Box::new(|id| ClientMessage::EndTurn { id }),
+        Box::new(attack(active)),
+        Box::new(move |id| ClientMessage::DealDamage {
+            id,
+            target: active,
+            amount: 1,
+        }),
+        Box::new(|id| ClientMessage::ChangeLife { id, delta: -1 }),
+        Box::new(|id| ClientMessage::ChangePoison { id, delta: 1 }),
+        Box::new(|id| ClientMessage::Concede { id }),
+        Box::new(|id| ClientMessage::ExtraTurn { id }),
+        Box::new(roll(active, 1)),
+        Box::new(move |id| ClientMessage::CounterRoll {
+            id,
+            attacker: active,
+            blocker_power: 1,
+            attacker_power: 1,
+        }),
+    ] {
+        seen.expect(&mut clients[g], build, ErrorCode::Eliminated)
+            .await;
+    }
+    // The active player still attacks (his turn may have moved on to another phase).
+    let phase = clients[a]
+        .view
+        .as_ref()
+        .unwrap()
+        .turns
+        .iter()
+        .find(|t| t.player == active && t.state == TurnStateName::Running)
+        .and_then(|t| t.phase);
+    if phase != Some(Phase::Combat) {
+        accepted(&mut clients, a, |id| ClientMessage::SetPhase {
+            id,
+            phase: Phase::Combat,
+        })
+        .await;
+    }
+    for (build, code) in [
+        (
+            Box::new(attack(gone)) as Box<dyn FnOnce(u32) -> ClientMessage>,
+            ErrorCode::TargetEliminated,
+        ),
+        (Box::new(roll(gone, 1)), ErrorCode::TargetEliminated),
+        (
+            Box::new(move |id| ClientMessage::DealDamage {
+                id,
+                target: gone,
+                amount: 1,
+            }),
+            ErrorCode::TargetEliminated,
+        ),
+    ] {
+        seen.expect(&mut clients[a], build, code).await;
+    }
+    seen.expect(
+        &mut clients[0],
+        move |id| ClientMessage::Ruling {
+            id,
+            ruling: Ruling::EndTurn { player: gone },
+        },
+        ErrorCode::TargetEliminated,
+    )
+    .await;
+
+    // CR 807: a player attacks only the opponent to his left.
+    let settings = CreateTable::new("cr807", 3)
+        .rules(RuleSet::Cr807)
+        .spell_range(1)
+        .combat_dice()
+        .mulligan_clock_secs(0)
+        .seed(22);
+    let mut cr = seated(&server, settings, 3).await;
+    start_game(&mut cr).await;
+    keep_all_hands(&mut cr).await;
+    let active = cr[0].running_players()[0];
+    let a = usize::from(active);
+    accepted(&mut cr, a, |id| ClientMessage::SetPhase {
+        id,
+        phase: Phase::Combat,
+    })
+    .await;
+    let me = player_view(&cr[a], active);
+    let right = *me
+        .may_target
+        .iter()
+        .find(|p| !me.may_attack.contains(p))
+        .unwrap();
+    seen.expect(&mut cr[a], attack(right), ErrorCode::NotAttackLeft)
+        .await;
+    seen.expect(&mut cr[a], roll(right, 1), ErrorCode::NotAttackLeft)
+        .await;
+    seen.check("grand_melee_rules");
+    drop((clients, cr));
     server.shutdown().await;
 }
 
