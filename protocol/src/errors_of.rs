@@ -40,6 +40,8 @@ const SEATS: Coverage = Coverage::Driven("seats_and_lobby");
 const PLAY: Coverage = Coverage::Driven("grand_melee_play");
 const HOST: Coverage = Coverage::Driven("host_requests");
 const TODO: Coverage = Coverage::NotYetDriven;
+/// The league requests' refusals, and a league table's.
+const LEAGUES: Coverage = Coverage::Driven("leagues_and_decks");
 /// A Grand Melee game's own refusals.
 const RULES: Coverage = Coverage::Driven("grand_melee_rules");
 /// The session's refusals of a game request before its game sees it.
@@ -133,12 +135,11 @@ pub const REQUESTS: &[Errors] = &[
             (NameTaken, SEATS),
             (ReservedName, SEATS),
             (ConfusableName, SEATS),
-            (LeagueSeat, TODO),
-            (NotAMember, TODO),
-            (NoDeck, TODO),
-            (AlreadySeated, TODO),
-            (SameOpponent, TODO),
-            (UnknownLeague, TODO),
+            (LeagueSeat, LEAGUES),
+            (NotAMember, LEAGUES),
+            (NoDeck, LEAGUES),
+            (AlreadySeated, LEAGUES),
+            (SameOpponent, LEAGUES),
             (
                 StorageFailed,
                 Coverage::Unreachable("only when the store fails"),
@@ -178,8 +179,8 @@ pub const REQUESTS: &[Errors] = &[
             (NotEnoughPlayers, SEATS),
             (BadSeating, SEATS),
             (UnknownPlayer, SEATS),
-            (NotDecider, TODO),
-            (SameOpponent, TODO),
+            (NotDecider, LEAGUES),
+            (SameOpponent, LEAGUES),
             (DayOver, TODO),
             (NoDeckSize, TODO),
         ],
@@ -193,7 +194,7 @@ pub const REQUESTS: &[Errors] = &[
         codes: game_request![
             (GameStarted, RULES),
             (NotDecider, SEATS),
-            (UnknownPlayer, TODO),
+            (UnknownPlayer, LEAGUES),
         ],
     },
     Errors {
@@ -399,11 +400,11 @@ pub const REQUESTS: &[Errors] = &[
     Errors {
         request: "create_league",
         codes: &[
-            (BadName, TODO),
-            (BadText, TODO),
-            (ReservedName, TODO),
-            (NameTaken, TODO),
-            (BadSettings, TODO),
+            (BadName, LEAGUES),
+            (BadText, LEAGUES),
+            (ReservedName, LEAGUES),
+            (NameTaken, LEAGUES),
+            (BadSettings, LEAGUES),
             (TooManyTables, TODO),
             (ServerBusy, TODO),
             (
@@ -422,13 +423,13 @@ pub const REQUESTS: &[Errors] = &[
     Errors {
         request: "join_league",
         codes: &[
-            (UnknownLeague, TODO),
-            (WrongPassword, TODO),
-            (BadName, TODO),
-            (BadText, TODO),
-            (ReservedName, TODO),
-            (NameTaken, TODO),
-            (ConfusableName, TODO),
+            (UnknownLeague, LEAGUES),
+            (WrongPassword, LEAGUES),
+            (BadName, LEAGUES),
+            (BadText, LEAGUES),
+            (ReservedName, LEAGUES),
+            (NameTaken, LEAGUES),
+            (ConfusableName, LEAGUES),
             (ServerBusy, TODO),
             (
                 StorageFailed,
@@ -439,7 +440,7 @@ pub const REQUESTS: &[Errors] = &[
     Errors {
         request: "get_league",
         codes: &[
-            (UnknownLeague, TODO),
+            (UnknownLeague, LEAGUES),
             (
                 StorageFailed,
                 Coverage::Unreachable("only when the journal fails"),
@@ -449,8 +450,8 @@ pub const REQUESTS: &[Errors] = &[
     Errors {
         request: "get_deck",
         codes: &[
-            (UnknownLeague, TODO),
-            (UnknownPlayer, TODO),
+            (UnknownLeague, LEAGUES),
+            (UnknownPlayer, LEAGUES),
             (
                 StorageFailed,
                 Coverage::Unreachable("only when the journal fails"),
@@ -460,11 +461,11 @@ pub const REQUESTS: &[Errors] = &[
     Errors {
         request: "register_deck",
         codes: &[
-            (UnknownLeague, TODO),
-            (NotAMember, TODO),
-            (DeckRegistered, TODO),
-            (BadText, TODO),
-            (BadPurchase, TODO),
+            (UnknownLeague, LEAGUES),
+            (NotAMember, LEAGUES),
+            (DeckRegistered, LEAGUES),
+            (BadText, LEAGUES),
+            (BadPurchase, LEAGUES),
             (
                 StorageFailed,
                 Coverage::Unreachable("only when the journal fails"),
@@ -474,14 +475,14 @@ pub const REQUESTS: &[Errors] = &[
     Errors {
         request: "buy",
         codes: &[
-            (UnknownLeague, TODO),
-            (NotAMember, TODO),
-            (NoDeck, TODO),
-            (BadPurchase, TODO),
-            (PurchaseLimit, TODO),
-            (DeckFull, TODO),
-            (NotEnoughPoints, TODO),
-            (BadText, TODO),
+            (UnknownLeague, LEAGUES),
+            (NotAMember, LEAGUES),
+            (NoDeck, LEAGUES),
+            (BadPurchase, LEAGUES),
+            (PurchaseLimit, LEAGUES),
+            (DeckFull, LEAGUES),
+            (NotEnoughPoints, LEAGUES),
+            (BadText, LEAGUES),
             (
                 StorageFailed,
                 Coverage::Unreachable("only when the journal fails"),
@@ -491,12 +492,12 @@ pub const REQUESTS: &[Errors] = &[
     Errors {
         request: "take_remedy",
         codes: &[
-            (UnknownLeague, TODO),
-            (NotAMember, TODO),
-            (NoDeck, TODO),
-            (NoRemedy, TODO),
-            (BadText, TODO),
-            (BadPurchase, TODO),
+            (UnknownLeague, LEAGUES),
+            (NotAMember, LEAGUES),
+            (NoDeck, LEAGUES),
+            (NoRemedy, LEAGUES),
+            (BadText, LEAGUES),
+            (BadPurchase, LEAGUES),
             (
                 StorageFailed,
                 Coverage::Unreachable("only when the journal fails"),

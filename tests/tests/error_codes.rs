@@ -4,8 +4,13 @@
 #![allow(clippy::unwrap_used)]
 
 use grand_melee_e2e::error_codes::Seen;
-use grand_melee_e2e::{Client, CreateTable, TestServer, keep_all_hands, started_game};
+use grand_melee_e2e::{
+    Client, CreateTable, TestLeague, TestServer, concede_in_order, keep_all_hands, started_game,
+};
 use grand_melee_protocol::errors_of::{self, Coverage};
+use grand_melee_protocol::league::{
+    Alliance, DeckSpec, LeagueId, MemberToken, Purchase, Rarity, Remedy,
+};
 use grand_melee_protocol::{
     self as wire, ClientMessage, ErrorCode, PROTOCOL_VERSION, Peer, Phase, PlayerView, RuleSet,
     Ruling, SeatToken, SeatingMode, ServerMessage, StageName, TableId, TurnStateName, examples,
@@ -1105,6 +1110,329 @@ async fn grand_melee_rules() {
         .await;
     seen.check("grand_melee_rules");
     drop((clients, cr));
+    server.shutdown().await;
+}
+
+/// A `join` of a league table with `token` as the member token (none: `None`).
+fn sit(table: TableId, token: Option<MemberToken>) -> impl FnOnce(u32) -> ClientMessage {
+    move |id| ClientMessage::Join {
+        id,
+        table,
+        name: "a member".into(),
+        password: None,
+        entropy: None,
+        member_token: token,
+    }
+}
+
+/// A deck registered as `name` (Mirage, with `expansion` as its expansion set).
+fn deck(name: &str, expansion: &str) -> DeckSpec {
+    DeckSpec {
+        name: name.into(),
+        alliance: Alliance::ALL[0],
+        basic_set: "Mirage".into(),
+        expansion_set: expansion.into(),
+    }
+}
+
+/// A league member's requests, as the member with `token` (of `league`) would send them.
+fn buy(
+    league: LeagueId,
+    token: MemberToken,
+    purchase: Purchase,
+) -> impl FnOnce(u32) -> ClientMessage {
+    move |id| ClientMessage::Buy {
+        id,
+        league,
+        token,
+        purchase,
+        remove: 0,
+    }
+}
+
+fn remedy(
+    league: LeagueId,
+    token: MemberToken,
+    remedy: Remedy,
+) -> impl FnOnce(u32) -> ClientMessage {
+    move |id| ClientMessage::TakeRemedy {
+        id,
+        league,
+        token,
+        remedy,
+    }
+}
+
+fn register(
+    league: LeagueId,
+    token: MemberToken,
+    deck: DeckSpec,
+) -> impl FnOnce(u32) -> ClientMessage {
+    move |id| ClientMessage::RegisterDeck {
+        id,
+        league,
+        token,
+        deck,
+    }
+}
+
+/// `count` copies of a common card named `card` from Mirage.
+fn cards(card: &str, count: u8) -> Purchase {
+    Purchase::Cards {
+        rarity: Rarity::Common,
+        count,
+        gold: false,
+        legend: false,
+        card: Some(card.into()),
+        set: Some("Mirage".into()),
+    }
+}
+
+/// A league game of the members `members` (indices in join order) played to its end: the
+/// players concede in the order of `losers` (indices too), the last one left wins.
+async fn league_game(
+    server: &TestServer,
+    league: &TestLeague,
+    members: &[usize],
+    losers: &[usize],
+) {
+    let (_, mut clients) = league.started(server.addr, "a league game", members).await;
+    let player = |index: usize| {
+        let at = members.iter().position(|&m| m == index).unwrap();
+        clients[at].seat.unwrap().0
+    };
+    let order: Vec<u16> = losers.iter().map(|&i| player(i)).collect();
+    concede_in_order(&mut clients, &order).await;
+}
+
+/// The league requests' refusals, and a league table's: who may sit, the same opponent twice in
+/// a row, who decides the first player, and a deck's purchases and remedy.
+#[tokio::test]
+async fn leagues_and_decks() {
+    let server = TestServer::start_with(ServerConfig {
+        table_creations_per_minute: 0,
+        max_tables_per_ip: 0,
+        wrong_passwords_per_minute: 0.0,
+        password_checks_per_minute: 0.0,
+        league_joins_per_minute: 0.0,
+        max_league_members_per_ip: 0,
+        ..unthrottled()
+    })
+    .await;
+    let mut seen = Seen::default();
+    let mut org = server.client().await;
+    let create = |name: &str, password: Option<&str>| {
+        let (name, password) = (name.to_owned(), password.map(str::to_owned));
+        move |id| ClientMessage::CreateLeague { id, name, password }
+    };
+    for (name, password, code) in [
+        ("", None, ErrorCode::BadName),
+        ("a\u{7}b", None, ErrorCode::BadText),
+        ("host", None, ErrorCode::ReservedName),
+        ("Guarded", Some(""), ErrorCode::BadSettings),
+    ] {
+        seen.expect(&mut org, create(name, password), code).await;
+    }
+    let guarded = org.call(create("Guarded", Some("secret"))).await.unwrap();
+    let ServerMessage::LeagueCreated {
+        league: guarded, ..
+    } = guarded
+    else {
+        panic!("{guarded:?}");
+    };
+    seen.expect(&mut org, create("guarded", None), ErrorCode::NameTaken)
+        .await;
+    let league = TestLeague::create(&mut org, "Club", &["Ann", "Bob", "Cid", "Dee"]).await;
+    let (id, nowhere) = (league.id, LeagueId::new_random());
+    let join_league = |league: LeagueId, name: &str, password: Option<&str>| {
+        let (name, password) = (name.to_owned(), password.map(str::to_owned));
+        move |id| ClientMessage::JoinLeague {
+            id,
+            league,
+            name,
+            password,
+        }
+    };
+    for (league, name, password, code) in [
+        (nowhere, "Eve", None, ErrorCode::UnknownLeague),
+        (guarded, "Eve", Some("wrong"), ErrorCode::WrongPassword),
+        (id, "", None, ErrorCode::BadName),
+        (id, "E\u{7}ve", None, ErrorCode::BadText),
+        (id, "host", None, ErrorCode::ReservedName),
+        (id, "ann", None, ErrorCode::NameTaken),
+        (id, "\u{410}nn", None, ErrorCode::ConfusableName),
+    ] {
+        seen.expect(&mut org, join_league(league, name, password), code)
+            .await;
+    }
+    seen.expect(
+        &mut org,
+        |id| ClientMessage::GetLeague {
+            id,
+            league: nowhere,
+            from: 0,
+            limit: 10,
+        },
+        ErrorCode::UnknownLeague,
+    )
+    .await;
+    for (league, member, code) in [
+        (nowhere, 0, ErrorCode::UnknownLeague),
+        (id, 99, ErrorCode::UnknownPlayer),
+    ] {
+        seen.expect(
+            &mut org,
+            move |id| ClientMessage::GetDeck { id, league, member },
+            code,
+        )
+        .await;
+    }
+
+    // Decks: Eve has none yet.
+    let (_, eve) = league.join(&mut org, "Eve").await;
+    let ann = league.members[0].2;
+    let stranger = MemberToken::new_random();
+    for (league, token, spec, code) in [
+        (
+            nowhere,
+            eve,
+            deck("Eve's", "Visions"),
+            ErrorCode::UnknownLeague,
+        ),
+        (
+            id,
+            stranger,
+            deck("Eve's", "Visions"),
+            ErrorCode::NotAMember,
+        ),
+        (id, ann, deck("Ann's", "Visions"), ErrorCode::DeckRegistered),
+        (id, eve, deck("E\u{7}", "Visions"), ErrorCode::BadText),
+        (id, eve, deck("Eve's", "mirage"), ErrorCode::BadPurchase),
+    ] {
+        seen.expect(&mut org, register(league, token, spec), code)
+            .await;
+    }
+    let cid = league.members[2].2;
+    for (league, token, purchase, code) in [
+        (nowhere, cid, cards("Lion", 1), ErrorCode::UnknownLeague),
+        (id, stranger, cards("Lion", 1), ErrorCode::NotAMember),
+        (id, eve, cards("Lion", 1), ErrorCode::NoDeck),
+        (id, cid, cards("Lion", 0), ErrorCode::BadPurchase),
+        (id, cid, cards("Li\u{7}on", 1), ErrorCode::BadText),
+        (id, cid, cards("Lion", 3), ErrorCode::PurchaseLimit),
+        (
+            id,
+            cid,
+            Purchase::BasicLands { count: 2 },
+            ErrorCode::NotEnoughPoints,
+        ),
+    ] {
+        seen.expect(&mut org, buy(league, token, purchase), code)
+            .await;
+    }
+    for (league, token, code) in [
+        (nowhere, cid, ErrorCode::UnknownLeague),
+        (id, stranger, ErrorCode::NotAMember),
+        (id, eve, ErrorCode::NoDeck),
+        (id, cid, ErrorCode::NoRemedy),
+    ] {
+        seen.expect(&mut org, remedy(league, token, Remedy::SwapFive), code)
+            .await;
+    }
+
+    // Five three-player games: Dee loses each (the losing streak), Bob is second, Ann wins.
+    for _ in 0..5 {
+        league_game(&server, &league, &[0, 1, 3], &[3, 1]).await;
+    }
+    let dee = league.members[3].2;
+    for (spec, code) in [
+        (deck("D\u{7}", "Visions"), ErrorCode::BadText),
+        (deck("Dee's second", "Mirage"), ErrorCode::BadPurchase),
+    ] {
+        seen.expect(
+            &mut org,
+            remedy(id, dee, Remedy::NewDeck { deck: spec }),
+            code,
+        )
+        .await;
+    }
+    // Ann has won points: two basic lands make 47 cards, and 24 more would pass 70.
+    let bought = org
+        .call(buy(id, ann, Purchase::BasicLands { count: 2 }))
+        .await;
+    assert!(
+        matches!(bought, Ok(ServerMessage::Deck { .. })),
+        "{bought:?}"
+    );
+    seen.expect(
+        &mut org,
+        buy(id, ann, Purchase::BasicLands { count: 24 }),
+        ErrorCode::DeckFull,
+    )
+    .await;
+
+    // League tables: who may sit.
+    let table = league.table(&mut org, "lobby", 3).await;
+    let mut other = server.client().await;
+    for (token, code) in [
+        (None, ErrorCode::LeagueSeat),
+        (Some(stranger), ErrorCode::NotAMember),
+        (Some(eve), ErrorCode::NoDeck),
+    ] {
+        seen.expect(&mut other, sit(table, token), code).await;
+    }
+    // Ann (far ahead) and Cid (far behind): Cid decides who plays first.
+    let mut seats = vec![server.client().await, server.client().await];
+    league.sit(&mut seats[0], table, 0).await.unwrap();
+    league.sit(&mut seats[1], table, 2).await.unwrap();
+    catch_up(&mut seats).await;
+    let view = seats[0].view.clone().unwrap();
+    let decider = view
+        .first_decider
+        .expect("a deck far enough behind decides");
+    assert_eq!(Some(decider), seats[1].seat.map(|s| s.0));
+    seen.expect(
+        &mut seats[1],
+        |id| ClientMessage::ChooseFirst { id, player: 99 },
+        ErrorCode::UnknownPlayer,
+    )
+    .await;
+    let host = seats[0].seat.unwrap().0;
+    seen.expect(
+        &mut seats[0],
+        start(Some(host), SeatingMode::Random),
+        ErrorCode::NotDecider,
+    )
+    .await;
+    // The same member twice at one table.
+    seen.expect(&mut other, sit(table, Some(ann)), ErrorCode::AlreadySeated)
+        .await;
+    for seat in &mut seats {
+        let left = seat.call(|id| ClientMessage::Leave { id }).await;
+        assert!(matches!(left, Ok(ServerMessage::Left { .. })), "{left:?}");
+    }
+
+    // Dee loses a two-player game to Ann: they may not meet again at once.
+    league_game(&server, &league, &[3, 0], &[3]).await;
+    let duel = league.table(&mut org, "rematch", 2).await;
+    league.sit(&mut seats[0], duel, 3).await.unwrap();
+    seen.expect(&mut seats[1], sit(duel, Some(ann)), ErrorCode::SameOpponent)
+        .await;
+    // At three seats they may sit together, but the game would be a duel of the same two.
+    league.sit(&mut seats[1], table, 0).await.unwrap();
+    seen.expect(&mut other, sit(table, Some(dee)), ErrorCode::AlreadySeated)
+        .await;
+    let left = seats[0].call(|id| ClientMessage::Leave { id }).await;
+    assert!(matches!(left, Ok(ServerMessage::Left { .. })), "{left:?}");
+    league.sit(&mut seats[0], table, 3).await.unwrap();
+    seen.expect(
+        &mut seats[1],
+        start(None, SeatingMode::Random),
+        ErrorCode::SameOpponent,
+    )
+    .await;
+    seen.check("leagues_and_decks");
+    drop((org, other, seats));
     server.shutdown().await;
 }
 
