@@ -40,6 +40,10 @@ const SEATS: Coverage = Coverage::Driven("seats_and_lobby");
 const PLAY: Coverage = Coverage::Driven("grand_melee_play");
 const HOST: Coverage = Coverage::Driven("host_requests");
 const TODO: Coverage = Coverage::NotYetDriven;
+/// Calls for the host and the cameras' requests.
+const CAMERAS: Coverage = Coverage::Driven("cameras_and_calls");
+/// What the requests every game shares answer at a Magic Tech table.
+const MAGIC_TECH: Coverage = Coverage::Driven("magic_tech_tables");
 /// The league requests' refusals, and a league table's.
 const LEAGUES: Coverage = Coverage::Driven("leagues_and_decks");
 /// A Grand Melee game's own refusals.
@@ -182,7 +186,7 @@ pub const REQUESTS: &[Errors] = &[
             (NotDecider, LEAGUES),
             (SameOpponent, LEAGUES),
             (DayOver, TODO),
-            (NoDeckSize, TODO),
+            (NoDeckSize, MAGIC_TECH),
         ],
     },
     Errors {
@@ -224,7 +228,7 @@ pub const REQUESTS: &[Errors] = &[
             (NotPlaying, SEATS),
             (Eliminated, RULES),
             (NotYourTurn, RULES),
-            (NoMission, TODO),
+            (NoMission, MAGIC_TECH),
         ],
     },
     Errors {
@@ -508,8 +512,8 @@ pub const REQUESTS: &[Errors] = &[
         request: "call_host",
         codes: &[
             (NotAPlayer, BEFORE_THE_GAME),
-            (BadText, TODO),
-            (ChatTooLong, TODO),
+            (BadText, CAMERAS),
+            (ChatTooLong, CAMERAS),
         ],
     },
     Errors {
@@ -526,14 +530,18 @@ pub const REQUESTS: &[Errors] = &[
     },
     Errors {
         request: "camera_display",
-        codes: &[(NotWatching, TODO), (NotHost, TODO), (UnknownPlayer, TODO)],
+        codes: &[
+            (NotWatching, CAMERAS),
+            (NotHost, CAMERAS),
+            (UnknownPlayer, CAMERAS),
+        ],
     },
     Errors {
         request: "signal",
         codes: &[
-            (SignalTooLarge, TODO),
+            (SignalTooLarge, CAMERAS),
             (NotAPlayer, BEFORE_THE_GAME),
-            (NotLinked, TODO),
+            (NotLinked, CAMERAS),
         ],
     },
     Errors {

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 use grand_melee_e2e::error_codes::Seen;
+use grand_melee_e2e::magic_tech as mt;
 use grand_melee_e2e::{
     Client, CreateTable, TestLeague, TestServer, concede_in_order, keep_all_hands, started_game,
 };
@@ -1433,6 +1434,114 @@ async fn leagues_and_decks() {
     .await;
     seen.check("leagues_and_decks");
     drop((org, other, seats));
+    server.shutdown().await;
+}
+
+/// Calls for the host and the cameras' requests: a reason that is no line of chat, a camera
+/// display asked for by a player, with another token than the host's or centred on nobody, and
+/// signals too large or to nobody linked.
+#[tokio::test]
+async fn cameras_and_calls() {
+    let server = TestServer::start_with(unthrottled()).await;
+    let mut seen = Seen::default();
+    let (table, mut clients) = started_game(&server, 2, 31).await;
+    let mut display = server.client().await;
+    display.watch(table).await;
+    let call = |reason: String| move |id| ClientMessage::CallHost { id, reason };
+    for (reason, code) in [
+        ("\u{7}".to_owned(), ErrorCode::BadText),
+        (String::new(), ErrorCode::ChatTooLong),
+        (
+            "x".repeat(wire::MAX_CALL_REASON_CHARS + 1),
+            ErrorCode::ChatTooLong,
+        ),
+    ] {
+        seen.expect(&mut clients[1], call(reason), code).await;
+    }
+    let host_token = clients[0].seat.unwrap().1;
+    let show = |token: SeatToken, center: Option<u16>| {
+        move |id| ClientMessage::CameraDisplay { id, token, center }
+    };
+    seen.expect(
+        &mut clients[0],
+        show(host_token, Some(0)),
+        ErrorCode::NotWatching,
+    )
+    .await;
+    let players = clients[1].seat.unwrap().1;
+    seen.expect(&mut display, show(players, Some(0)), ErrorCode::NotHost)
+        .await;
+    seen.expect(
+        &mut display,
+        show(host_token, Some(99)),
+        ErrorCode::UnknownPlayer,
+    )
+    .await;
+    let signal = |payload: String| {
+        move |id| ClientMessage::Signal {
+            id,
+            to: Peer::Player(1),
+            payload,
+        }
+    };
+    seen.expect(
+        &mut clients[0],
+        signal("x".repeat(wire::MAX_SIGNAL_BYTES + 1)),
+        ErrorCode::SignalTooLarge,
+    )
+    .await;
+    // No camera is on: nobody is linked.
+    seen.expect(&mut clients[0], signal("{}".into()), ErrorCode::NotLinked)
+        .await;
+    seen.check("cameras_and_calls");
+    drop((clients, display));
+    server.shutdown().await;
+}
+
+/// What requests every game shares answer at a Magic Tech table: a start before the decks are
+/// declared, and the end of a turn while a mission waits for its blocks.
+#[tokio::test]
+async fn magic_tech_tables() {
+    let server = TestServer::start_with(unthrottled()).await;
+    let mut seen = Seen::default();
+    let mut undeclared = seated(&server, mt::settings(), 2).await;
+    seen.expect(
+        &mut undeclared[0],
+        start(None, SeatingMode::Random),
+        ErrorCode::NoDeckSize,
+    )
+    .await;
+    // A random legal game (the same every run) until a mission is launched.
+    let (_, mut clients) = mt::started(server.addr, [40, 30]).await;
+    keep_all_hands(&mut clients).await;
+    let mut dice = mt::Dice::new(4);
+    let mission = |clients: &[Client]| {
+        let view = clients[0].view.as_ref().unwrap();
+        view.magic_tech.as_ref().unwrap().mission.clone()
+    };
+    let mut moves = 0;
+    while mission(&clients).is_none() {
+        assert!(moves < 2000, "no mission in {moves} moves");
+        assert_eq!(
+            mt::play(&mut clients, &mut dice, 1).await,
+            1,
+            "the game ended"
+        );
+        moves += 1;
+    }
+    let attacker = mission(&clients).unwrap().player;
+    let client = clients
+        .iter_mut()
+        .find(|c| c.seat.map(|s| s.0) == Some(attacker))
+        .unwrap();
+    seen.expect(
+        client,
+        |id| ClientMessage::EndTurn { id },
+        ErrorCode::NoMission,
+    )
+    .await;
+    seen.check("magic_tech_tables");
+    drop((undeclared, clients));
     server.shutdown().await;
 }
 
