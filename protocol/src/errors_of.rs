@@ -40,6 +40,8 @@ const SEATS: Coverage = Coverage::Driven("seats_and_lobby");
 const PLAY: Coverage = Coverage::Driven("grand_melee_play");
 const HOST: Coverage = Coverage::Driven("host_requests");
 const TODO: Coverage = Coverage::NotYetDriven;
+/// Today's mountain, before and after its day's end.
+const DAYS: Coverage = Coverage::Driven("todays_mountain");
 /// Calls for the host and the cameras' requests.
 const CAMERAS: Coverage = Coverage::Driven("cameras_and_calls");
 /// What the requests every game shares answer at a Magic Tech table.
@@ -112,7 +114,7 @@ pub const REQUESTS: &[Errors] = &[
             (BadName, SESSION),
             (BadText, SESSION),
             (BadSettings, SESSION),
-            (BadDay, TODO),
+            (BadDay, DAYS),
             (TooManyTables, TODO),
             (ServerBusy, TODO),
             (
@@ -133,7 +135,7 @@ pub const REQUESTS: &[Errors] = &[
             (Banned, TODO),
             (GameStarted, SEATS),
             (TableFull, SEATS),
-            (DayOver, TODO),
+            (DayOver, DAYS),
             (BadName, SEATS),
             (BadText, SEATS),
             (NameTaken, SEATS),
@@ -159,7 +161,7 @@ pub const REQUESTS: &[Errors] = &[
             (ServerBusy, TODO),
             (Banned, TODO),
             (SpectatorsFull, SEATS),
-            (DayNotOver, TODO),
+            (DayNotOver, DAYS),
         ],
     },
     Errors {
@@ -185,7 +187,7 @@ pub const REQUESTS: &[Errors] = &[
             (UnknownPlayer, SEATS),
             (NotDecider, LEAGUES),
             (SameOpponent, LEAGUES),
-            (DayOver, TODO),
+            (DayOver, DAYS),
             (NoDeckSize, MAGIC_TECH),
         ],
     },
@@ -387,7 +389,7 @@ pub const REQUESTS: &[Errors] = &[
             (UnknownReplay, SESSION),
             (WrongPassword, TODO),
             (ServerBusy, TODO),
-            (DayNotOver, TODO),
+            (DayNotOver, DAYS),
             (
                 StorageFailed,
                 Coverage::Unreachable("only when the journal fails"),

@@ -12,9 +12,12 @@ use grand_melee_protocol::errors_of::{self, Coverage};
 use grand_melee_protocol::league::{
     Alliance, DeckSpec, LeagueId, MemberToken, Purchase, Rarity, Remedy,
 };
+use grand_melee_protocol::mountain_magic::day::Day;
+use grand_melee_protocol::mountain_magic_types::MountainMagicSettings;
 use grand_melee_protocol::{
-    self as wire, ClientMessage, ErrorCode, PROTOCOL_VERSION, Peer, Phase, PlayerView, RuleSet,
-    Ruling, SeatToken, SeatingMode, ServerMessage, StageName, TableId, TurnStateName, examples,
+    self as wire, ClientMessage, ErrorCode, GameKind, PROTOCOL_VERSION, Peer, Phase, PlayerView,
+    RuleSet, Ruling, SeatToken, SeatingMode, ServerMessage, StageName, TableId, TurnStateName,
+    examples,
 };
 use grand_melee_server::ServerConfig;
 
@@ -1542,6 +1545,93 @@ async fn magic_tech_tables() {
     .await;
     seen.check("magic_tech_tables");
     drop((undeclared, clients));
+    server.shutdown().await;
+}
+
+/// A climb of today's mountain (`day`: `today`, or a date).
+fn climb(day: &str) -> CreateTable {
+    CreateTable::new("today's mountain", 1)
+        .game(GameKind::MountainMagic)
+        .mountain_magic(MountainMagicSettings {
+            day: Some(day.to_owned()),
+            ..MountainMagicSettings::default()
+        })
+}
+
+/// Today's mountain: a day that is no date, a climb nobody may watch or replay before its day
+/// is over, and one nobody may join or start after it.
+#[tokio::test]
+async fn todays_mountain() {
+    let config = unthrottled();
+    let clock = config.clock.clone();
+    let server = TestServer::start_with(config).await;
+    let mut seen = Seen::default();
+    let mut climber = server.client().await;
+    seen.expect(
+        &mut climber,
+        |id| climb("2026-02-30").request(id),
+        ErrorCode::BadDay,
+    )
+    .await;
+    let table = climber.create(climb("today")).await.unwrap();
+    climber.join(table, "Ann").await.unwrap();
+    let started = climber.call(start(None, SeatingMode::Random)).await;
+    assert!(
+        matches!(started, Ok(ServerMessage::Ack { .. })),
+        "{started:?}"
+    );
+    let mut other = server.client().await;
+    seen.expect(
+        &mut other,
+        |id| ClientMessage::Watch {
+            id,
+            table,
+            password: None,
+        },
+        ErrorCode::DayNotOver,
+    )
+    .await;
+    let conceded = climber.call(|id| ClientMessage::Concede { id }).await;
+    assert!(
+        matches!(conceded, Ok(ServerMessage::Ack { .. })),
+        "{conceded:?}"
+    );
+    seen.expect(
+        &mut other,
+        |id| ClientMessage::GetReplay {
+            id,
+            table,
+            from_seq: 1,
+            password: None,
+            token: None,
+        },
+        ErrorCode::DayNotOver,
+    )
+    .await;
+
+    // Two climbs of today, one with its climber seated: then the day ends.
+    let mut late = server.client().await;
+    let seated = late.create(climb("today")).await.unwrap();
+    late.join(seated, "Bob").await.unwrap();
+    let empty = other.create(climb("today")).await.unwrap();
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let end_ms = Day::of(secs).ends_at() * 1000;
+    clock.advance(std::time::Duration::from_millis(
+        end_ms.saturating_sub(clock.now_ms()) + 1000,
+    ));
+    seen.expect(&mut other, join(empty, "Cid", None), ErrorCode::DayOver)
+        .await;
+    seen.expect(
+        &mut late,
+        start(None, SeatingMode::Random),
+        ErrorCode::DayOver,
+    )
+    .await;
+    seen.check("todays_mountain");
+    drop((climber, other, late));
     server.shutdown().await;
 }
 
