@@ -40,6 +40,10 @@ const SEATS: Coverage = Coverage::Driven("seats_and_lobby");
 const PLAY: Coverage = Coverage::Driven("grand_melee_play");
 const HOST: Coverage = Coverage::Driven("host_requests");
 const TODO: Coverage = Coverage::NotYetDriven;
+/// The caps on tables and creations, and bans.
+const CAPS: Coverage = Coverage::Driven("lobby_caps_and_bans");
+/// The password hashing pool's queue, full.
+const HASHING: Coverage = Coverage::Driven("password_hashing_busy");
 /// Today's mountain, before and after its day's end.
 const DAYS: Coverage = Coverage::Driven("todays_mountain");
 /// Calls for the host and the cameras' requests.
@@ -115,14 +119,14 @@ pub const REQUESTS: &[Errors] = &[
             (BadText, SESSION),
             (BadSettings, SESSION),
             (BadDay, DAYS),
-            (TooManyTables, TODO),
-            (ServerBusy, TODO),
+            (TooManyTables, CAPS),
+            (ServerBusy, CAPS),
             (
                 StorageFailed,
                 Coverage::Unreachable("only when the journal fails"),
             ),
-            (UnknownLeague, TODO),
-            (NotOrganiser, TODO),
+            (UnknownLeague, CAPS),
+            (NotOrganiser, CAPS),
         ],
     },
     Errors {
@@ -131,8 +135,8 @@ pub const REQUESTS: &[Errors] = &[
             (AlreadyInTable, SEATS),
             (UnknownTable, SESSION),
             (WrongPassword, SEATS),
-            (ServerBusy, TODO),
-            (Banned, TODO),
+            (ServerBusy, HASHING),
+            (Banned, CAPS),
             (GameStarted, SEATS),
             (TableFull, SEATS),
             (DayOver, DAYS),
@@ -158,8 +162,8 @@ pub const REQUESTS: &[Errors] = &[
             (AlreadyInTable, SEATS),
             (UnknownTable, SESSION),
             (WrongPassword, SEATS),
-            (ServerBusy, TODO),
-            (Banned, TODO),
+            (ServerBusy, HASHING),
+            (Banned, CAPS),
             (SpectatorsFull, SEATS),
             (DayNotOver, DAYS),
         ],
@@ -387,8 +391,8 @@ pub const REQUESTS: &[Errors] = &[
         request: "get_replay",
         codes: &[
             (UnknownReplay, SESSION),
-            (WrongPassword, TODO),
-            (ServerBusy, TODO),
+            (WrongPassword, HASHING),
+            (ServerBusy, HASHING),
             (DayNotOver, DAYS),
             (
                 StorageFailed,
@@ -411,8 +415,8 @@ pub const REQUESTS: &[Errors] = &[
             (ReservedName, LEAGUES),
             (NameTaken, LEAGUES),
             (BadSettings, LEAGUES),
-            (TooManyTables, TODO),
-            (ServerBusy, TODO),
+            (TooManyTables, CAPS),
+            (ServerBusy, HASHING),
             (
                 StorageFailed,
                 Coverage::Unreachable("only when the journal fails"),
@@ -436,7 +440,7 @@ pub const REQUESTS: &[Errors] = &[
             (ReservedName, LEAGUES),
             (NameTaken, LEAGUES),
             (ConfusableName, LEAGUES),
-            (ServerBusy, TODO),
+            (ServerBusy, HASHING),
             (
                 StorageFailed,
                 Coverage::Unreachable("only when the journal fails"),

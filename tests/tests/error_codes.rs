@@ -15,9 +15,9 @@ use grand_melee_protocol::league::{
 use grand_melee_protocol::mountain_magic::day::Day;
 use grand_melee_protocol::mountain_magic_types::MountainMagicSettings;
 use grand_melee_protocol::{
-    self as wire, ClientMessage, ErrorCode, GameKind, PROTOCOL_VERSION, Peer, Phase, PlayerView,
-    RuleSet, Ruling, SeatToken, SeatingMode, ServerMessage, StageName, TableId, TurnStateName,
-    examples,
+    self as wire, ClientMessage, ErrorCode, GameKind, OrganiserSecret, PROTOCOL_VERSION, Peer,
+    Phase, PlayerView, RuleSet, Ruling, SeatToken, SeatingMode, ServerMessage, StageName, TableId,
+    TurnStateName, close, examples,
 };
 use grand_melee_server::ServerConfig;
 
@@ -1632,6 +1632,237 @@ async fn todays_mountain() {
     .await;
     seen.check("todays_mountain");
     drop((climber, other, late));
+    server.shutdown().await;
+}
+
+/// The caps on tables and on creations, and a ban: an address past its creations (tables and
+/// leagues), a server holding as many tables as it may, a league table asked for without the
+/// league or its organiser's secret, and a banned address at the table that banned it.
+#[tokio::test]
+async fn lobby_caps_and_bans() {
+    let server = TestServer::start_with(ServerConfig {
+        max_tables: 12,
+        table_creations_per_minute: 10,
+        ..unthrottled()
+    })
+    .await;
+    let mut seen = Seen::default();
+    // A league, and a ban, from addresses of their own.
+    let mut organiser = Client::connected_from(server.addr, [127, 0, 0, 2].into()).await;
+    let league = TestLeague::create(&mut organiser, "Caps", &[]).await;
+    for (settings, code) in [
+        (
+            CreateTable::new("t", 2).league(LeagueId::new_random(), league.organiser),
+            ErrorCode::UnknownLeague,
+        ),
+        (
+            CreateTable::new("t", 2).league(league.id, OrganiserSecret::new_random()),
+            ErrorCode::NotOrganiser,
+        ),
+    ] {
+        seen.expect(&mut organiser, |id| settings.request(id), code)
+            .await;
+    }
+    let mut host = server.client().await;
+    let table = host.create_table("bans", 4, 1).await;
+    host.join(table, "Ann").await.unwrap();
+    let mut banned = Client::connected_from(server.addr, [127, 0, 0, 3].into()).await;
+    let player = banned.join(table, "Bob").await.unwrap();
+    let kicked = host
+        .call(|id| ClientMessage::Kick {
+            id,
+            player,
+            ban: true,
+        })
+        .await;
+    assert!(
+        matches!(kicked, Ok(ServerMessage::Ack { .. })),
+        "{kicked:?}"
+    );
+    assert_eq!(banned.closed_with().await, Some(close::POLICY_VIOLATION));
+    let mut banned = Client::connected_from(server.addr, [127, 0, 0, 3].into()).await;
+    seen.expect(&mut banned, join(table, "Bob", None), ErrorCode::Banned)
+        .await;
+    seen.expect(
+        &mut banned,
+        |id| ClientMessage::Watch {
+            id,
+            table,
+            password: None,
+        },
+        ErrorCode::Banned,
+    )
+    .await;
+
+    // 127.0.0.1 creates as many as it may this minute (the table above was one).
+    for i in 1..10 {
+        host.create_table(&format!("mine {i}"), 2, 1).await;
+    }
+    seen.expect(
+        &mut host,
+        |id| CreateTable::new("one more", 2).request(id),
+        ErrorCode::TooManyTables,
+    )
+    .await;
+    seen.expect(
+        &mut host,
+        |id| ClientMessage::CreateLeague {
+            id,
+            name: "one more".into(),
+            password: None,
+        },
+        ErrorCode::TooManyTables,
+    )
+    .await;
+    // 10 tables open: two more fill the server.
+    let mut other = Client::connected_from(server.addr, [127, 0, 0, 4].into()).await;
+    for i in 0..2 {
+        other.create_table(&format!("theirs {i}"), 2, 1).await;
+    }
+    seen.expect(
+        &mut other,
+        |id| CreateTable::new("full", 2).request(id),
+        ErrorCode::ServerBusy,
+    )
+    .await;
+    seen.check("lobby_caps_and_bans");
+    drop((organiser, host, banned, other));
+    server.shutdown().await;
+}
+
+/// What one password hashing thread cannot take: every request that checks or hashes a
+/// password, sent at once from many connections, is answered `server_busy` past the pool's
+/// queue (16 a thread). And a wrong password for a finished game's replay.
+#[tokio::test]
+async fn password_hashing_busy() {
+    let server = TestServer::start_with(ServerConfig {
+        password_hash_threads: 1,
+        password_checks_per_minute: 0.0,
+        wrong_passwords_per_minute: 0.0,
+        league_joins_per_minute: 0.0,
+        max_league_members_per_ip: 0,
+        table_creations_per_minute: 0,
+        max_tables_per_ip: 0,
+        watches_per_minute: 0.0,
+        max_spectators_per_ip: 0,
+        max_connections_per_ip: 0,
+        ..unthrottled()
+    })
+    .await;
+    let mut seen = Seen::default();
+    let mut host = server.client().await;
+    let guarded = || CreateTable::new("guarded", 2).password("pw").seed(1);
+    let table = host.create(guarded()).await.unwrap();
+    let seated = host.call(join(table, "Ann", Some("pw"))).await;
+    assert!(
+        matches!(seated, Ok(ServerMessage::Seated { .. })),
+        "{seated:?}"
+    );
+    // A finished game at a table with a password.
+    let mut players = vec![server.client().await, server.client().await];
+    let finished = players[0].create(guarded()).await.unwrap();
+    for (client, name) in players.iter_mut().zip(["Ann", "Bob"]) {
+        let seated = client.call(join(finished, name, Some("pw"))).await;
+        assert!(
+            matches!(seated, Ok(ServerMessage::Seated { .. })),
+            "{seated:?}"
+        );
+        client.until_snapshot().await;
+    }
+    catch_up(&mut players).await;
+    start_game(&mut players).await;
+    keep_all_hands(&mut players).await;
+    concede_in_order(&mut players, &[1]).await;
+    let replay = |password: &str| {
+        let password = Some(password.to_owned());
+        move |id| ClientMessage::GetReplay {
+            id,
+            table: finished,
+            from_seq: 1,
+            password,
+            token: None,
+        }
+    };
+    seen.expect(&mut host, replay("wrong"), ErrorCode::WrongPassword)
+        .await;
+    let created = host
+        .call(|id| ClientMessage::CreateLeague {
+            id,
+            name: "Guarded".into(),
+            password: Some("pw".into()),
+        })
+        .await
+        .unwrap();
+    let ServerMessage::LeagueCreated { league, .. } = created else {
+        panic!("{created:?}");
+    };
+
+    // Twelve of each at once, each from its connection: the first few are hashed, the others
+    // find the queue full.
+    let kinds: [(
+        &str,
+        Box<dyn Fn(usize) -> Box<dyn FnOnce(u32) -> ClientMessage>>,
+    ); 5] = [
+        (
+            "join",
+            Box::new(move |_| Box::new(join(table, "Ann", Some("pw")))),
+        ),
+        (
+            "watch",
+            Box::new(move |_| {
+                Box::new(move |id| ClientMessage::Watch {
+                    id,
+                    table,
+                    password: Some("pw".into()),
+                })
+            }),
+        ),
+        ("get_replay", Box::new(move |_| Box::new(replay("pw")))),
+        (
+            "join_league",
+            Box::new(move |_| {
+                Box::new(move |id| ClientMessage::JoinLeague {
+                    id,
+                    league,
+                    name: "Ann".into(),
+                    password: Some("pw".into()),
+                })
+            }),
+        ),
+        (
+            "create_league",
+            Box::new(|i| {
+                Box::new(move |id| ClientMessage::CreateLeague {
+                    id,
+                    name: format!("League {i}"),
+                    password: Some("pw".into()),
+                })
+            }),
+        ),
+    ];
+    let mut flood = Vec::new();
+    for i in 0..12 {
+        for (kind, build) in &kinds {
+            let mut client = server.client().await;
+            let id = client.send(build(i));
+            flood.push((*kind, client, id));
+        }
+    }
+    let mut busy: std::collections::BTreeMap<&str, usize> = Default::default();
+    for (kind, client, id) in &mut flood {
+        match client.reply(*id).await {
+            Err(ErrorCode::ServerBusy) => {
+                *busy.entry(kind).or_default() += 1;
+                seen.saw(kind, ErrorCode::ServerBusy);
+            }
+            // Hashed: what the request asks for, or the table's or league's own refusal.
+            Ok(_) | Err(ErrorCode::NameTaken) => {}
+            other => panic!("{kind}: {other:?}"),
+        }
+    }
+    assert_eq!(busy.len(), kinds.len(), "{busy:?}");
+    seen.check("password_hashing_busy");
+    drop((host, players, flood));
     server.shutdown().await;
 }
 
