@@ -886,7 +886,7 @@ async fn grand_melee_rules() {
     let far = (0..4u16)
         .find(|p| *p != active && !me.may_target.contains(p))
         .unwrap();
-    let near = me.may_target[0];
+    let near = *me.may_target.iter().find(|&&p| p != active).unwrap();
     let idle = (0..4u16).find(|p| *p != active).unwrap();
     let attack = |target: u16| {
         move |id| ClientMessage::Attack {
@@ -1106,7 +1106,7 @@ async fn grand_melee_rules() {
     let right = *me
         .may_target
         .iter()
-        .find(|p| !me.may_attack.contains(p))
+        .find(|&&p| p != active && !me.may_attack.contains(&p))
         .unwrap();
     seen.expect(&mut cr[a], attack(right), ErrorCode::NotAttackLeft)
         .await;
