@@ -40,6 +40,8 @@ const SEATS: Coverage = Coverage::Driven("seats_and_lobby");
 const PLAY: Coverage = Coverage::Driven("grand_melee_play");
 const HOST: Coverage = Coverage::Driven("host_requests");
 const TODO: Coverage = Coverage::NotYetDriven;
+/// Cluster mode: a table whose node is gone, before another takes it over.
+const MOVING: Coverage = Coverage::Driven("a_table_on_a_node_gone");
 /// The caps on tables and creations, and bans.
 const CAPS: Coverage = Coverage::Driven("lobby_caps_and_bans");
 /// The password hashing pool's queue, full.
@@ -174,7 +176,7 @@ pub const REQUESTS: &[Errors] = &[
             (AlreadyInTable, SEATS),
             (UnknownTable, SESSION),
             (BadToken, SEATS),
-            (ServerBusy, TODO),
+            (ServerBusy, MOVING),
         ],
     },
     Errors {

@@ -5,6 +5,7 @@
 
 use grand_melee_e2e::error_codes::Seen;
 use grand_melee_e2e::magic_tech as mt;
+use grand_melee_e2e::nats::NatsCluster;
 use grand_melee_e2e::{
     Client, CreateTable, TestLeague, TestServer, concede_in_order, keep_all_hands, started_game,
 };
@@ -1864,6 +1865,56 @@ async fn password_hashing_busy() {
     seen.check("password_hashing_busy");
     drop((host, players, flood));
     server.shutdown().await;
+}
+
+/// A node of a cluster on `nats`, named `name`, in this process. Its lease is the longest
+/// allowed: no other node takes its tables over while a test runs.
+async fn cluster_node(nats: &NatsCluster, name: &str) -> TestServer {
+    TestServer::start_with(ServerConfig {
+        cluster: Some(nats.urls()),
+        node_id: Some(name.into()),
+        lease_ms: 600_000,
+        ..unthrottled()
+    })
+    .await
+}
+
+/// Cluster mode: a table whose node has stopped is still its node's until that node's lease
+/// runs out, and another node cannot enter anyone there meanwhile (the table is moving).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_on_a_node_gone() {
+    let nats = NatsCluster::start(1).await;
+    let a = cluster_node(&nats, "a").await;
+    let b = cluster_node(&nats, "b").await;
+    let mut seen = Seen::default();
+    let mut ann = a.client().await;
+    let table = ann.create_table("moving", 4, 1).await;
+    ann.join(table, "Ann").await.unwrap();
+    let (_, token) = ann.seat.unwrap();
+    drop(ann);
+    a.shutdown().await;
+    let mut back = b.client().await;
+    seen.expect(
+        &mut back,
+        |id| ClientMessage::Resume { id, table, token },
+        ErrorCode::ServerBusy,
+    )
+    .await;
+    seen.expect(&mut back, join(table, "Bob", None), ErrorCode::ServerBusy)
+        .await;
+    seen.expect(
+        &mut back,
+        |id| ClientMessage::Watch {
+            id,
+            table,
+            password: None,
+        },
+        ErrorCode::ServerBusy,
+    )
+    .await;
+    seen.check("a_table_on_a_node_gone");
+    drop(back);
+    b.shutdown().await;
 }
 
 /// Every test the table names is a test of this file, and every pair a client can cause is
