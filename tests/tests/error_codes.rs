@@ -1800,53 +1800,42 @@ async fn password_hashing_busy() {
 
     // Twelve of each at once, each from its connection: the first few are hashed, the others
     // find the queue full.
-    let kinds: [(
-        &str,
-        Box<dyn Fn(usize) -> Box<dyn FnOnce(u32) -> ClientMessage>>,
-    ); 5] = [
-        (
-            "join",
-            Box::new(move |_| Box::new(join(table, "Ann", Some("pw")))),
-        ),
-        (
-            "watch",
-            Box::new(move |_| {
-                Box::new(move |id| ClientMessage::Watch {
-                    id,
-                    table,
-                    password: Some("pw".into()),
-                })
-            }),
-        ),
-        ("get_replay", Box::new(move |_| Box::new(replay("pw")))),
-        (
-            "join_league",
-            Box::new(move |_| {
-                Box::new(move |id| ClientMessage::JoinLeague {
-                    id,
-                    league,
-                    name: "Ann".into(),
-                    password: Some("pw".into()),
-                })
-            }),
-        ),
-        (
-            "create_league",
-            Box::new(|i| {
-                Box::new(move |id| ClientMessage::CreateLeague {
-                    id,
-                    name: format!("League {i}"),
-                    password: Some("pw".into()),
-                })
-            }),
-        ),
+    let kinds = [
+        "join",
+        "watch",
+        "get_replay",
+        "join_league",
+        "create_league",
     ];
+    let request = |kind: &str, i: usize| -> ClientMessage {
+        let password = Some("pw".to_owned());
+        match kind {
+            "join" => join(table, "Ann", Some("pw"))(0),
+            "watch" => ClientMessage::Watch {
+                id: 0,
+                table,
+                password,
+            },
+            "get_replay" => replay("pw")(0),
+            "join_league" => ClientMessage::JoinLeague {
+                id: 0,
+                league,
+                name: "Ann".into(),
+                password,
+            },
+            _ => ClientMessage::CreateLeague {
+                id: 0,
+                name: format!("League {i}"),
+                password,
+            },
+        }
+    };
     let mut flood = Vec::new();
     for i in 0..12 {
-        for (kind, build) in &kinds {
+        for kind in kinds {
             let mut client = server.client().await;
-            let id = client.send(build(i));
-            flood.push((*kind, client, id));
+            let id = client.send(numbered(&request(kind, i)));
+            flood.push((kind, client, id));
         }
     }
     let mut busy: std::collections::BTreeMap<&str, usize> = Default::default();
