@@ -82,8 +82,8 @@ pub const ANY_TABLE_REQUEST: &[Declared] = &[
         // `proxy.rs`, `Target::Pending`: a node's death is no client's doing, and the window
         // lasts a few round trips to the engine, which no test can time.
         Coverage::Unreachable(
-            "only in cluster mode, at a table another node ran, in the moment between this \
-             node claiming it (its node died) and its actor starting here",
+            "only in cluster mode, in the moment between this node claiming a table whose node \
+             died and the table's actor starting here",
         ),
     ),
 ];
