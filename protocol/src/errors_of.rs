@@ -532,7 +532,10 @@ pub const REQUESTS: &[Errors] = &[
             (NotYourTurn, MT),
             (WrongPhase, MT),
             (LimitReached, MT),
-            (CardNumbersUsedUp, TODO),
+            (
+                CardNumbersUsedUp,
+                Coverage::Driven("magic_tech_card_numbers")
+            ),
             (BadCard, MT),
         ],
     },

@@ -7,13 +7,19 @@
 use grand_melee_e2e::error_codes::Seen;
 use grand_melee_e2e::magic_tech as mt;
 use grand_melee_e2e::{Client, TestServer, keep_all_hands};
+use grand_melee_protocol::game::Game;
+use grand_melee_protocol::magic_tech::MagicTech;
 use grand_melee_protocol::magic_tech_types::{
     Area, Block, CardFace, CardType, Colour, Correction, Keywords, MagicTechCommand as C, ManaCost,
-    Target, Zone,
+    MtPhase, Target, Zone,
 };
-use grand_melee_protocol::rules::Command;
-use grand_melee_protocol::{ClientMessage, ErrorCode, ServerMessage};
+use grand_melee_protocol::rules::{Actor, Command};
+use grand_melee_protocol::{
+    self as wire, ClientMessage, ErrorCode, Event, MAX_CARD_NUMBER, PlayerId, SeatToken,
+    ServerMessage,
+};
 use grand_melee_server::ServerConfig;
+use grand_melee_server::journal::{Durability, Journal};
 
 /// The server's defaults, but a script's requests come faster than a person's.
 fn config() -> ServerConfig {
@@ -722,6 +728,120 @@ async fn magic_tech_requests() {
     .await;
 
     seen.check("magic_tech_requests");
+    drop(clients);
+    server.shutdown().await;
+}
+
+/// The moves of a game that gives out every card number, decided by the game itself from
+/// `game`'s board (Ann's first turn, in her upkeep): turn after turn, the player taking it
+/// deploys what he may (two cards and two Forests) and takes each card back from play at once
+/// (to his hand while it holds fewer than five, else onto his stockpile, so neither runs out),
+/// until cards 0–65,534 have been deployed; then the turns pass to Ann's next, and she moves on
+/// to her deploy phase. Returns the events, as the server would have journaled them.
+fn give_out_every_card_number(game: &mut MagicTech, ann: PlayerId) -> Vec<Event> {
+    let mut out = Vec::new();
+    let mut act = |game: &mut MagicTech, command: C| {
+        let player = game.board().active.unwrap();
+        let events = game.handle(Actor::Player(player), Command::MagicTech(command.clone()));
+        out.extend(events.unwrap_or_else(|code| panic!("{command:?}: {code:?}")));
+    };
+    while game.board().next_card <= MAX_CARD_NUMBER {
+        let player = game.board().active.unwrap();
+        act(game, C::NextPhase);
+        let first_turn = game.board().turn_number == 1;
+        let deployments = if first_turn { 1 } else { 2 };
+        let lands = std::iter::repeat_n(None, deployments).chain([Some(forest()), Some(forest())]);
+        for land in lands {
+            let card = game.board().next_card;
+            if card > MAX_CARD_NUMBER {
+                break;
+            }
+            act(game, C::Deploy { land });
+            let hand = game.side(player).unwrap().hand;
+            let to = if hand < 5 {
+                Zone::Hand
+            } else {
+                Zone::Stockpile
+            };
+            act(game, C::LeavePlay { card, to });
+        }
+        act(game, C::NextPhase);
+        act(game, C::NextPhase);
+    }
+    while game.board().active != Some(ann) {
+        for _ in 0..3 {
+            act(game, C::NextPhase);
+        }
+    }
+    act(game, C::NextPhase);
+    out
+}
+
+/// After cards 0–65,534 have been deployed, every deployment is refused: there is no number
+/// left to give a card. Deploying them over a socket takes some 180,000 requests (two
+/// deployments and two lands a turn, each card taken back to be deployed again) — minutes of a
+/// test. So the game deploys them itself from the board the socket left (the same decisions
+/// the server makes, on the same board), the events go into the table's journal, and the
+/// server, restarted on it, takes the table up where they leave it and answers the next
+/// deployment over the socket.
+#[tokio::test]
+async fn magic_tech_card_numbers() {
+    let server = TestServer::start_with(config()).await;
+    let mut seen = Seen::default();
+    let (table, mut clients) = mt::started(server.addr, [40, 40]).await;
+    keep_all_hands(&mut clients).await;
+    let ann = clients[0].seat.unwrap().0;
+    let tokens: Vec<SeatToken> = clients.iter().map(|c| c.seat.unwrap().1).collect();
+    let view = clients[0].view.clone().unwrap();
+    drop(clients);
+    let data = server.stop().await;
+
+    let journal = Journal::open(data.path(), Durability::Normal).unwrap();
+    let journaled = journal.events(table).unwrap();
+    let past: Vec<Event> = journaled
+        .iter()
+        .map(|(_, bytes)| wire::decode_event(bytes).unwrap())
+        .collect();
+    let mut game = mt::table_of(&mt::fold(&view, &past));
+    let events = give_out_every_card_number(&mut game, ann);
+    assert_eq!(game.board().next_card, MAX_CARD_NUMBER + 1);
+    let first_seq = journaled.last().unwrap().0 + 1;
+    let encoded = events.iter().map(wire::encode_event).collect();
+    journal.append(table, first_seq, encoded).await.unwrap();
+    journal.close().await.unwrap();
+
+    let server = TestServer::start_on_journal(config(), data).await;
+    let mut clients = Vec::new();
+    for token in tokens {
+        let mut client = Client::connected(server.addr).await;
+        client.resume(table, token).await.unwrap();
+        clients.push(client);
+    }
+    let board = clients[0]
+        .view
+        .as_ref()
+        .unwrap()
+        .magic_tech
+        .clone()
+        .unwrap();
+    assert_eq!(board.next_card, MAX_CARD_NUMBER + 1);
+    assert_eq!(board.active, Some(ann));
+    assert_eq!(board.phase, Some(MtPhase::Deploy));
+    assert_eq!((board.deployed, board.lands), (0, 0));
+    assert!(game.side(ann).unwrap().hand > 0);
+    let before = clients[0].fresh_snapshot().await;
+    for land in [None, Some(forest())] {
+        seen.expect(
+            &mut clients[0],
+            tech(C::Deploy { land }),
+            ErrorCode::CardNumbersUsedUp,
+        )
+        .await;
+    }
+    assert_eq!(clients[0].fresh_snapshot().await, before);
+    // Only deployments have run out: the turn goes on.
+    ok(&mut clients[0], C::NextPhase).await;
+    seen.check("magic_tech_card_numbers");
     drop(clients);
     server.shutdown().await;
 }
