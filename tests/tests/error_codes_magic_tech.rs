@@ -779,11 +779,11 @@ fn give_out_every_card_number(game: &mut MagicTech, ann: PlayerId) -> Vec<Event>
 
 /// After cards 0–65,534 have been deployed, every deployment is refused: there is no number
 /// left to give a card. Deploying them over a socket takes some 180,000 requests (two
-/// deployments and two lands a turn, each card taken back to be deployed again) — minutes of a
-/// test. So the game deploys them itself from the board the socket left (the same decisions
-/// the server makes, on the same board), the events go into the table's journal, and the
-/// server, restarted on it, takes the table up where they leave it and answers the next
-/// deployment over the socket.
+/// deployments and two lands a turn, each card taken back to be deployed again): over a minute
+/// in a test build, where this test takes seconds. So the game deploys them itself from the
+/// board the socket left (the same decisions the server makes, on the same board), the events
+/// go into the table's journal, and the server, restarted on it, takes the table up where they
+/// leave it and answers the next deployment over the socket.
 #[tokio::test]
 async fn magic_tech_card_numbers() {
     let server = TestServer::start_with(config()).await;
