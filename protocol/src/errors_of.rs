@@ -3,10 +3,10 @@
 //! [`session`](crate::session) and each game's `decide`). The server checks every error it
 //! sends against it (an undeclared pair is counted in `gm_undeclared_error_codes_total` and
 //! logged), PROTOCOL.md's section "Errors of every request" is rendered from it
-//! ([`render_markdown`]), and `tests/tests/error_codes.rs` drives each pair a test is named for.
+//! ([`render_markdown`]), and `tests/tests/error_codes*.rs` drive each pair a test is named for.
 //!
 //! Adding a code to a request is one line in [`REQUESTS`]: the code and how it is covered —
-//! the socket-level test (in `tests/tests/error_codes.rs`) that drives it, why it cannot be
+//! the socket-level test (in `tests/tests/error_codes*.rs`) that drives it, why it cannot be
 //! reached, or that no test drives it yet (which the coverage test reports, failing).
 
 use crate::ErrorCode::{self, *};
@@ -14,7 +14,7 @@ use crate::ErrorCode::{self, *};
 /// How a declared (request, code) pair is known to be answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Coverage {
-    /// The test of that name in `tests/tests/error_codes.rs` drives it through a socket.
+    /// The test of that name in `tests/tests/error_codes*.rs` drives it through a socket.
     Driven(&'static str),
     /// The server's code can answer it, but no test drives it yet: the coverage test lists it
     /// and fails.
@@ -65,6 +65,8 @@ const UNREADABLE_NODE: &str =
 /// Why `storage_failed` cannot be caused by a client at `join`.
 const STORE_OR_NODE: &str = "only when the store fails, or in cluster mode when the node \
                              running the table answers what this node cannot read";
+/// Magic Tech requests, in `tests/tests/error_codes_magic_tech.rs`.
+const MT: Coverage = Coverage::Driven("magic_tech_requests");
 
 /// Codes every request may answer, whatever its `type` (also a frame whose `type` is unknown).
 pub const ANY_REQUEST: &[Declared] = &[
@@ -569,232 +571,180 @@ pub const REQUESTS: &[Errors] = &[
             (NotLinked, CAMERAS),
         ],
     },
+    // Magic Tech's own requests. A Magic Tech table seats two players and its game is over as
+    // soon as one is out, so its decisions' `eliminated` (the sender out of the game) cannot be
+    // answered: such a sender gets `not_playing` first. Nor can their `unknown_player` for the
+    // sender himself, who is always one of the game's players (a seat leaves the game only with
+    // the connection's place at the table); `unknown_player` is listed where a request names a
+    // player.
     Errors {
         request: "magic_tech.declare_deck",
-        codes: game_request![
-            (NotHost, TODO),
-            (GameStarted, TODO),
-            (UnknownPlayer, TODO),
-            (BadAmount, TODO),
-        ],
+        codes: game_request![(GameStarted, MT), (BadAmount, MT),],
     },
     Errors {
         request: "magic_tech.next_phase",
-        codes: game_request![
-            (NotPlaying, TODO),
-            (Eliminated, TODO),
-            (UnknownPlayer, TODO),
-            (NotYourTurn, TODO),
-            (NoMission, TODO),
-        ],
+        codes: game_request![(NotPlaying, MT), (NotYourTurn, MT), (NoMission, MT),],
     },
     Errors {
         request: "magic_tech.deploy",
         codes: game_request![
-            (NotPlaying, TODO),
-            (Eliminated, TODO),
-            (UnknownPlayer, TODO),
-            (NotYourTurn, TODO),
-            (WrongPhase, TODO),
-            (LimitReached, TODO),
-            (CardNumbersUsedUp, TODO),
-            (BadCard, TODO),
-            (NoMission, TODO),
+            (NotPlaying, MT),
+            (NotYourTurn, MT),
+            (WrongPhase, MT),
+            (LimitReached, MT),
+            (
+                CardNumbersUsedUp,
+                Coverage::Driven("magic_tech_card_numbers")
+            ),
+            (BadCard, MT),
         ],
     },
     Errors {
         request: "magic_tech.tap",
         codes: game_request![
-            (NotPlaying, TODO),
-            (Eliminated, TODO),
-            (UnknownPlayer, TODO),
-            (NotYourTurn, TODO),
-            (WrongPhase, TODO),
-            (UnknownCard, TODO),
-            (NotYourCard, TODO),
-            (BadCard, TODO),
-            (BadAmount, TODO),
-            (NoMission, TODO),
+            (NotPlaying, MT),
+            (UnknownCard, MT),
+            (NotYourCard, MT),
+            (BadCard, MT),
+            (BadAmount, MT),
         ],
     },
     Errors {
         request: "magic_tech.pay",
         codes: game_request![
-            (NotPlaying, TODO),
-            (Eliminated, TODO),
-            (UnknownPlayer, TODO),
-            (NotYourTurn, TODO),
-            (WrongPhase, TODO),
-            (NotEnoughMana, TODO),
-            (UnknownCard, TODO),
-            (NotYourCard, TODO),
-            (BadCard, TODO),
-            (BadAmount, TODO),
-            (NoMission, TODO),
+            (NotPlaying, MT),
+            (NotYourTurn, MT),
+            (WrongPhase, MT),
+            (NotEnoughMana, MT),
+            (UnknownCard, MT),
+            (NotYourCard, MT),
+            (BadCard, MT),
+            (BadAmount, MT),
         ],
     },
     Errors {
         request: "magic_tech.reveal",
         codes: game_request![
-            (NotPlaying, TODO),
-            (Eliminated, TODO),
-            (UnknownPlayer, TODO),
-            (NotYourTurn, TODO),
-            (WrongPhase, TODO),
-            (NotEnoughMana, TODO),
-            (UnknownCard, TODO),
-            (NotYourCard, TODO),
-            (BadCard, TODO),
-            (NoMission, TODO),
+            (NotPlaying, MT),
+            (NotYourTurn, MT),
+            (WrongPhase, MT),
+            (NotEnoughMana, MT),
+            (UnknownCard, MT),
+            (NotYourCard, MT),
+            (BadCard, MT),
         ],
     },
     Errors {
         request: "magic_tech.relocate",
         codes: game_request![
-            (NotPlaying, TODO),
-            (Eliminated, TODO),
-            (UnknownPlayer, TODO),
-            (NotYourTurn, TODO),
-            (WrongPhase, TODO),
-            (UnknownCard, TODO),
-            (NotYourCard, TODO),
-            (BadCard, TODO),
-            (NoMission, TODO),
+            (NotPlaying, MT),
+            (NotYourTurn, MT),
+            (WrongPhase, MT),
+            (UnknownCard, MT),
+            (NotYourCard, MT),
+            (BadCard, MT),
         ],
     },
     Errors {
         request: "magic_tech.mission",
         codes: game_request![
-            (NotPlaying, TODO),
-            (Eliminated, TODO),
-            (UnknownPlayer, TODO),
-            (NotYourTurn, TODO),
-            (WrongPhase, TODO),
-            (NoMission, TODO),
-            (UnknownCard, TODO),
-            (NotYourCard, TODO),
-            (BadCard, TODO),
+            (NotPlaying, MT),
+            (UnknownPlayer, MT),
+            (NotYourTurn, MT),
+            (WrongPhase, MT),
+            (NoMission, MT),
+            (UnknownCard, MT),
+            (NotYourCard, MT),
+            (BadCard, MT),
         ],
     },
     Errors {
         request: "magic_tech.block",
         codes: game_request![
-            (NotPlaying, TODO),
-            (Eliminated, TODO),
-            (UnknownPlayer, TODO),
-            (NotYourTurn, TODO),
-            (WrongPhase, TODO),
-            (NoMission, TODO),
-            (IllegalBlock, TODO),
-            (UnknownCard, TODO),
-            (NotYourCard, TODO),
-            (BadCard, TODO),
+            (NotPlaying, MT),
+            (NoMission, MT),
+            (IllegalBlock, MT),
+            (UnknownCard, MT),
         ],
     },
     Errors {
         request: "magic_tech.damage",
         codes: game_request![
-            (NotPlaying, TODO),
-            (Eliminated, TODO),
-            (UnknownPlayer, TODO),
-            (NotYourTurn, TODO),
-            (WrongPhase, TODO),
-            (UnknownCard, TODO),
-            (BadCard, TODO),
-            (BadAmount, TODO),
+            (NotPlaying, MT),
+            (UnknownPlayer, MT),
+            (UnknownCard, MT),
+            (BadAmount, MT),
         ],
     },
     Errors {
         request: "magic_tech.heal",
         codes: game_request![
-            (NotPlaying, TODO),
-            (Eliminated, TODO),
-            (UnknownPlayer, TODO),
-            (NotYourTurn, TODO),
-            (WrongPhase, TODO),
-            (UnknownCard, TODO),
-            (BadCard, TODO),
-            (BadAmount, TODO),
+            (NotPlaying, MT),
+            (UnknownCard, MT),
+            (BadCard, MT),
+            (BadAmount, MT),
         ],
     },
     Errors {
         request: "magic_tech.regenerate",
         codes: game_request![
-            (NotPlaying, TODO),
-            (Eliminated, TODO),
-            (UnknownPlayer, TODO),
-            (NotYourTurn, TODO),
-            (WrongPhase, TODO),
-            (UnknownCard, TODO),
-            (NotYourCard, TODO),
-            (BadCard, TODO),
-            (NotEnoughMana, TODO),
+            (NotPlaying, MT),
+            (NotYourTurn, MT),
+            (WrongPhase, MT),
+            (UnknownCard, MT),
+            (NotYourCard, MT),
+            (BadCard, MT),
+            (BadAmount, MT),
+            (NotEnoughMana, MT),
         ],
     },
     Errors {
         request: "magic_tech.draw",
-        codes: game_request![
-            (NotPlaying, TODO),
-            (Eliminated, TODO),
-            (UnknownPlayer, TODO),
-            (NotYourTurn, TODO),
-            (BadAmount, TODO),
-        ],
+        codes: game_request![(NotPlaying, MT), (BadAmount, MT),],
     },
     Errors {
         request: "magic_tech.life",
-        codes: game_request![
-            (NotPlaying, TODO),
-            (Eliminated, TODO),
-            (UnknownPlayer, TODO),
-            (NotYourTurn, TODO),
-            (BadAmount, TODO),
-        ],
+        codes: game_request![(NotPlaying, MT), (BadAmount, MT),],
     },
     Errors {
         request: "magic_tech.leave_play",
         codes: game_request![
-            (NotPlaying, TODO),
-            (Eliminated, TODO),
-            (UnknownPlayer, TODO),
-            (NotYourTurn, TODO),
-            (UnknownCard, TODO),
-            (NotYourCard, TODO),
-            (BadCard, TODO),
+            (NotPlaying, MT),
+            (UnknownCard, MT),
+            (NotYourCard, MT),
+            (BadCard, MT),
         ],
     },
     Errors {
         request: "magic_tech.propose",
         codes: game_request![
-            (NotPlaying, TODO),
-            (Eliminated, TODO),
-            (UnknownPlayer, TODO),
-            (NotYourTurn, TODO),
-            (NoProposal, TODO),
-            (UnknownCard, TODO),
-            (BadCard, TODO),
-            (BadAmount, TODO),
+            (NotPlaying, MT),
+            (UnknownPlayer, MT),
+            (NoProposal, MT),
+            (UnknownCard, MT),
+            (BadCard, MT),
+            (BadAmount, MT),
         ],
     },
     Errors {
         request: "magic_tech.answer",
         codes: game_request![
-            (NotPlaying, TODO),
-            (Eliminated, TODO),
-            (UnknownPlayer, TODO),
-            (NotYourTurn, TODO),
-            (NoProposal, TODO),
+            (NotPlaying, MT),
+            (NoProposal, MT),
+            (UnknownCard, MT),
+            (BadCard, MT),
+            (BadAmount, MT),
         ],
     },
     Errors {
         request: "magic_tech.rule",
         codes: game_request![
-            (NotHost, TODO),
-            (NotPlaying, TODO),
-            (UnknownCard, TODO),
-            (BadCard, TODO),
-            (UnknownPlayer, TODO),
-            (BadAmount, TODO),
+            (NotHost, MT),
+            (NotPlaying, MT),
+            (UnknownCard, MT),
+            (BadCard, MT),
+            (UnknownPlayer, MT),
+            (BadAmount, MT),
         ],
     },
     Errors {

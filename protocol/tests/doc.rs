@@ -149,6 +149,53 @@ fn every_message_event_and_error_code_is_documented() {
     }
 }
 
+/// Each `magic_tech.*` request's section names, on its `Errors:` line, exactly the codes the
+/// declared table gives it (`protocol/src/errors_of.rs`), but those said once for every Magic
+/// Tech request: the game request's `not_a_player`, `table_adjourned` and `table_paused`, and
+/// `not_playing` (the section "Magic Tech requests").
+#[test]
+fn every_magic_tech_errors_line_names_the_declared_codes() {
+    let doc = doc();
+    let common = [
+        "not_a_player",
+        "table_adjourned",
+        "table_paused",
+        "not_playing",
+    ];
+    for &name in ClientMessage::NAMES {
+        if !name.starts_with("magic_tech.") {
+            continue;
+        }
+        let heading = format!("\n### {name}\n");
+        let start = doc.find(&heading).unwrap() + heading.len();
+        let section = &doc[start..];
+        let section = &section[..section.find("\n### ").unwrap_or(section.len())];
+        let line = section
+            .lines()
+            .find(|l| l.starts_with("Errors:"))
+            .unwrap_or_else(|| panic!("{name}: no `Errors:` line"));
+        let mut named: Vec<&str> = line
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|token| ErrorCode::ALL.iter().any(|c| c.name() == *token))
+            .collect();
+        named.sort_unstable();
+        named.dedup();
+        let mut declared: Vec<&str> = grand_melee_protocol::errors_of::own_codes(name)
+            .unwrap()
+            .iter()
+            .map(|(code, _)| code.name())
+            .filter(|code| !common.contains(code))
+            .collect();
+        declared.sort_unstable();
+        assert_eq!(
+            named, declared,
+            "{name}: PROTOCOL.md's `Errors:` line and protocol/src/errors_of.rs differ"
+        );
+    }
+}
+
 #[test]
 fn snapshot_example_decodes_to_the_example_view() {
     let Some(Example::Server(ServerMessage::Snapshot { view, .. })) =
