@@ -19,7 +19,8 @@ pub enum Coverage {
     /// The server's code can answer it, but no test drives it yet: the coverage test lists it
     /// and fails.
     NotYetDriven,
-    /// No client can make the server answer it, for the reason given.
+    /// No client can make the server answer it at will (the journal failing, a node answering
+    /// what this one cannot read, the moment of a takeover), for the reason given.
     Unreachable(&'static str),
 }
 
