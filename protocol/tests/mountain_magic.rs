@@ -1888,3 +1888,127 @@ fn an_oversized_deck_file_is_named_by_its_real_size_and_an_array_line_is_refused
         other => panic!("an array line was taken: {other:?}"),
     }
 }
+
+fn document(path: &str) -> String {
+    let text = std::fs::read_to_string(format!("{}/../{path}", env!("CARGO_MANIFEST_DIR")));
+    // One line per paragraph's words, so a statement is found across line breaks.
+    text.unwrap()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn the_silent_points_are_written_down_as_the_code_does_them() {
+    let rules = document("docs/RULES.md");
+    let protocol = document("PROTOCOL.md");
+    let says = |doc: &str, words: &str| assert!(doc.contains(words), "not written: {words}");
+    // Nothing but `mana` while the drawn land waits.
+    let mut climb = battle(REDS, &["Kerr Crag"; 6], ["Veil of Frost"; 5]);
+    for command in [
+        C::EndTurn,
+        C::Attack {
+            attackers: vec![0],
+            target: 0,
+        },
+        C::Cast {
+            force: 3,
+            target: None,
+        },
+        C::Activate {
+            force: 0,
+            target: None,
+        },
+    ] {
+        climb.refused(command, MountainError::NotNow);
+    }
+    says(
+        &rules,
+        "Until the drawn land is placed or let go, nothing else is taken: `end_turn`, `attack`, `cast` and `activate` are refused (`wrong_phase`)",
+    );
+    says(
+        &protocol,
+        "or the drawn land still waits for `mountain_magic.mana`: it is placed or let go first",
+    );
+    // A usable land must be placed.
+    climb.refused(C::Mana { place: None }, MountainError::BadMana);
+    says(&rules, "letting it go is refused (`bad_mana`)");
+    says(&protocol, "`place` is absent while a card can use the land");
+    // A multiland gives the opponent's card needing both its colours its first colour.
+    let mut climb = battle(
+        REDS,
+        &["Kerr Crag", "Mistlit Strand", "Kerr Crag", "Mistlit Strand"],
+        [
+            "Stormglass Refusal",
+            "Veil of Frost",
+            "Veil of Frost",
+            "Veil of Frost",
+            "Veil of Frost",
+        ],
+    );
+    climb.ok(red(0));
+    let events = climb.ok(C::EndTurn);
+    assert!(events.contains(&E::MountainMagicManaPlaced {
+        side: Side::Opponent,
+        place: ManaPlace {
+            force: 0,
+            ability: false,
+            colour: Colour::White
+        }
+    }));
+    assert_eq!(card("Mistlit Strand").produces[0], Colour::White);
+    says(
+        &rules,
+        "a card needing both colours of a multiland takes its first",
+    );
+    // The opponent's untap: the first of his unpowered cards in the order of choices.
+    let climb = battle(
+        REDS,
+        &["Kerr Crag"; 4],
+        [
+            "Sunlit Oath",
+            "Kiln Brute",
+            "Spark Lash",
+            "Veil of Frost",
+            "Word of Refusal",
+        ],
+    );
+    assert_eq!(
+        climb.game.opponent_target(theirs(0), Effect::Untap),
+        Some(Some(theirs(4))),
+        "the counterspell first"
+    );
+    says(
+        &rules,
+        "unpowered cards, not an artifact, the first in the order of choices (counterspells, damage spells, creatures, the rest; among equals the first of his forces)",
+    );
+    // `may_recover` after a placement on an empty pile, and after a failed climb.
+    let deal = Deal {
+        spells: [vec!["Kiln Brute"; 8]]
+            .concat()
+            .iter()
+            .map(|n| no(n))
+            .collect(),
+        lands: vec![no("Kerr Crag")],
+        occupiers: vec![no("Kiln Brute"); 5],
+    };
+    let mut climb = Run::dealt(deal);
+    climb.ok(C::Flip);
+    climb.ok(C::Place { row: 1, pos: 0 });
+    let view = climb.game.view();
+    assert!(view.discard.is_empty() && view.may_recover, "empty pile");
+    assert_eq!(view.outcome, Some(Outcome::FailedClimb));
+    says(
+        &protocol,
+        "It is true after a placement even when the pile is empty (nothing to place then: `flip`), and a failed climb leaves it as its last placement or discard set it (true when the climb failed right after a placement, false after a discard)",
+    );
+    says(
+        &rules,
+        "a failed climb leaves it as it was (true if it failed right after a placement)",
+    );
+    // A climb given up: the table says so, the climb's part stays where it was.
+    says(
+        &protocol,
+        "mountain_magic` stays where it was (`phase` `climbing`, `path` or `battle`, `outcome` nil)",
+    );
+}

@@ -377,3 +377,26 @@ async fn an_oversized_deck_file_is_named_by_its_real_size_and_an_array_line_is_r
     assert!(message.contains("a deck line is a map"), "{message}");
     assert!(host.list_tables().await.is_empty(), "no table was made");
 }
+
+#[tokio::test]
+async fn a_conceded_climb_is_over_by_the_tables_fields_as_protocol_md_says() {
+    let server = TestServer::start_with(config()).await;
+    let (_, mut ann) = started(&server).await;
+    ann.call(|id| ClientMessage::Concede { id }).await.unwrap();
+    let view = agrees(&mut ann).await;
+    assert_eq!(view.stage, StageName::Finished);
+    assert_eq!(view.standings.len(), 1);
+    assert_eq!(
+        view.players[0].status,
+        grand_melee_protocol::PlayerStatus::Eliminated
+    );
+    assert_eq!(climb(&view).phase, MmPhase::Climbing);
+    assert_eq!(climb(&view).outcome, None);
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../PROTOCOL.md"))
+        .unwrap()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(doc.contains("the player's `status` `eliminated` when he conceded or was ruled out"));
+    assert!(doc.contains("given up by `stage` `finished` with `outcome` nil"));
+}
