@@ -239,8 +239,11 @@ pub struct BotsArgs {
     #[arg(long)]
     pub day: bool,
 
-    /// Magic Tech: the deck size every bot declares (1–60); smaller decks end sooner.
-    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u8).range(1..=60))]
+    /// Magic Tech: the deck size every bot declares (5–60); smaller decks end sooner.
+    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u8).range(
+        i64::from(grand_melee_protocol::magic_tech_types::STARTING_HAND)
+            ..=i64::from(grand_melee_protocol::magic_tech_types::MAX_DECK)
+    ))]
     pub deck: u8,
 }
 

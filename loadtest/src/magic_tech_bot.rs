@@ -33,7 +33,7 @@ pub struct MtConfig {
     pub tables: usize,
     /// Every bot's random choices come from it (with the table and seat as the stream).
     pub seed: u64,
-    /// The deck size both bots declare (1–60): smaller decks make shorter games.
+    /// The deck size both bots declare (5–60): smaller decks make shorter games.
     pub deck: u8,
     /// Moves a bot makes before it concedes.
     pub max_moves: u32,

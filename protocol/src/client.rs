@@ -560,7 +560,7 @@ pub enum ClientMessage {
     MagicTechDeclareDeck {
         /// Request id.
         id: u32,
-        /// Cards in the deck (1–60).
+        /// Cards in the deck (5–60).
         size: u8,
     },
     /// Magic Tech: Moves one's Magic Tech turn to its next phase (from the end phase: passes the turn).

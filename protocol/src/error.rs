@@ -166,6 +166,9 @@ pub enum ErrorCode {
     NotYourCard,
     /// Magic Tech: the turn's deployments or land drops are used up.
     LimitReached,
+    /// Magic Tech: the table has given out every card number (0–65,534,
+    /// [`MAX_CARD_NUMBER`](crate::MAX_CARD_NUMBER)): no more cards can be deployed.
+    CardNumbersUsedUp,
     /// Magic Tech: too little unspent mana, or too few counters to reveal the card.
     NotEnoughMana,
     /// Magic Tech: the card cannot do that as it stands (face up or down, tapped, its type, where it stands), or its declaration is invalid. Mountain Magic: no such card in one's forces, or it cannot do that now (unpowered, used this turn, no stored use, not a creature).
@@ -318,6 +321,9 @@ impl ErrorCode {
             ErrorCode::UnknownCard => "there is no such card in play",
             ErrorCode::NotYourCard => "that card is not yours",
             ErrorCode::LimitReached => "you have used up this turn's deployments or land drops",
+            ErrorCode::CardNumbersUsedUp => {
+                "the table has given out every card number (0–65,534): no more cards can be deployed"
+            }
             ErrorCode::NotEnoughMana => "not enough mana (or counters) for that",
             ErrorCode::BadCard => "that card cannot do that as it stands",
             ErrorCode::IllegalBlock => "the declared cards forbid that block",

@@ -20,6 +20,7 @@ mod codec;
 mod command;
 pub mod dice;
 mod error;
+pub mod errors_of;
 mod event;
 pub mod examples;
 pub mod game;

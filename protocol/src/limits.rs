@@ -146,3 +146,26 @@ pub(crate) fn default_mulligan_clock() -> u32 {
 pub(crate) fn default_max_spectators() -> u32 {
     DEFAULT_MAX_SPECTATORS
 }
+
+// Magic Tech limits (issue 46)
+
+/// Magic Tech: the most damage one `magic_tech.damage` deals, the most mana one
+/// `magic_tech.pay` spends, and the most damage counters a correction sets (more: `bad_amount`).
+/// Far above any card's numbers: a deck of 60 paper cards never comes near it.
+pub const MAX_MAGIC_TECH_AMOUNT: u16 = 1_000;
+/// Magic Tech: the most unspent mana a player holds. A `magic_tech.tap` that would take him
+/// past it, and a correction of his mana to more, are refused (`bad_amount`): the one bound
+/// every way of changing unspent mana keeps.
+pub const MAX_UNSPENT_MANA: u16 = 1_000;
+/// Magic Tech: the most mana one card makes when tapped (a basic land makes at most 1).
+pub const MAX_TAP_MANA: u8 = 20;
+/// Magic Tech: the most mana counters a face-down card holds (a `magic_tech.pay` past it is
+/// `bad_amount`; the count is a byte).
+pub const MAX_COUNTERS: u8 = u8::MAX;
+/// Magic Tech: the largest life change of one `magic_tech.life`, lost or gained (more:
+/// `bad_amount`): each point is a card, and a side's zones are counted in bytes.
+pub const MAX_LIFE_CHANGE: u32 = 255;
+/// Magic Tech: the last number a card put into play gets (cards are numbered from 0 in
+/// deployment order, a card returned to hand and deployed again gets a new one). Once every
+/// number is given out, `magic_tech.deploy` is refused with `card_numbers_used_up`.
+pub const MAX_CARD_NUMBER: u16 = u16::MAX - 1;

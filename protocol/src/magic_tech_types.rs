@@ -408,7 +408,8 @@ pub enum Correction {
 /// A Magic Tech request, decided by the rules ([`crate::magic_tech`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum MagicTechCommand {
-    /// In the lobby: declare one's deck size (1–60).
+    /// In the lobby: declare one's deck size (5–60: at least a starting hand, at most
+    /// [`MAX_DECK`]).
     DeclareDeck {
         /// Cards in the deck.
         size: u8,

@@ -230,3 +230,40 @@ fn the_fields_left_out_when_empty_are_the_ones_encoding_names() {
     assert!(!bytes.windows(6).any(|w| w == b"\xa5calls"));
     assert!(section.contains("`calls` when no call is open"));
 }
+
+/// Checks the block between `<!-- generated: NAME -->` and `<!-- end generated: NAME -->` in
+/// PROTOCOL.md against `rendered`; with `GM_BLESS=1` rewrites it instead.
+fn generated_block(name: &str, rendered: &str) {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../PROTOCOL.md");
+    let doc = doc();
+    let open = format!("<!-- generated: {name} -->\n");
+    let close = format!("<!-- end generated: {name} -->");
+    let start = doc
+        .find(&open)
+        .unwrap_or_else(|| panic!("PROTOCOL.md has no `{}` marker", open.trim()))
+        + open.len();
+    let end = start
+        + doc[start..]
+            .find(&close)
+            .unwrap_or_else(|| panic!("PROTOCOL.md has no `{close}` marker"));
+    if std::env::var_os("GM_BLESS").is_some_and(|v| v == "1") {
+        let updated = format!("{}{rendered}{}", &doc[..start], &doc[end..]);
+        std::fs::write(path, updated).unwrap();
+        return;
+    }
+    assert!(
+        doc[start..end] == *rendered,
+        "PROTOCOL.md's generated block `{name}` differs from the code: run \
+         `GM_BLESS=1 cargo test -p grand-melee-protocol --test doc` to rewrite it\n\
+         --- in PROTOCOL.md ---\n{}\n--- from the code ---\n{rendered}",
+        &doc[start..end]
+    );
+}
+
+#[test]
+fn errors_block_is_the_declared_table() {
+    generated_block(
+        "errors",
+        &grand_melee_protocol::errors_of::render_markdown(),
+    );
+}

@@ -2099,3 +2099,561 @@ fn an_unknown_keyword_is_refused_not_dropped() {
     assert!(known.as_ref().unwrap().keywords.flying);
     play.mt(ANN, C::Deploy { land: known });
 }
+
+// ----- The documents say what the server does (issue 46) -----------------------------------------
+
+/// A document of the repository (`PROTOCOL.md`, `docs/RULES.md`).
+fn document(path: &str) -> String {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    std::fs::read_to_string(format!("{root}/{path}")).unwrap()
+}
+
+/// The text of the section under `heading` (a whole heading line, `### name`) of `path`, up to
+/// the next heading.
+fn section(path: &str, heading: &str) -> String {
+    let doc = document(path);
+    let start = doc
+        .find(&format!("\n{heading}\n"))
+        .unwrap_or_else(|| panic!("{path} has no {heading}"))
+        + heading.len()
+        + 2;
+    let rest = &doc[start..];
+    let end = rest.find("\n#").unwrap_or(rest.len());
+    rest[..end].to_owned()
+}
+
+/// PROTOCOL.md's section on a request.
+fn request_section(request: &str) -> String {
+    section("PROTOCOL.md", &format!("### {request}"))
+}
+
+/// The codes a request's section lists after `Errors:`.
+fn documented_errors(request: &str) -> Vec<String> {
+    let text = request_section(request);
+    let start = text
+        .find("Errors:")
+        .unwrap_or_else(|| panic!("{request} lists no errors"));
+    let errors = &text[start..];
+    let errors = &errors[..errors.find("\n\n").unwrap_or(errors.len())];
+    errors
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_owned)
+        .collect()
+}
+
+/// `request`'s section lists `code` among its errors.
+fn assert_documented(request: &str, code: ErrorCode) {
+    let listed = documented_errors(request);
+    assert!(
+        listed.iter().any(|c| c == code.name()),
+        "PROTOCOL.md's {request} does not list {}, which the server answers (it lists {listed:?})",
+        code.name()
+    );
+}
+
+/// A number as PROTOCOL.md writes it from five digits on: 65,534.
+fn thousands(n: u32) -> String {
+    let digits = n.to_string();
+    if digits.len() < 5 {
+        return digits;
+    }
+    let (head, tail) = digits.split_at(digits.len() - 3);
+    format!("{head},{tail}")
+}
+
+/// Issue 46: PROTOCOL.md said a deck is 1–60 cards, twice; the server takes 5–60 (the opening
+/// hand to 60).
+#[test]
+fn protocol_md_gives_the_deck_sizes_the_server_takes() {
+    use grand_melee_protocol::magic_tech_types::{MAX_DECK, STARTING_HAND};
+    let mut play = Play::lobby();
+    play.refused(
+        Actor::Player(ANN),
+        deck(STARTING_HAND - 1),
+        ErrorCode::BadAmount,
+    );
+    play.refused(Actor::Player(ANN), deck(MAX_DECK + 1), ErrorCode::BadAmount);
+    play.ok(Actor::Player(ANN), deck(STARTING_HAND));
+    play.ok(Actor::Player(ANN), deck(MAX_DECK));
+    let text = request_section("magic_tech.declare_deck");
+    let range = format!("{STARTING_HAND}–{MAX_DECK}");
+    assert!(
+        text.contains(&format!("declares one's deck size, {range}")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("cards in the deck ({range})")),
+        "{text}"
+    );
+    assert_documented("magic_tech.declare_deck", ErrorCode::BadAmount);
+}
+
+/// Issue 46: the host's `ruling {end_turn}` naming his opponent during his own turn answered
+/// `not_your_turn`; PROTOCOL.md says `no_running_turn`, which a Grand Melee table answers for
+/// the same situation. Now both tables do, and a player not seated is `unknown_player` at both.
+#[test]
+fn ruling_end_turn_of_a_player_not_taking_the_turn_is_no_running_turn() {
+    let mut play = Play::started();
+    assert_eq!(play.active(), ANN);
+    let end = |player| Command::Ruling(Ruling::EndTurn { player });
+    play.refused(Actor::Host, end(BOB), ErrorCode::NoRunningTurn);
+    play.refused(Actor::Host, end(9), ErrorCode::UnknownPlayer);
+    // The turn clock's expiry answers the same (the session ignores it either way).
+    let expire = Command::ExpireTurn {
+        player: BOB,
+        reason: grand_melee_protocol::Expiry::Clock,
+    };
+    play.refused(Actor::Host, expire, ErrorCode::NoRunningTurn);
+    // The player himself asking out of turn is still `not_your_turn`.
+    play.refused(Actor::Player(BOB), Command::EndTurn, ErrorCode::NotYourTurn);
+    play.ok(Actor::Host, end(ANN));
+    assert_eq!(play.active(), BOB);
+    assert_documented("ruling", ErrorCode::NoRunningTurn);
+    let preamble = request_section("Magic Tech requests");
+    assert!(
+        preamble.contains("is `no_running_turn`"),
+        "PROTOCOL.md's Magic Tech requests do not say what `ruling` answers: {preamble}"
+    );
+}
+
+/// Issue 46: RULES.md said a blocker gets "its armour plus its remaining structure", which for a
+/// cost-0 blocker is its armour alone: not what destroys it. The server gives it one point more,
+/// and RULES.md's example says so with the server's numbers.
+#[test]
+fn a_cost_zero_blocker_in_a_double_block_gets_what_destroys_it() {
+    let mut play = Play::started();
+    let ogre = play.put_in_play(creature("Ogre", 3, &[], 3, 3));
+    play.pass();
+    let memnite = play.put_in_play(creature("Memnite", 0, &[], 1, 1));
+    let squire = play.put_in_play(creature("Squire", 1, &[], 1, 1));
+    play.pass();
+    play.advance_to(MtPhase::Missions);
+    play.mt(
+        ANN,
+        C::Mission {
+            attackers: vec![ogre],
+            target: Target::Stockpile { player: BOB },
+        },
+    );
+    let events = play.mt(
+        BOB,
+        C::Block {
+            blocks: vec![
+                Block {
+                    blocker: memnite,
+                    attacker: ogre,
+                },
+                Block {
+                    blocker: squire,
+                    attacker: ogre,
+                },
+            ],
+        },
+    );
+    let dealt = |card: CardId| {
+        events
+            .iter()
+            .find_map(|e| match e {
+                Event::MagicTechDamaged {
+                    target: Target::Card { card: c },
+                    amount,
+                    effect,
+                } if *c == card => Some((*amount, *effect)),
+                _ => None,
+            })
+            .unwrap()
+    };
+    // Memnite: armour 1, structure 0: 2 destroy it (1 through its armour), not 1.
+    assert_eq!(dealt(memnite), (2, 1));
+    assert!(play.card(memnite).is_none(), "Memnite is destroyed");
+    // The Squire gets the rest, 1, which its armour absorbs.
+    assert_eq!(dealt(squire), (1, 0));
+    assert_eq!(play.card(squire).unwrap().damage, 0);
+    // The two 1/1s deal the Ogre 2, which its armour 3 absorbs.
+    assert_eq!(dealt(ogre), (2, 0));
+    assert_eq!(play.card(ogre).unwrap().damage, 0);
+
+    let rules = section("docs/RULES.md", "### Damage");
+    let flat = rules.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        !flat.contains("what destroys it (its armour plus its remaining structure)"),
+        "RULES.md still gives a cost-0 blocker only its armour"
+    );
+    assert!(
+        flat.contains("but always at least one point more than its armour"),
+        "{flat}"
+    );
+    for said in [
+        format!(
+            "the Ogre deals Memnite {}, and Memnite is destroyed",
+            dealt(memnite).0
+        ),
+        format!(
+            "gets the rest, {}, which its armour 1 absorbs",
+            dealt(squire).0
+        ),
+        format!("deal the Ogre {} together", dealt(ogre).0),
+    ] {
+        assert!(
+            flat.contains(&said),
+            "RULES.md's example does not say: {said}"
+        );
+    }
+}
+
+/// Issue 46: `heal` on a face-down card answers `bad_card`, which PROTOCOL.md did not list.
+#[test]
+fn heal_on_a_face_down_card_is_bad_card_and_documented() {
+    let mut play = Play::started();
+    play.advance_to(MtPhase::Deploy);
+    let card = play.game.board().next_card;
+    play.mt(ANN, C::Deploy { land: None });
+    play.mt_refused(ANN, C::Heal { card, amount: 1 }, ErrorCode::BadCard);
+    assert_documented("magic_tech.heal", ErrorCode::BadCard);
+}
+
+/// Issue 46: a life change is at most ±255 (PROTOCOL.md gave an i32 and no bound).
+#[test]
+fn a_life_change_is_bounded_as_protocol_md_says() {
+    use grand_melee_protocol::MAX_LIFE_CHANGE;
+    let mut play = Play::started();
+    let most = i32::try_from(MAX_LIFE_CHANGE).unwrap();
+    let beyond = most + 1;
+    for delta in [-beyond, beyond, i32::MIN, i32::MAX, 0] {
+        play.mt_refused(ANN, C::Life { delta }, ErrorCode::BadAmount);
+    }
+    let text = request_section("magic_tech.life");
+    assert!(
+        text.contains(&format!(
+            "| −{MAX_LIFE_CHANGE} to {MAX_LIFE_CHANGE}, not 0 |"
+        )),
+        "{text}"
+    );
+    // The largest loss is taken: it empties Ann's stockpile and she runs out.
+    let events = play.mt(ANN, C::Life { delta: -most });
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::MagicTechRanOut { player: ANN }))
+    );
+    assert_documented("magic_tech.life", ErrorCode::BadAmount);
+}
+
+/// Issue 46: `damage` and `pay` name at most 1000, a card holds at most 255 counters: the limits
+/// are constants, and PROTOCOL.md gives them.
+#[test]
+fn damage_payments_and_counters_are_bounded_as_protocol_md_says() {
+    use grand_melee_protocol::{MAX_COUNTERS, MAX_MAGIC_TECH_AMOUNT};
+    let mut play = Play::started();
+    play.advance_to(MtPhase::Deploy);
+    let card = play.game.board().next_card;
+    play.mt(ANN, C::Deploy { land: None });
+    let too_much = MAX_MAGIC_TECH_AMOUNT + 1;
+    let at_bob = Target::Stockpile { player: BOB };
+    play.mt_refused(
+        ANN,
+        C::Damage {
+            target: at_bob,
+            amount: too_much,
+        },
+        ErrorCode::BadAmount,
+    );
+    play.mt_refused(
+        ANN,
+        C::Pay {
+            card: None,
+            amount: too_much,
+        },
+        ErrorCode::BadAmount,
+    );
+    play.rule(Correction::Counters {
+        card,
+        counters: MAX_COUNTERS,
+    });
+    play.rule(Correction::Mana {
+        player: ANN,
+        mana: 1,
+    });
+    play.mt_refused(
+        ANN,
+        C::Pay {
+            card: Some(card),
+            amount: 1,
+        },
+        ErrorCode::BadAmount,
+    );
+    let amount = format!("| 1–{MAX_MAGIC_TECH_AMOUNT} |");
+    for request in ["magic_tech.damage", "magic_tech.pay"] {
+        let text = request_section(request);
+        assert!(text.contains(&amount), "{request}: {text}");
+        assert_documented(request, ErrorCode::BadAmount);
+    }
+    let pay = request_section("magic_tech.pay");
+    assert!(
+        pay.contains(&format!("holds at most {MAX_COUNTERS} counters")),
+        "{pay}"
+    );
+    let propose = request_section("magic_tech.propose");
+    assert!(
+        propose.contains(&format!("(a face-up card's, 0–{MAX_MAGIC_TECH_AMOUNT})")),
+        "{propose}"
+    );
+}
+
+/// Issue 46: the host could correct unspent mana to at most 1000, while taps went on past it (to
+/// 1020). One bound now: a tap that would take a player past it is refused, as is a correction
+/// to more; PROTOCOL.md gives it.
+#[test]
+fn unspent_mana_has_one_bound_for_taps_and_corrections() {
+    use grand_melee_protocol::{MAX_TAP_MANA, MAX_UNSPENT_MANA};
+    let mut play = Play::started();
+    let forest = play.land(Colour::Green);
+    let second = play.land(Colour::Red);
+    play.refused(
+        Actor::Host,
+        Command::MagicTech(C::Rule {
+            correction: Correction::Mana {
+                player: ANN,
+                mana: MAX_UNSPENT_MANA + 1,
+            },
+        }),
+        ErrorCode::BadAmount,
+    );
+    play.rule(Correction::Mana {
+        player: ANN,
+        mana: MAX_UNSPENT_MANA,
+    });
+    play.mt_refused(
+        ANN,
+        C::Tap {
+            card: forest,
+            mana: 1,
+        },
+        ErrorCode::BadAmount,
+    );
+    // A tap for nothing still taps.
+    play.mt(
+        ANN,
+        C::Tap {
+            card: forest,
+            mana: 0,
+        },
+    );
+    play.rule(Correction::Mana {
+        player: ANN,
+        mana: MAX_UNSPENT_MANA - 1,
+    });
+    play.mt(
+        ANN,
+        C::Tap {
+            card: second,
+            mana: 1,
+        },
+    );
+    assert_eq!(play.side(ANN).mana, MAX_UNSPENT_MANA);
+    let tap = request_section("magic_tech.tap");
+    assert!(
+        tap.contains(&format!("at most {MAX_UNSPENT_MANA} unspent mana")),
+        "{tap}"
+    );
+    assert!(tap.contains(&format!("at most {MAX_TAP_MANA}")), "{tap}");
+    let propose = request_section("magic_tech.propose");
+    assert!(
+        propose.contains(&format!("(unspent, 0–{MAX_UNSPENT_MANA})")),
+        "{propose}"
+    );
+}
+
+/// Issue 46: once every card number was given out, a deployment was refused with
+/// `limit_reached`, "used up this turn's deployments": not what ran out. It is
+/// `card_numbers_used_up` now, whose message and PROTOCOL.md say so.
+#[test]
+fn a_deployment_after_the_last_card_number_says_the_numbers_ran_out() {
+    use grand_melee_protocol::MAX_CARD_NUMBER;
+    let mut play = Play::started();
+    play.advance_to(MtPhase::Deploy);
+    let mut table = view(&play.game);
+    table.magic_tech.as_mut().unwrap().next_card = MAX_CARD_NUMBER;
+    let mut game = MagicTech::from_view(&table).unwrap();
+    let deploy = |land| Command::MagicTech(C::Deploy { land });
+    let events = game
+        .handle(Actor::Player(ANN), deploy(Some(basic(Colour::Green))))
+        .unwrap();
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::MagicTechDeployed { card, .. } if *card == MAX_CARD_NUMBER
+    )));
+    // A land drop is left this turn, but no number.
+    let before = view(&game);
+    assert_eq!(
+        game.handle(Actor::Player(ANN), deploy(Some(basic(Colour::Red)))),
+        Err(ErrorCode::CardNumbersUsedUp)
+    );
+    assert_eq!(view(&game), before);
+    let numbers = format!("0–{}", thousands(u32::from(MAX_CARD_NUMBER)));
+    let message = ErrorCode::CardNumbersUsedUp.description();
+    assert!(message.contains(&numbers), "{message}");
+    assert!(!ErrorCode::LimitReached.description().contains("number"));
+    assert_documented("magic_tech.deploy", ErrorCode::CardNumbersUsedUp);
+    assert!(request_section("magic_tech.deploy").contains(&numbers));
+    assert!(
+        document("PROTOCOL.md").contains(&format!(
+            "| `card_numbers_used_up` | Magic Tech: the table has given out every card number ({numbers})"
+        )),
+        "the errors table"
+    );
+}
+
+/// Issue 46: what a card face's fields hold, and that a land has no cost, power or toughness,
+/// were not written down. PROTOCOL.md now gives each keyword's value type, checked here against
+/// the face's own encoding, and the land's rule, checked against the server.
+#[test]
+fn protocol_md_gives_each_keywords_value_type_and_the_lands_rule() {
+    let all = Keywords {
+        flying: true,
+        reach: true,
+        landwalk: vec![Colour::Green],
+        protection: vec![Colour::Red],
+        shadow: true,
+        trample: true,
+        first_strike: true,
+        banding: true,
+        flanking: true,
+        phasing: true,
+        rampage: 1,
+        regeneration: Some(ManaCost {
+            generic: 1,
+            coloured: vec![Colour::Black],
+        }),
+        haste: true,
+        ..Keywords::default()
+    };
+    let encoded = serde_json::to_value(&all).unwrap();
+    let encoded = encoded.as_object().unwrap();
+    let preamble = request_section("Magic Tech requests");
+    let start = preamble
+        .find("absent meaning the card has none — ")
+        .expect("PROTOCOL.md lists the keywords' types");
+    let list = &preamble[start..];
+    let list = &list["absent meaning the card has none — ".len()..list.find(". A face").unwrap()];
+    let mut documented = std::collections::BTreeMap::new();
+    for group in list.split("; ") {
+        let (names, kind) = group.split_once(": ").unwrap();
+        let kind = kind.split(" (").next().unwrap();
+        for name in names.split('`').skip(1).step_by(2) {
+            documented.insert(name.to_owned(), kind.to_owned());
+        }
+    }
+    let expected: std::collections::BTreeMap<String, String> = encoded
+        .iter()
+        .map(|(name, value)| {
+            let kind = match value {
+                serde_json::Value::Bool(_) => "bool",
+                serde_json::Value::Array(_) => "[colour]",
+                serde_json::Value::Number(_) => "u8",
+                serde_json::Value::Object(_) => "a mana cost",
+                other => panic!("{name}: {other}"),
+            };
+            (name.clone(), kind.to_owned())
+        })
+        .collect();
+    assert_eq!(documented, expected);
+
+    // A land has no cost, power or toughness; only a land is basic.
+    let mut play = Play::started();
+    play.advance_to(MtPhase::Deploy);
+    let forest = basic(Colour::Green);
+    for land in [
+        CardFace {
+            power: 1,
+            ..forest.clone()
+        },
+        CardFace {
+            toughness: 1,
+            ..forest.clone()
+        },
+        CardFace {
+            cost: ManaCost {
+                generic: 1,
+                coloured: Vec::new(),
+            },
+            ..forest.clone()
+        },
+    ] {
+        play.mt_refused(ANN, C::Deploy { land: Some(land) }, ErrorCode::BadCard);
+    }
+    let flat = preamble.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(
+            "a `land`'s `cost` is empty and its `power` and `toughness` are 0, and only a land has a `basic`"
+        ),
+        "{flat}"
+    );
+    assert!(flat.contains(&format!(
+        "1–{} characters",
+        grand_melee_protocol::MAX_CARD_NAME_CHARS
+    )));
+}
+
+/// Issue 46: a Magic Tech table with `combat_dice` (or Mountain Magic's settings) is
+/// `bad_settings`; `create_table` now says so.
+#[test]
+fn create_table_says_what_a_magic_tech_table_refuses() {
+    let dice = Settings {
+        combat_dice: true,
+        ..settings()
+    };
+    let mountain = Settings {
+        mountain_magic: Some(Default::default()),
+        ..settings()
+    };
+    for refused in [dice, mountain] {
+        assert_eq!(
+            MagicTech::create(&refused, DiceSecret::from_seed(1)).err(),
+            Some(ErrorCode::BadSettings)
+        );
+    }
+    let text = request_section("create_table");
+    let start = text.find("`magic_tech` needs").unwrap();
+    let clause = &text[start..];
+    let clause = &clause[..clause.find(';').unwrap()];
+    for needed in [
+        "`seats: 2`",
+        "no league",
+        "`paris`",
+        "no `combat_dice`",
+        "no `mountain_magic`",
+    ] {
+        assert!(clause.contains(needed), "{clause}: {needed}");
+    }
+}
+
+/// Issue 46: `next_phase` listed "untap → draw → upkeep → …", but a turn begins in its upkeep
+/// (the server untaps and draws by itself): the phases it moves through are those after it.
+#[test]
+fn next_phase_lists_the_phases_a_turn_moves_through() {
+    let play = Play::started();
+    let first = play.phase();
+    assert_eq!(first, MtPhase::Upkeep);
+    let mut phases = vec![first];
+    while let Some(next) = phases.last().unwrap().next() {
+        phases.push(next);
+    }
+    let names: Vec<String> = phases
+        .iter()
+        .map(|p| {
+            serde_json::to_value(p)
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    let text = request_section("magic_tech.next_phase");
+    let start = text.find("next phase: ").unwrap() + "next phase: ".len();
+    let chain = &text[start..];
+    let chain: Vec<&str> = chain[..chain.find(';').unwrap()].split(" → ").collect();
+    assert_eq!(chain, names);
+}

@@ -76,6 +76,7 @@ impl Conn {
 
     /// Encodes and queues one message, counting it.
     pub fn send_message(&self, message: &ServerMessage) -> bool {
+        self.metrics.check_reply(message);
         let frame = Frame::binary(&wire::encode_server(message));
         let sent = self.send(&frame);
         if sent {

@@ -28,6 +28,11 @@ pub struct Metrics {
     pub(crate) bytes_in: AtomicU64,
     pub(crate) bytes_out: AtomicU64,
     pub(crate) rejected: AtomicU64,
+    /// Error replies whose (request, code) pair `grand_melee_protocol::errors_of` does not
+    /// declare: PROTOCOL.md's table of errors would not say what the server does.
+    pub(crate) undeclared_error_codes: AtomicU64,
+    /// The first undeclared pairs seen (`request code`), for a test or an operator to name.
+    undeclared_pairs: std::sync::Mutex<Vec<String>>,
     pub(crate) slow_readers_dropped: AtomicU64,
     /// Password checks computed (one Argon2id hash each).
     pub(crate) password_checks: AtomicU64,
@@ -137,6 +142,39 @@ impl Metrics {
     }
 
     /// Counts messages queued for clients (one call per batch keeps the shared counters cool).
+    /// Checks an outgoing message: an `error` whose request and code the protocol's table of
+    /// errors ([`errors_of`](grand_melee_protocol::errors_of)) does not declare is counted and
+    /// logged at error level (the reply still goes out: the table, not the client, is wrong).
+    pub(crate) fn check_reply(&self, message: &grand_melee_protocol::ServerMessage) {
+        let grand_melee_protocol::ServerMessage::Error { request, code, .. } = message else {
+            return;
+        };
+        if grand_melee_protocol::errors_of::declares(request.as_deref(), *code) {
+            return;
+        }
+        Self::add(&self.undeclared_error_codes, 1);
+        let request = request.as_deref().unwrap_or("(unknown request)");
+        tracing::error!(
+            request,
+            code = code.name(),
+            "an error reply the protocol's table of errors does not declare (protocol/src/errors_of.rs)"
+        );
+        if let Ok(mut pairs) = self.undeclared_pairs.lock()
+            && pairs.len() < 100
+        {
+            pairs.push(format!("{request} {}", code.name()));
+        }
+    }
+
+    /// The undeclared (request, code) pairs answered so far (see
+    /// [`check_reply`](Self::check_reply)), at most the first 100, as `request code`.
+    pub fn undeclared_replies(&self) -> Vec<String> {
+        self.undeclared_pairs
+            .lock()
+            .map(|pairs| pairs.clone())
+            .unwrap_or_default()
+    }
+
     pub(crate) fn count_out(&self, messages: u64, bytes: usize) {
         self.messages_out.fetch_add(messages, Relaxed);
         self.bytes_out.fetch_add(bytes as u64, Relaxed);
@@ -179,7 +217,7 @@ impl Metrics {
                 "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"
             );
         }
-        let counters: [(&str, &str, &AtomicU64); 25] = [
+        let counters: [(&str, &str, &AtomicU64); 26] = [
             (
                 "gm_connections_total",
                 "Connections accepted.",
@@ -219,6 +257,11 @@ impl Metrics {
                 "gm_rejected_total",
                 "Requests answered with an error.",
                 &self.rejected,
+            ),
+            (
+                "gm_undeclared_error_codes_total",
+                "Error replies whose request and code the protocol's table of errors does not declare.",
+                &self.undeclared_error_codes,
             ),
             (
                 "gm_slow_readers_dropped_total",

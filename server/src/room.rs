@@ -1660,6 +1660,7 @@ impl<G: Game> Room<G> {
 
     /// Queues one message for one connection (delivered by `flush`, in order with the rest).
     fn send(&mut self, conn: &Conn, message: &ServerMessage) {
+        self.shared.metrics.check_reply(message);
         self.outbox.push(Outgoing::Direct {
             conn: conn.clone(),
             frame: Frame::binary(&wire::encode_server(message)),

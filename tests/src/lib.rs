@@ -2,6 +2,7 @@
 //! WebSocket clients that speak the real protocol and mirror their table's state.
 #![allow(clippy::unwrap_used)]
 
+pub mod error_codes;
 pub mod magic_tech;
 pub mod nats;
 use std::net::SocketAddr;
@@ -208,6 +209,19 @@ pub struct TestServer {
     task: Option<JoinHandle<()>>,
     /// The journal's directory, removed when the server is dropped.
     _data: tempfile::TempDir,
+    /// The server's counters: on shutdown (or drop) the test fails if the server answered an
+    /// error `protocol/src/errors_of.rs` does not declare, so every socket test checks the
+    /// table of errors PROTOCOL.md prints.
+    metrics: std::sync::Arc<grand_melee_server::metrics::Metrics>,
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        // A test already failing says why itself; a second panic would abort.
+        if !std::thread::panicking() {
+            self.check_errors_declared();
+        }
+    }
 }
 
 impl TestServer {
@@ -242,6 +256,7 @@ impl TestServer {
         config.durability = grand_melee_server::journal::Durability::Normal;
         let server = Server::bind(config).await.unwrap();
         let addr = server.local_addr().unwrap();
+        let metrics = server.metrics();
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(server.run(async {
             let _ = stopped.await;
@@ -251,6 +266,7 @@ impl TestServer {
             stop: Some(stop),
             task: Some(task),
             _data: data,
+            metrics,
         }
     }
 
@@ -262,6 +278,24 @@ impl TestServer {
         if let Some(task) = self.task.take() {
             tokio::time::timeout(PATIENCE, task).await.unwrap().unwrap();
         }
+        self.check_errors_declared();
+    }
+
+    /// The (request, code) pairs the server answered that `protocol/src/errors_of.rs` does not
+    /// declare (`gm_undeclared_error_codes_total`), as `request code`.
+    pub fn undeclared_error_codes(&self) -> Vec<String> {
+        self.metrics.undeclared_replies()
+    }
+
+    /// Fails the test if the server answered an undeclared (request, code) pair.
+    fn check_errors_declared(&self) {
+        let undeclared = self.undeclared_error_codes();
+        assert!(
+            undeclared.is_empty(),
+            "the server answered errors protocol/src/errors_of.rs does not declare (add them \
+             there, with the test that drives them, and regenerate PROTOCOL.md: GM_BLESS=1 \
+             cargo test -p grand-melee-protocol --test doc): {undeclared:?}"
+        );
     }
 
     /// Shuts the server down gracefully and starts a new one with `config` on the same

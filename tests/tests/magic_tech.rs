@@ -281,3 +281,72 @@ async fn an_oversized_or_misnamed_face_is_refused_over_the_wire() {
     );
     mirrors_agree(&mut clients).await;
 }
+
+/// Issue 46: over the wire, the host's `ruling {end_turn}` naming his opponent during his own
+/// turn answers `no_running_turn` (as at a Grand Melee table; it was `not_your_turn`), and a tap
+/// that would take a player past the most unspent mana the host's correction may set is
+/// `bad_amount` (it was accepted, to 1020). Neither changes anything.
+#[tokio::test]
+async fn a_ruling_for_a_player_not_taking_the_turn_and_a_tap_past_the_mana_bound_are_refused() {
+    use grand_melee_protocol::magic_tech_types::{CardFace, CardType, Colour, Correction};
+    use grand_melee_protocol::{MAX_UNSPENT_MANA, Ruling};
+    let server = TestServer::start_with(config()).await;
+    let (_, mut clients) = mt::started(server.addr, [40, 30]).await;
+    keep_all_hands(&mut clients).await;
+    let (ann, bob) = (clients[0].seat.unwrap().0, clients[1].seat.unwrap().0);
+    // Ann hosts and takes the first turn.
+    refused(
+        &mut clients[0],
+        |id| ClientMessage::Ruling {
+            id,
+            ruling: Ruling::EndTurn { player: bob },
+        },
+        ErrorCode::NoRunningTurn,
+    )
+    .await;
+    to_deploy(&mut clients[0]).await;
+    let forest = CardFace {
+        name: "Forest".to_owned(),
+        card_type: CardType::Land,
+        cost: Default::default(),
+        power: 0,
+        toughness: 0,
+        basic: Some(Colour::Green),
+        keywords: Default::default(),
+    };
+    let card = clients[0]
+        .view
+        .as_ref()
+        .unwrap()
+        .magic_tech
+        .as_ref()
+        .unwrap()
+        .next_card;
+    let deployed = clients[0]
+        .call(|id| ClientMessage::MagicTechDeploy {
+            id,
+            land: Some(forest.clone()),
+        })
+        .await;
+    assert!(
+        matches!(deployed, Ok(ServerMessage::Ack { .. })),
+        "{deployed:?}"
+    );
+    let ruled = clients[0]
+        .call(|id| ClientMessage::MagicTechRule {
+            id,
+            correction: Correction::Mana {
+                player: ann,
+                mana: MAX_UNSPENT_MANA,
+            },
+        })
+        .await;
+    assert!(matches!(ruled, Ok(ServerMessage::Ack { .. })), "{ruled:?}");
+    refused(
+        &mut clients[0],
+        |id| ClientMessage::MagicTechTap { id, card, mana: 1 },
+        ErrorCode::BadAmount,
+    )
+    .await;
+    mirrors_agree(&mut clients).await;
+}

@@ -9,6 +9,10 @@ use crate::dice::{Dice, entropy_digest};
 use crate::error::ErrorCode;
 use crate::event::Event;
 use crate::game::Game;
+use crate::limits::{
+    MAX_CARD_NUMBER, MAX_COUNTERS, MAX_LIFE_CHANGE, MAX_MAGIC_TECH_AMOUNT as MAX_AMOUNT,
+    MAX_TAP_MANA, MAX_UNSPENT_MANA,
+};
 use crate::magic_tech_types::{
     Area, Block, CardFace, CardId, CardType, Colour, Correction, MAX_COLOURED_SYMBOLS, MAX_DECK,
     MagicTechCommand, ManaCost, MtPhase, STARTING_HAND, Target, Zone,
@@ -16,12 +20,6 @@ use crate::magic_tech_types::{
 use crate::shell::{Stage, check_seat_text, check_seating_order};
 use crate::text;
 use crate::types::{EliminationCause, KeepReason, PlayerId, Ruling, SeatingMode, TurnEndReason};
-
-/// The most damage, healing or mana one request may name.
-pub const MAX_AMOUNT: u16 = 1000;
-
-/// The most mana one card may make when tapped (a basic land makes 1).
-pub const MAX_TAP_MANA: u8 = 20;
 
 impl MagicTech {
     /// Folds `event` and records it: the one way a decision changes the state.
@@ -84,7 +82,7 @@ impl MagicTech {
             }
             Command::ExpireTurn { player, reason } => {
                 require_host(actor)?;
-                self.expect_active(player)?;
+                self.expect_running(player)?;
                 self.end_turn(player, reason.into(), &mut out)?;
             }
             Command::Concede => {
@@ -258,7 +256,7 @@ impl MagicTech {
                 self.eliminate(players, EliminationCause::Ruling, out)
             }
             Ruling::EndTurn { player } => {
-                self.expect_active(player)?;
+                self.expect_running(player)?;
                 self.end_turn(player, TurnEndReason::Ruling, out)
             }
             // Life, poison and extra turns are not Magic Tech's.
@@ -418,6 +416,25 @@ impl MagicTech {
         Ok(())
     }
 
+    /// The player a ruling (or the turn clock) names is taking the turn: as at a Grand Melee
+    /// table, a player not seated is `unknown_player`, one out of the game `target_eliminated`,
+    /// one not taking it `no_running_turn` (`not_your_turn` is for the one who asks).
+    fn expect_running(&self, player: PlayerId) -> Result<(), ErrorCode> {
+        if self.stage != Stage::Playing {
+            return Err(ErrorCode::NotPlaying);
+        }
+        if self.seat_of(player).is_none() {
+            return Err(ErrorCode::UnknownPlayer);
+        }
+        if !self.is_alive(player) {
+            return Err(ErrorCode::TargetEliminated);
+        }
+        if self.board.active != Some(player) {
+            return Err(ErrorCode::NoRunningTurn);
+        }
+        Ok(())
+    }
+
     fn in_phase(&self, phase: MtPhase) -> Result<(), ErrorCode> {
         if self.board.phase != Some(phase) {
             return Err(ErrorCode::WrongPhase);
@@ -515,6 +532,10 @@ impl MagicTech {
                 if mana > MAX_TAP_MANA || (face.basic.is_some() && mana > 1) {
                     return Err(ErrorCode::BadAmount);
                 }
+                let unspent = self.side(player).map_or(0, |s| s.mana);
+                if unspent.saturating_add(u16::from(mana)) > MAX_UNSPENT_MANA {
+                    return Err(ErrorCode::BadAmount);
+                }
                 self.emit(out, Event::MagicTechTapped { card, mana })
             }
             C::Pay { card, amount } => {
@@ -528,7 +549,7 @@ impl MagicTech {
                     if view.face.is_some() {
                         return Err(ErrorCode::BadCard);
                     }
-                    if u16::from(view.counters) + amount > u16::from(u8::MAX) {
+                    if u16::from(view.counters) + amount > u16::from(MAX_COUNTERS) {
                         return Err(ErrorCode::BadAmount);
                     }
                 }
@@ -671,8 +692,8 @@ impl MagicTech {
             }
         }
         let card = self.board.next_card;
-        if card == CardId::MAX {
-            return Err(ErrorCode::LimitReached);
+        if card > MAX_CARD_NUMBER {
+            return Err(ErrorCode::CardNumbersUsedUp);
         }
         self.emit(out, Event::MagicTechDeployed { player, card, land })
     }
@@ -1028,6 +1049,9 @@ impl MagicTech {
         delta: i32,
         out: &mut Vec<Event>,
     ) -> Result<(), ErrorCode> {
+        if delta.unsigned_abs() > MAX_LIFE_CHANGE {
+            return Err(ErrorCode::BadAmount);
+        }
         let count = u8::try_from(delta.unsigned_abs()).map_err(|_| ErrorCode::BadAmount)?;
         let side = self.side(player).ok_or(ErrorCode::UnknownPlayer)?.clone();
         if delta == 0 {
@@ -1081,7 +1105,7 @@ impl MagicTech {
             }
             Correction::Mana { player, mana } => {
                 self.side(*player).ok_or(ErrorCode::UnknownPlayer)?;
-                if *mana > MAX_AMOUNT {
+                if *mana > MAX_UNSPENT_MANA {
                     return Err(ErrorCode::BadAmount);
                 }
             }

@@ -167,6 +167,7 @@ impl MagicTech {
         // Lands make mana in any phase; other effects now and then.
         for card in own() {
             if !card.tapped
+                && side.mana < crate::limits::MAX_UNSPENT_MANA
                 && card
                     .face
                     .as_ref()

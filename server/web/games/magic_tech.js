@@ -528,11 +528,11 @@
     const ids = view.players.map((p) => p.player);
     if (ui.first !== "" && !ids.includes(Number(ui.first))) ui.first = "";
     return html`
-      ${side ? html`<div class="row"><label class="small"><span>My deck (cards, at most 60)</span><input type="number" min="1" max="60" data-testid="mt-deck-size" value=${ui.deck}
+      ${side ? html`<div class="row"><label class="small"><span>My deck (cards, 5 to 60)</span><input type="number" min="5" max="60" data-testid="mt-deck-size" value=${ui.deck}
           onInput=${(ev) => { ui.deck = ev.target.value; }} onChange=${(ev) => { ui.deck = ev.target.value; }} /></label>
         <${Button} id="mt-declare-deck" label=${side.deck === null ? "Declare my deck" : `Declared: ${side.deck} — change`} onClick=${() => {
           const size = num(ui.deck, 0);
-          if (!whole(size, 1) || size > 60) { showError("A deck has 1 to 60 cards."); return; }
+          if (!whole(size, 5) || size > 60) { showError("A deck has 5 to 60 cards: at least the opening hand."); return; }
           go({ type: "magic_tech.declare_deck", size });
         }} /></div>` : null}
       ${host ? html`<div class="host-only">

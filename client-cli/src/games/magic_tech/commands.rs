@@ -15,7 +15,7 @@ use crate::words::{CommandError, Resolver, amount, delta};
 /// The commands, with their usage and meaning, for `help`: the players' and the host's rulings.
 pub const HELP: Help = Help {
     play: &[
-        ("deck <n>", "lobby: declare your deck size (at most 60)"),
+        ("deck <n>", "lobby: declare your deck size (5 to 60)"),
         ("keep", "keep your hand (mulligan stage)"),
         ("mulligan", "Paris mulligan: redraw one card fewer"),
         (

@@ -1,0 +1,941 @@
+//! Which error codes each request can answer: one declared table, read from the server's code
+//! paths (`server/src/connection.rs`, `room.rs`, `lobby.rs`, `leagues.rs`, `mountain.rs`, the
+//! [`session`](crate::session) and each game's `decide`). The server checks every error it
+//! sends against it (an undeclared pair is counted in `gm_undeclared_error_codes_total` and
+//! logged), PROTOCOL.md's section "Errors of every request" is rendered from it
+//! ([`render_markdown`]), and `tests/tests/error_codes.rs` drives each pair a test is named for.
+//!
+//! Adding a code to a request is one line in [`REQUESTS`]: the code and how it is covered —
+//! the socket-level test (in `tests/tests/error_codes.rs`) that drives it, why it cannot be
+//! reached, or that no test drives it yet (which the coverage test reports, failing).
+
+use crate::ErrorCode::{self, *};
+
+/// How a declared (request, code) pair is known to be answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Coverage {
+    /// The test of that name in `tests/tests/error_codes.rs` drives it through a socket.
+    Driven(&'static str),
+    /// The server's code can answer it, but no test drives it yet: the coverage test lists it
+    /// and fails.
+    NotYetDriven,
+    /// No client can make the server answer it, for the reason given.
+    Unreachable(&'static str),
+}
+
+/// One declared code of a request.
+pub type Declared = (ErrorCode, Coverage);
+
+/// What a group of requests (or one request) may answer.
+#[derive(Debug, Clone, Copy)]
+pub struct Errors {
+    /// The `type` tags, or a name of the group for the common sets.
+    pub request: &'static str,
+    /// The codes, each with its coverage.
+    pub codes: &'static [Declared],
+}
+
+const SESSION: Coverage = Coverage::Driven("session_requests");
+const SEATS: Coverage = Coverage::Driven("seats_and_lobby");
+const PLAY: Coverage = Coverage::Driven("grand_melee_play");
+const HOST: Coverage = Coverage::Driven("host_requests");
+const TODO: Coverage = Coverage::NotYetDriven;
+
+/// Codes every request may answer, whatever its `type` (also a frame whose `type` is unknown).
+pub const ANY_REQUEST: &[Declared] = &[
+    (BadMessage, SESSION),
+    (RateLimited, SESSION),
+    (HelloRequired, SESSION),
+];
+
+/// Codes every table request (every request not in [`SESSION_REQUESTS`]) may answer: without
+/// a table `not_in_table`; in cluster mode `server_busy` while the table moves to another node.
+pub const ANY_TABLE_REQUEST: &[Declared] = &[(NotInTable, SESSION), (ServerBusy, TODO)];
+
+/// The requests that need no table; every other request is a table request.
+pub const SESSION_REQUESTS: &[&str] = &[
+    "hello",
+    "list_tables",
+    "create_table",
+    "join",
+    "watch",
+    "resume",
+    "list_replays",
+    "get_replay",
+    "create_league",
+    "list_leagues",
+    "join_league",
+    "get_league",
+    "get_deck",
+    "register_deck",
+    "buy",
+    "take_remedy",
+    "mountain_magic.standings",
+];
+
+/// The codes a game request (one the table's game decides) may answer before its game sees it.
+macro_rules! game_request {
+    ($($more:expr),* $(,)?) => {
+        &[
+            (NotAPlayer, TODO),
+            (TableAdjourned, TODO),
+            (TablePaused, TODO),
+            $($more),*
+        ]
+    };
+}
+
+/// Every request's own codes, besides [`ANY_REQUEST`] and (for table requests)
+/// [`ANY_TABLE_REQUEST`], in the order of `ClientMessage`.
+pub const REQUESTS: &[Errors] = &[
+    Errors {
+        request: "hello",
+        codes: &[(UnsupportedVersion, SESSION)],
+    },
+    Errors {
+        request: "list_tables",
+        codes: &[],
+    },
+    Errors {
+        request: "create_table",
+        codes: &[
+            (BadName, SESSION),
+            (BadText, SESSION),
+            (BadSettings, SESSION),
+            (BadDay, TODO),
+            (TooManyTables, TODO),
+            (ServerBusy, TODO),
+            (
+                StorageFailed,
+                Coverage::Unreachable("only when the journal fails"),
+            ),
+            (UnknownLeague, TODO),
+            (NotOrganiser, TODO),
+        ],
+    },
+    Errors {
+        request: "join",
+        codes: &[
+            (AlreadyInTable, SEATS),
+            (UnknownTable, SESSION),
+            (WrongPassword, SEATS),
+            (ServerBusy, TODO),
+            (Banned, TODO),
+            (GameStarted, SEATS),
+            (TableFull, SEATS),
+            (DayOver, TODO),
+            (BadName, SEATS),
+            (BadText, SEATS),
+            (NameTaken, SEATS),
+            (ReservedName, SEATS),
+            (ConfusableName, SEATS),
+            (LeagueSeat, TODO),
+            (NotAMember, TODO),
+            (NoDeck, TODO),
+            (AlreadySeated, TODO),
+            (SameOpponent, TODO),
+            (UnknownLeague, TODO),
+            (
+                StorageFailed,
+                Coverage::Unreachable("only when the store fails"),
+            ),
+        ],
+    },
+    Errors {
+        request: "watch",
+        codes: &[
+            (AlreadyInTable, SEATS),
+            (UnknownTable, SESSION),
+            (WrongPassword, SEATS),
+            (ServerBusy, TODO),
+            (Banned, TODO),
+            (SpectatorsFull, SEATS),
+            (DayNotOver, TODO),
+        ],
+    },
+    Errors {
+        request: "resume",
+        codes: &[
+            (AlreadyInTable, SEATS),
+            (UnknownTable, SESSION),
+            (BadToken, SEATS),
+            (ServerBusy, TODO),
+        ],
+    },
+    Errors {
+        request: "leave",
+        codes: &[],
+    },
+    Errors {
+        request: "start",
+        codes: game_request![
+            (NotHost, SEATS),
+            (GameStarted, SEATS),
+            (NotEnoughPlayers, SEATS),
+            (BadSeating, SEATS),
+            (UnknownPlayer, SEATS),
+            (NotDecider, TODO),
+            (SameOpponent, TODO),
+            (DayOver, TODO),
+            (NoDeckSize, TODO),
+        ],
+    },
+    Errors {
+        request: "snapshot",
+        codes: &[],
+    },
+    Errors {
+        request: "choose_first",
+        codes: game_request![
+            (GameStarted, TODO),
+            (NotDecider, SEATS),
+            (UnknownPlayer, TODO),
+        ],
+    },
+    Errors {
+        request: "mulligan",
+        codes: game_request![
+            (NotMulliganing, SEATS),
+            (NotYourDecision, TODO),
+            (NoCardsLeft, TODO),
+        ],
+    },
+    Errors {
+        request: "keep",
+        codes: game_request![(NotMulliganing, SEATS), (NotYourDecision, TODO)],
+    },
+    Errors {
+        request: "set_phase",
+        codes: game_request![
+            (NotPlaying, SEATS),
+            (Eliminated, TODO),
+            (NotYourTurn, PLAY),
+            (SamePhase, PLAY),
+        ],
+    },
+    Errors {
+        request: "end_turn",
+        codes: game_request![
+            (NotPlaying, SEATS),
+            (Eliminated, TODO),
+            (NotYourTurn, TODO),
+            (NoMission, TODO),
+        ],
+    },
+    Errors {
+        request: "attack",
+        codes: game_request![
+            (NotPlaying, TODO),
+            (Eliminated, TODO),
+            (NotYourTurn, TODO),
+            (NotCombatPhase, PLAY),
+            (SelfAttack, PLAY),
+            (NotAttackLeft, TODO),
+            (UnknownPlayer, PLAY),
+            (TargetEliminated, TODO),
+            (OutOfRange, TODO),
+            (BadAmount, PLAY),
+        ],
+    },
+    Errors {
+        request: "deal_damage",
+        codes: game_request![
+            (NotPlaying, TODO),
+            (Eliminated, TODO),
+            (UnknownPlayer, PLAY),
+            (TargetEliminated, TODO),
+            (OutOfRange, TODO),
+            (BadAmount, PLAY),
+        ],
+    },
+    Errors {
+        request: "change_life",
+        codes: game_request![(NotPlaying, TODO), (Eliminated, TODO), (BadAmount, PLAY)],
+    },
+    Errors {
+        request: "change_poison",
+        codes: game_request![(NotPlaying, TODO), (Eliminated, TODO), (BadAmount, PLAY)],
+    },
+    Errors {
+        request: "concede",
+        codes: game_request![(NotPlaying, SEATS), (Eliminated, TODO)],
+    },
+    Errors {
+        request: "extra_turn",
+        codes: game_request![(NotPlaying, TODO), (Eliminated, TODO), (NotYourTurn, TODO)],
+    },
+    Errors {
+        request: "attack_roll",
+        codes: game_request![
+            (NotPlaying, TODO),
+            (Eliminated, TODO),
+            (DiceOff, PLAY),
+            (NotYourTurn, TODO),
+            (NotCombatPhase, TODO),
+            (SelfAttack, TODO),
+            (NotAttackLeft, TODO),
+            (UnknownPlayer, TODO),
+            (TargetEliminated, TODO),
+            (OutOfRange, TODO),
+            (BadAmount, TODO),
+        ],
+    },
+    Errors {
+        request: "counter_roll",
+        codes: game_request![
+            (NotPlaying, TODO),
+            (Eliminated, TODO),
+            (DiceOff, PLAY),
+            (NoCounterStrike, TODO),
+            (UnknownPlayer, TODO),
+            (BadAmount, TODO),
+        ],
+    },
+    Errors {
+        request: "ruling",
+        codes: game_request![
+            (NotHost, PLAY),
+            (NotPlaying, TODO),
+            (NotMulliganing, TODO),
+            (NotYourDecision, TODO),
+            (NoPlayers, TODO),
+            (DuplicatePlayer, TODO),
+            (NoRunningTurn, TODO),
+            (UnknownPlayer, TODO),
+            (TargetEliminated, TODO),
+            (BadAmount, TODO),
+            (NotYourTurn, TODO),
+        ],
+    },
+    Errors {
+        request: "chat",
+        codes: &[(ChatTooLong, SEATS), (BadText, SEATS), (Muted, HOST)],
+    },
+    Errors {
+        request: "pause",
+        codes: &[(NotAPlayer, TODO), (NotHost, HOST), (TableAdjourned, TODO)],
+    },
+    Errors {
+        request: "adjourn",
+        codes: &[
+            (NotAPlayer, TODO),
+            (NotHost, HOST),
+            (NotPlaying, HOST),
+            (TableAdjourned, TODO),
+            (TooManyTables, TODO),
+        ],
+    },
+    Errors {
+        request: "resume_game",
+        codes: &[
+            (NotAPlayer, TODO),
+            (NotAdjourned, HOST),
+            (Eliminated, TODO),
+            (AlreadyAsked, TODO),
+        ],
+    },
+    Errors {
+        request: "kick",
+        codes: &[
+            (NotAPlayer, TODO),
+            (NotHost, HOST),
+            (TableAdjourned, TODO),
+            (UnknownPlayer, HOST),
+        ],
+    },
+    Errors {
+        request: "transfer_host",
+        codes: &[(NotAPlayer, TODO), (NotHost, HOST), (UnknownPlayer, HOST)],
+    },
+    Errors {
+        request: "mute",
+        codes: &[(NotAPlayer, TODO), (NotHost, HOST), (UnknownPlayer, HOST)],
+    },
+    Errors {
+        request: "list_replays",
+        codes: &[(
+            StorageFailed,
+            Coverage::Unreachable("only when the journal fails"),
+        )],
+    },
+    Errors {
+        request: "get_replay",
+        codes: &[
+            (UnknownReplay, SESSION),
+            (WrongPassword, TODO),
+            (ServerBusy, TODO),
+            (DayNotOver, TODO),
+            (
+                StorageFailed,
+                Coverage::Unreachable("only when the journal fails"),
+            ),
+        ],
+    },
+    Errors {
+        request: "get_events",
+        codes: &[(
+            StorageFailed,
+            Coverage::Unreachable("only when the journal fails"),
+        )],
+    },
+    Errors {
+        request: "create_league",
+        codes: &[
+            (BadName, TODO),
+            (BadText, TODO),
+            (ReservedName, TODO),
+            (NameTaken, TODO),
+            (BadSettings, TODO),
+            (TooManyTables, TODO),
+            (ServerBusy, TODO),
+            (
+                StorageFailed,
+                Coverage::Unreachable("only when the journal fails"),
+            ),
+        ],
+    },
+    Errors {
+        request: "list_leagues",
+        codes: &[(
+            StorageFailed,
+            Coverage::Unreachable("only when the journal fails"),
+        )],
+    },
+    Errors {
+        request: "join_league",
+        codes: &[
+            (UnknownLeague, TODO),
+            (WrongPassword, TODO),
+            (BadName, TODO),
+            (BadText, TODO),
+            (ReservedName, TODO),
+            (NameTaken, TODO),
+            (ConfusableName, TODO),
+            (ServerBusy, TODO),
+            (
+                StorageFailed,
+                Coverage::Unreachable("only when the journal fails"),
+            ),
+        ],
+    },
+    Errors {
+        request: "get_league",
+        codes: &[
+            (UnknownLeague, TODO),
+            (
+                StorageFailed,
+                Coverage::Unreachable("only when the journal fails"),
+            ),
+        ],
+    },
+    Errors {
+        request: "get_deck",
+        codes: &[
+            (UnknownLeague, TODO),
+            (UnknownPlayer, TODO),
+            (
+                StorageFailed,
+                Coverage::Unreachable("only when the journal fails"),
+            ),
+        ],
+    },
+    Errors {
+        request: "register_deck",
+        codes: &[
+            (UnknownLeague, TODO),
+            (NotAMember, TODO),
+            (DeckRegistered, TODO),
+            (BadText, TODO),
+            (BadPurchase, TODO),
+            (
+                StorageFailed,
+                Coverage::Unreachable("only when the journal fails"),
+            ),
+        ],
+    },
+    Errors {
+        request: "buy",
+        codes: &[
+            (UnknownLeague, TODO),
+            (NotAMember, TODO),
+            (NoDeck, TODO),
+            (BadPurchase, TODO),
+            (PurchaseLimit, TODO),
+            (DeckFull, TODO),
+            (NotEnoughPoints, TODO),
+            (BadText, TODO),
+            (
+                StorageFailed,
+                Coverage::Unreachable("only when the journal fails"),
+            ),
+        ],
+    },
+    Errors {
+        request: "take_remedy",
+        codes: &[
+            (UnknownLeague, TODO),
+            (NotAMember, TODO),
+            (NoDeck, TODO),
+            (NoRemedy, TODO),
+            (BadText, TODO),
+            (BadPurchase, TODO),
+            (
+                StorageFailed,
+                Coverage::Unreachable("only when the journal fails"),
+            ),
+        ],
+    },
+    Errors {
+        request: "call_host",
+        codes: &[(NotAPlayer, TODO), (BadText, TODO), (ChatTooLong, TODO)],
+    },
+    Errors {
+        request: "answer_call",
+        codes: &[(NotAPlayer, TODO), (NotHost, HOST), (NoOpenCall, HOST)],
+    },
+    Errors {
+        request: "camera",
+        codes: &[(NotAPlayer, TODO)],
+    },
+    Errors {
+        request: "camera_display",
+        codes: &[(NotWatching, TODO), (NotHost, TODO), (UnknownPlayer, TODO)],
+    },
+    Errors {
+        request: "signal",
+        codes: &[
+            (SignalTooLarge, TODO),
+            (NotAPlayer, TODO),
+            (NotLinked, TODO),
+        ],
+    },
+    Errors {
+        request: "magic_tech.declare_deck",
+        codes: game_request![
+            (NotHost, TODO),
+            (GameStarted, TODO),
+            (UnknownPlayer, TODO),
+            (BadAmount, TODO),
+        ],
+    },
+    Errors {
+        request: "magic_tech.next_phase",
+        codes: game_request![
+            (NotPlaying, TODO),
+            (Eliminated, TODO),
+            (UnknownPlayer, TODO),
+            (NotYourTurn, TODO),
+            (NoMission, TODO),
+        ],
+    },
+    Errors {
+        request: "magic_tech.deploy",
+        codes: game_request![
+            (NotPlaying, TODO),
+            (Eliminated, TODO),
+            (UnknownPlayer, TODO),
+            (NotYourTurn, TODO),
+            (WrongPhase, TODO),
+            (LimitReached, TODO),
+            (CardNumbersUsedUp, TODO),
+            (BadCard, TODO),
+            (NoMission, TODO),
+        ],
+    },
+    Errors {
+        request: "magic_tech.tap",
+        codes: game_request![
+            (NotPlaying, TODO),
+            (Eliminated, TODO),
+            (UnknownPlayer, TODO),
+            (NotYourTurn, TODO),
+            (WrongPhase, TODO),
+            (UnknownCard, TODO),
+            (NotYourCard, TODO),
+            (BadCard, TODO),
+            (BadAmount, TODO),
+            (NoMission, TODO),
+        ],
+    },
+    Errors {
+        request: "magic_tech.pay",
+        codes: game_request![
+            (NotPlaying, TODO),
+            (Eliminated, TODO),
+            (UnknownPlayer, TODO),
+            (NotYourTurn, TODO),
+            (WrongPhase, TODO),
+            (NotEnoughMana, TODO),
+            (UnknownCard, TODO),
+            (NotYourCard, TODO),
+            (BadCard, TODO),
+            (BadAmount, TODO),
+            (NoMission, TODO),
+        ],
+    },
+    Errors {
+        request: "magic_tech.reveal",
+        codes: game_request![
+            (NotPlaying, TODO),
+            (Eliminated, TODO),
+            (UnknownPlayer, TODO),
+            (NotYourTurn, TODO),
+            (WrongPhase, TODO),
+            (NotEnoughMana, TODO),
+            (UnknownCard, TODO),
+            (NotYourCard, TODO),
+            (BadCard, TODO),
+            (NoMission, TODO),
+        ],
+    },
+    Errors {
+        request: "magic_tech.relocate",
+        codes: game_request![
+            (NotPlaying, TODO),
+            (Eliminated, TODO),
+            (UnknownPlayer, TODO),
+            (NotYourTurn, TODO),
+            (WrongPhase, TODO),
+            (UnknownCard, TODO),
+            (NotYourCard, TODO),
+            (BadCard, TODO),
+            (NoMission, TODO),
+        ],
+    },
+    Errors {
+        request: "magic_tech.mission",
+        codes: game_request![
+            (NotPlaying, TODO),
+            (Eliminated, TODO),
+            (UnknownPlayer, TODO),
+            (NotYourTurn, TODO),
+            (WrongPhase, TODO),
+            (NoMission, TODO),
+            (UnknownCard, TODO),
+            (NotYourCard, TODO),
+            (BadCard, TODO),
+        ],
+    },
+    Errors {
+        request: "magic_tech.block",
+        codes: game_request![
+            (NotPlaying, TODO),
+            (Eliminated, TODO),
+            (UnknownPlayer, TODO),
+            (NotYourTurn, TODO),
+            (WrongPhase, TODO),
+            (NoMission, TODO),
+            (IllegalBlock, TODO),
+            (UnknownCard, TODO),
+            (NotYourCard, TODO),
+            (BadCard, TODO),
+        ],
+    },
+    Errors {
+        request: "magic_tech.damage",
+        codes: game_request![
+            (NotPlaying, TODO),
+            (Eliminated, TODO),
+            (UnknownPlayer, TODO),
+            (NotYourTurn, TODO),
+            (WrongPhase, TODO),
+            (UnknownCard, TODO),
+            (BadCard, TODO),
+            (BadAmount, TODO),
+        ],
+    },
+    Errors {
+        request: "magic_tech.heal",
+        codes: game_request![
+            (NotPlaying, TODO),
+            (Eliminated, TODO),
+            (UnknownPlayer, TODO),
+            (NotYourTurn, TODO),
+            (WrongPhase, TODO),
+            (UnknownCard, TODO),
+            (BadCard, TODO),
+            (BadAmount, TODO),
+        ],
+    },
+    Errors {
+        request: "magic_tech.regenerate",
+        codes: game_request![
+            (NotPlaying, TODO),
+            (Eliminated, TODO),
+            (UnknownPlayer, TODO),
+            (NotYourTurn, TODO),
+            (WrongPhase, TODO),
+            (UnknownCard, TODO),
+            (NotYourCard, TODO),
+            (BadCard, TODO),
+            (NotEnoughMana, TODO),
+        ],
+    },
+    Errors {
+        request: "magic_tech.draw",
+        codes: game_request![
+            (NotPlaying, TODO),
+            (Eliminated, TODO),
+            (UnknownPlayer, TODO),
+            (NotYourTurn, TODO),
+            (BadAmount, TODO),
+        ],
+    },
+    Errors {
+        request: "magic_tech.life",
+        codes: game_request![
+            (NotPlaying, TODO),
+            (Eliminated, TODO),
+            (UnknownPlayer, TODO),
+            (NotYourTurn, TODO),
+            (BadAmount, TODO),
+        ],
+    },
+    Errors {
+        request: "magic_tech.leave_play",
+        codes: game_request![
+            (NotPlaying, TODO),
+            (Eliminated, TODO),
+            (UnknownPlayer, TODO),
+            (NotYourTurn, TODO),
+            (UnknownCard, TODO),
+            (NotYourCard, TODO),
+            (BadCard, TODO),
+        ],
+    },
+    Errors {
+        request: "magic_tech.propose",
+        codes: game_request![
+            (NotPlaying, TODO),
+            (Eliminated, TODO),
+            (UnknownPlayer, TODO),
+            (NotYourTurn, TODO),
+            (NoProposal, TODO),
+            (UnknownCard, TODO),
+            (BadCard, TODO),
+            (BadAmount, TODO),
+        ],
+    },
+    Errors {
+        request: "magic_tech.answer",
+        codes: game_request![
+            (NotPlaying, TODO),
+            (Eliminated, TODO),
+            (UnknownPlayer, TODO),
+            (NotYourTurn, TODO),
+            (NoProposal, TODO),
+        ],
+    },
+    Errors {
+        request: "magic_tech.rule",
+        codes: game_request![
+            (NotHost, TODO),
+            (NotPlaying, TODO),
+            (UnknownCard, TODO),
+            (BadCard, TODO),
+            (UnknownPlayer, TODO),
+            (BadAmount, TODO),
+        ],
+    },
+    Errors {
+        request: "mountain_magic.flip",
+        codes: game_request![(NotPlaying, TODO), (Eliminated, TODO), (WrongPhase, TODO),],
+    },
+    Errors {
+        request: "mountain_magic.place",
+        codes: game_request![
+            (NotPlaying, TODO),
+            (Eliminated, TODO),
+            (WrongPhase, TODO),
+            (IllegalPlacement, TODO),
+        ],
+    },
+    Errors {
+        request: "mountain_magic.discard",
+        codes: game_request![(NotPlaying, TODO), (Eliminated, TODO), (WrongPhase, TODO),],
+    },
+    Errors {
+        request: "mountain_magic.path",
+        codes: game_request![
+            (NotPlaying, TODO),
+            (Eliminated, TODO),
+            (WrongPhase, TODO),
+            (BadPath, TODO),
+        ],
+    },
+    Errors {
+        request: "mountain_magic.mana",
+        codes: game_request![
+            (NotPlaying, TODO),
+            (Eliminated, TODO),
+            (WrongPhase, TODO),
+            (BadMana, TODO),
+        ],
+    },
+    Errors {
+        request: "mountain_magic.attack",
+        codes: game_request![
+            (NotPlaying, TODO),
+            (Eliminated, TODO),
+            (WrongPhase, TODO),
+            (BadCard, TODO),
+            (BadTarget, TODO),
+        ],
+    },
+    Errors {
+        request: "mountain_magic.cast",
+        codes: game_request![
+            (NotPlaying, TODO),
+            (Eliminated, TODO),
+            (WrongPhase, TODO),
+            (BadCard, TODO),
+            (BadTarget, TODO),
+        ],
+    },
+    Errors {
+        request: "mountain_magic.activate",
+        codes: game_request![
+            (NotPlaying, TODO),
+            (Eliminated, TODO),
+            (WrongPhase, TODO),
+            (BadCard, TODO),
+            (BadTarget, TODO),
+        ],
+    },
+    Errors {
+        request: "mountain_magic.end_turn",
+        codes: game_request![(NotPlaying, TODO), (Eliminated, TODO), (WrongPhase, TODO),],
+    },
+    Errors {
+        request: "mountain_magic.standings",
+        codes: &[
+            (BadDay, TODO),
+            (UnknownLeague, TODO),
+            (
+                StorageFailed,
+                Coverage::Unreachable("only when the journal fails"),
+            ),
+        ],
+    },
+];
+
+/// Whether `request` is a table request (one that needs a table).
+pub fn is_table_request(request: &str) -> bool {
+    !SESSION_REQUESTS.contains(&request)
+}
+
+/// The request's own declared codes (`None`: no request has that `type`).
+pub fn own_codes(request: &str) -> Option<&'static [Declared]> {
+    REQUESTS
+        .iter()
+        .find(|errors| errors.request == request)
+        .map(|errors| errors.codes)
+}
+
+/// Whether the table declares that `request` (its `type` tag, or `None` when the frame's could
+/// not be read) may answer `code`: the check the server makes on every error it sends.
+pub fn declares(request: Option<&str>, code: ErrorCode) -> bool {
+    if ANY_REQUEST.iter().any(|&(c, _)| c == code) {
+        return true;
+    }
+    let Some(request) = request else {
+        return false;
+    };
+    let Some(own) = own_codes(request) else {
+        return false;
+    };
+    own.iter().any(|&(c, _)| c == code)
+        || (is_table_request(request) && ANY_TABLE_REQUEST.iter().any(|&(c, _)| c == code))
+}
+
+/// Every declared pair with its coverage: the common sets under the names `any request` and
+/// `any table request`, then each request's own.
+pub fn pairs() -> Vec<(&'static str, ErrorCode, Coverage)> {
+    let common = [
+        ("any request", ANY_REQUEST),
+        ("any table request", ANY_TABLE_REQUEST),
+    ];
+    common
+        .into_iter()
+        .chain(REQUESTS.iter().map(|errors| (errors.request, errors.codes)))
+        .flat_map(|(request, codes)| codes.iter().map(move |&(code, how)| (request, code, how)))
+        .collect()
+}
+
+/// The block between `<!-- generated: errors -->` and `<!-- end generated: errors -->` in
+/// PROTOCOL.md's section "Errors of every request".
+pub fn render_markdown() -> String {
+    fn codes(list: &[Declared]) -> String {
+        if list.is_empty() {
+            return "—".to_owned();
+        }
+        list.iter()
+            .map(|&(code, how)| match how {
+                Coverage::Unreachable(why) => {
+                    format!("`{}` (no client can cause it: {why})", code.name())
+                }
+                _ => format!("`{}`", code.name()),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+    let mut out = String::new();
+    out.push_str(&format!(
+        "Any request may get {}. Any table request (every request but {}) may also get {}.\n\n",
+        codes(ANY_REQUEST),
+        SESSION_REQUESTS
+            .iter()
+            .map(|r| format!("`{r}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        codes(ANY_TABLE_REQUEST),
+    ));
+    out.push_str("| request | its own error codes |\n| --- | --- |\n");
+    for &name in crate::ClientMessage::NAMES {
+        let own = own_codes(name).unwrap_or(&[]);
+        out.push_str(&format!("| `{name}` | {} |\n", codes(own)));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_request_is_declared_once() {
+        for &name in crate::ClientMessage::NAMES {
+            let n = REQUESTS.iter().filter(|e| e.request == name).count();
+            assert_eq!(n, 1, "{name} is declared {n} times in errors_of::REQUESTS");
+        }
+        for errors in REQUESTS {
+            assert!(
+                crate::ClientMessage::NAMES.contains(&errors.request),
+                "{} is not a request",
+                errors.request
+            );
+        }
+        for name in SESSION_REQUESTS {
+            assert!(crate::ClientMessage::NAMES.contains(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn no_code_is_declared_twice_for_one_request() {
+        for errors in REQUESTS {
+            let mut seen = std::collections::HashSet::new();
+            for &(code, _) in errors.codes {
+                assert!(
+                    seen.insert(code),
+                    "{} declares {code:?} twice",
+                    errors.request
+                );
+                assert!(
+                    !ANY_REQUEST.iter().any(|&(c, _)| c == code),
+                    "{} declares {code:?}, which any request may get",
+                    errors.request
+                );
+            }
+        }
+    }
+}
