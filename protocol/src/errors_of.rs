@@ -748,80 +748,121 @@ pub const REQUESTS: &[Errors] = &[
             (BadAmount, MT),
         ],
     },
+    // Mountain Magic's requests: `game_request!`'s three codes written out, with the
+    // tests of `tests/tests/error_codes_mountain_magic.rs` that drive them.
     Errors {
         request: "mountain_magic.flip",
-        codes: game_request![(NotPlaying, TODO), (Eliminated, TODO), (WrongPhase, TODO),],
+        codes: &[
+            (NotAPlayer, MM_GATES),
+            (TableAdjourned, MM_GATES),
+            (TablePaused, MM_GATES),
+            (NotPlaying, MM_GATES),
+            (Eliminated, MM_ELIMINATED),
+            (WrongPhase, MM_PLAY),
+        ],
     },
     Errors {
         request: "mountain_magic.place",
-        codes: game_request![
-            (NotPlaying, TODO),
-            (Eliminated, TODO),
-            (WrongPhase, TODO),
-            (IllegalPlacement, TODO),
+        codes: &[
+            (NotAPlayer, MM_GATES),
+            (TableAdjourned, MM_GATES),
+            (TablePaused, MM_GATES),
+            (NotPlaying, MM_GATES),
+            (Eliminated, MM_ELIMINATED),
+            (WrongPhase, MM_PLAY),
+            (IllegalPlacement, MM_PLAY),
         ],
     },
     Errors {
         request: "mountain_magic.discard",
-        codes: game_request![(NotPlaying, TODO), (Eliminated, TODO), (WrongPhase, TODO),],
+        codes: &[
+            (NotAPlayer, MM_GATES),
+            (TableAdjourned, MM_GATES),
+            (TablePaused, MM_GATES),
+            (NotPlaying, MM_GATES),
+            (Eliminated, MM_ELIMINATED),
+            (WrongPhase, MM_PLAY),
+        ],
     },
     Errors {
         request: "mountain_magic.path",
-        codes: game_request![
-            (NotPlaying, TODO),
-            (Eliminated, TODO),
-            (WrongPhase, TODO),
-            (BadPath, TODO),
+        codes: &[
+            (NotAPlayer, MM_GATES),
+            (TableAdjourned, MM_GATES),
+            (TablePaused, MM_GATES),
+            (NotPlaying, MM_GATES),
+            (Eliminated, MM_ELIMINATED),
+            (WrongPhase, MM_PLAY),
+            (BadPath, MM_PLAY),
         ],
     },
     Errors {
         request: "mountain_magic.mana",
-        codes: game_request![
-            (NotPlaying, TODO),
-            (Eliminated, TODO),
-            (WrongPhase, TODO),
-            (BadMana, TODO),
+        codes: &[
+            (NotAPlayer, MM_GATES),
+            (TableAdjourned, MM_GATES),
+            (TablePaused, MM_GATES),
+            (NotPlaying, MM_GATES),
+            (Eliminated, MM_ELIMINATED),
+            (WrongPhase, MM_PLAY),
+            (BadMana, MM_PLAY),
         ],
     },
     Errors {
         request: "mountain_magic.attack",
-        codes: game_request![
-            (NotPlaying, TODO),
-            (Eliminated, TODO),
-            (WrongPhase, TODO),
-            (BadCard, TODO),
-            (BadTarget, TODO),
+        codes: &[
+            (NotAPlayer, MM_GATES),
+            (TableAdjourned, MM_GATES),
+            (TablePaused, MM_GATES),
+            (NotPlaying, MM_GATES),
+            (Eliminated, MM_ELIMINATED),
+            (WrongPhase, MM_PLAY),
+            (BadCard, MM_PLAY),
+            (BadTarget, MM_PLAY),
         ],
     },
     Errors {
         request: "mountain_magic.cast",
-        codes: game_request![
-            (NotPlaying, TODO),
-            (Eliminated, TODO),
-            (WrongPhase, TODO),
-            (BadCard, TODO),
-            (BadTarget, TODO),
+        codes: &[
+            (NotAPlayer, MM_GATES),
+            (TableAdjourned, MM_GATES),
+            (TablePaused, MM_GATES),
+            (NotPlaying, MM_GATES),
+            (Eliminated, MM_ELIMINATED),
+            (WrongPhase, MM_PLAY),
+            (BadCard, MM_PLAY),
+            (BadTarget, MM_PLAY),
         ],
     },
     Errors {
         request: "mountain_magic.activate",
-        codes: game_request![
-            (NotPlaying, TODO),
-            (Eliminated, TODO),
-            (WrongPhase, TODO),
-            (BadCard, TODO),
-            (BadTarget, TODO),
+        codes: &[
+            (NotAPlayer, MM_GATES),
+            (TableAdjourned, MM_GATES),
+            (TablePaused, MM_GATES),
+            (NotPlaying, MM_GATES),
+            (Eliminated, MM_ELIMINATED),
+            (WrongPhase, MM_PLAY),
+            (BadCard, MM_PLAY),
+            (BadTarget, MM_PLAY),
         ],
     },
     Errors {
         request: "mountain_magic.end_turn",
-        codes: game_request![(NotPlaying, TODO), (Eliminated, TODO), (WrongPhase, TODO),],
+        codes: &[
+            (NotAPlayer, MM_GATES),
+            (TableAdjourned, MM_GATES),
+            (TablePaused, MM_GATES),
+            (NotPlaying, MM_GATES),
+            (Eliminated, MM_ELIMINATED),
+            (WrongPhase, MM_PLAY),
+        ],
     },
     Errors {
         request: "mountain_magic.standings",
         codes: &[
-            (BadDay, TODO),
-            (UnknownLeague, TODO),
+            (BadDay, Coverage::Driven("mountain_magic_standings")),
+            (UnknownLeague, Coverage::Driven("mountain_magic_standings")),
             (
                 StorageFailed,
                 Coverage::Unreachable("only when the journal fails"),
@@ -829,6 +870,18 @@ pub const REQUESTS: &[Errors] = &[
         ],
     },
 ];
+
+/// Mountain Magic's refusals before the climb looks at a request: a spectator's, a paused or
+/// adjourned table's, a climb not under way (`tests/tests/error_codes_mountain_magic.rs`).
+const MM_GATES: Coverage = Coverage::Driven("mountain_magic_gates");
+/// Mountain Magic's refusals by the climb's own rules, from the climb to the battle.
+const MM_PLAY: Coverage = Coverage::Driven("mountain_magic_climb_and_battle");
+/// A climber is `eliminated` only by conceding or the host's ruling, and either ends the climb
+/// in the same step (`eliminated` then `game_over`): his next request finds the table finished.
+const MM_ELIMINATED: Coverage = Coverage::Unreachable(
+    "conceding or being ruled out ends the climb in the same step, with game_over, so the \
+     climber's next request is not_playing",
+);
 
 /// Whether `request` is a table request (one that needs a table).
 pub fn is_table_request(request: &str) -> bool {
