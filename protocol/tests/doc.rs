@@ -149,6 +149,53 @@ fn every_message_event_and_error_code_is_documented() {
     }
 }
 
+/// Each `magic_tech.*` request's section names, on its `Errors:` line, exactly the codes the
+/// declared table gives it (`protocol/src/errors_of.rs`), but those said once for every Magic
+/// Tech request: the game request's `not_a_player`, `table_adjourned` and `table_paused`, and
+/// `not_playing` (the section "Magic Tech requests").
+#[test]
+fn every_magic_tech_errors_line_names_the_declared_codes() {
+    let doc = doc();
+    let common = [
+        "not_a_player",
+        "table_adjourned",
+        "table_paused",
+        "not_playing",
+    ];
+    for &name in ClientMessage::NAMES {
+        if !name.starts_with("magic_tech.") {
+            continue;
+        }
+        let heading = format!("\n### {name}\n");
+        let start = doc.find(&heading).unwrap() + heading.len();
+        let section = &doc[start..];
+        let section = &section[..section.find("\n### ").unwrap_or(section.len())];
+        let line = section
+            .lines()
+            .find(|l| l.starts_with("Errors:"))
+            .unwrap_or_else(|| panic!("{name}: no `Errors:` line"));
+        let mut named: Vec<&str> = line
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|token| ErrorCode::ALL.iter().any(|c| c.name() == *token))
+            .collect();
+        named.sort_unstable();
+        named.dedup();
+        let mut declared: Vec<&str> = grand_melee_protocol::errors_of::own_codes(name)
+            .unwrap()
+            .iter()
+            .map(|(code, _)| code.name())
+            .filter(|code| !common.contains(code))
+            .collect();
+        declared.sort_unstable();
+        assert_eq!(
+            named, declared,
+            "{name}: PROTOCOL.md's `Errors:` line and protocol/src/errors_of.rs differ"
+        );
+    }
+}
+
 #[test]
 fn snapshot_example_decodes_to_the_example_view() {
     let Some(Example::Server(ServerMessage::Snapshot { view, .. })) =
@@ -158,6 +205,77 @@ fn snapshot_example_decodes_to_the_example_view() {
     };
     assert_eq!(view, examples::view());
     assert_eq!(view.seq, examples::view_events().len() as u64);
+}
+
+/// Every Rust source file of the crate, by path.
+fn sources(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            out.push((path.display().to_string(), text));
+        }
+    }
+}
+
+/// The "Encoding" section.
+fn encoding_section(doc: &str) -> &str {
+    let start = doc.find("\n## Encoding\n").unwrap();
+    let end = start + doc[start + 1..].find("\n## ").unwrap() + 1;
+    &doc[start..end]
+}
+
+#[test]
+fn the_fields_left_out_when_empty_are_the_ones_encoding_names() {
+    let doc = doc();
+    let section = encoding_section(&doc);
+    assert!(
+        !section.contains("always writes every field"),
+        "Encoding says every field is always written, but some are left out when empty"
+    );
+    // Each way the code leaves a field out, and the words Encoding gives it.
+    let documented = [
+        ("Option::is_none", "`nil`"),
+        ("std::ops::Not::not", "`false`"),
+        ("is_zero", "`0`"),
+        ("Vec::is_empty", "an empty\n  list"),
+        ("BTreeMap::is_empty", "an empty map"),
+        ("String::is_empty", "an empty text"),
+        ("GameKind::is_default", "a `game` of `grand_melee`"),
+        ("SeatingMode::is_random", "a `seating_mode` of `random`"),
+    ];
+    for (_, words) in documented {
+        assert!(section.contains(words), "Encoding does not say {words:?}");
+    }
+    let mut files = Vec::new();
+    sources(
+        std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src")),
+        &mut files,
+    );
+    let mut found = 0;
+    for (path, text) in &files {
+        let pattern = "skip_serializing_if = \"";
+        for (at, _) in text.match_indices(pattern) {
+            let condition = &text[at + pattern.len()..];
+            let condition = &condition[..condition.find('"').unwrap()];
+            assert!(
+                documented.iter().any(|(c, _)| *c == condition),
+                "{path}: a field is left out when {condition}, which Encoding does not name"
+            );
+            found += 1;
+        }
+    }
+    assert!(found > 0);
+    // And the view does leave `calls` out when no call is open, as Encoding's example says.
+    let bytes = grand_melee_protocol::encode_server(&ServerMessage::Snapshot {
+        reply_to: None,
+        view: examples::view(),
+    });
+    assert!(examples::view().calls.is_empty());
+    assert!(!bytes.windows(6).any(|w| w == b"\xa5calls"));
+    assert!(section.contains("`calls` when no call is open"));
 }
 
 /// Checks the block between `<!-- generated: NAME -->` and `<!-- end generated: NAME -->` in

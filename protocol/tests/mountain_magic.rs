@@ -691,7 +691,8 @@ fn mana(force: u8, colour: Colour) -> C {
     }
 }
 
-/// The player lets his land go and ends his turn: the opponent's turn is the events.
+/// The player puts his land on the first card that can use it (the rules make him), or lets
+/// it go if none can, and ends his turn: the opponent's turn is the events.
 fn pass(climb: &mut Run) -> Vec<E> {
     if climb
         .game
@@ -702,7 +703,8 @@ fn pass(climb: &mut Run) -> Vec<E> {
         .pending_land
         .is_some()
     {
-        climb.ok(C::Mana { place: None });
+        let place = climb.game.mana_places(Side::Player).first().copied();
+        climb.ok(C::Mana { place });
     }
     climb.ok(C::EndTurn)
 }
@@ -736,9 +738,11 @@ fn the_opponents_creature_attacks_your_strongest_creature_it_survives_never_a_po
         "Tide Shoal",
         "Deepwood Glade",
     ];
-    // The Boar (2/2) survives only creatures of power 1: the first of them, the Skimmer.
+    // The Boar (2/2) survives only creatures of power 1: the first of them, the Skimmer (the
+    // player's blue land powers the Strider, a blue landwalker the Boar may not attack).
     let mut climb = battle(CREATURES, &lands, green);
-    let events = pass(&mut climb);
+    climb.ok(mana(6, Colour::Blue));
+    let events = climb.ok(C::EndTurn);
     assert!(events.contains(&E::MountainMagicAttacked {
         attackers: vec![theirs(0)],
         target: mine(0)
@@ -790,7 +794,9 @@ fn powered_flyers_and_landwalkers_are_attacked_only_by_their_kind() {
     climb.ok(red(1));
     climb.ok(C::EndTurn);
     assert!(climb.game.force(theirs(1)).unwrap().powered);
-    climb.ok(C::Mana { place: None });
+    // The red land must go on a card that can use it: the Drake, half powered.
+    climb.refused(C::Mana { place: None }, MountainError::BadMana);
+    climb.ok(mana(2, Colour::Red));
     climb.refused(
         C::Attack {
             attackers: vec![0],
@@ -1813,4 +1819,196 @@ proptest! {
             Outcome::Battle { ending } => prop_assert_eq!(last, &E::MountainMagicEnded { ending }),
         }
     }
+}
+
+// ---------------------------------------------------------------- issue 46: what PROTOCOL.md says
+
+#[test]
+fn attackers_that_cannot_attack_are_bad_card_a_target_they_cannot_take_bad_target() {
+    // Kiln Brute (0) powered; Crag Goblin (1) unpowered; Spark Lash (3) a spell.
+    let mut climb = battle(REDS, &["Kerr Crag"; 6], ["Kiln Brute"; 5]);
+    climb.ok(red(0));
+    let attack = |attackers: Vec<u8>, target: u8| C::Attack { attackers, target };
+    for attackers in [vec![1], vec![3], vec![40], vec![], vec![0, 0], vec![0, 1]] {
+        climb.refused(attack(attackers, 0), MountainError::BadCard);
+    }
+    // Ready attackers, a target they cannot take: not there, out of range.
+    climb.refused(attack(vec![0], 40), MountainError::BadTarget);
+    // A card gone from the battle is no attacker either: the Brute (3/3) and the enemy's
+    // Brute kill each other.
+    let events = climb.ok(attack(vec![0], 0));
+    assert!(events.contains(&removed(mine(0), Removal::Killed)));
+    climb.refused(attack(vec![0], 1), MountainError::BadCard);
+    climb.refused(attack(vec![0], 0), MountainError::BadCard);
+}
+
+#[test]
+fn a_land_a_card_can_use_must_be_placed_one_none_can_use_is_let_go() {
+    // A red land and red cards: it must go on one of them.
+    let mut climb = battle(REDS, &["Kerr Crag"; 6], ["Veil of Frost"; 5]);
+    climb.refused(C::Mana { place: None }, MountainError::BadMana);
+    assert!(!climb.game.legal_moves().contains(&C::Mana { place: None }));
+    climb.ok(red(0));
+    // A blue land and no blue card: it is let go (the only move until then).
+    let mut climb = battle(REDS, &["Tide Shoal"; 6], ["Veil of Frost"; 5]);
+    assert!(climb.game.mana_places(Side::Player).is_empty());
+    assert_eq!(climb.game.legal_moves(), vec![C::Mana { place: None }]);
+    climb.ok(C::Mana { place: None });
+}
+
+#[test]
+fn an_oversized_deck_file_is_named_by_its_real_size_and_an_array_line_is_refused() {
+    let one = |count: u8, lines: usize| {
+        let line = serde_json::json!({"name": "Kerr Crag", "count": count});
+        serde_json::json!({ "cards": vec![line; lines] }).to_string()
+    };
+    assert_eq!(
+        Deck::from_json(pool(), &one(1, 300)),
+        Err(DeckError::Size { found: 300 })
+    );
+    assert_eq!(
+        Deck::from_json(pool(), &one(53, 5)),
+        Err(DeckError::Size { found: 265 })
+    );
+    // A line of 200 in a deck file otherwise good: all its lines counted.
+    let mut file = Deck { cards: hand_deck() }.to_file(pool());
+    file.cards[0].count = 200;
+    let text = serde_json::to_string(&file).unwrap();
+    assert_eq!(
+        Deck::from_json(pool(), &text),
+        Err(DeckError::Size {
+            found: 65 - 4 + 200
+        })
+    );
+    let text = r#"{"cards": [["Kerr Crag", 4]]}"#;
+    match Deck::from_json(pool(), text) {
+        Err(DeckError::Unreadable { reason }) => {
+            assert!(reason.contains("a deck line is a map"), "{reason}")
+        }
+        other => panic!("an array line was taken: {other:?}"),
+    }
+}
+
+fn document(path: &str) -> String {
+    let text = std::fs::read_to_string(format!("{}/../{path}", env!("CARGO_MANIFEST_DIR")));
+    // One line per paragraph's words, so a statement is found across line breaks.
+    text.unwrap()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn the_silent_points_are_written_down_as_the_code_does_them() {
+    let rules = document("docs/RULES.md");
+    let protocol = document("PROTOCOL.md");
+    let says = |doc: &str, words: &str| assert!(doc.contains(words), "not written: {words}");
+    // Nothing but `mana` while the drawn land waits.
+    let mut climb = battle(REDS, &["Kerr Crag"; 6], ["Veil of Frost"; 5]);
+    for command in [
+        C::EndTurn,
+        C::Attack {
+            attackers: vec![0],
+            target: 0,
+        },
+        C::Cast {
+            force: 3,
+            target: None,
+        },
+        C::Activate {
+            force: 0,
+            target: None,
+        },
+    ] {
+        climb.refused(command, MountainError::NotNow);
+    }
+    says(
+        &rules,
+        "Until the drawn land is placed or let go, nothing else is taken: `end_turn`, `attack`, `cast` and `activate` are refused (`wrong_phase`)",
+    );
+    says(
+        &protocol,
+        "or the drawn land still waits for `mountain_magic.mana`: it is placed or let go first",
+    );
+    // A usable land must be placed.
+    climb.refused(C::Mana { place: None }, MountainError::BadMana);
+    says(&rules, "letting it go is refused (`bad_mana`)");
+    says(&protocol, "`place` is absent while a card can use the land");
+    // A multiland gives the opponent's card needing both its colours its first colour.
+    let mut climb = battle(
+        REDS,
+        &["Kerr Crag", "Mistlit Strand", "Kerr Crag", "Mistlit Strand"],
+        [
+            "Stormglass Refusal",
+            "Veil of Frost",
+            "Veil of Frost",
+            "Veil of Frost",
+            "Veil of Frost",
+        ],
+    );
+    climb.ok(red(0));
+    let events = climb.ok(C::EndTurn);
+    assert!(events.contains(&E::MountainMagicManaPlaced {
+        side: Side::Opponent,
+        place: ManaPlace {
+            force: 0,
+            ability: false,
+            colour: Colour::White
+        }
+    }));
+    assert_eq!(card("Mistlit Strand").produces[0], Colour::White);
+    says(
+        &rules,
+        "a card needing both colours of a multiland takes its first",
+    );
+    // The opponent's untap: the first of his unpowered cards in the order of choices.
+    let climb = battle(
+        REDS,
+        &["Kerr Crag"; 4],
+        [
+            "Sunlit Oath",
+            "Kiln Brute",
+            "Spark Lash",
+            "Veil of Frost",
+            "Word of Refusal",
+        ],
+    );
+    assert_eq!(
+        climb.game.opponent_target(theirs(0), Effect::Untap),
+        Some(Some(theirs(4))),
+        "the counterspell first"
+    );
+    says(
+        &rules,
+        "unpowered cards, not an artifact, the first in the order of choices (counterspells, damage spells, creatures, the rest; among equals the first of his forces)",
+    );
+    // `may_recover` after a placement on an empty pile, and after a failed climb.
+    let deal = Deal {
+        spells: [vec!["Kiln Brute"; 8]]
+            .concat()
+            .iter()
+            .map(|n| no(n))
+            .collect(),
+        lands: vec![no("Kerr Crag")],
+        occupiers: vec![no("Kiln Brute"); 5],
+    };
+    let mut climb = Run::dealt(deal);
+    climb.ok(C::Flip);
+    climb.ok(C::Place { row: 1, pos: 0 });
+    let view = climb.game.view();
+    assert!(view.discard.is_empty() && view.may_recover, "empty pile");
+    assert_eq!(view.outcome, Some(Outcome::FailedClimb));
+    says(
+        &protocol,
+        "It is true after a placement even when the pile is empty (nothing to place then: `flip`), and a failed climb leaves it as its last placement or discard set it (true when the climb failed right after a placement, false after a discard)",
+    );
+    says(
+        &rules,
+        "a failed climb leaves it as it was (true if it failed right after a placement)",
+    );
+    // A climb given up: the table says so, the climb's part stays where it was.
+    says(
+        &protocol,
+        "mountain_magic` stays where it was (`phase` `climbing`, `path` or `battle`, `outcome` nil)",
+    );
 }

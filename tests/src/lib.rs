@@ -300,9 +300,22 @@ impl TestServer {
 
     /// Shuts the server down gracefully and starts a new one with `config` on the same
     /// journal.
-    pub async fn restart(mut self, config: ServerConfig) -> Self {
+    pub async fn restart(self, config: ServerConfig) -> Self {
+        let data = self.stop().await;
+        Self::start_in(config, data).await
+    }
+
+    /// Shuts the server down gracefully and hands over its journal's directory, for a test to
+    /// read or write the journal (`grand_melee_server::journal::Journal`) before
+    /// [`start_on_journal`](Self::start_on_journal) starts a server on it again.
+    pub async fn stop(mut self) -> tempfile::TempDir {
         let data = std::mem::replace(&mut self._data, tempfile::tempdir().unwrap());
         self.shutdown().await;
+        data
+    }
+
+    /// [`start_with`](Self::start_with), on the journal in `data` (from [`stop`](Self::stop)).
+    pub async fn start_on_journal(config: ServerConfig, data: tempfile::TempDir) -> Self {
         Self::start_in(config, data).await
     }
 

@@ -282,6 +282,10 @@ async fn the_display_fits(display: &Browser, stage: &str, also: &[&str]) {
             )
             .await;
         let what = format!("the display {stage} at {width}×{height}");
+        eprintln!(
+            "{what}: page {}×{} px, smallest ring name {} px, {} turn labels",
+            found["scrollWidth"], found["scrollHeight"], found["least"], found["labels"]
+        );
         assert!(
             found["scrollHeight"].as_u64() <= Some(u64::from(height))
                 && found["scrollWidth"].as_u64() <= Some(u64::from(width)),
@@ -695,6 +699,7 @@ async fn forty_seats_played_from_a_phone() {
         )
         .await;
     let zoomed = phone.js(ring_names).await;
+    eprintln!("the replay's ring names on a phone: {unzoomed} px, zoomed in twice {zoomed} px");
     assert!(
         zoomed.as_f64().unwrap() >= 12.0 && zoomed.as_f64() > unzoomed.as_f64(),
         "the replay's ring names zoomed: {unzoomed} px, then {zoomed} px"
