@@ -40,7 +40,6 @@ const SESSION: Coverage = Coverage::Driven("session_requests");
 const SEATS: Coverage = Coverage::Driven("seats_and_lobby");
 const PLAY: Coverage = Coverage::Driven("grand_melee_play");
 const HOST: Coverage = Coverage::Driven("host_requests");
-const TODO: Coverage = Coverage::NotYetDriven;
 /// Cluster mode: a table whose node is gone, before another takes it over.
 const MOVING: Coverage = Coverage::Driven("a_table_on_a_node_gone");
 /// The caps on tables and creations, and bans.
