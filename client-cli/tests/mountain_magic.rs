@@ -398,7 +398,14 @@ async fn script_mode_climbs_to_an_ending() {
             "flip" => "flip".to_owned(),
             "path" => "path 0 0 1 1 2 2 3".to_owned(),
             "your_turn" => "end".to_owned(),
-            s if s.starts_with("your_turn land=") => "mana none".to_owned(),
+            // A land a card can use must go on one: the first place offered.
+            s if s.starts_with("your_turn land=") => match field(s, "places") {
+                Some("none") | None => "mana none".to_owned(),
+                Some(places) => format!(
+                    "mana {}",
+                    places.split(',').next().unwrap().replace(':', " ")
+                ),
+            },
             s if s.starts_with("place ") => match field(s, "places") {
                 Some("none") | None => "discard".to_owned(),
                 Some(places) => format!("place {}", places.split(',').next().unwrap()),

@@ -18,14 +18,48 @@ pub use crate::magic_tech_types::Colour;
 /// A card of the pool, by its place in the pool's data file (from 0).
 pub type CardNo = u16;
 
-/// One line of a deck file: a card of the pool by name, and how many.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// One line of a deck file: a card of the pool by name, and how many. Read from a map
+/// `{"name", "count"}` only: a line written as an array (`["Kerr Crag", 4]`) is refused with
+/// [`DECK_LINE_AS_ARRAY`] rather than read by the fields' order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DeckLine {
     /// The card's name in the pool.
     pub name: String,
     /// Copies.
     pub count: u8,
+}
+
+/// Why a deck line written as an array is refused.
+pub const DECK_LINE_AS_ARRAY: &str =
+    "a deck line is a map {\"name\": …, \"count\": …}, not an array like [\"Kerr Crag\", 4]";
+
+/// [`DeckLine`] as written, read field by field from a map.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeckLineFields {
+    name: String,
+    count: u8,
+}
+
+impl<'de> Deserialize<'de> for DeckLine {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Line;
+        impl<'de> serde::de::Visitor<'de> for Line {
+            type Value = DeckLine;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a deck line {\"name\", \"count\"}")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, _: A) -> Result<DeckLine, A::Error> {
+                Err(serde::de::Error::custom(DECK_LINE_AS_ARRAY))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<DeckLine, A::Error> {
+                let DeckLineFields { name, count } =
+                    Deserialize::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(DeckLine { name, count })
+            }
+        }
+        deserializer.deserialize_any(Line)
+    }
 }
 
 /// A deck file: `{"cards": [{"name": "Kerr Crag", "count": 4}, …]}`.

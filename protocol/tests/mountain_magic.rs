@@ -691,7 +691,8 @@ fn mana(force: u8, colour: Colour) -> C {
     }
 }
 
-/// The player lets his land go and ends his turn: the opponent's turn is the events.
+/// The player puts his land on the first card that can use it (the rules make him), or lets
+/// it go if none can, and ends his turn: the opponent's turn is the events.
 fn pass(climb: &mut Run) -> Vec<E> {
     if climb
         .game
@@ -702,7 +703,8 @@ fn pass(climb: &mut Run) -> Vec<E> {
         .pending_land
         .is_some()
     {
-        climb.ok(C::Mana { place: None });
+        let place = climb.game.mana_places(Side::Player).first().copied();
+        climb.ok(C::Mana { place });
     }
     climb.ok(C::EndTurn)
 }
@@ -736,9 +738,11 @@ fn the_opponents_creature_attacks_your_strongest_creature_it_survives_never_a_po
         "Tide Shoal",
         "Deepwood Glade",
     ];
-    // The Boar (2/2) survives only creatures of power 1: the first of them, the Skimmer.
+    // The Boar (2/2) survives only creatures of power 1: the first of them, the Skimmer (the
+    // player's blue land powers the Strider, a blue landwalker the Boar may not attack).
     let mut climb = battle(CREATURES, &lands, green);
-    let events = pass(&mut climb);
+    climb.ok(mana(6, Colour::Blue));
+    let events = climb.ok(C::EndTurn);
     assert!(events.contains(&E::MountainMagicAttacked {
         attackers: vec![theirs(0)],
         target: mine(0)
@@ -790,7 +794,9 @@ fn powered_flyers_and_landwalkers_are_attacked_only_by_their_kind() {
     climb.ok(red(1));
     climb.ok(C::EndTurn);
     assert!(climb.game.force(theirs(1)).unwrap().powered);
-    climb.ok(C::Mana { place: None });
+    // The red land must go on a card that can use it: the Drake, half powered.
+    climb.refused(C::Mana { place: None }, MountainError::BadMana);
+    climb.ok(mana(2, Colour::Red));
     climb.refused(
         C::Attack {
             attackers: vec![0],
@@ -1812,5 +1818,73 @@ proptest! {
             Outcome::FailedClimb => prop_assert_eq!(last, &E::MountainMagicClimbFailed),
             Outcome::Battle { ending } => prop_assert_eq!(last, &E::MountainMagicEnded { ending }),
         }
+    }
+}
+
+// ---------------------------------------------------------------- issue 46: what PROTOCOL.md says
+
+#[test]
+fn attackers_that_cannot_attack_are_bad_card_a_target_they_cannot_take_bad_target() {
+    // Kiln Brute (0) powered; Crag Goblin (1) unpowered; Spark Lash (3) a spell.
+    let mut climb = battle(REDS, &["Kerr Crag"; 6], ["Kiln Brute"; 5]);
+    climb.ok(red(0));
+    let attack = |attackers: Vec<u8>, target: u8| C::Attack { attackers, target };
+    for attackers in [vec![1], vec![3], vec![40], vec![], vec![0, 0], vec![0, 1]] {
+        climb.refused(attack(attackers, 0), MountainError::BadCard);
+    }
+    // Ready attackers, a target they cannot take: not there, out of range.
+    climb.refused(attack(vec![0], 40), MountainError::BadTarget);
+    // A card gone from the battle is no attacker either: the Brute (3/3) and the enemy's
+    // Brute kill each other.
+    let events = climb.ok(attack(vec![0], 0));
+    assert!(events.contains(&removed(mine(0), Removal::Killed)));
+    climb.refused(attack(vec![0], 1), MountainError::BadCard);
+    climb.refused(attack(vec![0], 0), MountainError::BadCard);
+}
+
+#[test]
+fn a_land_a_card_can_use_must_be_placed_one_none_can_use_is_let_go() {
+    // A red land and red cards: it must go on one of them.
+    let mut climb = battle(REDS, &["Kerr Crag"; 6], ["Veil of Frost"; 5]);
+    climb.refused(C::Mana { place: None }, MountainError::BadMana);
+    assert!(!climb.game.legal_moves().contains(&C::Mana { place: None }));
+    climb.ok(red(0));
+    // A blue land and no blue card: it is let go (the only move until then).
+    let mut climb = battle(REDS, &["Tide Shoal"; 6], ["Veil of Frost"; 5]);
+    assert!(climb.game.mana_places(Side::Player).is_empty());
+    assert_eq!(climb.game.legal_moves(), vec![C::Mana { place: None }]);
+    climb.ok(C::Mana { place: None });
+}
+
+#[test]
+fn an_oversized_deck_file_is_named_by_its_real_size_and_an_array_line_is_refused() {
+    let one = |count: u8, lines: usize| {
+        let line = serde_json::json!({"name": "Kerr Crag", "count": count});
+        serde_json::json!({ "cards": vec![line; lines] }).to_string()
+    };
+    assert_eq!(
+        Deck::from_json(pool(), &one(1, 300)),
+        Err(DeckError::Size { found: 300 })
+    );
+    assert_eq!(
+        Deck::from_json(pool(), &one(53, 5)),
+        Err(DeckError::Size { found: 265 })
+    );
+    // A line of 200 in a deck file otherwise good: all its lines counted.
+    let mut file = Deck { cards: hand_deck() }.to_file(pool());
+    file.cards[0].count = 200;
+    let text = serde_json::to_string(&file).unwrap();
+    assert_eq!(
+        Deck::from_json(pool(), &text),
+        Err(DeckError::Size {
+            found: 65 - 4 + 200
+        })
+    );
+    let text = r#"{"cards": [["Kerr Crag", 4]]}"#;
+    match Deck::from_json(pool(), text) {
+        Err(DeckError::Unreadable { reason }) => {
+            assert!(reason.contains("a deck line is a map"), "{reason}")
+        }
+        other => panic!("an array line was taken: {other:?}"),
     }
 }

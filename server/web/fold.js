@@ -952,8 +952,11 @@
     } else if (climb.phase === "battle" && climb.battle && climb.battle.turn === "player") {
       const b = climb.battle;
       if (b.pending_land !== null && b.pending_land !== undefined) {
-        moves.push({ type: "mountain_magic.mana", place: null });
-        for (const place of mmManaPlaces(climb, "player")) moves.push({ type: "mountain_magic.mana", place });
+        // A land one of one's cards can use must go on one of them; only a land none can use
+        // is let go (protocol/src/mountain_magic/moves.rs).
+        const places = mmManaPlaces(climb, "player");
+        if (!places.length) moves.push({ type: "mountain_magic.mana", place: null });
+        for (const place of places) moves.push({ type: "mountain_magic.mana", place });
         return moves;
       }
       const mine = (k) => ({ side: "player", force: k });

@@ -297,3 +297,83 @@ async fn a_climb_is_watched_replayed_step_by_step_and_its_deal_verified() {
         Ok(None)
     );
 }
+
+/// The answer to request `id`: its error code and message (it must be refused).
+async fn refusal(client: &mut Client, id: u32) -> (ErrorCode, String) {
+    client
+        .until(|r| match r {
+            grand_melee_e2e::Received::Message(message, _) => match &**message {
+                grand_melee_protocol::ServerMessage::Error {
+                    reply_to,
+                    code,
+                    message,
+                    ..
+                } if *reply_to == Some(id) => Some((*code, message.clone())),
+                other if other.reply_to() == Some(id) => panic!("accepted: {other:?}"),
+                _ => None,
+            },
+            _ => None,
+        })
+        .await
+}
+
+fn own_deck(lines: Vec<DeckLine>) -> CreateTable {
+    CreateTable::new("climb", 1)
+        .game(GameKind::MountainMagic)
+        .mountain_magic(MountainMagicSettings {
+            deck: Some(DeckFile { cards: lines }),
+            ..MountainMagicSettings::default()
+        })
+}
+
+fn line(name: &str, count: u8) -> DeckLine {
+    DeckLine {
+        name: name.to_owned(),
+        count,
+    }
+}
+
+#[tokio::test]
+async fn an_oversized_deck_file_is_named_by_its_real_size_and_an_array_line_is_refused() {
+    let server = TestServer::start_with(config()).await;
+    let mut host = server.client().await;
+    // 300 lines of one card, and 265 cards in lines of 53: the message counts them all.
+    for (lines, found) in [
+        (vec![line("Kerr Crag", 1); 300], 300),
+        (vec![line("Kerr Crag", 53); 5], 265),
+    ] {
+        let settings = own_deck(lines);
+        let id = host.send(|id| settings.request(id));
+        let (code, message) = refusal(&mut host, id).await;
+        assert_eq!(code, ErrorCode::BadSettings);
+        assert!(
+            message.contains(&format!("a deck has 65 cards, not {found}")),
+            "{message}"
+        );
+    }
+    // A line written as an array, `["Kerr Crag", 4]`, is refused and says why.
+    let settings = own_deck(vec![line("Kerr Crag", 4)]);
+    let id = host.id();
+    let bytes = grand_melee_protocol::encode_client(&settings.request(id));
+    let map: Vec<u8> = [
+        &[0x82, 0xa4][..],
+        b"name",
+        &[0xa9],
+        b"Kerr Crag",
+        &[0xa5],
+        b"count",
+        &[4],
+    ]
+    .concat();
+    let array: Vec<u8> = [&[0x92, 0xa9][..], b"Kerr Crag", &[4]].concat();
+    let at = bytes
+        .windows(map.len())
+        .position(|w| w == map.as_slice())
+        .unwrap();
+    let patched = [&bytes[..at], &array[..], &bytes[at + map.len()..]].concat();
+    host.send_raw(patched);
+    let (code, message) = refusal(&mut host, id).await;
+    assert_eq!(code, ErrorCode::BadMessage);
+    assert!(message.contains("a deck line is a map"), "{message}");
+    assert!(host.list_tables().await.is_empty(), "no table was made");
+}

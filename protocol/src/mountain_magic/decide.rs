@@ -323,6 +323,11 @@ impl Climb {
                     return Err(MountainError::NotNow);
                 }
                 match place {
+                    // The seed: "If any of your cards are able to use that colored mana place
+                    // it on the card" — a land goes unused only when no card can use it.
+                    None if !self.mana_places(Side::Player).is_empty() => {
+                        Err(MountainError::BadMana)
+                    }
                     None => self.emit(out, Event::MountainMagicManaUnused { side: Side::Player }),
                     Some(place) => {
                         if !self.mana_places(Side::Player).contains(&place) {
@@ -345,6 +350,11 @@ impl Climb {
                     side: Side::Opponent,
                     force: target,
                 };
+                // The attackers are the request's cards (`bad_card`, as a cast's card is),
+                // the enemy creature its target (`bad_target`).
+                if !self.ready_attackers(&attackers) {
+                    return Err(MountainError::BadCard);
+                }
                 if !self.may_attack(&attackers, target) {
                     return Err(MountainError::BadTarget);
                 }
@@ -432,6 +442,18 @@ impl Climb {
             }
             _ => false,
         }
+    }
+
+    /// Whether `attackers` are at least one creature, each once, of one side, in the battle,
+    /// powered and not used this turn: what may attack at all, whatever the target.
+    pub fn ready_attackers(&self, attackers: &[ForceRef]) -> bool {
+        !attackers.is_empty()
+            && attackers.iter().enumerate().all(|(k, a)| {
+                a.side == attackers[0].side
+                    && !attackers[..k].contains(a)
+                    && self.force(*a).is_some_and(|f| f.powered && !f.used)
+                    && self.card_of(*a).is_some_and(|c| c.is_creature())
+            })
     }
 
     /// Whether `attackers` (powered creatures of one side, not used this turn, each once) may

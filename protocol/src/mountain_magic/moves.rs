@@ -49,9 +49,14 @@ impl Climb {
             return;
         }
         if battle.pending_land.is_some() {
-            moves.push(MountainCommand::Mana { place: None });
+            // A land one of one's cards can use must go on one of them; only a land none can
+            // use is let go.
+            let places = self.mana_places(Side::Player);
+            if places.is_empty() {
+                moves.push(MountainCommand::Mana { place: None });
+            }
             moves.extend(
-                self.mana_places(Side::Player)
+                places
                     .into_iter()
                     .map(|p| MountainCommand::Mana { place: Some(p) }),
             );

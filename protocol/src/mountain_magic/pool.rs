@@ -283,6 +283,9 @@ impl Deck {
     /// A deck file's deck by card names (then checked against the recipe): a table's own deck
     /// (`Settings.mountain_magic.deck`).
     pub fn from_file(pool: &Pool, file: &DeckFile) -> Result<Deck, DeckError> {
+        // Every line's count, added up before any card is taken: an oversized file is named
+        // by its real size (at most 255 per line, so no sum overflows).
+        let found: usize = file.cards.iter().map(|l| usize::from(l.count)).sum();
         let mut cards = Vec::new();
         for line in &file.cards {
             let no = pool
@@ -290,12 +293,13 @@ impl Deck {
                 .ok_or_else(|| DeckError::UnknownCard {
                     name: line.name.clone(),
                 })?;
-            if cards.len() + usize::from(line.count) > DECK_SIZE {
-                return Err(DeckError::Size {
-                    found: cards.len() + usize::from(line.count),
-                });
+            if found > DECK_SIZE {
+                continue;
             }
             cards.extend(std::iter::repeat_n(no, usize::from(line.count)));
+        }
+        if found > DECK_SIZE {
+            return Err(DeckError::Size { found });
         }
         let deck = Deck { cards };
         deck.check(pool)?;

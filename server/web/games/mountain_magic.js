@@ -194,7 +194,11 @@
       case "path": return `${who}: the mountain is complete — choose a path down it.`;
       case "battle": {
         const b = climb.battle;
-        if (b.turn === "player") return b.pending_land !== null ? `▶ ${who}: put ${printable(card(b.pending_land).name)} on a card, or let it go.` : `▶ ${who}: use your powered cards, then end the turn.`;
+        if (b.turn === "player") {
+          if (b.pending_land === null) return `▶ ${who}: use your powered cards, then end the turn.`;
+          // A land a card can use must go on one (the seed: "place it on the card").
+          return FOLD.manaPlaces(climb, "player").length ? `▶ ${who}: put ${printable(card(b.pending_land).name)} on a card that can use it.` : `▶ ${who}: none of your cards can use ${printable(card(b.pending_land).name)}: let it go.`;
+        }
         return "The occupying forces act.";
       }
       default: return "The climb is being dealt.";
@@ -403,7 +407,7 @@
       ${they.length ? html`<div class="mm-opponent" data-testid="mm-opponent-did" role="status"><h3>What the occupying forces did</h3>
         <ul>${they.map((line, k) => html`<li key=${k}>${line}</li>`)}</ul></div>` : null}
       ${acting && b.turn === "player" ? html`<div class="row">
-        ${land !== null ? html`<${Button} id="mm-let-go" label="Let the land go" onClick=${() => go({ type: "mountain_magic.mana", place: null })} />`
+        ${land !== null ? (FOLD.manaPlaces(climbOf(view), "player").length ? null : html`<${Button} id="mm-let-go" label="Let the land go" onClick=${() => go({ type: "mountain_magic.mana", place: null })} />`)
           : html`<${Button} id="mm-end-turn" cls="primary" label="End my turn" onClick=${() => go({ type: "mountain_magic.end_turn" })} />`}</div>` : null}
       ${acting && b.turn === "player" && land === null ? html`<${Attack} view=${view} />` : null}
       <${SideForces} view=${view} side="opponent" acting=${false} mine=${mine} />

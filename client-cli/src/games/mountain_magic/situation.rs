@@ -3,7 +3,7 @@
 //! forces' turn, the end.
 
 use grand_melee_protocol::mountain_magic::Climb;
-use grand_melee_protocol::mountain_magic_types::{MmPhase, Side};
+use grand_melee_protocol::mountain_magic_types::{Colour, MmPhase, Side};
 use grand_melee_protocol::{ErrorCode, PlayerId, StageName, TableView};
 
 use super::words::card;
@@ -37,6 +37,9 @@ pub enum Situation {
     YourTurn {
         /// The land drawn, waiting for `mana`.
         land: Option<String>,
+        /// Where it may go, as `mana`'s words joined by `:` (`y0:r`, `y2:ability:r`): empty,
+        /// it is let go (`mana none`); otherwise it must go on one of them.
+        places: Vec<String>,
     },
     /// The occupying forces act.
     TheirTurn,
@@ -99,6 +102,21 @@ impl Situation {
             MmPhase::Battle => match climb.view().battle.as_ref() {
                 Some(b) if b.turn == Some(Side::Player) => Situation::YourTurn {
                     land: b.pending_land.map(card),
+                    places: climb
+                        .mana_places(Side::Player)
+                        .iter()
+                        .map(|p| {
+                            let colour = match p.colour {
+                                Colour::White => 'w',
+                                Colour::Blue => 'u',
+                                Colour::Black => 'b',
+                                Colour::Red => 'r',
+                                Colour::Green => 'g',
+                            };
+                            let ability = if p.ability { ":ability" } else { "" };
+                            format!("y{}{ability}:{colour}", p.force)
+                        })
+                        .collect(),
                 },
                 _ => Situation::TheirTurn,
             },
@@ -126,10 +144,18 @@ impl Situation {
                 None => "flip".to_owned(),
             },
             Situation::Path => "path".to_owned(),
-            Situation::YourTurn { land: Some(land) } => {
-                format!("your_turn land={}", safe::quoted(land))
+            Situation::YourTurn {
+                land: Some(land),
+                places,
+            } => {
+                let places = if places.is_empty() {
+                    "none".to_owned()
+                } else {
+                    places.join(",")
+                };
+                format!("your_turn land={} places={places}", safe::quoted(land))
             }
-            Situation::YourTurn { land: None } => "your_turn".to_owned(),
+            Situation::YourTurn { land: None, .. } => "your_turn".to_owned(),
             Situation::TheirTurn => "their_turn".to_owned(),
             Situation::Over { ending } => format!("over ending={}", safe::quoted(ending)),
         }
@@ -200,17 +226,31 @@ impl Situation {
                     .to_owned(),
                 "Choose your path: `path <7 places, top first>`".to_owned(),
             ],
-            Situation::YourTurn { land: Some(land) } => {
+            Situation::YourTurn {
+                land: Some(land),
+                places,
+            } if places.is_empty() => {
                 let land = safe::printable(land);
                 vec![
                     format!(
-                        "Your turn: you drew {land}: `mana <card> [ability] <colour>` or `mana none`"
+                        "Your turn: you drew {land}, which no card of yours can use: `mana none`"
                     ),
-                    format!("You drew {land}: `mana <card> [ability] <colour>` or `mana none`"),
-                    "A land to place: `mana <card> [ability] <colour>` or `mana none`".to_owned(),
+                    format!("You drew {land}, no card can use it: `mana none`"),
+                    "A land no card can use: `mana none`".to_owned(),
                 ]
             }
-            Situation::YourTurn { land: None } => {
+            // A land a card can use must go on one (the seed: "place it on the card").
+            Situation::YourTurn {
+                land: Some(land), ..
+            } => {
+                let land = safe::printable(land);
+                vec![
+                    format!("Your turn: you drew {land}: `mana <card> [ability] <colour>`"),
+                    format!("You drew {land}: `mana <card> [ability] <colour>`"),
+                    "A land to place: `mana <card> [ability] <colour>`".to_owned(),
+                ]
+            }
+            Situation::YourTurn { land: None, .. } => {
                 vec!["Your turn: `cast`, `activate`, `attack`, then `end`".to_owned()]
             }
             Situation::TheirTurn => vec!["The occupying forces act".to_owned()],
