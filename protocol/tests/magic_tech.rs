@@ -2657,3 +2657,91 @@ fn next_phase_lists_the_phases_a_turn_moves_through() {
     let chain: Vec<&str> = chain[..chain.find(';').unwrap()].split(" → ").collect();
     assert_eq!(chain, names);
 }
+
+// ----- What the example bots needed the documents to say (issue 46) ------------------------------
+
+/// Writing PROTOCOL.md's Magic Tech bot: `magic_tech.pay` put counters on a card only in one's
+/// own deploy phase (`not_your_turn`, `wrong_phase` otherwise), which its section did not say;
+/// an activation cost (no card) is paid at any time.
+#[test]
+fn counters_are_paid_in_ones_own_deploy_phase_and_protocol_md_says_so() {
+    let mut play = Play::started();
+    let forest = play.land(Colour::Green);
+    let card = play.game.board().next_card;
+    play.mt(ANN, C::Deploy { land: None });
+    play.advance_to(MtPhase::Missions);
+    play.mt(
+        ANN,
+        C::Tap {
+            card: forest,
+            mana: 1,
+        },
+    );
+    let pay = |card| C::Pay { card, amount: 1 };
+    play.mt_refused(ANN, pay(Some(card)), ErrorCode::WrongPhase);
+    play.mt(ANN, pay(None));
+    play.pass();
+    play.rule(Correction::Mana {
+        player: ANN,
+        mana: 1,
+    });
+    play.mt_refused(ANN, pay(Some(card)), ErrorCode::NotYourTurn);
+    assert_documented("magic_tech.pay", ErrorCode::WrongPhase);
+    assert_documented("magic_tech.pay", ErrorCode::NotYourTurn);
+    assert!(
+        request_section("magic_tech.pay").contains("in one's own deploy phase only"),
+        "PROTOCOL.md's magic_tech.pay says when counters are paid"
+    );
+}
+
+/// Writing the bot: "from the end phase the turn passes" read as if a player then waited in
+/// his `end` phase for one more `next_phase`; the end phase ends the turn in the same answer.
+#[test]
+fn next_phase_from_the_missions_ends_the_turn_in_one_answer() {
+    let mut play = Play::started();
+    play.advance_to(MtPhase::Missions);
+    let events = play.mt(ANN, C::NextPhase);
+    assert!(matches!(
+        events.first(),
+        Some(Event::MagicTechPhaseBegan {
+            player: ANN,
+            phase: MtPhase::End
+        })
+    ));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::TurnEnded { player: ANN, .. }))
+    );
+    assert_eq!((play.active(), play.phase()), (BOB, MtPhase::Upkeep));
+    assert!(
+        request_section("magic_tech.next_phase").contains("the end phase ends the turn at once"),
+        "PROTOCOL.md's magic_tech.next_phase says the end phase passes the turn at once"
+    );
+}
+
+/// Writing the bot: "each coloured symbol as 1 with the matching basic land in play" did not
+/// say whose; only the revealer's own basic lands count.
+#[test]
+fn the_cost_to_reveal_counts_ones_own_basic_lands_only() {
+    let mut play = Play::started();
+    play.land(Colour::Green);
+    play.pass();
+    play.advance_to(MtPhase::Deploy);
+    let card = play.game.board().next_card;
+    play.mt(BOB, C::Deploy { land: None });
+    let bears = creature("Grizzly Bears", 1, &[Colour::Green], 2, 2);
+    let counters = |counters| Correction::Counters { card, counters };
+    play.rule(counters(2));
+    let reveal = C::Reveal {
+        card,
+        face: bears.clone(),
+    };
+    play.mt_refused(BOB, reveal.clone(), ErrorCode::NotEnoughMana);
+    play.rule(counters(4));
+    play.mt(BOB, reveal);
+    assert!(
+        request_section("magic_tech.reveal").contains("the opponent's lands do not count"),
+        "PROTOCOL.md's magic_tech.reveal says whose basic lands count"
+    );
+}

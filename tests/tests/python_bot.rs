@@ -1,6 +1,13 @@
-//! PROTOCOL.md's example bot, exactly as printed there, run four times against the real server
-//! with its default limits: a bot author's first run is clean (every bot sees the game end, no
-//! `error:` line — in particular no `rate_limited`).
+//! PROTOCOL.md's example bots, exactly as printed there, run against the real server with its
+//! default limits: a bot author's first run is clean — every bot sees its game end, with no
+//! `error:` line (in particular no `rate_limited`: every refusal would be a request the
+//! documents let the bot believe the server takes).
+//!
+//! * the Grand Melee bot ("Example bot (Python)"), four of them at one table;
+//! * the Magic Tech bot ("Example Magic Tech bot"), two of them playing a whole game;
+//! * the Mountain Magic bot ("Example Mountain Magic bot"), four climbs at once, each dealt by
+//!   its own table's dice, to their ends (a failed climb or a battle's ending: about five
+//!   climbs in six reach the battle).
 //!
 //! Python 3 with `websockets` and `msgpack` is needed: the test makes a virtual environment
 //! under the target directory and installs them from PyPI when they are missing, or fails with
@@ -14,14 +21,17 @@ use grand_melee_e2e::TestServer;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
-/// How long the four bots may take to play their game (a bound on failure: it takes about 10 s).
+/// How long the bots may take to play (a bound on failure: a game takes 10–30 s).
 const GAME_TIME: std::time::Duration = std::time::Duration::from_secs(180);
 
-/// The code of the `python` block of the "Example bot (Python)" section.
-fn example_bot() -> String {
+/// The code of the first `python` block after the heading `heading` of PROTOCOL.md.
+fn example_bot(heading: &str) -> String {
     let text =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../PROTOCOL.md")).unwrap();
-    let section = &text[text.find("## Example bot (Python)").expect("the section")..];
+    let at = text
+        .find(&format!("\n{heading}\n"))
+        .unwrap_or_else(|| panic!("PROTOCOL.md has the heading {heading:?}"));
+    let section = &text[at..];
     let start = section.find("```python\n").expect("a python block") + "```python\n".len();
     let end = start + section[start..].find("\n```").expect("the block's end");
     section[start..end].to_owned()
@@ -68,17 +78,22 @@ fn python() -> PathBuf {
     python
 }
 
-/// Starts one bot; its output lines (standard output and error) come through `lines`.
+type Lines = tokio::sync::mpsc::UnboundedSender<(String, String)>;
+
+/// Starts one bot (`script URL name extra…`); its output lines (standard output and error)
+/// come through `lines`, each with the bot's name.
 fn bot(
     python: &Path,
     script: &Path,
     url: &str,
     name: &str,
-    lines: tokio::sync::mpsc::UnboundedSender<(String, String)>,
+    extra: &[&str],
+    lines: &Lines,
 ) -> tokio::process::Child {
     let mut child = Command::new(python)
         .arg(script)
-        .args([url, name, "4"])
+        .args([url, name])
+        .args(extra)
         .env("PYTHONUNBUFFERED", "1")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -101,68 +116,135 @@ fn bot(
     child
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn four_example_bots_play_a_clean_game_within_the_default_limits() {
+/// Whether a bot's line shows a refusal or a crash: the run is not clean.
+fn unclean(line: &str) -> bool {
+    line.starts_with("error:") || line.contains("Traceback")
+}
+
+/// Runs the bots of the block under `heading` against a fresh server, each with `extra`
+/// arguments after its URL and name: the first alone until it is seated when `first_alone`
+/// (it creates the table the others find), then the rest. Returns every line each bot
+/// printed, once all have exited successfully within [`GAME_TIME`]; fails at the first line
+/// that shows a refusal or a crash (a bot that only prints its error and asks again would
+/// otherwise run until the time is up).
+async fn play(heading: &str, names: &[&str], extra: &[&str], first_alone: bool) -> Transcript {
     let python = python();
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("bot.py");
-    std::fs::write(&script, example_bot()).unwrap();
+    std::fs::write(&script, example_bot(heading)).unwrap();
     let server = TestServer::start().await;
     let url = server.url();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let mut transcript: Vec<(String, String)> = Vec::new();
-
-    // Ann first, so that she creates the table and the others find it.
-    let mut bots = vec![bot(&python, &script, &url, "Ann", tx.clone())];
-    tokio::time::timeout(GAME_TIME, async {
-        while let Some(line) = rx.recv().await {
-            let seated = line.0 == "Ann" && line.1.starts_with("seated at");
-            transcript.push(line);
-            if seated {
-                return;
+    let mut bots = Vec::new();
+    let mut rest = names;
+    if first_alone {
+        let first = names[0];
+        bots.push(bot(&python, &script, &url, first, extra, &tx));
+        let seated = tokio::time::timeout(GAME_TIME, async {
+            while let Some(line) = rx.recv().await {
+                let seated = line.0 == first && line.1.starts_with("seated at");
+                let clean = !unclean(&line.1);
+                transcript.push(line);
+                if seated || !clean {
+                    return seated;
+                }
             }
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("Ann sat down in time: {transcript:#?}"));
-    for name in ["Ben", "Cid", "Dan"] {
-        bots.push(bot(&python, &script, &url, name, tx.clone()));
+            false
+        })
+        .await;
+        assert!(
+            seated == Ok(true),
+            "{first} sat down in time: {transcript:#?}"
+        );
+        rest = &names[1..];
+    }
+    for name in rest {
+        bots.push(bot(&python, &script, &url, name, extra, &tx));
     }
     drop(tx);
-    let mut statuses = Vec::new();
-    let outcome = tokio::time::timeout(GAME_TIME, async {
-        for bot in &mut bots {
-            statuses.push(bot.wait().await.unwrap());
-        }
+    // Every line until every bot has closed its output (it has exited), or the first unclean.
+    let clean = tokio::time::timeout(GAME_TIME, async {
         while let Some(line) = rx.recv().await {
+            let clean = !unclean(&line.1);
             transcript.push(line);
+            if !clean {
+                return false;
+            }
         }
+        true
     })
     .await;
+    assert!(clean.is_ok(), "the bots finished in time: {transcript:#?}");
     assert!(
-        outcome.is_ok(),
-        "the bots finished in time: {transcript:#?}"
+        clean == Ok(true),
+        "no bot printed an error or a traceback: {transcript:#?}"
     );
+    let mut statuses = Vec::new();
+    for bot in &mut bots {
+        statuses.push(bot.wait().await.unwrap());
+    }
     assert!(
         statuses.iter().all(std::process::ExitStatus::success),
         "{statuses:?}: {transcript:#?}"
     );
-    for name in ["Ann", "Ben", "Cid", "Dan"] {
-        let said: Vec<&str> = transcript
+    server.shutdown().await;
+    Transcript(transcript)
+}
+
+/// What the bots printed, line by line, each with the bot's name.
+struct Transcript(Vec<(String, String)>);
+
+impl Transcript {
+    /// The lines `name` printed.
+    fn said(&self, name: &str) -> Vec<&str> {
+        self.0
             .iter()
             .filter(|(who, _)| who == name)
             .map(|(_, line)| line.as_str())
-            .collect();
+            .collect()
+    }
+
+    /// The rest of `name`'s line that starts with `prefix`.
+    fn line(&self, name: &str, prefix: &str) -> String {
+        let said = self.said(name);
+        said.iter()
+            .find_map(|l| l.strip_prefix(prefix))
+            .unwrap_or_else(|| panic!("{name} printed {prefix:?}: {said:#?}"))
+            .to_owned()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_example_bots_play_a_clean_game_within_the_default_limits() {
+    let names = ["Ann", "Ben", "Cid", "Dan"];
+    let transcript = play("## Example bot (Python)", &names, &["4"], true).await;
+    for name in names {
+        transcript.line(name, "game over:");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_magic_tech_bots_play_a_whole_game_without_an_unexpected_code() {
+    let names = ["Ann", "Ben"];
+    let transcript = play("### Example Magic Tech bot", &names, &[], true).await;
+    let ann = transcript.line("Ann", "game over:");
+    let ben = transcript.line("Ben", "game over:");
+    assert_eq!(ann, ben, "both saw the same standings");
+    for player in ["'player': 0", "'player': 1"] {
+        assert!(ann.contains(player), "{player} stands: {ann}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mountain_magic_bots_climb_to_their_ends_without_an_unexpected_code() {
+    let names = ["Cai", "Dev", "Eve", "Fay"];
+    let transcript = play("### Example Mountain Magic bot", &names, &[], false).await;
+    for name in names {
+        let end = transcript.line(name, "climb over:");
         assert!(
-            said.iter().any(|l| l.starts_with("game over:")),
-            "{name} saw the game end: {said:#?}"
-        );
-        assert!(
-            !said
-                .iter()
-                .any(|l| l.starts_with("error:") || l.contains("Traceback")),
-            "{name}'s run is clean: {said:#?}"
+            end.contains("'kind': 'failed_climb'") || end.contains("'kind': 'battle'"),
+            "{name}'s climb has an outcome: {end}"
         );
     }
-    server.shutdown().await;
 }
