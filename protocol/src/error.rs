@@ -129,6 +129,9 @@ pub enum ErrorCode {
     UnknownLeague,
     /// The member token does not belong to a member of that league.
     NotAMember,
+    /// The league has as many members as a league takes
+    /// ([`MAX_LEAGUE_MEMBERS`](crate::MAX_LEAGUE_MEMBERS)): no one more can join it.
+    LeagueFull,
     /// Only the league's organiser (with the organiser secret) may do this.
     NotOrganiser,
     /// A league table's seats are taken by the league's members with their member token.
@@ -295,6 +298,9 @@ impl ErrorCode {
             }
             ErrorCode::UnknownLeague => "there is no league with that id",
             ErrorCode::NotAMember => "that member token does not belong to a member of this league",
+            ErrorCode::LeagueFull => {
+                "this league has as many members as a league takes (1,000): start another league"
+            }
             ErrorCode::NotOrganiser => "only the league's organiser may do this",
             ErrorCode::LeagueSeat => "this is a league table: join with your league member token",
             ErrorCode::AlreadySeated => {

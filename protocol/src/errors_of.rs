@@ -461,6 +461,7 @@ pub const REQUESTS: &[Errors] = &[
             (ReservedName, LEAGUES),
             (NameTaken, LEAGUES),
             (ConfusableName, LEAGUES),
+            (LeagueFull, Coverage::Driven("a_full_league")),
             (ServerBusy, HASHING),
             (
                 StorageFailed,

@@ -613,7 +613,7 @@ pub const LIMITS: &[Limit] = &[
     // ----- Leagues ----------------------------------------------------------------------
     limit(G::Leagues, AtMost(num!(MAX_LEAGUE_MEMBERS)), "members")
         .to(&["join_league"])
-        .answers(&[ServerBusy])
+        .answers(&[LeagueFull])
         .means("members of one league"),
     limit(G::Leagues, AtMost(num!(league::MAX_DECK_CARDS)), "cards")
         .to(&["buy"])

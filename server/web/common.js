@@ -146,6 +146,7 @@
     no_counter_strike: "No attack roll of that player on you was blocked in his current combat.",
     unknown_league: "There is no league with that link.",
     not_a_member: "This browser's member token is not a member's of this league; join it again.",
+    league_full: "This league has as many members as a league takes (1,000): ask the organiser to start another.",
     not_organiser: "Only the league's organiser (the browser that created it) may create its tables.",
     league_seat: "This is a league game: join the league first, then sit down as its member.",
     already_seated: "You already sit at this table.",

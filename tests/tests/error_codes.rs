@@ -1441,6 +1441,61 @@ async fn leagues_and_decks() {
     server.shutdown().await;
 }
 
+/// A league takes `MAX_LEAGUE_MEMBERS` members: the last place is taken, and one more is
+/// `league_full` (not `server_busy`: waiting would not help), with nothing written.
+#[tokio::test]
+async fn a_full_league() {
+    let server = TestServer::start_with(ServerConfig {
+        league_joins_per_minute: 0.0,
+        max_league_members_per_ip: 0,
+        // A thousand joins, each its own commit: without an fsync each.
+        durability: grand_melee_server::durability::Durability::Normal,
+        ..unthrottled()
+    })
+    .await;
+    let mut seen = Seen::default();
+    let mut org = server.client().await;
+    let league = TestLeague::create(&mut org, "Crowd", &["Ann"]).await;
+    let join = |index: u32| {
+        let league = league.id;
+        move |id| ClientMessage::JoinLeague {
+            id,
+            league,
+            name: format!("Member {index}"),
+            password: None,
+        }
+    };
+    // The places left, all asked for at once.
+    let most = grand_melee_protocol::MAX_LEAGUE_MEMBERS;
+    let ids: Vec<u32> = (1..most).map(|index| org.send(join(index))).collect();
+    for id in ids {
+        let answer = org.reply(id).await;
+        assert!(
+            matches!(answer, Ok(ServerMessage::LeagueJoined { .. })),
+            "{answer:?}"
+        );
+    }
+    seen.expect(&mut org, join(most), ErrorCode::LeagueFull)
+        .await;
+    let members = |answer: Result<ServerMessage, ErrorCode>| match answer {
+        Ok(ServerMessage::League { total_members, .. }) => total_members,
+        other => panic!("{other:?}"),
+    };
+    let get = |league: LeagueId| {
+        move |id| ClientMessage::GetLeague {
+            id,
+            league,
+            from: 0,
+            limit: 10,
+        }
+    };
+    let total = members(org.call(get(league.id)).await);
+    assert_eq!(total, most, "the league's members after the refusal");
+    seen.check("a_full_league");
+    drop(org);
+    server.shutdown().await;
+}
+
 /// Calls for the host and the cameras' requests: a reason that is no line of chat, a camera
 /// display asked for by a player, with another token than the host's or centred on nobody, and
 /// signals too large or to nobody linked.

@@ -120,31 +120,34 @@ pub(crate) fn apply(conn: &Connection, write: &LeagueWrite) -> Result<u64, Journ
     }
 }
 
-/// Whether `name` may join a league with `members`; the new member's number.
+/// Whether `name` may join a league with `members`; the new member's number. A full league
+/// says so first, whatever the name; the new name's look-alike keys are made once, not once per
+/// member.
 pub(crate) fn check_join(
     members: &[(MemberId, String)],
     name: &str,
 ) -> Result<MemberId, JournalError> {
+    let member = u32::try_from(members.len()).unwrap_or(u32::MAX);
+    if member >= MAX_MEMBERS {
+        return Err(refused(
+            ErrorCode::LeagueFull,
+            format!("a league has at most {MAX_MEMBERS} members: start another league"),
+        ));
+    }
     if members.iter().any(|(_, n)| key(n) == key(name)) {
         return Err(refused(
             ErrorCode::NameTaken,
             format!("{name} is a member of this league already"),
         ));
     }
+    let keys = text::name_skeletons(name);
     if let Some((_, other)) = members
         .iter()
-        .find(|(_, n)| text::names_confusable(n, name))
+        .find(|(_, n)| text::name_skeletons(n).iter().any(|k| keys.contains(k)))
     {
         return Err(refused(
             ErrorCode::ConfusableName,
             format!("{name} looks like {other}, a member already"),
-        ));
-    }
-    let member = u32::try_from(members.len()).unwrap_or(u32::MAX);
-    if member >= MAX_MEMBERS {
-        return Err(refused(
-            ErrorCode::ServerBusy,
-            format!("a league has at most {MAX_MEMBERS} members"),
         ));
     }
     Ok(member)
@@ -403,7 +406,7 @@ mod tests {
     use super::*;
 
     /// PROTOCOL.md's limits table says a league has at most `MAX_LEAGUE_MEMBERS` members and
-    /// one more is `server_busy`: the last place is taken, the one after it refused.
+    /// one more is `league_full`: the last place is taken, the one after it refused.
     #[test]
     fn a_league_takes_members_up_to_the_tables_limit() {
         let most = grand_melee_protocol::MAX_LEAGUE_MEMBERS;
@@ -413,7 +416,7 @@ mod tests {
         members.push((most - 1, "last one".to_owned()));
         match check_join(&members, "one too many") {
             Err(JournalError::Refused { code, message }) => {
-                assert_eq!(code, ErrorCode::ServerBusy);
+                assert_eq!(code, ErrorCode::LeagueFull);
                 assert!(message.contains(&most.to_string()), "{message}");
             }
             other => panic!("{other:?}"),
