@@ -22,8 +22,37 @@ pub struct ServerConfig {
 
     /// Directory of the journal (`grand-melee.sqlite3`): every table, seat token and event, so
     /// games survive a crash or restart and finished games stay as replays. Created if missing.
-    #[arg(long, env = "GM_DATA_DIR", default_value = "grand-melee-data")]
+    #[arg(
+        long,
+        env = "GM_DATA_DIR",
+        default_value = "grand-melee-data",
+        global = true
+    )]
     pub data_dir: PathBuf,
+
+    /// Back the journal up into this directory on a schedule, while the server runs (a copy
+    /// consistent as of one moment, named by its UTC time, e.g.
+    /// `grand-melee-20261129T034507Z.sqlite3`): the first `--backup-every` after start, then
+    /// every `--backup-every`, keeping the newest `--backup-keep`. Created if missing. Not in
+    /// cluster mode (the journal is then the NATS stream).
+    #[arg(long, env = "GM_BACKUP_DIR", value_name = "DIR")]
+    pub backup_dir: Option<PathBuf>,
+
+    /// Time between scheduled backups (`--backup-dir`): a number and a unit, `m`, `h` or `d`
+    /// (`30m`, `1h`, `1d`); at least a minute.
+    #[arg(long, env = "GM_BACKUP_EVERY", default_value = "1h", value_name = "INTERVAL",
+          value_parser = interval_arg)]
+    pub backup_every: Duration,
+
+    /// How many scheduled backups to keep in `--backup-dir`: the oldest past this many are
+    /// deleted after each new one (only files named as scheduled backups are ever deleted).
+    #[arg(long, env = "GM_BACKUP_KEEP", default_value_t = 24,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub backup_keep: u32,
+
+    /// What to do instead of serving.
+    #[command(subcommand)]
+    pub command: Option<Command>,
 
     /// `full`: every event is synced to disk before anyone sees it (survives power loss).
     /// `normal`: written to the OS before anyone sees it (survives a crash of the server, not
@@ -408,6 +437,47 @@ impl WallClock {
     }
 }
 
+/// What `grand-melee-server` can do besides serving.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum Command {
+    /// Copy the journal of `--data-dir` to DEST (a new file) and exit: safe while the server
+    /// runs on it, consistent as of one moment, checked before it is named DEST. To restore:
+    /// stop the server, put the copy in an empty data directory as `grand-melee.sqlite3` (or
+    /// over the old one, deleting its `-wal` and `-shm` files), and start the server there.
+    Backup {
+        /// The file to write; it must not exist.
+        dest: PathBuf,
+    },
+}
+
+/// Parses a backup interval: a number and a unit, `s`, `m`, `h` or `d` (`90m`, `1h`, `1d`), at
+/// least a minute.
+pub fn interval_arg(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .ok_or_else(|| format!("{text:?}: give a unit, e.g. 30m, 1h or 1d"))?;
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?}: a whole number and a unit, e.g. 30m, 1h or 1d"))?;
+    let secs = match unit {
+        "s" => number,
+        "m" => number.saturating_mul(60),
+        "h" => number.saturating_mul(3600),
+        "d" => number.saturating_mul(86_400),
+        _ => {
+            return Err(format!(
+                "{text:?}: the unit is s, m, h or d (e.g. 30m, 1h or 1d)"
+            ));
+        }
+    };
+    if secs < 60 {
+        return Err(format!("{text:?}: at least a minute between backups"));
+    }
+    Ok(Duration::from_secs(secs))
+}
+
 impl Default for ServerConfig {
     fn default() -> Self {
         // The defaults of the flags above, for tests and embedders.
@@ -585,6 +655,17 @@ mod tests {
             }
         }
         assert!(numbers >= 30, "{numbers}");
+    }
+
+    #[test]
+    fn intervals_need_a_unit_and_a_minute() {
+        assert_eq!(interval_arg("1h"), Ok(Duration::from_secs(3600)));
+        assert_eq!(interval_arg("90m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(interval_arg("1d"), Ok(Duration::from_secs(86_400)));
+        assert_eq!(interval_arg("60s"), Ok(Duration::from_secs(60)));
+        for bad in ["", "1", "h", "30s", "1w", "-1h", "1.5h"] {
+            assert!(interval_arg(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

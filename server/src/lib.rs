@@ -47,6 +47,7 @@
 //!   STUN/TURN servers of the camera links and the TURN credentials minted for them),
 //!   `password` (private: hashing on a bounded pool), [`metrics`].
 
+pub mod backup;
 mod budget;
 mod cluster;
 pub mod config;

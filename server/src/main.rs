@@ -3,12 +3,16 @@
 use std::io::IsTerminal;
 
 use clap::Parser;
+use grand_melee_server::config::Command;
 use grand_melee_server::{Server, ServerConfig};
 use tracing_subscriber::EnvFilter;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let config = ServerConfig::parse();
+    if let Some(Command::Backup { dest }) = &config.command {
+        return backup(&config, dest);
+    }
     let filter = EnvFilter::try_new(&config.log).unwrap_or_else(|_| EnvFilter::new("info"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -25,6 +29,30 @@ async fn main() -> std::process::ExitCode {
     };
     server.run(shutdown).await;
     std::process::ExitCode::SUCCESS
+}
+
+/// `grand-melee-server backup DEST`: one copy of the journal, said on standard output (or why
+/// not, on standard error).
+#[allow(clippy::print_stdout, clippy::print_stderr)]
+fn backup(config: &ServerConfig, dest: &std::path::Path) -> std::process::ExitCode {
+    match grand_melee_server::backup::backup(&config.data_dir, dest) {
+        Ok(made) => {
+            println!(
+                "backed up {} to {} ({} bytes)",
+                config
+                    .data_dir
+                    .join(grand_melee_server::journal::DB_FILE)
+                    .display(),
+                made.path.display(),
+                made.bytes
+            );
+            std::process::ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("grand-melee-server: backup: {error}");
+            std::process::ExitCode::FAILURE
+        }
+    }
 }
 
 /// The log goes to standard output; why the server cannot start (and what to do about it) also

@@ -52,6 +52,10 @@ pub struct Metrics {
     pub(crate) tables_unrecoverable: AtomicI64,
     /// Finished games deleted by replay retention.
     pub(crate) replays_pruned: AtomicU64,
+    /// Scheduled backups made (`--backup-dir`).
+    pub(crate) backups: AtomicU64,
+    /// Scheduled backups that failed.
+    pub(crate) backup_failures: AtomicU64,
     broadcast: Histogram,
     /// Cluster mode: requests forwarded to the node that owns the table.
     pub(crate) routed_requests: AtomicU64,
@@ -217,7 +221,7 @@ impl Metrics {
                 "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"
             );
         }
-        let counters: [(&str, &str, &AtomicU64); 26] = [
+        let counters: [(&str, &str, &AtomicU64); 28] = [
             (
                 "gm_connections_total",
                 "Connections accepted.",
@@ -303,6 +307,16 @@ impl Metrics {
                 "gm_replays_pruned_total",
                 "Finished games deleted after --replay-retention-days.",
                 &self.replays_pruned,
+            ),
+            (
+                "gm_backups_total",
+                "Scheduled backups of the journal made into --backup-dir.",
+                &self.backups,
+            ),
+            (
+                "gm_backup_failures_total",
+                "Scheduled backups of the journal that failed (the log says why).",
+                &self.backup_failures,
             ),
             (
                 "gm_cluster_routed_requests_total",

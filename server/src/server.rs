@@ -9,7 +9,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
-use tracing::{debug, info, warn};
+use tracing::{debug, error, info, warn};
 
 use crate::config::ServerConfig;
 use crate::connection;
@@ -39,6 +39,12 @@ impl Server {
     /// the listening socket (port 0 picks a free port).
     pub async fn bind(config: ServerConfig) -> std::io::Result<Self> {
         config.ice().map_err(std::io::Error::other)?;
+        if config.backup_dir.is_some() && config.cluster.is_some() {
+            return Err(std::io::Error::other(
+                "--backup-dir backs up the SQLite journal, which cluster mode does not use: \
+                 back up the NATS servers' JetStream instead",
+            ));
+        }
         let (dir, durability) = (config.data_dir.clone(), config.durability);
         let journal = tokio::task::spawn_blocking(move || Journal::open(&dir, durability))
             .await
@@ -168,6 +174,13 @@ impl Server {
         shared
             .tasks
             .spawn(maintenance(Arc::clone(&shared), shared.shutdown.clone()));
+        if let Some(dir) = shared.config.backup_dir.clone() {
+            shared.tasks.spawn(scheduled_backups(
+                Arc::clone(&shared),
+                dir,
+                shared.shutdown.clone(),
+            ));
+        }
         loop {
             let accepted = tokio::select! {
                 () = &mut shutdown => break,
@@ -269,6 +282,44 @@ async fn maintenance(shared: Arc<Shared>, stop: CancellationToken) {
         tokio::select! {
             () = stop.cancelled() => return,
             _ = interval.tick() => {}
+        }
+    }
+}
+
+/// Backs the journal up into `dir` every `--backup-every` (the first one interval after start),
+/// keeping the newest `--backup-keep`, until the server stops. A backup runs on a blocking
+/// thread and reads the journal in one read transaction: play goes on meanwhile.
+async fn scheduled_backups(shared: Arc<Shared>, dir: std::path::PathBuf, stop: CancellationToken) {
+    let every = shared.config.backup_every;
+    let keep = usize::try_from(shared.config.backup_keep).unwrap_or(usize::MAX);
+    let mut interval = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    info!(dir = %dir.display(), every_secs = every.as_secs(), keep, "scheduled backups");
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            _ = interval.tick() => {}
+        }
+        let (data, into) = (shared.config.data_dir.clone(), dir.clone());
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |now| now.as_secs());
+        let made =
+            tokio::task::spawn_blocking(move || crate::backup::scheduled(&data, &into, keep, now))
+                .await;
+        match made {
+            Ok(Ok(made)) => {
+                Metrics::add(&shared.metrics.backups, 1);
+                info!(path = %made.path.display(), bytes = made.bytes, "backed up the journal");
+            }
+            Ok(Err(error)) => {
+                Metrics::add(&shared.metrics.backup_failures, 1);
+                error!(dir = %dir.display(), %error, "backing up the journal failed");
+            }
+            Err(error) => {
+                Metrics::add(&shared.metrics.backup_failures, 1);
+                error!(dir = %dir.display(), %error, "backing up the journal failed");
+            }
         }
     }
 }

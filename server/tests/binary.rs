@@ -567,3 +567,67 @@ fn served_and_stopped(run: Run) -> Vec<String> {
     assert!(line.starts_with("HTTP/1.1 200"), "{line}");
     run.stop()
 }
+
+/// `grand-melee-server backup DEST` copies the journal of a server that is running, says where
+/// and how big, and never overwrites a file; a data directory without a journal is refused with
+/// the reason, and writes nothing.
+#[tokio::test]
+async fn the_backup_command_copies_a_running_servers_journal_and_never_overwrites() {
+    let data = tempfile::tempdir().unwrap();
+    let server =
+        ServerProcess::spawn(BINARY, &["--data-dir".as_ref(), data.path().as_os_str()]).await;
+    let copies = tempfile::tempdir().unwrap();
+    let dest = copies.path().join("copy.sqlite3");
+    let backup = |dir: &std::path::Path| {
+        Command::new(BINARY)
+            .arg("backup")
+            .arg(&dest)
+            .arg("--data-dir")
+            .arg(dir)
+            .output()
+            .unwrap()
+    };
+    let made = backup(data.path());
+    let said = String::from_utf8_lossy(&made.stdout);
+    assert!(
+        made.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    assert!(
+        said.contains("backed up") && said.contains("copy.sqlite3"),
+        "{said}"
+    );
+    let copy = std::fs::read(&dest).unwrap();
+    assert!(
+        copy.starts_with(b"SQLite format 3\0"),
+        "the copy is an SQLite file"
+    );
+
+    let again = backup(data.path());
+    assert!(!again.status.success());
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("exists already"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert_eq!(
+        std::fs::read(&dest).unwrap(),
+        copy,
+        "the first copy is untouched"
+    );
+
+    let nowhere = tempfile::tempdir().unwrap();
+    std::fs::remove_file(&dest).unwrap();
+    let refused = backup(nowhere.path());
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("no journal to back up"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    assert!(!dest.exists(), "nothing written");
+
+    server.signal("TERM");
+    assert!(server.wait().await.success());
+}
