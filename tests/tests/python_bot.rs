@@ -46,8 +46,14 @@ fn run(command: &mut std::process::Command) -> bool {
 }
 
 /// A Python with `websockets` and `msgpack`: a virtual environment under the target directory,
-/// made and filled from PyPI if need be.
+/// made and filled from PyPI if need be — once, however many tests ask at the same time (two
+/// `venv`s made at once in one directory break each other).
 fn python() -> PathBuf {
+    static PYTHON: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PYTHON.get_or_init(make_python).clone()
+}
+
+fn make_python() -> PathBuf {
     let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-bot-venv");
     let python = venv.join("bin").join("python");
     let ready = |python: &Path| {
