@@ -1479,6 +1479,18 @@ pub async fn concede_in_order(clients: &mut [Client], order: &[u16]) -> Vec<wire
     view.standings
 }
 
+/// The server's defaults without its per-connection pacing: requests and chat as fast as a test
+/// sends them (a test about one limit lifts the others with this, then sets its own).
+pub fn unthrottled() -> ServerConfig {
+    ServerConfig {
+        rate_limit: 1e6,
+        rate_burst: 1e6,
+        chat_per_minute: 1e8,
+        table_chat_per_minute: 0.0,
+        ..ServerConfig::default()
+    }
+}
+
 /// `apt-get update` and `apt-get install` of `packages`, as root or through password-less sudo.
 /// The caller holds a lock file.
 pub fn apt_install(packages: &[&str]) -> Result<(), String> {

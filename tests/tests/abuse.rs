@@ -17,13 +17,9 @@ const OTHER: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
 /// Settings that let one test client send as fast as it likes, with no per-address caps.
 fn unthrottled() -> ServerConfig {
     ServerConfig {
-        rate_limit: 1e6,
-        rate_burst: 1e6,
-        chat_per_minute: 1e8,
-        table_chat_per_minute: 0.0,
         max_tables_per_ip: 0,
         table_creations_per_minute: 0,
-        ..ServerConfig::default()
+        ..grand_melee_e2e::unthrottled()
     }
 }
 

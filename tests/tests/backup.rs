@@ -16,10 +16,8 @@ use serde_json::Value;
 
 fn unthrottled() -> ServerConfig {
     ServerConfig {
-        rate_limit: 1e6,
-        rate_burst: 1e6,
         league_joins_per_minute: 0.0,
-        ..ServerConfig::default()
+        ..grand_melee_e2e::unthrottled()
     }
 }
 

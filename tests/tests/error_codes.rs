@@ -6,6 +6,7 @@
 use grand_melee_e2e::error_codes::Seen;
 use grand_melee_e2e::magic_tech as mt;
 use grand_melee_e2e::nats::NatsCluster;
+use grand_melee_e2e::unthrottled;
 use grand_melee_e2e::{
     Client, CreateTable, TestLeague, TestServer, concede_in_order, keep_all_hands, started_game,
 };
@@ -519,17 +520,6 @@ async fn host_requests() {
     seen.check("host_requests");
     drop((lobby, clients));
     server.shutdown().await;
-}
-
-/// The server's defaults, but requests may come as fast as a test sends them.
-fn unthrottled() -> ServerConfig {
-    ServerConfig {
-        rate_limit: 1e6,
-        rate_burst: 1e6,
-        chat_per_minute: 1e6,
-        table_chat_per_minute: 0.0,
-        ..ServerConfig::default()
-    }
 }
 
 /// `message`, numbered by the client that sends it.

@@ -1,6 +1,7 @@
 //! Bad input, floods, slow readers and absent players: the table keeps going.
 #![allow(clippy::unwrap_used)]
 
+use grand_melee_e2e::unthrottled;
 use grand_melee_e2e::{
     Client, CreateTable, PATIENCE, Received, SilentClient, TestServer, http_get, silent_spectator,
     started_game,
@@ -10,17 +11,6 @@ use grand_melee_protocol::{
 };
 use grand_melee_server::ServerConfig;
 use tokio::io::AsyncWriteExt;
-
-/// Settings that let one test client send as fast as it likes.
-fn unthrottled() -> ServerConfig {
-    ServerConfig {
-        rate_limit: 1e6,
-        rate_burst: 1e6,
-        chat_per_minute: 1e8,
-        table_chat_per_minute: 0.0,
-        ..ServerConfig::default()
-    }
-}
 
 async fn first_error(client: &mut Client) -> ErrorCode {
     client
