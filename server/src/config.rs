@@ -445,7 +445,8 @@ pub enum Command {
     /// stop the server, put the copy in an empty data directory as `grand-melee.sqlite3` (or
     /// over the old one, deleting its `-wal` and `-shm` files), and start the server there.
     Backup {
-        /// The file to write; it must not exist.
+        /// The file to write, which must not exist; or a directory, to write a new file in it
+        /// named by the time (`grand-melee-20261129T034507Z.sqlite3`).
         dest: PathBuf,
     },
 }

@@ -35,7 +35,16 @@ async fn main() -> std::process::ExitCode {
 /// not, on standard error).
 #[allow(clippy::print_stdout, clippy::print_stderr)]
 fn backup(config: &ServerConfig, dest: &std::path::Path) -> std::process::ExitCode {
-    match grand_melee_server::backup::backup(&config.data_dir, dest) {
+    // A directory: a new file in it, named by the time as scheduled backups are.
+    let dest = if dest.is_dir() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |now| now.as_secs());
+        dest.join(grand_melee_server::backup::scheduled_name(now))
+    } else {
+        dest.to_owned()
+    };
+    match grand_melee_server::backup::backup(&config.data_dir, &dest) {
         Ok(made) => {
             println!(
                 "backed up {} to {} ({} bytes)",

@@ -617,6 +617,26 @@ async fn the_backup_command_copies_a_running_servers_journal_and_never_overwrite
         "the first copy is untouched"
     );
 
+    // A directory as DEST: a new file in it, named by the time.
+    let into_dir = Command::new(BINARY)
+        .arg("backup")
+        .arg(copies.path())
+        .arg("--data-dir")
+        .arg(data.path())
+        .output()
+        .unwrap();
+    assert!(into_dir.status.success());
+    let named: Vec<String> = std::fs::read_dir(copies.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("grand-melee-") && name.ends_with("Z.sqlite3"))
+        .collect();
+    assert_eq!(
+        named.len(),
+        1,
+        "one time-named copy in the directory: {named:?}"
+    );
+
     let nowhere = tempfile::tempdir().unwrap();
     std::fs::remove_file(&dest).unwrap();
     let refused = backup(nowhere.path());
