@@ -291,6 +291,56 @@ pub struct ServerConfig {
     #[arg(long, env = "GM_TLS_KEY", requires = "tls_cert", value_name = "FILE")]
     pub tls_key: Option<PathBuf>,
 
+    /// Automatic HTTPS: a domain name of this server (repeat the flag, or comma-separate the
+    /// variable, for several). The server gets a certificate for them from the ACME directory
+    /// (Let's Encrypt unless `--acme-directory`), keeps it in the data directory (`acme/`),
+    /// renews it by itself, serves `https://` and `wss://` on `--listen` (then `0.0.0.0:443`
+    /// unless given) and redirects plain http from `--redirect-listen` (port 80). Each domain's
+    /// DNS must point at this machine and its port 443 be reachable from the internet: the
+    /// directory checks the name by connecting to it (TLS-ALPN-01). `--public-url` follows from
+    /// the first domain. Not with `--tls-cert`.
+    #[arg(long = "acme-domain", env = "GM_ACME_DOMAIN", value_delimiter = ',',
+          value_name = "DOMAIN", conflicts_with_all = ["tls_cert", "tls_key"],
+          value_parser = domain_arg)]
+    pub acme_domains: Vec<String>,
+
+    /// Automatic HTTPS: an e-mail address the certificate authority may write to about this
+    /// server's certificates (a renewal that keeps failing, an incident). Optional.
+    #[arg(long, env = "GM_ACME_EMAIL", value_name = "ADDRESS", requires = "acme_domains",
+          value_parser = email_arg)]
+    pub acme_email: Option<String>,
+
+    /// Automatic HTTPS: the ACME directory that issues the certificates.
+    #[arg(long, env = "GM_ACME_DIRECTORY", value_name = "URL",
+          default_value = LETS_ENCRYPT, value_parser = directory_arg)]
+    pub acme_directory: String,
+
+    /// Automatic HTTPS: use Let's Encrypt's staging directory (certificates browsers do not
+    /// trust, without the production rate limits) to try a set-up first.
+    #[arg(
+        long,
+        env = "GM_ACME_STAGING",
+        requires = "acme_domains",
+        conflicts_with = "acme_directory"
+    )]
+    pub acme_staging: bool,
+
+    /// Automatic HTTPS: PEM certificates to trust for the ACME directory's own https, besides
+    /// the public roots (a private ACME server such as step-ca, or pebble in the tests).
+    #[arg(
+        long,
+        env = "GM_ACME_DIRECTORY_CA",
+        value_name = "FILE",
+        requires = "acme_domains"
+    )]
+    pub acme_directory_ca: Option<PathBuf>,
+
+    /// Automatic HTTPS: where plain `http://` is answered with a redirect to the same page on
+    /// `https://`; `off` for nowhere. Only with `--acme-domain`.
+    #[arg(long, env = "GM_REDIRECT_LISTEN", value_name = "ADDR|off",
+          default_value = "0.0.0.0:80", value_parser = redirect_arg)]
+    pub redirect_listen: Redirect,
+
     /// Serve the browser page's files from this folder instead of the copies built into the
     /// binary (for working on the page: edits show on reload).
     #[arg(long, env = "GM_WEB_DIR", value_name = "DIR")]
@@ -479,6 +529,95 @@ pub fn interval_arg(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs(secs))
 }
 
+// Automatic HTTPS's settings (`--acme-domain` and the flags after it; `acme` uses them).
+
+/// Let's Encrypt's production directory: the default.
+pub const LETS_ENCRYPT: &str = "https://acme-v02.api.letsencrypt.org/directory";
+/// Let's Encrypt's staging directory (`--acme-staging`).
+pub const LETS_ENCRYPT_STAGING: &str = "https://acme-staging-v02.api.letsencrypt.org/directory";
+/// Where the server listens with `--acme-domain` and no `--listen`.
+pub const ACME_LISTEN: SocketAddr =
+    SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED), 443);
+
+/// `--redirect-listen`: where plain http is redirected to https, or nowhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Redirect {
+    /// Listen here and redirect every request.
+    At(SocketAddr),
+    /// `off`.
+    Off,
+}
+
+/// Parses `--redirect-listen`: an address and port, or `off`.
+pub fn redirect_arg(text: &str) -> Result<Redirect, String> {
+    if text.eq_ignore_ascii_case("off") {
+        return Ok(Redirect::Off);
+    }
+    text.parse()
+        .map(Redirect::At)
+        .map_err(|_| format!("{text:?}: an address and port such as 0.0.0.0:80 or [::]:80, or off"))
+}
+
+/// Parses `--acme-domain`: one DNS name as a certificate names it (lower-cased; no scheme, port,
+/// path or wildcard: the TLS-ALPN-01 check cannot prove a wildcard).
+pub fn domain_arg(text: &str) -> Result<String, String> {
+    let name = text.trim().trim_end_matches('.').to_ascii_lowercase();
+    let hint = "a domain name such as melee.example.org (no https://, port or path)";
+    if name.contains("://") || name.contains('/') || name.contains(':') {
+        return Err(format!("{text:?}: {hint}"));
+    }
+    if name.starts_with("*.") {
+        return Err(format!(
+            "{text:?}: a wildcard needs a DNS challenge, which the server does not do; name \
+             each domain (repeat --acme-domain)"
+        ));
+    }
+    if name.parse::<std::net::IpAddr>().is_ok() {
+        return Err(format!(
+            "{text:?}: an address, not a name; certificate authorities issue for domain names"
+        ));
+    }
+    let labels_ok = name.split('.').all(|label| {
+        (1..=63).contains(&label.len())
+            && !label.starts_with('-')
+            && !label.ends_with('-')
+            && label
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    });
+    if name.is_empty() || name.len() > 253 || !labels_ok || !name.contains('.') {
+        return Err(format!("{text:?}: {hint}"));
+    }
+    Ok(name)
+}
+
+/// Parses `--acme-email`: an address to write to (`mailto:` is added).
+pub fn email_arg(text: &str) -> Result<String, String> {
+    let address = text.trim().trim_start_matches("mailto:");
+    match address.split_once('@') {
+        Some((user, host))
+            if !user.is_empty()
+                && host.contains('.')
+                && !address.chars().any(|c| c.is_whitespace() || c == ',') =>
+        {
+            Ok(address.to_owned())
+        }
+        _ => Err(format!(
+            "{text:?}: an e-mail address such as organiser@example.org"
+        )),
+    }
+}
+
+/// Parses `--acme-directory`: an `https://` URL.
+pub fn directory_arg(text: &str) -> Result<String, String> {
+    match url::Url::parse(text) {
+        Ok(url) if url.scheme() == "https" && url.host().is_some() => Ok(text.to_owned()),
+        _ => Err(format!(
+            "{text:?}: the directory's https:// URL, e.g. {LETS_ENCRYPT}"
+        )),
+    }
+}
+
 impl Default for ServerConfig {
     fn default() -> Self {
         // The defaults of the flags above, for tests and embedders.
@@ -487,6 +626,21 @@ impl Default for ServerConfig {
 }
 
 impl ServerConfig {
+    /// The settings of this process's command line and environment (exits with clap's message
+    /// on a bad one). With `--acme-domain` and no `--listen`, the server listens on
+    /// `0.0.0.0:443`: the port the certificate authority checks and browsers open.
+    pub fn from_command_line() -> Self {
+        use clap::{CommandFactory, FromArgMatches};
+        let matches = Self::command().get_matches();
+        let mut config = Self::from_arg_matches(&matches).unwrap_or_else(|error| error.exit());
+        if !config.acme_domains.is_empty()
+            && matches.value_source("listen") == Some(clap::parser::ValueSource::DefaultValue)
+        {
+            config.listen = ACME_LISTEN;
+        }
+        config
+    }
+
     pub(crate) fn handshake_timeout(&self) -> Duration {
         Duration::from_secs(self.handshake_timeout_secs)
     }
@@ -539,6 +693,38 @@ impl ServerConfig {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn domains_are_names_without_scheme_port_or_wildcard() {
+        assert_eq!(
+            domain_arg("Melee.Example.ORG.").as_deref(),
+            Ok("melee.example.org")
+        );
+        for bad in [
+            "https://melee.example.org",
+            "melee.example.org:443",
+            "melee.example.org/x",
+            "*.example.org",
+            "203.0.113.7",
+            "localhost",
+            "",
+            "-a.example.org",
+            "a..example.org",
+            &format!("{}.org", "a".repeat(64)),
+        ] {
+            assert!(domain_arg(bad).is_err(), "{bad:?} accepted");
+        }
+        assert_eq!(
+            email_arg("mailto:o@example.org").as_deref(),
+            Ok("o@example.org")
+        );
+        assert!(email_arg("organiser").is_err());
+        assert!(email_arg("a b@example.org").is_err());
+        assert!(directory_arg("http://example.org/dir").is_err());
+        assert!(directory_arg(LETS_ENCRYPT).is_ok());
+        assert_eq!(redirect_arg("OFF"), Ok(Redirect::Off));
+        assert!(redirect_arg("80").is_err());
+    }
 
     #[test]
     fn ice_servers_repeat_and_the_turn_settings_are_checked() {

@@ -226,6 +226,10 @@ async fn handshake(
     let upgraded = match tls {
         Some(acceptor) => {
             let stream = match tokio::time::timeout(timeout, acceptor.accept(stream)).await {
+                Ok(Ok(stream)) if crate::acme::is_challenge(stream.get_ref().1.alpn_protocol()) => {
+                    debug!(%peer, "the ACME directory's TLS-ALPN-01 check: answered");
+                    return None;
+                }
                 Ok(Ok(stream)) => stream,
                 Ok(Err(error)) => {
                     debug!(%peer, %error, "TLS handshake failed");

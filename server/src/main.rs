@@ -2,14 +2,13 @@
 
 use std::io::IsTerminal;
 
-use clap::Parser;
 use grand_melee_server::config::Command;
 use grand_melee_server::{Server, ServerConfig};
 use tracing_subscriber::EnvFilter;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    let config = ServerConfig::parse();
+    let config = ServerConfig::from_command_line();
     if let Some(Command::Backup { dest }) = &config.command {
         return backup(&config, dest);
     }

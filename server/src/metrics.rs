@@ -56,6 +56,10 @@ pub struct Metrics {
     pub(crate) backups: AtomicU64,
     /// Scheduled backups that failed.
     pub(crate) backup_failures: AtomicU64,
+    /// Certificates obtained from the ACME directory (`--acme-domain`), renewals included.
+    pub(crate) acme_certificates: AtomicU64,
+    /// Failed attempts to obtain or keep a certificate (the log says why and what to check).
+    pub(crate) acme_failures: AtomicU64,
     broadcast: Histogram,
     /// Cluster mode: requests forwarded to the node that owns the table.
     pub(crate) routed_requests: AtomicU64,
@@ -221,7 +225,7 @@ impl Metrics {
                 "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"
             );
         }
-        let counters: [(&str, &str, &AtomicU64); 28] = [
+        let counters: [(&str, &str, &AtomicU64); 30] = [
             (
                 "gm_connections_total",
                 "Connections accepted.",
@@ -317,6 +321,16 @@ impl Metrics {
                 "gm_backup_failures_total",
                 "Scheduled backups of the journal that failed (the log says why).",
                 &self.backup_failures,
+            ),
+            (
+                "gm_acme_certificates_total",
+                "Certificates obtained from the ACME directory (--acme-domain), renewals included.",
+                &self.acme_certificates,
+            ),
+            (
+                "gm_acme_failures_total",
+                "Failed attempts to obtain a certificate or keep it in the data directory (the log says what to check).",
+                &self.acme_failures,
             ),
             (
                 "gm_cluster_routed_requests_total",

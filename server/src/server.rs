@@ -23,6 +23,10 @@ pub struct Server {
     listener: TcpListener,
     shared: Arc<Shared>,
     tls: Option<tokio_rustls::TlsAcceptor>,
+    /// Automatic HTTPS (`--acme-domain`): what obtains and renews the certificate.
+    acme: Option<crate::acme::Acme>,
+    /// Automatic HTTPS: the plain-http listener that redirects to https.
+    redirect: Option<TcpListener>,
 }
 
 impl std::fmt::Debug for Server {
@@ -53,9 +57,29 @@ impl Server {
                 std::io::Error::other(format!("journal in {}: {error}", config.data_dir.display()))
             })?;
         journal.set_commit_spacing(Duration::from_millis(config.commit_spacing_ms));
+        // Automatic HTTPS: the certificate's names are the domains, and the public URL follows
+        // from the first one unless given.
+        let mut config = config;
+        let acme = if config.acme_domains.is_empty() {
+            None
+        } else {
+            if config.cluster.is_some() {
+                return Err(std::io::Error::other(
+                    "--acme-domain is for a single server: in cluster mode give each node \
+                     --tls-cert and --tls-key, or put them behind a reverse proxy",
+                ));
+            }
+            if config.public_url.is_none() {
+                config.public_url = crate::acme::public_url(&config);
+            }
+            Some(crate::acme::new(&config)?)
+        };
         let tls = match (&config.tls_cert, &config.tls_key) {
             (Some(cert), Some(key)) => Some(crate::tls::acceptor(cert, key)?),
-            (None, None) => None,
+            (None, None) => acme.as_ref().map(|acme| crate::tls::Tls {
+                acceptor: acme.acceptor.clone(),
+                dns_names: config.acme_domains.clone(),
+            }),
             _ => {
                 return Err(std::io::Error::other(
                     "--tls-cert and --tls-key go together: give both or neither",
@@ -99,11 +123,20 @@ impl Server {
             );
         }
         let tls = tls.map(|tls| tls.acceptor);
-        let listener = TcpListener::bind(config.listen).await?;
+        let listener = TcpListener::bind(config.listen)
+            .await
+            .map_err(|error| bind_error(error, config.listen, "--listen"))?;
         // From here on `listen` is the address really listened on (its port too, when the
         // configuration said 0): the invitation and the cluster's node address name it.
-        let mut config = config;
         config.listen = listener.local_addr()?;
+        let redirect = match (&acme, config.redirect_listen) {
+            (Some(_), crate::config::Redirect::At(address)) => Some(
+                TcpListener::bind(address)
+                    .await
+                    .map_err(|error| bind_error(error, address, "--redirect-listen"))?,
+            ),
+            _ => None,
+        };
         let metrics = Arc::new(Metrics::with_journal(journal.stats()));
         let cluster = match &config.cluster {
             Some(urls) => Some(
@@ -142,7 +175,14 @@ impl Server {
             listener,
             shared,
             tls,
+            acme,
+            redirect,
         })
+    }
+
+    /// Where plain http is redirected to https from (`--redirect-listen` with `--acme-domain`).
+    pub fn redirect_addr(&self) -> Option<SocketAddr> {
+        self.redirect.as_ref()?.local_addr().ok()
     }
 
     /// The address the server listens on.
@@ -163,6 +203,8 @@ impl Server {
             listener,
             shared,
             tls,
+            acme,
+            redirect,
         } = self;
         let permits = Arc::new(Semaphore::new(shared.config.max_connections));
         let scheme = if tls.is_some() { "https" } else { "http" };
@@ -174,6 +216,25 @@ impl Server {
         shared
             .tasks
             .spawn(maintenance(Arc::clone(&shared), shared.shutdown.clone()));
+        if let Some(acme) = acme {
+            shared.tasks.spawn(crate::acme::drive(
+                acme,
+                Arc::clone(&shared.metrics),
+                shared.shutdown.clone(),
+            ));
+        }
+        if let Some(redirect) = redirect {
+            if let Ok(addr) = redirect.local_addr() {
+                info!(%addr, "redirecting plain http to https");
+            }
+            shared.tasks.spawn(crate::acme::redirect(
+                redirect,
+                shared.config.acme_domains.clone(),
+                shared.config.listen.port(),
+                shared.tasks.clone(),
+                shared.shutdown.clone(),
+            ));
+        }
         if let Some(dir) = shared.config.backup_dir.clone() {
             shared.tasks.spawn(scheduled_backups(
                 Arc::clone(&shared),
@@ -322,6 +383,21 @@ async fn scheduled_backups(shared: Arc<Shared>, dir: std::path::PathBuf, stop: C
             }
         }
     }
+}
+
+/// A listening socket that could not be opened, said with what to do about it.
+fn bind_error(error: std::io::Error, address: SocketAddr, flag: &str) -> std::io::Error {
+    let hint = match error.kind() {
+        std::io::ErrorKind::PermissionDenied if address.port() < 1024 => {
+            " (ports below 1024 need root or the capability CAP_NET_BIND_SERVICE: \
+             the systemd unit in deploy/ grants it)"
+        }
+        std::io::ErrorKind::AddrInUse => {
+            " (another program listens there: stop it or pick another port)"
+        }
+        _ => "",
+    };
+    std::io::Error::new(error.kind(), format!("{flag} {address}: {error}{hint}"))
 }
 
 /// Answers a connection over the cap with 503 and closes it (over TLS, just closes it: a

@@ -101,9 +101,15 @@ impl Run {
     /// Runs `command` (with `--listen 127.0.0.1:0 --log info` added) until it exits or logs that
     /// it listens, whichever comes first; fails the test after [`PATIENCE`].
     fn of(mut command: Command) -> Run {
+        command.args(["--listen", "127.0.0.1:0"]);
+        Self::as_given(command)
+    }
+
+    /// [`of`](Self::of) without the `--listen` (with `--log info`).
+    fn as_given(mut command: Command) -> Run {
         use std::io::{BufRead, BufReader, Read};
         let mut child = command
-            .args(["--listen", "127.0.0.1:0", "--log", "info"])
+            .args(["--log", "info"])
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
@@ -247,6 +253,107 @@ fn the_public_url_and_the_allowed_origins_are_checked_at_start() {
     // Stopping gracefully is another test's business.
     child.kill().unwrap();
     child.wait().unwrap();
+}
+
+#[test]
+fn automatic_https_settings_are_checked_at_start() {
+    let data = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let mut command = Command::new(BINARY);
+        command.arg("--data-dir").arg(data.path()).args(args);
+        Run::of(command)
+    };
+    for (args, words) in [
+        (
+            &["--acme-domain", "https://melee.example.org"][..],
+            &["--acme-domain", "no https://"][..],
+        ),
+        (
+            &["--acme-domain", "*.example.org"],
+            &["--acme-domain", "wildcard"],
+        ),
+        (&["--acme-domain", "203.0.113.7"], &["domain names"]),
+        (
+            &[
+                "--acme-domain",
+                "melee.example.org",
+                "--tls-cert",
+                "c.pem",
+                "--tls-key",
+                "k.pem",
+            ],
+            &["--acme-domain", "cannot be used with"],
+        ),
+        (
+            &["--acme-email", "organiser@example.org"],
+            &["--acme-domain"],
+        ),
+        (
+            &[
+                "--acme-domain",
+                "melee.example.org",
+                "--acme-email",
+                "organiser",
+            ],
+            &["--acme-email", "e-mail address"],
+        ),
+        (
+            &[
+                "--acme-domain",
+                "melee.example.org",
+                "--acme-directory",
+                "http://127.0.0.1/dir",
+            ],
+            &["--acme-directory", "https://"],
+        ),
+        (
+            &[
+                "--acme-domain",
+                "melee.example.org",
+                "--redirect-listen",
+                "80",
+            ],
+            &["--redirect-listen", "or off"],
+        ),
+        (
+            &[
+                "--acme-domain",
+                "melee.example.org",
+                "--acme-directory-ca",
+                "/nonexistent.pem",
+            ],
+            &["--acme-directory-ca", "/nonexistent.pem"],
+        ),
+    ] {
+        let (status, stderr) = run(args).refused();
+        assert!(!status.success());
+        assert!(
+            words.iter().all(|word| stderr.contains(word)),
+            "{args:?}: {stderr}"
+        );
+    }
+    // Without --listen, automatic HTTPS listens on port 443 of every interface (or says why it
+    // cannot: another program there, or no right to ports under 1024). The directory is a
+    // closed loopback port: nothing leaves the machine.
+    let mut command = Command::new(BINARY);
+    command.arg("--data-dir").arg(data.path()).args([
+        "--acme-domain",
+        "melee.example.org",
+        "--acme-directory",
+        "https://127.0.0.1:1/directory",
+        "--redirect-listen",
+        "off",
+    ]);
+    match Run::as_given(command) {
+        Run::Listening {
+            mut child, addr, ..
+        } => {
+            assert_eq!(addr, "0.0.0.0:443".parse().unwrap());
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+        Run::Exited { stderr, .. } => assert!(stderr.contains("--listen 0.0.0.0:443"), "{stderr}"),
+    }
 }
 
 /// The first line of the answer to `request`.

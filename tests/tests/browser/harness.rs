@@ -195,18 +195,36 @@ pub enum Scheme {
 pub struct Driver {
     child: tokio::process::Child,
     url: String,
+    /// Whether its browsers accept any certificate (the default: the tests' servers over TLS
+    /// have self-made ones), or only those their roots vouch for.
+    accept_insecure_certs: bool,
 }
 
 impl Driver {
     /// Starts ChromeDriver on a free port and waits until it says it is ready.
     pub async fn start() -> Self {
+        Self::start_in(None).await
+    }
+
+    /// A ChromeDriver whose browsers check certificates as a person's would: they trust the
+    /// system's roots and those in the NSS database under `home` (`home/.pki/nssdb`, where
+    /// Chromium on Linux keeps the roots its user added), and accept nothing else.
+    pub async fn start_trusting(home: &std::path::Path) -> Self {
+        Self::start_in(Some(home)).await
+    }
+
+    async fn start_in(home: Option<&std::path::Path>) -> Self {
         let (_, driver) = ensure_browser();
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
-        let mut child = tokio::process::Command::new(driver)
+        let mut command = tokio::process::Command::new(driver);
+        if let Some(home) = home {
+            command.env("HOME", home);
+        }
+        let mut child = command
             .arg(format!("--port={port}"))
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -231,6 +249,7 @@ impl Driver {
         Self {
             child,
             url: format!("http://127.0.0.1:{port}"),
+            accept_insecure_certs: home.is_none(),
         }
     }
 
@@ -292,7 +311,7 @@ impl Driver {
         let (chromium, _) = ensure_browser();
         let mut capabilities = json!({
             "browserName": "chrome",
-            "acceptInsecureCerts": true,
+            "acceptInsecureCerts": self.accept_insecure_certs,
             // A script killed by a navigation is reported after 5 s (not the default 30 s), and
             // `until` tries again.
             "timeouts": {"script": 5000},
