@@ -40,11 +40,13 @@ fn directory(config: &ServerConfig) -> &str {
 }
 
 /// `--public-url` when `--acme-domain` names the domains and no URL is given: the first domain,
-/// with the port when it is not 443.
+/// with the port when it is not 443 (none for port 0).
 pub(crate) fn public_url(config: &ServerConfig) -> Option<String> {
     let domain = config.acme_domains.first()?;
     Some(match config.listen.port() {
         443 => format!("https://{domain}"),
+        // A port the kernel picks is known only once bound: no public URL then.
+        0 => return None,
         port => format!("https://{domain}:{port}"),
     })
 }
@@ -170,10 +172,8 @@ pub(crate) async fn drive(acme: Acme, metrics: Arc<Metrics>, stop: CancellationT
                     %directory,
                     error = %failure,
                     "automatic HTTPS: could not get a certificate (trying again, waiting longer \
-                     each time). Check that each domain's DNS record points at this machine's \
-                     public address, that port 443 of this machine is reachable from the \
-                     internet (the directory connects to it), that the directory URL is right, \
-                     and the log above"
+                     each time): {}",
+                    what_to_check(&failure)
                 );
             }
             Some(Err(failure)) => {
@@ -187,6 +187,31 @@ pub(crate) async fn drive(acme: Acme, metrics: Arc<Metrics>, stop: CancellationT
                 );
             }
         }
+    }
+}
+
+/// What to check after a failed order, by where it failed.
+fn what_to_check(failure: &rustls_acme::OrderError) -> &'static str {
+    use rustls_acme::OrderError;
+    use rustls_acme::acme::AcmeError;
+    match failure {
+        OrderError::BadAuth(_) | OrderError::TooManyAttemptsAuth(_) => {
+            "the directory could not check the name. Check that each domain's DNS record \
+             points at this machine's public address and that port 443 of this machine is \
+             reachable from the internet (the directory connects to it)"
+        }
+        OrderError::Acme(AcmeError::HttpRequest(error))
+            if error.to_string().starts_with("non 2xx") =>
+        {
+            "the directory refused the request (its answer is in the error: a rate limit, a \
+             name it will not issue for). While trying a set-up, use --acme-staging"
+        }
+        OrderError::Acme(AcmeError::HttpRequest(_) | AcmeError::Io(_)) => {
+            "could not reach the ACME directory. Check the --acme-directory URL, that this \
+             machine can open https connections out, and (for a private directory) the \
+             certificate given to --acme-directory-ca"
+        }
+        _ => "see the error; the directory's answers are logged at debug level",
     }
 }
 
@@ -274,6 +299,16 @@ fn redirect_answer<B>(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failure_says_what_to_check() {
+        use rustls_acme::OrderError;
+        use rustls_acme::acme::AcmeError;
+        let unreachable = OrderError::Acme(AcmeError::Io(io::Error::other("refused")));
+        assert!(what_to_check(&unreachable).contains("--acme-directory URL"));
+        let unchecked = OrderError::TooManyAttemptsAuth("melee.example.org".into());
+        assert!(what_to_check(&unchecked).contains("DNS record"));
+    }
 
     #[test]
     fn a_redirect_goes_to_the_same_path_on_one_of_the_servers_names() {
