@@ -390,8 +390,15 @@ fn render_markdown(markdown: &str, folder_of_chapter: &str) -> String {
         })
         .collect();
     add_heading_ids(&mut events);
+    // Each table in a box of its own that scrolls sideways when the table is wider than the
+    // screen (the page itself never does). The only HTML not from pulldown-cmark's writer.
+    let events = events.into_iter().flat_map(|event| match event {
+        Event::Start(Tag::Table(_)) => vec![Event::Html("<div class=\"table\">".into()), event],
+        Event::End(TagEnd::Table) => vec![event, Event::Html("</div>".into())],
+        other => vec![other],
+    });
     let mut html = String::with_capacity(markdown.len() * 3 / 2);
-    pulldown_cmark::html::push_html(&mut html, events.into_iter());
+    pulldown_cmark::html::push_html(&mut html, events);
     html
 }
 
