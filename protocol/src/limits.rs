@@ -127,7 +127,7 @@ pub const MAX_AMOUNT: u32 = 1_000_000;
 pub const MAX_LEAGUE_MEMBERS: u32 = 1_000;
 
 /// The server's own limits a client meets: the defaults of the server's flags (an operator may
-/// change them; README.md, "Server settings"), and a few numbers no flag changes. The server's
+/// change them; the manual's "Server settings", `docs/src/settings.md`), and a few numbers no flag changes. The server's
 /// flags take their defaults from here.
 pub mod server_limits {
     /// Most simultaneous connections, WebSocket and HTTP (`--max-connections`; more: HTTP 503).

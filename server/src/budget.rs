@@ -7,7 +7,8 @@
 //! sweeper ([`Budgets::sweep`]) that forgets what holds no state worth keeping. Every budget
 //! counts a *client address* ([`client_key`]: an IPv4 address, or an IPv6 address's first
 //! `--ipv6-prefix` bits), so callers hand in the address the socket (or a trusted proxy) gave.
-//! [`BUDGETS`] describes them all for README.md's table (a test holds the two equal).
+//! [`BUDGETS`] describes them all for the manual's table (`docs/src/public-server.md`; a test
+//! holds the two equal).
 
 use std::hash::Hash;
 use std::net::IpAddr;
@@ -175,7 +176,7 @@ impl From<LeagueId> for Guarded {
 }
 
 #[cfg(test)]
-/// One budget as README.md's "A public server" table lists it: the flag that sets it, its
+/// One budget as the manual's "A public server" table lists it: the flag that sets it, its
 /// default, and what it bounds.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Described {
@@ -184,7 +185,7 @@ pub(crate) struct Described {
 }
 
 #[cfg(test)]
-/// Every per-address budget, in [`Budgets`]'s order (README.md lists each of these flags).
+/// Every per-address budget, in [`Budgets`]'s order (`docs/src/public-server.md` lists each of these flags).
 pub(crate) const BUDGETS: &[Described] = &[
     Described {
         flag: "--max-connections-per-ip",
@@ -381,14 +382,15 @@ mod tests {
         assert_eq!(key(&once, 32, 48), once);
     }
 
-    /// README.md's "A public server" lists every budget in one table, in this module's order.
+    /// The manual's "A public server" (`docs/src/public-server.md`) lists every budget in one
+    /// table, in this module's order.
     #[test]
-    fn readme_lists_every_budget() {
-        let readme = include_str!("../../README.md");
-        let start = readme
-            .find("### A public server")
-            .expect("README.md has a section \"A public server\"");
-        let section = &readme[start..];
+    fn the_manual_lists_every_budget() {
+        let chapter = include_str!("../../docs/src/public-server.md");
+        let start = chapter
+            .find("# A public server")
+            .expect("docs/src/public-server.md is the chapter \"A public server\"");
+        let section = &chapter[start..];
         let table: Vec<&str> = section
             .lines()
             .skip_while(|l| !l.starts_with("| budget"))
@@ -403,7 +405,10 @@ mod tests {
             })
             .collect();
         let expected: Vec<&str> = BUDGETS.iter().map(|b| b.flag).collect();
-        assert_eq!(flags, expected, "README.md's budgets table: {table:#?}");
+        assert_eq!(
+            flags, expected,
+            "docs/src/public-server.md's budgets table: {table:#?}"
+        );
         for budget in BUDGETS {
             let row = table.iter().find(|r| r.contains(budget.flag)).unwrap();
             assert!(

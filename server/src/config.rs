@@ -283,7 +283,7 @@ pub struct ServerConfig {
 
     /// TLS certificate chain (PEM) for `https://` and `wss://` on the same port; needs
     /// `--tls-key`. Without it the server speaks plain HTTP (put it behind a reverse proxy for
-    /// TLS, see README.md).
+    /// TLS, see the manual at /docs, "TLS and reverse proxies").
     #[arg(long, env = "GM_TLS_CERT", requires = "tls_key", value_name = "FILE")]
     pub tls_cert: Option<PathBuf>,
 
@@ -367,7 +367,7 @@ pub struct ServerConfig {
     /// `turn:HOST[:PORT][?transport=udp|tcp]`, `turns:…`); repeat the flag (or comma-separate
     /// the variable) for several. Handed to the pages in `ice_servers`; the media go between the
     /// browsers, never through this server. None by default: on a LAN none is needed. See
-    /// README.md, "Cameras over the internet: a TURN server".
+    /// the manual at /docs, "Cameras over the internet: TURN".
     #[arg(
         long = "ice-server",
         env = "GM_ICE_SERVERS",
@@ -414,7 +414,8 @@ pub struct ServerConfig {
     /// `nats://10.0.0.1:4222,nats://10.0.0.2:4222`. Every table's events then go to a
     /// replicated JetStream stream instead of the SQLite journal, tables are owned by one node
     /// at a time and taken over when their node dies, and any node serves any client. Without
-    /// it the server runs alone with its SQLite journal (the default). See README.md.
+    /// it the server runs alone with its SQLite journal (the default). See the manual at /docs,
+    /// "Cluster mode".
     #[arg(long, env = "GM_CLUSTER", value_name = "NATS_URLS")]
     pub cluster: Option<String>,
 
@@ -804,16 +805,19 @@ mod tests {
         );
     }
 
-    /// README.md's "Server settings" table gives each flag its variable and, for a number, its
-    /// default: the ones the server has.
+    /// The manual's "Server settings" table (`docs/src/settings.md`) gives each flag its variable
+    /// and, for a number, its default: the ones the server has.
     #[test]
-    fn the_readmes_settings_table_gives_each_flags_variable_and_default() {
+    fn the_manuals_settings_table_gives_each_flags_variable_and_default() {
         use clap::CommandFactory;
         let command = ServerConfig::command();
-        let readme =
-            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+        let chapter = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../docs/src/settings.md"
+        ))
+        .unwrap();
         let mut numbers = 0;
-        for line in readme.lines() {
+        for line in chapter.lines() {
             let cells: Vec<&str> = line.split(" | ").map(str::trim).collect();
             let [flags, vars, default, ..] = cells[..] else {
                 continue;
@@ -829,14 +833,16 @@ mod tests {
                 let arg = command
                     .get_arguments()
                     .find(|arg| arg.get_long() == Some(long))
-                    .unwrap_or_else(|| panic!("README.md names {flag}, no flag of the server"));
+                    .unwrap_or_else(|| {
+                        panic!("docs/src/settings.md names {flag}, no flag of the server")
+                    });
                 let env = arg.get_env().and_then(|e| e.to_str());
                 assert_eq!(env, Some(var.trim_matches('`')), "{flag}");
                 let shown = default.split(' ').next().unwrap_or_default();
                 if let Ok(shown) = shown.parse::<f64>() {
                     let defaults = arg.get_default_values();
                     let actual: f64 = defaults[0].to_str().unwrap().parse().unwrap();
-                    assert_eq!(shown, actual, "README.md's default of {flag}");
+                    assert_eq!(shown, actual, "docs/src/settings.md's default of {flag}");
                     numbers += 1;
                 }
             }

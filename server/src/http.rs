@@ -544,18 +544,46 @@ async fn answer(
         "/ws" => {
             return websocket(&mut request, site, upgrade);
         }
+        path if crate::docs::is_docs(path) => manual(path, request.headers()).await,
         path => match page_or_asset(path) {
             Some(name) => file(name, request.headers(), site),
-            None => text(
-                StatusCode::NOT_FOUND,
-                "not found: the lobby is at /, a table at /t/<table id>, the leagues at /leagues; the WebSocket endpoint is /ws\n",
-            ),
+            None => not_found(),
         },
     };
     if method == Method::HEAD {
         *response.body_mut() = Full::new(Bytes::new());
     }
     response
+}
+
+/// The answer to a path that names nothing.
+fn not_found() -> Response<Full<Bytes>> {
+    text(
+        StatusCode::NOT_FOUND,
+        "not found: the lobby is at /, a table at /t/<table id>, the leagues at /leagues, the manual at /docs; the WebSocket endpoint is /ws\n",
+    )
+}
+
+/// A page or file of the manual ([`crate::docs`]), found (and rendered, on a page's first
+/// request) on a blocking thread: a chapter as long as PROTOCOL.md takes a while to render
+/// the first time, and the async threads serve the tables meanwhile.
+async fn manual(path: &str, headers: &HeaderMap) -> Response<Full<Bytes>> {
+    let owned = path.to_owned();
+    let found = tokio::task::spawn_blocking(move || crate::docs::find(&owned))
+        .await
+        .ok()
+        .flatten();
+    let Some(served) = found else {
+        return not_found();
+    };
+    let etag = HeaderValue::from_str(&served.etag).unwrap_or(HeaderValue::from_static("\"0\""));
+    cached(
+        served.content_type,
+        &served.plain,
+        served.gzipped.as_ref(),
+        &etag,
+        headers,
+    )
 }
 
 /// The file a path names: the page for every route of the single-page app, or an asset. An id
@@ -748,6 +776,18 @@ fn file(name: &'static str, headers: &HeaderMap, site: &Site) -> Response<Full<B
             None => return text(StatusCode::NOT_FOUND, "not found\n"),
         },
     };
+    cached(content_type, plain, gzipped, etag, headers)
+}
+
+/// One embedded file's answer: revalidated on every use (`no-cache` with its entity tag, a 304
+/// when the browser has it), gzipped when there is a gzipped copy and the browser accepts it.
+fn cached(
+    content_type: &str,
+    plain: &Bytes,
+    gzipped: Option<&Bytes>,
+    etag: &HeaderValue,
+    headers: &HeaderMap,
+) -> Response<Full<Bytes>> {
     let mut builder = Response::builder()
         .header(header::CONTENT_TYPE, content_type)
         .header(header::CACHE_CONTROL, "no-cache")

@@ -4,7 +4,7 @@
 //! Reading order, top down. Each module imports only the ones after it (no import circle;
 //! `../shared/tools/import-circles` checks it): `server` → `node` → `connection` → `room` →
 //! `proxy` → [`leagues`] → `lobby` → `cluster` → [`journal`] → [`store`] → `conn` → `outbox`, and below
-//! them all `http` (with `qr`), [`acme`], [`config`] (with [`durability`] and `ice`), `origin`,
+//! them all `http` (with `docs` and `qr`), [`acme`], [`config`] (with [`durability`] and `ice`), `origin`,
 //! [`forwarded`], `tls`, `password`, [`metrics`].
 //!
 //! - `grand_melee_protocol::session` (the protocol crate): the pure core — the table's rules, its
@@ -40,8 +40,10 @@
 //! - `outbox` (private): what the server sends — WebSocket frames built once and shared, each
 //!   connection's bounded queue, written straight to the socket when it would not block.
 //! - `http` (private): plain HTTP on hyper — the browser page and its assets (embedded),
-//!   `/healthz`, `/metrics`, `/qr.svg` (`qr`, private: a link as a QR code), and the WebSocket
-//!   handshake; `tls` (private): `--tls-cert`; [`acme`]: automatic HTTPS (`--acme-domain`); `origin` (private): which browser pages may open a
+//!   `/healthz`, `/metrics`, `/qr.svg` (`qr`, private: a link as a QR code), the manual at
+//!   `/docs` (`docs`, private: the mdBook under `docs/`, embedded and rendered), and the WebSocket
+//!   handshake; `tls` (private): `--tls-cert`; [`acme`]: automatic HTTPS (`--acme-domain`);
+//!   `origin` (private): which browser pages may open a
 //!   WebSocket; [`forwarded`]: whom a request from a `--trusted-proxy` speaks for.
 //! - [`config`] (with [`durability`], how hard commits reach the disk, and `ice`, private: the
 //!   STUN/TURN servers of the camera links and the TURN credentials minted for them),
@@ -54,6 +56,7 @@ mod cluster;
 pub mod config;
 mod conn;
 mod connection;
+mod docs;
 pub mod durability;
 pub mod forwarded;
 mod http;

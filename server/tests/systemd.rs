@@ -13,7 +13,7 @@ use std::process::Command;
 use grand_melee_e2e::ServerProcess;
 
 const BINARY: &str = env!("CARGO_BIN_EXE_grand-melee-server");
-/// Where the unit expects the binary (README's install step puts it there).
+/// Where the unit expects the binary (docs/src/data.md's install step puts it there).
 const INSTALLED: &str = "/usr/local/bin/grand-melee-server";
 
 fn unit() -> String {
@@ -104,7 +104,7 @@ fn systemd_analyze_verifies_the_unit_without_a_warning() {
     );
 }
 
-/// What the README promises of the unit: its own user and one writable directory, restarted on
+/// What docs/src/data.md promises of the unit: its own user and one writable directory, restarted on
 /// failure, the ports under 1024 without root, enough open files, and the usual sandboxing.
 #[test]
 fn the_unit_runs_sandboxed_as_its_own_user_and_restarts_on_failure() {

@@ -181,7 +181,7 @@ async fn a_backup_made_during_a_game_restores_everything_as_it_was() {
     drop((first, players, org));
     server.shutdown().await;
 
-    // The restore drill, as README says: the copy as the journal of an empty data directory.
+    // The restore drill, as docs/src/data.md says: the copy as the journal of an empty data directory.
     let restored = tempfile::tempdir().unwrap();
     std::fs::copy(&dest, restored.path().join(DB_FILE)).unwrap();
     let server = TestServer::start_on_journal(unthrottled(), restored).await;

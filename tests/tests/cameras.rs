@@ -1,7 +1,7 @@
 //! Cameras between the players within range (issue 32), at the socket level: who is linked
 //! with whom (`camera_peers`), the signals relayed between linked peers only — every refusal
 //! relayed to nobody —, the links following eliminations and removed positions, the display,
-//! and the ICE servers with minted TURN credentials, which a real coturn (README.md's set-up)
+//! and the ICE servers with minted TURN credentials, which a real coturn (docs/src/turn.md's set-up)
 //! accepts.
 //!
 //! "Relayed to nobody" is proved without waiting: after a refused signal, a chat line (the
@@ -697,7 +697,7 @@ fn coturn() -> (std::path::PathBuf, std::path::PathBuf) {
     found().unwrap_or_else(|| panic!("coturn installed but not on PATH; run: {INSTALL}"))
 }
 
-/// A coturn on loopback with `use-auth-secret`, as README.md configures it, stopped on drop.
+/// A coturn on loopback with `use-auth-secret`, as docs/src/turn.md configures it, stopped on drop.
 struct Coturn {
     child: std::process::Child,
     port: u16,
@@ -787,7 +787,7 @@ impl Drop for Coturn {
     }
 }
 
-/// README.md's TURN set-up, end to end: a real coturn with `use-auth-secret` and the same
+/// docs/src/turn.md's TURN set-up, end to end: a real coturn with `use-auth-secret` and the same
 /// secret accepts the credentials `ice_servers` hands out, and refuses them altered (another
 /// password, another user, an expiry moved) — what a browser would meet over the internet.
 #[tokio::test]

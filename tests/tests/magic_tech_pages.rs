@@ -384,7 +384,7 @@ const ERROR_SHOWN: &str = "(() => { const e = document.querySelector('[data-test
 /// is the land deployed, the Reveal form starts again after a reveal, the card's numbers are
 /// explained on the board, the mission's alert goes once the mission is blocked, and the log
 /// numbers the turns as the board does. A screenshot of the phone's turn goes to the tests'
-/// screenshots (`magic-tech-phone-390x844.png`, copied to docs/screenshots/).
+/// screenshots (`magic-tech-phone-390x844.png`, copied to docs/src/screenshots/).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_magic_tech_turn_on_a_phone_says_what_it_means_and_does_what_was_chosen() {
     let server = server().await;
@@ -632,7 +632,7 @@ async fn a_magic_tech_turn_on_a_phone_says_what_it_means_and_does_what_was_chose
         "no T0 in the log: {log:?}"
     );
 
-    // Bob's turn on the phone, as the README shows it.
+    // Bob's turn on the phone, as the README and docs/src/organiser.md show it.
     next_phase(&bob).await;
     until_board(&bob, "Bob's deploy phase", "b.phase === 'deploy'").await;
     choose(&bob, "mt-land-basic", "green").await;

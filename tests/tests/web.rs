@@ -509,7 +509,7 @@ async fn a_websocket_after_a_page_request_on_the_same_connection_works() {
     );
 }
 
-/// A table, replay or league id has one spelling (README, PROTOCOL.md "Encoding"): the page's
+/// A table, replay or league id has one spelling (docs/src/public-server.md, PROTOCOL.md "Encoding"): the page's
 /// routes serve only the lower-case hyphenated one, and every other spelling of the same id
 /// (upper case, braces, `urn:uuid:`, no hyphens) is an unknown path like any other: 404.
 #[tokio::test]

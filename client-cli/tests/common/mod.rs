@@ -124,7 +124,7 @@ where
     addr
 }
 
-/// The words a script-mode line may start with (README, "Script mode" and "Stepping through a
+/// The words a script-mode line may start with (docs/src/terminal.md, "Script mode" and "Stepping through a
 /// game").
 pub const SCRIPT_KEYWORDS: [&str; 18] = [
     "connected",

@@ -77,7 +77,7 @@ struct Args {
 
     /// `GOMAXPROCS` of every nats-server (0: Go's default, one per CPU). 1 by default: the
     /// three servers share the machine's cores with the nodes and the bots, as a nats-server
-    /// sharing a machine with a node would be set (README, "Cluster mode").
+    /// sharing a machine with a node would be set (docs/src/cluster.md).
     #[arg(long, default_value_t = 1)]
     nats_gomaxprocs: u16,
 
