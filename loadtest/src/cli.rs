@@ -153,6 +153,7 @@ impl ShapeArgs {
             },
             resume_attempts: RESUME_ATTEMPTS,
             ca_cert: None,
+            at_owner: false,
         }
     }
 }

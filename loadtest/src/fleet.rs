@@ -101,6 +101,10 @@ pub struct FleetConfig {
     /// `--tls`; `None`: `ws://` only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ca_cert: Option<std::path::PathBuf>,
+    /// Several server URLs (a cluster's nodes): every bot of a table starts at the node its
+    /// table was created on (`table mod n`, its owner) instead of spreading over the nodes.
+    #[serde(default)]
+    pub at_owner: bool,
 }
 
 fn default_resume_attempts() -> u32 {
@@ -138,7 +142,11 @@ impl FleetConfig {
         match self.target {
             Target::Server => (
                 bases.iter().map(|base| format!("{base}/ws")).collect(),
-                (table + seat) % n,
+                if self.at_owner {
+                    table % n
+                } else {
+                    (table + seat) % n
+                },
             ),
             Target::Relay | Target::Floor => {
                 (vec![format!("{}/relay/{table}", bases[table % n])], 0)
@@ -168,6 +176,7 @@ impl Default for FleetConfig {
             options: TableOptions::default(),
             resume_attempts: RESUME_ATTEMPTS,
             ca_cert: None,
+            at_owner: false,
         }
     }
 }
@@ -479,6 +488,16 @@ mod tests {
             starts,
             [2, 0, 1, 2],
             "bot k of table t starts at (t + k) mod n"
+        );
+        let at_owner = FleetConfig {
+            at_owner: true,
+            ..config.clone()
+        };
+        let starts: Vec<usize> = (0..4).map(|seat| at_owner.bot_urls(2, seat).1).collect();
+        assert_eq!(
+            starts,
+            [2, 2, 2, 2],
+            "at the owner: every bot of table t at t mod n"
         );
 
         let relay = FleetConfig {

@@ -6,7 +6,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use grand_melee_e2e::nats::{NatsCluster, ServerNode};
+use grand_melee_e2e::nats::{CutProxy, NatsCluster, ServerNode};
 use grand_melee_e2e::{Client, Received, concede, keep_all_hands};
 use grand_melee_protocol::{self as wire, ClientMessage, ErrorCode, ServerMessage, TableId};
 
@@ -596,6 +596,87 @@ async fn a_paused_owner_is_fenced_and_gives_its_table_up() {
         })
         .collect();
     assert_eq!(chats, ["a is gone"], "the fenced write is nowhere");
+    play_a_little(&mut clients, 2).await;
+    finish_and_check(table, &mut clients).await;
+}
+
+/// The owner cut off from the engine — not killed: a TCP proxy between it and the nats-server
+/// keeps its connection open and drops every byte — while it keeps its clients: another node
+/// takes the table over; what the cut-off owner tried to write meanwhile is nowhere, it gives the
+/// table up once it hears the engine again, and nothing any client saw is lost.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_owner_cut_off_from_the_engine_gives_its_table_up_and_loses_nothing_seen() {
+    let nats = NatsCluster::start(1).await;
+    let proxy = CutProxy::start(&nats.url(0)).await;
+    let extra = [
+        "--cluster".to_owned(),
+        proxy.url(),
+        "--node-id".to_owned(),
+        "a".to_owned(),
+        "--cluster-replicas".to_owned(),
+        "1".to_owned(),
+        "--lease-ms".to_owned(),
+        "1000".to_owned(),
+    ];
+    let a = ServerNode::start(BINARY, "a", &extra).await;
+    let b = node(&nats, "b", 1, 1000).await;
+    let (table, mut clients) = table_across(a.addr, b.addr, "cut off").await;
+    play_a_little(&mut clients, 2).await;
+
+    proxy.set_cut(true);
+    eventually("node b owns the table", async || {
+        b.metric("gm_tables").await == 1.0
+    })
+    .await;
+    for i in [1, 3] {
+        until_moved(&mut clients[i]).await;
+    }
+    // A player on node a acts while a is cut off: a cannot get it written.
+    clients[0].send(|id| ClientMessage::Chat {
+        id,
+        text: "anyone there?".into(),
+    });
+    let said = clients[1]
+        .call(|id| ClientMessage::Chat {
+            id,
+            text: "a is cut off".into(),
+        })
+        .await;
+    assert!(matches!(said, Ok(ServerMessage::Ack { .. })), "{said:?}");
+
+    // The engine is heard again: a's write is refused (another node wrote to the table), a
+    // gives the table up and tells its clients to come back.
+    proxy.set_cut(false);
+    for i in [0, 2] {
+        let code = clients[i].closed_with().await;
+        assert_eq!(code, Some(wire::close::TABLE_MOVED));
+    }
+    eventually("node a gave the table up", async || {
+        a.metric("gm_tables").await == 0.0
+    })
+    .await;
+    assert_eq!(a.metric("gm_cluster_tables_given_up_total").await, 1.0);
+    for i in [0, 2] {
+        let (_, token) = clients[i].seat.unwrap();
+        let mut back = Client::connected(a.addr).await;
+        back.resume(table, token).await.unwrap();
+        back.event_frames = std::mem::take(&mut clients[i].event_frames);
+        clients[i] = back;
+    }
+    mirrors_agree(&mut clients).await;
+    let journal = clients[0].past_events(table).await;
+    let chats: Vec<&str> = journal
+        .iter()
+        .filter_map(|e| match e {
+            wire::Event::Chat { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        chats,
+        ["a is cut off"],
+        "the cut-off owner's write is nowhere"
+    );
     play_a_little(&mut clients, 2).await;
     finish_and_check(table, &mut clients).await;
 }

@@ -957,3 +957,85 @@ mod tests {
         assert!(after.since(before).in_msgs >= 5, "{before:?} -> {after:?}");
     }
 }
+
+/// A TCP proxy between a node and a nats-server that can stop forwarding: while cut, every byte
+/// either side sends is read and dropped, and the connections stay open — the node is cut off
+/// from the engine, not disconnected (nothing tells it so but silence).
+#[derive(Debug)]
+pub struct CutProxy {
+    addr: std::net::SocketAddr,
+    cut: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl CutProxy {
+    /// A proxy on a free loopback port forwarding to `upstream` (`nats://HOST:PORT`).
+    pub async fn start(upstream: &str) -> Self {
+        let upstream: std::net::SocketAddr = upstream
+            .trim_start_matches("nats://")
+            .parse()
+            .unwrap_or_else(|e| panic!("{upstream}: {e}"));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let cut = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let cutting = std::sync::Arc::clone(&cut);
+        let task = tokio::spawn(async move {
+            while let Ok((inbound, _)) = listener.accept().await {
+                let Ok(outbound) = tokio::net::TcpStream::connect(upstream).await else {
+                    continue;
+                };
+                let (in_read, in_write) = inbound.into_split();
+                let (out_read, out_write) = outbound.into_split();
+                tokio::spawn(Self::pipe(
+                    in_read,
+                    out_write,
+                    std::sync::Arc::clone(&cutting),
+                ));
+                tokio::spawn(Self::pipe(
+                    out_read,
+                    in_write,
+                    std::sync::Arc::clone(&cutting),
+                ));
+            }
+        });
+        Self { addr, cut, task }
+    }
+
+    /// Copies `from` to `to`, dropping what arrives while cut.
+    async fn pipe(
+        mut from: tokio::net::tcp::OwnedReadHalf,
+        mut to: tokio::net::tcp::OwnedWriteHalf,
+        cut: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut buffer = vec![0u8; 64 * 1024];
+        loop {
+            let read = match from.read(&mut buffer).await {
+                Ok(0) | Err(_) => return,
+                Ok(read) => read,
+            };
+            if cut.load(std::sync::atomic::Ordering::SeqCst) {
+                continue;
+            }
+            if to.write_all(&buffer[..read]).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// The URL a node connects to.
+    pub fn url(&self) -> String {
+        format!("nats://{}", self.addr)
+    }
+
+    /// Stops forwarding (`true`) or forwards again (`false`).
+    pub fn set_cut(&self, cut: bool) {
+        self.cut.store(cut, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Drop for CutProxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}

@@ -81,6 +81,11 @@ struct Args {
     #[arg(long, default_value_t = 1)]
     nats_gomaxprocs: u16,
 
+    /// Load: every bot of a table at the node that owns it (what sending each client to its
+    /// table's owner would save), instead of spread over the three nodes.
+    #[arg(long)]
+    bots_at_owner: bool,
+
     /// The `grand-melee-server` binary (default: next to this one).
     #[arg(long, env = "GM_SERVER_BIN")]
     server_bin: Option<PathBuf>,
@@ -372,7 +377,10 @@ async fn measure(
         (0..nats.len()).filter_map(|i| nats.pid(i)).collect()
     });
     let engine = engine.as_slice();
-    let fleet = Fleet::launch(fleet_config(addrs, args.tables, args.seats, think_ms, 7));
+    let fleet = Fleet::launch(FleetConfig {
+        at_owner: args.bots_at_owner,
+        ..fleet_config(addrs, args.tables, args.seats, think_ms, 7)
+    });
     assert!(
         fleet.seated(Duration::from_secs(300)).await,
         "every bot seated in 5 minutes"
@@ -512,8 +520,18 @@ async fn load(args: &Args, binary: &str) {
     println!(
         "{} tables x {} bots, think {} ms, starting life 1000, warm-up {} s, measured {} s; \
          single node (SQLite journal, durability full) then 3 nodes + 3 nats-servers (R3), \
-         the bots of each table spread over the nodes; {} rounds",
-        args.tables, args.seats, args.think_ms, args.warmup_secs, args.step_secs, args.rounds
+         the bots of each table {}; {} rounds",
+        args.tables,
+        args.seats,
+        args.think_ms,
+        args.warmup_secs,
+        args.step_secs,
+        if args.bots_at_owner {
+            "at the node that owns it"
+        } else {
+            "spread over the nodes"
+        },
+        args.rounds
     );
     println!(
         "{:<12} {:>8} {:>10} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>7} {:>6} {:>6}",
