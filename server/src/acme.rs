@@ -92,6 +92,7 @@ pub(crate) fn new(config: &ServerConfig) -> io::Result<Acme> {
         .with_no_client_auth();
     let directory = directory(config).to_owned();
     let cache = config.data_dir.join(CACHE_DIR);
+    private_dir(&cache)?;
     let mut acme = AcmeConfig::new_with_client_config(&config.acme_domains, Arc::new(client))
         .directory(&directory);
     if let Some(email) = &config.acme_email {
@@ -112,6 +113,23 @@ pub(crate) fn new(config: &ServerConfig) -> io::Result<Acme> {
         directory,
         cache,
     })
+}
+
+/// Makes `dir` (the certificate's private key goes there) readable by this user only.
+fn private_dir(dir: &Path) -> io::Result<()> {
+    let failed = |error: io::Error| {
+        io::Error::new(
+            error.kind(),
+            format!("the certificate's directory {}: {error}", dir.display()),
+        )
+    };
+    std::fs::create_dir_all(dir).map_err(failed)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(failed)?;
+    }
+    Ok(())
 }
 
 /// The PEM certificates in `file`.

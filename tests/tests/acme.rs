@@ -379,6 +379,15 @@ async fn a_certificate_is_issued_served_to_a_browser_renewed_and_kept() {
     let first = until_served(&trusting_pebble, port, "the first certificate", |_| true).await;
     let first_seen = SystemTime::now();
     let issued = read(&first);
+    // The certificate's private key is kept where only the server's user may read it.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(data.path().join("acme"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700, "{mode:o}");
+    }
     assert_eq!(issued.names, [DOMAIN]);
     assert!(issued.issuer.contains("Pebble"), "{}", issued.issuer);
     assert!(first_seen < issued.not_after);
