@@ -324,6 +324,17 @@ fn automatic_https_settings_are_checked_at_start() {
             ],
             &["--acme-directory-ca", "/nonexistent.pem"],
         ),
+        (
+            &[
+                "--acme-domain",
+                "melee.example.org",
+                "--cluster",
+                "nats://127.0.0.1:1",
+                "--node-id",
+                "a",
+            ],
+            &["--acme-domain is for a single server"],
+        ),
     ] {
         let (status, stderr) = run(args).refused();
         assert!(!status.success());
