@@ -9,6 +9,10 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+#[path = "src/book_paths.rs"]
+mod book_paths;
+use book_paths::{folder, normalize};
+
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let docs = manifest.join("..").join("docs");
@@ -115,24 +119,4 @@ fn includes(text: &str) -> Vec<String> {
         }
     }
     found
-}
-
-/// The folder part of a path relative to docs/src (`""` or ending with `/`).
-fn folder(path: &str) -> &str {
-    path.rfind('/').map_or("", |i| &path[..=i])
-}
-
-/// `a/./b/../c` as `a/c`; leading `..` are kept (`../../PROTOCOL.md`).
-fn normalize(path: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." if parts.last().is_some_and(|p| *p != "..") => {
-                parts.pop();
-            }
-            _ => parts.push(part),
-        }
-    }
-    parts.join("/")
 }

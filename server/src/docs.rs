@@ -19,6 +19,8 @@ use std::sync::OnceLock;
 use bytes::Bytes;
 use pulldown_cmark::{CodeBlockKind, CowStr, Event, Options, Parser, Tag, TagEnd};
 
+use crate::book_paths::{folder, normalize};
+
 include!(concat!(env!("OUT_DIR"), "/book.rs"));
 
 /// The manual's stylesheet, at `/docs/book.css`.
@@ -503,26 +505,6 @@ fn html_name(file: &str) -> String {
         Some(stem) => format!("{stem}.html"),
         None => file.to_owned(),
     }
-}
-
-/// The folder part of a path below docs/src (`""`, or ending with `/`).
-fn folder(path: &str) -> &str {
-    path.rfind('/').map_or("", |i| &path[..=i])
-}
-
-/// `a/./b/../c` as `a/c`; leading `..` are kept (`../../PROTOCOL.md`), as `build.rs` keys them.
-fn normalize(path: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." if parts.last().is_some_and(|p| *p != "..") => {
-                parts.pop();
-            }
-            _ => parts.push(part),
-        }
-    }
-    parts.join("/")
 }
 
 /// `text` safe in HTML text and in a double-quoted attribute.

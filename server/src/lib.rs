@@ -4,7 +4,7 @@
 //! Reading order, top down. Each module imports only the ones after it (no import circle;
 //! `../shared/tools/import-circles` checks it): `server` → `node` → `connection` → `room` →
 //! `proxy` → [`leagues`] → `lobby` → `cluster` → [`journal`] → [`store`] → `conn` → `outbox`, and below
-//! them all `http` (with `docs` and `qr`), [`acme`], [`config`] (with [`durability`] and `ice`), `origin`,
+//! them all `http` (with `docs`, its `book_paths`, and `qr`), [`acme`], [`config`] (with [`durability`] and `ice`), `origin`,
 //! [`forwarded`], `tls`, `password`, [`metrics`].
 //!
 //! - `grand_melee_protocol::session` (the protocol crate): the pure core — the table's rules, its
@@ -51,6 +51,7 @@
 
 pub mod acme;
 pub mod backup;
+mod book_paths;
 mod budget;
 mod cluster;
 pub mod config;

@@ -537,6 +537,36 @@ async fn finish_and_check(table: TableId, clients: &mut [Client]) {
     seen_events_are_journaled(clients, &journal);
 }
 
+/// The clients `which` come back through the node at `addr` (which forwards to the table's new
+/// owner), keeping what they saw; once every mirror agrees, the table's journal.
+async fn resume_through(
+    addr: SocketAddr,
+    table: TableId,
+    clients: &mut [Client],
+    which: &[usize],
+) -> Vec<wire::Event> {
+    for &i in which {
+        let (_, token) = clients[i].seat.unwrap();
+        let mut back = Client::connected(addr).await;
+        back.resume(table, token).await.unwrap();
+        back.event_frames = std::mem::take(&mut clients[i].event_frames);
+        clients[i] = back;
+    }
+    mirrors_agree(clients).await;
+    clients[0].past_events(table).await
+}
+
+/// The chat lines of a journal.
+fn chats(journal: &[wire::Event]) -> Vec<&str> {
+    journal
+        .iter()
+        .filter_map(|e| match e {
+            wire::Event::Chat { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_paused_owner_is_fenced_and_gives_its_table_up() {
     let nats = NatsCluster::start(1).await;
@@ -579,22 +609,8 @@ async fn a_paused_owner_is_fenced_and_gives_its_table_up() {
     assert_eq!(a.metric("gm_cluster_tables_given_up_total").await, 1.0);
     assert_eq!(a.metric("gm_tables").await, 0.0);
     // They resume through node a, which now forwards to b.
-    for i in [0, 2] {
-        let (_, token) = clients[i].seat.unwrap();
-        let mut back = Client::connected(a.addr).await;
-        back.resume(table, token).await.unwrap();
-        back.event_frames = std::mem::take(&mut clients[i].event_frames);
-        clients[i] = back;
-    }
-    mirrors_agree(&mut clients).await;
-    let journal = clients[0].past_events(table).await;
-    let chats: Vec<&str> = journal
-        .iter()
-        .filter_map(|e| match e {
-            wire::Event::Chat { text, .. } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
+    let journal = resume_through(a.addr, table, &mut clients, &[0, 2]).await;
+    let chats = chats(&journal);
     assert_eq!(chats, ["a is gone"], "the fenced write is nowhere");
     play_a_little(&mut clients, 2).await;
     finish_and_check(table, &mut clients).await;
@@ -656,22 +672,8 @@ async fn an_owner_cut_off_from_the_engine_gives_its_table_up_and_loses_nothing_s
     })
     .await;
     assert_eq!(a.metric("gm_cluster_tables_given_up_total").await, 1.0);
-    for i in [0, 2] {
-        let (_, token) = clients[i].seat.unwrap();
-        let mut back = Client::connected(a.addr).await;
-        back.resume(table, token).await.unwrap();
-        back.event_frames = std::mem::take(&mut clients[i].event_frames);
-        clients[i] = back;
-    }
-    mirrors_agree(&mut clients).await;
-    let journal = clients[0].past_events(table).await;
-    let chats: Vec<&str> = journal
-        .iter()
-        .filter_map(|e| match e {
-            wire::Event::Chat { text, .. } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
+    let journal = resume_through(a.addr, table, &mut clients, &[0, 2]).await;
+    let chats = chats(&journal);
     assert_eq!(
         chats,
         ["a is cut off"],
