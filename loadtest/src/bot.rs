@@ -124,6 +124,9 @@ pub struct BotSettings {
     pub resume_attempts: u32,
     /// What `wss://` URLs are trusted with (`None`: `ws://` only).
     pub tls: Option<Arc<tokio_rustls::rustls::ClientConfig>>,
+    /// Whether a bot told by `served_at` where its table's owner is (cluster mode) moves there:
+    /// a second connection resumes the seat at the owner, then the first one is dropped.
+    pub follow_served_at: bool,
 }
 
 /// What kind of game the bots' tables play, and which of its moves the bots make.
@@ -276,6 +279,8 @@ pub struct ServerBot {
     mismatch_logged: bool,
     seated_signal: Option<SeatedSignal>,
     done_signal: Option<SeatedSignal>,
+    /// The index in `urls` of the owner a `served_at` named, until the bot has moved there.
+    move_to: Option<usize>,
 }
 
 impl ServerBot {
@@ -338,6 +343,7 @@ impl ServerBot {
             mismatch_logged: false,
             seated_signal: None,
             done_signal: None,
+            move_to: None,
         }
     }
 
@@ -405,6 +411,17 @@ impl ServerBot {
                     .tracker
                     .delivered(Tracker::server_key(generation, last), now);
                 self.mirror(*seq, events).await?;
+            }
+            ServerMessage::ServedAt { table, url }
+                if self.settings.follow_served_at
+                    && self.table.is_some_and(|(current, _)| current == *table) =>
+            {
+                let url = url.trim_end_matches('/');
+                self.move_to = self
+                    .urls
+                    .iter()
+                    .position(|known| known.trim_end_matches('/') == url)
+                    .filter(|&index| index != self.url_index);
             }
             ServerMessage::Snapshot {
                 reply_to: None,
@@ -871,6 +888,11 @@ impl ServerBot {
             if answered && (finished || stopping) {
                 return Ok(());
             }
+            if answered && !stopping && self.move_to.is_some() {
+                self.go_to_owner().await?;
+                next_move = None;
+                continue;
+            }
             let playing = self
                 .model
                 .as_ref()
@@ -988,6 +1010,38 @@ impl ServerBot {
         })
     }
 
+    /// Moves to the node a `served_at` named: a new connection there resumes the seat (taking
+    /// it over from the old one, which is then dropped). If that fails, the bot fails over as
+    /// after a broken connection (the old connection, unread meanwhile, is not trusted).
+    async fn go_to_owner(&mut self) -> Result<(), BotError> {
+        let Some(index) = self.move_to.take() else {
+            return Ok(());
+        };
+        let (Some((table, _)), Some(token)) = (self.table, self.token) else {
+            return Ok(());
+        };
+        let me = self.model.as_ref().map(BotModel::me);
+        let from = self.url_index;
+        self.url_index = index;
+        match self.resume_at(table, token, me).await {
+            Ok(()) => {
+                Window::bump(&self.settings.window.counters.moved_to_owner);
+                debug!(
+                    table = self.group.index,
+                    seat = self.seat,
+                    url = self.urls[index],
+                    "moved to the table's owner"
+                );
+                Ok(())
+            }
+            Err(error) => {
+                debug!(table = self.group.index, seat = self.seat, %error, "moving to the table's owner failed");
+                self.url_index = from;
+                self.failover(error).await
+            }
+        }
+    }
+
     /// One resume try at the current URL: connect, `hello`, `resume`, the snapshot. A refusal
     /// is not counted as an error (it is expected while a node takes the table over).
     async fn resume_at(
@@ -1001,8 +1055,9 @@ impl ServerBot {
         let ws = tokio::time::timeout(RESUME_PATIENCE, connect_tls(&url, tls))
             .await
             .map_err(|_| BotError::Timeout("connect"))??;
-        // The old connection is dropped; nothing sent on it is owed an answer any more.
-        self.ws = ws;
+        // Nothing sent on the old connection is owed an answer any more; it is dropped once
+        // this try is over (after a move to the owner, once the seat is taken over here).
+        let _old = std::mem::replace(&mut self.ws, ws);
         self.connection += 1;
         self.model = None;
         let refused = |request: &'static str, answer: &ServerMessage| match answer {

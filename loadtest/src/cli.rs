@@ -154,6 +154,7 @@ impl ShapeArgs {
             resume_attempts: RESUME_ATTEMPTS,
             ca_cert: None,
             at_owner: false,
+            follow_served_at: true,
         }
     }
 }

@@ -105,6 +105,14 @@ pub struct FleetConfig {
     /// table was created on (`table mod n`, its owner) instead of spreading over the nodes.
     #[serde(default)]
     pub at_owner: bool,
+    /// Whether a bot told by `served_at` where its table's owner is moves there (cluster
+    /// mode); `false`: every bot stays where it started, its requests carried by that node.
+    #[serde(default = "default_follow_served_at")]
+    pub follow_served_at: bool,
+}
+
+fn default_follow_served_at() -> bool {
+    true
 }
 
 fn default_resume_attempts() -> u32 {
@@ -177,6 +185,7 @@ impl Default for FleetConfig {
             resume_attempts: RESUME_ATTEMPTS,
             ca_cert: None,
             at_owner: false,
+            follow_served_at: true,
         }
     }
 }
@@ -231,6 +240,7 @@ impl Fleet {
             witness,
             resume_attempts: config.resume_attempts,
             tls,
+            follow_served_at: config.follow_served_at,
         });
         let gate = Arc::new(Semaphore::new(config.connect_concurrency.max(1)));
         let seats = usize::from(config.seats);

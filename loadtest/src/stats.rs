@@ -107,6 +107,9 @@ counters! {
     resume_retries,
     /// Snapshots nobody asked for while seated (the table moved to another node).
     table_moves,
+    /// Seats moved to their table's owner after a `served_at` (cluster mode): resumed on a
+    /// connection to the owner, the connection through another node dropped.
+    moved_to_owner,
     /// Game requests forgotten unanswered because a resume or a table move replaced the
     /// mirror (their answers will never come).
     lost_requests,

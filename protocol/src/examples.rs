@@ -835,6 +835,10 @@ pub fn server() -> Vec<ServerMessage> {
                 },
             ],
         },
+        ServerMessage::ServedAt {
+            table: TABLE,
+            url: "wss://node-b.melee.example/ws".to_owned(),
+        },
         ServerMessage::Signal {
             from: Peer::Player(0),
             payload: SIGNAL_PAYLOAD.to_owned(),

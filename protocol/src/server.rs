@@ -323,6 +323,17 @@ pub enum ServerMessage {
         /// The links.
         peers: Vec<CameraPeer>,
     },
+    /// Cluster mode: this connection reaches `table` through a node that does not own it, and
+    /// the owner is at `url`. A client that can move opens a connection there and enters the
+    /// table again (`resume` with its seat token, or `watch`), then closes this one; one that
+    /// cannot stays: every request still works here, one hop longer. Sent after `seated` /
+    /// `watching` (and again after the table moved to another owner).
+    ServedAt {
+        /// The table.
+        table: TableId,
+        /// The owner's WebSocket URL (`ws://…/ws` or `wss://…/ws`).
+        url: String,
+    },
     /// A signal relayed from a linked peer.
     Signal {
         /// Who sent it.
@@ -389,6 +400,7 @@ impl ServerMessage {
             | ServerMessage::IceServers { reply_to, .. } => *reply_to,
             ServerMessage::Events { .. }
             | ServerMessage::CameraPeers { .. }
+            | ServerMessage::ServedAt { .. }
             | ServerMessage::Signal { .. } => None,
         }
     }

@@ -73,6 +73,9 @@ pub(crate) struct Site {
     pub invite: Arc<crate::invite::Invite>,
     /// How long a client may take to send a request head.
     pub handshake_timeout: Duration,
+    /// Cluster mode: the other nodes' WebSocket origins, space-separated, which the page may
+    /// connect to as well as its own (a `served_at` sends it to its table's owner).
+    pub connect_elsewhere: Option<Arc<str>>,
 }
 
 /// A connection that a request upgraded to a WebSocket (the 101 answer has been sent).
@@ -776,7 +779,24 @@ fn file(name: &'static str, headers: &HeaderMap, site: &Site) -> Response<Full<B
             None => return text(StatusCode::NOT_FOUND, "not found\n"),
         },
     };
-    cached(content_type, plain, gzipped, etag, headers)
+    let mut response = cached(content_type, plain, gzipped, etag, headers);
+    if let Some(elsewhere) = &site.connect_elsewhere
+        && let Ok(policy) = HeaderValue::from_str(&policy_connecting_to(elsewhere))
+    {
+        response
+            .headers_mut()
+            .insert(header::CONTENT_SECURITY_POLICY, policy);
+    }
+    response
+}
+
+/// [`CONTENT_SECURITY_POLICY`] with `origins` (space-separated) allowed in `connect-src`.
+fn policy_connecting_to(origins: &str) -> String {
+    CONTENT_SECURITY_POLICY.replacen(
+        "connect-src 'self'",
+        &format!("connect-src 'self' {origins}"),
+        1,
+    )
 }
 
 /// One embedded file's answer: revalidated on every use (`no-cache` with its entity tag, a 304

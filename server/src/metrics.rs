@@ -73,6 +73,8 @@ pub struct Metrics {
     pub(crate) tables_given_up: AtomicU64,
     /// Cluster mode: stand-ins started for tables owned by other nodes.
     pub(crate) proxies_started: AtomicU64,
+    /// Cluster mode: `served_at`s sent (clients told where their table's owner is).
+    pub(crate) clients_sent_to_owner: AtomicU64,
     /// Cluster mode: time from an append to the engine's acknowledgement.
     journal_ack: Histogram,
     /// The SQLite journal's writer (single-node mode).
@@ -225,7 +227,7 @@ impl Metrics {
                 "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"
             );
         }
-        let counters: [(&str, &str, &AtomicU64); 30] = [
+        let counters: [(&str, &str, &AtomicU64); 31] = [
             (
                 "gm_connections_total",
                 "Connections accepted.",
@@ -361,6 +363,11 @@ impl Metrics {
                 "gm_cluster_proxies_started_total",
                 "Cluster mode: stand-ins started for tables owned by other nodes.",
                 &self.proxies_started,
+            ),
+            (
+                "gm_cluster_clients_sent_to_owner_total",
+                "Cluster mode: clients told the address of their table's owner (served_at), to go there themselves.",
+                &self.clients_sent_to_owner,
             ),
             (
                 "gm_journal_commits_total",

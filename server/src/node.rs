@@ -129,6 +129,13 @@ async fn watch_leases(cluster: Arc<Cluster>) {
             Ok(mut watch) => {
                 while let Some(entry) = watch.next().await {
                     let Ok(entry) = entry else { break };
+                    if entry.operation == kv::Operation::Put {
+                        if let Some(info) = decode::<NodeInfo>(&entry.value) {
+                            cluster.node_urls.insert(entry.key.clone(), info.url);
+                        }
+                    } else {
+                        cluster.node_urls.remove(&entry.key);
+                    }
                     cluster.lease_revisions.send_modify(|leases| {
                         if entry.operation == kv::Operation::Put {
                             let revision = leases.entry(entry.key).or_insert(entry.revision);

@@ -345,6 +345,16 @@ impl Proxy {
                         (Role::Player(_), Some(token)) => Some(Reentry::Resume(token)),
                         _ => Some(Reentry::Watch),
                     };
+                    // A client that can go to the owner itself saves every request a hop.
+                    if let Target::Remote(owner) = &self.target
+                        && let Some(url) = self.cluster.served_at(owner)
+                    {
+                        Metrics::add(&self.cluster.metrics.clients_sent_to_owner, 1);
+                        member.conn.send_message(&ServerMessage::ServedAt {
+                            table: self.table,
+                            url,
+                        });
+                    }
                 }
             }
             Err(code) => {

@@ -230,6 +230,112 @@ async fn one_table_played_from_two_nodes_survives_its_owner() {
     drop(watcher);
 }
 
+/// The URL of the `served_at` for `table` a client received, waiting for it at most `patience`.
+async fn served_at(client: &mut Client, table: TableId, patience: Duration) -> Option<String> {
+    let deadline = tokio::time::Instant::now() + patience;
+    loop {
+        if let Some((t, url)) = &client.served_at
+            && *t == table
+        {
+            return Some(url.clone());
+        }
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        match client.recv_within(left).await? {
+            Received::Message(..) => {}
+            Received::Closed(_) => return None,
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_told_where_the_owner_is_moves_there_and_keeps_its_seat() {
+    let nats = NatsCluster::start(1).await;
+    let a = node(&nats, "a", 1, 1500).await;
+    let b = node(&nats, "b", 1, 1500).await;
+
+    let mut host = Client::connected(a.addr).await;
+    let table = host.create_table("go to the owner", 4, 7).await;
+    host.join(table, "Ann").await.unwrap();
+    let mut lobby_b = Client::connected(b.addr).await;
+    eventually("node b lists the table", async || {
+        lobby_b.list_tables().await.iter().any(|t| t.table == table)
+    })
+    .await;
+
+    // Bob joins through node b (a proxy) and is told where the owner is; a watcher on b too.
+    let mut bob = Client::connected(b.addr).await;
+    bob.join(table, "Bob").await.unwrap();
+    let owner = format!("ws://{}/ws", a.addr);
+    assert_eq!(
+        served_at(&mut bob, table, PATIENCE).await.as_deref(),
+        Some(owner.as_str())
+    );
+    let mut watcher = Client::connected(b.addr).await;
+    watcher.watch(table).await;
+    assert_eq!(
+        served_at(&mut watcher, table, PATIENCE).await.as_deref(),
+        Some(owner.as_str())
+    );
+    assert_eq!(
+        b.metric("gm_cluster_clients_sent_to_owner_total").await,
+        2.0
+    );
+    // The page node b serves may connect to node a (its Content-Security-Policy says so), and
+    // to nothing else but itself.
+    let page = grand_melee_e2e::http_get(b.addr, &format!("/t/{}", table.as_uuid())).await;
+    let policy = page
+        .lines()
+        .find_map(|l| l.strip_prefix("content-security-policy: "))
+        .unwrap_or_else(|| panic!("a policy: {page}"));
+    assert!(
+        policy.contains(&format!("connect-src 'self' ws://{};", a.addr)),
+        "{policy}"
+    );
+    // At the owner nobody is sent anywhere.
+    assert_eq!(
+        served_at(&mut host, table, Duration::from_millis(300)).await,
+        None
+    );
+    assert_eq!(
+        a.metric("gm_cluster_clients_sent_to_owner_total").await,
+        0.0
+    );
+
+    // Bob moves: a second connection at the owner resumes his seat, the first one is closed
+    // with "taken over" (the seat never lacked a connection).
+    let (player, token) = bob.seat.unwrap();
+    let mut moved = Client::connected(a.addr).await;
+    assert_eq!(moved.resume(table, token).await.unwrap(), player);
+    bob.until(|r| matches!(r, Received::Closed(_)).then_some(()))
+        .await;
+    assert_eq!(bob.close_reason().as_deref(), Some(wire::close::TAKEN_OVER));
+    assert_eq!(
+        served_at(&mut moved, table, Duration::from_millis(300)).await,
+        None,
+        "at the owner, no served_at"
+    );
+
+    // From now on his requests reach the table without node b.
+    let routed = b.metric("gm_cluster_routed_requests_total").await;
+    let said = moved
+        .call(|id| ClientMessage::Chat {
+            id,
+            text: "straight to the owner".into(),
+        })
+        .await;
+    assert!(matches!(said, Ok(ServerMessage::Ack { .. })), "{said:?}");
+    for client in [&mut host, &mut watcher] {
+        client
+            .until_batch(
+                |e| matches!(e, wire::Event::Chat { text, .. } if text == "straight to the owner"),
+            )
+            .await;
+    }
+    assert_eq!(b.metric("gm_cluster_routed_requests_total").await, routed);
+    let mut clients = vec![host, moved];
+    mirrors_agree(&mut clients).await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_magic_tech_table_survives_its_owner_and_is_played_to_its_end() {
     use grand_melee_e2e::magic_tech::{self as mt, Dice};

@@ -201,6 +201,7 @@
       }
       ws.binaryType = "arraybuffer";
       this.ws = ws;
+      this.attach(ws);
       ws.onopen = () => {
         this.request({ type: "hello", protocol: PROTOCOL, client: "grand-melee-web/1" }).then((m) => {
           if (m.type !== "welcome") return;
@@ -211,6 +212,11 @@
           this.onUp();
         });
       };
+    }
+
+    /** The link's handlers on `ws`: answers to their requests, the rest to the page, and a
+     * reconnection when it closes (unless the link has moved on to another socket). */
+    attach(ws) {
       ws.onmessage = (ev) => {
         let message;
         try {
@@ -239,8 +245,71 @@
       ws.onerror = () => { /* onclose follows */ };
     }
 
+    /**
+     * Cluster mode (`served_at`): the table's own server node is at `url`. Opens a connection
+     * there; once it answers `hello`, it becomes the link's and the page enters the table again
+     * on it (the seat is resumed there, which takes it over from this connection), and only then
+     * is this connection closed. If the new one cannot be opened or does not answer within five
+     * seconds, this one simply stays: every request works through it. A reconnection later
+     * starts again at the page's own address.
+     */
+    moveTo(url) {
+      if (this.moving || !this.up || !this.ws || url === this.at) return;
+      if (this.pending.size > 0) {
+        // Answers are owed on this connection: move once they are in.
+        this.moveSoon = setTimeout(() => { this.moveSoon = null; this.moveTo(url); }, 100);
+        return;
+      }
+      let ws;
+      try {
+        ws = new WebSocket(url);
+      } catch (_) {
+        return; // an address this page may not open (https page, ws:// address): stay
+      }
+      ws.binaryType = "arraybuffer";
+      this.moving = ws;
+      const id = this.nextId++;
+      const abandon = () => {
+        if (this.moving !== ws) return;
+        this.moving = null;
+        this.at = url; // not tried again from this page until the next connection
+        try { ws.close(); } catch (_) { /* closing anyway */ }
+      };
+      const patience = setTimeout(abandon, 5000);
+      ws.onerror = () => { /* onclose follows */ };
+      ws.onclose = () => { clearTimeout(patience); abandon(); };
+      ws.onmessage = (ev) => {
+        let m = null;
+        try { m = MP.decode(new Uint8Array(ev.data)); } catch (_) { /* not an answer */ }
+        clearTimeout(patience);
+        if (!m || m.type !== "welcome" || m.reply_to !== id || this.moving !== ws || !this.up) {
+          abandon();
+          return;
+        }
+        this.moving = null;
+        const old = this.ws;
+        old.onmessage = null;
+        old.onclose = null;
+        this.ws = ws;
+        this.at = url;
+        this.attach(ws);
+        Promise.resolve(this.onUp()).finally(() => {
+          try { old.close(1000); } catch (_) { /* already closed */ }
+        });
+      };
+      ws.onopen = () => {
+        ws.send(MP.encode({ type: "hello", id, protocol: PROTOCOL, client: "grand-melee-web/1" }));
+      };
+    }
+
     retry() {
       this.ws = null;
+      this.at = null;
+      if (this.moving) {
+        const moving = this.moving;
+        this.moving = null;
+        try { moving.close(); } catch (_) { /* closing anyway */ }
+      }
       this.failures = (this.failures || 0) + 1;
       this.retryAt = Date.now() + this.delay;
       this.onStatus();

@@ -168,6 +168,10 @@
       case "signal":
         if (GM.cameras) GM.cameras.onMessage(m);
         break;
+      case "served_at":
+        // Cluster mode: the table's own node is elsewhere; the link goes there if it can.
+        if (m.table === route.table && typeof m.url === "string") GM.link.moveTo(m.url);
+        break;
       default:
         break;
     }
@@ -177,7 +181,8 @@
     GM.link.request({ type: "snapshot" });
   }
 
-  /** After the link is up: take the seat back, or watch again (a visitor watches to see the table). */
+  /** After the link is up: take the seat back, or watch again (a visitor watches to see the
+   * table). Returns when the table is entered again (the link then closes a connection it left). */
   function onUp() {
     const P = GM.pages;
     if (GM.cameras) GM.cameras.reset();
@@ -187,15 +192,13 @@
     if (route.page === "leagues") { P.leagues.load(); return; }
     if (route.page === "league") { P.league.load(); return; }
     if (route.page === "mountain") { P.mountain.load(); return; }
-    if (route.page === "display") { enter("watch"); return; }
+    if (route.page === "display") return enter("watch");
     const seat = store.get(seatKey(route.table));
-    if (seat && seat.token) enter("resume");
-    else if (state.wanted === "watch") enter("watch");
-    else {
-      // A visitor's quiet watch ended with the old connection: watch again on this one.
-      if (ui.visiting) { state.role = null; ui.visiting = false; }
-      table.visit();
-    }
+    if (seat && seat.token) return enter("resume");
+    if (state.wanted === "watch") return enter("watch");
+    // A visitor's quiet watch ended with the old connection: watch again on this one.
+    if (ui.visiting) { state.role = null; ui.visiting = false; }
+    return table.visit();
   }
 
   let entering = Promise.resolve();

@@ -392,6 +392,8 @@ pub struct Client {
     pub event_frames: Vec<(u64, Bytes)>,
     /// This client's player and seat token once seated.
     pub seat: Option<(u16, SeatToken)>,
+    /// The last `served_at` received (cluster mode: the table's owner is elsewhere).
+    pub served_at: Option<(TableId, String)>,
     pub closed: Option<Option<u16>>,
     /// The reason the server gave in its close frame, once closed.
     pub close_reason: std::sync::Arc<std::sync::Mutex<Option<String>>>,
@@ -478,6 +480,7 @@ impl Client {
             view: None,
             event_frames: Vec::new(),
             seat: None,
+            served_at: None,
             closed: None,
             close_reason,
             keep_mirror: false,
@@ -577,6 +580,7 @@ impl Client {
                 self.view = Some(mirror.view());
             }
             ServerMessage::Seated { player, token, .. } => self.seat = Some((*player, *token)),
+            ServerMessage::ServedAt { table, url } => self.served_at = Some((*table, url.clone())),
             _ => {}
         }
     }

@@ -1799,3 +1799,97 @@ async fn the_harness_clicks_a_covered_button_once_it_is_uncovered() {
     );
     page.close().await;
 }
+
+/// The value of the metric `name` on a server's `/metrics` page.
+async fn metric(addr: std::net::SocketAddr, name: &str) -> f64 {
+    let page = grand_melee_e2e::http_get(addr, "/metrics").await;
+    page.lines()
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or_else(|| panic!("metric {name}"))
+}
+
+/// Cluster mode: a player who opened the table's page on a node that does not own the table is
+/// told where the owner is (`served_at`); the page opens a connection there, resumes the seat on
+/// it and closes the first one. The player keeps playing, his requests no longer carried by the
+/// other node, and nothing he saw is lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_seat_opened_on_another_node_moves_to_the_tables_owner() {
+    let nats = grand_melee_e2e::nats::NatsCluster::start(1).await;
+    let node = |name: &str| grand_melee_server::ServerConfig {
+        cluster: Some(nats.urls()),
+        node_id: Some(name.to_owned()),
+        cluster_replicas: 1,
+        lease_ms: 1500,
+        ..grand_melee_server::ServerConfig::default()
+    };
+    let a = TestServer::start_with(node("a")).await;
+    let b = TestServer::start_with(node("b")).await;
+    let mut ann = grand_melee_e2e::Client::connected(a.addr).await;
+    let table = ann.create_table("Two nodes", 4, 3).await;
+    ann.join(table, "Ann").await.unwrap();
+    let mut lobby_b = grand_melee_e2e::Client::connected(b.addr).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !lobby_b.list_tables().await.iter().any(|t| t.table == table) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "node b lists the table"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+
+    let driver = Driver::start().await;
+    let bob = driver.phone().await;
+    bob.goto(&format!("http://{}/t/{}", b.addr, table.as_uuid()))
+        .await;
+    bob.fill("join-name", "Bob").await;
+    bob.click("join-submit").await;
+    let owner = format!("ws://{}/ws", a.addr);
+    bob.until(
+        "the page's link at the table's owner, the seat resumed there",
+        &format!(
+            "GM.link.ws && GM.link.ws.url === '{owner}' && gm.connected() && gm.role() === 'player' && gm.me() !== null"
+        ),
+    )
+    .await;
+    assert_eq!(
+        metric(b.addr, "gm_cluster_clients_sent_to_owner_total").await,
+        1.0
+    );
+
+    // Both ways at once: Ann's line reaches the page, the page's line reaches Ann, and node b
+    // carries none of it.
+    let routed = metric(b.addr, "gm_cluster_routed_requests_total").await;
+    let said = ann
+        .call(|id| ClientMessage::Chat {
+            id,
+            text: "welcome Bob".into(),
+        })
+        .await;
+    assert!(matches!(said, Ok(ServerMessage::Ack { .. })), "{said:?}");
+    bob.until(
+        "Ann's line",
+        "gm.chat().some(l => l.includes('welcome Bob'))",
+    )
+    .await;
+    bob.click("tab-chat").await;
+    bob.fill("chat-input", "thanks Ann").await;
+    bob.click("chat-send").await;
+    ann.until_batch(
+        |e| matches!(e, grand_melee_protocol::Event::Chat { text, .. } if text == "thanks Ann"),
+    )
+    .await;
+    assert_eq!(
+        metric(b.addr, "gm_cluster_routed_requests_total").await,
+        routed
+    );
+    assert!(
+        bob.log()
+            .await
+            .iter()
+            .all(|line| !line.contains("lost the connection")),
+        "the move shows no disconnection: {:?}",
+        bob.log().await
+    );
+    bob.check_mirror("Bob at the owner").await;
+    bob.close().await;
+}

@@ -78,6 +78,30 @@ pub(crate) fn inbound_subject(table: TableId) -> String {
 }
 
 /// Where the owner of a table sends what members on other nodes receive.
+/// The WebSocket URL of the node whose address is `owner` (its `--public-url`, or
+/// `http://<listen>`), when that is not `mine` and names a host a client can reach (not
+/// `0.0.0.0` or `[::]`, which a node without `--public-url` listening on every address has):
+/// `http` → `ws`, `https` → `wss`, and `/ws` after its path.
+pub(crate) fn websocket_url_elsewhere(owner: &str, mine: &str) -> Option<String> {
+    let owner = owner.trim_end_matches('/');
+    if owner.eq_ignore_ascii_case(mine.trim_end_matches('/')) {
+        return None;
+    }
+    let url = url::Url::parse(owner).ok()?;
+    let scheme = match url.scheme() {
+        "http" => "ws",
+        "https" => "wss",
+        _ => return None,
+    };
+    let reachable = match url.host()? {
+        url::Host::Domain(name) => !name.is_empty(),
+        url::Host::Ipv4(ip) => !ip.is_unspecified(),
+        url::Host::Ipv6(ip) => !ip.is_unspecified(),
+    };
+    let rest = owner.split_once("://")?.1;
+    reachable.then(|| format!("{scheme}://{rest}/ws"))
+}
+
 pub(crate) fn outbound_subject(table: TableId) -> String {
     format!("gm.t.{}.out", table.as_uuid().simple())
 }
@@ -418,6 +442,8 @@ pub(crate) struct Cluster {
     /// Every node's lease (name → revision) as this node's watch of [`NODES`] saw it (kept by
     /// `crate::node`'s lease watch).
     pub lease_revisions: watch::Sender<HashMap<String, u64>>,
+    /// Every node's address (`NodeInfo::url`) as its lease last said (kept by the same watch).
+    pub node_urls: DashMap<String, String>,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -541,6 +567,7 @@ impl Cluster {
             renewed_ms: AtomicU64::new(0),
             losses,
             lease_revisions: watch::channel(HashMap::new()).0,
+            node_urls: DashMap::new(),
         }))
     }
 
@@ -587,6 +614,28 @@ impl Cluster {
     }
 
     /// Whether `node` is this one.
+    /// Where a client of this node should go to reach `owner`'s tables directly: the owner's
+    /// WebSocket URL, when its address is known and is not this node's own (nodes behind one
+    /// shared address are reached through it, whichever serves the connection).
+    pub(crate) fn served_at(&self, owner: &str) -> Option<String> {
+        let url = self.node_urls.get(owner)?.clone();
+        websocket_url_elsewhere(&url, &self.url)
+    }
+
+    /// The WebSocket origins of the nodes a client of this one may be sent to (`served_at`),
+    /// space-separated, for the page's `connect-src`; `None` when there are none.
+    pub(crate) fn websocket_origins_elsewhere(&self) -> Option<Arc<str>> {
+        let mut origins: Vec<String> = self
+            .node_urls
+            .iter()
+            .filter_map(|node| websocket_url_elsewhere(node.value(), &self.url))
+            .filter_map(|ws| Some(url::Url::parse(&ws).ok()?.origin().ascii_serialization()))
+            .collect();
+        origins.sort();
+        origins.dedup();
+        (!origins.is_empty()).then(|| Arc::from(origins.join(" ")))
+    }
+
     pub(crate) fn is_me(&self, node: &str) -> bool {
         *self.node == *node
     }
@@ -1081,6 +1130,33 @@ mod tests {
 
         let folded = fold_records(table, &[created(), flush(1), flush(2)]).unwrap();
         assert_eq!(folded.events.len(), 2);
+    }
+
+    #[test]
+    fn clients_are_sent_to_another_address_only() {
+        let there = |owner, mine| websocket_url_elsewhere(owner, mine);
+        assert_eq!(
+            there("https://b.melee.example", "https://a.melee.example").as_deref(),
+            Some("wss://b.melee.example/ws")
+        );
+        assert_eq!(
+            there("http://127.0.0.1:7001/", "http://127.0.0.1:7000").as_deref(),
+            Some("ws://127.0.0.1:7001/ws")
+        );
+        assert_eq!(
+            there("https://melee.example/game", "https://a.example").as_deref(),
+            Some("wss://melee.example/game/ws")
+        );
+        // Nodes behind one shared address: the address reaches the table already.
+        assert_eq!(
+            there("https://melee.example", "https://melee.example/"),
+            None
+        );
+        assert_eq!(there("ftp://b.example", "https://a.example"), None);
+        assert_eq!(there("https://", "https://a.example"), None);
+        // A node listening on every address, without --public-url: no address to give.
+        assert_eq!(there("http://0.0.0.0:7878", "http://10.0.0.2:7878"), None);
+        assert_eq!(there("http://[::]:7878", "http://10.0.0.2:7878"), None);
     }
 
     #[test]

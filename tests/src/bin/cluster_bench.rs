@@ -81,10 +81,15 @@ struct Args {
     #[arg(long, default_value_t = 1)]
     nats_gomaxprocs: u16,
 
-    /// Load: every bot of a table at the node that owns it (what sending each client to its
-    /// table's owner would save), instead of spread over the three nodes.
+    /// Load: every bot of a table starts at the node that owns it, instead of spread over the
+    /// three nodes (and then told by `served_at` where the owner is, and moving there).
     #[arg(long)]
     bots_at_owner: bool,
+
+    /// Load: the bots spread over the nodes stay where they started, ignoring `served_at`
+    /// (every request of two thirds of them carried by a node that does not own the table).
+    #[arg(long, conflicts_with = "bots_at_owner")]
+    bots_stay: bool,
 
     /// The `grand-melee-server` binary (default: next to this one).
     #[arg(long, env = "GM_SERVER_BIN")]
@@ -379,6 +384,7 @@ async fn measure(
     let engine = engine.as_slice();
     let fleet = Fleet::launch(FleetConfig {
         at_owner: args.bots_at_owner,
+        follow_served_at: !args.bots_stay,
         ..fleet_config(addrs, args.tables, args.seats, think_ms, 7)
     });
     assert!(
@@ -386,7 +392,14 @@ async fn measure(
         "every bot seated in 5 minutes"
     );
     tokio::time::sleep(Duration::from_secs(args.warmup_secs)).await;
-    let _ = fleet.take_window();
+    let seating = fleet.take_window();
+    if addrs.len() > 1 {
+        println!(
+            "  seating: {} of {} bots moved to their table's owner when told (served_at)",
+            seating.counts.moved_to_owner,
+            fleet.bots()
+        );
+    }
     let own_before = procfs::sample(std::process::id()).ok();
     let counted_before = match nats {
         Some(nats) => nats_counters(nats).await,
@@ -528,8 +541,10 @@ async fn load(args: &Args, binary: &str) {
         args.step_secs,
         if args.bots_at_owner {
             "at the node that owns it"
+        } else if args.bots_stay {
+            "spread over the nodes, staying there"
         } else {
-            "spread over the nodes"
+            "spread over the nodes, then moving to the owner when told (served_at)"
         },
         args.rounds
     );
