@@ -794,14 +794,31 @@ impl crate::lobby::Peers for ClusterPeers {
     }
 
     /// A table created a moment ago may not have reached this node's copy of the directory
-    /// yet: asks the directory itself.
+    /// yet, and a copy that names this node (or nobody) as the owner of a table it does not run
+    /// is behind (this node gave the table up, say, and has just heard from the engine again):
+    /// then asks the directory itself, and keeps its answer unless the copy moved on meanwhile.
     fn reach<'a>(&'a self, shared: &'a Arc<Shared>, table: TableId) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             let cluster = &self.0;
-            if !cluster.cache.contains_key(&table)
-                && let Ok(Some(cached)) = cluster.dir_get(table).await
-            {
-                cluster.cache.entry(table).or_insert(cached);
+            let behind = cluster.cache.get(&table).is_none_or(|cached| {
+                cached
+                    .entry
+                    .owner
+                    .as_deref()
+                    .is_none_or(|owner| cluster.is_me(owner))
+                    && cached.entry.finished_at_ms.is_none()
+            });
+            if behind && let Ok(Some(fresh)) = cluster.dir_get(table).await {
+                match cluster.cache.entry(table) {
+                    dashmap::Entry::Occupied(mut kept) => {
+                        if kept.get().revision < fresh.revision {
+                            kept.insert(fresh);
+                        }
+                    }
+                    dashmap::Entry::Vacant(empty) => {
+                        empty.insert(fresh);
+                    }
+                }
             }
             open(shared, table);
         })

@@ -778,9 +778,17 @@ async fn an_owner_cut_off_from_the_engine_gives_its_table_up_and_loses_nothing_s
     })
     .await;
     assert_eq!(a.metric("gm_cluster_tables_given_up_total").await, 1.0);
-    // They resume at the table's new owner (a, just back on the engine, may not have caught up
-    // with the directory yet: a resume there can answer `unknown_table` for a moment).
-    let journal = resume_through(b.addr, table, &mut clients, &[0, 2]).await;
+    // They resume through the node they used: a, just back on the engine, may not have caught
+    // up with the directory yet (its copy still names itself), so it asks the directory, and
+    // proxies them to b, which tells them so.
+    let journal = resume_through(a.addr, table, &mut clients, &[0, 2]).await;
+    for i in [0, 2] {
+        let owner = format!("ws://{}/ws", b.addr);
+        assert_eq!(
+            served_at(&mut clients[i], table, PATIENCE).await.as_deref(),
+            Some(owner.as_str())
+        );
+    }
     let chats = chats(&journal);
     assert_eq!(
         chats,

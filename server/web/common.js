@@ -254,6 +254,7 @@
      * starts again at the page's own address.
      */
     moveTo(url) {
+      if (this.moveSoon) { clearTimeout(this.moveSoon); this.moveSoon = null; }
       if (this.moving || !this.up || !this.ws || url === this.at) return;
       if (this.pending.size > 0) {
         // Answers are owed on this connection: move once they are in.
