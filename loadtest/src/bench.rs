@@ -176,6 +176,10 @@ where
     write_line(&mut output, &reply).await
 }
 
+/// The think time of the idle step: longer than any run, so no bot acts (each bot's move
+/// already drawn comes within the warm-up).
+const IDLE_THINK_MS: f64 = 1.0e9;
+
 /// The benchmark's settings.
 #[derive(Debug, Clone)]
 pub struct BenchConfig {
@@ -219,6 +223,9 @@ pub struct BenchConfig {
     pub colyseus_ping_ms: u64,
     /// Measure over `wss://` (Colyseus is not offered TLS).
     pub tls: bool,
+    /// After the capacity search, a step this long with every bot seated and nobody acting
+    /// (`--idle-secs`; zero: none).
+    pub idle: Duration,
 }
 
 impl BenchConfig {
@@ -230,8 +237,13 @@ impl BenchConfig {
     /// Seconds of warm-ups and measured windows of the whole run, at most (seating, starting
     /// and stopping come on top).
     pub fn measured_secs(&self) -> u64 {
-        (self.rounds * self.targets.len() * self.steps_per_target()) as u64
-            * (self.step + self.warmup).as_secs()
+        let idle = if self.idle.is_zero() {
+            0
+        } else {
+            (self.idle + self.warmup).as_secs()
+        };
+        (self.rounds * self.targets.len()) as u64
+            * (self.steps_per_target() as u64 * (self.step + self.warmup).as_secs() + idle)
     }
 }
 
@@ -882,6 +894,13 @@ async fn run_target(
     }
     // Probes the search did not need: their time is not coming.
     progress.inc((config.probes - probes) as u64 * (config.step + config.warmup).as_secs());
+    if !config.idle.is_zero() {
+        // Last, so that no bot has to be woken from its long think again.
+        steps.push(
+            run.step_for(StepKind::Idle, IDLE_THINK_MS, "idle seats", config.idle)
+                .await?,
+        );
+    }
     let capacity = search.outcome();
     progress.line(format!(
         "{name}: capacity {}",
@@ -948,6 +967,17 @@ impl TargetRun<'_> {
         think_ms: f64,
         what: &str,
     ) -> Result<StepResult, BenchError> {
+        self.step_for(kind, think_ms, what, self.config.step).await
+    }
+
+    /// [`step`](Self::step) with a window of `length`.
+    async fn step_for(
+        &mut self,
+        kind: StepKind,
+        think_ms: f64,
+        what: &str,
+        length: Duration,
+    ) -> Result<StepResult, BenchError> {
         let (name, progress) = (self.name, self.progress);
         for worker in &mut self.workers {
             worker.send(&WorkerCommand::Think { ms: think_ms }).await?;
@@ -968,7 +998,7 @@ impl TargetRun<'_> {
         progress.status(format!(
             "{name} · {what} · think {think_ms:.0} ms · measuring"
         ));
-        tick(progress, self.config.step).await;
+        tick(progress, length).await;
         let (window, bots_cpu) = gather(&mut self.workers, &WorkerCommand::Take).await?;
         let after = self.process.sample();
         let machine_after = crate::evidence::machine_sample();

@@ -479,6 +479,12 @@ pub struct BenchArgs {
     #[arg(long)]
     pub tls: bool,
 
+    /// After each target's capacity search, a window of this many seconds with every bot
+    /// seated and nobody acting: the target's resident memory per idle seat and its CPU while
+    /// idle (0: no such step).
+    #[arg(long, default_value_t = 0)]
+    pub idle_secs: u64,
+
     /// Print the result as JSON instead of tables.
     #[arg(long)]
     pub json: bool,
@@ -641,6 +647,7 @@ async fn bench(args: BenchArgs, print: &mut dyn FnMut(&str)) -> Result<(), CliEr
         fsync_samples: args.fsync_samples,
         colyseus_ping_ms: args.colyseus_ping_ms,
         tls: args.tls,
+        idle: Duration::from_secs(args.idle_secs),
     };
     if !args.growth.is_empty() {
         return growth(&config, &args.growth, args.json, print).await;

@@ -26,6 +26,8 @@ pub enum StepKind {
     Reference,
     /// A probe of the capacity search.
     Probe,
+    /// Every bot seated and nobody acting (`--idle-secs`): what idle seats cost.
+    Idle,
 }
 
 impl StepKind {
@@ -34,6 +36,7 @@ impl StepKind {
             Self::Fixed => "step",
             Self::Reference => "ref",
             Self::Probe => "probe",
+            Self::Idle => "idle",
         }
     }
 }
@@ -194,7 +197,7 @@ impl TargetResult {
         };
         self.steps
             .iter()
-            .filter(|s| s.kind != StepKind::Fixed)
+            .filter(|s| matches!(s.kind, StepKind::Reference | StepKind::Probe))
             .find(|s| (s.think_ms - think_ms).abs() < 1e-6)
     }
 
@@ -203,8 +206,19 @@ impl TargetResult {
     pub fn best_step(&self) -> Option<&StepResult> {
         self.steps
             .iter()
-            .filter(|s| s.within_bound())
+            .filter(|s| s.kind != StepKind::Idle && s.within_bound())
             .max_by(|a, b| a.deliveries_per_s.total_cmp(&b.deliveries_per_s))
+    }
+
+    /// The idle step's figures, if one ran: resident memory per seat above the idle process
+    /// (KiB), the target's CPU (cores) and that CPU per seat (µs of CPU per second).
+    pub fn idle_seats(&self) -> Option<(f64, f64, f64)> {
+        let step = self.steps.iter().find(|s| s.kind == StepKind::Idle)?;
+        let seats = self.seats.max(1) as f64;
+        let rss = step.target_rss_kib? as f64;
+        let above = (rss - self.idle_rss_kib.unwrap_or(0) as f64) / seats;
+        let cores = step.target_cpu_cores?;
+        Some((above, cores, cores * 1e6 / seats))
     }
 }
 
@@ -345,6 +359,13 @@ pub fn target_text(result: &TargetResult) -> String {
             out,
             "RSS per seat: {total:.2} KiB ({above_idle:.2} KiB above the idle process; peak {} MiB)",
             result.peak_rss_kib.unwrap_or(0) / 1024
+        );
+    }
+    if let Some((above_idle, cores, per_seat)) = result.idle_seats() {
+        let _ = writeln!(
+            out,
+            "idle seats ({} seated, nobody acting): {above_idle:.2} KiB per seat above the idle process, target CPU {cores:.3} cores ({per_seat:.2} µs of CPU per seat per second)",
+            result.seats
         );
     }
     let _ = writeln!(
@@ -1313,6 +1334,30 @@ mod tests {
             totals: Counts::default(),
             mean_delivery_bytes: 100.0,
         }
+    }
+
+    #[test]
+    fn the_idle_step_gives_memory_and_cpu_per_seat_and_is_no_probe() {
+        let mut result = target(Target::Server, 10.0, Capacity::None, 5_000);
+        assert_eq!(result.idle_seats(), None);
+        result.idle_rss_kib = Some(1_000);
+        let mut idle = StepResult::new(1.0e9, &WindowData::default(), None, None);
+        idle.kind = StepKind::Idle;
+        idle.target_rss_kib = Some(1_200);
+        idle.target_cpu_cores = Some(0.002);
+        idle.last_delivery.count = 0;
+        result.steps.push(idle);
+        let (above_idle, cores, per_seat) = result.idle_seats().unwrap();
+        assert!((above_idle - 2.0).abs() < 1e-9, "{above_idle}");
+        assert!((cores - 0.002).abs() < 1e-12);
+        assert!((per_seat - 20.0).abs() < 1e-9, "{per_seat}");
+        // Neither the capacity's step nor the best one.
+        assert!(result.best_step().is_none_or(|s| s.kind != StepKind::Idle));
+        let text = target_text(&result);
+        assert!(
+            text.contains("idle seats (100 seated, nobody acting): 2.00 KiB per seat"),
+            "{text}"
+        );
     }
 
     #[test]
