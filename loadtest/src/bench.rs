@@ -1019,7 +1019,7 @@ impl TargetRun<'_> {
             "{name}: {what}, think {think_ms:.0} ms: {:.0} deliveries/s, last-seat p99 {:.2} ms{}, target CPU {:.2} cores, bots CPU {:.2} cores",
             step.deliveries_per_s,
             step.last_delivery.p99_ms,
-            if step.within_bound() { "" } else { " (over the bound)" },
+            if step.within_bound() || kind == StepKind::Idle { "" } else { " (over the bound)" },
             step.target_cpu_cores.unwrap_or(0.0),
             step.bots_cpu_cores.unwrap_or(0.0),
         ));

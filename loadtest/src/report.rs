@@ -272,7 +272,7 @@ pub fn steps_table(result: &TargetResult) -> String {
             opt(s.target_rss_kib.map(|k| k as f64 / 1024.0), 1),
             opt(s.bots_cpu_cores, 2),
             c.errors + c.disconnects + c.gaps + c.undelivered_actions,
-            if s.within_bound() {
+            if s.within_bound() || s.kind == StepKind::Idle {
                 ""
             } else {
                 "  (over bound)"
@@ -1357,6 +1357,10 @@ mod tests {
         assert!(
             text.contains("idle seats (100 seated, nobody acting): 2.00 KiB per seat"),
             "{text}"
+        );
+        assert!(
+            !text.contains("over bound"),
+            "nobody acted: no bound to be over\n{text}"
         );
     }
 
