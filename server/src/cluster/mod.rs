@@ -77,7 +77,6 @@ pub(crate) fn inbound_subject(table: TableId) -> String {
     format!("gm.t.{}.in", table.as_uuid().simple())
 }
 
-/// Where the owner of a table sends what members on other nodes receive.
 /// The WebSocket URL of the node whose address is `owner` (its `--public-url`, or
 /// `http://<listen>`), when that is not `mine` and names a host a client can reach (not
 /// `0.0.0.0` or `[::]`, which a node without `--public-url` listening on every address has):
@@ -102,6 +101,7 @@ pub(crate) fn websocket_url_elsewhere(owner: &str, mine: &str) -> Option<String>
     reachable.then(|| format!("{scheme}://{rest}/ws"))
 }
 
+/// Where the owner of a table sends what members on other nodes receive.
 pub(crate) fn outbound_subject(table: TableId) -> String {
     format!("gm.t.{}.out", table.as_uuid().simple())
 }
@@ -613,7 +613,6 @@ impl Cluster {
         Ok((stream, directory, nodes, leagues))
     }
 
-    /// Whether `node` is this one.
     /// Where a client of this node should go to reach `owner`'s tables directly: the owner's
     /// WebSocket URL, when its address is known and is not this node's own (nodes behind one
     /// shared address are reached through it, whichever serves the connection).
@@ -636,6 +635,7 @@ impl Cluster {
         (!origins.is_empty()).then(|| Arc::from(origins.join(" ")))
     }
 
+    /// Whether `node` is this one.
     pub(crate) fn is_me(&self, node: &str) -> bool {
         *self.node == *node
     }
