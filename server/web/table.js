@@ -201,6 +201,9 @@
     return table.visit();
   }
 
+  /** How many times a refused-as-busy `resume` is tried (about a minute in all). */
+  const RESUME_TRIES = 40;
+
   let entering = Promise.resolve();
   /** Joins, resumes or watches (one at a time, in order), then rebuilds the log from the journal. */
   function enter(how, name) {
@@ -213,7 +216,16 @@
     if (how === "resume") {
       const seat = store.get(seatKey(route.table));
       if (!seat) return;
-      answer = await GM.link.request({ type: "resume", table: route.table, token: seat.token });
+      const link = GM.link;
+      const ws = link.ws;
+      for (let attempt = 1; ; attempt++) {
+        answer = await link.request({ type: "resume", table: route.table, token: seat.token });
+        // Busy: the table is moving to another server node (its own died; cluster mode), which
+        // takes about one lease. The seat is taken back as soon as it is there, quietly.
+        if (answer.type !== "error" || answer.code !== "server_busy" || attempt >= RESUME_TRIES) break;
+        await new Promise((done) => setTimeout(done, Math.min(250 * attempt, 2000)));
+        if (link.ws !== ws || !link.up) return; // a new connection resumes by itself
+      }
       if (answer.type === "error") {
         if (answer.code === "bad_token") {
           store.remove(seatKey(route.table));

@@ -1891,5 +1891,61 @@ async fn a_seat_opened_on_another_node_moves_to_the_tables_owner() {
         bob.log().await
     );
     bob.check_mirror("Bob at the owner").await;
+
+    // The owner goes away. The page comes back through the address it was opened at (node b),
+    // which answers "busy" until it has taken the table over (about one lease): the page tries
+    // again quietly and is back in its seat, no error on screen.
+    let me = bob.me().await.unwrap();
+    drop(ann);
+    a.shutdown().await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while metric(b.addr, "gm_tables").await < 1.0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "node b takes the table over"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    // Seated at b: what the page says reaches b's own spectator as Bob's.
+    bob.until(
+        "events from node b",
+        &format!(
+            "GM.link.ws && GM.link.ws.url === 'ws://{}/ws' && gm.connected() && gm.me() === {me} \
+             && gm.view().players.some(p => p.player !== {me} && p.connected === false)",
+            b.addr
+        ),
+    )
+    .await;
+    let mut watcher = grand_melee_e2e::Client::connected(b.addr).await;
+    watcher.watch(table).await;
+    bob.fill("chat-input", "back again").await;
+    bob.click("chat-send").await;
+    let from = watcher
+        .until(|r| match r {
+            grand_melee_e2e::Received::Message(m, _) => match &**m {
+                ServerMessage::Events { events, .. } => events.iter().find_map(|e| match e {
+                    grand_melee_protocol::Event::Chat { from, text, .. }
+                        if text == "back again" =>
+                    {
+                        Some(*from)
+                    }
+                    _ => None,
+                }),
+                _ => None,
+            },
+            grand_melee_e2e::Received::Closed(_) => None,
+        })
+        .await;
+    assert_eq!(
+        from,
+        Some(u16::try_from(me).unwrap()),
+        "Bob speaks from his seat"
+    );
+    assert_eq!(
+        bob.js("return gm.lastError();").await,
+        Value::Null,
+        "no error on screen while the table moved"
+    );
+    bob.check_mirror("Bob after the owner went away").await;
     bob.close().await;
 }

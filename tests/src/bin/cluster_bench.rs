@@ -210,13 +210,16 @@ async fn takeover_run(args: &Args, binary: &str, lease_ms: u64, run: usize) -> V
         nodes.push(ServerNode::cluster(binary, &nats, &format!("r{run}n{i}"), 3, lease_ms).await);
     }
     let addrs: Vec<SocketAddr> = nodes.iter().map(|n| n.addr).collect();
-    let fleet = Fleet::launch(fleet_config(
-        &addrs,
-        args.takeover_tables,
-        args.takeover_seats,
-        100.0,
-        run as u64 + 1,
-    ));
+    let fleet = Fleet::launch(FleetConfig {
+        follow_served_at: !args.bots_stay,
+        ..fleet_config(
+            &addrs,
+            args.takeover_tables,
+            args.takeover_seats,
+            100.0,
+            run as u64 + 1,
+        )
+    });
     assert!(
         fleet.seated(Duration::from_secs(120)).await,
         "every bot seated in 2 minutes"
