@@ -35,8 +35,12 @@ use crate::metrics::Metrics;
 use crate::outbox::{Frame, Outbox};
 use grand_melee_protocol::session::Role;
 
-/// How long a proxy waits for an owner's answer to an entry.
+/// How long a proxy waits for an owner's answer to an entry (and for a moving table's next
+/// owner).
 const ENTER_PATIENCE: Duration = Duration::from_secs(10);
+
+/// How often an entry waiting for a moving table's next owner tries again meanwhile.
+const MOVING_PAUSE: Duration = Duration::from_millis(200);
 
 /// Finds or starts the stand-in of `table` on this node, if the directory knows the table and
 /// another node owns it. Returns the way into it.
@@ -62,6 +66,7 @@ pub(crate) fn open(shared: &Arc<Shared>, table: TableId) -> Option<()> {
             summary: summary.0,
             me: tx.downgrade(),
             last_seq: None,
+            target_now: watch::channel(Target::Remote(owner.clone())).0,
         };
         let client = cluster.client.clone();
         let changes = cluster.changes.subscribe();
@@ -128,6 +133,9 @@ struct Proxy {
     me: mpsc::WeakSender<RoomMsg>,
     /// The last event delivered (to find a gap: messages the engine dropped).
     last_seq: Option<u64>,
+    /// `target` as entries under way see it: one that finds the table between owners waits
+    /// for the next.
+    target_now: watch::Sender<Target>,
 }
 
 impl Proxy {
@@ -219,9 +227,12 @@ impl Proxy {
                     },
                 );
                 let entering = self.entering();
+                let target = self.target_now.subscribe();
                 let entered = entered.clone();
                 tokio::spawn(async move {
-                    let result = entering.enter(conn, request_id, remote, quiet).await;
+                    let result = entering
+                        .enter_while_moving(target, conn, request_id, remote, quiet)
+                        .await;
                     let _ = reply.send(result);
                     let _ = entered.send((id, result));
                 });
@@ -481,6 +492,7 @@ impl Proxy {
         }
         info!(table = %self.table, owner, epoch = cached.entry.epoch, "the table moved: re-entering its members");
         self.target = target;
+        self.target_now.send_replace(self.target.clone());
         self.epoch = cached.entry.epoch;
         if !matches!(self.target, Target::Pending) {
             self.reenter_all(entered);
@@ -536,6 +548,39 @@ struct ProxyEnter {
 }
 
 impl ProxyEnter {
+    /// [`enter`](Self::enter), but an entry that finds the table between owners (the old one
+    /// gone, this node or another still claiming it: `server_busy`) waits for the directory to
+    /// name the next owner and enters there, for at most [`ENTER_PATIENCE`]: a client that
+    /// resumes while its table moves is answered once, when the table is back, instead of
+    /// being told to try again.
+    async fn enter_while_moving(
+        mut self,
+        mut target: watch::Receiver<Target>,
+        conn: Conn,
+        request_id: u32,
+        entry: RemoteEntry,
+        quiet: bool,
+    ) -> EnterReply {
+        let deadline = tokio::time::Instant::now() + ENTER_PATIENCE;
+        loop {
+            let result = self
+                .enter(conn.clone(), request_id, entry.clone(), quiet)
+                .await;
+            if !matches!(result, Err(ErrorCode::ServerBusy))
+                || tokio::time::Instant::now() >= deadline
+            {
+                return result;
+            }
+            // A new owner named, or a short pause (a new actor may still be starting).
+            let pause = tokio::time::sleep(MOVING_PAUSE);
+            tokio::select! {
+                changed = target.changed() => if changed.is_err() { return result },
+                () = pause => {}
+            }
+            self.target = target.borrow_and_update().clone();
+        }
+    }
+
     async fn enter(
         &self,
         conn: Conn,
