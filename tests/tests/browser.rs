@@ -1811,7 +1811,9 @@ async fn metric(addr: std::net::SocketAddr, name: &str) -> f64 {
 /// Cluster mode: a player who opened the table's page on a node that does not own the table is
 /// told where the owner is (`served_at`); the page opens a connection there, resumes the seat on
 /// it and closes the first one. The player keeps playing, his requests no longer carried by the
-/// other node, and nothing he saw is lost.
+/// other node, and nothing he saw is lost. Then the owner goes away: the page comes back
+/// through the node it was opened on and has its seat again once that node has taken the table
+/// over, without an error on screen.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_seat_opened_on_another_node_moves_to_the_tables_owner() {
     let nats = grand_melee_e2e::nats::NatsCluster::start(1).await;
