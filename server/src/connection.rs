@@ -173,10 +173,10 @@ pub(crate) async fn serve(
         qr: Arc::clone(&shared.qr),
         invite: Arc::clone(&shared.invite),
         handshake_timeout: shared.config.handshake_timeout(),
-        connect_elsewhere: shared
-            .cluster
-            .as_ref()
-            .and_then(|cluster| cluster.websocket_origins_elsewhere()),
+        connect_elsewhere: shared.cluster.as_ref().map(|cluster| {
+            let cluster = Arc::clone(cluster);
+            http::ConnectElsewhere(Arc::new(move || cluster.websocket_origins_elsewhere()))
+        }),
     };
     // Boxed: the TLS and HTTP state is freed once the WebSocket takes over, instead of living
     // in the connection's task for as long as the connection.

@@ -73,9 +73,21 @@ pub(crate) struct Site {
     pub invite: Arc<crate::invite::Invite>,
     /// How long a client may take to send a request head.
     pub handshake_timeout: Duration,
-    /// Cluster mode: the other nodes' WebSocket origins, space-separated, which the page may
-    /// connect to as well as its own (a `served_at` sends it to its table's owner).
-    pub connect_elsewhere: Option<Arc<str>>,
+    /// Cluster mode: the other nodes' WebSocket origins, which the page may connect to as well
+    /// as its own (a `served_at` sends it to its table's owner). Asked for only when a page is
+    /// served.
+    pub connect_elsewhere: Option<ConnectElsewhere>,
+}
+
+/// Gives the other nodes' WebSocket origins, space-separated (`None`: none known). Given by the
+/// caller, so this module needs nothing of the cluster.
+#[derive(Clone)]
+pub(crate) struct ConnectElsewhere(pub Arc<dyn Fn() -> Option<String> + Send + Sync>);
+
+impl std::fmt::Debug for ConnectElsewhere {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ConnectElsewhere")
+    }
 }
 
 /// A connection that a request upgraded to a WebSocket (the 101 answer has been sent).
@@ -780,8 +792,10 @@ fn file(name: &'static str, headers: &HeaderMap, site: &Site) -> Response<Full<B
         },
     };
     let mut response = cached(content_type, plain, gzipped, etag, headers);
-    if let Some(elsewhere) = &site.connect_elsewhere
-        && let Ok(policy) = HeaderValue::from_str(&policy_connecting_to(elsewhere))
+    // The policy that counts is the document's.
+    if content_type.starts_with("text/html")
+        && let Some(origins) = site.connect_elsewhere.as_ref().and_then(|ask| (ask.0)())
+        && let Ok(policy) = HeaderValue::from_str(&policy_connecting_to(&origins))
     {
         response
             .headers_mut()

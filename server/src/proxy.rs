@@ -39,6 +39,10 @@ use grand_melee_protocol::session::Role;
 /// owner).
 const ENTER_PATIENCE: Duration = Duration::from_secs(10);
 
+/// How long a member's quiet re-entry at a table's new owner keeps trying (the new owner may
+/// still be folding the table).
+const REENTRY_PATIENCE: Duration = Duration::from_secs(20);
+
 /// How often an entry waiting for a moving table's next owner tries again meanwhile.
 const MOVING_PAUSE: Duration = Duration::from_millis(200);
 
@@ -231,7 +235,7 @@ impl Proxy {
                 let entered = entered.clone();
                 tokio::spawn(async move {
                     let result = entering
-                        .enter_while_moving(target, conn, request_id, remote, quiet)
+                        .enter_while_moving(target, ENTER_PATIENCE, conn, request_id, remote, quiet)
                         .await;
                     let _ = reply.send(result);
                     let _ = entered.send((id, result));
@@ -507,8 +511,8 @@ impl Proxy {
         for member in self.members.values_mut() {
             member.since = None;
             let Some(reentry) = member.reentry.clone() else {
-                // Its first entry is still under way at the old owner: it fails and the client
-                // tries again.
+                // Its first entry is still under way: if the old owner cannot answer it, it
+                // follows the target by itself (`enter_while_moving`).
                 continue;
             };
             let entry = match reentry {
@@ -516,20 +520,15 @@ impl Proxy {
                 Reentry::Watch => RemoteEntry::Watch,
             };
             let id = member.conn.id;
-            let entering = entering.clone();
-            let conn = member.conn.clone();
-            let answer = async move {
-                // The new owner may still be starting: a few tries.
-                let mut result = Err(ErrorCode::ServerBusy);
-                for attempt in 0..20u64 {
-                    result = entering.enter(conn.clone(), 0, entry.clone(), true).await;
-                    if !matches!(result, Err(ErrorCode::ServerBusy)) {
-                        break;
-                    }
-                    tokio::time::sleep(Duration::from_millis(100 * (attempt + 1))).await;
-                }
-                result
-            };
+            // The new owner may still be starting (folding the table): it is given longer.
+            let answer = entering.clone().enter_while_moving(
+                self.target_now.subscribe(),
+                REENTRY_PATIENCE,
+                member.conn.clone(),
+                0,
+                entry,
+                true,
+            );
             let entered = entered.clone();
             tokio::spawn(async move {
                 let _ = entered.send((id, answer.await));
@@ -550,18 +549,19 @@ struct ProxyEnter {
 impl ProxyEnter {
     /// [`enter`](Self::enter), but an entry that finds the table between owners (the old one
     /// gone, this node or another still claiming it: `server_busy`) waits for the directory to
-    /// name the next owner and enters there, for at most [`ENTER_PATIENCE`]: a client that
+    /// name the next owner and enters there, for at most `patience`: a client that
     /// resumes while its table moves is answered once, when the table is back, instead of
     /// being told to try again.
     async fn enter_while_moving(
         mut self,
         mut target: watch::Receiver<Target>,
+        patience: Duration,
         conn: Conn,
         request_id: u32,
         entry: RemoteEntry,
         quiet: bool,
     ) -> EnterReply {
-        let deadline = tokio::time::Instant::now() + ENTER_PATIENCE;
+        let deadline = tokio::time::Instant::now() + patience;
         loop {
             let result = self
                 .enter(conn.clone(), request_id, entry.clone(), quiet)

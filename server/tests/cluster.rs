@@ -673,6 +673,45 @@ fn chats(journal: &[wire::Event]) -> Vec<&str> {
         .collect()
 }
 
+/// While node a (the owner) is away from the engine: node b takes the table over and its
+/// clients (1 and 3) see it move; client 0, on a, says `lost`, which a cannot get written, and
+/// client 1 says `kept`, which b does.
+async fn b_takes_over_while_a_is_away(
+    b: &ServerNode,
+    clients: &mut [Client],
+    lost: &str,
+    kept: &str,
+) {
+    eventually("node b owns the table", async || {
+        b.metric("gm_tables").await == 1.0
+    })
+    .await;
+    for i in [1, 3] {
+        until_moved(&mut clients[i]).await;
+    }
+    let lost = lost.to_owned();
+    clients[0].send(|id| ClientMessage::Chat { id, text: lost });
+    let kept = kept.to_owned();
+    let said = clients[1]
+        .call(|id| ClientMessage::Chat { id, text: kept })
+        .await;
+    assert!(matches!(said, Ok(ServerMessage::Ack { .. })), "{said:?}");
+}
+
+/// Node a hears the engine again: its write is refused (another node wrote to the table), it
+/// gives the table up and tells its clients (0 and 2) to come back.
+async fn a_gives_up(a: &ServerNode, clients: &mut [Client]) {
+    for i in [0, 2] {
+        let code = clients[i].closed_with().await;
+        assert_eq!(code, Some(wire::close::TABLE_MOVED));
+    }
+    eventually("node a gave the table up", async || {
+        a.metric("gm_tables").await == 0.0
+    })
+    .await;
+    assert_eq!(a.metric("gm_cluster_tables_given_up_total").await, 1.0);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_paused_owner_is_fenced_and_gives_its_table_up() {
     let nats = NatsCluster::start(1).await;
@@ -681,39 +720,14 @@ async fn a_paused_owner_is_fenced_and_gives_its_table_up() {
     let (table, mut clients) = table_across(a.addr, b.addr, "fenced").await;
     play_a_little(&mut clients, 2).await;
 
-    // Node a stops past its lease; node b takes the table over and play goes on there.
+    // Node a stops past its lease; node b takes the table over and play goes on there. A
+    // player on node a acts while a is stopped: the request waits in a's socket.
     a.signal("STOP");
-    eventually("node b owns the table", async || {
-        b.metric("gm_tables").await == 1.0
-    })
-    .await;
-    for i in [1, 3] {
-        until_moved(&mut clients[i]).await;
-    }
-    // A player on node a acts while a is stopped: the request waits in a's socket.
-    clients[0].send(|id| ClientMessage::Chat {
-        id,
-        text: "still here?".into(),
-    });
-    // The players on node b cannot act for those on a (who are away now); chat goes on.
-    let said = clients[1]
-        .call(|id| ClientMessage::Chat {
-            id,
-            text: "a is gone".into(),
-        })
-        .await;
-    assert!(matches!(said, Ok(ServerMessage::Ack { .. })), "{said:?}");
-
-    // Node a wakes up: its append expects the subject where a left it and is refused; it gives
-    // the table up and tells its clients to come back.
+    b_takes_over_while_a_is_away(&b, &mut clients, "still here?", "a is gone").await;
+    // Node a wakes up: its append expects the subject where a left it and is refused.
     a.signal("CONT");
-    for i in [0, 2] {
-        let code = clients[i].closed_with().await;
-        assert_eq!(code, Some(wire::close::TABLE_MOVED));
-    }
+    a_gives_up(&a, &mut clients).await;
     assert!(a.metric("gm_cluster_fenced_appends_total").await >= 1.0);
-    assert_eq!(a.metric("gm_cluster_tables_given_up_total").await, 1.0);
-    assert_eq!(a.metric("gm_tables").await, 0.0);
     // They resume through node a, which now forwards to b.
     let journal = resume_through(a.addr, table, &mut clients, &[0, 2]).await;
     let chats = chats(&journal);
@@ -746,38 +760,9 @@ async fn an_owner_cut_off_from_the_engine_gives_its_table_up_and_loses_nothing_s
     play_a_little(&mut clients, 2).await;
 
     proxy.set_cut(true);
-    eventually("node b owns the table", async || {
-        b.metric("gm_tables").await == 1.0
-    })
-    .await;
-    for i in [1, 3] {
-        until_moved(&mut clients[i]).await;
-    }
-    // A player on node a acts while a is cut off: a cannot get it written.
-    clients[0].send(|id| ClientMessage::Chat {
-        id,
-        text: "anyone there?".into(),
-    });
-    let said = clients[1]
-        .call(|id| ClientMessage::Chat {
-            id,
-            text: "a is cut off".into(),
-        })
-        .await;
-    assert!(matches!(said, Ok(ServerMessage::Ack { .. })), "{said:?}");
-
-    // The engine is heard again: a's write is refused (another node wrote to the table), a
-    // gives the table up and tells its clients to come back.
+    b_takes_over_while_a_is_away(&b, &mut clients, "anyone there?", "a is cut off").await;
     proxy.set_cut(false);
-    for i in [0, 2] {
-        let code = clients[i].closed_with().await;
-        assert_eq!(code, Some(wire::close::TABLE_MOVED));
-    }
-    eventually("node a gave the table up", async || {
-        a.metric("gm_tables").await == 0.0
-    })
-    .await;
-    assert_eq!(a.metric("gm_cluster_tables_given_up_total").await, 1.0);
+    a_gives_up(&a, &mut clients).await;
     // They resume through the node they used: a, just back on the engine, may not have caught
     // up with the directory yet (its copy still names itself), so it asks the directory, and
     // proxies them to b, which tells them so.

@@ -1033,6 +1033,14 @@ impl ServerProcess {
     }
 }
 
+/// The value of the metric `name` on the `/metrics` page of the server at `addr`.
+pub async fn metric(addr: SocketAddr, name: &str) -> f64 {
+    let page = http_get(addr, "/metrics").await;
+    page.lines()
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or_else(|| panic!("metric {name} on the server at {addr}"))
+}
+
 /// Sends a plain HTTP GET and returns the whole response.
 pub async fn http_get(addr: SocketAddr, path: &str) -> String {
     http_request(

@@ -893,10 +893,7 @@ impl ServerNode {
 
     /// The value of the metric `name` on the node's `/metrics` page.
     pub async fn metric(&self, name: &str) -> f64 {
-        let page = crate::http_get(self.addr, "/metrics").await;
-        page.lines()
-            .find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
-            .unwrap_or_else(|| panic!("metric {name} on node {}", self.name))
+        crate::metric(self.addr, name).await
     }
 }
 

@@ -1800,14 +1800,6 @@ async fn the_harness_clicks_a_covered_button_once_it_is_uncovered() {
     page.close().await;
 }
 
-/// The value of the metric `name` on a server's `/metrics` page.
-async fn metric(addr: std::net::SocketAddr, name: &str) -> f64 {
-    let page = grand_melee_e2e::http_get(addr, "/metrics").await;
-    page.lines()
-        .find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
-        .unwrap_or_else(|| panic!("metric {name}"))
-}
-
 /// Cluster mode: a player who opened the table's page on a node that does not own the table is
 /// told where the owner is (`served_at`); the page opens a connection there, resumes the seat on
 /// it and closes the first one. The player keeps playing, his requests no longer carried by the
@@ -1854,13 +1846,13 @@ async fn a_seat_opened_on_another_node_moves_to_the_tables_owner() {
     )
     .await;
     assert_eq!(
-        metric(b.addr, "gm_cluster_clients_sent_to_owner_total").await,
+        grand_melee_e2e::metric(b.addr, "gm_cluster_clients_sent_to_owner_total").await,
         1.0
     );
 
     // Both ways at once: Ann's line reaches the page, the page's line reaches Ann, and node b
     // carries none of it.
-    let routed = metric(b.addr, "gm_cluster_routed_requests_total").await;
+    let routed = grand_melee_e2e::metric(b.addr, "gm_cluster_routed_requests_total").await;
     let said = ann
         .call(|id| ClientMessage::Chat {
             id,
@@ -1881,7 +1873,7 @@ async fn a_seat_opened_on_another_node_moves_to_the_tables_owner() {
     )
     .await;
     assert_eq!(
-        metric(b.addr, "gm_cluster_routed_requests_total").await,
+        grand_melee_e2e::metric(b.addr, "gm_cluster_routed_requests_total").await,
         routed
     );
     assert!(
@@ -1901,7 +1893,7 @@ async fn a_seat_opened_on_another_node_moves_to_the_tables_owner() {
     drop(ann);
     a.shutdown().await;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while metric(b.addr, "gm_tables").await < 1.0 {
+    while grand_melee_e2e::metric(b.addr, "gm_tables").await < 1.0 {
         assert!(
             std::time::Instant::now() < deadline,
             "node b takes the table over"

@@ -623,7 +623,7 @@ impl Cluster {
 
     /// The WebSocket origins of the nodes a client of this one may be sent to (`served_at`),
     /// space-separated, for the page's `connect-src`; `None` when there are none.
-    pub(crate) fn websocket_origins_elsewhere(&self) -> Option<Arc<str>> {
+    pub(crate) fn websocket_origins_elsewhere(&self) -> Option<String> {
         let mut origins: Vec<String> = self
             .node_urls
             .iter()
@@ -632,7 +632,7 @@ impl Cluster {
             .collect();
         origins.sort();
         origins.dedup();
-        (!origins.is_empty()).then(|| Arc::from(origins.join(" ")))
+        (!origins.is_empty()).then(|| origins.join(" "))
     }
 
     /// Whether `node` is this one.
