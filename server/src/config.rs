@@ -358,8 +358,10 @@ pub struct ServerConfig {
     #[arg(long, env = "GM_SEND_BUFFER_BYTES", default_value_t = 64 * 1024)]
     pub send_buffer_bytes: usize,
 
-    /// Read buffer per WebSocket connection, in bytes (client messages are small; longer ones
-    /// are read in several pieces).
+    /// Bytes read from a WebSocket connection at once, at most 65536 (client messages are
+    /// small; longer ones are read in several pieces). Reads go into the serving thread's one
+    /// scratch buffer: a connection holds no read buffer of its own, only the bytes of a frame
+    /// not complete yet.
     #[arg(long, env = "GM_READ_BUFFER_BYTES", default_value_t = 512)]
     pub read_buffer_bytes: usize,
 

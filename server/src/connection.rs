@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
-use futures_util::StreamExt;
 use grand_melee_protocol::{
     self as wire, ClientMessage, ErrorCode, PROTOCOL_VERSION, ServerMessage, close, text,
 };
@@ -16,13 +15,13 @@ use tokio::io::ReadHalf;
 use tokio::net::TcpStream;
 use tokio::net::tcp::OwnedReadHalf;
 use tokio::sync::{mpsc, oneshot};
-use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tracing::{debug, info, warn};
 
 use crate::conn::{Conn, Refusal, close_reason};
+use crate::frames::FrameReader;
 use crate::http;
 use crate::lobby::{self, Entry, RoomMsg, Shared};
 use crate::metrics::Metrics;
@@ -30,16 +29,6 @@ use crate::outbox::{Frame, Outbox, WriteSide};
 use crate::room;
 use grand_melee_protocol::limit::TokenBucket;
 use grand_melee_protocol::server_limits as limits;
-
-fn websocket_config(config: &crate::ServerConfig) -> WebSocketConfig {
-    WebSocketConfig::default()
-        .read_buffer_size(config.read_buffer_bytes.max(256))
-        // Only the reader uses tungstenite; what it would write (pongs, close replies) is
-        // discarded (the reader answers those itself, through the outbox).
-        .write_buffer_size(0)
-        .max_message_size(Some(config.max_message_bytes()))
-        .max_frame_size(Some(config.max_message_bytes()))
-}
 
 /// Per-connection rate limits: requests, chat lines, camera signals, and strikes for requests
 /// over the limit.
@@ -266,10 +255,9 @@ pub(crate) enum Stream {
     Tls(Box<tokio_rustls::server::TlsStream<TcpStream>>),
 }
 
-/// The reading half of a WebSocket's stream, as the reader's WebSocket decoder sees it. What
-/// the decoder would write (its automatic pongs and close replies) is discarded: everything the
-/// server sends goes through the connection's outbox, and the reader answers pings and closes
-/// itself.
+/// The reading half of a WebSocket's stream, which the connection's [`FrameReader`] reads
+/// from. Everything the server sends goes through the connection's outbox; the session answers
+/// pings and closes itself.
 #[derive(Debug)]
 enum ReadSide {
     Plain(OwnedReadHalf),
@@ -286,30 +274,6 @@ impl tokio::io::AsyncRead for ReadSide {
             ReadSide::Plain(s) => std::pin::Pin::new(s).poll_read(cx, buf),
             ReadSide::Tls(s) => std::pin::Pin::new(s).poll_read(cx, buf),
         }
-    }
-}
-
-impl tokio::io::AsyncWrite for ReadSide {
-    fn poll_write(
-        self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-        buf: &[u8],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        std::task::Poll::Ready(Ok(buf.len()))
-    }
-
-    fn poll_flush(
-        self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::task::Poll::Ready(Ok(()))
-    }
-
-    fn poll_shutdown(
-        self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::task::Poll::Ready(Ok(()))
     }
 }
 
@@ -374,14 +338,13 @@ async fn session(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Share
             (ReadSide::Tls(read), WriteSide::tls(write), None)
         }
     };
-    // Boxed: its future is only needed once.
-    let stream = Box::pin(WebSocketStream::from_partially_read(
-        read,
+    // Holds no buffer of its own: it reads into the thread's scratch buffer, and keeps bytes
+    // only while a frame is incomplete.
+    let frames = FrameReader::new(
         rest,
-        Role::Server,
-        Some(websocket_config(&shared.config)),
-    ))
-    .await;
+        shared.config.max_message_bytes(),
+        shared.config.read_buffer_bytes,
+    );
     let conn = Conn {
         id: shared.next_connection_id(),
         // Caps, throttles and bans count the client's address as its key (an IPv6 /64).
@@ -401,7 +364,8 @@ async fn session(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Share
         WriteSide::Tls { .. } => Writes::task(write, Arc::clone(&conn.outbox)),
     };
     let mut io = Io {
-        stream,
+        read,
+        frames,
         writer: writes,
     };
     let state = read_requests(&mut io, &conn, peer, shared, &kick).await;
@@ -410,9 +374,10 @@ async fn session(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Share
     debug!(connection = conn.id, "websocket closed");
 }
 
-/// Both directions of one WebSocket: the reader's decoder and the writing.
+/// Both directions of one WebSocket: the reading side and its frames, and the writing.
 struct Io {
-    stream: WebSocketStream<ReadSide>,
+    read: ReadSide,
+    frames: FrameReader,
     writer: Writes,
 }
 
@@ -515,7 +480,7 @@ async fn read_requests(
                 timer.as_mut().reset(clock.next().into());
                 continue;
             }
-            next = io.stream.next() => next,
+            next = io.frames.next(&mut io.read) => next,
         };
         let message = match next {
             None => break,
@@ -618,7 +583,11 @@ async fn read_requests(
 /// (the last events before a shutdown, the errors that explain a close), then the close frame,
 /// while what the client still sends is read and discarded.
 async fn goodbye(io: Io, state: State, conn: &Conn) {
-    let Io { mut stream, writer } = io;
+    let Io {
+        mut read,
+        mut frames,
+        writer,
+    } = io;
     if let State::InTable(membership) = state {
         let _ = membership
             .tx
@@ -647,7 +616,7 @@ async fn goodbye(io: Io, state: State, conn: &Conn) {
     // Keep reading (and discarding) while the close frame goes out: closing a socket with
     // unread bytes in it makes the kernel reset the connection, and a reset can destroy the
     // close frame (and the errors before it) on its way to a client that is still sending.
-    let drain = async { while let Some(Ok(_)) = stream.next().await {} };
+    let drain = async { while let Some(Ok(_)) = frames.next(&mut read).await {} };
     // A reader too slow to take the last frames runs into the timeout.
     if tokio::time::timeout(CLOSE_DRAIN, async {
         tokio::join!(farewell, drain);

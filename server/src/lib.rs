@@ -4,7 +4,7 @@
 //! Reading order, top down. Each module imports only the ones after it (no import circle;
 //! `../shared/tools/import-circles` checks it): `server` → `node` → `connection` → `room` →
 //! `proxy` → [`leagues`] → `lobby` → `cluster` → [`journal`] → [`store`] → `conn` → `outbox`, and below
-//! them all `http` (with `docs`, its `book_paths`, and `qr`), [`acme`], [`config`] (with [`durability`] and `ice`), `origin`,
+//! them all `frames`, `http` (with `docs`, its `book_paths`, and `qr`), [`acme`], [`config`] (with [`durability`] and `ice`), `origin`,
 //! [`forwarded`], `tls`, `password`, [`metrics`].
 //!
 //! - `grand_melee_protocol::session` (the protocol crate): the pure core — the table's rules, its
@@ -16,8 +16,8 @@
 //! - `node` (private, cluster mode): each node's loops — the directory watch, the lease
 //!   renewals and the claims of a dead node's tables.
 //! - `connection` (private): one client — TLS, then HTTP, then the WebSocket reader that
-//!   answers session requests (lobby, replays, leagues) and forwards table requests, and the
-//!   writer task.
+//!   answers session requests (lobby, replays, leagues) and forwards table requests, one task
+//!   for both directions (a TLS connection's writing has a task of its own).
 //! - `room` (private): a table's actor — owns one `Session`, the table's members (connections),
 //!   its name and password hash, its settings as stored, and its place in storage; journals what
 //!   each request produced before it publishes the event batch, encoded once, to every member.
@@ -37,6 +37,8 @@
 //!   [`store::TableOp`]s, written all or nothing) and the table as read back (the fold of its
 //!   flushes).
 //! - `conn` (private): the handle to one connection — its outbox and a close with a reason.
+//! - `frames` (private): what the server reads — a connection's WebSocket frames (RFC 6455),
+//!   taken from the thread's scratch buffer, with no read buffer per connection.
 //! - `outbox` (private): what the server sends — WebSocket frames built once and shared, each
 //!   connection's bounded queue, written straight to the socket when it would not block.
 //! - `http` (private): plain HTTP on hyper — the browser page and its assets (embedded),
@@ -60,6 +62,7 @@ mod connection;
 mod docs;
 pub mod durability;
 pub mod forwarded;
+mod frames;
 mod http;
 mod ice;
 mod invite;
