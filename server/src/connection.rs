@@ -861,7 +861,7 @@ async fn handle(
             let tx = membership.tx.clone();
             let forward = RoomMsg::Request {
                 connection: conn.id,
-                request,
+                request: Box::new(request),
                 received,
             };
             if let Err(mpsc::error::SendError(RoomMsg::Request { request, .. })) =
@@ -1153,7 +1153,7 @@ async fn enter(
     let enter = RoomMsg::Enter {
         conn: conn.clone(),
         request_id: request.id(),
-        entry,
+        entry: Box::new(entry),
         reply,
         quiet: false,
     };

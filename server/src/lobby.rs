@@ -75,7 +75,10 @@ pub(crate) enum RoomMsg {
     Enter {
         conn: Conn,
         request_id: u32,
-        entry: Entry,
+        /// Boxed, as the request below: every message takes a slot as large as the largest
+        /// in the table's channel (tokio allocates them 32 at a time), so the rare large ones
+        /// are kept out of line.
+        entry: Box<Entry>,
         /// The role, and the seat token of a player.
         reply: oneshot::Sender<Result<(Role, Option<SeatToken>), ErrorCode>>,
         /// No `seated`/`watching` answer, only the snapshot: the connection entered before,
@@ -85,7 +88,7 @@ pub(crate) enum RoomMsg {
     /// A request from a member.
     Request {
         connection: u64,
-        request: ClientMessage,
+        request: Box<ClientMessage>,
         received: Instant,
     },
     /// A member leaves on purpose (a seated player in a game keeps his seat).
@@ -99,6 +102,10 @@ pub(crate) enum RoomMsg {
     /// Cluster mode: the directory names another owner: give the table up.
     Lost,
 }
+
+// A table's channel holds its messages in blocks of 32 slots of the largest message: kept small
+// (80 bytes on 64-bit targets, 232 before the large parts were boxed).
+const _: () = assert!(std::mem::size_of::<RoomMsg>() <= 96);
 
 /// A table in the lobby registry: the way into its actor, its latest summary, and the hash of
 /// its password (checked by the connection, off the actor, before it asks to enter).

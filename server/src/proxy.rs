@@ -208,7 +208,7 @@ impl Proxy {
                 quiet,
             } => {
                 let id = conn.id;
-                let remote = match &entry {
+                let remote = match &*entry {
                     Entry::Join {
                         name,
                         entropy,
@@ -590,7 +590,7 @@ impl ProxyEnter {
     ) -> EnterReply {
         match &self.target {
             Target::Local(tx) => {
-                let entry = entry.into_entry();
+                let entry = Box::new(entry.into_entry());
                 let (reply, answer) = oneshot::channel();
                 let message = RoomMsg::Enter {
                     conn,
@@ -678,7 +678,7 @@ pub(crate) async fn serve_inbound(
                     // membership goes first.
                     let _ = tx.send(RoomMsg::Gone { connection: old.id }).await;
                 }
-                let entry = entry.into_entry();
+                let entry = Box::new(entry.into_entry());
                 let (reply, answer) = oneshot::channel();
                 let sent = tx
                     .send(RoomMsg::Enter {
@@ -713,7 +713,7 @@ pub(crate) async fn serve_inbound(
                         let _ = tx
                             .send(RoomMsg::Request {
                                 connection: conn.id,
-                                request,
+                                request: Box::new(request),
                                 received: Instant::now(),
                             })
                             .await;

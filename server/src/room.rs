@@ -930,7 +930,7 @@ impl<G: Game> Room<G> {
                     reply,
                     quiet,
                 } => {
-                    let result = self.enter(conn, request_id, entry, quiet).await;
+                    let result = self.enter(conn, request_id, *entry, quiet).await;
                     let _ = reply.send(result);
                 }
                 RoomMsg::Lost => {
@@ -941,7 +941,7 @@ impl<G: Game> Room<G> {
                     connection,
                     request,
                     received,
-                } => self.request(connection, request, received),
+                } => self.request(connection, *request, received),
                 RoomMsg::Leave {
                     connection,
                     request_id,
