@@ -3,9 +3,12 @@
 //! table's actor, and writes what the connection's outbox could not write at once (a TLS
 //! connection's writing has a task of its own: every frame waits for it).
 
+use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
+use std::task::{Context, Poll};
 use std::time::Instant;
 
 use grand_melee_protocol::{
@@ -368,7 +371,32 @@ async fn session(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Share
         frames,
         writer: writes,
     };
-    let state = read_requests(&mut io, &conn, peer, shared, &kick).await;
+    let clock = Clock::new(
+        shared.config.idle_timeout(),
+        shared.config.ping_interval(),
+        Instant::now(),
+    );
+    let state = {
+        // Made once, not on every message: each costs a registration.
+        let timer = std::pin::pin!(tokio::time::sleep_until(clock.next().into()));
+        let kicked = kick.cancelled();
+        let kicked = std::pin::pin!(kicked);
+        Serving {
+            io: &mut io,
+            conn: &conn,
+            peer,
+            shared,
+            state: State::New,
+            opened: OpenedReplays::default(),
+            limits: RateLimits::new(&shared.config, Instant::now()),
+            clock,
+            timer,
+            kicked,
+            handling: None,
+            failed: false,
+        }
+        .await
+    };
     // Boxed: the goodbye's futures are large and needed once.
     Box::pin(goodbye(io, state, &conn)).await;
     debug!(connection = conn.id, "websocket closed");
@@ -405,24 +433,14 @@ impl Writes {
         }))
     }
 
-    /// What this task writes, for as long as it takes: only returns if the socket failed.
-    async fn keep_writing(&mut self, outbox: &Outbox) {
+    /// Writes what waits in the outbox while the socket takes it (a plain connection: its
+    /// session does; a TLS connection's task does, so this stays pending). `Ready` only if the
+    /// socket failed: the outbox is then abandoned and the connection kicked.
+    fn poll_writing(&self, outbox: &Outbox, cx: &mut Context<'_>) -> Poll<()> {
         match self {
-            Writes::Here(side) => side.keep_writing(outbox).await,
-            Writes::Task(_) => std::future::pending().await,
+            Writes::Here(_) => outbox.poll_write(cx),
+            Writes::Task(_) => Poll::Pending,
         }
-    }
-
-    /// Runs `work` to its end, writing what waits in the outbox meanwhile.
-    async fn write_during(&mut self, work: impl std::future::Future<Output = ()>, outbox: &Outbox) {
-        tokio::pin!(work);
-        tokio::select! {
-            biased;
-            () = &mut work => return,
-            () = self.keep_writing(outbox) => {}
-        }
-        // The socket failed (the outbox is abandoned and the connection kicked).
-        work.await;
     }
 
     /// The writing side, once the connection is closed.
@@ -435,70 +453,76 @@ impl Writes {
 }
 
 /// Reads, answers and writes until the connection ends (the client leaves or closes, a close
-/// of the server's, silence, a flood); returns where the session stood.
-async fn read_requests(
-    io: &mut Io,
-    conn: &Conn,
+/// of the server's, silence, a flood); gives where the session stood.
+///
+/// Polled by hand rather than written as an `async fn` with a `select!`: what a seated
+/// connection's task holds for as long as the connection lasts is this struct and nothing else
+/// (no futures of its own branches, no second copy of its locals). In order, as a biased
+/// `select!` would: the connection's kick (a close of the server's, or its shutdown), the
+/// writing (a plain connection's, only while something waits), the timer (pings, silence), the
+/// next frame. A request being handled (its future boxed: the rarer ones are large) runs alone
+/// with the writing: nothing is read meanwhile.
+struct Serving<'a, 'k> {
+    io: &'a mut Io,
+    conn: &'a Conn,
     peer: IpAddr,
-    shared: &Arc<Shared>,
-    kick: &tokio_util::sync::CancellationToken,
-) -> State {
-    let mut state = State::New;
-    let mut opened = OpenedReplays::default();
-    let mut limits = RateLimits::new(&shared.config, Instant::now());
-    let mut clock = Clock::new(
-        shared.config.idle_timeout(),
-        shared.config.ping_interval(),
-        Instant::now(),
-    );
-    // Made once, not on every message: each costs a registration.
-    let cancelled = kick.cancelled();
-    tokio::pin!(cancelled);
-    let timer = tokio::time::sleep_until(clock.next().into());
-    tokio::pin!(timer);
-    loop {
-        let next = tokio::select! {
-            biased;
-            () = &mut cancelled => break,
-            // The socket failed: the outbox is abandoned and the connection kicked.
-            () = io.writer.keep_writing(&conn.outbox) => break,
-            () = &mut timer => {
-                let now = Instant::now();
-                match clock.tick(now) {
-                    Tick::Silent => {
-                        debug!(connection = conn.id, "idle: no frame or pong in time");
-                        conn.close_because(
-                            close::POLICY_VIOLATION,
-                            "idle: no message or pong within the idle timeout",
-                        );
-                        break;
-                    }
-                    // A full queue is a slow reader, which the next frame for it reports.
-                    Tick::Ping => drop(conn.outbox.push(&Frame::ping())),
-                    Tick::Nothing => {}
-                }
-                timer.as_mut().reset(clock.next().into());
-                continue;
-            }
-            next = io.frames.next(&mut io.read) => next,
-        };
+    shared: &'a Arc<Shared>,
+    state: State,
+    opened: OpenedReplays,
+    limits: RateLimits,
+    clock: Clock,
+    timer: Pin<&'a mut tokio::time::Sleep>,
+    kicked: Pin<&'a mut tokio_util::sync::WaitForCancellationFuture<'k>>,
+    handling: Option<Handling<'a>>,
+    /// The socket failed while a request was being handled: nothing more is written.
+    failed: bool,
+}
+
+/// A request being handled: it owns where the session stands and gives it back.
+type Handling<'a> = Pin<Box<dyn Future<Output = (State, OpenedReplays)> + Send + 'a>>;
+
+/// What one frame read means for the session (a value handed back, never kept: its size does
+/// not matter).
+#[allow(clippy::large_enum_variant)]
+enum Heard {
+    /// Answered (or refused) already.
+    Done,
+    /// The session ends.
+    End,
+    /// An admitted request, to be handled, and when it was received.
+    Request(ClientMessage, Instant),
+}
+
+impl Serving<'_, '_> {
+    /// The frame (or the end) the reader gave: counted, limited, decoded, answered when the
+    /// session itself answers it.
+    fn hear(&mut self, next: Option<Result<Message, WsError>>) -> Heard {
+        let Self {
+            conn,
+            peer,
+            shared,
+            limits,
+            clock,
+            ..
+        } = self;
+        let (conn, peer, shared) = (*conn, *peer, *shared);
         let message = match next {
-            None => break,
+            None => return Heard::End,
             Some(Err(WsError::Capacity(_))) => {
                 conn.reject(None, ErrorCode::BadMessage);
                 conn.close(close::MESSAGE_TOO_BIG);
-                break;
+                return Heard::End;
             }
             Some(Err(WsError::Protocol(_))) => {
                 conn.close(close::PROTOCOL_ERROR);
-                break;
+                return Heard::End;
             }
             Some(Err(WsError::Utf8(_))) => {
                 // RFC 6455 §8.1: a text frame that is not UTF-8 fails the connection with 1007.
                 conn.close(close::INVALID_PAYLOAD);
-                break;
+                return Heard::End;
             }
-            Some(Err(_)) => break,
+            Some(Err(_)) => return Heard::End,
             Some(Ok(message)) => message,
         };
         let received = Instant::now();
@@ -520,7 +544,10 @@ async fn read_requests(
                     Err(_) => limits.frame(received),
                 };
                 match (verdict, decoded) {
-                    (Verdict::Close, _) => break close_flooder(conn, peer),
+                    (Verdict::Close, _) => {
+                        close_flooder(conn, peer);
+                        return Heard::End;
+                    }
                     (Verdict::Refuse, Ok(request)) => {
                         conn.reject(Some(&request), ErrorCode::RateLimited);
                         None
@@ -540,7 +567,10 @@ async fn read_requests(
             // The protocol is binary only; a text frame counts against the limits too.
             Message::Text(_) => {
                 match limits.frame(received) {
-                    Verdict::Close => break close_flooder(conn, peer),
+                    Verdict::Close => {
+                        close_flooder(conn, peer);
+                        return Heard::End;
+                    }
                     Verdict::Refuse => conn.reject(None, ErrorCode::RateLimited),
                     Verdict::Admit => conn.reject(None, ErrorCode::BadMessage),
                 }
@@ -548,13 +578,16 @@ async fn read_requests(
             }
             Message::Close(frame) => {
                 conn.close(close_answer(frame.as_ref()));
-                break;
+                return Heard::End;
             }
             // Every ping is answered with a pong: a flood of pings is a flood of writes, so
             // pings count against the request limit like any frame.
             Message::Ping(payload) => {
                 match limits.frame(received) {
-                    Verdict::Close => break close_flooder(conn, peer),
+                    Verdict::Close => {
+                        close_flooder(conn, peer);
+                        return Heard::End;
+                    }
                     Verdict::Refuse => {}
                     Verdict::Admit => {
                         conn.send(&Frame::pong(&payload));
@@ -564,19 +597,105 @@ async fn read_requests(
             }
             Message::Pong(_) | Message::Frame(_) => None,
         };
-        if let Some(request) = admitted {
-            // Boxed: the futures of the rarer requests (entering a table, reading replays) are
-            // large, and would otherwise live in every connection's task for as long as the
-            // connection. What waits in the outbox meanwhile still goes out.
+        match admitted {
+            Some(request) => Heard::Request(request, received),
+            None => Heard::Done,
+        }
+    }
+
+    /// Starts handling an admitted request.
+    fn handle(&mut self, request: ClientMessage, received: Instant) {
+        let mut state = std::mem::replace(&mut self.state, State::New);
+        let mut opened = std::mem::take(&mut self.opened);
+        let (conn, shared) = (self.conn, self.shared);
+        self.handling = Some(Box::pin(async move {
             let session = Session {
                 state: &mut state,
                 opened: &mut opened,
             };
-            let handled = handle(request, session, conn, shared, received);
-            Box::pin(io.writer.write_during(handled, &conn.outbox)).await;
+            handle(request, session, conn, shared, received).await;
+            (state, opened)
+        }));
+    }
+
+    /// The timer fired: a ping, or the end of a silent connection.
+    fn tick(&mut self) -> Heard {
+        let now = Instant::now();
+        match self.clock.tick(now) {
+            Tick::Silent => {
+                debug!(connection = self.conn.id, "idle: no frame or pong in time");
+                self.conn.close_because(
+                    close::POLICY_VIOLATION,
+                    "idle: no message or pong within the idle timeout",
+                );
+                return Heard::End;
+            }
+            // A full queue is a slow reader, which the next frame for it reports.
+            Tick::Ping => drop(self.conn.outbox.push(&Frame::ping())),
+            Tick::Nothing => {}
+        }
+        let next = self.clock.next();
+        self.timer.as_mut().reset(next.into());
+        Heard::Done
+    }
+
+    fn end(&mut self) -> Poll<State> {
+        Poll::Ready(std::mem::replace(&mut self.state, State::New))
+    }
+}
+
+impl Future for Serving<'_, '_> {
+    type Output = State;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<State> {
+        let this = self.get_mut();
+        loop {
+            if let Some(handling) = this.handling.as_mut() {
+                match handling.as_mut().poll(cx) {
+                    Poll::Ready((state, opened)) => {
+                        this.state = state;
+                        this.opened = opened;
+                        this.handling = None;
+                    }
+                    Poll::Pending => {
+                        // What waits in the outbox meanwhile still goes out.
+                        if !this.failed {
+                            let outbox = &this.conn.outbox;
+                            this.failed = this.io.writer.poll_writing(outbox, cx).is_ready();
+                        }
+                        return Poll::Pending;
+                    }
+                }
+            }
+            if this.kicked.as_mut().poll(cx).is_ready() {
+                return this.end();
+            }
+            // The socket failed: the outbox is abandoned and the connection kicked.
+            if this.failed
+                || this
+                    .io
+                    .writer
+                    .poll_writing(&this.conn.outbox, cx)
+                    .is_ready()
+            {
+                return this.end();
+            }
+            let heard = if this.timer.as_mut().poll(cx).is_ready() {
+                this.tick()
+            } else {
+                let Io { read, frames, .. } = &mut *this.io;
+                match frames.poll_next(read, cx) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(next) => this.hear(next),
+                }
+            };
+            match heard {
+                Heard::Done => {}
+                Heard::End => return this.end(),
+                Heard::Request(request, received) => this.handle(request, received),
+            }
         }
     }
-    state
 }
 
 /// The end of a session: the table hears the connection is gone, what was queued goes out
@@ -1179,6 +1298,16 @@ const CLOSE_DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    /// What a seated connection's task holds for as long as the connection lasts is mostly
+    /// its `Serving` (BENCHMARKS.md, round 4, "a seat's state"): kept small.
+    #[test]
+    fn a_seated_connections_state_stays_small() {
+        let serving = std::mem::size_of::<Serving<'static, 'static>>();
+        let reader = std::mem::size_of::<FrameReader>();
+        assert!(serving <= 448, "Serving is {serving} bytes");
+        assert!(reader <= 64, "FrameReader is {reader} bytes");
+    }
 
     #[test]
     fn one_timer_sends_the_pings_and_notices_silence() {

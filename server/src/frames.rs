@@ -95,7 +95,7 @@ impl FrameReader {
         std::future::poll_fn(|cx| self.poll_next(socket, cx)).await
     }
 
-    fn poll_next<R: AsyncRead + Unpin>(
+    pub(crate) fn poll_next<R: AsyncRead + Unpin>(
         &mut self,
         socket: &mut R,
         cx: &mut Context<'_>,

@@ -20,10 +20,11 @@ use std::io::{self, IoSlice};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
+use futures_util::task::AtomicWaker;
+use std::task::{Context, Poll};
 use tokio::io::{AsyncWriteExt, WriteHalf};
 use tokio::net::TcpStream;
 use tokio::net::tcp::OwnedWriteHalf;
-use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 /// One WebSocket frame as the server sends it (final, unmasked): header and payload in one
@@ -123,8 +124,8 @@ pub(crate) struct Outbox {
     socket: Option<OwnedWriteHalf>,
     queue: Mutex<Queue>,
     /// Wakes the connection's writing (its session or writer task) when the queue stops being
-    /// empty.
-    wake: Notify,
+    /// empty: whoever waits registers here, then looks at the queue again.
+    wake: AtomicWaker,
     /// Cancelled to close the connection (wakes its session task).
     pub(crate) kick: CancellationToken,
     /// The close code and the reason sent with it; the first close wins.
@@ -196,7 +197,7 @@ impl Outbox {
         Self {
             socket,
             queue: Mutex::new(Queue::default()),
-            wake: Notify::new(),
+            wake: AtomicWaker::new(),
             kick,
             close: OnceLock::new(),
             max_frames: max_frames.max(1),
@@ -248,7 +249,7 @@ impl Outbox {
         queue.frames.push_back(rest);
         drop(queue);
         if was_empty {
-            self.wake.notify_one();
+            self.wake.wake();
         }
         Ok(())
     }
@@ -270,9 +271,47 @@ impl Outbox {
         self.push(frame)
     }
 
-    /// Waits until the queue may have something to write.
-    pub async fn woken(&self) {
-        self.wake.notified().await;
+    /// Ready when the queue has something to write; otherwise the next frame queued wakes `cx`.
+    /// One waiter at a time: the connection's writing.
+    pub fn poll_woken(&self, cx: &mut Context<'_>) -> Poll<()> {
+        self.wake.register(cx.waker());
+        if self.lock().frames.is_empty() {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    }
+
+    /// A plain connection's writing, polled by its session: writes what waits while the kernel
+    /// takes it, and is woken when more is queued or the socket can take more. `Ready` only if
+    /// the socket failed: the outbox is then abandoned and the connection kicked (nothing more
+    /// can be sent). Pending for ever without a socket of its own (TLS: its writer task writes).
+    pub fn poll_write(&self, cx: &mut Context<'_>) -> Poll<()> {
+        let Some(socket) = &self.socket else {
+            return Poll::Pending;
+        };
+        loop {
+            let failed = match self.write_queued(socket) {
+                Ok(true) => {
+                    self.wake.register(cx.waker());
+                    if self.lock().frames.is_empty() {
+                        return Poll::Pending;
+                    }
+                    continue;
+                }
+                // The kernel took what it could: woken when it can take more.
+                Ok(false) => match AsRef::<TcpStream>::as_ref(socket).poll_write_ready(cx) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(Ok(())) => continue,
+                    Poll::Ready(Err(error)) => error,
+                },
+                Err(error) => error,
+            };
+            tracing::debug!(%failed, "writing to a connection failed");
+            self.abandon();
+            self.kick.cancel();
+            return Poll::Ready(());
+        }
     }
 
     /// Queues the close frame after everything else; nothing more is accepted after it.
@@ -345,7 +384,7 @@ impl WriteSide {
     pub async fn keep_writing(&mut self, outbox: &Outbox) {
         // What a drain cut short left behind goes first; draining an empty queue costs a check.
         while self.drain(outbox).await.is_ok() {
-            outbox.woken().await;
+            std::future::poll_fn(|cx| outbox.poll_woken(cx)).await;
         }
         outbox.abandon();
         outbox.kick.cancel();
