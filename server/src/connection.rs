@@ -21,6 +21,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use crate::conn::{Conn, Refusal, close_reason};
@@ -125,14 +126,17 @@ fn close_flooder(conn: &Conn, peer: IpAddr) {
     );
 }
 
-/// Serves one TCP connection to the end: TLS first if the server has a certificate, then HTTP
-/// (pages, health, metrics), then, if it asked for one, the WebSocket session. `peer` is the
-/// socket's; the session's client is the one a `--trusted-proxy` forwards, if it is one.
-pub(crate) async fn serve(
+/// Serves one TCP connection: TLS first if the server has a certificate, then HTTP (pages,
+/// health, metrics), then, if it asked for one, the WebSocket session, in a task of its own
+/// (this one ends there). `peer` is the socket's; the session's client is the one a
+/// `--trusted-proxy` forwards, if it is one. `held` (the connection's places under the caps) is
+/// dropped when the connection ends.
+pub(crate) async fn serve<H: Send + 'static>(
     stream: TcpStream,
     peer: SocketAddr,
     shared: Arc<Shared>,
     tls: Option<tokio_rustls::TlsAcceptor>,
+    held: H,
 ) {
     let metrics = Arc::clone(&shared.metrics);
     metrics.connections_open.fetch_add(1, Relaxed);
@@ -197,11 +201,12 @@ pub(crate) async fn serve(
     if client != peer.ip().to_canonical() {
         debug!(%client, proxy = %peer, "forwarded by a trusted proxy");
     }
-    session(stream, rest, client, &shared).await;
-    // From a trusted proxy: the client's place under the per-address cap, held until now.
-    drop(slot);
-    metrics.websockets_open.fetch_sub(1, Relaxed);
-    metrics.connections_open.fetch_sub(1, Relaxed);
+    // The session gets a task of its own and this one ends: nothing of the handshake (this
+    // function's own state) stays with the connection for as long as it lasts.
+    // From a trusted proxy, `slot` is the client's place under the per-address cap.
+    let (io, conn, kick) = open(stream, rest, client, &shared);
+    let tasks = shared.tasks.clone();
+    tasks.spawn(session(io, conn, kick, client, shared, (slot, held)));
 }
 
 /// How long one connection may stay in plain HTTP (page loads, kept alive between requests)
@@ -321,15 +326,14 @@ impl OpenedReplays {
     }
 }
 
-/// A WebSocket session with `peer`, the client (forwarded by a trusted proxy or not).
-///
-/// One task does everything for the connection: it reads and answers, writes what its outbox
-/// could not write at once (only while something waits: the usual frame is written straight to
-/// the socket by whoever produced it; on TLS a writer task does), sends the pings and notices
-/// silence, with one timer.
-/// What lives across its awaits is kept small (the rarer requests' futures are boxed), since it
-/// lives as long as the connection.
-async fn session(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Shared>) {
+/// A WebSocket's parts, from its stream and the bytes the client sent after the handshake:
+/// its reading and writing, its handle, and its kick (a child of the server's shutdown).
+fn open(
+    stream: Stream,
+    rest: Vec<u8>,
+    peer: IpAddr,
+    shared: &Arc<Shared>,
+) -> (Io, Conn, CancellationToken) {
     let kick = shared.shutdown.child_token();
     let (read, write, socket) = match stream {
         Stream::Plain(tcp) => {
@@ -366,40 +370,50 @@ async fn session(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Share
         WriteSide::Plain => Writes::Here(write),
         WriteSide::Tls { .. } => Writes::task(write, Arc::clone(&conn.outbox)),
     };
-    let mut io = Io {
+    let io = Io {
         read,
         frames,
         writer: writes,
     };
-    let clock = Clock::new(
-        shared.config.idle_timeout(),
-        shared.config.ping_interval(),
-        Instant::now(),
-    );
-    let state = {
-        // Made once, not on every message: each costs a registration.
-        let timer = std::pin::pin!(tokio::time::sleep_until(clock.next().into()));
-        let kicked = kick.cancelled();
-        let kicked = std::pin::pin!(kicked);
-        Serving {
-            io: &mut io,
-            conn: &conn,
-            peer,
-            shared,
-            state: State::New,
-            opened: OpenedReplays::default(),
-            limits: RateLimits::new(&shared.config, Instant::now()),
-            clock,
-            timer,
-            kicked,
-            handling: None,
-            failed: false,
-        }
-        .await
-    };
-    // Boxed: the goodbye's futures are large and needed once.
-    Box::pin(goodbye(io, state, &conn)).await;
-    debug!(connection = conn.id, "websocket closed");
+    (io, conn, kick)
+}
+
+/// A WebSocket session with `peer`, the client (forwarded by a trusted proxy or not), in a task
+/// of its own; `held` (the connection's places under the caps) is dropped at its end.
+///
+/// One task does everything for the connection: it reads and answers, writes what its outbox
+/// could not write at once (only while something waits: the usual frame is written straight to
+/// the socket by whoever produced it; on TLS a writer task does), sends the pings and notices
+/// silence, with one timer. What lives across its awaits is kept small (`Serving`; the rarer
+/// requests' futures and the goodbye are boxed), since it lives as long as the connection.
+///
+/// Not an `async fn`: an `async fn` copies its arguments into locals of its own, and both
+/// copies would live in the task for as long as the connection; a block that captures them
+/// holds them once (measured: BENCHMARKS.md, round 4, step 6b).
+#[allow(clippy::manual_async_fn)]
+fn session<H: Send + 'static>(
+    mut io: Io,
+    conn: Conn,
+    kick: CancellationToken,
+    peer: IpAddr,
+    shared: Arc<Shared>,
+    held: H,
+) -> impl Future<Output = ()> + Send {
+    async move {
+        let state = {
+            // Made once, not on every message: each costs a registration. Set by `Serving`.
+            let timer = std::pin::pin!(tokio::time::sleep(std::time::Duration::ZERO));
+            let kicked = kick.cancelled();
+            let kicked = std::pin::pin!(kicked);
+            Serving::new(&mut io, &conn, peer, &shared, timer, kicked).await
+        };
+        // Boxed: the goodbye's futures are large and needed once.
+        Box::pin(goodbye(io, state, &conn)).await;
+        debug!(connection = conn.id, "websocket closed");
+        drop(held);
+        shared.metrics.websockets_open.fetch_sub(1, Relaxed);
+        shared.metrics.connections_open.fetch_sub(1, Relaxed);
+    }
 }
 
 /// Both directions of one WebSocket: the reading side and its frames, and the writing.
@@ -493,7 +507,36 @@ enum Heard {
     Request(ClientMessage, Instant),
 }
 
-impl Serving<'_, '_> {
+impl<'a, 'k> Serving<'a, 'k> {
+    /// A new session's state (before `hello`), its clock started now and its timer set by it.
+    fn new(
+        io: &'a mut Io,
+        conn: &'a Conn,
+        peer: IpAddr,
+        shared: &'a Arc<Shared>,
+        mut timer: Pin<&'a mut tokio::time::Sleep>,
+        kicked: Pin<&'a mut tokio_util::sync::WaitForCancellationFuture<'k>>,
+    ) -> Self {
+        let now = Instant::now();
+        let config = &shared.config;
+        let clock = Clock::new(config.idle_timeout(), config.ping_interval(), now);
+        timer.as_mut().reset(clock.next().into());
+        Self {
+            io,
+            conn,
+            peer,
+            shared,
+            state: State::New,
+            opened: OpenedReplays::default(),
+            limits: RateLimits::new(config, now),
+            clock,
+            timer,
+            kicked,
+            handling: None,
+            failed: false,
+        }
+    }
+
     /// The frame (or the end) the reader gave: counted, limited, decoded, answered when the
     /// session itself answers it.
     fn hear(&mut self, next: Option<Result<Message, WsError>>) -> Heard {

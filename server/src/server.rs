@@ -277,11 +277,14 @@ impl Server {
             };
             let shared2 = Arc::clone(&shared);
             let tls = tls.clone();
-            shared.tasks.spawn(async move {
-                connection::serve(stream, peer, shared2, tls).await;
-                drop(slot);
-                drop(permit);
-            });
+            // The places under the caps go with the connection, to its session's task.
+            shared.tasks.spawn(connection::serve(
+                stream,
+                peer,
+                shared2,
+                tls,
+                (slot, permit),
+            ));
         }
         info!("shutting down");
         drop(listener);
