@@ -1,7 +1,7 @@
-//! One client connection: the HTTP routing, then a WebSocket session, one task for both
-//! directions: it decodes requests, answers session requests, forwards table requests to the
-//! table's actor, and writes what the connection's outbox could not write at once (a TLS
-//! connection's writing has a task of its own: every frame waits for it).
+//! One client connection: the HTTP routing, then a WebSocket session, one future for both
+//! directions, run by a host (`hosts`): it decodes requests, answers session requests, forwards
+//! table requests to the table's actor, and writes what the connection's outbox could not write
+//! at once (a TLS connection's writing has a task of its own: every frame waits for it).
 
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
@@ -31,36 +31,59 @@ use crate::lobby::{self, Entry, RoomMsg, Shared};
 use crate::metrics::Metrics;
 use crate::outbox::{Frame, Outbox, WriteSide};
 use crate::room;
-use grand_melee_protocol::limit::TokenBucket;
+use grand_melee_protocol::limit::{Level, Rate};
 use grand_melee_protocol::server_limits as limits;
 
 /// Per-connection rate limits: requests, chat lines, camera signals, and strikes for requests
-/// over the limit.
+/// over the limit. What each bucket holds, kept small (a connection keeps it for as long as it
+/// lasts); their rates come from the settings on each look.
 #[derive(Debug)]
 struct RateLimits {
-    requests: TokenBucket,
-    chat: TokenBucket,
+    /// The buckets' times are offsets from this (the connection's start).
+    epoch: Instant,
+    requests: Level,
+    chat: Level,
     /// `signal`s take from their own bucket, not from `requests`: a camera link's offer, answer
     /// and ICE candidates come in bursts.
-    signals: TokenBucket,
-    strikes: TokenBucket,
+    signals: Level,
+    strikes: Level,
+}
+
+/// The rates of a connection's buckets, from the settings.
+struct Rates {
+    requests: Rate,
+    chat: Rate,
+    signals: Rate,
+    strikes: Rate,
+}
+
+impl Rates {
+    fn of(config: &crate::ServerConfig) -> Self {
+        Self {
+            requests: Rate::new(config.rate_burst, config.rate_limit),
+            chat: Rate::new(limits::CHAT_BURST, config.chat_per_minute / 60.0),
+            signals: Rate::new(
+                f64::from(grand_melee_protocol::SIGNAL_BURST),
+                grand_melee_protocol::SIGNALS_PER_SECOND,
+            ),
+            strikes: Rate::new(
+                config.flood_strikes,
+                limits::FLOOD_STRIKES_FORGIVEN_PER_SECOND,
+            ),
+        }
+    }
 }
 
 impl RateLimits {
+    /// Every bucket full at `now`.
     fn new(config: &crate::ServerConfig, now: Instant) -> Self {
+        let rates = Rates::of(config);
         Self {
-            requests: TokenBucket::new(config.rate_burst, config.rate_limit, now),
-            chat: TokenBucket::new(limits::CHAT_BURST, config.chat_per_minute / 60.0, now),
-            signals: TokenBucket::new(
-                f64::from(grand_melee_protocol::SIGNAL_BURST),
-                grand_melee_protocol::SIGNALS_PER_SECOND,
-                now,
-            ),
-            strikes: TokenBucket::new(
-                config.flood_strikes,
-                limits::FLOOD_STRIKES_FORGIVEN_PER_SECOND,
-                now,
-            ),
+            epoch: now,
+            requests: Level::full(rates.requests, std::time::Duration::ZERO),
+            chat: Level::full(rates.chat, std::time::Duration::ZERO),
+            signals: Level::full(rates.signals, std::time::Duration::ZERO),
+            strikes: Level::full(rates.strikes, std::time::Duration::ZERO),
         }
     }
 
@@ -68,37 +91,41 @@ impl RateLimits {
     /// address (`signal_bytes`: `--signal-bytes-per-second`).
     fn request(
         &mut self,
+        config: &crate::ServerConfig,
         request: &ClientMessage,
         now: Instant,
         signal_bytes: impl FnOnce(usize) -> bool,
     ) -> Verdict {
+        let (rates, at) = (Rates::of(config), now.saturating_duration_since(self.epoch));
         if let ClientMessage::Signal { payload, .. } = request {
-            return if self.signals.take(now) && signal_bytes(payload.len()) {
+            return if self.signals.take(rates.signals, at) && signal_bytes(payload.len()) {
                 Verdict::Admit
             } else {
-                self.over(now)
+                self.over(&rates, at)
             };
         }
-        let chat_ok = !matches!(request, ClientMessage::Chat { .. }) || self.chat.take(now);
-        if chat_ok && self.requests.take(now) {
+        let chat_ok =
+            !matches!(request, ClientMessage::Chat { .. }) || self.chat.take(rates.chat, at);
+        if chat_ok && self.requests.take(rates.requests, at) {
             Verdict::Admit
         } else {
-            self.over(now)
+            self.over(&rates, at)
         }
     }
 
     /// Whether a frame that is not a request (garbage, text, a ping) may go through now.
-    fn frame(&mut self, now: Instant) -> Verdict {
-        if self.requests.take(now) {
+    fn frame(&mut self, config: &crate::ServerConfig, now: Instant) -> Verdict {
+        let (rates, at) = (Rates::of(config), now.saturating_duration_since(self.epoch));
+        if self.requests.take(rates.requests, at) {
             Verdict::Admit
         } else {
-            self.over(now)
+            self.over(&rates, at)
         }
     }
 
     /// A frame over the limit: refused, or the last strike of a flooder.
-    fn over(&mut self, now: Instant) -> Verdict {
-        if self.strikes.take(now) {
+    fn over(&mut self, rates: &Rates, at: std::time::Duration) -> Verdict {
+        if self.strikes.take(rates.strikes, at) {
             Verdict::Refuse
         } else {
             Verdict::Close
@@ -127,8 +154,8 @@ fn close_flooder(conn: &Conn, peer: IpAddr) {
 }
 
 /// Serves one TCP connection: TLS first if the server has a certificate, then HTTP (pages,
-/// health, metrics), then, if it asked for one, the WebSocket session, in a task of its own
-/// (this one ends there). `peer` is the socket's; the session's client is the one a
+/// health, metrics), then, if it asked for one, the WebSocket session, handed to a host (this
+/// task ends there). `peer` is the socket's; the session's client is the one a
 /// `--trusted-proxy` forwards, if it is one. `held` (the connection's places under the caps) is
 /// dropped when the connection ends.
 pub(crate) async fn serve<H: Send + 'static>(
@@ -174,8 +201,7 @@ pub(crate) async fn serve<H: Send + 'static>(
             http::ConnectElsewhere(Arc::new(move || cluster.websocket_origins_elsewhere()))
         }),
     };
-    // Boxed: the TLS and HTTP state is freed once the WebSocket takes over, instead of living
-    // in the connection's task for as long as the connection.
+    // Boxed: the TLS and HTTP state is freed once the WebSocket takes over.
     let upgraded = Box::pin(handshake(
         stream,
         peer,
@@ -183,8 +209,7 @@ pub(crate) async fn serve<H: Send + 'static>(
         site,
         shared.config.handshake_timeout(),
     ));
-    // Taken apart in the statement that awaits it: nothing of the handshake's answer but the
-    // slot stays in the connection's task for as long as the connection.
+    // Taken apart in the statement that awaits it.
     let (stream, rest, client, slot) = match upgraded.await {
         Some(http::Upgraded {
             io,
@@ -201,12 +226,19 @@ pub(crate) async fn serve<H: Send + 'static>(
     if client != peer.ip().to_canonical() {
         debug!(%client, proxy = %peer, "forwarded by a trusted proxy");
     }
-    // The session gets a task of its own and this one ends: nothing of the handshake (this
-    // function's own state) stays with the connection for as long as it lasts.
+    // The session goes to a host (`hosts`: a task polling many sessions) and this task ends:
+    // nothing of the handshake (this function's own state) stays with the connection.
     // From a trusted proxy, `slot` is the client's place under the per-address cap.
     let (io, conn, kick) = open(stream, rest, client, &shared);
-    let tasks = shared.tasks.clone();
-    tasks.spawn(session(io, conn, kick, client, shared, (slot, held)));
+    let session = Box::pin(session(
+        io,
+        conn,
+        kick,
+        client,
+        Arc::clone(&shared),
+        (slot, held),
+    ));
+    shared.hosts.run(session, &shared.tasks, &shared.shutdown);
 }
 
 /// How long one connection may stay in plain HTTP (page loads, kept alive between requests)
@@ -378,17 +410,17 @@ fn open(
     (io, conn, kick)
 }
 
-/// A WebSocket session with `peer`, the client (forwarded by a trusted proxy or not), in a task
-/// of its own; `held` (the connection's places under the caps) is dropped at its end.
+/// A WebSocket session with `peer`, the client (forwarded by a trusted proxy or not), run by a
+/// host; `held` (the connection's places under the caps) is dropped at its end.
 ///
-/// One task does everything for the connection: it reads and answers, writes what its outbox
+/// One future does everything for the connection: it reads and answers, writes what its outbox
 /// could not write at once (only while something waits: the usual frame is written straight to
 /// the socket by whoever produced it; on TLS a writer task does), sends the pings and notices
 /// silence, with one timer. What lives across its awaits is kept small (`Serving`; the rarer
 /// requests' futures and the goodbye are boxed), since it lives as long as the connection.
 ///
 /// Not an `async fn`: an `async fn` copies its arguments into locals of its own, and both
-/// copies would live in the task for as long as the connection; a block that captures them
+/// copies would live in the session for as long as the connection; a block that captures them
 /// holds them once (measured: BENCHMARKS.md, round 4, step 6b).
 #[allow(clippy::manual_async_fn)]
 fn session<H: Send + 'static>(
@@ -425,8 +457,8 @@ struct Io {
 
 /// Who writes what waits in a connection's outbox.
 enum Writes {
-    /// A plain TCP connection: its session task. The usual frame is written straight to the
-    /// socket by whoever produced it, so this task is rarely woken to write.
+    /// A plain TCP connection: its session. The usual frame is written straight to the
+    /// socket by whoever produced it, so the session is rarely woken to write.
     Here(WriteSide),
     /// A TLS connection: a task of its own. Every frame waits for it (rustls encrypts in
     /// order), and a task woken once per frame sent should not poll the reader each time.
@@ -470,7 +502,7 @@ impl Writes {
 /// of the server's, silence, a flood); gives where the session stood.
 ///
 /// Polled by hand rather than written as an `async fn` with a `select!`: what a seated
-/// connection's task holds for as long as the connection lasts is this struct and nothing else
+/// connection's session holds for as long as the connection lasts is this struct and nothing else
 /// (no futures of its own branches, no second copy of its locals). In order, as a biased
 /// `select!` would: the connection's kick (a close of the server's, or its shutdown), the
 /// writing (a plain connection's, only while something waits), the timer (pings, silence), the
@@ -519,8 +551,9 @@ impl<'a, 'k> Serving<'a, 'k> {
     ) -> Self {
         let now = Instant::now();
         let config = &shared.config;
-        let clock = Clock::new(config.idle_timeout(), config.ping_interval(), now);
-        timer.as_mut().reset(clock.next().into());
+        let beat = Beat::of(config);
+        let clock = Clock::new(beat, now);
+        timer.as_mut().reset(clock.next(beat).into());
         Self {
             io,
             conn,
@@ -578,13 +611,13 @@ impl<'a, 'k> Serving<'a, 'k> {
                 // Every frame counts against the limits, decodable or not: garbage must not be
                 // a way round them.
                 let verdict = match &decoded {
-                    Ok(request) => limits.request(request, received, |bytes| {
+                    Ok(request) => limits.request(&shared.config, request, received, |bytes| {
                         shared
                             .budgets
                             .signal_bytes
                             .take_n(conn.peer, bytes as f64, received)
                     }),
-                    Err(_) => limits.frame(received),
+                    Err(_) => limits.frame(&shared.config, received),
                 };
                 match (verdict, decoded) {
                     (Verdict::Close, _) => {
@@ -609,7 +642,7 @@ impl<'a, 'k> Serving<'a, 'k> {
             }
             // The protocol is binary only; a text frame counts against the limits too.
             Message::Text(_) => {
-                match limits.frame(received) {
+                match limits.frame(&shared.config, received) {
                     Verdict::Close => {
                         close_flooder(conn, peer);
                         return Heard::End;
@@ -626,7 +659,7 @@ impl<'a, 'k> Serving<'a, 'k> {
             // Every ping is answered with a pong: a flood of pings is a flood of writes, so
             // pings count against the request limit like any frame.
             Message::Ping(payload) => {
-                match limits.frame(received) {
+                match limits.frame(&shared.config, received) {
                     Verdict::Close => {
                         close_flooder(conn, peer);
                         return Heard::End;
@@ -664,7 +697,8 @@ impl<'a, 'k> Serving<'a, 'k> {
     /// The timer fired: a ping, or the end of a silent connection.
     fn tick(&mut self) -> Heard {
         let now = Instant::now();
-        match self.clock.tick(now) {
+        let beat = Beat::of(&self.shared.config);
+        match self.clock.tick(beat, now) {
             Tick::Silent => {
                 debug!(connection = self.conn.id, "idle: no frame or pong in time");
                 self.conn.close_because(
@@ -677,7 +711,7 @@ impl<'a, 'k> Serving<'a, 'k> {
             Tick::Ping => drop(self.conn.outbox.push(&Frame::ping())),
             Tick::Nothing => {}
         }
-        let next = self.clock.next();
+        let next = self.clock.next(beat);
         self.timer.as_mut().reset(next.into());
         Heard::Done
     }
@@ -790,14 +824,29 @@ async fn goodbye(io: Io, state: State, conn: &Conn) {
     }
 }
 
-/// The connection's one timer: when the next ping is due, and when silence ends it.
+/// The connection's one timer: when the next ping is due, and when silence ends it. Its two
+/// intervals come from the settings ([`Beat`]) on each look: a connection keeps only its times.
 #[derive(Debug)]
 struct Clock {
-    idle: std::time::Duration,
-    ping_every: std::time::Duration,
     /// When the client was last heard from (any frame, pongs included).
     heard: Instant,
     next_ping: Instant,
+}
+
+/// A connection's two intervals: silence that ends it, and the pings.
+#[derive(Debug, Clone, Copy)]
+struct Beat {
+    idle: std::time::Duration,
+    ping_every: std::time::Duration,
+}
+
+impl Beat {
+    fn of(config: &crate::ServerConfig) -> Self {
+        Self {
+            idle: config.idle_timeout(),
+            ping_every: config.ping_interval(),
+        }
+    }
 }
 
 /// What the timer's firing means.
@@ -812,12 +861,10 @@ enum Tick {
 }
 
 impl Clock {
-    fn new(idle: std::time::Duration, ping_every: std::time::Duration, now: Instant) -> Self {
+    fn new(beat: Beat, now: Instant) -> Self {
         Self {
-            idle,
-            ping_every,
             heard: now,
-            next_ping: now + ping_every,
+            next_ping: now + beat.ping_every,
         }
     }
 
@@ -827,17 +874,17 @@ impl Clock {
     }
 
     /// When the timer should next fire.
-    fn next(&self) -> Instant {
-        (self.heard + self.idle).min(self.next_ping)
+    fn next(&self, beat: Beat) -> Instant {
+        (self.heard + beat.idle).min(self.next_ping)
     }
 
     /// The timer fired at `now`.
-    fn tick(&mut self, now: Instant) -> Tick {
-        if now >= self.heard + self.idle {
+    fn tick(&mut self, beat: Beat, now: Instant) -> Tick {
+        if now >= self.heard + beat.idle {
             Tick::Silent
         } else if now >= self.next_ping {
             // Late firings do not pile up pings: the next is one interval from now.
-            self.next_ping = now + self.ping_every;
+            self.next_ping = now + beat.ping_every;
             Tick::Ping
         } else {
             Tick::Nothing
@@ -1342,13 +1389,15 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    /// What a seated connection's task holds for as long as the connection lasts is mostly
+    /// What a seated connection's session holds for as long as the connection lasts is mostly
     /// its `Serving` (BENCHMARKS.md, round 4, "a seat's state"): kept small.
     #[test]
     fn a_seated_connections_state_stays_small() {
         let serving = std::mem::size_of::<Serving<'static, 'static>>();
         let reader = std::mem::size_of::<FrameReader>();
-        assert!(serving <= 448, "Serving is {serving} bytes");
+        assert!(serving <= 288, "Serving is {serving} bytes");
+        let limits = std::mem::size_of::<RateLimits>();
+        assert!(limits <= 80, "RateLimits is {limits} bytes");
         assert!(reader <= 64, "FrameReader is {reader} bytes");
     }
 
@@ -1356,22 +1405,30 @@ mod tests {
     fn one_timer_sends_the_pings_and_notices_silence() {
         let secs = Duration::from_secs;
         let start = Instant::now();
-        let mut clock = Clock::new(secs(60), secs(20), start);
-        assert_eq!(clock.next(), start + secs(20));
-        assert_eq!(clock.tick(start + secs(20)), Tick::Ping);
-        assert_eq!(clock.next(), start + secs(40));
+        let beat = Beat {
+            idle: secs(60),
+            ping_every: secs(20),
+        };
+        let mut clock = Clock::new(beat, start);
+        assert_eq!(clock.next(beat), start + secs(20));
+        assert_eq!(clock.tick(beat, start + secs(20)), Tick::Ping);
+        assert_eq!(clock.next(beat), start + secs(40));
         // Heard from: nothing to do until the next ping, and silence is counted from then.
         clock.heard(start + secs(30));
-        assert_eq!(clock.tick(start + secs(35)), Tick::Nothing);
+        assert_eq!(clock.tick(beat, start + secs(35)), Tick::Nothing);
         // A late firing sends one ping, and the next is an interval later.
-        assert_eq!(clock.tick(start + secs(55)), Tick::Ping);
-        assert_eq!(clock.next(), start + secs(75));
-        assert_eq!(clock.tick(start + secs(75)), Tick::Ping);
+        assert_eq!(clock.tick(beat, start + secs(55)), Tick::Ping);
+        assert_eq!(clock.next(beat), start + secs(75));
+        assert_eq!(clock.tick(beat, start + secs(75)), Tick::Ping);
         // 60 s after the last frame heard: silent, whatever a ping is due.
-        assert_eq!(clock.next(), start + secs(90));
-        assert_eq!(clock.tick(start + secs(90)), Tick::Silent);
+        assert_eq!(clock.next(beat), start + secs(90));
+        assert_eq!(clock.tick(beat, start + secs(90)), Tick::Silent);
         // An idle timeout shorter than the ping interval fires first.
-        let clock = Clock::new(secs(5), secs(20), start);
-        assert_eq!(clock.next(), start + secs(5));
+        let beat = Beat {
+            idle: secs(5),
+            ping_every: secs(20),
+        };
+        let clock = Clock::new(beat, start);
+        assert_eq!(clock.next(beat), start + secs(5));
     }
 }

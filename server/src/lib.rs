@@ -4,7 +4,7 @@
 //! Reading order, top down. Each module imports only the ones after it (no import circle;
 //! `../shared/tools/import-circles` checks it): `server` → `node` → `connection` → `room` →
 //! `proxy` → [`leagues`] → `lobby` → `cluster` → [`journal`] → [`store`] → `conn` → `outbox`, and below
-//! them all `frames`, `http` (with `docs`, its `book_paths`, and `qr`), [`acme`], [`config`] (with [`durability`] and `ice`), `origin`,
+//! them all `hosts`, `frames`, `http` (with `docs`, its `book_paths`, and `qr`), [`acme`], [`config`] (with [`durability`] and `ice`), `origin`,
 //! [`forwarded`], `tls`, `password`, [`metrics`].
 //!
 //! - `grand_melee_protocol::session` (the protocol crate): the pure core — the table's rules, its
@@ -15,9 +15,10 @@
 //!   shutdown.
 //! - `node` (private, cluster mode): each node's loops — the directory watch, the lease
 //!   renewals and the claims of a dead node's tables.
-//! - `connection` (private): one client — TLS, then HTTP, then the WebSocket reader that
-//!   answers session requests (lobby, replays, leagues) and forwards table requests, one task
-//!   for both directions (a TLS connection's writing has a task of its own).
+//! - `connection` (private): one client — TLS, then HTTP, then the WebSocket session that
+//!   answers session requests (lobby, replays, leagues) and forwards table requests, one future
+//!   for both directions (a TLS connection's writing has a task of its own), run by `hosts`
+//!   (private: a task per worker thread polling many sessions).
 //! - `room` (private): a table's actor — owns one `Session`, the table's members (connections),
 //!   its name and password hash, its settings as stored, and its place in storage; journals what
 //!   each request produced before it publishes the event batch, encoded once, to every member.
@@ -63,6 +64,7 @@ mod docs;
 pub mod durability;
 pub mod forwarded;
 mod frames;
+mod hosts;
 mod http;
 mod ice;
 mod invite;

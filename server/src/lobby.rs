@@ -181,8 +181,10 @@ pub(crate) struct Shared {
     /// Stops every table actor; cancelled first, so that no table publishes while connections
     /// are closing.
     pub stop_tables: CancellationToken,
-    /// Connection tasks.
+    /// Connection tasks: each connection's handshake, and the hosts its session runs in.
     pub tasks: TaskTracker,
+    /// Where the WebSocket sessions run, many to a task.
+    pub hosts: crate::hosts::Hosts,
     /// Table actors.
     pub table_tasks: TaskTracker,
     /// Where every table's events are made durable before anyone sees them.
@@ -256,6 +258,7 @@ impl Shared {
             stop_tables: CancellationToken::new(),
             table_tasks: TaskTracker::new(),
             tasks: TaskTracker::new(),
+            hosts: crate::hosts::Hosts::default(),
             next_connection: AtomicU64::new(1),
             open_tables: AtomicUsize::new(0),
             budgets,

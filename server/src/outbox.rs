@@ -9,7 +9,7 @@
 //! connection's reader) writes it straight to the socket when nothing is waiting before it and
 //! the kernel takes it: one `write` and no task wake-up, the usual case (uWebSockets' "cork and
 //! flush"). Only what the kernel would not take now waits in the queue, for the connection's
-//! session task, which writes everything waiting with one vectored `write` when the socket is
+//! session, which writes everything waiting with one vectored `write` when the socket is
 //! writable again. TLS connections are written by their writer task only. A queue past its
 //! limit means a reader too slow to keep up: it is refused, and the caller drops the
 //! connection rather than let it stall anyone.
@@ -126,7 +126,7 @@ pub(crate) struct Outbox {
     /// Wakes the connection's writing (its session or writer task) when the queue stops being
     /// empty: whoever waits registers here, then looks at the queue again.
     wake: AtomicWaker,
-    /// Cancelled to close the connection (wakes its session task).
+    /// Cancelled to close the connection (wakes its session).
     pub(crate) kick: CancellationToken,
     /// The close code and the reason sent with it; the first close wins.
     pub(crate) close: OnceLock<(u16, Cow<'static, str>)>,

@@ -383,11 +383,12 @@ async fn shutdown_closes_every_client_with_1001() {
     shutdown.await.unwrap();
 }
 
-/// A plain WebSocket connection is served by one task (reading, answering and writing what the
-/// kernel did not take at once), not two: 20 seated-in-the-lobby connections add about 20 tasks
-/// to the server's runtime, not 40.
+/// A plain WebSocket connection's session (reading, answering and writing what the kernel did
+/// not take at once) runs in one of the server's hosts, many sessions to a task: 20
+/// connections in the lobby add no task of their own (a task each, or a reader and a writer
+/// each, would add 20 or 40).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_websocket_connection_is_served_by_one_task() {
+async fn websocket_sessions_run_in_hosts_not_tasks_of_their_own() {
     use futures_util::{SinkExt, StreamExt};
     use tokio_tungstenite::tungstenite::Message;
 
@@ -430,10 +431,11 @@ async fn a_websocket_connection_is_served_by_one_task() {
     for id in 0..20 {
         open.push(welcomed(&url, hello(id)).await);
     }
-    let added = metrics.num_alive_tasks() - before;
+    // (A handshake's task may still be ending as its session starts: a few at most.)
+    let added = metrics.num_alive_tasks().saturating_sub(before);
     assert!(
-        (20..30).contains(&added),
-        "20 connections added {added} tasks (one each expected)"
+        added < 5,
+        "20 connections added {added} tasks (their sessions run in the hosts)"
     );
     drop(open);
 }
