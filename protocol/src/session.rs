@@ -242,12 +242,15 @@ impl<G: Game> Session<G> {
             return Err(ErrorCode::BadSettings);
         }
         let table = G::create(&settings, secret)?;
+        // Every seat at once: a table fills up, and growing by doubling would leave room for
+        // up to twice its seats.
+        let seats = Vec::with_capacity(usize::from(settings.seats));
         Ok(Self {
             table,
             settings,
             timing,
             seq: 0,
-            seats: Vec::new(),
+            seats,
             spectators: Vec::new(),
             empty_since: Some(now),
             paused_since: None,

@@ -43,7 +43,7 @@ impl Conn {
         match self.outbox.push(frame) {
             Ok(()) => true,
             Err(Refused::Full) => {
-                if !self.outbox.kick.is_cancelled() {
+                if !self.outbox.is_kicked() {
                     Metrics::add(&self.metrics.slow_readers_dropped, 1);
                     info!(
                         connection = self.id,

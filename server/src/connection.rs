@@ -21,7 +21,6 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
-use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use crate::conn::{Conn, Refusal, close_reason};
@@ -229,16 +228,13 @@ pub(crate) async fn serve<H: Send + 'static>(
     // The session goes to a host (`hosts`: a task polling many sessions) and this task ends:
     // nothing of the handshake (this function's own state) stays with the connection.
     // From a trusted proxy, `slot` is the client's place under the per-address cap.
-    let (io, conn, kick) = open(stream, rest, client, &shared);
-    let session = Box::pin(session(
-        io,
-        conn,
-        kick,
-        client,
-        Arc::clone(&shared),
-        (slot, held),
-    ));
-    shared.hosts.run(session, &shared.tasks, &shared.shutdown);
+    let (io, conn) = open(stream, rest, client, &shared);
+    // At the shutdown, its host kicks the connection (1001).
+    let stop = Arc::clone(&conn.outbox) as Arc<dyn crate::hosts::Stop>;
+    let session = Box::pin(session(io, conn, client, Arc::clone(&shared), (slot, held)));
+    shared
+        .hosts
+        .run(stop, session, &shared.tasks, &shared.shutdown);
 }
 
 /// How long one connection may stay in plain HTTP (page loads, kept alive between requests)
@@ -359,14 +355,8 @@ impl OpenedReplays {
 }
 
 /// A WebSocket's parts, from its stream and the bytes the client sent after the handshake:
-/// its reading and writing, its handle, and its kick (a child of the server's shutdown).
-fn open(
-    stream: Stream,
-    rest: Vec<u8>,
-    peer: IpAddr,
-    shared: &Arc<Shared>,
-) -> (Io, Conn, CancellationToken) {
-    let kick = shared.shutdown.child_token();
+/// its reading and writing, and its handle.
+fn open(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Shared>) -> (Io, Conn) {
     let (read, write, socket) = match stream {
         Stream::Plain(tcp) => {
             let (read, write) = tcp.into_split();
@@ -390,7 +380,6 @@ fn open(
         peer: shared.key(peer),
         outbox: Arc::new(Outbox::new(
             socket,
-            kick.clone(),
             shared.config.outgoing_queue,
             shared.config.outgoing_queue_bytes.max(1024),
         )),
@@ -399,7 +388,7 @@ fn open(
     };
     debug!(%peer, connection = conn.id, "websocket open");
     let writes = match write {
-        WriteSide::Plain => Writes::Here(write),
+        WriteSide::Plain => Writes::Here,
         WriteSide::Tls { .. } => Writes::task(write, Arc::clone(&conn.outbox)),
     };
     let io = Io {
@@ -407,7 +396,7 @@ fn open(
         frames,
         writer: writes,
     };
-    (io, conn, kick)
+    (io, conn)
 }
 
 /// A WebSocket session with `peer`, the client (forwarded by a trusted proxy or not), run by a
@@ -426,7 +415,6 @@ fn open(
 fn session<H: Send + 'static>(
     mut io: Io,
     conn: Conn,
-    kick: CancellationToken,
     peer: IpAddr,
     shared: Arc<Shared>,
     held: H,
@@ -435,9 +423,7 @@ fn session<H: Send + 'static>(
         let state = {
             // Made once, not on every message: each costs a registration. Set by `Serving`.
             let timer = std::pin::pin!(tokio::time::sleep(std::time::Duration::ZERO));
-            let kicked = kick.cancelled();
-            let kicked = std::pin::pin!(kicked);
-            Serving::new(&mut io, &conn, peer, &shared, timer, kicked).await
+            Serving::new(&mut io, &conn, peer, &shared, timer).await
         };
         // Boxed: the goodbye's futures are large and needed once.
         Box::pin(goodbye(io, state, &conn)).await;
@@ -457,9 +443,10 @@ struct Io {
 
 /// Who writes what waits in a connection's outbox.
 enum Writes {
-    /// A plain TCP connection: its session. The usual frame is written straight to the
-    /// socket by whoever produced it, so the session is rarely woken to write.
-    Here(WriteSide),
+    /// A plain TCP connection: its session (`WriteSide::Plain`: the socket is in the outbox).
+    /// The usual frame is written straight to the socket by whoever produced it, so the
+    /// session is rarely woken to write.
+    Here,
     /// A TLS connection: a task of its own. Every frame waits for it (rustls encrypts in
     /// order), and a task woken once per frame sent should not poll the reader each time.
     /// It gives the writing side back when the connection is closed (or the socket failed).
@@ -469,10 +456,9 @@ enum Writes {
 impl Writes {
     fn task(mut side: WriteSide, outbox: Arc<Outbox>) -> Self {
         Writes::Task(tokio::spawn(async move {
-            let kick = outbox.kick.clone();
             tokio::select! {
                 biased;
-                () = kick.cancelled() => {}
+                () = std::future::poll_fn(|cx| outbox.poll_kicked_writing(cx)) => {}
                 () = side.keep_writing(&outbox) => {}
             }
             side
@@ -484,7 +470,7 @@ impl Writes {
     /// socket failed: the outbox is then abandoned and the connection kicked.
     fn poll_writing(&self, outbox: &Outbox, cx: &mut Context<'_>) -> Poll<()> {
         match self {
-            Writes::Here(_) => outbox.poll_write(cx),
+            Writes::Here => outbox.poll_write(cx),
             Writes::Task(_) => Poll::Pending,
         }
     }
@@ -492,7 +478,7 @@ impl Writes {
     /// The writing side, once the connection is closed.
     async fn into_side(self) -> Option<WriteSide> {
         match self {
-            Writes::Here(side) => Some(side),
+            Writes::Here => Some(WriteSide::Plain),
             Writes::Task(task) => task.await.ok(),
         }
     }
@@ -508,7 +494,7 @@ impl Writes {
 /// writing (a plain connection's, only while something waits), the timer (pings, silence), the
 /// next frame. A request being handled (its future boxed: the rarer ones are large) runs alone
 /// with the writing: nothing is read meanwhile.
-struct Serving<'a, 'k> {
+struct Serving<'a> {
     io: &'a mut Io,
     conn: &'a Conn,
     peer: IpAddr,
@@ -518,7 +504,6 @@ struct Serving<'a, 'k> {
     limits: RateLimits,
     clock: Clock,
     timer: Pin<&'a mut tokio::time::Sleep>,
-    kicked: Pin<&'a mut tokio_util::sync::WaitForCancellationFuture<'k>>,
     handling: Option<Handling<'a>>,
     /// The socket failed while a request was being handled: nothing more is written.
     failed: bool,
@@ -539,7 +524,7 @@ enum Heard {
     Request(ClientMessage, Instant),
 }
 
-impl<'a, 'k> Serving<'a, 'k> {
+impl<'a> Serving<'a> {
     /// A new session's state (before `hello`), its clock started now and its timer set by it.
     fn new(
         io: &'a mut Io,
@@ -547,7 +532,6 @@ impl<'a, 'k> Serving<'a, 'k> {
         peer: IpAddr,
         shared: &'a Arc<Shared>,
         mut timer: Pin<&'a mut tokio::time::Sleep>,
-        kicked: Pin<&'a mut tokio_util::sync::WaitForCancellationFuture<'k>>,
     ) -> Self {
         let now = Instant::now();
         let config = &shared.config;
@@ -564,7 +548,6 @@ impl<'a, 'k> Serving<'a, 'k> {
             limits: RateLimits::new(config, now),
             clock,
             timer,
-            kicked,
             handling: None,
             failed: false,
         }
@@ -721,7 +704,7 @@ impl<'a, 'k> Serving<'a, 'k> {
     }
 }
 
-impl Future for Serving<'_, '_> {
+impl Future for Serving<'_> {
     type Output = State;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<State> {
@@ -744,7 +727,7 @@ impl Future for Serving<'_, '_> {
                     }
                 }
             }
-            if this.kicked.as_mut().poll(cx).is_ready() {
+            if this.conn.outbox.poll_kicked(cx).is_ready() {
                 return this.end();
             }
             // The socket failed: the outbox is abandoned and the connection kicked.
@@ -1393,9 +1376,9 @@ mod tests {
     /// its `Serving` (BENCHMARKS.md, round 4, "a seat's state"): kept small.
     #[test]
     fn a_seated_connections_state_stays_small() {
-        let serving = std::mem::size_of::<Serving<'static, 'static>>();
+        let serving = std::mem::size_of::<Serving<'static>>();
         let reader = std::mem::size_of::<FrameReader>();
-        assert!(serving <= 288, "Serving is {serving} bytes");
+        assert!(serving <= 280, "Serving is {serving} bytes");
         let limits = std::mem::size_of::<RateLimits>();
         assert!(limits <= 80, "RateLimits is {limits} bytes");
         assert!(reader <= 64, "FrameReader is {reader} bytes");

@@ -10,16 +10,18 @@
 //!
 //! A host polls only the sessions that were woken, at most each once per poll, and within
 //! tokio's cooperative budget (a host that used it up yields and is scheduled again). A panic
-//! in a session ends that session alone. A host ends once the server is shutting down and its
-//! last session has ended; a session handed over after that runs in a task of its own.
+//! in a session ends that session alone. When the server shuts down, each host stops its
+//! sessions (through their connections' outboxes: each says goodbye, 1001) and ends once the
+//! last has ended; a session handed over after that is stopped at once, in a task of its own.
+//! So no session keeps a shutdown token or future of its own.
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll};
 
-use futures_util::FutureExt;
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -29,20 +31,66 @@ use tracing::error;
 /// A session, boxed: its own allocation, of its own size.
 pub(crate) type Hosted = Pin<Box<dyn Future<Output = ()> + Send>>;
 
+/// How a host tells a session that the server is shutting down (its connection's outbox: the
+/// session then says goodbye). Called at most once per session, from the host's task.
+pub(crate) trait Stop: Send + Sync {
+    fn stop(&self);
+}
+
+/// A session in a host, with how to stop it.
+struct Running {
+    stop: Arc<dyn Stop>,
+    session: Hosted,
+}
+
+impl Future for Running {
+    type Output = ();
+
+    /// The session's own poll; a panic in it ends it alone (logged).
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let session = self.session.as_mut();
+        match std::panic::catch_unwind(AssertUnwindSafe(|| session.poll(cx))) {
+            Ok(poll) => poll,
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                error!(panic = %what, "a websocket session panicked: it alone has ended");
+                Poll::Ready(())
+            }
+        }
+    }
+}
+
 /// The hosts of one server, started when the first session arrives (on its runtime).
 #[derive(Debug, Default)]
 pub(crate) struct Hosts {
     /// Each host's door: the channel its task takes new sessions from.
-    doors: OnceLock<Box<[mpsc::UnboundedSender<Hosted>]>>,
+    doors: OnceLock<Box<[mpsc::UnboundedSender<Running>]>>,
     /// The next host to give a session to.
     next: AtomicUsize,
 }
 
+impl std::fmt::Debug for Running {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Running")
+    }
+}
+
 impl Hosts {
     /// Runs `session` in the next host (starting the hosts, one per worker thread, in `tasks`
-    /// if they have not started; each ends once `shutdown` is cancelled and its last session
-    /// has ended). A host that has ended already: the session gets a task of its own.
-    pub(crate) fn run(&self, session: Hosted, tasks: &TaskTracker, shutdown: &CancellationToken) {
+    /// if they have not started), `stop` being how to stop it once `shutdown` is cancelled.
+    /// Each host ends once `shutdown` is cancelled and its last session has ended; a session
+    /// handed over after its host ended is stopped at once, in a task of its own.
+    pub(crate) fn run(
+        &self,
+        stop: Arc<dyn Stop>,
+        session: Hosted,
+        tasks: &TaskTracker,
+        shutdown: &CancellationToken,
+    ) {
         let doors = self.doors.get_or_init(|| {
             let workers = tokio::runtime::Handle::current()
                 .metrics()
@@ -57,15 +105,16 @@ impl Hosts {
                 .collect()
         });
         let at = self.next.fetch_add(1, Relaxed) % doors.len();
-        if let Err(mpsc::error::SendError(session)) = doors[at].send(session) {
-            tasks.spawn(session);
+        if let Err(mpsc::error::SendError(running)) = doors[at].send(Running { stop, session }) {
+            running.stop.stop();
+            tasks.spawn(running);
         }
     }
 }
 
-/// One host: takes sessions from its door and polls them until they end; ends once
-/// `shutdown` is cancelled and it holds no session.
-async fn host(mut door: mpsc::UnboundedReceiver<Hosted>, shutdown: CancellationToken) {
+/// One host: takes sessions from its door and polls them until they end; once `shutdown` is
+/// cancelled, stops each (and each that still arrives), and ends when it holds none.
+async fn host(mut door: mpsc::UnboundedReceiver<Running>, shutdown: CancellationToken) {
     let mut running = FuturesUnordered::new();
     let stop = shutdown.cancelled();
     tokio::pin!(stop);
@@ -74,20 +123,21 @@ async fn host(mut door: mpsc::UnboundedReceiver<Hosted>, shutdown: CancellationT
         tokio::select! {
             biased;
             session = door.recv(), if !closed => match session {
-                Some(session) => running.push(AssertUnwindSafe(session).catch_unwind()),
+                Some(session) => {
+                    if stopping {
+                        session.stop.stop();
+                    }
+                    running.push(session);
+                }
                 None => closed = true,
             },
-            Some(ended) = running.next(), if !running.is_empty() => {
-                if let Err(panic) = ended {
-                    let what = panic
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| panic.downcast_ref::<String>().cloned())
-                        .unwrap_or_default();
-                    error!(panic = %what, "a websocket session panicked: it alone has ended");
+            Some(()) = running.next(), if !running.is_empty() => {}
+            () = &mut stop, if !stopping => {
+                stopping = true;
+                for session in running.iter_mut() {
+                    session.stop.stop();
                 }
             }
-            () = &mut stop, if !stopping => stopping = true,
         }
         if (stopping || closed) && running.is_empty() {
             return;
@@ -100,81 +150,93 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-    use std::sync::Arc;
+    use futures_util::FutureExt;
     use std::sync::atomic::AtomicBool;
-    use tokio::sync::oneshot;
+    use std::time::Duration;
+    use tokio::sync::{Notify, oneshot};
+
+    /// A session's stop, as a connection's outbox would take it: remembered, and waking the
+    /// session that waits for it.
+    #[derive(Default)]
+    struct Flag {
+        stopped: AtomicBool,
+        wake: Notify,
+    }
+
+    impl Stop for Flag {
+        fn stop(&self) {
+            self.stopped.store(true, Relaxed);
+            self.wake.notify_one();
+        }
+    }
 
     /// Sessions in a host run and end; a panic in one ends it alone (the host and the other
-    /// sessions go on); the hosts end once shut down and empty, so the tracker's wait returns.
+    /// sessions go on); at shutdown the hosts stop their sessions and end once they have, so
+    /// the tracker's wait returns; a session handed over after that is stopped at once.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_panicking_session_ends_alone_and_hosts_end_at_shutdown() {
+    async fn a_panicking_session_ends_alone_and_hosts_stop_their_sessions_at_shutdown() {
         let hosts = Hosts::default();
         let tasks = TaskTracker::new();
         let shutdown = CancellationToken::new();
         let (go, gate) = oneshot::channel::<()>();
-        let finished = Arc::new(AtomicBool::new(false));
-        // Every host gets a session that panics once the gate opens, and one that waits for
-        // the gate too and then finishes: the panics come first on their hosts.
-        let gate = futures_util::future::FutureExt::shared(gate.map(|_| ()));
+        let gate = gate.map(|_| ()).shared();
+        let never = || Arc::new(Flag::default()) as Arc<dyn Stop>;
+        // Every host gets a session that panics once the gate opens, and one of them a session
+        // that waits for the gate too and then finishes: the panics come first on their hosts.
         let workers = tokio::runtime::Handle::current().metrics().num_workers();
         for _ in 0..workers {
             let gate = gate.clone();
-            hosts.run(
-                Box::pin(async move {
-                    gate.await;
-                    panic!("a session's bug");
-                }),
-                &tasks,
-                &shutdown,
-            );
+            let session = async move {
+                gate.await;
+                panic!("a session's bug");
+            };
+            hosts.run(never(), Box::pin(session), &tasks, &shutdown);
         }
         let (done, ended) = oneshot::channel();
-        {
-            let finished = Arc::clone(&finished);
-            let gate = gate.clone();
-            hosts.run(
-                Box::pin(async move {
-                    gate.await;
-                    tokio::task::yield_now().await;
-                    finished.store(true, Relaxed);
-                    let _ = done.send(());
-                }),
-                &tasks,
-                &shutdown,
-            );
-        }
+        let session = async move {
+            gate.await;
+            tokio::task::yield_now().await;
+            let _ = done.send(());
+        };
+        hosts.run(never(), Box::pin(session), &tasks, &shutdown);
         // One task per host, whatever the number of sessions.
         assert_eq!(tasks.len(), workers);
         go.send(()).unwrap();
-        // (A host that a panic ended would never finish it: the timeout says so.)
-        tokio::time::timeout(std::time::Duration::from_secs(30), ended)
+        // (A host that a panic ended would drop it unfinished: the send would fail.)
+        tokio::time::timeout(Duration::from_secs(30), ended)
             .await
             .expect("the session beside the panicking ones never finished")
-            .unwrap();
-        assert!(finished.load(Relaxed));
-        // A session that waits for the shutdown itself: the hosts end after it.
-        {
-            let shutdown2 = shutdown.clone();
-            hosts.run(
-                Box::pin(async move { shutdown2.cancelled().await }),
-                &tasks,
-                &shutdown,
-            );
-        }
+            .expect("the session beside the panicking ones was dropped unfinished");
+        // A session that runs until it is stopped: the shutdown stops it, then the hosts end.
+        let flag = Arc::new(Flag::default());
+        let waiting = Arc::clone(&flag);
+        let session = async move { waiting.wake.notified().await };
+        hosts.run(flag.clone(), Box::pin(session), &tasks, &shutdown);
         tasks.close();
-        assert!(!tasks.is_empty());
+        assert!(!flag.stopped.load(Relaxed));
         shutdown.cancel();
-        tasks.wait().await;
-        // Ended: a session handed over now runs in a task of its own, and still runs.
+        tokio::time::timeout(Duration::from_secs(30), tasks.wait())
+            .await
+            .expect("the hosts did not end at shutdown");
+        assert!(flag.stopped.load(Relaxed));
+        // Ended: a session handed over now is stopped at once, and runs in a task of its own.
+        let flag = Arc::new(Flag::default());
+        let waiting = Arc::clone(&flag);
         let (done, ended) = oneshot::channel();
-        let tasks = TaskTracker::new();
+        let session = async move {
+            waiting.wake.notified().await;
+            let _ = done.send(());
+        };
         hosts.run(
-            Box::pin(async move {
-                let _ = done.send(());
-            }),
-            &tasks,
+            flag.clone(),
+            Box::pin(session),
+            &TaskTracker::new(),
             &shutdown,
         );
-        ended.await.unwrap();
+        tokio::time::timeout(Duration::from_secs(30), ended)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(flag.stopped.load(Relaxed));
     }
 }

@@ -176,7 +176,7 @@ pub(crate) struct Shared {
     pub config: ServerConfig,
     pub metrics: Arc<Metrics>,
     pub tables: DashMap<TableId, TableEntry>,
-    /// Stops every connection (each has a child token).
+    /// Stops every connection: the sessions' hosts kick each of theirs.
     pub shutdown: CancellationToken,
     /// Stops every table actor; cancelled first, so that no table publishes while connections
     /// are closing.

@@ -17,6 +17,7 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::io::{self, IoSlice};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
@@ -25,7 +26,6 @@ use std::task::{Context, Poll};
 use tokio::io::{AsyncWriteExt, WriteHalf};
 use tokio::net::TcpStream;
 use tokio::net::tcp::OwnedWriteHalf;
-use tokio_util::sync::CancellationToken;
 
 /// One WebSocket frame as the server sends it (final, unmasked): header and payload in one
 /// buffer, cheap to clone.
@@ -124,10 +124,13 @@ pub(crate) struct Outbox {
     socket: Option<OwnedWriteHalf>,
     queue: Mutex<Queue>,
     /// Wakes the connection's writing (its session or writer task) when the queue stops being
-    /// empty: whoever waits registers here, then looks at the queue again.
+    /// empty, or when the connection is kicked: whoever waits registers here, then looks again.
     wake: AtomicWaker,
-    /// Cancelled to close the connection (wakes its session).
-    pub(crate) kick: CancellationToken,
+    /// Wakes the connection's session when it is kicked.
+    session: AtomicWaker,
+    /// Set (once, never cleared) to close the connection: a close with a reason, a slow
+    /// reader, a failed socket, the server's shutdown (its session's host kicks it).
+    kicked: AtomicBool,
     /// The close code and the reason sent with it; the first close wins.
     pub(crate) close: OnceLock<(u16, Cow<'static, str>)>,
     max_frames: usize,
@@ -188,17 +191,13 @@ const MAX_IOVECS: usize = 64;
 impl Outbox {
     /// The outbox of a connection: `socket` is a plain connection's write half (`None` for
     /// TLS). `max_frames` and `max_bytes` bound what may wait in the queue.
-    pub fn new(
-        socket: Option<OwnedWriteHalf>,
-        kick: CancellationToken,
-        max_frames: usize,
-        max_bytes: usize,
-    ) -> Self {
+    pub fn new(socket: Option<OwnedWriteHalf>, max_frames: usize, max_bytes: usize) -> Self {
         Self {
             socket,
             queue: Mutex::new(Queue::default()),
             wake: AtomicWaker::new(),
-            kick,
+            session: AtomicWaker::new(),
+            kicked: AtomicBool::new(false),
             close: OnceLock::new(),
             max_frames: max_frames.max(1),
             max_bytes,
@@ -208,7 +207,7 @@ impl Outbox {
     /// An outbox that accepts nothing: the stand-in of a connection held by another node,
     /// whose frames go through the table's outbound subject instead.
     pub fn detached() -> Self {
-        let outbox = Self::new(None, CancellationToken::new(), 1, 0);
+        let outbox = Self::new(None, 1, 0);
         outbox.lock().finished = true;
         outbox
     }
@@ -237,7 +236,7 @@ impl Outbox {
                     // can be sent.
                     queue.finished = true;
                     drop(queue);
-                    self.kick.cancel();
+                    self.kick();
                     return Err(Refused::Finished);
                 }
             }
@@ -309,7 +308,7 @@ impl Outbox {
             };
             tracing::debug!(%failed, "writing to a connection failed");
             self.abandon();
-            self.kick.cancel();
+            self.kick();
             return Poll::Ready(());
         }
     }
@@ -347,12 +346,60 @@ impl Outbox {
 
     /// Closes the connection with a WebSocket close code and a reason (the first close wins).
     pub fn close_because(&self, code: u16, reason: impl Into<Cow<'static, str>>) {
-        // Cancelled already (by an earlier close, or by the server's shutdown, which means
+        // Kicked already (by an earlier close, or by the server's shutdown, which means
         // 1001): the first reason stands.
-        if !self.kick.is_cancelled() {
+        if !self.is_kicked() {
             let _ = self.close.set((code, reason.into()));
-            self.kick.cancel();
+            self.kick();
         }
+    }
+
+    /// Closes the connection (without a reason of its own: 1001 if none was given before).
+    /// Wakes its session, and its writer task if it has one.
+    pub fn kick(&self) {
+        if !self.kicked.swap(true, Ordering::AcqRel) {
+            self.session.wake();
+            self.wake.wake();
+        }
+    }
+
+    /// Whether the connection has been kicked.
+    pub fn is_kicked(&self) -> bool {
+        self.kicked.load(Ordering::Acquire)
+    }
+
+    /// Ready once the connection is kicked; until then a kick wakes `cx` (the session's).
+    pub fn poll_kicked(&self, cx: &mut Context<'_>) -> Poll<()> {
+        if self.is_kicked() {
+            return Poll::Ready(());
+        }
+        self.session.register(cx.waker());
+        if self.is_kicked() {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+
+    /// As [`poll_kicked`](Self::poll_kicked), for the writing (a TLS connection's writer
+    /// task): a kick wakes `cx` through the writing's waker.
+    pub fn poll_kicked_writing(&self, cx: &mut Context<'_>) -> Poll<()> {
+        if self.is_kicked() {
+            return Poll::Ready(());
+        }
+        self.wake.register(cx.waker());
+        if self.is_kicked() {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+/// A host stops a session at the server's shutdown by kicking its connection.
+impl crate::hosts::Stop for Outbox {
+    fn stop(&self) {
+        self.kick();
     }
 }
 
@@ -387,7 +434,7 @@ impl WriteSide {
             std::future::poll_fn(|cx| outbox.poll_woken(cx)).await;
         }
         outbox.abandon();
-        outbox.kick.cancel();
+        outbox.kick();
     }
 
     /// Writes everything that waits in `outbox`, waiting for the socket as long as it takes.
@@ -504,7 +551,7 @@ mod tests {
             .expect("loopback");
         let (server, _) = listener.accept().await.expect("loopback");
         let (_read, write) = server.into_split();
-        let outbox = Outbox::new(Some(write), CancellationToken::new(), 1 << 20, 1 << 30);
+        let outbox = Outbox::new(Some(write), 1 << 20, 1 << 30);
         let (one, two) = (Frame::binary(b"events"), Frame::binary(b"ack"));
         assert_eq!(outbox.push(&one), Ok(()));
         assert_eq!(outbox.push(&two), Ok(()));
@@ -537,14 +584,14 @@ mod tests {
     #[test]
     fn a_queue_past_its_limit_refuses_and_keeps_what_it_has() {
         // No socket: everything waits for the writer.
-        let outbox = Outbox::new(None, CancellationToken::new(), 2, 1 << 20);
+        let outbox = Outbox::new(None, 2, 1 << 20);
         assert_eq!(outbox.push(&Frame::binary(b"one")), Ok(()));
         assert_eq!(outbox.push(&Frame::binary(b"two")), Ok(()));
         assert_eq!(outbox.push(&Frame::binary(b"three")), Err(Refused::Full));
         let frames = outbox.take();
         assert_eq!(frames.len(), 2);
         assert_eq!(&frames[1][2..], b"two");
-        let small = Outbox::new(None, CancellationToken::new(), 100, 8);
+        let small = Outbox::new(None, 100, 8);
         assert_eq!(small.push(&Frame::binary(b"12345")), Ok(()));
         assert_eq!(small.push(&Frame::binary(b"6")), Err(Refused::Full));
         small.finish(&Frame::close(1000, "bye"));

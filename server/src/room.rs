@@ -740,8 +740,9 @@ impl<G: Game> Room<G> {
             id,
             name,
             password,
+            // Room for every seat at once (spectators beyond it grow it).
+            members: Vec::with_capacity(usize::from(session.settings().seats)),
             session,
-            members: Vec::new(),
             shared: Arc::clone(shared),
             summary: watch::channel(summary).0,
             outbox: Vec::new(),

@@ -439,3 +439,74 @@ async fn websocket_sessions_run_in_hosts_not_tasks_of_their_own() {
     );
     drop(open);
 }
+
+/// Over TLS too (where a writer task of its own writes each connection's frames), the shutdown
+/// closes every WebSocket with 1001 and the server stops: the hosts kick each session, and
+/// each writer task ends with its connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_tls_shutdown_closes_every_client_with_1001() {
+    use futures_util::{SinkExt, StreamExt};
+    use grand_melee_e2e::SelfSigned;
+    use tokio_rustls::rustls::{self, pki_types};
+    use tokio_tungstenite::tungstenite::Message;
+
+    let certificate = SelfSigned::new();
+    let server = TestServer::start_with(certificate.config()).await;
+    let mut roots = rustls::RootCertStore::empty();
+    let pem = std::fs::read(&certificate.cert).unwrap();
+    for der in <pki_types::CertificateDer as pki_types::pem::PemObject>::pem_slice_iter(&pem) {
+        roots.add(der.unwrap()).unwrap();
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config));
+    let url = format!("wss://localhost:{}/ws", server.addr.port());
+    let mut clients = Vec::new();
+    for id in 0..5 {
+        let tcp = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+        let name = pki_types::ServerName::try_from("localhost").unwrap();
+        let tls = connector.connect(name, tcp).await.unwrap();
+        let (mut ws, _) = tokio_tungstenite::client_async(url.as_str(), tls)
+            .await
+            .unwrap();
+        let hello = wire::encode_client(&ClientMessage::Hello {
+            id,
+            protocol: wire::PROTOCOL_VERSION,
+            client: "tls".into(),
+        });
+        ws.send(Message::Binary(hello.into())).await.unwrap();
+        // Welcomed: the session is in its hosts, its writer task running.
+        loop {
+            if let Message::Binary(bytes) = ws.next().await.unwrap().unwrap() {
+                let message = wire::decode_server(&bytes).unwrap();
+                assert!(
+                    matches!(message, ServerMessage::Welcome { .. }),
+                    "{message:?}"
+                );
+                break;
+            }
+        }
+        clients.push(ws);
+    }
+    let shutdown = tokio::spawn(server.shutdown());
+    for ws in &mut clients {
+        let closed = async {
+            loop {
+                match ws.next().await {
+                    Some(Ok(Message::Close(frame))) => break frame.map(|f| u16::from(f.code)),
+                    Some(Ok(_)) => continue,
+                    other => panic!("no close frame: {other:?}"),
+                }
+            }
+        };
+        let code = tokio::time::timeout(std::time::Duration::from_secs(20), closed)
+            .await
+            .expect("no close frame within 20 s of the shutdown");
+        assert_eq!(code, Some(close::GOING_AWAY));
+    }
+    shutdown.await.unwrap();
+}
