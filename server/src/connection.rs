@@ -16,7 +16,6 @@ use grand_melee_protocol::{
 };
 use tokio::io::ReadHalf;
 use tokio::net::TcpStream;
-use tokio::net::tcp::OwnedReadHalf;
 use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
@@ -291,24 +290,55 @@ pub(crate) enum Stream {
     Tls(Box<tokio_rustls::server::TlsStream<TcpStream>>),
 }
 
-/// The reading half of a WebSocket's stream, which the connection's [`FrameReader`] reads
-/// from. Everything the server sends goes through the connection's outbox; the session answers
-/// pings and closes itself.
+/// What a WebSocket's frames are read from, which the connection's [`FrameReader`] reads: a
+/// plain connection's socket is in its outbox (read through a shared reference, not split in
+/// two halves), a TLS connection's read half is here. Everything the server sends goes through
+/// the connection's outbox; the session answers pings and closes itself.
 #[derive(Debug)]
 enum ReadSide {
-    Plain(OwnedReadHalf),
+    Plain,
     Tls(ReadHalf<tokio_rustls::server::TlsStream<TcpStream>>),
 }
 
-impl tokio::io::AsyncRead for ReadSide {
+impl ReadSide {
+    /// The stream to read from now (`outbox`: the connection's).
+    fn with<'a>(&'a mut self, outbox: &'a Outbox) -> Reading<'a> {
+        match self {
+            ReadSide::Plain => Reading::Plain(outbox.socket()),
+            ReadSide::Tls(stream) => Reading::Tls(stream),
+        }
+    }
+}
+
+/// A connection's stream, borrowed for a read.
+enum Reading<'a> {
+    /// The plain socket (always there for a plain connection: `None` reads as its end).
+    Plain(Option<&'a TcpStream>),
+    Tls(&'a mut ReadHalf<tokio_rustls::server::TlsStream<TcpStream>>),
+}
+
+impl tokio::io::AsyncRead for Reading<'_> {
     fn poll_read(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
         buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
+    ) -> Poll<std::io::Result<()>> {
         match self.get_mut() {
-            ReadSide::Plain(s) => std::pin::Pin::new(s).poll_read(cx, buf),
-            ReadSide::Tls(s) => std::pin::Pin::new(s).poll_read(cx, buf),
+            Reading::Plain(Some(socket)) => loop {
+                // A shared socket reads through its readiness: readable, then a read that
+                // would not block (or, if it would, readiness cleared and awaited again).
+                std::task::ready!(socket.poll_read_ready(cx))?;
+                match socket.try_read(buf.initialize_unfilled()) {
+                    Ok(n) => {
+                        buf.advance(n);
+                        return Poll::Ready(Ok(()));
+                    }
+                    Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => continue,
+                    Err(error) => return Poll::Ready(Err(error)),
+                }
+            },
+            Reading::Plain(None) => Poll::Ready(Ok(())),
+            Reading::Tls(stream) => Pin::new(&mut **stream).poll_read(cx, buf),
         }
     }
 }
@@ -358,10 +388,7 @@ impl OpenedReplays {
 /// its reading and writing, and its handle.
 fn open(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Shared>) -> (Io, Conn) {
     let (read, write, socket) = match stream {
-        Stream::Plain(tcp) => {
-            let (read, write) = tcp.into_split();
-            (ReadSide::Plain(read), WriteSide::Plain, Some(write))
-        }
+        Stream::Plain(tcp) => (ReadSide::Plain, WriteSide::Plain, Some(tcp)),
         Stream::Tls(tls) => {
             let (read, write) = tokio::io::split(*tls);
             (ReadSide::Tls(read), WriteSide::tls(write), None)
@@ -744,7 +771,7 @@ impl Future for Serving<'_> {
                 this.tick()
             } else {
                 let Io { read, frames, .. } = &mut *this.io;
-                match frames.poll_next(read, cx) {
+                match frames.poll_next(&mut read.with(&this.conn.outbox), cx) {
                     Poll::Pending => return Poll::Pending,
                     Poll::Ready(next) => this.hear(next),
                 }
@@ -795,7 +822,10 @@ async fn goodbye(io: Io, state: State, conn: &Conn) {
     // Keep reading (and discarding) while the close frame goes out: closing a socket with
     // unread bytes in it makes the kernel reset the connection, and a reset can destroy the
     // close frame (and the errors before it) on its way to a client that is still sending.
-    let drain = async { while let Some(Ok(_)) = frames.next(&mut read).await {} };
+    let drain = async {
+        let mut read = read.with(outbox);
+        while let Some(Ok(_)) = frames.next(&mut read).await {}
+    };
     // A reader too slow to take the last frames runs into the timeout.
     if tokio::time::timeout(CLOSE_DRAIN, async {
         tokio::join!(farewell, drain);

@@ -25,7 +25,6 @@ use futures_util::task::AtomicWaker;
 use std::task::{Context, Poll};
 use tokio::io::{AsyncWriteExt, WriteHalf};
 use tokio::net::TcpStream;
-use tokio::net::tcp::OwnedWriteHalf;
 
 /// One WebSocket frame as the server sends it (final, unmasked): header and payload in one
 /// buffer, cheap to clone.
@@ -119,9 +118,11 @@ pub(crate) enum Refused {
 /// The frames of one connection that the kernel has not taken yet, and what closes it.
 #[derive(Debug)]
 pub(crate) struct Outbox {
-    /// A plain TCP connection's socket, written by whoever holds the queue's lock; `None` for
-    /// TLS (its writer task holds the stream) and for stand-ins of connections on other nodes.
-    socket: Option<OwnedWriteHalf>,
+    /// A plain TCP connection's socket, written by whoever holds the queue's lock (and read by
+    /// its session, through a shared reference: the socket is not split in two halves, which
+    /// would cost an allocation per connection); `None` for TLS (its writer task holds the
+    /// stream) and for stand-ins of connections on other nodes.
+    socket: Option<TcpStream>,
     queue: Mutex<Queue>,
     /// Wakes the connection's writing (its session or writer task) when the queue stops being
     /// empty, or when the connection is kicked: whoever waits registers here, then looks again.
@@ -166,7 +167,7 @@ impl Queue {
 
     /// Writes what waits with vectored writes until the queue is empty (`true`) or the kernel
     /// takes no more (`false`).
-    fn write_to(&mut self, socket: &OwnedWriteHalf) -> io::Result<bool> {
+    fn write_to(&mut self, socket: &TcpStream) -> io::Result<bool> {
         while !self.frames.is_empty() {
             let mut slices = [IoSlice::new(&[]); MAX_IOVECS];
             let mut count = 0;
@@ -189,9 +190,9 @@ impl Queue {
 const MAX_IOVECS: usize = 64;
 
 impl Outbox {
-    /// The outbox of a connection: `socket` is a plain connection's write half (`None` for
-    /// TLS). `max_frames` and `max_bytes` bound what may wait in the queue.
-    pub fn new(socket: Option<OwnedWriteHalf>, max_frames: usize, max_bytes: usize) -> Self {
+    /// The outbox of a connection: `socket` is a plain connection's socket (`None` for TLS).
+    /// `max_frames` and `max_bytes` bound what may wait in the queue.
+    pub fn new(socket: Option<TcpStream>, max_frames: usize, max_bytes: usize) -> Self {
         Self {
             socket,
             queue: Mutex::new(Queue::default()),
@@ -210,6 +211,11 @@ impl Outbox {
         let outbox = Self::new(None, 1, 0);
         outbox.lock().finished = true;
         outbox
+    }
+
+    /// A plain connection's socket, for its session to read from.
+    pub fn socket(&self) -> Option<&TcpStream> {
+        self.socket.as_ref()
     }
 
     fn lock(&self) -> MutexGuard<'_, Queue> {
@@ -299,7 +305,7 @@ impl Outbox {
                     continue;
                 }
                 // The kernel took what it could: woken when it can take more.
-                Ok(false) => match AsRef::<TcpStream>::as_ref(socket).poll_write_ready(cx) {
+                Ok(false) => match socket.poll_write_ready(cx) {
                     Poll::Pending => return Poll::Pending,
                     Poll::Ready(Ok(())) => continue,
                     Poll::Ready(Err(error)) => error,
@@ -333,7 +339,7 @@ impl Outbox {
 
     /// Plain connections: writes what waits until the queue is empty (`true`) or the kernel
     /// takes no more (`false`).
-    fn write_queued(&self, socket: &OwnedWriteHalf) -> io::Result<bool> {
+    fn write_queued(&self, socket: &TcpStream) -> io::Result<bool> {
         self.lock().write_to(socket)
     }
 
@@ -476,7 +482,6 @@ impl WriteSide {
         match self {
             WriteSide::Plain => {
                 if let Some(socket) = &outbox.socket {
-                    let socket: &TcpStream = socket.as_ref();
                     let _ = socket2::SockRef::from(socket).shutdown(std::net::Shutdown::Write);
                 }
             }
@@ -550,8 +555,7 @@ mod tests {
             .await
             .expect("loopback");
         let (server, _) = listener.accept().await.expect("loopback");
-        let (_read, write) = server.into_split();
-        let outbox = Outbox::new(Some(write), 1 << 20, 1 << 30);
+        let outbox = Outbox::new(Some(server), 1 << 20, 1 << 30);
         let (one, two) = (Frame::binary(b"events"), Frame::binary(b"ack"));
         assert_eq!(outbox.push(&one), Ok(()));
         assert_eq!(outbox.push(&two), Ok(()));
