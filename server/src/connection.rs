@@ -1408,7 +1408,7 @@ mod tests {
     fn a_seated_connections_state_stays_small() {
         let serving = std::mem::size_of::<Serving<'static>>();
         let reader = std::mem::size_of::<FrameReader>();
-        assert!(serving <= 280, "Serving is {serving} bytes");
+        assert!(serving <= 272, "Serving is {serving} bytes");
         let limits = std::mem::size_of::<RateLimits>();
         assert!(limits <= 80, "RateLimits is {limits} bytes");
         assert!(reader <= 64, "FrameReader is {reader} bytes");
