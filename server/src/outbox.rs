@@ -376,29 +376,23 @@ impl Outbox {
 
     /// Ready once the connection is kicked; until then a kick wakes `cx` (the session's).
     pub fn poll_kicked(&self, cx: &mut Context<'_>) -> Poll<()> {
-        if self.is_kicked() {
-            return Poll::Ready(());
-        }
-        self.session.register(cx.waker());
-        if self.is_kicked() {
-            Poll::Ready(())
-        } else {
-            Poll::Pending
-        }
+        self.poll_kicked_through(&self.session, cx)
     }
 
     /// As [`poll_kicked`](Self::poll_kicked), for the writing (a TLS connection's writer
     /// task): a kick wakes `cx` through the writing's waker.
     pub fn poll_kicked_writing(&self, cx: &mut Context<'_>) -> Poll<()> {
-        if self.is_kicked() {
-            return Poll::Ready(());
+        self.poll_kicked_through(&self.wake, cx)
+    }
+
+    fn poll_kicked_through(&self, waker: &AtomicWaker, cx: &mut Context<'_>) -> Poll<()> {
+        if !self.is_kicked() {
+            waker.register(cx.waker());
+            if !self.is_kicked() {
+                return Poll::Pending;
+            }
         }
-        self.wake.register(cx.waker());
-        if self.is_kicked() {
-            Poll::Ready(())
-        } else {
-            Poll::Pending
-        }
+        Poll::Ready(())
     }
 }
 

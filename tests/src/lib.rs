@@ -1139,6 +1139,23 @@ impl SelfSigned {
         }
     }
 
+    /// A TLS client that trusts this certificate alone.
+    pub fn connector(&self) -> tokio_rustls::TlsConnector {
+        use tokio_rustls::rustls::{self, pki_types};
+        let mut roots = rustls::RootCertStore::empty();
+        let pem = std::fs::read(&self.cert).unwrap();
+        for der in <pki_types::CertificateDer as pki_types::pem::PemObject>::pem_slice_iter(&pem) {
+            roots.add(der.unwrap()).unwrap();
+        }
+        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+        let client = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        tokio_rustls::TlsConnector::from(std::sync::Arc::new(client))
+    }
+
     /// A server configuration that serves TLS with this certificate.
     pub fn config(&self) -> ServerConfig {
         ServerConfig {

@@ -447,23 +447,12 @@ async fn websocket_sessions_run_in_hosts_not_tasks_of_their_own() {
 async fn over_tls_shutdown_closes_every_client_with_1001() {
     use futures_util::{SinkExt, StreamExt};
     use grand_melee_e2e::SelfSigned;
-    use tokio_rustls::rustls::{self, pki_types};
+    use tokio_rustls::rustls::pki_types;
     use tokio_tungstenite::tungstenite::Message;
 
     let certificate = SelfSigned::new();
     let server = TestServer::start_with(certificate.config()).await;
-    let mut roots = rustls::RootCertStore::empty();
-    let pem = std::fs::read(&certificate.cert).unwrap();
-    for der in <pki_types::CertificateDer as pki_types::pem::PemObject>::pem_slice_iter(&pem) {
-        roots.add(der.unwrap()).unwrap();
-    }
-    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config));
+    let connector = certificate.connector();
     let url = format!("wss://localhost:{}/ws", server.addr.port());
     let mut clients = Vec::new();
     for id in 0..5 {

@@ -313,7 +313,7 @@ async fn malformed_handshakes_are_refused_with_400_and_counted() {
 
 #[tokio::test]
 async fn over_tls_the_certificates_names_are_the_servers_own_origins() {
-    use tokio_rustls::rustls::{self, pki_types};
+    use tokio_rustls::rustls::pki_types;
     let certificate = SelfSigned::for_names(&["melee.test", "*.tables.test"]);
     let config = ServerConfig {
         allowed_origins: vec!["https://elsewhere.example".to_owned()],
@@ -321,18 +321,7 @@ async fn over_tls_the_certificates_names_are_the_servers_own_origins() {
     };
     let server = TestServer::start_with(config).await;
     let port = server.addr.port();
-    let mut roots = rustls::RootCertStore::empty();
-    let pem = std::fs::read(&certificate.cert).unwrap();
-    for der in <pki_types::CertificateDer as pki_types::pem::PemObject>::pem_slice_iter(&pem) {
-        roots.add(der.unwrap()).unwrap();
-    }
-    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-    let client = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(client));
+    let connector = certificate.connector();
     for (name, origin, expected) in [
         ("melee.test", format!("https://melee.test:{port}"), 101),
         (
