@@ -32,7 +32,7 @@ use tracing::error;
 pub(crate) type Hosted = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// How a host tells a session that the server is shutting down (its connection's outbox: the
-/// session then says goodbye). Called at most once per session, from the host's task.
+/// session then says goodbye). Called at most once per session.
 pub(crate) trait Stop: Send + Sync {
     fn stop(&self);
 }
@@ -64,6 +64,12 @@ impl Future for Running {
     }
 }
 
+impl std::fmt::Debug for Running {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Running")
+    }
+}
+
 /// The hosts of one server, started when the first session arrives (on its runtime).
 #[derive(Debug, Default)]
 pub(crate) struct Hosts {
@@ -71,12 +77,6 @@ pub(crate) struct Hosts {
     doors: OnceLock<Box<[mpsc::UnboundedSender<Running>]>>,
     /// The next host to give a session to.
     next: AtomicUsize,
-}
-
-impl std::fmt::Debug for Running {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Running")
-    }
 }
 
 impl Hosts {
@@ -140,7 +140,18 @@ async fn host(mut door: mpsc::UnboundedReceiver<Running>, shutdown: Cancellation
             }
         }
         if (stopping || closed) && running.is_empty() {
-            return;
+            // Nothing is taken in after this (a later session runs in a task of its own), and
+            // what was handed over meanwhile still runs, stopped, rather than being dropped
+            // unread with the door.
+            door.close();
+            closed = true;
+            while let Ok(session) = door.try_recv() {
+                session.stop.stop();
+                running.push(session);
+            }
+            if running.is_empty() {
+                return;
+            }
         }
     }
 }
