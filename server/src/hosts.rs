@@ -46,21 +46,14 @@ struct Running {
 impl Future for Running {
     type Output = ();
 
-    /// The session's own poll; a panic in it ends it alone (logged).
+    /// The session's own poll; a panic in it ends it alone (the panic hook has printed what
+    /// and where).
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let session = self.session.as_mut();
-        match std::panic::catch_unwind(AssertUnwindSafe(|| session.poll(cx))) {
-            Ok(poll) => poll,
-            Err(panic) => {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| (*s).to_owned())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
-                error!(panic = %what, "a websocket session panicked: it alone has ended");
-                Poll::Ready(())
-            }
-        }
+        std::panic::catch_unwind(AssertUnwindSafe(|| session.poll(cx))).unwrap_or_else(|_| {
+            error!("a websocket session panicked: it alone has ended");
+            Poll::Ready(())
+        })
     }
 }
 

@@ -277,7 +277,7 @@ impl Server {
             };
             let shared2 = Arc::clone(&shared);
             let tls = tls.clone();
-            // The places under the caps go with the connection, to its session's task.
+            // The places under the caps go with the connection, to its session.
             shared.tasks.spawn(connection::serve(
                 stream,
                 peer,
