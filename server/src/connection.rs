@@ -24,6 +24,7 @@ use tracing::{debug, info, warn};
 
 use crate::conn::{Conn, Refusal, close_reason};
 use crate::frames::FrameReader;
+use crate::hosts::Alarm;
 use crate::http;
 use crate::lobby::{self, Entry, RoomMsg, Shared};
 use crate::metrics::Metrics;
@@ -143,8 +144,8 @@ enum Verdict {
 }
 
 /// Closes a connection that kept sending over the rate limit.
-fn close_flooder(conn: &Conn, peer: IpAddr) {
-    info!(connection = conn.id, %peer, "flooding: disconnected");
+fn close_flooder(conn: &Conn) {
+    info!(connection = conn.id, peer = %conn.peer, "flooding: disconnected");
     conn.close_because(
         close::POLICY_VIOLATION,
         "flooding: too many requests over the rate limit",
@@ -230,7 +231,7 @@ pub(crate) async fn serve<H: Send + 'static>(
     let (io, conn) = open(stream, rest, client, &shared);
     // At the shutdown, its host kicks the connection (1001).
     let stop = Arc::clone(&conn.outbox) as Arc<dyn crate::hosts::Stop>;
-    let session = Box::pin(session(io, conn, client, Arc::clone(&shared), (slot, held)));
+    let session = Box::pin(session(io, conn, Arc::clone(&shared), (slot, held)));
     shared
         .hosts
         .run(stop, session, &shared.tasks, &shared.shutdown);
@@ -363,24 +364,32 @@ struct Session<'a> {
 /// costs one hash, not one a page. A finished game's password never changes. At most
 /// [`OpenedReplays::MOST`] are remembered, the oldest forgotten first (it then needs its
 /// password again).
+///
+/// Boxed, and only once one is opened: most connections never open one, and every connection
+/// keeps this for as long as it lives.
 #[derive(Debug, Default)]
-struct OpenedReplays(std::collections::VecDeque<wire::TableId>);
+// The box is the point: 8 bytes in every session rather than a `VecDeque`'s 32.
+#[allow(clippy::box_collection)]
+struct OpenedReplays(Option<Box<std::collections::VecDeque<wire::TableId>>>);
 
 impl OpenedReplays {
     const MOST: usize = limits::OPENED_REPLAYS;
 
     fn contains(&self, table: wire::TableId) -> bool {
-        self.0.contains(&table)
+        self.0
+            .as_ref()
+            .is_some_and(|opened| opened.contains(&table))
     }
 
     fn insert(&mut self, table: wire::TableId) {
-        if self.contains(table) {
+        let opened = self.0.get_or_insert_default();
+        if opened.contains(&table) {
             return;
         }
-        if self.0.len() >= Self::MOST {
-            self.0.pop_front();
+        if opened.len() >= Self::MOST {
+            opened.pop_front();
         }
-        self.0.push_back(table);
+        opened.push_back(table);
     }
 }
 
@@ -442,16 +451,11 @@ fn open(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Shared>) -> (I
 fn session<H: Send + 'static>(
     mut io: Io,
     conn: Conn,
-    peer: IpAddr,
     shared: Arc<Shared>,
     held: H,
 ) -> impl Future<Output = ()> + Send {
     async move {
-        let state = {
-            // Made once, not on every message: each costs a registration. Set by `Serving`.
-            let timer = std::pin::pin!(tokio::time::sleep(std::time::Duration::ZERO));
-            Serving::new(&mut io, &conn, peer, &shared, timer).await
-        };
+        let state = Serving::new(&mut io, &conn, &shared).await;
         // Boxed: the goodbye's futures are large and needed once.
         Box::pin(goodbye(io, state, &conn)).await;
         debug!(connection = conn.id, "websocket closed");
@@ -524,13 +528,13 @@ impl Writes {
 struct Serving<'a> {
     io: &'a mut Io,
     conn: &'a Conn,
-    peer: IpAddr,
     shared: &'a Arc<Shared>,
     state: State,
     opened: OpenedReplays,
     limits: RateLimits,
     clock: Clock,
-    timer: Pin<&'a mut tokio::time::Sleep>,
+    /// The clock's next look (a ping, or silence), on the hosts' clock.
+    alarm: Alarm,
     handling: Option<Handling<'a>>,
     /// The socket failed while a request was being handled: nothing more is written.
     failed: bool,
@@ -552,29 +556,20 @@ enum Heard {
 }
 
 impl<'a> Serving<'a> {
-    /// A new session's state (before `hello`), its clock started now and its timer set by it.
-    fn new(
-        io: &'a mut Io,
-        conn: &'a Conn,
-        peer: IpAddr,
-        shared: &'a Arc<Shared>,
-        mut timer: Pin<&'a mut tokio::time::Sleep>,
-    ) -> Self {
+    /// A new session's state (before `hello`), its clock started now.
+    fn new(io: &'a mut Io, conn: &'a Conn, shared: &'a Arc<Shared>) -> Self {
         let now = Instant::now();
         let config = &shared.config;
-        let beat = Beat::of(config);
-        let clock = Clock::new(beat, now);
-        timer.as_mut().reset(clock.next(beat).into());
+        let clock = Clock::new(Beat::of(config), now);
         Self {
             io,
             conn,
-            peer,
             shared,
             state: State::New,
             opened: OpenedReplays::default(),
             limits: RateLimits::new(config, now),
             clock,
-            timer,
+            alarm: Alarm::default(),
             handling: None,
             failed: false,
         }
@@ -585,13 +580,12 @@ impl<'a> Serving<'a> {
     fn hear(&mut self, next: Option<Result<Message, WsError>>) -> Heard {
         let Self {
             conn,
-            peer,
             shared,
             limits,
             clock,
             ..
         } = self;
-        let (conn, peer, shared) = (*conn, *peer, *shared);
+        let (conn, shared) = (*conn, *shared);
         let message = match next {
             None => return Heard::End,
             Some(Err(WsError::Capacity(_))) => {
@@ -631,7 +625,7 @@ impl<'a> Serving<'a> {
                 };
                 match (verdict, decoded) {
                     (Verdict::Close, _) => {
-                        close_flooder(conn, peer);
+                        close_flooder(conn);
                         return Heard::End;
                     }
                     (Verdict::Refuse, Ok(request)) => {
@@ -654,7 +648,7 @@ impl<'a> Serving<'a> {
             Message::Text(_) => {
                 match limits.frame(&shared.config, received) {
                     Verdict::Close => {
-                        close_flooder(conn, peer);
+                        close_flooder(conn);
                         return Heard::End;
                     }
                     Verdict::Refuse => conn.reject(None, ErrorCode::RateLimited),
@@ -671,7 +665,7 @@ impl<'a> Serving<'a> {
             Message::Ping(payload) => {
                 match limits.frame(&shared.config, received) {
                     Verdict::Close => {
-                        close_flooder(conn, peer);
+                        close_flooder(conn);
                         return Heard::End;
                     }
                     Verdict::Refuse => {}
@@ -721,8 +715,6 @@ impl<'a> Serving<'a> {
             Tick::Ping => drop(self.conn.outbox.push(&Frame::ping())),
             Tick::Nothing => {}
         }
-        let next = self.clock.next(beat);
-        self.timer.as_mut().reset(next.into());
         Heard::Done
     }
 
@@ -767,7 +759,9 @@ impl Future for Serving<'_> {
             {
                 return this.end();
             }
-            let heard = if this.timer.as_mut().poll(cx).is_ready() {
+            let next = this.clock.next(Beat::of(&this.shared.config));
+            let alarms = &this.shared.hosts.alarms;
+            let heard = if this.alarm.poll_until(alarms, next, cx).is_ready() {
                 this.tick()
             } else {
                 let Io { read, frames, .. } = &mut *this.io;
@@ -811,7 +805,7 @@ async fn goodbye(io: Io, state: State, conn: &Conn) {
     let (code, reason) = outbox
         .close
         .get()
-        .cloned()
+        .map(|close| (**close).clone())
         .unwrap_or((close::GOING_AWAY, close_reason(close::GOING_AWAY).into()));
     outbox.finish(&Frame::close(code, &reason));
     let farewell = async {
@@ -1372,13 +1366,13 @@ async fn enter(
         lobby::check_password(shared, conn.peer, table, hash, password).await?;
     }
     let (reply, answer) = oneshot::channel();
-    let enter = RoomMsg::Enter {
+    let enter = RoomMsg::Enter(Box::new(lobby::Enter {
         conn: conn.clone(),
         request_id: request.id(),
-        entry: Box::new(entry),
+        entry,
         reply,
         quiet: false,
-    };
+    }));
     if tx.send(enter).await.is_err() {
         return Err(ErrorCode::UnknownTable.into());
     }
@@ -1386,7 +1380,7 @@ async fn enter(
         Ok(Ok(_role)) => Ok(lobby::Membership {
             tx,
             table,
-            _spectator: spectator,
+            _spectator: spectator.map(Box::new),
         }),
         Ok(Err(code)) => Err(code.into()),
         Err(_) => Err(ErrorCode::UnknownTable.into()),
@@ -1408,7 +1402,9 @@ mod tests {
     fn a_seated_connections_state_stays_small() {
         let serving = std::mem::size_of::<Serving<'static>>();
         let reader = std::mem::size_of::<FrameReader>();
-        assert!(serving <= 272, "Serving is {serving} bytes");
+        assert!(serving <= 208, "Serving is {serving} bytes");
+        let outbox = std::mem::size_of::<Outbox>();
+        assert!(outbox <= 176, "Outbox is {outbox} bytes");
         let limits = std::mem::size_of::<RateLimits>();
         assert!(limits <= 80, "RateLimits is {limits} bytes");
         assert!(reader <= 64, "FrameReader is {reader} bytes");

@@ -14,16 +14,25 @@
 //! sessions (through their connections' outboxes: each says goodbye, 1001) and ends once the
 //! last has ended; a session handed over after that is stopped at once, in a task of its own.
 //! So no session keeps a shutdown token or future of its own.
+//!
+//! Nor a timer of its own: a session's pings and its silence are timed by the hosts' one clock
+//! ([`Alarms`]): a session that waits for a time keeps the tick it asked for ([`Alarm`], four
+//! bytes) and its waker waits in the clock's list, where tokio's timer would be 112 bytes in
+//! every session. The clock is coarse ([`TICK`]): an alarm rings at its time or up to one tick
+//! after, never before.
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
+use std::sync::atomic::AtomicU32;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::sync::{Arc, OnceLock};
-use std::task::{Context, Poll};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::error;
@@ -70,6 +79,8 @@ pub(crate) struct Hosts {
     doors: OnceLock<Box<[mpsc::UnboundedSender<Running>]>>,
     /// The next host to give a session to.
     next: AtomicUsize,
+    /// The sessions' clock (its task starts with the hosts).
+    pub(crate) alarms: Arc<Alarms>,
 }
 
 impl Hosts {
@@ -85,6 +96,7 @@ impl Hosts {
         shutdown: &CancellationToken,
     ) {
         let doors = self.doors.get_or_init(|| {
+            tasks.spawn(ring(Arc::clone(&self.alarms), shutdown.clone()));
             let workers = tokio::runtime::Handle::current()
                 .metrics()
                 .num_workers()
@@ -149,6 +161,174 @@ async fn host(mut door: mpsc::UnboundedReceiver<Running>, shutdown: Cancellation
     }
 }
 
+/// How coarse the sessions' clock is: an alarm rings in the first tick at or after its time.
+pub(crate) const TICK: Duration = Duration::from_millis(50);
+
+/// The sessions' clock: the ticks they wait for, each with the wakers of the sessions waiting
+/// for it, and a task ([`ring`]) that sleeps until the first and wakes them.
+#[derive(Debug)]
+pub(crate) struct Alarms {
+    /// Tick 0.
+    epoch: Instant,
+    /// The last tick the clock rang (every alarm at or before it has rung).
+    rung: AtomicU32,
+    due: Mutex<Due>,
+    /// Wakes the clock's task when an alarm earlier than the one it sleeps until is set.
+    earlier: Notify,
+}
+
+#[derive(Debug, Default)]
+struct Due {
+    /// The sessions waiting, by the tick they wait for.
+    wakers: BTreeMap<u32, Vec<Waker>>,
+    /// The tick the clock's task sleeps until, if it sleeps until one.
+    sleeps_until: Option<u32>,
+}
+
+impl Default for Alarms {
+    fn default() -> Self {
+        Self {
+            epoch: Instant::now(),
+            rung: AtomicU32::new(0),
+            due: Mutex::default(),
+            earlier: Notify::new(),
+        }
+    }
+}
+
+impl Alarms {
+    /// The first tick at or after `at` (looked up on every poll of every session: in 64-bit
+    /// arithmetic, not `Duration`'s 128-bit nanoseconds).
+    fn tick_at(&self, at: Instant) -> u32 {
+        let (ticks, into) = self.ticks_to(at);
+        ticks.saturating_add(u32::from(into))
+    }
+
+    /// The last tick begun at `now`.
+    fn tick_before(&self, now: Instant) -> u32 {
+        self.ticks_to(now).0
+    }
+
+    /// Whole ticks from the epoch to `at`, and whether `at` is past the last one's start.
+    fn ticks_to(&self, at: Instant) -> (u32, bool) {
+        const TICK_NANOS: u64 = TICK.as_nanos() as u64;
+        const PER_SECOND: u64 = 1_000_000_000 / TICK_NANOS;
+        const _: () = assert!(1_000_000_000 % TICK_NANOS == 0, "a tick divides a second");
+        let since = at.saturating_duration_since(self.epoch);
+        let nanos = u64::from(since.subsec_nanos());
+        let ticks = since
+            .as_secs()
+            .saturating_mul(PER_SECOND)
+            .saturating_add(nanos / TICK_NANOS);
+        (
+            u32::try_from(ticks).unwrap_or(u32::MAX),
+            nanos % TICK_NANOS != 0,
+        )
+    }
+
+    /// When `tick` begins.
+    fn instant_of(&self, tick: u32) -> Instant {
+        self.epoch + TICK * tick
+    }
+
+    fn due(&self) -> std::sync::MutexGuard<'_, Due> {
+        // A panic elsewhere while it was held leaves a list still whole (each change to it is
+        // one insertion or removal).
+        self.due.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Rings every alarm due at `now`; returns the tick of the next one, if any is set.
+    fn ring_at(&self, now: Instant) -> Option<u32> {
+        let tick = self.tick_before(now).max(self.rung.load(Relaxed));
+        let (rung, next) = {
+            let mut due = self.due();
+            let later = due.wakers.split_off(&tick.saturating_add(1));
+            let rung = std::mem::replace(&mut due.wakers, later);
+            self.rung.store(tick, Relaxed);
+            let next = due.wakers.keys().next().copied();
+            due.sleeps_until = next;
+            (rung, next)
+        };
+        // Woken outside the lock: a waker may run code of its own.
+        rung.into_values().flatten().for_each(Waker::wake);
+        next
+    }
+
+    /// Whether an alarm for `tick` has rung; if not, `waker` is woken when it does.
+    fn ring_or_wake(&self, tick: u32, waker: &Waker) -> bool {
+        if tick <= self.rung.load(Relaxed) {
+            return true;
+        }
+        let mut due = self.due();
+        // Rung between the look above and the lock.
+        if tick <= self.rung.load(Relaxed) {
+            return true;
+        }
+        due.wakers.entry(tick).or_default().push(waker.clone());
+        if due.sleeps_until.is_none_or(|until| tick < until) {
+            due.sleeps_until = Some(tick);
+            self.earlier.notify_one();
+        }
+        false
+    }
+}
+
+/// The clock's task: sleeps until the first alarm set (or until an earlier one is), rings
+/// what is due; ends at the shutdown.
+async fn ring(alarms: Arc<Alarms>, shutdown: CancellationToken) {
+    let sleep = tokio::time::sleep(Duration::ZERO);
+    tokio::pin!(sleep);
+    loop {
+        match alarms.ring_at(Instant::now()) {
+            Some(next) => sleep.as_mut().reset(alarms.instant_of(next).into()),
+            // Nothing to ring: only an alarm set will wake the clock.
+            None => sleep
+                .as_mut()
+                .reset((Instant::now() + Duration::from_secs(86_400)).into()),
+        }
+        tokio::select! {
+            biased;
+            () = shutdown.cancelled() => return,
+            () = alarms.earlier.notified() => {}
+            () = &mut sleep => {}
+        }
+    }
+}
+
+/// A session's timer on the hosts' clock: the tick it waits for, if any (0: none).
+#[derive(Debug, Default)]
+pub(crate) struct Alarm(u32);
+
+impl Alarm {
+    /// Ready once `at` has come (at most a [`TICK`] late); until then the task is woken when
+    /// it comes. `at` may move on each look, earlier or later; the task polling it is always
+    /// the same (a session's), so a waker given once stays the one to wake.
+    pub(crate) fn poll_until(
+        &mut self,
+        alarms: &Alarms,
+        at: Instant,
+        cx: &Context<'_>,
+    ) -> Poll<()> {
+        let tick = alarms.tick_at(at).max(1);
+        let rung = alarms.rung.load(Relaxed);
+        if tick <= rung {
+            self.0 = 0;
+            return Poll::Ready(());
+        }
+        // Waiting already for this tick or an earlier one that has not rung: that ringing
+        // wakes the task, which then looks again.
+        if self.0 != 0 && self.0 <= tick && self.0 > rung {
+            return Poll::Pending;
+        }
+        if alarms.ring_or_wake(tick, cx.waker()) {
+            self.0 = 0;
+            return Poll::Ready(());
+        }
+        self.0 = tick;
+        Poll::Pending
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -172,6 +352,65 @@ mod tests {
             self.stopped.store(true, Relaxed);
             self.wake.notify_one();
         }
+    }
+
+    /// Alarms set in any order, some moved later or earlier while they wait, each ring at or
+    /// after their time, never before; the clock's task ends at the shutdown.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn alarms_ring_at_their_time_never_before_and_may_move() {
+        let alarms = Arc::new(Alarms::default());
+        let shutdown = CancellationToken::new();
+        let clock = tokio::spawn(ring(Arc::clone(&alarms), shutdown.clone()));
+        let start = Instant::now();
+        let ms = Duration::from_millis;
+        // (first time asked for, the time it moves to once woken before it)
+        let plans = [
+            (ms(300), ms(300)),
+            (ms(0), ms(0)),
+            (ms(120), ms(260)),
+            (ms(40), ms(40)),
+            (ms(200), ms(200)),
+            (ms(60_000), ms(80)),
+        ];
+        let mut waiting = Vec::new();
+        for (first, then) in plans {
+            let alarms = Arc::clone(&alarms);
+            waiting.push(tokio::spawn(async move {
+                let mut alarm = Alarm::default();
+                let mut at = start + first;
+                // The last plan moves its alarm earlier before the first ringing: the clock
+                // sleeps until 60 s and must wake for the earlier one.
+                if first > ms(30_000) {
+                    std::future::poll_fn(|cx| {
+                        assert!(alarm.poll_until(&alarms, at, cx).is_pending());
+                        Poll::Ready(())
+                    })
+                    .await;
+                    at = start + then;
+                }
+                std::future::poll_fn(|cx| alarm.poll_until(&alarms, at, cx)).await;
+                assert!(Instant::now() >= at, "rang before its time");
+                // Moved later once it has rung: it waits again, for the new time.
+                if then > first {
+                    at = start + then;
+                    std::future::poll_fn(|cx| alarm.poll_until(&alarms, at, cx)).await;
+                    assert!(Instant::now() >= at, "rang before its new time");
+                }
+                at
+            }));
+        }
+        for waiting in waiting {
+            let at = tokio::time::timeout(Duration::from_secs(30), waiting)
+                .await
+                .expect("an alarm never rang (the moved-earlier one waits 60 s otherwise)")
+                .unwrap();
+            assert!(Instant::now() >= at);
+        }
+        shutdown.cancel();
+        tokio::time::timeout(Duration::from_secs(30), clock)
+            .await
+            .expect("the clock did not end at the shutdown")
+            .unwrap();
     }
 
     /// Sessions in a host run and end; a panic in one ends it alone (the host and the other
@@ -203,8 +442,8 @@ mod tests {
             let _ = done.send(());
         };
         hosts.run(never(), Box::pin(session), &tasks, &shutdown);
-        // One task per host, whatever the number of sessions.
-        assert_eq!(tasks.len(), workers);
+        // One task per host, whatever the number of sessions, and the sessions' clock.
+        assert_eq!(tasks.len(), workers + 1);
         go.send(()).unwrap();
         // (A host that a panic ended would drop it unfinished: the send would fail.)
         tokio::time::timeout(Duration::from_secs(30), ended)

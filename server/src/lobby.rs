@@ -35,8 +35,9 @@ pub(crate) struct Membership {
     pub tx: mpsc::Sender<RoomMsg>,
     /// The table.
     pub table: TableId,
-    /// A spectator's place under `--max-spectators-per-ip`, held while he watches.
-    pub _spectator: Option<SpectatorSlot>,
+    /// A spectator's place under `--max-spectators-per-ip`, held while he watches (boxed: a
+    /// player's membership, which every seated connection keeps, needs none).
+    pub _spectator: Option<Box<SpectatorSlot>>,
 }
 
 /// A member's seat at a league table: his name, and his deck as it sits down (with the opponent
@@ -70,21 +71,10 @@ pub(crate) enum Entry {
 /// What a table's actor receives.
 #[derive(Debug)]
 pub(crate) enum RoomMsg {
-    /// Join, watch or resume. On success the actor has already queued the answer and a snapshot
-    /// on the connection.
-    Enter {
-        conn: Conn,
-        request_id: u32,
-        /// Boxed, as the request below: every message takes a slot as large as the largest
-        /// in the table's channel (tokio allocates them 32 at a time), so the rare large ones
-        /// are kept out of line.
-        entry: Box<Entry>,
-        /// The role, and the seat token of a player.
-        reply: oneshot::Sender<Result<(Role, Option<SeatToken>), ErrorCode>>,
-        /// No `seated`/`watching` answer, only the snapshot: the connection entered before,
-        /// and the table moved to another node (cluster mode).
-        quiet: bool,
-    },
+    /// Join, watch or resume (boxed: every message takes a slot as large as the largest in the
+    /// table's channel, and tokio allocates them 32 at a time, so the rare large ones are kept
+    /// out of line).
+    Enter(Box<Enter>),
     /// A request from a member.
     Request {
         connection: u64,
@@ -103,9 +93,23 @@ pub(crate) enum RoomMsg {
     Lost,
 }
 
+/// A connection that asks to enter a table. On success the actor has already queued the answer
+/// and a snapshot on the connection.
+#[derive(Debug)]
+pub(crate) struct Enter {
+    pub conn: Conn,
+    pub request_id: u32,
+    pub entry: Entry,
+    /// The role, and the seat token of a player.
+    pub reply: oneshot::Sender<Result<(Role, Option<SeatToken>), ErrorCode>>,
+    /// No `seated`/`watching` answer, only the snapshot: the connection entered before, and the
+    /// table moved to another node (cluster mode).
+    pub quiet: bool,
+}
+
 // A table's channel holds its messages in blocks of 32 slots of the largest message: kept small
-// (80 bytes on 64-bit targets, 232 before the large parts were boxed).
-const _: () = assert!(std::mem::size_of::<RoomMsg>() <= 96);
+// (32 bytes on 64-bit targets; 232 before the large parts were boxed, 80 before `Enter` was).
+const _: () = assert!(std::mem::size_of::<RoomMsg>() <= 32);
 
 /// A table in the lobby registry: the way into its actor, its latest summary, and the hash of
 /// its password (checked by the connection, off the actor, before it asks to enter).

@@ -132,10 +132,11 @@ pub(crate) struct Outbox {
     /// Set (once, never cleared) to close the connection: a close with a reason, a slow
     /// reader, a failed socket, the server's shutdown (its session's host kicks it).
     kicked: AtomicBool,
-    /// The close code and the reason sent with it; the first close wins.
-    pub(crate) close: OnceLock<(u16, Cow<'static, str>)>,
-    max_frames: usize,
-    max_bytes: usize,
+    /// The close code and the reason sent with it; the first close wins. Boxed: every
+    /// connection keeps its outbox, and only a closed one needs these.
+    pub(crate) close: OnceLock<Box<(u16, Cow<'static, str>)>>,
+    max_frames: u32,
+    max_bytes: u32,
 }
 
 #[derive(Debug, Default)]
@@ -200,8 +201,8 @@ impl Outbox {
             session: AtomicWaker::new(),
             kicked: AtomicBool::new(false),
             close: OnceLock::new(),
-            max_frames: max_frames.max(1),
-            max_bytes,
+            max_frames: u32::try_from(max_frames.max(1)).unwrap_or(u32::MAX),
+            max_bytes: u32::try_from(max_bytes).unwrap_or(u32::MAX),
         }
     }
 
@@ -246,7 +247,8 @@ impl Outbox {
                     return Err(Refused::Finished);
                 }
             }
-        } else if queue.frames.len() >= self.max_frames || queue.bytes + rest.len() > self.max_bytes
+        } else if queue.frames.len() >= self.max_frames as usize
+            || queue.bytes + rest.len() > self.max_bytes as usize
         {
             return Err(Refused::Full);
         }
@@ -267,8 +269,8 @@ impl Outbox {
             let queue = self.lock();
             if !queue.finished
                 && !queue.frames.is_empty()
-                && (2 * (queue.frames.len() + 1) > self.max_frames
-                    || 2 * (queue.bytes + frame.bytes.len()) > self.max_bytes)
+                && (2 * (queue.frames.len() + 1) > self.max_frames as usize
+                    || 2 * (queue.bytes + frame.bytes.len()) > self.max_bytes as usize)
             {
                 return Err(Refused::Shed);
             }
@@ -355,7 +357,7 @@ impl Outbox {
         // Kicked already (by an earlier close, or by the server's shutdown, which means
         // 1001): the first reason stands.
         if !self.is_kicked() {
-            let _ = self.close.set((code, reason.into()));
+            let _ = self.close.set(Box::new((code, reason.into())));
             self.kick();
         }
     }

@@ -30,7 +30,7 @@ use crate::cluster::{
     Cluster, EnterReply, InMessage, Inbound, OutItem, RemoteEntry, decode, encode,
 };
 use crate::conn::{Conn, Remote};
-use crate::lobby::{Entry, RoomMsg, Shared, TableEntry};
+use crate::lobby::{Enter, Entry, RoomMsg, Shared, TableEntry};
 use crate::metrics::Metrics;
 use crate::outbox::{Frame, Outbox};
 use grand_melee_protocol::session::Role;
@@ -200,15 +200,16 @@ impl Proxy {
     /// Forwards a member's message to the owner.
     async fn forward(&mut self, message: RoomMsg, entered: &mpsc::UnboundedSender<Entered>) {
         match message {
-            RoomMsg::Enter {
-                conn,
-                request_id,
-                entry,
-                reply,
-                quiet,
-            } => {
+            RoomMsg::Enter(enter) => {
+                let Enter {
+                    conn,
+                    request_id,
+                    entry,
+                    reply,
+                    quiet,
+                } = *enter;
                 let id = conn.id;
-                let remote = match &*entry {
+                let remote = match &entry {
                     Entry::Join {
                         name,
                         entropy,
@@ -590,15 +591,15 @@ impl ProxyEnter {
     ) -> EnterReply {
         match &self.target {
             Target::Local(tx) => {
-                let entry = Box::new(entry.into_entry());
+                let entry = entry.into_entry();
                 let (reply, answer) = oneshot::channel();
-                let message = RoomMsg::Enter {
+                let message = RoomMsg::Enter(Box::new(Enter {
                     conn,
                     request_id,
                     entry,
                     reply,
                     quiet,
-                };
+                }));
                 if tx.send(message).await.is_err() {
                     return Err(ErrorCode::UnknownTable);
                 }
@@ -678,16 +679,16 @@ pub(crate) async fn serve_inbound(
                     // membership goes first.
                     let _ = tx.send(RoomMsg::Gone { connection: old.id }).await;
                 }
-                let entry = Box::new(entry.into_entry());
+                let entry = entry.into_entry();
                 let (reply, answer) = oneshot::channel();
                 let sent = tx
-                    .send(RoomMsg::Enter {
+                    .send(RoomMsg::Enter(Box::new(Enter {
                         conn,
                         request_id,
                         entry,
                         reply,
                         quiet,
-                    })
+                    })))
                     .await;
                 let result: EnterReply = if sent.is_err() {
                     Err(ErrorCode::UnknownTable)

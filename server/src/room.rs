@@ -924,14 +924,15 @@ impl<G: Game> Room<G> {
             // Whatever arrives after the day's end finds the day's climb ended.
             self.end_of_day();
             match message {
-                RoomMsg::Enter {
-                    conn,
-                    request_id,
-                    entry,
-                    reply,
-                    quiet,
-                } => {
-                    let result = self.enter(conn, request_id, *entry, quiet).await;
+                RoomMsg::Enter(enter) => {
+                    let crate::lobby::Enter {
+                        conn,
+                        request_id,
+                        entry,
+                        reply,
+                        quiet,
+                    } = *enter;
+                    let result = self.enter(conn, request_id, entry, quiet).await;
                     let _ = reply.send(result);
                 }
                 RoomMsg::Lost => {
