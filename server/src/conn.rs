@@ -15,16 +15,37 @@ use crate::outbox::{Frame, Outbox, Refused};
 /// The way a table actor (or the reader) talks to one connection: its outbox (frames written
 /// straight to the socket when they would not block, a bounded queue otherwise) and a way to
 /// close it with a code.
+///
+/// One allocation shared by the connection's session and its table's member: a copy is one
+/// pointer, and cloning it one count (not one per part).
 #[derive(Debug, Clone)]
-pub(crate) struct Conn {
+pub(crate) struct Conn(Arc<Link>);
+
+/// What a [`Conn`] shares.
+#[derive(Debug)]
+pub(crate) struct Link {
     pub id: u64,
     /// The client's address (for per-address caps and bans).
     pub peer: IpAddr,
-    pub(crate) outbox: Arc<Outbox>,
+    pub(crate) outbox: Outbox,
     pub(crate) metrics: Arc<Metrics>,
     /// Cluster mode: a connection held by another node, whose frames the table's owner sends
     /// through the table's outbound subject instead of a local queue.
     pub(crate) remote: Option<Arc<Remote>>,
+}
+
+impl std::ops::Deref for Conn {
+    type Target = Link;
+
+    fn deref(&self) -> &Link {
+        &self.0
+    }
+}
+
+impl crate::hosts::Stop for Link {
+    fn stop(&self) {
+        self.outbox.kick();
+    }
 }
 
 /// Where a connection held by another node is: the node and its id there.
@@ -35,6 +56,15 @@ pub(crate) struct Remote {
 }
 
 impl Conn {
+    pub fn new(link: Link) -> Self {
+        Self(Arc::new(link))
+    }
+
+    /// How a host stops the connection's session at the shutdown (it kicks the connection).
+    pub fn stopper(&self) -> Arc<dyn crate::hosts::Stop> {
+        Arc::clone(&self.0) as Arc<dyn crate::hosts::Stop>
+    }
+
     /// Sends one frame (shared, not copied). A full queue means the client cannot keep up: it
     /// is closed (1008) rather than allowed to stall whoever is sending. Returns whether it was
     /// sent. The caller counts what it sends (once per batch, not once per frame: the counters

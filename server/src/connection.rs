@@ -22,7 +22,7 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tracing::{debug, info, warn};
 
-use crate::conn::{Conn, Refusal, close_reason};
+use crate::conn::{Conn, Link, Refusal, close_reason};
 use crate::frames::FrameReader;
 use crate::hosts::Alarm;
 use crate::http;
@@ -38,8 +38,8 @@ use grand_melee_protocol::server_limits as limits;
 /// lasts); their rates come from the settings on each look.
 #[derive(Debug)]
 struct RateLimits {
-    /// The buckets' times are offsets from this (the connection's start).
-    epoch: Instant,
+    /// (The buckets' times are offsets from the sessions' epoch, `Alarms::epoch`: kept by the
+    /// hosts, not by each connection.)
     requests: Level,
     chat: Level,
     /// `signal`s take from their own bucket, not from `requests`: a camera link's offer, answer
@@ -74,15 +74,14 @@ impl Rates {
 }
 
 impl RateLimits {
-    /// Every bucket full at `now`.
-    fn new(config: &crate::ServerConfig, now: Instant) -> Self {
-        let rates = Rates::of(config);
+    /// Every bucket full at `now` (times counted from `epoch`).
+    fn new(config: &crate::ServerConfig, epoch: Instant, now: Instant) -> Self {
+        let (rates, at) = (Rates::of(config), now.saturating_duration_since(epoch));
         Self {
-            epoch: now,
-            requests: Level::full(rates.requests, std::time::Duration::ZERO),
-            chat: Level::full(rates.chat, std::time::Duration::ZERO),
-            signals: Level::full(rates.signals, std::time::Duration::ZERO),
-            strikes: Level::full(rates.strikes, std::time::Duration::ZERO),
+            requests: Level::full(rates.requests, at),
+            chat: Level::full(rates.chat, at),
+            signals: Level::full(rates.signals, at),
+            strikes: Level::full(rates.strikes, at),
         }
     }
 
@@ -92,10 +91,10 @@ impl RateLimits {
         &mut self,
         config: &crate::ServerConfig,
         request: &ClientMessage,
-        now: Instant,
+        (epoch, now): (Instant, Instant),
         signal_bytes: impl FnOnce(usize) -> bool,
     ) -> Verdict {
-        let (rates, at) = (Rates::of(config), now.saturating_duration_since(self.epoch));
+        let (rates, at) = (Rates::of(config), now.saturating_duration_since(epoch));
         if let ClientMessage::Signal { payload, .. } = request {
             return if self.signals.take(rates.signals, at) && signal_bytes(payload.len()) {
                 Verdict::Admit
@@ -113,8 +112,8 @@ impl RateLimits {
     }
 
     /// Whether a frame that is not a request (garbage, text, a ping) may go through now.
-    fn frame(&mut self, config: &crate::ServerConfig, now: Instant) -> Verdict {
-        let (rates, at) = (Rates::of(config), now.saturating_duration_since(self.epoch));
+    fn frame(&mut self, config: &crate::ServerConfig, (epoch, now): (Instant, Instant)) -> Verdict {
+        let (rates, at) = (Rates::of(config), now.saturating_duration_since(epoch));
         if self.requests.take(rates.requests, at) {
             Verdict::Admit
         } else {
@@ -230,7 +229,7 @@ pub(crate) async fn serve<H: Send + 'static>(
     // From a trusted proxy, `slot` is the client's place under the per-address cap.
     let (io, conn) = open(stream, rest, client, &shared);
     // At the shutdown, its host kicks the connection (1001).
-    let stop = Arc::clone(&conn.outbox) as Arc<dyn crate::hosts::Stop>;
+    let stop = conn.stopper();
     let session = Box::pin(session(io, conn, Arc::clone(&shared), (slot, held)));
     shared
         .hosts
@@ -410,22 +409,22 @@ fn open(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Shared>) -> (I
         shared.config.max_message_bytes(),
         shared.config.read_buffer_bytes,
     );
-    let conn = Conn {
+    let conn = Conn::new(Link {
         id: shared.next_connection_id(),
         // Caps, throttles and bans count the client's address as its key (an IPv6 /64).
         peer: shared.key(peer),
-        outbox: Arc::new(Outbox::new(
+        outbox: Outbox::new(
             socket,
             shared.config.outgoing_queue,
             shared.config.outgoing_queue_bytes.max(1024),
-        )),
+        ),
         metrics: Arc::clone(&shared.metrics),
         remote: None,
-    };
+    });
     debug!(%peer, connection = conn.id, "websocket open");
     let writes = match write {
         WriteSide::Plain => Writes::Here,
-        WriteSide::Tls { .. } => Writes::task(write, Arc::clone(&conn.outbox)),
+        WriteSide::Tls { .. } => Writes::task(write, conn.clone()),
     };
     let io = Io {
         read,
@@ -485,12 +484,13 @@ enum Writes {
 }
 
 impl Writes {
-    fn task(mut side: WriteSide, outbox: Arc<Outbox>) -> Self {
+    fn task(mut side: WriteSide, conn: Conn) -> Self {
         Writes::Task(tokio::spawn(async move {
+            let outbox = &conn.outbox;
             tokio::select! {
                 biased;
                 () = std::future::poll_fn(|cx| outbox.poll_kicked_writing(cx)) => {}
-                () = side.keep_writing(&outbox) => {}
+                () = side.keep_writing(outbox) => {}
             }
             side
         }))
@@ -560,14 +560,15 @@ impl<'a> Serving<'a> {
     fn new(io: &'a mut Io, conn: &'a Conn, shared: &'a Arc<Shared>) -> Self {
         let now = Instant::now();
         let config = &shared.config;
-        let clock = Clock::new(Beat::of(config), now);
+        let epoch = shared.hosts.alarms.epoch();
+        let clock = Clock::new(Beat::of(config), epoch, now);
         Self {
             io,
             conn,
             shared,
             state: State::New,
             opened: OpenedReplays::default(),
-            limits: RateLimits::new(config, now),
+            limits: RateLimits::new(config, epoch, now),
             clock,
             alarm: Alarm::default(),
             handling: None,
@@ -606,7 +607,8 @@ impl<'a> Serving<'a> {
             Some(Ok(message)) => message,
         };
         let received = Instant::now();
-        clock.heard(received);
+        let epoch = shared.hosts.alarms.epoch();
+        clock.heard(epoch, received);
         let admitted = match message {
             Message::Binary(bytes) => {
                 Metrics::add(&shared.metrics.messages_in, 1);
@@ -615,13 +617,15 @@ impl<'a> Serving<'a> {
                 // Every frame counts against the limits, decodable or not: garbage must not be
                 // a way round them.
                 let verdict = match &decoded {
-                    Ok(request) => limits.request(&shared.config, request, received, |bytes| {
-                        shared
-                            .budgets
-                            .signal_bytes
-                            .take_n(conn.peer, bytes as f64, received)
-                    }),
-                    Err(_) => limits.frame(&shared.config, received),
+                    Ok(request) => {
+                        limits.request(&shared.config, request, (epoch, received), |bytes| {
+                            shared
+                                .budgets
+                                .signal_bytes
+                                .take_n(conn.peer, bytes as f64, received)
+                        })
+                    }
+                    Err(_) => limits.frame(&shared.config, (epoch, received)),
                 };
                 match (verdict, decoded) {
                     (Verdict::Close, _) => {
@@ -646,7 +650,7 @@ impl<'a> Serving<'a> {
             }
             // The protocol is binary only; a text frame counts against the limits too.
             Message::Text(_) => {
-                match limits.frame(&shared.config, received) {
+                match limits.frame(&shared.config, (epoch, received)) {
                     Verdict::Close => {
                         close_flooder(conn);
                         return Heard::End;
@@ -663,7 +667,7 @@ impl<'a> Serving<'a> {
             // Every ping is answered with a pong: a flood of pings is a flood of writes, so
             // pings count against the request limit like any frame.
             Message::Ping(payload) => {
-                match limits.frame(&shared.config, received) {
+                match limits.frame(&shared.config, (epoch, received)) {
                     Verdict::Close => {
                         close_flooder(conn);
                         return Heard::End;
@@ -702,7 +706,7 @@ impl<'a> Serving<'a> {
     fn tick(&mut self) -> Heard {
         let now = Instant::now();
         let beat = Beat::of(&self.shared.config);
-        match self.clock.tick(beat, now) {
+        match self.clock.tick(beat, self.shared.hosts.alarms.epoch(), now) {
             Tick::Silent => {
                 debug!(connection = self.conn.id, "idle: no frame or pong in time");
                 self.conn.close_because(
@@ -759,8 +763,10 @@ impl Future for Serving<'_> {
             {
                 return this.end();
             }
-            let next = this.clock.next(Beat::of(&this.shared.config));
             let alarms = &this.shared.hosts.alarms;
+            let next = this
+                .clock
+                .next(Beat::of(&this.shared.config), alarms.epoch());
             let heard = if this.alarm.poll_until(alarms, next, cx).is_ready() {
                 this.tick()
             } else {
@@ -832,12 +838,26 @@ async fn goodbye(io: Io, state: State, conn: &Conn) {
 }
 
 /// The connection's one timer: when the next ping is due, and when silence ends it. Its two
-/// intervals come from the settings ([`Beat`]) on each look: a connection keeps only its times.
+/// intervals come from the settings ([`Beat`]) on each look: a connection keeps only its times,
+/// as nanoseconds from the sessions' epoch (8 bytes each; an `Instant` is 16).
 #[derive(Debug)]
 struct Clock {
     /// When the client was last heard from (any frame, pongs included).
-    heard: Instant,
-    next_ping: Instant,
+    heard: u64,
+    next_ping: u64,
+}
+
+/// Nanoseconds from `epoch` to `at` (0 if before it).
+fn nanos_since(epoch: Instant, at: Instant) -> u64 {
+    nanos(at.saturating_duration_since(epoch))
+}
+
+/// A duration in nanoseconds (584 years fit; longer is the most that fits).
+fn nanos(duration: std::time::Duration) -> u64 {
+    duration
+        .as_secs()
+        .saturating_mul(1_000_000_000)
+        .saturating_add(u64::from(duration.subsec_nanos()))
 }
 
 /// A connection's two intervals: silence that ends it, and the pings.
@@ -868,30 +888,38 @@ enum Tick {
 }
 
 impl Clock {
-    fn new(beat: Beat, now: Instant) -> Self {
+    /// Started at `now`; every time here is counted from `epoch`.
+    fn new(beat: Beat, epoch: Instant, now: Instant) -> Self {
+        let now = nanos_since(epoch, now);
         Self {
             heard: now,
-            next_ping: now + beat.ping_every,
+            next_ping: now.saturating_add(nanos(beat.ping_every)),
         }
     }
 
     /// The client was heard from (a frame arrived): it costs no timer change.
-    fn heard(&mut self, now: Instant) {
-        self.heard = now;
+    fn heard(&mut self, epoch: Instant, now: Instant) {
+        self.heard = nanos_since(epoch, now);
     }
 
     /// When the timer should next fire.
-    fn next(&self, beat: Beat) -> Instant {
-        (self.heard + beat.idle).min(self.next_ping)
+    fn next(&self, beat: Beat, epoch: Instant) -> Instant {
+        let next = self.silent_at(beat).min(self.next_ping);
+        epoch + std::time::Duration::from_nanos(next)
+    }
+
+    fn silent_at(&self, beat: Beat) -> u64 {
+        self.heard.saturating_add(nanos(beat.idle))
     }
 
     /// The timer fired at `now`.
-    fn tick(&mut self, beat: Beat, now: Instant) -> Tick {
-        if now >= self.heard + beat.idle {
+    fn tick(&mut self, beat: Beat, epoch: Instant, now: Instant) -> Tick {
+        let now = nanos_since(epoch, now);
+        if now >= self.silent_at(beat) {
             Tick::Silent
         } else if now >= self.next_ping {
             // Late firings do not pile up pings: the next is one interval from now.
-            self.next_ping = now + beat.ping_every;
+            self.next_ping = now.saturating_add(nanos(beat.ping_every));
             Tick::Ping
         } else {
             Tick::Nothing
@@ -1402,11 +1430,11 @@ mod tests {
     fn a_seated_connections_state_stays_small() {
         let serving = std::mem::size_of::<Serving<'static>>();
         let reader = std::mem::size_of::<FrameReader>();
-        assert!(serving <= 208, "Serving is {serving} bytes");
+        assert!(serving <= 176, "Serving is {serving} bytes");
         let outbox = std::mem::size_of::<Outbox>();
         assert!(outbox <= 176, "Outbox is {outbox} bytes");
         let limits = std::mem::size_of::<RateLimits>();
-        assert!(limits <= 80, "RateLimits is {limits} bytes");
+        assert!(limits <= 64, "RateLimits is {limits} bytes");
         assert!(reader <= 64, "FrameReader is {reader} bytes");
     }
 
@@ -1418,26 +1446,28 @@ mod tests {
             idle: secs(60),
             ping_every: secs(20),
         };
-        let mut clock = Clock::new(beat, start);
-        assert_eq!(clock.next(beat), start + secs(20));
-        assert_eq!(clock.tick(beat, start + secs(20)), Tick::Ping);
-        assert_eq!(clock.next(beat), start + secs(40));
+        // The sessions' epoch, some time before this connection.
+        let epoch = start.checked_sub(secs(7)).unwrap_or(start);
+        let mut clock = Clock::new(beat, epoch, start);
+        assert_eq!(clock.next(beat, epoch), start + secs(20));
+        assert_eq!(clock.tick(beat, epoch, start + secs(20)), Tick::Ping);
+        assert_eq!(clock.next(beat, epoch), start + secs(40));
         // Heard from: nothing to do until the next ping, and silence is counted from then.
-        clock.heard(start + secs(30));
-        assert_eq!(clock.tick(beat, start + secs(35)), Tick::Nothing);
+        clock.heard(epoch, start + secs(30));
+        assert_eq!(clock.tick(beat, epoch, start + secs(35)), Tick::Nothing);
         // A late firing sends one ping, and the next is an interval later.
-        assert_eq!(clock.tick(beat, start + secs(55)), Tick::Ping);
-        assert_eq!(clock.next(beat), start + secs(75));
-        assert_eq!(clock.tick(beat, start + secs(75)), Tick::Ping);
+        assert_eq!(clock.tick(beat, epoch, start + secs(55)), Tick::Ping);
+        assert_eq!(clock.next(beat, epoch), start + secs(75));
+        assert_eq!(clock.tick(beat, epoch, start + secs(75)), Tick::Ping);
         // 60 s after the last frame heard: silent, whatever a ping is due.
-        assert_eq!(clock.next(beat), start + secs(90));
-        assert_eq!(clock.tick(beat, start + secs(90)), Tick::Silent);
+        assert_eq!(clock.next(beat, epoch), start + secs(90));
+        assert_eq!(clock.tick(beat, epoch, start + secs(90)), Tick::Silent);
         // An idle timeout shorter than the ping interval fires first.
         let beat = Beat {
             idle: secs(5),
             ping_every: secs(20),
         };
-        let clock = Clock::new(beat, start);
-        assert_eq!(clock.next(beat), start + secs(5));
+        let clock = Clock::new(beat, epoch, start);
+        assert_eq!(clock.next(beat, epoch), start + secs(5));
     }
 }

@@ -197,6 +197,11 @@ impl Default for Alarms {
 }
 
 impl Alarms {
+    /// When the clock started (before any session): the sessions count their times from it.
+    pub(crate) fn epoch(&self) -> Instant {
+        self.epoch
+    }
+
     /// The first tick at or after `at` (looked up on every poll of every session: in 64-bit
     /// arithmetic, not `Duration`'s 128-bit nanoseconds).
     fn tick_at(&self, at: Instant) -> u32 {

@@ -398,13 +398,6 @@ impl Outbox {
     }
 }
 
-/// A host stops a session at the server's shutdown by kicking its connection.
-impl crate::hosts::Stop for Outbox {
-    fn stop(&self) {
-        self.kick();
-    }
-}
-
 /// What a connection's session writes what waits in its outbox to.
 #[derive(Debug)]
 pub(crate) enum WriteSide {

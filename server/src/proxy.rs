@@ -29,7 +29,7 @@ use tracing::{debug, info, warn};
 use crate::cluster::{
     Cluster, EnterReply, InMessage, Inbound, OutItem, RemoteEntry, decode, encode,
 };
-use crate::conn::{Conn, Remote};
+use crate::conn::{Conn, Link, Remote};
 use crate::lobby::{Enter, Entry, RoomMsg, Shared, TableEntry};
 use crate::metrics::Metrics;
 use crate::outbox::{Frame, Outbox};
@@ -750,16 +750,16 @@ pub(crate) async fn serve_inbound(
 /// The stand-in for a connection held by another node.
 fn remote_conn(shared: &Arc<Shared>, node: &str, id: u64, peer: IpAddr) -> Conn {
     // It accepts nothing: the actor sends its frames through the outbound subject.
-    Conn {
+    Conn::new(Link {
         id: shared.next_connection_id(),
         peer,
-        outbox: Arc::new(Outbox::detached()),
+        outbox: Outbox::detached(),
         metrics: Arc::clone(&shared.metrics),
         remote: Some(Arc::new(Remote {
             node: Arc::from(node),
             id,
         })),
-    }
+    })
 }
 
 impl RemoteEntry {
