@@ -48,6 +48,12 @@ impl crate::hosts::Stop for Link {
     }
 }
 
+impl crate::reactor::Ready for Link {
+    fn ready(&self) {
+        self.outbox.socket_event();
+    }
+}
+
 /// Where a connection held by another node is: the node and its id there.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct Remote {
@@ -58,6 +64,12 @@ pub(crate) struct Remote {
 impl Conn {
     pub fn new(link: Link) -> Self {
         Self(Arc::new(link))
+    }
+
+    /// A connection whose link is made knowing where it will be (a plain connection's socket
+    /// registers it as what its events wake).
+    pub fn new_cyclic(link: impl FnOnce(&std::sync::Weak<Link>) -> Link) -> Self {
+        Self(Arc::new_cyclic(link))
     }
 
     /// How a host stops the connection's session at the shutdown (it kicks the connection).

@@ -227,7 +227,15 @@ pub(crate) async fn serve<H: Send + 'static>(
     // The session goes to a host (`hosts`: a task polling many sessions) and this task ends:
     // nothing of the handshake (this function's own state) stays with the connection.
     // From a trusted proxy, `slot` is the client's place under the per-address cap.
-    let (io, conn) = open(stream, rest, client, &shared);
+    let (io, conn) = match open(stream, rest, client, &shared) {
+        Ok(opened) => opened,
+        Err(error) => {
+            warn!(%peer, %error, "cannot watch a connection's socket: closed");
+            metrics.websockets_open.fetch_sub(1, Relaxed);
+            metrics.connections_open.fetch_sub(1, Relaxed);
+            return;
+        }
+    };
     // At the shutdown, its host kicks the connection (1001).
     let stop = conn.stopper();
     let session = Box::pin(session(io, conn, Arc::clone(&shared), (slot, held)));
@@ -304,7 +312,7 @@ impl ReadSide {
     /// The stream to read from now (`outbox`: the connection's).
     fn with<'a>(&'a mut self, outbox: &'a Outbox) -> Reading<'a> {
         match self {
-            ReadSide::Plain => Reading::Plain(outbox.socket()),
+            ReadSide::Plain => Reading::Plain(outbox),
             ReadSide::Tls(stream) => Reading::Tls(stream),
         }
     }
@@ -312,8 +320,8 @@ impl ReadSide {
 
 /// A connection's stream, borrowed for a read.
 enum Reading<'a> {
-    /// The plain socket (always there for a plain connection: `None` reads as its end).
-    Plain(Option<&'a TcpStream>),
+    /// The plain socket, in the connection's outbox.
+    Plain(&'a Outbox),
     Tls(&'a mut ReadHalf<tokio_rustls::server::TlsStream<TcpStream>>),
 }
 
@@ -324,20 +332,11 @@ impl tokio::io::AsyncRead for Reading<'_> {
         buf: &mut tokio::io::ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
         match self.get_mut() {
-            Reading::Plain(Some(socket)) => loop {
-                // A shared socket reads through its readiness: readable, then a read that
-                // would not block (or, if it would, readiness cleared and awaited again).
-                std::task::ready!(socket.poll_read_ready(cx))?;
-                match socket.try_read(buf.initialize_unfilled()) {
-                    Ok(n) => {
-                        buf.advance(n);
-                        return Poll::Ready(Ok(()));
-                    }
-                    Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => continue,
-                    Err(error) => return Poll::Ready(Err(error)),
-                }
-            },
-            Reading::Plain(None) => Poll::Ready(Ok(())),
+            Reading::Plain(outbox) => {
+                let n = std::task::ready!(outbox.poll_read(cx, buf.initialize_unfilled()))?;
+                buf.advance(n);
+                Poll::Ready(Ok(()))
+            }
             Reading::Tls(stream) => Pin::new(&mut **stream).poll_read(cx, buf),
         }
     }
@@ -393,8 +392,14 @@ impl OpenedReplays {
 }
 
 /// A WebSocket's parts, from its stream and the bytes the client sent after the handshake:
-/// its reading and writing, and its handle.
-fn open(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Shared>) -> (Io, Conn) {
+/// its reading and writing, and its handle. Fails only if a plain connection's socket cannot
+/// be registered with the server's readiness loop (`reactor.rs`).
+fn open(
+    stream: Stream,
+    rest: Vec<u8>,
+    peer: IpAddr,
+    shared: &Arc<Shared>,
+) -> std::io::Result<(Io, Conn)> {
     let (read, write, socket) = match stream {
         Stream::Plain(tcp) => (ReadSide::Plain, WriteSide::Plain, Some(tcp)),
         Stream::Tls(tls) => {
@@ -409,18 +414,34 @@ fn open(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Shared>) -> (I
         shared.config.max_message_bytes(),
         shared.config.read_buffer_bytes,
     );
-    let conn = Conn::new(Link {
-        id: shared.next_connection_id(),
-        // Caps, throttles and bans count the client's address as its key (an IPv6 /64).
-        peer: shared.key(peer),
-        outbox: Outbox::new(
-            socket,
-            shared.config.outgoing_queue,
-            shared.config.outgoing_queue_bytes.max(1024),
-        ),
-        metrics: Arc::clone(&shared.metrics),
-        remote: None,
+    let reactor = match socket {
+        Some(_) => Some(shared.hosts.reactor(&shared.shutdown)?),
+        None => None,
+    };
+    let mut registered = Ok(());
+    let conn = Conn::new_cyclic(|link| {
+        // The socket's events wake this connection's session.
+        let socket = socket.zip(reactor).and_then(|(socket, reactor)| {
+            let ready: std::sync::Weak<dyn crate::reactor::Ready> = link.clone();
+            reactor
+                .register(socket, ready)
+                .map_err(|error| registered = Err(error))
+                .ok()
+        });
+        Link {
+            id: shared.next_connection_id(),
+            // Caps, throttles and bans count the client's address as its key (an IPv6 /64).
+            peer: shared.key(peer),
+            outbox: Outbox::new(
+                socket,
+                shared.config.outgoing_queue,
+                shared.config.outgoing_queue_bytes.max(1024),
+            ),
+            metrics: Arc::clone(&shared.metrics),
+            remote: None,
+        }
     });
+    registered?;
     debug!(%peer, connection = conn.id, "websocket open");
     let writes = match write {
         WriteSide::Plain => Writes::Here,
@@ -431,7 +452,7 @@ fn open(stream: Stream, rest: Vec<u8>, peer: IpAddr, shared: &Arc<Shared>) -> (I
         frames,
         writer: writes,
     };
-    (io, conn)
+    Ok((io, conn))
 }
 
 /// A WebSocket session with `peer`, the client (forwarded by a trusted proxy or not), run by a

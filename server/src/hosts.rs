@@ -37,6 +37,8 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::error;
 
+use crate::reactor::Reactor;
+
 /// A session, boxed: its own allocation, of its own size.
 pub(crate) type Hosted = Pin<Box<dyn Future<Output = ()> + Send>>;
 
@@ -81,9 +83,23 @@ pub(crate) struct Hosts {
     next: AtomicUsize,
     /// The sessions' clock (its task starts with the hosts).
     pub(crate) alarms: Arc<Alarms>,
+    /// The plain connections' readiness loop, started with the first.
+    reactor: Mutex<Option<Arc<Reactor>>>,
 }
 
 impl Hosts {
+    /// The plain connections' readiness loop (started now if it has not been; it ends once
+    /// `shutdown` is cancelled and its last socket has left).
+    pub(crate) fn reactor(&self, shutdown: &CancellationToken) -> std::io::Result<Arc<Reactor>> {
+        let mut reactor = self.reactor.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(reactor) = &*reactor {
+            return Ok(Arc::clone(reactor));
+        }
+        let started = Reactor::start(shutdown.clone())?;
+        *reactor = Some(Arc::clone(&started));
+        Ok(started)
+    }
+
     /// Runs `session` in the next host (starting the hosts, one per worker thread, in `tasks`
     /// if they have not started), `stop` being how to stop it once `shutdown` is cancelled.
     /// Each host ends once `shutdown` is cancelled and its last session has ended; a session

@@ -4,7 +4,7 @@
 //! Reading order, top down. Each module imports only the ones after it (no import circle;
 //! `../shared/tools/import-circles` checks it): `server` → `node` → `connection` → `room` →
 //! `proxy` → [`leagues`] → `lobby` → `cluster` → [`journal`] → [`store`] → `conn` → `outbox`, and below
-//! them all `hosts`, `frames`, `http` (with `docs`, its `book_paths`, and `qr`), [`acme`], [`config`] (with [`durability`] and `ice`), `origin`,
+//! them all `hosts` (with `reactor` below it), `frames`, `http` (with `docs`, its `book_paths`, and `qr`), [`acme`], [`config`] (with [`durability`] and `ice`), `origin`,
 //! [`forwarded`], `tls`, `password`, [`metrics`].
 //!
 //! - `grand_melee_protocol::session` (the protocol crate): the pure core — the table's rules, its
@@ -18,7 +18,9 @@
 //! - `connection` (private): one client — TLS, then HTTP, then the WebSocket session that
 //!   answers session requests (lobby, replays, leagues) and forwards table requests, one future
 //!   for both directions (a TLS connection's writing has a task of its own), run by `hosts`
-//!   (private: a task per worker thread polling many sessions).
+//!   (private: a task per worker thread polling many sessions, and the sessions' one clock),
+//!   a plain connection's socket watched by `reactor` (private: the server's own readiness
+//!   loop, a thread blocked in `epoll_wait`, instead of tokio's reactor).
 //! - `room` (private): a table's actor — owns one `Session`, the table's members (connections),
 //!   its name and password hash, its settings as stored, and its place in storage; journals what
 //!   each request produced before it publishes the event batch, encoded once, to every member.
@@ -79,6 +81,7 @@ mod outbox;
 mod password;
 mod proxy;
 mod qr;
+mod reactor;
 mod room;
 pub mod server;
 pub mod store;

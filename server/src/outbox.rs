@@ -16,7 +16,7 @@
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
-use std::io::{self, IoSlice};
+use std::io::{self, IoSlice, Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
@@ -25,6 +25,8 @@ use futures_util::task::AtomicWaker;
 use std::task::{Context, Poll};
 use tokio::io::{AsyncWriteExt, WriteHalf};
 use tokio::net::TcpStream;
+
+use crate::reactor::{Events, Socket};
 
 /// One WebSocket frame as the server sends it (final, unmasked): header and payload in one
 /// buffer, cheap to clone.
@@ -120,9 +122,13 @@ pub(crate) enum Refused {
 pub(crate) struct Outbox {
     /// A plain TCP connection's socket, written by whoever holds the queue's lock (and read by
     /// its session, through a shared reference: the socket is not split in two halves, which
-    /// would cost an allocation per connection); `None` for TLS (its writer task holds the
-    /// stream) and for stand-ins of connections on other nodes.
-    socket: Option<TcpStream>,
+    /// would cost an allocation per connection), registered with the server's own readiness
+    /// loop (`reactor.rs`), not tokio's; `None` for TLS (its writer task holds the stream) and
+    /// for stand-ins of connections on other nodes.
+    socket: Option<Socket>,
+    /// The socket's readiness events so far (the session reads and writes until the kernel
+    /// would block, and waits only if none came meanwhile).
+    events: Events,
     queue: Mutex<Queue>,
     /// Wakes the connection's writing (its session or writer task) when the queue stops being
     /// empty, or when the connection is kicked: whoever waits registers here, then looks again.
@@ -168,7 +174,7 @@ impl Queue {
 
     /// Writes what waits with vectored writes until the queue is empty (`true`) or the kernel
     /// takes no more (`false`).
-    fn write_to(&mut self, socket: &TcpStream) -> io::Result<bool> {
+    fn write_to(&mut self, socket: &Socket) -> io::Result<bool> {
         while !self.frames.is_empty() {
             let mut slices = [IoSlice::new(&[]); MAX_IOVECS];
             let mut count = 0;
@@ -176,10 +182,11 @@ impl Queue {
                 *slot = IoSlice::new(frame);
                 count += 1;
             }
-            match socket.try_write_vectored(&slices[..count]) {
+            match socket.stream().write_vectored(&slices[..count]) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(n) => self.advance(n),
                 Err(error) if error.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
                 Err(error) => return Err(error),
             }
         }
@@ -193,9 +200,10 @@ const MAX_IOVECS: usize = 64;
 impl Outbox {
     /// The outbox of a connection: `socket` is a plain connection's socket (`None` for TLS).
     /// `max_frames` and `max_bytes` bound what may wait in the queue.
-    pub fn new(socket: Option<TcpStream>, max_frames: usize, max_bytes: usize) -> Self {
+    pub fn new(socket: Option<Socket>, max_frames: usize, max_bytes: usize) -> Self {
         Self {
             socket,
+            events: Events::default(),
             queue: Mutex::new(Queue::default()),
             wake: AtomicWaker::new(),
             session: AtomicWaker::new(),
@@ -214,9 +222,45 @@ impl Outbox {
         outbox
     }
 
-    /// A plain connection's socket, for its session to read from.
-    pub fn socket(&self) -> Option<&TcpStream> {
-        self.socket.as_ref()
+    /// A plain connection's session reads its socket: `Ready` with what the kernel had
+    /// (nothing: the end of the stream, as with no socket at all), or `Pending` until the
+    /// socket's next event wakes `cx`.
+    pub fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        let Some(socket) = &self.socket else {
+            return Poll::Ready(Ok(0));
+        };
+        loop {
+            let before = self.events.now();
+            match socket.stream().read(buf) {
+                Ok(n) => return Poll::Ready(Ok(n)),
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
+                    if self.events.would_block(before, &self.session, cx) {
+                        return Poll::Pending;
+                    }
+                }
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(error) => return Poll::Ready(Err(error)),
+            }
+        }
+    }
+
+    /// The socket had an event (`reactor.rs`): the session looks again.
+    pub fn socket_event(&self) {
+        self.events.arrived(&self.session);
+    }
+
+    /// Writes what waits until the queue is empty (`Ready(Ok)`), or `Pending` until the
+    /// socket's next event wakes `cx` (the kernel takes no more now).
+    fn poll_write_queued(&self, socket: &Socket, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        loop {
+            let before = self.events.now();
+            if self.write_queued(socket)? {
+                return Poll::Ready(Ok(()));
+            }
+            if self.events.would_block(before, &self.session, cx) {
+                return Poll::Pending;
+            }
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, Queue> {
@@ -234,10 +278,15 @@ impl Outbox {
         let mut rest = frame.bytes.clone();
         let was_empty = queue.frames.is_empty();
         if was_empty && let Some(socket) = &self.socket {
-            match socket.try_write(&rest) {
+            match socket.stream().write(&rest) {
                 Ok(n) if n == rest.len() => return Ok(()),
                 Ok(n) => rest.advance(n),
-                Err(error) if error.kind() == io::ErrorKind::WouldBlock => {}
+                // (Interrupted: the writing tries again, woken below.)
+                Err(error)
+                    if matches!(
+                        error.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                    ) => {}
                 Err(_) => {
                     // The connection's writing meets the same error next; nothing more
                     // can be sent.
@@ -298,8 +347,8 @@ impl Outbox {
             return Poll::Pending;
         };
         loop {
-            let failed = match self.write_queued(socket) {
-                Ok(true) => {
+            let failed = match self.poll_write_queued(socket, cx) {
+                Poll::Ready(Ok(())) => {
                     self.wake.register(cx.waker());
                     if self.lock().frames.is_empty() {
                         return Poll::Pending;
@@ -307,12 +356,8 @@ impl Outbox {
                     continue;
                 }
                 // The kernel took what it could: woken when it can take more.
-                Ok(false) => match socket.poll_write_ready(cx) {
-                    Poll::Pending => return Poll::Pending,
-                    Poll::Ready(Ok(())) => continue,
-                    Poll::Ready(Err(error)) => error,
-                },
-                Err(error) => error,
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(error)) => error,
             };
             tracing::debug!(%failed, "writing to a connection failed");
             self.abandon();
@@ -341,7 +386,7 @@ impl Outbox {
 
     /// Plain connections: writes what waits until the queue is empty (`true`) or the kernel
     /// takes no more (`false`).
-    fn write_queued(&self, socket: &TcpStream) -> io::Result<bool> {
+    fn write_queued(&self, socket: &Socket) -> io::Result<bool> {
         self.lock().write_to(socket)
     }
 
@@ -440,10 +485,7 @@ impl WriteSide {
                 let Some(socket) = &outbox.socket else {
                     return Ok(());
                 };
-                while !outbox.write_queued(socket)? {
-                    socket.writable().await?;
-                }
-                Ok(())
+                std::future::poll_fn(|cx| outbox.poll_write_queued(socket, cx)).await
             }
             WriteSide::Tls { stream, taken } => loop {
                 if taken.is_empty() {
@@ -471,7 +513,7 @@ impl WriteSide {
         match self {
             WriteSide::Plain => {
                 if let Some(socket) = &outbox.socket {
-                    let _ = socket2::SockRef::from(socket).shutdown(std::net::Shutdown::Write);
+                    let _ = socket.stream().shutdown(std::net::Shutdown::Write);
                 }
             }
             WriteSide::Tls { stream, .. } => {
@@ -484,6 +526,7 @@ impl WriteSide {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio_util::sync::CancellationToken;
 
     #[test]
     fn frames_have_the_shortest_header_for_their_length() {
@@ -544,7 +587,14 @@ mod tests {
             .await
             .expect("loopback");
         let (server, _) = listener.accept().await.expect("loopback");
-        let outbox = Outbox::new(Some(server), 1 << 20, 1 << 30);
+        // The socket registered with a readiness loop of its own, its events reaching the
+        // outbox (as they reach a connection's).
+        let reactor = crate::reactor::Reactor::start(CancellationToken::new()).expect("epoll");
+        let outbox = std::sync::Arc::new_cyclic(|me: &std::sync::Weak<Outbox>| {
+            let me: std::sync::Weak<dyn crate::reactor::Ready> = me.clone();
+            let socket = reactor.register(server, me).expect("registered");
+            Outbox::new(Some(socket), 1 << 20, 1 << 30)
+        });
         let (one, two) = (Frame::binary(b"events"), Frame::binary(b"ack"));
         assert_eq!(outbox.push(&one), Ok(()));
         assert_eq!(outbox.push(&two), Ok(()));
@@ -558,14 +608,51 @@ mod tests {
         assert_eq!(got, expected);
         // A client that does not read: the kernel's buffers fill, then frames wait in order.
         let big = Frame::binary(&[1u8; 60_000]);
+        let mut sent = 0;
         while outbox.lock().frames.is_empty() {
             assert_eq!(outbox.push(&big), Ok(()));
+            sent += big.as_bytes().len();
         }
         let waiting = outbox.lock().bytes;
         assert!(waiting > 0 && waiting <= big.as_bytes().len());
         assert_eq!(outbox.push(&two), Ok(()));
+        sent += two.as_bytes().len();
         assert_eq!(outbox.lock().frames.len(), 2);
         assert_eq!(outbox.lock().bytes, waiting + two.as_bytes().len());
+        // The client reads again: the socket's events wake the writing, which writes what
+        // waited, in order, to the last byte.
+        let reading = tokio::spawn(async move {
+            let mut all = Vec::new();
+            let mut buf = vec![0; 1 << 16];
+            while all.len() < sent {
+                let n = tokio::io::AsyncReadExt::read(&mut client, &mut buf)
+                    .await
+                    .expect("reading");
+                assert!(n > 0, "the stream ended early");
+                all.extend_from_slice(&buf[..n]);
+            }
+            all
+        });
+        // (The sleep first: the timer's own wake-up must not be what lets the writing finish.)
+        let mut side = WriteSide::Plain;
+        tokio::select! {
+            biased;
+            () = tokio::time::sleep(std::time::Duration::from_secs(30)) => {
+                panic!("the writing was never woken to finish")
+            }
+            drained = side.drain(&outbox) => assert!(drained.is_ok()),
+        }
+        assert!(outbox.lock().frames.is_empty());
+        let all = reading.await.expect("the reader");
+        assert_eq!(all.len(), sent);
+        assert!(all.ends_with(two.as_bytes()));
+        assert!(all.starts_with(&big.as_bytes()[..1000]));
+    }
+
+    impl crate::reactor::Ready for Outbox {
+        fn ready(&self) {
+            self.socket_event();
+        }
     }
 
     #[test]
