@@ -16,7 +16,7 @@
 //! So no session keeps a shutdown token or future of its own.
 //!
 //! Nor a timer of its own: a session's pings and its silence are timed by the hosts' one clock
-//! ([`Alarms`]): a session that waits for a time keeps the tick it asked for ([`Alarm`], four
+//! ([`Alarms`]): a session that waits for a time keeps the tick it asked for ([`Alarm`], eight
 //! bytes) and its waker waits in the clock's list, where tokio's timer would be 112 bytes in
 //! every session. The clock is coarse ([`TICK`]): an alarm rings at its time or up to one tick
 //! after, never before.
@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::AtomicU64;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::task::{Context, Poll, Waker};
@@ -187,7 +187,7 @@ pub(crate) struct Alarms {
     /// Tick 0.
     epoch: Instant,
     /// The last tick the clock rang (every alarm at or before it has rung).
-    rung: AtomicU32,
+    rung: AtomicU64,
     due: Mutex<Due>,
     /// Wakes the clock's task when an alarm earlier than the one it sleeps until is set.
     earlier: Notify,
@@ -196,16 +196,16 @@ pub(crate) struct Alarms {
 #[derive(Debug, Default)]
 struct Due {
     /// The sessions waiting, by the tick they wait for.
-    wakers: BTreeMap<u32, Vec<Waker>>,
+    wakers: BTreeMap<u64, Vec<Waker>>,
     /// The tick the clock's task sleeps until, if it sleeps until one.
-    sleeps_until: Option<u32>,
+    sleeps_until: Option<u64>,
 }
 
 impl Default for Alarms {
     fn default() -> Self {
         Self {
             epoch: Instant::now(),
-            rung: AtomicU32::new(0),
+            rung: AtomicU64::new(0),
             due: Mutex::default(),
             earlier: Notify::new(),
         }
@@ -220,18 +220,18 @@ impl Alarms {
 
     /// The first tick at or after `at` (looked up on every poll of every session: in 64-bit
     /// arithmetic, not `Duration`'s 128-bit nanoseconds).
-    fn tick_at(&self, at: Instant) -> u32 {
+    fn tick_at(&self, at: Instant) -> u64 {
         let (ticks, into) = self.ticks_to(at);
-        ticks.saturating_add(u32::from(into))
+        ticks.saturating_add(u64::from(into))
     }
 
     /// The last tick begun at `now`.
-    fn tick_before(&self, now: Instant) -> u32 {
+    fn tick_before(&self, now: Instant) -> u64 {
         self.ticks_to(now).0
     }
 
     /// Whole ticks from the epoch to `at`, and whether `at` is past the last one's start.
-    fn ticks_to(&self, at: Instant) -> (u32, bool) {
+    fn ticks_to(&self, at: Instant) -> (u64, bool) {
         const TICK_NANOS: u64 = TICK.as_nanos() as u64;
         const PER_SECOND: u64 = 1_000_000_000 / TICK_NANOS;
         const _: () = assert!(1_000_000_000 % TICK_NANOS == 0, "a tick divides a second");
@@ -241,15 +241,12 @@ impl Alarms {
             .as_secs()
             .saturating_mul(PER_SECOND)
             .saturating_add(nanos / TICK_NANOS);
-        (
-            u32::try_from(ticks).unwrap_or(u32::MAX),
-            nanos % TICK_NANOS != 0,
-        )
+        (ticks, nanos % TICK_NANOS != 0)
     }
 
     /// When `tick` begins.
-    fn instant_of(&self, tick: u32) -> Instant {
-        self.epoch + TICK * tick
+    fn instant_of(&self, tick: u64) -> Instant {
+        self.epoch + Duration::from_millis(tick.saturating_mul(TICK.as_millis() as u64))
     }
 
     fn due(&self) -> std::sync::MutexGuard<'_, Due> {
@@ -259,7 +256,7 @@ impl Alarms {
     }
 
     /// Rings every alarm due at `now`; returns the tick of the next one, if any is set.
-    fn ring_at(&self, now: Instant) -> Option<u32> {
+    fn ring_at(&self, now: Instant) -> Option<u64> {
         let tick = self.tick_before(now).max(self.rung.load(Relaxed));
         let (rung, next) = {
             let mut due = self.due();
@@ -276,7 +273,7 @@ impl Alarms {
     }
 
     /// Whether an alarm for `tick` has rung; if not, `waker` is woken when it does.
-    fn ring_or_wake(&self, tick: u32, waker: &Waker) -> bool {
+    fn ring_or_wake(&self, tick: u64, waker: &Waker) -> bool {
         if tick <= self.rung.load(Relaxed) {
             return true;
         }
@@ -318,7 +315,7 @@ async fn ring(alarms: Arc<Alarms>, shutdown: CancellationToken) {
 
 /// A session's timer on the hosts' clock: the tick it waits for, if any (0: none).
 #[derive(Debug, Default)]
-pub(crate) struct Alarm(u32);
+pub(crate) struct Alarm(u64);
 
 impl Alarm {
     /// Ready once `at` has come (at most a [`TICK`] late); until then the task is woken when

@@ -925,15 +925,11 @@ impl<G: Game> Room<G> {
             self.end_of_day();
             match message {
                 RoomMsg::Enter(enter) => {
-                    let crate::lobby::Enter {
-                        conn,
-                        request_id,
-                        entry,
-                        reply,
-                        quiet,
-                    } = *enter;
-                    let result = self.enter(conn, request_id, entry, quiet).await;
-                    let _ = reply.send(result);
+                    let enter = *enter;
+                    let result = self
+                        .enter(enter.conn, enter.request_id, enter.entry, enter.quiet)
+                        .await;
+                    let _ = enter.reply.send(result);
                 }
                 RoomMsg::Lost => {
                     self.give_up();
