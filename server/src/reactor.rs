@@ -31,8 +31,8 @@ pub(crate) trait Ready: Send + Sync {
     fn ready(&self);
 }
 
-/// A connection's count of its socket's readiness events, and the waker of the task that
-/// reads and writes it (a plain connection's session). Eight bytes beside the waker.
+/// A connection's count of its socket's readiness events (four bytes; the waker it wakes is the
+/// connection's own, its session's).
 #[derive(Debug, Default)]
 pub(crate) struct Events {
     seen: AtomicU32,
